@@ -1,0 +1,277 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ipc/pool.h: the packet buffer pool. One memfd per router instance holds a
+ * header, a depot of magazines, one cache line of metadata per buffer and the
+ * frame area (page-aligned, so that the same memfd is registered as an
+ * AF_XDP UMEM as is). A buffer is named by a 32-bit handle: its index.
+ *
+ * Ownership. Every buffer's metadata carries an owner word: IPC_OWNER_FREE
+ * while it is on a magazine, the owner id of the service that holds it, or
+ * IPC_OWNER_KERNEL | port while a driver has lent it to the kernel. A buffer
+ * in a ring keeps its producer's id until the consumer takes it
+ * (ipc_pool_take), which checks that id and rewrites it. So every buffer is
+ * at every moment in exactly one place: on a magazine (free), in a ring,
+ * held by a service, or lent to the kernel; ipc_pool_census() counts them.
+ *
+ * Free buffers. Free buffers live on magazines: chains of up to IPC_MAG
+ * handles linked through the metadata, each named by one 64-bit depot word
+ * (owner, count, first handle). A process allocates from and frees into two
+ * magazines it owns (its cache), touching nothing shared but its own depot
+ * words and the owner words of the buffers it moves; it exchanges a whole
+ * magazine with the depot by one compare-and-swap of a depot word.
+ *
+ * Why a kill at any instruction loses nothing: see docs/ipc.md ("Crash
+ * safety"). In short, every shared step is a single atomic store or CAS, a
+ * depot word names its owner, and each step is ordered so that a buffer is
+ * always reachable from its owner's depot words or its owner word:
+ *   alloc: owner[b] = self, then depot word := chain without b;
+ *   free:  link b, depot word := chain with b, then owner[b] = FREE.
+ * After a death, ipc_pool_reclaim() frees the dead owner's magazines, then
+ * every buffer whose owner word names it and that is not in one of its rings.
+ */
+#ifndef IPC_POOL_H
+#define IPC_POOL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "atomic.h"
+#include "ring.h"
+#include "shm.h"
+
+#define IPC_POOL_VERSION 1
+#define IPC_FRAME_DEFAULT 2048u
+#define IPC_FRAME_LARGE 4096u
+#define IPC_HEADROOM 256u          /* = XDP_PACKET_HEADROOM: AF_XDP receives at this offset */
+#define IPC_MAG 64u                /* buffers per magazine */
+#define IPC_CHAIN_MAX 64u          /* frames in one packet, at most (64 KB + headers in 2 KB frames) */
+#define IPC_POOL_MAX_CACHES 64u    /* processes attached at once; sizes the depot */
+#define IPC_POOL_MAX_BUFS (1u << 24)
+
+/* Owner ids (16 bits in the metadata and in depot words). */
+#define IPC_OWNER_FREE 0u
+#define IPC_OWNER_SUPERVISOR 1u
+#define IPC_OWNER_SERVICE_MIN 2u
+#define IPC_OWNER_SERVICE_MAX 255u
+#define IPC_OWNER_KERNEL 0x100u /* | port: lent to the kernel by that port's driver */
+#define IPC_OWNER_KERNEL_MAX 0x1ffu
+
+/* virtio-net header fields (struct virtio_net_hdr) carried through the graph. */
+struct ipc_vnet {
+    uint8_t flags;
+    uint8_t gso_type;
+    uint16_t hdr_len;
+    uint16_t gso_size;
+    uint16_t csum_start;
+    uint16_t csum_offset;
+};
+
+/* Per-buffer metadata: one cache line, indexed by handle. */
+struct ipc_meta {
+    uint32_t next;    /* next frame of this packet; IPC_BUF_NONE on the last */
+    uint32_t pkt_len; /* bytes of the whole packet (first frame only) */
+    uint16_t off;     /* data offset in this frame */
+    uint16_t len;     /* data bytes in this frame */
+    uint16_t in_port;
+    uint16_t out_port;
+    _Atomic uint16_t owner;
+    uint16_t flags;
+    uint32_t link; /* magazine link while free; meaningless otherwise */
+    struct ipc_vnet vnet;
+    uint16_t pad;
+    uint32_t mark;    /* service scratch: classification, flow hash */
+    uint64_t user[3]; /* service scratch: timestamps, cached next hop */
+};
+_Static_assert(sizeof(struct ipc_meta) == 64, "metadata is one cache line");
+
+#define IPC_PORT_NONE 0xffffu
+
+/* The shared header of a pool region. */
+struct ipc_pool_hdr {
+    struct ipc_shm_hdr shm;
+    _Alignas(IPC_CACHELINE) uint32_t nbufs;
+    uint32_t frame_size;
+    uint32_t headroom;
+    uint32_t mag_size;
+    uint32_t ndepot;
+    uint32_t pad;
+    uint64_t depot_off;  /* ndepot words, one cache line each */
+    uint64_t meta_off;   /* nbufs * struct ipc_meta */
+    uint64_t frames_off; /* nbufs * frame_size, page-aligned: the UMEM */
+    /* Where the last full / roomy magazine was seen: scan hints, racy by design. */
+    _Alignas(IPC_CACHELINE) _Atomic uint32_t hint_full;
+    _Atomic uint32_t hint_room;
+    _Atomic uint64_t alloc_fail; /* allocations that found the pool empty */
+    _Atomic uint64_t free_bad;   /* frees of a buffer the caller did not own (double free) */
+};
+
+/* One depot word per cache line, so claiming one never disturbs a neighbour's cache. */
+struct ipc_depot_slot {
+    _Alignas(IPC_CACHELINE) _Atomic uint64_t word;
+};
+
+/* A magazine the process owns: its depot slot and a private copy of the word. */
+struct ipc_mag {
+    uint32_t slot; /* IPC_BUF_NONE: none */
+    uint32_t head;
+    uint32_t cnt;
+};
+
+/* Process-local view of the pool. */
+struct ipc_pool {
+    struct ipc_pool_hdr *hdr;
+    struct ipc_depot_slot *depot;
+    struct ipc_meta *meta;
+    uint8_t *frames;
+    size_t map_size;
+    uint32_t nbufs;
+    uint32_t frame_size;
+    uint32_t headroom;
+    uint32_t ndepot;
+    uint16_t self;
+    struct ipc_mag mag[2]; /* [0] allocate from, [1] free into */
+};
+
+/* What ipc_pool_census() found. */
+struct ipc_census {
+    uint32_t total;
+    uint32_t free;      /* on magazines, in the depot or a process's cache */
+    uint32_t in_rings;  /* frames of packets published in rings */
+    uint32_t held;      /* by services (sum of held_by) */
+    uint32_t kernel;    /* lent to the kernel */
+    uint32_t lost;      /* owner word says free, but on no magazine */
+    uint32_t dup;       /* reached twice (two magazines, two ring slots, ...) */
+    uint32_t bad_owner; /* owner word that names nobody */
+    uint32_t held_by[IPC_OWNER_SERVICE_MAX + 1];
+};
+
+/**
+ * Create a pool of @nbufs frames of @frame_size bytes (2048 or 4096) in a new
+ * memfd; every buffer starts free. Returns 0 with *fd set, or -errno with @err.
+ */
+int ipc_pool_create(const char *name, uint32_t nbufs, uint32_t frame_size, int *fd, struct ipc_err *err);
+
+/**
+ * Map the pool behind @fd as owner @self (IPC_OWNER_SUPERVISOR or a service
+ * id) and check its header and layout. Returns 0 or -errno with @err.
+ */
+int ipc_pool_attach(struct ipc_pool *pool, int fd, uint16_t self, struct ipc_err *err);
+
+/** Hand this process's magazines back to the depot and unmap. */
+void ipc_pool_detach(struct ipc_pool *pool);
+
+/** Hand this process's magazines back to the depot (they stay usable). */
+void ipc_pool_flush(struct ipc_pool *pool);
+
+/**
+ * Allocate up to @n single-frame buffers into @bufs, owned by the caller,
+ * with off = headroom, len = 0, no next frame. Returns how many; fewer than
+ * @n only when the pool is empty (counted in alloc_fail).
+ */
+uint32_t ipc_pool_alloc(struct ipc_pool *pool, ipc_buf *bufs, uint32_t n);
+
+/**
+ * Allocate a chain of frames able to hold @bytes (the first frame keeps the
+ * headroom, the others start at offset 0), with len and pkt_len set to fill
+ * @bytes. Returns 0 and *head, -EMSGSIZE when @bytes needs more than
+ * IPC_CHAIN_MAX frames, or -ENOBUFS (nothing is left allocated).
+ */
+int ipc_pool_alloc_chain(struct ipc_pool *pool, uint32_t bytes, ipc_buf *head);
+
+/**
+ * Free the packets @bufs[0..n), every frame of each chain. A frame the caller
+ * does not own (a double free) is counted in free_bad and not followed.
+ * Returns the number of frames freed.
+ */
+uint32_t ipc_pool_free(struct ipc_pool *pool, const ipc_buf *bufs, uint32_t n);
+
+/**
+ * Take ownership of packets handed over by @from (a ring's producer): each
+ * handle is checked (index in range, owned by @from, offset and length inside
+ * the frame, a chain of at most IPC_CHAIN_MAX frames with consistent lengths)
+ * before any frame is rewritten. Good packets become the caller's and are
+ * compacted to the front of @bufs; bad ones are counted in @ctr's drop
+ * counters and dropped: a handle out of range or owned by someone else is
+ * left alone, a bad packet's first frame is freed and its chain not followed.
+ * Returns the number of good packets.
+ */
+uint32_t ipc_pool_take(struct ipc_pool *pool, uint16_t from, ipc_buf *bufs, uint32_t n, struct ipc_ring_shared *ctr);
+
+/**
+ * Give the caller's packets @bufs[0..n) (every frame) to @to: the kernel
+ * (IPC_OWNER_KERNEL | port) or another service. Returns the number given.
+ */
+uint32_t ipc_pool_give(struct ipc_pool *pool, const ipc_buf *bufs, uint32_t n, uint16_t to);
+
+/**
+ * Supervisor, after owner @dead has exited and before its successor starts:
+ * return to the pool every buffer @dead held that is not in one of @rings
+ * (the rings it produced or consumed). Safe while the other processes run.
+ * Returns the number of frames reclaimed.
+ */
+int ipc_pool_reclaim(struct ipc_pool *pool, uint16_t dead, struct ipc_ring_shared *const *rings, unsigned nrings);
+
+/**
+ * Count where every buffer is, with @rings the rings of the graph. Meant for
+ * a quiet graph (no process mid-operation). Returns 0 when each buffer is in
+ * exactly one place, -EUCLEAN otherwise (lost, duplicated or bad owner).
+ */
+int ipc_pool_census(const struct ipc_pool *pool, struct ipc_ring_shared *const *rings, unsigned nrings,
+                    struct ipc_census *out);
+
+static inline bool ipc_pool_valid(const struct ipc_pool *pool, ipc_buf b)
+{
+    return b < pool->nbufs;
+}
+
+static inline struct ipc_meta *ipc_pool_meta(const struct ipc_pool *pool, ipc_buf b)
+{
+    return &pool->meta[b];
+}
+
+static inline uint8_t *ipc_pool_frame(const struct ipc_pool *pool, ipc_buf b)
+{
+    return pool->frames + (size_t)b * pool->frame_size;
+}
+
+static inline uint8_t *ipc_pool_data(const struct ipc_pool *pool, ipc_buf b)
+{
+    return ipc_pool_frame(pool, b) + pool->meta[b].off;
+}
+
+static inline uint16_t ipc_pool_owner(const struct ipc_pool *pool, ipc_buf b)
+{
+    return ipc_ld_rlx(&pool->meta[b].owner);
+}
+
+/**
+ * Dequeue up to @n packets from @c and take them (ipc_pool_take) from the
+ * ring's producer: handles are validated and re-owned before the slots are
+ * released, so a crash in between leaves them in the ring, not lost. Returns
+ * the number of good packets in @bufs.
+ */
+static inline uint32_t ipc_ring_recv(struct ipc_ring_cons *c, struct ipc_pool *pool, ipc_buf *bufs, uint32_t n)
+{
+    uint32_t idx;
+    n = ipc_ring_peek(c, n, &idx);
+    if (n == 0)
+        return 0;
+    for (uint32_t i = 0; i < n; i++)
+        bufs[i] = ipc_ring_cons_slot(c, idx + i);
+    uint32_t good = ipc_pool_take(pool, c->sh->prod_owner, bufs, n, c->sh);
+    ipc_ring_release(c, n);
+    return good;
+}
+
+/**
+ * Enqueue as many of @bufs[0..n) as fit; the rest stay the caller's, and
+ * are neither dropped nor counted here (a driver keeps a backlog, a service
+ * drops and counts full_drops). Returns the number enqueued.
+ */
+static inline uint32_t ipc_ring_send(struct ipc_ring_prod *p, const ipc_buf *bufs, uint32_t n)
+{
+    return ipc_ring_enq_burst(p, bufs, n);
+}
+
+#endif

@@ -1,0 +1,248 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ipc/ring.h: single-producer single-consumer rings of buffer handles in
+ * shared memory. One ring per edge of the service graph, each in its own
+ * memfd, mapped by its two ends only. The producer and the consumer each
+ * keep a private cursor and a cached copy of the other side's index, so the
+ * shared indices are read only when the cache says "full" or "empty", and
+ * written once per batch.
+ *
+ *  producer                          consumer
+ *  LOAD.acq  cons          (A)       LOAD.acq  prod          (C)
+ *  STORE     slots[prod..]           LOAD      slots[cons..]
+ *  STORE.rel prod          (B)       STORE.rel cons          (D)
+ *
+ *  (A) pairs with (D): the producer reuses a slot only after the consumer
+ *      has finished reading it.
+ *  (B) pairs with (C): the consumer reads a slot only after the producer
+ *      has finished writing it (and the buffer metadata it names).
+ *
+ * Indices are free-running uint32_t, masked on access; prod - cons is the
+ * occupancy even across the 2^32 wrap. The wake-up protocol on top of this
+ * is in ipc/wake.h.
+ */
+#ifndef IPC_RING_H
+#define IPC_RING_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "atomic.h"
+#include "shm.h"
+
+typedef uint32_t ipc_buf;
+#define IPC_BUF_NONE UINT32_MAX
+
+#define IPC_RING_VERSION 1
+#define IPC_RING_MIN 2u
+#define IPC_RING_MAX (1u << 24)
+
+/* Counters a single writer bumps without a locked instruction. */
+#define ipc_count(p, n) ipc_st_rlx((p), ipc_ld_rlx(p) + (n))
+
+/*
+ * The shared part. Each group that one side writes sits on its own cache
+ * line, so a producer publishing never invalidates the line the consumer
+ * writes, and the wake word (written by both, rarely) disturbs neither.
+ */
+struct ipc_ring_shared {
+    struct ipc_shm_hdr shm;
+    /* Immutable after creation. */
+    _Alignas(IPC_CACHELINE) uint32_t size;
+    uint32_t mask;
+    uint32_t id;         /* supervisor's ring number, for stats */
+    uint16_t prod_owner; /* pool owner id of the producer's service */
+    uint16_t cons_owner; /* pool owner id of the consumer's service */
+
+    /* Producer's line: its index and the counters only it writes. */
+    _Alignas(IPC_CACHELINE) _Atomic uint32_t prod;
+    _Atomic uint64_t enq_handles; /* handles published */
+    _Atomic uint64_t enq_bytes;   /* packet bytes published, if the producer counts them */
+    _Atomic uint64_t full_drops;  /* handles the producer could not place: ring full */
+    _Atomic uint64_t wake_sent;   /* eventfd writes for this ring */
+
+    /* Consumer's line. */
+    _Alignas(IPC_CACHELINE) _Atomic uint32_t cons;
+    _Atomic uint64_t sleeps;          /* times the consumer armed the wake word and blocked */
+    _Atomic uint64_t drop_bad_handle; /* index out of range */
+    _Atomic uint64_t drop_bad_owner;  /* buffer not owned by this ring's producer */
+    _Atomic uint64_t drop_bad_frame;  /* offset or length outside the frame */
+    _Atomic uint64_t drop_bad_chain;  /* chain too long, looping, or with a bad frame */
+
+    /*
+     * Wake word: 0 = the consumer is running; k > 0 = the consumer sleeps
+     * and wants an eventfd write once k handles are waiting. Written by the
+     * consumer to arm, and cleared by whoever sends the wake-up.
+     */
+    _Alignas(IPC_CACHELINE) _Atomic uint32_t need_wake;
+
+    _Alignas(IPC_CACHELINE) uint32_t slots[];
+};
+
+_Static_assert(offsetof(struct ipc_ring_shared, size) == 64, "ring: immutable fields on line 1");
+_Static_assert(offsetof(struct ipc_ring_shared, prod) == 128, "ring: producer line");
+_Static_assert(offsetof(struct ipc_ring_shared, cons) == 192, "ring: consumer line");
+_Static_assert(offsetof(struct ipc_ring_shared, need_wake) == 256, "ring: wake line");
+_Static_assert(offsetof(struct ipc_ring_shared, slots) == 320, "ring: slots after the wake line");
+
+/* Producer end, private to the producing process. Do not touch the fields. */
+struct ipc_ring_prod {
+    struct ipc_ring_shared *sh;
+    uint32_t *slots;
+    uint32_t mask;
+    uint32_t size;
+    uint32_t head;        /* next slot to reserve */
+    uint32_t pub;         /* last value stored to sh->prod */
+    uint32_t cached_cons; /* last value read from sh->cons */
+    int wake_fd;          /* the consumer's eventfd, or -1 */
+};
+
+/* Consumer end, private to the consuming process. */
+struct ipc_ring_cons {
+    struct ipc_ring_shared *sh;
+    uint32_t *slots;
+    uint32_t mask;
+    uint32_t size;
+    uint32_t head;        /* next slot to peek */
+    uint32_t pub;         /* last value stored to sh->cons */
+    uint32_t cached_prod; /* last value read from sh->prod */
+};
+
+static inline size_t ipc_ring_region_size(uint32_t size)
+{
+    return sizeof(struct ipc_ring_shared) + (size_t)size * sizeof(uint32_t);
+}
+
+/**
+ * Create a ring of @size slots (a power of two, IPC_RING_MIN..IPC_RING_MAX)
+ * in a new memfd. @start seeds both indices (tests start near UINT32_MAX to
+ * cross the wrap). Returns 0 with *fd and *sh set, or -errno with @err.
+ */
+int ipc_ring_create(const char *name, uint32_t size, uint32_t id, uint16_t prod_owner, uint16_t cons_owner,
+                    uint32_t start, int *fd, struct ipc_ring_shared **sh, struct ipc_err *err);
+
+/** Map a ring created by ipc_ring_create() and check its header and size. */
+int ipc_ring_attach(int fd, struct ipc_ring_shared **sh, struct ipc_err *err);
+
+void ipc_ring_detach(struct ipc_ring_shared *sh);
+
+/**
+ * Bind a producer end to a mapped ring, continuing from the published index
+ * (a restarted producer picks up where its predecessor published).
+ * @wake_fd is the consumer's eventfd, or -1 for a consumer that never sleeps.
+ */
+void ipc_ring_prod_init(struct ipc_ring_prod *p, struct ipc_ring_shared *sh, int wake_fd);
+
+/** Bind a consumer end, continuing from the released index. */
+void ipc_ring_cons_init(struct ipc_ring_cons *c, struct ipc_ring_shared *sh);
+
+/**
+ * Free slots, at least @want of them if they exist: the shared consumer index
+ * is read (A) only when the cached one shows fewer than @want.
+ */
+static inline uint32_t ipc_ring_free_count(struct ipc_ring_prod *p, uint32_t want)
+{
+    uint32_t free = p->size - (p->head - p->cached_cons);
+    if (free >= want)
+        return free;
+    p->cached_cons = ipc_ld_acq(&p->sh->cons); /* (A) pairs with (D) */
+    return p->size - (p->head - p->cached_cons);
+}
+
+/**
+ * Reserve up to @n slots; returns how many (0 when full) and sets *idx to the
+ * first. Fill them with ipc_ring_slot() and publish with ipc_ring_submit().
+ */
+static inline uint32_t ipc_ring_reserve(struct ipc_ring_prod *p, uint32_t n, uint32_t *idx)
+{
+    uint32_t free = ipc_ring_free_count(p, n);
+    if (n > free)
+        n = free;
+    *idx = p->head;
+    p->head += n;
+    return n;
+}
+
+static inline uint32_t *ipc_ring_prod_slot(struct ipc_ring_prod *p, uint32_t idx)
+{
+    return &p->slots[idx & p->mask];
+}
+
+/** Publish @n reserved slots: one store-release for the whole batch (B). */
+static inline void ipc_ring_submit(struct ipc_ring_prod *p, uint32_t n)
+{
+    p->pub += n;
+    ipc_st_rel(&p->sh->prod, p->pub); /* (B) pairs with (C) */
+    ipc_count(&p->sh->enq_handles, n);
+}
+
+/**
+ * Handles waiting, at least @want of them if there are: the shared producer
+ * index is read (C) only when the cached one shows fewer than @want.
+ */
+static inline uint32_t ipc_ring_avail(struct ipc_ring_cons *c, uint32_t want)
+{
+    uint32_t avail = c->cached_prod - c->head;
+    if (avail >= want)
+        return avail;
+    c->cached_prod = ipc_ld_acq(&c->sh->prod); /* (C) pairs with (B) */
+    return c->cached_prod - c->head;
+}
+
+/** Peek at up to @n handles; returns how many and sets *idx to the first. */
+static inline uint32_t ipc_ring_peek(struct ipc_ring_cons *c, uint32_t n, uint32_t *idx)
+{
+    uint32_t avail = ipc_ring_avail(c, n);
+    if (n > avail)
+        n = avail;
+    *idx = c->head;
+    c->head += n;
+    return n;
+}
+
+static inline uint32_t ipc_ring_cons_slot(const struct ipc_ring_cons *c, uint32_t idx)
+{
+    return c->slots[idx & c->mask];
+}
+
+/** Hand @n peeked slots back to the producer: one store-release (D). */
+static inline void ipc_ring_release(struct ipc_ring_cons *c, uint32_t n)
+{
+    c->pub += n;
+    ipc_st_rel(&c->sh->cons, c->pub); /* (D) pairs with (A) */
+}
+
+/** Enqueue as many of @bufs as fit (up to @n); returns the number enqueued. */
+static inline uint32_t ipc_ring_enq_burst(struct ipc_ring_prod *p, const ipc_buf *bufs, uint32_t n)
+{
+    uint32_t idx;
+    n = ipc_ring_reserve(p, n, &idx);
+    for (uint32_t i = 0; i < n; i++)
+        p->slots[(idx + i) & p->mask] = bufs[i];
+    if (n)
+        ipc_ring_submit(p, n);
+    return n;
+}
+
+/** Dequeue up to @n handles into @bufs; returns the number dequeued. */
+static inline uint32_t ipc_ring_deq_burst(struct ipc_ring_cons *c, ipc_buf *bufs, uint32_t n)
+{
+    uint32_t idx;
+    n = ipc_ring_peek(c, n, &idx);
+    for (uint32_t i = 0; i < n; i++)
+        bufs[i] = c->slots[(idx + i) & c->mask];
+    if (n)
+        ipc_ring_release(c, n);
+    return n;
+}
+
+/** Handles in the ring as the shared indices say now (stats, census). */
+static inline uint32_t ipc_ring_count(const struct ipc_ring_shared *sh)
+{
+    uint32_t cons = ipc_ld_acq(&((struct ipc_ring_shared *)sh)->cons);
+    uint32_t prod = ipc_ld_acq(&((struct ipc_ring_shared *)sh)->prod);
+    return prod - cons;
+}
+
+#endif

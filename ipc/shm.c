@@ -1,0 +1,134 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ipc/shm.c: create and attach memfd regions (setup path only; nothing here
+ * runs per packet).
+ */
+#include "shm.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int ipc_errf(struct ipc_err *err, int ret, const char *fmt, ...)
+{
+    if (err) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
+        va_end(ap);
+    }
+    return ret;
+}
+
+const char *ipc_shm_kind_name(uint32_t kind)
+{
+    switch (kind) {
+    case IPC_SHM_POOL:
+        return "pool";
+    case IPC_SHM_RING:
+        return "ring";
+    case IPC_SHM_STATS:
+        return "stats";
+    case IPC_SHM_FIB:
+        return "fib";
+    case IPC_SHM_CONFIG:
+        return "config";
+    }
+    return "unknown";
+}
+
+int ipc_shm_create(const char *name, uint32_t kind, uint32_t version, size_t size, int *fd_out, void **base_out,
+                   struct ipc_err *err)
+{
+    if (size < sizeof(struct ipc_shm_hdr))
+        return ipc_errf(err, -EINVAL, "%s region %s: size %zu is smaller than its header", ipc_shm_kind_name(kind),
+                        name, size);
+    /* No MFD_CLOEXEC: the supervisor decides which fds each child keeps and
+     * closes the rest itself, so close-on-exec would only hide mistakes. */
+    int fd = memfd_create(name, MFD_ALLOW_SEALING);
+    if (fd < 0)
+        return ipc_errf(err, -errno, "memfd_create(%s): %s", name, strerror(errno));
+    int ret;
+    if (ftruncate(fd, (off_t)size) < 0) {
+        ret = ipc_errf(err, -errno, "ftruncate(%s, %zu): %s", name, size, strerror(errno));
+        goto out_fd;
+    }
+    /* The size is part of the layout: sealing it means a buggy or hostile
+     * service cannot shrink the region under its peers (SIGBUS). */
+    if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0) {
+        ret = ipc_errf(err, -errno, "sealing %s: %s", name, strerror(errno));
+        goto out_fd;
+    }
+    void *base = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (base == MAP_FAILED) {
+        ret = ipc_errf(err, -errno, "mmap(%s, %zu): %s", name, size, strerror(errno));
+        goto out_fd;
+    }
+    struct ipc_shm_hdr *h = base;
+    h->magic = IPC_SHM_MAGIC;
+    h->kind = kind;
+    h->version = version;
+    h->size = size;
+    snprintf(h->name, sizeof(h->name), "%s", name);
+    *fd_out = fd;
+    *base_out = base;
+    return 0;
+
+out_fd:
+    close(fd);
+    return ret;
+}
+
+int ipc_shm_attach(int fd, uint32_t kind, uint32_t version, void **base_out, size_t *size_out, struct ipc_err *err)
+{
+    struct stat st;
+    if (fstat(fd, &st) < 0)
+        return ipc_errf(err, -errno, "%s region fd %d: %s", ipc_shm_kind_name(kind), fd, strerror(errno));
+    if ((size_t)st.st_size < sizeof(struct ipc_shm_hdr))
+        return ipc_errf(err, -EPROTO, "%s region fd %d: %lld bytes, too small for a header", ipc_shm_kind_name(kind),
+                        fd, (long long)st.st_size);
+    size_t size = (size_t)st.st_size;
+    void *base = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (base == MAP_FAILED)
+        return ipc_errf(err, -errno, "%s region fd %d: mmap: %s", ipc_shm_kind_name(kind), fd, strerror(errno));
+    const struct ipc_shm_hdr *h = base;
+    int ret;
+    if (h->magic != IPC_SHM_MAGIC) {
+        ret = ipc_errf(err, -EPROTO, "%s region fd %d: magic %#llx is not ringrouter's %#llx", ipc_shm_kind_name(kind),
+                       fd, (unsigned long long)h->magic, IPC_SHM_MAGIC);
+        goto out_unmap;
+    }
+    if (h->kind != kind) {
+        ret = ipc_errf(err, -EPROTO, "region %.40s: kind is %s, expected %s", h->name, ipc_shm_kind_name(h->kind),
+                       ipc_shm_kind_name(kind));
+        goto out_unmap;
+    }
+    if (h->version != version) {
+        ret = ipc_errf(err, -EPROTO, "%s region %.40s: layout version %u, this build reads version %u",
+                       ipc_shm_kind_name(kind), h->name, h->version, version);
+        goto out_unmap;
+    }
+    if (h->size != size) {
+        ret = ipc_errf(err, -EPROTO, "%s region %.40s: header says %llu bytes, the memfd has %zu",
+                       ipc_shm_kind_name(kind), h->name, (unsigned long long)h->size, size);
+        goto out_unmap;
+    }
+    *base_out = base;
+    *size_out = size;
+    return 0;
+
+out_unmap:
+    munmap(base, size);
+    return ret;
+}
+
+void ipc_shm_unmap(void *base, size_t size)
+{
+    if (base)
+        munmap(base, size);
+}

@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# tests/run.sh [all|unit|integ]: run every test binary ninja built and every
+# integration script, each under a timeout, and print one summary line.
+#   build/bin/tests/test_*   unit tests (cmocka), plain build
+#   build/bin/asan/test_*    the same under AddressSanitizer + UBSan
+#   build/bin/tsan/test_*    thread tests under ThreadSanitizer
+#   tests/integ/*.sh         namespace tests (root); exit 77 = skipped
+# A test may set its own timeout in seconds with a line "# timeout: N" (scripts)
+# or by its name in tests/timeouts.
+set -u
+cd "$(dirname "$0")/.."
+suite=${1:-all}
+default_timeout=${TEST_TIMEOUT:-300}
+log_dir=build/test-logs
+mkdir -p "$log_dir"
+
+pass=0 fail=0 skip=0
+failed=()
+
+timeout_for() {
+    local name=$1 t
+    t=$(awk -v n="$name" '$1 == n { print $2 }' tests/timeouts 2>/dev/null)
+    echo "${t:-$default_timeout}"
+}
+
+run_one() { # run_one LABEL CMD...
+    local label=$1
+    shift
+    local base t log rc start end
+    base=$(basename "$1")
+    t=$(timeout_for "$base")
+    log="$log_dir/$(echo "$label" | tr '/ ' '__').log"
+    start=$(date +%s.%N)
+    timeout --kill-after=10 "$t" "$@" >"$log" 2>&1
+    rc=$?
+    end=$(date +%s.%N)
+    local secs
+    secs=$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.1f", b - a }')
+    case $rc in
+    0)
+        pass=$((pass + 1))
+        printf 'PASS %-44s %6ss\n' "$label" "$secs"
+        ;;
+    77)
+        skip=$((skip + 1))
+        printf 'SKIP %-44s %s\n' "$label" "$(tail -n 1 "$log")"
+        ;;
+    124 | 137)
+        fail=$((fail + 1))
+        failed+=("$label")
+        printf 'FAIL %-44s timed out after %ss\n' "$label" "$t"
+        sed 's/^/    | /' "$log" | tail -n 40
+        ;;
+    *)
+        fail=$((fail + 1))
+        failed+=("$label")
+        printf 'FAIL %-44s exit %d\n' "$label" "$rc"
+        sed 's/^/    | /' "$log" | tail -n 60
+        ;;
+    esac
+}
+
+if [ "$suite" = all ] || [ "$suite" = unit ]; then
+    for variant in tests asan tsan; do
+        for t in build/bin/$variant/test_*; do
+            [ -x "$t" ] || continue
+            run_one "$variant/$(basename "$t")" "$t"
+        done
+    done
+fi
+if [ "$suite" = all ] || [ "$suite" = integ ]; then
+    for t in tests/integ/*.sh; do
+        [ -x "$t" ] || continue
+        run_one "integ/$(basename "$t")" "$t"
+    done
+fi
+
+echo
+if [ "$fail" -gt 0 ]; then
+    echo "failed: ${failed[*]} (logs in $log_dir/)"
+fi
+echo "tests: $pass passed, $fail failed, $skip skipped"
+[ "$fail" -eq 0 ] && [ "$pass" -gt 0 ]
