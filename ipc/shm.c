@@ -84,7 +84,8 @@ out_fd:
     return ret;
 }
 
-int ipc_shm_attach(int fd, uint32_t kind, uint32_t version, void **base_out, size_t *size_out, struct ipc_err *err)
+static int shm_map(int fd, uint32_t kind, uint32_t version, int prot, void **base_out, size_t *size_out,
+                   struct ipc_err *err)
 {
     struct stat st;
     if (fstat(fd, &st) < 0)
@@ -93,7 +94,7 @@ int ipc_shm_attach(int fd, uint32_t kind, uint32_t version, void **base_out, siz
         return ipc_errf(err, -EPROTO, "%s region fd %d: %lld bytes, too small for a header", ipc_shm_kind_name(kind),
                         fd, (long long)st.st_size);
     size_t size = (size_t)st.st_size;
-    void *base = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    void *base = mmap(NULL, size, prot, MAP_SHARED, fd, 0);
     if (base == MAP_FAILED)
         return ipc_errf(err, -errno, "%s region fd %d: mmap: %s", ipc_shm_kind_name(kind), fd, strerror(errno));
     const struct ipc_shm_hdr *h = base;
@@ -125,6 +126,16 @@ int ipc_shm_attach(int fd, uint32_t kind, uint32_t version, void **base_out, siz
 out_unmap:
     munmap(base, size);
     return ret;
+}
+
+int ipc_shm_attach(int fd, uint32_t kind, uint32_t version, void **base, size_t *size, struct ipc_err *err)
+{
+    return shm_map(fd, kind, version, PROT_READ | PROT_WRITE, base, size, err);
+}
+
+int ipc_shm_attach_ro(int fd, uint32_t kind, uint32_t version, const void **base, size_t *size, struct ipc_err *err)
+{
+    return shm_map(fd, kind, version, PROT_READ, (void **)base, size, err);
 }
 
 void ipc_shm_unmap(void *base, size_t size)

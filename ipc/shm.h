@@ -53,6 +53,9 @@ int ipc_shm_create(const char *name, uint32_t kind, uint32_t version, size_t siz
  */
 int ipc_shm_attach(int fd, uint32_t kind, uint32_t version, void **base, size_t *size, struct ipc_err *err);
 
+/** The same, mapped read-only (config blobs, and the FIB in the router). */
+int ipc_shm_attach_ro(int fd, uint32_t kind, uint32_t version, const void **base, size_t *size, struct ipc_err *err);
+
 void ipc_shm_unmap(void *base, size_t size);
 
 /* Fill @err (printf-style) and return @ret; used by every attach path. */

@@ -1,0 +1,167 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ipc/svc.c: the service side of the supervisor contract (ipc/svc.h):
+ * reading the config blob, attaching what it names, readiness, and the idle
+ * wait. Also the creation of stats regions, which the supervisor does.
+ */
+#include "svc.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+int ipc_svc_config_map(int fd, const struct ipc_svc_config **cfg_out, size_t *size_out, struct ipc_err *err)
+{
+    const void *base;
+    size_t size;
+    int ret = ipc_shm_attach_ro(fd, IPC_SHM_CONFIG, IPC_SVC_VERSION, &base, &size, err);
+    if (ret < 0)
+        return ret;
+    const struct ipc_svc_config *cfg = base;
+    if (size < sizeof(*cfg) || cfg->extra_len > size - sizeof(*cfg) || cfg->n_in > IPC_SVC_MAX_RINGS ||
+        cfg->n_out > IPC_SVC_MAX_RINGS || cfg->nports > IPC_MAX_PORTS) {
+        ipc_shm_unmap((void *)base, size);
+        return ipc_errf(err, -EPROTO, "config %.40s: counts out of range (in %u, out %u, ports %u, extra %u)",
+                        cfg->shm.name, cfg->n_in, cfg->n_out, cfg->nports, cfg->extra_len);
+    }
+    *cfg_out = cfg;
+    *size_out = size;
+    return 0;
+}
+
+int ipc_stats_create(const char *name, int *fd, struct ipc_svc_stats **st, struct ipc_err *err)
+{
+    void *base;
+    int ret = ipc_shm_create(name, IPC_SHM_STATS, IPC_STATS_VERSION, sizeof(struct ipc_svc_stats), fd, &base, err);
+    if (ret < 0)
+        return ret;
+    *st = base;
+    return 0;
+}
+
+int ipc_stats_attach(int fd, struct ipc_svc_stats **st, struct ipc_err *err)
+{
+    void *base;
+    size_t size;
+    int ret = ipc_shm_attach(fd, IPC_SHM_STATS, IPC_STATS_VERSION, &base, &size, err);
+    if (ret < 0)
+        return ret;
+    if (size != sizeof(struct ipc_svc_stats)) {
+        ipc_shm_unmap(base, size);
+        return ipc_errf(err, -EPROTO, "stats region fd %d: %zu bytes, expected %zu", fd, size,
+                        sizeof(struct ipc_svc_stats));
+    }
+    *st = base;
+    return 0;
+}
+
+int ipc_svc_open(struct ipc_svc *svc, uint32_t kind, struct ipc_err *err)
+{
+    memset(svc, 0, sizeof(*svc));
+    int ret = ipc_svc_config_map(IPC_SVC_CONFIG_FD, &svc->cfg, &svc->cfg_size, err);
+    if (ret < 0)
+        return ret;
+    const struct ipc_svc_config *cfg = svc->cfg;
+    if (cfg->kind != kind) {
+        ret = ipc_errf(err, -EPROTO, "config %.32s: service kind %u, this binary is kind %u", cfg->name, cfg->kind,
+                       kind);
+        goto out_cfg;
+    }
+    ret = ipc_pool_attach(&svc->pool, cfg->pool_fd, cfg->owner, err);
+    if (ret < 0)
+        goto out_cfg;
+    ret = ipc_stats_attach(cfg->stats_fd, &svc->stats, err);
+    if (ret < 0)
+        goto out_pool;
+    for (unsigned i = 0; i < cfg->n_in; i++) {
+        struct ipc_ring_shared *sh;
+        ret = ipc_ring_attach(cfg->in[i].fd, &sh, err);
+        if (ret < 0)
+            goto out_rings;
+        ipc_ring_cons_init(&svc->in[i], sh);
+        svc->in_ptr[i] = &svc->in[i];
+        svc->n_in++;
+        if (sh->cons_owner != cfg->owner) {
+            ret = ipc_errf(err, -EPROTO, "input ring %.40s is consumed by owner %u, not by %s (%u)", sh->shm.name,
+                           sh->cons_owner, cfg->name, cfg->owner);
+            goto out_rings;
+        }
+    }
+    for (unsigned i = 0; i < cfg->n_out; i++) {
+        struct ipc_ring_shared *sh;
+        ret = ipc_ring_attach(cfg->out[i].fd, &sh, err);
+        if (ret < 0)
+            goto out_rings;
+        ipc_ring_prod_init(&svc->out[i], sh, cfg->out[i].wake_fd);
+        svc->n_out++;
+        if (sh->prod_owner != cfg->owner) {
+            ret = ipc_errf(err, -EPROTO, "output ring %.40s is produced by owner %u, not by %s (%u)", sh->shm.name,
+                           sh->prod_owner, cfg->name, cfg->owner);
+            goto out_rings;
+        }
+    }
+    svc->wake_fd = cfg->wake_fd;
+    ipc_wake_set_init(&svc->wake);
+    ipc_st_rlx(&svc->stats->pid, (uint32_t)getpid());
+    ipc_st_rlx(&svc->stats->state, IPC_SVC_STARTING);
+    return 0;
+
+out_rings:
+    for (unsigned i = 0; i < svc->n_in; i++)
+        ipc_ring_detach(svc->in[i].sh);
+    for (unsigned i = 0; i < svc->n_out; i++)
+        ipc_ring_detach(svc->out[i].sh);
+    ipc_shm_unmap(svc->stats, sizeof(*svc->stats));
+out_pool:
+    ipc_pool_detach(&svc->pool);
+out_cfg:
+    ipc_shm_unmap((void *)svc->cfg, svc->cfg_size);
+    svc->cfg = NULL;
+    return ret;
+}
+
+_Atomic uint64_t *ipc_svc_counters(struct ipc_svc *svc, const char *const *names, unsigned n)
+{
+    if (n > IPC_SVC_MAX_CTR)
+        n = IPC_SVC_MAX_CTR;
+    for (unsigned i = 0; i < n; i++)
+        snprintf(svc->stats->ctr_name[i], IPC_CTR_NAME, "%s", names[i]);
+    ipc_st_rel(&svc->stats->nctr, n);
+    return svc->stats->ctr;
+}
+
+void ipc_svc_ready(struct ipc_svc *svc)
+{
+    ipc_st_rel(&svc->stats->state, IPC_SVC_READY);
+    if (svc->cfg->notify_fd >= 0) {
+        ssize_t r = write(svc->cfg->notify_fd, "\n", 1);
+        (void)r; /* the supervisor also sees the state word */
+        close(svc->cfg->notify_fd);
+    }
+}
+
+int ipc_svc_wait(struct ipc_svc *svc, int timeout_ms)
+{
+    if (svc->n_in && !ipc_wake_arm(svc->in_ptr, svc->n_in, 1))
+        return 1;
+    ipc_count(&svc->stats->sleeps, 1);
+    int r = ipc_wake_block(svc->wake_fd, timeout_ms);
+    if (svc->n_in)
+        ipc_wake_disarm(svc->in_ptr, svc->n_in);
+    return r;
+}
+
+void ipc_svc_close(struct ipc_svc *svc)
+{
+    if (!svc->cfg)
+        return;
+    for (unsigned i = 0; i < svc->n_in; i++)
+        ipc_ring_detach(svc->in[i].sh);
+    for (unsigned i = 0; i < svc->n_out; i++)
+        ipc_ring_detach(svc->out[i].sh);
+    ipc_shm_unmap(svc->stats, sizeof(*svc->stats));
+    ipc_pool_detach(&svc->pool);
+    ipc_shm_unmap((void *)svc->cfg, svc->cfg_size);
+    svc->cfg = NULL;
+}

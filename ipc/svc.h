@@ -1,0 +1,187 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * ipc/svc.h: the contract between the supervisor and every service process
+ * (drivers, router, shaper, test services). The supervisor starts a service
+ * with fork and exec, holding only:
+ *   fd 0, 1   /dev/null
+ *   fd 2      the supervisor's stderr (one log line per event)
+ *   fd 3      the config blob (IPC_SVC_CONFIG_FD): a sealed, read-only memfd
+ *   the fds the blob names: pool, rings, eventfds, its stats region, the
+ *   readiness pipe, and device fds (TAP, AF_XDP) for drivers.
+ * The blob opens with a shm header (magic, kind "config", version) that the
+ * service checks first. The service reports readiness by writing "\n" to the
+ * readiness pipe after init (s6 style), and bumps a heartbeat in its stats
+ * region every loop; it wakes at least every hang_ms / 4 so that an idle
+ * service keeps beating.
+ */
+#ifndef IPC_SVC_H
+#define IPC_SVC_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "pool.h"
+#include "ring.h"
+#include "shm.h"
+#include "wake.h"
+
+#define IPC_SVC_VERSION 1
+#define IPC_STATS_VERSION 1
+#define IPC_SVC_CONFIG_FD 3
+#define IPC_SVC_MAX_RINGS 16
+#define IPC_MAX_PORTS 16
+#define IPC_SVC_MAX_CTR 96
+#define IPC_CTR_NAME 32
+
+enum ipc_svc_kind {
+    IPC_SVC_ROUTER = 1,
+    IPC_SVC_SHAPER = 2,
+    IPC_SVC_TAP = 3,
+    IPC_SVC_AFXDP = 4,
+    IPC_SVC_PASSTHRU = 5, /* test stand-in: forwards input ring i to output ring i */
+};
+
+enum ipc_port_driver { IPC_DRV_TAP = 1, IPC_DRV_AFXDP = 2 };
+
+struct ipc_svc_ring {
+    int32_t fd;      /* the ring's memfd */
+    int32_t wake_fd; /* output rings: the consumer's eventfd (-1: it never sleeps); input rings: -1 */
+    uint16_t port;   /* the port whose traffic it carries, or IPC_PORT_NONE */
+    uint16_t pad;
+    uint32_t pad2;
+};
+
+struct ipc_svc_port {
+    char name[16];
+    char ifname[16];
+    char netns[32];
+    uint8_t mac[6];
+    uint16_t mtu;
+    uint32_t addr; /* host byte order */
+    uint8_t plen;
+    uint8_t driver; /* enum ipc_port_driver */
+    uint16_t flags; /* IPC_PORT_F_* */
+    uint32_t offloads;
+    uint32_t rx_inflight;
+};
+#define IPC_PORT_F_SHAPER 1u
+
+struct ipc_svc_config {
+    struct ipc_shm_hdr shm;
+    uint32_t kind;  /* enum ipc_svc_kind */
+    uint16_t owner; /* pool owner id of this service */
+    uint16_t port;  /* drivers and shapers: their port index; others IPC_PORT_NONE */
+    char name[32];  /* "router", "driver-a", "shaper-b" */
+    int32_t pool_fd;
+    int32_t stats_fd;
+    int32_t wake_fd;   /* our eventfd: producers into our input rings write it */
+    int32_t notify_fd; /* readiness pipe: write "\n" once ready */
+    int32_t dev_fd;    /* drivers: TAP or XSK fd; -1 otherwise */
+    int32_t fib_fd;    /* router: FIB region; -1 otherwise */
+    int32_t neigh_fd;  /* router: neighbour region; -1 otherwise */
+    int32_t cpu;       /* -1: no pinning */
+    uint32_t poll_us;  /* busy-poll budget before sleeping */
+    uint32_t hang_ms;  /* the supervisor kills a service silent for longer */
+    uint32_t n_in;
+    uint32_t n_out;
+    struct ipc_svc_ring in[IPC_SVC_MAX_RINGS];
+    struct ipc_svc_ring out[IPC_SVC_MAX_RINGS];
+    uint32_t nports;
+    uint32_t icmp_rate;  /* router: ICMP errors per second */
+    uint32_t icmp_burst; /* router: token bucket depth */
+    uint32_t pad;
+    struct ipc_svc_port ports[IPC_MAX_PORTS];
+    uint32_t extra_len; /* kind-specific parameters follow at extra[] */
+    uint8_t extra[];
+};
+
+enum ipc_svc_state { IPC_SVC_STARTING = 0, IPC_SVC_READY = 1, IPC_SVC_STOPPING = 2 };
+
+/*
+ * A service's stats region, one per service, written by the service alone and
+ * read by the supervisor for `ringrouter stats` and hang detection. The
+ * service names its counters at start, so readers need no per-kind tables.
+ */
+struct ipc_svc_stats {
+    struct ipc_shm_hdr shm;
+    _Alignas(IPC_CACHELINE) _Atomic uint64_t heartbeat; /* bumped every loop */
+    _Atomic uint64_t loops;
+    _Atomic uint64_t sleeps;
+    _Atomic uint64_t wakes_sent;
+    _Atomic uint32_t state; /* enum ipc_svc_state */
+    _Atomic uint32_t pid;
+    _Atomic uint32_t nctr;
+    uint32_t pad;
+    _Alignas(IPC_CACHELINE) _Atomic uint64_t ctr[IPC_SVC_MAX_CTR];
+    char ctr_name[IPC_SVC_MAX_CTR][IPC_CTR_NAME];
+};
+
+/* A service's view of itself, built by ipc_svc_open(). */
+struct ipc_svc {
+    const struct ipc_svc_config *cfg;
+    size_t cfg_size;
+    struct ipc_pool pool;
+    struct ipc_svc_stats *stats;
+    unsigned n_in, n_out;
+    struct ipc_ring_cons in[IPC_SVC_MAX_RINGS];
+    struct ipc_ring_prod out[IPC_SVC_MAX_RINGS];
+    struct ipc_ring_cons *in_ptr[IPC_SVC_MAX_RINGS];
+    struct ipc_wake_set wake;
+    int wake_fd;
+};
+
+/**
+ * Service side: map the config blob at IPC_SVC_CONFIG_FD, check it is a
+ * config of @kind, attach the pool, the stats region and every ring. Returns
+ * 0 or -errno with @err naming what is wrong.
+ */
+int ipc_svc_open(struct ipc_svc *svc, uint32_t kind, struct ipc_err *err);
+
+/**
+ * Name the service's counters (@n names, at most IPC_SVC_MAX_CTR) and return
+ * the array to bump with ipc_count().
+ */
+_Atomic uint64_t *ipc_svc_counters(struct ipc_svc *svc, const char *const *names, unsigned n);
+
+/** Report readiness to the supervisor: state READY and "\n" on the pipe. */
+void ipc_svc_ready(struct ipc_svc *svc);
+
+/** One loop done: bump the heartbeat. */
+static inline void ipc_svc_beat(struct ipc_svc *svc)
+{
+    ipc_count(&svc->stats->heartbeat, 1);
+    ipc_count(&svc->stats->loops, 1);
+}
+
+/** End of a loop: send the wake-ups this loop owes, at most one per peer. */
+static inline void ipc_svc_flush(struct ipc_svc *svc)
+{
+    unsigned w = ipc_wake_flush(&svc->wake);
+    if (w)
+        ipc_count(&svc->stats->wakes_sent, w);
+}
+
+/**
+ * Nothing to do: arm the wake words of every input ring, re-check them, and
+ * block on our eventfd for at most @timeout_ms (the heartbeat's period). Returns
+ * 1 if woken or work arrived, 0 on timeout, -EINTR on a signal.
+ */
+int ipc_svc_wait(struct ipc_svc *svc, int timeout_ms);
+
+/** The default wait: a quarter of hang_ms, so that an idle service keeps beating. */
+static inline int ipc_svc_idle_ms(const struct ipc_svc *svc)
+{
+    uint32_t h = svc->cfg->hang_ms ? svc->cfg->hang_ms : 1000;
+    return (int)(h / 4 ? h / 4 : 1);
+}
+
+void ipc_svc_close(struct ipc_svc *svc);
+
+/* Supervisor side: stats regions. */
+int ipc_stats_create(const char *name, int *fd, struct ipc_svc_stats **st, struct ipc_err *err);
+int ipc_stats_attach(int fd, struct ipc_svc_stats **st, struct ipc_err *err);
+
+/* Map a config blob read-only and check it (the service's first step). */
+int ipc_svc_config_map(int fd, const struct ipc_svc_config **cfg, size_t *size, struct ipc_err *err);
+
+#endif
