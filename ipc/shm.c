@@ -60,7 +60,10 @@ int ipc_shm_create(const char *name, uint32_t kind, uint32_t version, size_t siz
     }
     /* The size is part of the layout: sealing it means a buggy or hostile
      * service cannot shrink the region under its peers (SIGBUS). */
-    if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) < 0) {
+    /* A config blob is sealed against writes once filled in, so its seals
+     * stay open until then (ipc_svc_config_create). */
+    int seals = F_SEAL_SHRINK | F_SEAL_GROW | (kind == IPC_SHM_CONFIG ? 0 : F_SEAL_SEAL);
+    if (fcntl(fd, F_ADD_SEALS, seals) < 0) {
         ret = ipc_errf(err, -errno, "sealing %s: %s", name, strerror(errno));
         goto out_fd;
     }

@@ -7,6 +7,7 @@
 #include "svc.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -164,4 +165,34 @@ void ipc_svc_close(struct ipc_svc *svc)
     ipc_pool_detach(&svc->pool);
     ipc_shm_unmap((void *)svc->cfg, svc->cfg_size);
     svc->cfg = NULL;
+}
+
+int ipc_svc_config_create(const struct ipc_svc_config *tmpl, const void *extra, uint32_t extra_len, int *fd_out,
+                          struct ipc_err *err)
+{
+    char name[48];
+    snprintf(name, sizeof(name), "cfg-%s", tmpl->name);
+    void *base;
+    int fd;
+    size_t size = sizeof(*tmpl) + extra_len;
+    int ret = ipc_shm_create(name, IPC_SHM_CONFIG, IPC_SVC_VERSION, size, &fd, &base, err);
+    if (ret < 0)
+        return ret;
+    struct ipc_svc_config *cfg = base;
+    struct ipc_shm_hdr hdr = cfg->shm;
+    memcpy(cfg, tmpl, sizeof(*cfg));
+    cfg->shm = hdr;
+    cfg->extra_len = extra_len;
+    if (extra_len)
+        memcpy(cfg->extra, extra, extra_len);
+    ipc_shm_unmap(base, size);
+    /* Sealed read-only: a service can neither change its own orders nor,
+     * through a shared fd, anybody else's. */
+    if (fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_SEAL) < 0) {
+        ret = ipc_errf(err, -errno, "sealing %s: %s", name, strerror(errno));
+        close(fd);
+        return ret;
+    }
+    *fd_out = fd;
+    return 0;
 }

@@ -181,6 +181,13 @@ void ipc_svc_close(struct ipc_svc *svc);
 int ipc_stats_create(const char *name, int *fd, struct ipc_svc_stats **st, struct ipc_err *err);
 int ipc_stats_attach(int fd, struct ipc_svc_stats **st, struct ipc_err *err);
 
+/**
+ * Supervisor side: write @tmpl (its shm header is ignored) and @extra into a
+ * new memfd and seal it read-only. Returns 0 with *fd, or -errno with @err.
+ */
+int ipc_svc_config_create(const struct ipc_svc_config *tmpl, const void *extra, uint32_t extra_len, int *fd,
+                          struct ipc_err *err);
+
 /* Map a config blob read-only and check it (the service's first step). */
 int ipc_svc_config_map(int fd, const struct ipc_svc_config **cfg, size_t *size, struct ipc_err *err);
 
