@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * supervisor/main.c: the `ringrouter` command. It parses argv and dispatches
+ * to a subcommand; for now the only one is `check`, which loads a manifest
+ * (supervisor/manifest.c) and reports the first error. `up` and the control
+ * commands (status, stats, route, restart, ...) join it as they are built;
+ * --help lists only what exists, and anything else is an unknown command.
+ *
+ * Exit codes (s6's convention, STYLE.md §7): 0 ok; 100 for a usage error or
+ * an invalid manifest, including a manifest path that does not exist or
+ * cannot be read (a mistake in what the user typed); 111 for a system
+ * failure that is not the user's doing (out of memory, an I/O error).
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "supervisor/manifest.h"
+
+#define SUP_EXIT_OK 0
+#define SUP_EXIT_USAGE 100
+#define SUP_EXIT_SYSTEM 111
+
+static const char sup_usage[] =
+    "usage: ringrouter COMMAND [OPTIONS]\n"
+    "\n"
+    "commands:\n"
+    "  check [-c FILE]   validate a manifest (default: the built-in demo manifest)\n"
+    "                    and print \"FILE: ok\", or the first error on stderr\n"
+    "\n"
+    "options:\n"
+    "  -h, --help        show this help\n"
+    "\n"
+    "exit status: 0 ok, 100 usage or manifest error, 111 system failure.\n"
+    "The manifest format is described in docs/manifest.md.\n";
+
+static int sup_usage_error(const char *fmt, const char *arg)
+{
+    fprintf(stderr, "ringrouter: ");
+    fprintf(stderr, fmt, arg);
+    fprintf(stderr, " (see ringrouter --help)\n");
+    return SUP_EXIT_USAGE;
+}
+
+/* Errors that name a bad path are the user's to fix: exit 100. */
+static int sup_exit_for(int rc)
+{
+    switch (-rc) {
+    case 0:
+        return SUP_EXIT_OK;
+    case EINVAL:
+    case ENOENT:
+    case ENOTDIR:
+    case EISDIR:
+    case EACCES:
+    case EPERM:
+    case ELOOP:
+    case ENAMETOOLONG:
+    case EFBIG:
+        return SUP_EXIT_USAGE;
+    default:
+        return SUP_EXIT_SYSTEM;
+    }
+}
+
+static int sup_cmd_check(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"config", required_argument, NULL, 'c'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *file = NULL;
+    int c;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "+c:h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'c':
+            file = optarg;
+            break;
+        case 'h':
+            fputs(sup_usage, stdout);
+            return SUP_EXIT_OK;
+        default:
+            return sup_usage_error("check: unknown option or missing argument \"%s\"", argv[optind - 1]);
+        }
+    }
+    if (optind < argc)
+        return sup_usage_error("check: unexpected argument \"%s\"", argv[optind]);
+
+    struct sup_manifest m;
+    struct sup_manifest_err err;
+    int rc = file ? sup_manifest_load_file(file, &m, &err)
+                  : sup_manifest_load_string(SUP_DEFAULT_MANIFEST_NAME, sup_default_manifest, &m, &err);
+    if (rc) {
+        fprintf(stderr, "%s\n", err.msg);
+        return sup_exit_for(rc);
+    }
+    printf("%s: ok\n", file ? file : SUP_DEFAULT_MANIFEST_NAME);
+    sup_manifest_free(&m);
+    return SUP_EXIT_OK;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2)
+        return sup_usage_error("%s", "no command given");
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "help") == 0) {
+        fputs(sup_usage, stdout);
+        return SUP_EXIT_OK;
+    }
+    if (strcmp(cmd, "check") == 0)
+        return sup_cmd_check(argc - 1, argv + 1);
+    return sup_usage_error("unknown command \"%s\"", cmd);
+}

@@ -1,0 +1,274 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * supervisor/manifest.h: the manifest as plain C data. sup_manifest_load_*()
+ * parse an INI manifest (libinih) and validate all of it, cross references
+ * included, before the supervisor creates anything; what comes out is fully
+ * resolved: defaults filled in, units converted to bits/s, bytes and ms,
+ * names turned into indices, and one service entry for every process the
+ * manifest implies. The supervisor's setup code (pool, rings, devices, spawn)
+ * reads only this struct. docs/manifest.md documents every key; the key
+ * tables in manifest.c are the one place where defaults and ranges live.
+ */
+#ifndef SUP_MANIFEST_H
+#define SUP_MANIFEST_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define SUP_NAME_MAX 15     /* port and class names (a port name ends up in netdev-like names) */
+#define SUP_IFNAME_MAX 15   /* IFNAMSIZ - 1 */
+#define SUP_NETNS_MAX 63
+#define SUP_USER_MAX 32
+#define SUP_PATH_MAX 80     /* run_dir: the control socket path must fit sun_path */
+#define SUP_SERVICE_MAX 23  /* "shaper-" + a port name */
+#define SUP_SECTION_MAX 48  /* the longest valid section header is "class NAME NAME" */
+#define SUP_PORTS_MAX 32    /* each port costs a driver (and maybe a shaper) process */
+#define SUP_SRC_KEYS 16
+#define SUP_MANIFEST_ERR_MAX 512
+
+/* Where an object came from, so that later errors (at setup or run time)
+ * can name the manifest line too. key_line[] is indexed by the section's
+ * SUP_<SECTION>_<KEY> enum; 0 means "not in the manifest, default used". */
+struct sup_src {
+    char section[SUP_SECTION_MAX]; /* the header, normalised: "port wan" */
+    unsigned line;                 /* line of the header; 0: implied */
+    unsigned key_line[SUP_SRC_KEYS];
+};
+
+/* An IPv4 address with a prefix length; addr is in host byte order. */
+struct sup_prefix {
+    uint32_t addr;
+    uint8_t len;
+};
+
+enum sup_router_key {
+    SUP_ROUTER_NAME,
+    SUP_ROUTER_POOL_BUFFERS,
+    SUP_ROUTER_FRAME_SIZE,
+    SUP_ROUTER_RING_SIZE,
+    SUP_ROUTER_USER,
+    SUP_ROUTER_GROUP,
+    SUP_ROUTER_RUN_DIR,
+    SUP_ROUTER_ICMP_RATE,
+    SUP_ROUTER_ICMP_BURST,
+    SUP_ROUTER_NKEYS
+};
+
+struct sup_router {
+    struct sup_src src;
+    char name[33];
+    uint32_t pool_buffers;
+    uint32_t frame_size;  /* 2048 or 4096 */
+    uint32_t ring_size;   /* a power of two */
+    char user[SUP_USER_MAX + 1];  /* resolved: never empty after a load */
+    char group[SUP_USER_MAX + 1]; /* resolved: the user's primary group by default */
+    char run_dir[SUP_PATH_MAX + 1];
+    uint32_t icmp_rate;   /* ICMP errors per second; 0: never send them */
+    uint32_t icmp_burst;
+};
+
+enum sup_driver { SUP_DRIVER_TAP = 1, SUP_DRIVER_AFXDP = 2 };
+enum sup_xdp_mode { SUP_XDP_AUTO, SUP_XDP_ZEROCOPY, SUP_XDP_COPY, SUP_XDP_SKB };
+enum sup_steer { SUP_STEER_FORWARD_ONLY, SUP_STEER_ALL };
+
+/* TAP offloads (TUNSETOFFLOAD); TSO and USO need csum, as in the kernel. */
+#define SUP_OFFLOAD_CSUM 0x1u
+#define SUP_OFFLOAD_TSO4 0x2u
+#define SUP_OFFLOAD_TSO6 0x4u
+#define SUP_OFFLOAD_USO 0x8u
+
+enum sup_port_key {
+    SUP_PORT_DRIVER,
+    SUP_PORT_IFNAME,
+    SUP_PORT_ADDRESS,
+    SUP_PORT_MTU,
+    SUP_PORT_NETNS,
+    SUP_PORT_MAC,
+    SUP_PORT_OFFLOADS,
+    SUP_PORT_RX_INFLIGHT,
+    SUP_PORT_XDP_MODE,
+    SUP_PORT_STEER,
+    SUP_PORT_QUEUES,
+    SUP_PORT_NKEYS
+};
+
+struct sup_port {
+    struct sup_src src;
+    char name[SUP_NAME_MAX + 1];
+    enum sup_driver driver;
+    char ifname[SUP_IFNAME_MAX + 1];
+    struct sup_prefix address; /* the router's address; the connected network is address/len */
+    uint32_t mtu;
+    char netns[SUP_NETNS_MAX + 1]; /* "" = the supervisor's own namespace */
+    bool has_mac;
+    uint8_t mac[6];
+    /* driver = tap */
+    uint32_t offloads;    /* SUP_OFFLOAD_* */
+    uint32_t rx_inflight; /* reads kept in flight */
+    /* driver = afxdp */
+    enum sup_xdp_mode xdp_mode;
+    enum sup_steer steer;
+    uint32_t queues;
+    int shaper; /* index into sup_manifest.shapers, or -1 */
+};
+
+enum sup_route_key { SUP_ROUTE_VIA, SUP_ROUTE_PORT, SUP_ROUTE_NKEYS };
+
+struct sup_route {
+    struct sup_src src;
+    struct sup_prefix prefix; /* no host bits */
+    bool direct;              /* port = NAME: directly connected, no gateway */
+    uint32_t via;             /* gateway (host order), when !direct */
+    int port;                 /* egress port index, resolved either way */
+    char port_name[SUP_NAME_MAX + 1];
+};
+
+enum sup_neigh_key { SUP_NEIGH_MAC, SUP_NEIGH_PORT, SUP_NEIGH_NKEYS };
+
+struct sup_neigh {
+    struct sup_src src;
+    uint32_t addr;
+    uint8_t mac[6];
+    int port; /* resolved: given, or the port whose network holds addr */
+    char port_name[SUP_NAME_MAX + 1];
+};
+
+enum sup_shaper_key { SUP_SHAPER_RATE, SUP_SHAPER_BURST, SUP_SHAPER_OVERHEAD, SUP_SHAPER_NKEYS };
+
+struct sup_shaper {
+    struct sup_src src;
+    int port;
+    char port_name[SUP_NAME_MAX + 1];
+    uint64_t rate;     /* bits per second, on the wire (overhead included) */
+    uint32_t burst;    /* bytes */
+    uint32_t overhead; /* bytes added to each frame's length for the bucket */
+    int default_class; /* index into sup_manifest.classes, or -1 when the port has no classes */
+    size_t nclasses;
+};
+
+/* Classification: every field present must match (AND). */
+#define SUP_MATCH_DSCP 0x01u
+#define SUP_MATCH_PROTO 0x02u
+#define SUP_MATCH_SPORT 0x04u
+#define SUP_MATCH_DPORT 0x08u
+#define SUP_MATCH_SRC 0x10u
+#define SUP_MATCH_DST 0x20u
+
+struct sup_match {
+    uint32_t fields; /* SUP_MATCH_* */
+    uint8_t dscp;
+    uint8_t proto;
+    uint16_t sport_lo, sport_hi;
+    uint16_t dport_lo, dport_hi;
+    struct sup_prefix src, dst; /* no host bits */
+};
+
+enum sup_class_key {
+    SUP_CLASS_RATE,
+    SUP_CLASS_CEIL,
+    SUP_CLASS_PRIO,
+    SUP_CLASS_MATCH,
+    SUP_CLASS_DEFAULT,
+    SUP_CLASS_NKEYS
+};
+
+struct sup_class {
+    struct sup_src src;
+    int port;
+    char port_name[SUP_NAME_MAX + 1];
+    char name[SUP_NAME_MAX + 1];
+    uint64_t rate; /* guaranteed, bits per second */
+    uint64_t ceil; /* may borrow up to this */
+    uint32_t prio; /* 0 is served first */
+    bool is_default;
+    struct sup_match match;
+};
+
+enum sup_restart { SUP_RESTART_ALWAYS, SUP_RESTART_ON_FAILURE, SUP_RESTART_NEVER };
+enum sup_service_kind { SUP_SVC_ROUTER, SUP_SVC_DRIVER, SUP_SVC_SHAPER };
+
+enum sup_service_key {
+    SUP_SERVICE_RESTART,
+    SUP_SERVICE_HANG_MS,
+    SUP_SERVICE_RESTART_LIMIT,
+    SUP_SERVICE_RESTART_WINDOW,
+    SUP_SERVICE_CPU,
+    SUP_SERVICE_POLL_US,
+    SUP_SERVICE_NKEYS
+};
+
+struct sup_service {
+    struct sup_src src; /* src.line == 0: no [service] section, all defaults */
+    char name[SUP_SERVICE_MAX + 1];
+    enum sup_service_kind kind;
+    int port; /* driver and shaper services: their port; -1 for the router */
+    enum sup_restart restart;
+    uint32_t hang_ms;
+    uint32_t restart_limit;
+    uint32_t restart_window_ms;
+    int32_t cpu; /* -1: not pinned */
+    uint32_t poll_us;
+};
+
+struct sup_manifest {
+    struct sup_router router;
+    struct sup_port *ports;
+    size_t nports;
+    struct sup_route *routes;
+    size_t nroutes;
+    struct sup_neigh *neighs;
+    size_t nneighs;
+    struct sup_shaper *shapers;
+    size_t nshapers;
+    struct sup_class *classes; /* in manifest order: the order they are tried in */
+    size_t nclasses;
+    /* Every service the manifest implies, in start order: router, then
+     * driver-PORT for each port, then shaper-PORT for each shaped port. */
+    struct sup_service *services;
+    size_t nservices;
+};
+
+struct sup_manifest_err {
+    unsigned line; /* 0 when the error concerns no one line */
+    char msg[SUP_MANIFEST_ERR_MAX]; /* "edge.ini:14: [port wan] address: ..." */
+};
+
+/* The manifest used when `ringrouter up` has no -c: the two-TAP demo. */
+extern const char sup_default_manifest[];
+#define SUP_DEFAULT_MANIFEST_NAME "<built-in>"
+
+/**
+ * sup_manifest_load_string() - parse and validate a manifest held in memory.
+ * @name: what error messages call it (a file name, or SUP_DEFAULT_MANIFEST_NAME)
+ * @text: the manifest, NUL-terminated
+ * @m:    filled in on success; zeroed on failure (sup_manifest_free is still safe)
+ * @err:  on failure, the one error message; may be NULL
+ *
+ * Return: 0, -EINVAL for an invalid manifest (err says why and where), or
+ * -ENOMEM. Stops at the first error.
+ */
+int sup_manifest_load_string(const char *name, const char *text, struct sup_manifest *m,
+                             struct sup_manifest_err *err);
+
+/**
+ * sup_manifest_load_file() - read @path and sup_manifest_load_string() it.
+ *
+ * Return: as sup_manifest_load_string(), plus -errno when the file cannot be
+ * opened or read (err then reads "PATH: cannot read: REASON") and -EFBIG for
+ * a file larger than 1 MiB.
+ */
+int sup_manifest_load_file(const char *path, struct sup_manifest *m, struct sup_manifest_err *err);
+
+/* sup_manifest_free() - release what a load allocated; leaves @m zeroed. */
+void sup_manifest_free(struct sup_manifest *m);
+
+/* Lookups by name; -1 when there is none. */
+int sup_manifest_port(const struct sup_manifest *m, const char *name);
+int sup_manifest_service(const struct sup_manifest *m, const char *name);
+
+/* sup_rate_format() - write a rate in bits/s the way the manifest spells it
+ * ("100mbit", "1500kbit", "12bit"); returns @buf. */
+char *sup_rate_format(uint64_t bits, char *buf, size_t len);
+
+#endif /* SUP_MANIFEST_H */
