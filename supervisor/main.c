@@ -75,7 +75,7 @@ static int sup_cmd_check(int argc, char **argv)
     int c;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "+c:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "+:c:h", opts, NULL)) != -1) {
         switch (c) {
         case 'c':
             file = optarg;
@@ -83,8 +83,10 @@ static int sup_cmd_check(int argc, char **argv)
         case 'h':
             fputs(sup_usage, stdout);
             return SUP_EXIT_OK;
+        case ':':
+            return sup_usage_error("check: option \"%s\" needs an argument", argv[optind - 1]);
         default:
-            return sup_usage_error("check: unknown option or missing argument \"%s\"", argv[optind - 1]);
+            return sup_usage_error("check: unknown option \"%s\"", argv[optind - 1]);
         }
     }
     if (optind < argc)

@@ -217,7 +217,7 @@ static bool sup_parse_prefix(const char *v, struct sup_prefix *out)
 
 static uint32_t sup_mask(unsigned len)
 {
-    return len ? ~(uint32_t)0 << (32 - len) : 0;
+    return len ? (uint32_t)(0xffffffffull << (32 - len)) : 0;
 }
 
 static bool sup_in(const struct sup_prefix *net, uint32_t addr)
