@@ -662,19 +662,22 @@ static int sup_p_duration(struct sup_pctx *pc, const struct sup_key *k, const ch
     return 0;
 }
 
-/* Split @v at commas into trimmed items; calls @fn on each. */
+/* Split @v at commas into trimmed items; calls @fn on each. An empty item
+ * ("csum,,tso4", a trailing comma) is an error, not something to skip. */
 static int sup_each_item(struct sup_pctx *pc, const struct sup_key *k, const char *v,
                          int (*fn)(struct sup_pctx *, const struct sup_key *, const char *, void *),
                          void *dst)
 {
     char buf[256];
-    if (strlen(v) >= sizeof buf)
+    size_t len = strlen(v);
+    if (len >= sizeof buf)
         return sup_vfail(pc, k, "value is longer than %zu characters", sizeof buf - 1);
-    memcpy(buf, v, strlen(v) + 1);
-    char *save = NULL, *s = buf;
-    if (buf[0] == '\0' || buf[strlen(buf) - 1] == ',')
-        return sup_vfail(pc, k, "\"%s\" has an empty item", v);
-    for (char *item = strtok_r(s, ",", &save); item; item = strtok_r(NULL, ",", &save)) {
+    memcpy(buf, v, len + 1);
+    for (char *item = buf, *next; item; item = next) {
+        char *comma = strchr(item, ',');
+        next = comma ? comma + 1 : NULL;
+        if (comma)
+            *comma = '\0';
         while (isspace((unsigned char)*item))
             item++;
         char *e = item + strlen(item);

@@ -110,6 +110,9 @@ static const struct t_bad t_bad_cases[] = {
      "frame_size = 4096 allows 3826)"},
     {PORT_A("offloads = tso4"), "t.ini:4: [port a] offloads: tso4, tso6 and uso need csum"},
     {PORT_A("offloads = csum, gso"), "t.ini:4: [port a] offloads: \"gso\" is not one of csum, tso4, tso6, uso or none"},
+    {PORT_A("offloads = csum,,tso4"), "t.ini:4: [port a] offloads: \"csum,,tso4\" has an empty item"},
+    {PORT_A("offloads = csum,"), "t.ini:4: [port a] offloads: \"csum,\" has an empty item"},
+    {PORT_A("offloads = none, csum"), "t.ini:4: [port a] offloads: none cannot be combined with other offloads"},
     {"[port a]\ndriver = afxdp\nxdp_mode = fast\n",
      "t.ini:3: [port a] xdp_mode: \"fast\" is not auto, zerocopy, copy or skb"},
     /* MAC addresses */
