@@ -1,0 +1,272 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * services/router/ipv4.c: receive validation and the forwarding loop over a
+ * burst. Per packet: validate (RFC 1812 §5.2.2), then local delivery, TTL
+ * (§5.3.1), route (cached: a burst of one flow costs one lookup), MTU
+ * (§5.2.6: fragment, or "fragmentation needed" when DF is set; a GSO chain
+ * is judged by its segment size), neighbour (cached likewise), rewrite.
+ * Only the first frame of a chain is ever read or written.
+ */
+#include "ipv4.h"
+
+#include <string.h>
+
+#include "fib.h"
+#include "frag.h"
+#include "icmp.h"
+#include "neigh.h"
+
+/* Drop a non-GSO chain's trailing bytes beyond the IP total length. */
+static void rt_chain_trim(struct ipc_pool *pool, ipc_buf head, uint32_t len)
+{
+    struct ipc_meta *hm = ipc_pool_meta(pool, head);
+    uint32_t left = len;
+    ipc_buf b = head;
+    for (unsigned k = 0; b != IPC_BUF_NONE && k < IPC_CHAIN_MAX; k++) {
+        struct ipc_meta *m = ipc_pool_meta(pool, b);
+        if (m->len >= left) {
+            m->len = (uint16_t)left;
+            ipc_buf rest = m->next;
+            m->next = IPC_BUF_NONE;
+            if (rest != IPC_BUF_NONE)
+                ipc_pool_free(pool, &rest, 1);
+            break;
+        }
+        left -= m->len;
+        b = m->next;
+    }
+    hm->pkt_len = len;
+}
+
+enum rt_verdict rt_ipv4_validate(struct rt_ctx *ctx, ipc_buf b, enum rt_ctr *why)
+{
+    struct ipc_meta *m = ipc_pool_meta(ctx->pool, b);
+    const uint8_t *f = ipc_pool_data(ctx->pool, b);
+    if (m->in_port >= ctx->nports || !ctx->port[m->in_port].mtu) {
+        *why = RT_CTR_DROP_BAD_PORT;
+        return RT_V_DROP;
+    }
+    if (m->len < RT_ETH_HLEN) {
+        *why = RT_CTR_DROP_RUNT;
+        return RT_V_DROP;
+    }
+    uint16_t type = rt_get16(f + 12);
+    if (type == RT_ETH_P_ARP)
+        return RT_V_ARP;
+    if (type != RT_ETH_P_IP) {
+        *why = type == RT_ETH_P_VLAN || type == RT_ETH_P_QINQ ? RT_CTR_DROP_VLAN : RT_CTR_DROP_ETHERTYPE;
+        return RT_V_DROP;
+    }
+    bool l2_group = rt_mac_is_group(f);
+    if (!l2_group && memcmp(f, ctx->port[m->in_port].mac, 6) != 0) {
+        *why = RT_CTR_DROP_L2_OTHER_HOST;
+        return RT_V_DROP;
+    }
+    /* §5.2.2: (1) the link layer's length holds a minimal header ... */
+    if (m->len < RT_ETH_HLEN + RT_IP_HLEN) {
+        *why = RT_CTR_DROP_RUNT;
+        return RT_V_DROP;
+    }
+    const uint8_t *ip = f + RT_ETH_HLEN;
+    /* ... (3) version 4, (4) IHL >= 5 ... */
+    if (ip[RT_IP_VIHL] >> 4 != 4) {
+        *why = RT_CTR_DROP_BAD_VERSION;
+        return RT_V_DROP;
+    }
+    unsigned ihl = (ip[RT_IP_VIHL] & 15u) * 4;
+    if (ihl < RT_IP_HLEN || RT_ETH_HLEN + ihl > m->len) {
+        *why = RT_CTR_DROP_BAD_IHL;
+        return RT_V_DROP;
+    }
+    /* ... (2) the checksum ... */
+    if (rt_csum(ip, ihl) != 0) {
+        *why = RT_CTR_DROP_BAD_CHECKSUM;
+        return RT_V_DROP;
+    }
+    /* ... (5) total length >= header and <= what arrived. */
+    uint32_t tot = rt_get16(ip + RT_IP_TOTLEN);
+    uint32_t have = rt_pkt_len(m) - RT_ETH_HLEN;
+    bool gso = m->vnet.gso_type != 0;
+    if (tot < ihl || (!gso && tot > have)) {
+        *why = RT_CTR_DROP_BAD_TOTLEN;
+        return RT_V_DROP;
+    }
+    if (!gso && tot < have) {
+        /* Ethernet pads frames to 60 bytes; the padding is not the packet's. */
+        if (m->next == IPC_BUF_NONE)
+            rt_pkt_set_len(m, RT_ETH_HLEN + tot);
+        else
+            rt_chain_trim(ctx->pool, b, RT_ETH_HLEN + tot);
+    }
+    uint32_t src = rt_get32(ip + RT_IP_SRC), dst = rt_get32(ip + RT_IP_DST);
+    uint8_t sa = (uint8_t)(src >> 24), da = (uint8_t)(dst >> 24);
+    /* §5.3.7: 0/8, 127/8, class D and E (incl. 255.255.255.255) never source a packet. */
+    if (sa == 0 || sa == 127 || sa >= 224) {
+        *why = RT_CTR_DROP_MARTIAN_SRC;
+        return RT_V_DROP;
+    }
+    if (dst == 0xffffffffu) {
+        *why = RT_CTR_DROP_LIMITED_BCAST;
+        return RT_V_DROP;
+    }
+    if (da == 0 || da == 127 || da >= 240) {
+        *why = RT_CTR_DROP_MARTIAN_DST;
+        return RT_V_DROP;
+    }
+    if (da >= 224) {
+        *why = RT_CTR_DROP_MULTICAST;
+        return RT_V_DROP;
+    }
+    /* §5.3.4: an IP unicast in a link-layer broadcast is not forwarded. */
+    if (l2_group) {
+        *why = RT_CTR_DROP_L2_BCAST_UNICAST;
+        return RT_V_DROP;
+    }
+    for (unsigned p = 0; p < ctx->nports; p++) {
+        const struct rt_port *pt = &ctx->port[p];
+        if (!pt->mtu)
+            continue;
+        if (pt->ip == dst)
+            return RT_V_LOCAL;
+        if (pt->plen < 31) {
+            uint32_t host = ~0u >> pt->plen;
+            if (((dst ^ pt->ip) & ~host) == 0 && (dst & host) == host) {
+                *why = RT_CTR_DROP_DIRECTED_BCAST;
+                return RT_V_DROP;
+            }
+        }
+    }
+    return RT_V_FORWARD;
+}
+
+void rt_fwd_finish(struct rt_ctx *ctx, ipc_buf b, const uint8_t *dmac, struct rt_burst *tx)
+{
+    struct ipc_meta *m = ipc_pool_meta(ctx->pool, b);
+    uint8_t *f = ipc_pool_data(ctx->pool, b);
+    rt_ip_ttl_dec(f + RT_ETH_HLEN);
+    memcpy(f, dmac, 6);
+    memcpy(f + 6, ctx->port[m->out_port].mac, 6);
+    rt_count(ctx, RT_CTR_FORWARDED);
+    rt_tx(ctx, tx, b);
+}
+
+/* Per-burst caches: the last destination's route and the last next hop's neighbour. */
+struct rt_cache {
+    uint32_t dst, nh;
+    bool dst_valid;
+    uint32_t ne_ip; /* 0: nothing cached */
+    struct rt_neigh_entry *ne;
+};
+
+static void rt_to_neigh(struct rt_ctx *ctx, struct rt_cache *c, ipc_buf b, uint32_t nhip, uint16_t port,
+                        uint64_t now, struct rt_burst *tx)
+{
+    if (nhip != c->ne_ip) {
+        c->ne = rt_neigh_find(ctx->neigh, nhip);
+        c->ne_ip = nhip;
+        if (rt_neigh_usable(c->ne))
+            rt_neigh_touch(ctx, c->ne, now, tx);
+    }
+    if (rt_neigh_usable(c->ne)) {
+        rt_fwd_finish(ctx, b, c->ne->mac, tx);
+        return;
+    }
+    rt_neigh_hold(ctx, nhip, port, b, now, tx);
+    c->ne_ip = 0; /* the table may have a new entry */
+}
+
+#define RT_DROP_BATCH 64u
+
+void rt_input_burst(struct rt_ctx *ctx, const ipc_buf *bufs, uint32_t n, uint64_t now, struct rt_burst *tx)
+{
+    struct ipc_pool *pool = ctx->pool;
+    struct rt_counters *ctr = ctx->ctr;
+    ipc_buf drops[RT_DROP_BATCH];
+    uint32_t nd = 0;
+    struct rt_cache c = {0};
+
+    rt_fib_read_begin(ctx->fib);
+    for (uint32_t i = 0; i < n; i++) {
+        ipc_buf b = bufs[i];
+        struct ipc_meta *m = ipc_pool_meta(pool, b);
+        if (m->in_port < RT_MAX_PORTS) {
+            ctr->port[m->in_port].rx_pkts++;
+            ctr->port[m->in_port].rx_bytes += rt_pkt_len(m);
+        }
+        enum rt_ctr why = RT_CTR_MAX;
+        switch (rt_ipv4_validate(ctx, b, &why)) {
+        case RT_V_ARP:
+            rt_arp_input(ctx, b, now, tx);
+            c.ne_ip = 0; /* it may have resolved or learned a neighbour */
+            continue;
+        case RT_V_LOCAL:
+            rt_count(ctx, RT_CTR_RX_IPV4);
+            rt_icmp_local(ctx, b, tx);
+            continue;
+        case RT_V_DROP:
+            goto drop;
+        case RT_V_FORWARD:
+            break;
+        }
+        rt_count(ctx, RT_CTR_RX_IPV4);
+        uint8_t *ip = ipc_pool_data(pool, b) + RT_ETH_HLEN;
+        if (ip[RT_IP_TTL] <= 1) {
+            rt_icmp_error(ctx, b, RT_ICMP_TIME_EXCEEDED, RT_ICMP_EXC_TTL, 0, now, tx);
+            why = RT_CTR_DROP_TTL;
+            goto drop;
+        }
+        uint32_t dst = rt_get32(ip + RT_IP_DST);
+        if (!c.dst_valid || dst != c.dst) {
+            c.nh = rt_fib_lookup(ctx->fib, dst);
+            c.dst = dst;
+            c.dst_valid = true;
+        }
+        if (c.nh == RT_FIB_MISS) {
+            rt_icmp_error(ctx, b, RT_ICMP_UNREACH, RT_ICMP_UNREACH_NET, 0, now, tx);
+            why = RT_CTR_DROP_NO_ROUTE;
+            goto drop;
+        }
+        struct rt_nh nh = rt_fib_nh(ctx->fib, c.nh);
+        if (nh.port >= ctx->nports || !ctx->port[nh.port].mtu) {
+            why = RT_CTR_DROP_BAD_NEXTHOP;
+            goto drop;
+        }
+        unsigned mtu = ctx->port[nh.port].mtu;
+        unsigned ihl = (ip[RT_IP_VIHL] & 15u) * 4;
+        bool df = rt_get16(ip + RT_IP_FRAG) & RT_IP_DF;
+        bool gso = m->vnet.gso_type != 0;
+        uint32_t size;
+        if (gso) /* each segment: headers (virtio hdr_len counts Ethernet) + gso_size */
+            size = (m->vnet.hdr_len > RT_ETH_HLEN + ihl ? m->vnet.hdr_len - RT_ETH_HLEN : ihl + 20u) +
+                   m->vnet.gso_size;
+        else
+            size = rt_get16(ip + RT_IP_TOTLEN);
+        uint32_t nhip = nh.gw ? nh.gw : dst;
+        m->out_port = nh.port;
+        if (ipc_likely(size <= mtu)) {
+            rt_to_neigh(ctx, &c, b, nhip, nh.port, now, tx);
+            continue;
+        }
+        if (df || gso) {
+            if (df)
+                rt_icmp_error(ctx, b, RT_ICMP_UNREACH, RT_ICMP_UNREACH_NEEDFRAG, (uint16_t)mtu, now, tx);
+            why = df ? RT_CTR_DROP_FRAG_NEEDED : RT_CTR_DROP_GSO_TOO_BIG;
+            goto drop;
+        }
+        ipc_buf frags[RT_FRAG_MAX];
+        unsigned nf = rt_frag(ctx, b, mtu, frags, RT_FRAG_MAX);
+        for (unsigned k = 0; k < nf; k++)
+            rt_to_neigh(ctx, &c, frags[k], nhip, nh.port, now, tx);
+        continue;
+    drop:
+        rt_count(ctx, why);
+        drops[nd++] = b;
+        if (nd == RT_DROP_BATCH) {
+            ipc_pool_free(pool, drops, nd);
+            nd = 0;
+        }
+    }
+    rt_fib_read_end(ctx->fib);
+    if (nd)
+        ipc_pool_free(pool, drops, nd);
+}

@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * services/router/rt.c: the router context's setup, the counter names that
+ * `ringrouter stats` prints, and the two rare-path helpers every stage uses
+ * to emit or drop one packet.
+ */
+#include "rt.h"
+
+#include <string.h>
+
+#include "icmp.h"
+
+const char *const rt_ctr_names[RT_CTR_MAX] = {
+    [RT_CTR_RX_IPV4] = "rx_ipv4",
+    [RT_CTR_RX_ARP] = "rx_arp",
+    [RT_CTR_FORWARDED] = "forwarded",
+    [RT_CTR_LOCAL_ECHO] = "local_echo",
+    [RT_CTR_DROP_ETHERTYPE] = "drop_ethertype",
+    [RT_CTR_DROP_VLAN] = "drop_vlan",
+    [RT_CTR_DROP_RUNT] = "drop_runt",
+    [RT_CTR_DROP_BAD_PORT] = "drop_bad_port",
+    [RT_CTR_DROP_L2_OTHER_HOST] = "drop_l2_other_host",
+    [RT_CTR_DROP_BAD_VERSION] = "drop_bad_version",
+    [RT_CTR_DROP_BAD_IHL] = "drop_bad_ihl",
+    [RT_CTR_DROP_BAD_CHECKSUM] = "drop_bad_checksum",
+    [RT_CTR_DROP_BAD_TOTLEN] = "drop_bad_total_length",
+    [RT_CTR_DROP_MARTIAN_SRC] = "drop_martian_source",
+    [RT_CTR_DROP_MARTIAN_DST] = "drop_martian_destination",
+    [RT_CTR_DROP_LIMITED_BCAST] = "drop_limited_broadcast",
+    [RT_CTR_DROP_MULTICAST] = "drop_multicast",
+    [RT_CTR_DROP_DIRECTED_BCAST] = "drop_directed_broadcast",
+    [RT_CTR_DROP_L2_BCAST_UNICAST] = "drop_l2_broadcast_unicast",
+    [RT_CTR_DROP_LOCAL_OTHER] = "drop_local_other",
+    [RT_CTR_DROP_ECHO_CHAIN] = "drop_echo_chain",
+    [RT_CTR_DROP_ICMP_BAD_CHECKSUM] = "drop_icmp_bad_checksum",
+    [RT_CTR_DROP_TTL] = "drop_ttl_exceeded",
+    [RT_CTR_DROP_NO_ROUTE] = "drop_no_route",
+    [RT_CTR_DROP_BAD_NEXTHOP] = "drop_bad_nexthop",
+    [RT_CTR_DROP_FRAG_NEEDED] = "drop_frag_needed",
+    [RT_CTR_DROP_GSO_TOO_BIG] = "drop_gso_too_big",
+    [RT_CTR_DROP_NO_BUFS] = "drop_no_bufs",
+    [RT_CTR_DROP_TX_FULL] = "drop_tx_full",
+    [RT_CTR_DROP_PENDING_FULL] = "drop_pending_full",
+    [RT_CTR_DROP_NEIGH_FULL] = "drop_neigh_table_full",
+    [RT_CTR_DROP_NEIGH_FAILED] = "drop_neigh_failed",
+    [RT_CTR_DROP_PENDING_RESTART] = "drop_pending_restart",
+    [RT_CTR_DROP_BAD_OPTIONS] = "drop_bad_options",
+    [RT_CTR_FRAG_PKTS] = "frag_packets",
+    [RT_CTR_FRAG_CREATED] = "frag_created",
+    [RT_CTR_ARP_BAD] = "arp_bad",
+    [RT_CTR_ARP_IGNORED] = "arp_ignored",
+    [RT_CTR_ARP_REQ_RX] = "arp_request_rx",
+    [RT_CTR_ARP_REPLY_RX] = "arp_reply_rx",
+    [RT_CTR_ARP_GRATUITOUS_RX] = "arp_gratuitous_rx",
+    [RT_CTR_ARP_REQ_TX] = "arp_request_tx",
+    [RT_CTR_ARP_REPLY_TX] = "arp_reply_tx",
+    [RT_CTR_NEIGH_LEARNED] = "neigh_learned",
+    [RT_CTR_NEIGH_EXPIRED] = "neigh_expired",
+    [RT_CTR_ICMP_ECHO_REPLY_TX] = "icmp_echo_reply_tx",
+    [RT_CTR_ICMP_TIME_EXCEEDED_TX] = "icmp_time_exceeded_tx",
+    [RT_CTR_ICMP_NET_UNREACH_TX] = "icmp_net_unreach_tx",
+    [RT_CTR_ICMP_HOST_UNREACH_TX] = "icmp_host_unreach_tx",
+    [RT_CTR_ICMP_FRAG_NEEDED_TX] = "icmp_frag_needed_tx",
+    [RT_CTR_ICMP_RATE_LIMITED] = "icmp_rate_limited",
+    [RT_CTR_ICMP_SUPPRESSED] = "icmp_suppressed",
+};
+
+void rt_cfg_default(struct rt_cfg *cfg)
+{
+    cfg->icmp_interval_ns = 1000000;
+    cfg->icmp_burst = 50;
+    cfg->reachable_ns = 30ull * 1000000000;
+    cfg->stale_gc_ns = 60ull * 1000000000;
+    cfg->retrans_ns = 1000000000;
+    cfg->max_retries = 3;
+}
+
+void rt_ctx_init(struct rt_ctx *ctx, struct ipc_pool *pool, struct rt_fib *fib, struct rt_neigh *neigh,
+                 struct rt_counters *ctr, const struct rt_cfg *cfg)
+{
+    memset(ctx, 0, sizeof(*ctx));
+    ctx->pool = pool;
+    ctx->fib = fib;
+    ctx->neigh = neigh;
+    ctx->ctr = ctr;
+    if (cfg)
+        ctx->cfg = *cfg;
+    else
+        rt_cfg_default(&ctx->cfg);
+    rt_tb_init(&ctx->icmp_tb, ctx->cfg.icmp_interval_ns, ctx->cfg.icmp_burst, 0);
+}
+
+void rt_tx(struct rt_ctx *ctx, struct rt_burst *tx, ipc_buf b)
+{
+    if (tx->n >= tx->cap) {
+        rt_drop(ctx, b, RT_CTR_DROP_TX_FULL);
+        return;
+    }
+    const struct ipc_meta *m = ipc_pool_meta(ctx->pool, b);
+    if (m->out_port < RT_MAX_PORTS) {
+        ctx->ctr->port[m->out_port].tx_pkts++;
+        ctx->ctr->port[m->out_port].tx_bytes += m->next == IPC_BUF_NONE ? m->len : m->pkt_len;
+    }
+    tx->bufs[tx->n++] = b;
+}
+
+void rt_drop(struct rt_ctx *ctx, ipc_buf b, enum rt_ctr why)
+{
+    rt_count(ctx, why);
+    ipc_pool_free(ctx->pool, &b, 1);
+}

@@ -1,0 +1,164 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * services/router/rt.h: what the router's packet stages share: the port
+ * table (addresses, MACs, MTUs), the counters with their printable names,
+ * the output burst every stage appends to, and struct rt_ctx, the one
+ * context the per-packet functions take. The process loop (main.c) fills a
+ * context from its config blob and hands it bursts of handles; nothing in
+ * here allocates or blocks.
+ */
+#ifndef RT_H
+#define RT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ipc/pool.h"
+
+#define RT_MAX_PORTS 16u
+#define RT_BURST 32u
+
+/* Counters: one per drop reason and event. Keep rt_ctr_names in sync. */
+enum rt_ctr {
+    RT_CTR_RX_IPV4,
+    RT_CTR_RX_ARP,
+    RT_CTR_FORWARDED,
+    RT_CTR_LOCAL_ECHO,
+    RT_CTR_DROP_ETHERTYPE,       /* neither IPv4 nor ARP */
+    RT_CTR_DROP_VLAN,            /* 802.1Q/802.1ad tagged: no VLAN ports yet */
+    RT_CTR_DROP_RUNT,            /* shorter than Ethernet + the header it claims */
+    RT_CTR_DROP_BAD_PORT,        /* in_port is not a configured port */
+    RT_CTR_DROP_L2_OTHER_HOST,   /* unicast MAC that is not the port's */
+    RT_CTR_DROP_BAD_VERSION,     /* RFC 1812 §5.2.2 (a..e) */
+    RT_CTR_DROP_BAD_IHL,
+    RT_CTR_DROP_BAD_CHECKSUM,
+    RT_CTR_DROP_BAD_TOTLEN,      /* total length < header or > frame */
+    RT_CTR_DROP_MARTIAN_SRC,     /* RFC 1812 §5.3.7 */
+    RT_CTR_DROP_MARTIAN_DST,
+    RT_CTR_DROP_LIMITED_BCAST,   /* 255.255.255.255: local, never forwarded (§5.3.5.1) */
+    RT_CTR_DROP_MULTICAST,       /* 224/4 destination: no multicast routing */
+    RT_CTR_DROP_DIRECTED_BCAST,  /* a connected subnet's broadcast: not forwarded (§5.3.5.2 default) */
+    RT_CTR_DROP_L2_BCAST_UNICAST,/* IP unicast in a link-layer broadcast (§5.3.4) */
+    RT_CTR_DROP_LOCAL_OTHER,     /* to us, not an echo request */
+    RT_CTR_DROP_ECHO_CHAIN,      /* echo request that does not fit the reply path */
+    RT_CTR_DROP_ICMP_BAD_CHECKSUM,
+    RT_CTR_DROP_TTL,             /* TTL expired in transit */
+    RT_CTR_DROP_NO_ROUTE,
+    RT_CTR_DROP_BAD_NEXTHOP,     /* route to a port that is not configured */
+    RT_CTR_DROP_FRAG_NEEDED,     /* DF set and larger than the MTU */
+    RT_CTR_DROP_GSO_TOO_BIG,     /* GSO segments larger than the MTU, without DF */
+    RT_CTR_DROP_NO_BUFS,         /* pool empty while building fragments or ICMP */
+    RT_CTR_DROP_TX_FULL,         /* the output burst was full */
+    RT_CTR_DROP_PENDING_FULL,    /* neighbour's pending queue full */
+    RT_CTR_DROP_NEIGH_FULL,      /* neighbour table full */
+    RT_CTR_DROP_NEIGH_FAILED,    /* queued for a neighbour that never answered */
+    RT_CTR_DROP_PENDING_RESTART, /* queued when the previous router instance died */
+    RT_CTR_DROP_BAD_OPTIONS,     /* malformed IP options met while fragmenting */
+    RT_CTR_FRAG_PKTS,            /* packets fragmented */
+    RT_CTR_FRAG_CREATED,         /* fragments made */
+    RT_CTR_ARP_BAD,              /* malformed ARP */
+    RT_CTR_ARP_IGNORED,          /* not for us, nothing to learn */
+    RT_CTR_ARP_REQ_RX,
+    RT_CTR_ARP_REPLY_RX,
+    RT_CTR_ARP_GRATUITOUS_RX,
+    RT_CTR_ARP_REQ_TX,
+    RT_CTR_ARP_REPLY_TX,
+    RT_CTR_NEIGH_LEARNED,
+    RT_CTR_NEIGH_EXPIRED,
+    RT_CTR_ICMP_ECHO_REPLY_TX,
+    RT_CTR_ICMP_TIME_EXCEEDED_TX,
+    RT_CTR_ICMP_NET_UNREACH_TX,
+    RT_CTR_ICMP_HOST_UNREACH_TX,
+    RT_CTR_ICMP_FRAG_NEEDED_TX,
+    RT_CTR_ICMP_RATE_LIMITED,
+    RT_CTR_ICMP_SUPPRESSED,      /* an error was due but RFC 1812 §4.3.2.7 forbids it */
+    RT_CTR_MAX
+};
+
+extern const char *const rt_ctr_names[RT_CTR_MAX];
+
+struct rt_port_ctr {
+    uint64_t rx_pkts, rx_bytes, tx_pkts, tx_bytes;
+};
+
+/* A plain struct: the process loop places it in its shared stats region. */
+struct rt_counters {
+    uint64_t c[RT_CTR_MAX];
+    struct rt_port_ctr port[RT_MAX_PORTS];
+    uint64_t pending; /* packets waiting for ARP right now (a gauge) */
+};
+
+/* One router interface. Addresses in host byte order. */
+struct rt_port {
+    uint8_t mac[6];
+    uint16_t mtu; /* IP MTU; 0 = port not configured */
+    uint32_t ip;
+    uint8_t plen;
+};
+
+/* ICMP error rate limit: a token bucket, time passed in by the caller. */
+struct rt_tb {
+    uint64_t interval_ns; /* one token per interval */
+    uint32_t burst;
+    uint32_t tokens;
+    uint64_t last_ns;
+};
+
+struct rt_cfg {
+    uint64_t icmp_interval_ns; /* default 1 ms */
+    uint32_t icmp_burst;       /* default 50 */
+    uint64_t reachable_ns;     /* reachable -> stale; default 30 s */
+    uint64_t stale_gc_ns;      /* stale and unused -> removed; default 60 s */
+    uint64_t retrans_ns;       /* between ARP requests; default 1 s */
+    uint32_t max_retries;      /* requests before giving up; default 3 */
+};
+
+/* Where stages put packets to transmit (meta out_port set). */
+struct rt_burst {
+    ipc_buf *bufs;
+    uint32_t n, cap;
+};
+
+struct rt_fib;
+struct rt_neigh;
+
+struct rt_ctx {
+    struct ipc_pool *pool;
+    struct rt_fib *fib;
+    struct rt_neigh *neigh;
+    struct rt_counters *ctr;
+    struct rt_port port[RT_MAX_PORTS];
+    uint16_t nports;
+    uint16_t ip_id; /* IP identification for packets the router originates */
+    struct rt_cfg cfg;
+    struct rt_tb icmp_tb;
+};
+
+/** Defaults for @cfg (RFC 1812 §4.3.2.8 rate limit, Linux-like ARP timers). */
+void rt_cfg_default(struct rt_cfg *cfg);
+
+/** Set up @ctx (zeroes it, copies @cfg or the defaults, fills the ICMP bucket). */
+void rt_ctx_init(struct rt_ctx *ctx, struct ipc_pool *pool, struct rt_fib *fib, struct rt_neigh *neigh,
+                 struct rt_counters *ctr, const struct rt_cfg *cfg);
+
+static inline void rt_count(struct rt_ctx *ctx, enum rt_ctr c)
+{
+    ctx->ctr->c[c]++;
+}
+
+/* Is @ip one of the router's addresses? Returns the port, or -1. */
+static inline int rt_local_port(const struct rt_ctx *ctx, uint32_t ip)
+{
+    for (unsigned p = 0; p < ctx->nports; p++)
+        if (ctx->port[p].mtu && ctx->port[p].ip == ip)
+            return (int)p;
+    return -1;
+}
+
+/** Queue @b for transmission on meta out_port; a full burst drops and counts it. */
+void rt_tx(struct rt_ctx *ctx, struct rt_burst *tx, ipc_buf b);
+
+/** Free one packet (rare paths; the forwarding loop frees its drops in one call). */
+void rt_drop(struct rt_ctx *ctx, ipc_buf b, enum rt_ctr why);
+
+#endif
