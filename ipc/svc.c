@@ -64,7 +64,7 @@ int ipc_svc_open(struct ipc_svc *svc, uint32_t kind, struct ipc_err *err)
     if (ret < 0)
         return ret;
     const struct ipc_svc_config *cfg = svc->cfg;
-    if (cfg->kind != kind) {
+    if (kind != 0 && cfg->kind != kind) {
         ret = ipc_errf(err, -EPROTO, "config %.32s: service kind %u, this binary is kind %u", cfg->name, cfg->kind,
                        kind);
         goto out_cfg;

@@ -54,7 +54,7 @@ struct ipc_svc_ring {
 struct ipc_svc_port {
     char name[16];
     char ifname[16];
-    char netns[32];
+    char netns[64];
     uint8_t mac[6];
     uint16_t mtu;
     uint32_t addr; /* host byte order */
@@ -132,7 +132,7 @@ struct ipc_svc {
 
 /**
  * Service side: map the config blob at IPC_SVC_CONFIG_FD, check it is a
- * config of @kind, attach the pool, the stats region and every ring. Returns
+ * config of @kind (0: any, for test stand-ins), attach the pool, the stats region and every ring. Returns
  * 0 or -errno with @err naming what is wrong.
  */
 int ipc_svc_open(struct ipc_svc *svc, uint32_t kind, struct ipc_err *err);

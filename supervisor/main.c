@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * supervisor/main.c: the `ringrouter` command. It parses argv and dispatches
- * to a subcommand; for now the only one is `check`, which loads a manifest
- * (supervisor/manifest.c) and reports the first error. `up` and the control
- * commands (status, stats, route, restart, ...) join it as they are built;
- * --help lists only what exists, and anything else is an unknown command.
+ * to a subcommand: `check` loads a manifest (supervisor/manifest.c) and
+ * reports the first error; `up` runs the supervisor (supervisor/up.c); the
+ * control commands talk to a running supervisor over its socket
+ * (supervisor/ctl.c). --help lists only what exists, and anything else is an
+ * unknown command.
  *
  * Exit codes (s6's convention, STYLE.md §7): 0 ok; 100 for a usage error or
  * an invalid manifest, including a manifest path that does not exist or
@@ -22,15 +23,27 @@
 #define SUP_EXIT_USAGE 100
 #define SUP_EXIT_SYSTEM 111
 
+int sup_cmd_up(int argc, char **argv);
+int sup_cmd_ctl(const char *cmd, int argc, char **argv);
+
 static const char sup_usage[] =
     "usage: ringrouter COMMAND [OPTIONS]\n"
     "\n"
     "commands:\n"
-    "  check [-c FILE]   validate a manifest (default: the built-in demo manifest)\n"
-    "                    and print \"FILE: ok\", or the first error on stderr\n"
+    "  check [-c FILE]        validate a manifest (default: the built-in demo manifest)\n"
+    "                         and print \"FILE: ok\", or the first error on stderr\n"
+    "  up [-c FILE]           run the supervisor: create the pool, rings and devices,\n"
+    "                         start every service and keep them running until\n"
+    "                         SIGTERM or SIGINT (as root)\n"
+    "  status [--json]        each service's state, pid, restarts, uptime, last exit\n"
+    "  stats [--json]         counters of every service and ring, read from shared\n"
+    "                         memory without interrupting the services\n"
+    "  restart SERVICE        stop SERVICE and start it again\n"
     "\n"
     "options:\n"
-    "  -h, --help        show this help\n"
+    "  -S, --socket PATH      the control socket of status, stats and restart\n"
+    "                         (default $RINGROUTER_SOCKET, else /run/ringrouter/control.sock)\n"
+    "  -h, --help             show this help\n"
     "\n"
     "exit status: 0 ok, 100 usage or manifest error, 111 system failure.\n"
     "The manifest format is described in docs/manifest.md.\n";
@@ -116,5 +129,9 @@ int main(int argc, char **argv)
     }
     if (strcmp(cmd, "check") == 0)
         return sup_cmd_check(argc - 1, argv + 1);
+    if (strcmp(cmd, "up") == 0)
+        return sup_cmd_up(argc - 1, argv + 1);
+    if (strcmp(cmd, "status") == 0 || strcmp(cmd, "stats") == 0 || strcmp(cmd, "restart") == 0)
+        return sup_cmd_ctl(cmd, argc - 1, argv + 1);
     return sup_usage_error("unknown command \"%s\"", cmd);
 }

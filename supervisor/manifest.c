@@ -523,6 +523,18 @@ static int sup_p_path(struct sup_pctx *pc, const struct sup_key *k, const char *
     return r;
 }
 
+/* An executable: a name in the directory of ringrouter's own binary, or an
+ * absolute path. Tests use it to put a stand-in in a service's place, and an
+ * upgrade to point a service at a new build. */
+static int sup_p_binary(struct sup_pctx *pc, const struct sup_key *k, const char *v, void *dst)
+{
+    int r = sup_p_chars(pc, k, v, dst, sup_c_path,
+                        "a program name or an absolute path of at most 80 of A-Z a-z 0-9 _ - . /");
+    if (r == 0 && v[0] != '/' && strchr(v, '/'))
+        return sup_vfail(pc, k, "\"%s\" is neither a program name nor an absolute path", v);
+    return r;
+}
+
 static int sup_p_addr(struct sup_pctx *pc, const struct sup_key *k, const char *v, void *dst)
 {
     if (!sup_parse_addr(v, dst))
@@ -944,6 +956,7 @@ static const struct sup_key sup_service_keys[] = {
     [SUP_SERVICE_CPU] = {"cpu", sup_p_i32, KEY(struct sup_service, cpu), 0, 1023},
     /* 0: sleep as soon as there is no work, so an idle router uses no CPU */
     [SUP_SERVICE_POLL_US] = {"poll_us", sup_p_u32, KEY(struct sup_service, poll_us), 0, 10000, .def = "0"},
+    [SUP_SERVICE_BINARY] = {"binary", sup_p_binary, KEY(struct sup_service, binary), 0, SUP_PATH_MAX, .def = ""},
 };
 
 #define NKEYS(a) (sizeof(a) / sizeof((a)[0]))

@@ -195,6 +195,7 @@ enum sup_service_key {
     SUP_SERVICE_RESTART_WINDOW,
     SUP_SERVICE_CPU,
     SUP_SERVICE_POLL_US,
+    SUP_SERVICE_BINARY,
     SUP_SERVICE_NKEYS
 };
 
@@ -209,6 +210,7 @@ struct sup_service {
     uint32_t restart_window_ms;
     int32_t cpu; /* -1: not pinned */
     uint32_t poll_us;
+    char binary[SUP_PATH_MAX + 1]; /* "": the kind's own (rr-router, rr-tap, ...) */
 };
 
 struct sup_manifest {

@@ -1,0 +1,337 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * supervisor/ctl.c: the control socket, both ends. The supervisor listens on
+ * a Unix stream socket (mode 0600, RUN_DIR/control.sock); a client sends one
+ * request line, the supervisor answers "OK\n" or "ERR\n" followed by the text
+ * to print and closes. Every answer is built from what the supervisor holds
+ * and from the services' shared stats regions: a query never interrupts a
+ * service.
+ *
+ *   status [json]       each service's state, pid, restarts, uptime, last exit
+ *   stats [json]        per service counters, per ring occupancy and counters
+ *   restart NAME        stop NAME and start it again
+ */
+#include "supervisor/sup.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#define CTL_REQ_MAX 512
+
+int sup_ctl_listen(struct sup *s, struct ipc_err *err)
+{
+    const char *dir = s->m.router.run_dir;
+    if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+        return ipc_errf(err, -errno, "run_dir %s: %s", dir, strerror(errno));
+    int n = snprintf(s->sock_path, sizeof(s->sock_path), "%s/control.sock", dir);
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    if (n < 0 || (size_t)n >= sizeof(sa.sun_path))
+        return ipc_errf(err, -ENAMETOOLONG, "run_dir %s: the socket path is too long", dir);
+    memcpy(sa.sun_path, s->sock_path, (size_t)n + 1);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0)
+        return ipc_errf(err, -errno, "control socket: %s", strerror(errno));
+    /* A socket file left by a supervisor that died is stale; a live one
+     * answers, and then this is a second `up` on the same run_dir. */
+    int probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (probe >= 0 && connect(probe, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
+        close(probe);
+        close(fd);
+        return ipc_errf(err, -EADDRINUSE, "%s: another ringrouter is running there", s->sock_path);
+    }
+    if (probe >= 0)
+        close(probe);
+    unlink(s->sock_path);
+    mode_t old = umask(0177);
+    int r = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
+    umask(old);
+    if (r < 0 || chmod(s->sock_path, 0600) < 0 || listen(fd, 16) < 0) {
+        int e = errno;
+        close(fd);
+        return ipc_errf(err, -e, "control socket %s: %s", s->sock_path, strerror(e));
+    }
+    s->ctl_fd = fd;
+    return 0;
+}
+
+static void json_str(FILE *f, const char *str)
+{
+    fputc('"', f);
+    for (const unsigned char *p = (const unsigned char *)str; *p; p++) {
+        if (*p == '"' || *p == '\\')
+            fprintf(f, "\\%c", *p);
+        else if (*p < 0x20)
+            fprintf(f, "\\u%04x", *p);
+        else
+            fputc(*p, f);
+    }
+    fputc('"', f);
+}
+
+static uint64_t uptime_ms(const struct sup_svc *v, uint64_t now)
+{
+    return v->state == SUP_ST_UP ? (now - v->ready_ns) / 1000000 : 0;
+}
+
+static void do_status(struct sup *s, FILE *f, bool json)
+{
+    uint64_t now = sup_now_ns();
+    if (json) {
+        fprintf(f, "{\"services\":[");
+        for (int i = 0; i < s->nsvcs; i++) {
+            const struct sup_svc *v = &s->svcs[i];
+            fprintf(f, "%s{\"name\":", i ? "," : "");
+            json_str(f, v->name);
+            fprintf(f, ",\"state\":\"%s\",\"pid\":%d,\"restarts\":%u,\"uptime_ms\":%llu,\"ready_ms\":%.3f,"
+                       "\"last_exit\":",
+                    sup_state_name(v->state), (int)v->pid, v->restarts, (unsigned long long)uptime_ms(v, now),
+                    (double)v->ready_ms_last / 1000.0);
+            json_str(f, v->last_exit);
+            fprintf(f, "}");
+        }
+        fprintf(f, "]}\n");
+        return;
+    }
+    fprintf(f, "%-16s %-9s %8s %8s %10s  %s\n", "SERVICE", "STATE", "PID", "RESTARTS", "UPTIME", "LAST EXIT");
+    for (int i = 0; i < s->nsvcs; i++) {
+        const struct sup_svc *v = &s->svcs[i];
+        char up[32] = "-";
+        if (v->state == SUP_ST_UP)
+            snprintf(up, sizeof(up), "%.1fs", (double)uptime_ms(v, now) / 1000.0);
+        fprintf(f, "%-16s %-9s %8d %8u %10s  %s\n", v->name, sup_state_name(v->state), (int)v->pid, v->restarts, up,
+                v->last_exit[0] ? v->last_exit : "-");
+    }
+}
+
+struct ring_ctr {
+    const char *name;
+    size_t off;
+};
+
+#define RC(f) {#f, offsetof(struct ipc_ring_shared, f)}
+static const struct ring_ctr ring_ctrs[] = {
+    RC(enq_handles),     RC(full_drops),     RC(wake_sent),      RC(sleeps),
+    RC(drop_bad_handle), RC(drop_bad_owner), RC(drop_bad_frame), RC(drop_bad_chain),
+};
+
+static uint64_t ring_ctr(const struct ipc_ring_shared *sh, const struct ring_ctr *c)
+{
+    return ipc_ld_rlx((_Atomic uint64_t *)((const char *)sh + c->off));
+}
+
+static void do_stats(struct sup *s, FILE *f, bool json)
+{
+    if (json)
+        fprintf(f, "{\"services\":[");
+    for (int i = 0; i < s->nsvcs; i++) {
+        const struct sup_svc *v = &s->svcs[i];
+        const struct ipc_svc_stats *st = v->stats;
+        uint32_t n = ipc_ld_acq(&((struct ipc_svc_stats *)st)->nctr);
+        if (n > IPC_SVC_MAX_CTR)
+            n = IPC_SVC_MAX_CTR;
+        uint64_t loops = ipc_ld_rlx(&((struct ipc_svc_stats *)st)->loops);
+        uint64_t sleeps = ipc_ld_rlx(&((struct ipc_svc_stats *)st)->sleeps);
+        uint64_t wakes = ipc_ld_rlx(&((struct ipc_svc_stats *)st)->wakes_sent);
+        if (json) {
+            fprintf(f, "%s{\"name\":", i ? "," : "");
+            json_str(f, v->name);
+            fprintf(f, ",\"loops\":%llu,\"sleeps\":%llu,\"wakes_sent\":%llu,\"counters\":{",
+                    (unsigned long long)loops, (unsigned long long)sleeps, (unsigned long long)wakes);
+            for (uint32_t k = 0; k < n; k++) {
+                fprintf(f, "%s", k ? "," : "");
+                json_str(f, st->ctr_name[k]);
+                fprintf(f, ":%llu", (unsigned long long)ipc_ld_rlx(&((struct ipc_svc_stats *)st)->ctr[k]));
+            }
+            fprintf(f, "}}");
+        } else {
+            fprintf(f, "%s (%s): loops %llu, sleeps %llu, wake-ups sent %llu\n", v->name, sup_state_name(v->state),
+                    (unsigned long long)loops, (unsigned long long)sleeps, (unsigned long long)wakes);
+            for (uint32_t k = 0; k < n; k++)
+                fprintf(f, "  %-28s %llu\n", st->ctr_name[k],
+                        (unsigned long long)ipc_ld_rlx(&((struct ipc_svc_stats *)st)->ctr[k]));
+        }
+    }
+    if (json)
+        fprintf(f, "],\"rings\":[");
+    else
+        fprintf(f, "\n%-12s %-24s %11s", "RING", "FROM -> TO", "OCCUPANCY");
+    if (!json)
+        for (size_t k = 0; k < sizeof(ring_ctrs) / sizeof(ring_ctrs[0]); k++)
+            fprintf(f, " %s", ring_ctrs[k].name);
+    if (!json)
+        fprintf(f, "\n");
+    for (int i = 0; i < s->nrings; i++) {
+        const struct sup_ring *r = &s->rings[i];
+        uint32_t occ = ipc_ring_count(r->sh);
+        if (json) {
+            fprintf(f, "%s{\"name\":\"%s\",\"from\":\"%s\",\"to\":\"%s\",\"occupancy\":%u,\"size\":%u", i ? "," : "",
+                    r->name, s->svcs[r->prod].name, s->svcs[r->cons].name, occ, r->sh->size);
+            for (size_t k = 0; k < sizeof(ring_ctrs) / sizeof(ring_ctrs[0]); k++)
+                fprintf(f, ",\"%s\":%llu", ring_ctrs[k].name, (unsigned long long)ring_ctr(r->sh, &ring_ctrs[k]));
+            fprintf(f, "}");
+        } else {
+            char edge[48], occs[24];
+            snprintf(edge, sizeof(edge), "%s -> %s", s->svcs[r->prod].name, s->svcs[r->cons].name);
+            snprintf(occs, sizeof(occs), "%u/%u", occ, r->sh->size);
+            fprintf(f, "%-12s %-24s %11s", r->name, edge, occs);
+            for (size_t k = 0; k < sizeof(ring_ctrs) / sizeof(ring_ctrs[0]); k++)
+                fprintf(f, " %*llu", (int)strlen(ring_ctrs[k].name), (unsigned long long)ring_ctr(r->sh, &ring_ctrs[k]));
+            fprintf(f, "\n");
+        }
+    }
+    uint64_t af = ipc_ld_rlx(&s->pool.hdr->alloc_fail), fb = ipc_ld_rlx(&s->pool.hdr->free_bad);
+    if (json)
+        fprintf(f, "],\"pool\":{\"buffers\":%u,\"frame_size\":%u,\"alloc_fail\":%llu,\"free_bad\":%llu}}\n",
+                s->pool.nbufs, s->pool.frame_size, (unsigned long long)af, (unsigned long long)fb);
+    else
+        fprintf(f, "\npool: %u buffers of %u bytes, alloc_fail %llu, free_bad %llu\n", s->pool.nbufs,
+                s->pool.frame_size, (unsigned long long)af, (unsigned long long)fb);
+}
+
+/* Returns false for a request the client got wrong. */
+static bool handle(struct sup *s, char *req, FILE *f)
+{
+    char *save = NULL;
+    char *cmd = strtok_r(req, " \t\n", &save);
+    char *arg = strtok_r(NULL, " \t\n", &save);
+    bool json = arg && strcmp(arg, "json") == 0;
+    if (!cmd) {
+        fprintf(f, "empty request\n");
+        return false;
+    }
+    if (strcmp(cmd, "status") == 0) {
+        do_status(s, f, json);
+        return true;
+    }
+    if (strcmp(cmd, "stats") == 0) {
+        do_stats(s, f, json);
+        return true;
+    }
+    if (strcmp(cmd, "restart") == 0) {
+        for (int i = 0; arg && i < s->nsvcs; i++) {
+            if (strcmp(s->svcs[i].name, arg) == 0) {
+                sup_log("%s: restart requested", arg);
+                sup_event(s, &s->svcs[i], SUP_EV_RESTART, 0);
+                fprintf(f, "restarting %s\n", arg);
+                return true;
+            }
+        }
+        fprintf(f, "restart: no service \"%s\"; the services are:", arg ? arg : "");
+        for (int i = 0; i < s->nsvcs; i++)
+            fprintf(f, " %s", s->svcs[i].name);
+        fprintf(f, "\n");
+        return false;
+    }
+    fprintf(f, "unknown request \"%s\"\n", cmd);
+    return false;
+}
+
+void sup_ctl_accept(struct sup *s)
+{
+    for (;;) {
+        int c = accept4(s->ctl_fd, NULL, NULL, SOCK_CLOEXEC);
+        if (c < 0)
+            return;
+        /* A client that connects and says nothing must not stall the loop. */
+        struct timeval tv = {.tv_sec = 0, .tv_usec = 200000};
+        setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+        setsockopt(c, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+        char req[CTL_REQ_MAX];
+        size_t have = 0;
+        while (have < sizeof(req) - 1) {
+            ssize_t n = read(c, req + have, sizeof(req) - 1 - have);
+            if (n <= 0)
+                break;
+            have += (size_t)n;
+            if (memchr(req, '\n', have))
+                break;
+        }
+        req[have] = 0;
+        char *body = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&body, &len);
+        if (f) {
+            bool ok = handle(s, req, f);
+            fclose(f);
+            const char *head = ok ? "OK\n" : "ERR\n";
+            ssize_t w = write(c, head, strlen(head));
+            for (size_t off = 0; w >= 0 && off < len; off += (size_t)w)
+                w = write(c, body + off, len - off);
+            free(body);
+        }
+        close(c);
+    }
+}
+
+int sup_ctl_client(const char *sock, int argc, char **argv)
+{
+    char req[CTL_REQ_MAX] = "";
+    size_t off = 0;
+    for (int i = 0; i < argc; i++) {
+        int n = snprintf(req + off, sizeof(req) - off, "%s%s", i ? " " : "", argv[i]);
+        if (n < 0 || (size_t)n >= sizeof(req) - off) {
+            fprintf(stderr, "ringrouter: request too long\n");
+            return SUP_EXIT_USAGE;
+        }
+        off += (size_t)n;
+    }
+    snprintf(req + off, sizeof(req) - off, "\n");
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    if (strlen(sock) >= sizeof(sa.sun_path)) {
+        fprintf(stderr, "ringrouter: socket path %s is too long\n", sock);
+        return SUP_EXIT_USAGE;
+    }
+    memcpy(sa.sun_path, sock, strlen(sock) + 1);
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+        fprintf(stderr, "ringrouter: cannot reach the supervisor at %s: %s (is `ringrouter up` running?)\n", sock,
+                strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return SUP_EXIT_SYSTEM;
+    }
+    if (write(fd, req, strlen(req)) < 0) {
+        fprintf(stderr, "ringrouter: %s: %s\n", sock, strerror(errno));
+        close(fd);
+        return SUP_EXIT_SYSTEM;
+    }
+    char *resp = NULL;
+    size_t len = 0, cap = 0;
+    for (;;) {
+        if (cap - len < 4096) {
+            cap = cap ? cap * 2 : 8192;
+            char *n = realloc(resp, cap);
+            if (!n) {
+                free(resp);
+                close(fd);
+                return SUP_EXIT_SYSTEM;
+            }
+            resp = n;
+        }
+        ssize_t n = read(fd, resp + len, cap - len - 1);
+        if (n <= 0)
+            break;
+        len += (size_t)n;
+    }
+    close(fd);
+    int rc;
+    if (len >= 3 && memcmp(resp, "OK\n", 3) == 0) {
+        fwrite(resp + 3, 1, len - 3, stdout);
+        rc = SUP_EXIT_OK;
+    } else if (len >= 4 && memcmp(resp, "ERR\n", 4) == 0) {
+        fprintf(stderr, "ringrouter: ");
+        fwrite(resp + 4, 1, len - 4, stderr);
+        rc = SUP_EXIT_USAGE;
+    } else {
+        fprintf(stderr, "ringrouter: no answer from the supervisor at %s\n", sock);
+        rc = SUP_EXIT_SYSTEM;
+    }
+    free(resp);
+    return rc;
+}

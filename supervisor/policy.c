@@ -1,0 +1,285 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * supervisor/policy.c: what the supervisor does when something happens to a
+ * service, as a table of actions indexed by state and event (s6-supervise's
+ * shape). Deaths are reclaimed here, before anything is restarted: every
+ * buffer the dead instance held privately goes back to the pool, and what it
+ * left in its rings waits there for its successor.
+ *
+ * Restart policy (MINIX RS, s6): the first death after a stable period is
+ * restarted at once, since packets queue in the rings meanwhile; further
+ * consecutive deaths back off exponentially from 10 ms up to 1 s. More than
+ * restart_limit deaths within restart_window mark the service failed; the
+ * others keep running. A service is stable once it has been ready for
+ * SUP_STABLE_MS.
+ */
+#include "supervisor/sup.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define SUP_BACKOFF_BASE_MS 10u
+#define SUP_BACKOFF_CAP_MS 1000u
+#define SUP_STABLE_MS 100u
+#define SUP_READY_TIMEOUT_MS 5000u
+
+#define MS(x) ((uint64_t)(x) * 1000000ull)
+
+const char *sup_state_name(enum sup_state st)
+{
+    static const char *const names[SUP_NSTATES] = {"down", "starting", "up", "backoff", "failed", "stopping"};
+    return st < SUP_NSTATES ? names[st] : "?";
+}
+
+static void start(struct sup *s, struct sup_svc *v)
+{
+    struct ipc_err err;
+    uint64_t now = sup_now_ns();
+    if (sup_spawn(s, v, &err) < 0) {
+        /* A failed start counts as a death: the same limits apply. */
+        sup_log("%s: cannot start: %s", v->name, err.msg);
+        snprintf(v->last_exit, sizeof(v->last_exit), "start failed: %.80s", err.msg);
+        v->pid = 0;
+        v->state = SUP_ST_BACKOFF;
+        v->consecutive++;
+        v->deaths_ns[v->ndeaths++ % 64] = now;
+        v->deadline_ns = now + MS(SUP_BACKOFF_CAP_MS);
+        return;
+    }
+    v->started_ns = now;
+    v->state = SUP_ST_STARTING;
+    v->deadline_ns = now + MS(SUP_READY_TIMEOUT_MS);
+    if (sup_watch(s, v) < 0)
+        sup_log("%s: cannot watch pid %d", v->name, (int)v->pid);
+    sup_log("%s: started, pid %d", v->name, (int)v->pid);
+}
+
+static void describe_exit(struct sup_svc *v, int status)
+{
+    if (WIFSIGNALED(status))
+        snprintf(v->last_exit, sizeof(v->last_exit), "killed by signal %d (%s)", WTERMSIG(status),
+                 strsignal(WTERMSIG(status)));
+    else if (WIFEXITED(status))
+        snprintf(v->last_exit, sizeof(v->last_exit), "exited with status %d", WEXITSTATUS(status));
+    else
+        snprintf(v->last_exit, sizeof(v->last_exit), "ended (status %#x)", status);
+}
+
+static void reclaim(struct sup *s, struct sup_svc *v)
+{
+    struct ipc_ring_shared *rings[2 * IPC_SVC_MAX_RINGS];
+    unsigned n = 0;
+    for (int i = 0; i < v->n_in; i++)
+        rings[n++] = s->rings[v->in[i]].sh;
+    for (int i = 0; i < v->n_out; i++)
+        rings[n++] = s->rings[v->out[i]].sh;
+    int r = ipc_pool_reclaim(&s->pool, v->owner, rings, n);
+    if (r < 0)
+        sup_log("%s: reclaim failed: %s", v->name, strerror(-r));
+    else if (r > 0)
+        sup_log("%s: reclaimed %d buffers", v->name, r);
+    ipc_st_rlx(&v->stats->state, IPC_SVC_STARTING);
+}
+
+static unsigned deaths_in_window(const struct sup_svc *v, uint64_t now)
+{
+    unsigned n = 0, have = v->ndeaths < 64 ? v->ndeaths : 64;
+    for (unsigned i = 0; i < have; i++)
+        if (now - v->deaths_ns[i] <= MS(v->m->restart_window_ms))
+            n++;
+    return n;
+}
+
+/* A running instance ended. Decide whether and when it comes back. */
+static void act_died(struct sup *s, struct sup_svc *v, int status)
+{
+    uint64_t now = sup_now_ns();
+    sup_unwatch(s, v);
+    describe_exit(v, status);
+    reclaim(s, v);
+    v->pid = 0;
+    v->died_ns = now;
+    bool clean = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    if (v->m->restart == SUP_RESTART_NEVER || (v->m->restart == SUP_RESTART_ON_FAILURE && clean)) {
+        v->state = SUP_ST_DOWN;
+        sup_log("%s: %s; not restarting (restart = %s)", v->name, v->last_exit,
+                v->m->restart == SUP_RESTART_NEVER ? "never" : "on-failure");
+        return;
+    }
+    v->deaths_ns[v->ndeaths++ % 64] = now;
+    v->consecutive++;
+    unsigned recent = deaths_in_window(v, now);
+    if (recent > v->m->restart_limit) {
+        v->state = SUP_ST_FAILED;
+        sup_log("%s: %s; failed: %u deaths within %u ms exceed restart_limit %u; not restarting", v->name,
+                v->last_exit, recent, v->m->restart_window_ms, v->m->restart_limit);
+        return;
+    }
+    v->restarts++;
+    if (v->consecutive <= 1) {
+        sup_log("%s: %s; restarting now", v->name, v->last_exit);
+        start(s, v);
+        return;
+    }
+    unsigned shift = v->consecutive - 2 < 7 ? v->consecutive - 2 : 7;
+    uint64_t delay = (uint64_t)SUP_BACKOFF_BASE_MS << shift;
+    if (delay > SUP_BACKOFF_CAP_MS)
+        delay = SUP_BACKOFF_CAP_MS;
+    v->state = SUP_ST_BACKOFF;
+    v->deadline_ns = now + MS(delay);
+    sup_log("%s: %s; restarting in %llu ms (death %u in a row)", v->name, v->last_exit, (unsigned long long)delay,
+            v->consecutive);
+}
+
+static void act_ready(struct sup *s, struct sup_svc *v, int status)
+{
+    (void)s;
+    (void)status;
+    uint64_t now = sup_now_ns();
+    v->ready_ns = now;
+    v->state = SUP_ST_UP;
+    v->last_beat = ipc_ld_rlx(&v->stats->heartbeat);
+    v->last_beat_ns = now;
+    uint64_t from = v->died_ns > v->started_ns - MS(60000) && v->died_ns ? v->died_ns : v->started_ns;
+    v->ready_ms_last = (now - from) / 1000;
+    sup_log("%s: ready, pid %d, %.1f ms after %s", v->name, (int)v->pid, (double)(now - from) / 1e6,
+            v->died_ns && v->died_ns >= v->started_ns - MS(60000) ? "its predecessor died" : "start");
+}
+
+static void act_kill(struct sup *s, struct sup_svc *v, const char *why)
+{
+    (void)s;
+    sup_log("%s: %s; killing pid %d", v->name, why, (int)v->pid);
+    if (v->pidfd >= 0)
+        syscall(SYS_pidfd_send_signal, v->pidfd, SIGKILL, NULL, 0);
+}
+
+static void act_ready_timeout(struct sup *s, struct sup_svc *v, int status)
+{
+    (void)status;
+    act_kill(s, v, "not ready after 5 s");
+}
+
+static void act_hang(struct sup *s, struct sup_svc *v, int status)
+{
+    (void)status;
+    char why[96];
+    snprintf(why, sizeof(why), "no heartbeat for %u ms (hang_ms)", v->m->hang_ms);
+    act_kill(s, v, why);
+}
+
+static void act_restart_now(struct sup *s, struct sup_svc *v, int status)
+{
+    (void)status;
+    v->consecutive = 0;
+    v->ndeaths = 0;
+    start(s, v);
+}
+
+static void act_stop(struct sup *s, struct sup_svc *v, int status)
+{
+    (void)s;
+    (void)status;
+    v->state = SUP_ST_STOPPING;
+    v->deadline_ns = sup_now_ns() + MS(2000);
+    if (v->pidfd >= 0)
+        syscall(SYS_pidfd_send_signal, v->pidfd, SIGTERM, NULL, 0);
+}
+
+static void act_stop_idle(struct sup *s, struct sup_svc *v, int status)
+{
+    (void)s;
+    (void)status;
+    v->state = SUP_ST_DOWN;
+}
+
+static void act_restart_running(struct sup *s, struct sup_svc *v, int status)
+{
+    v->restart_pending = true;
+    act_stop(s, v, status);
+}
+
+static void act_stopped(struct sup *s, struct sup_svc *v, int status)
+{
+    sup_unwatch(s, v);
+    describe_exit(v, status);
+    reclaim(s, v);
+    v->pid = 0;
+    if (v->restart_pending && !s->shutting_down) {
+        v->restart_pending = false;
+        v->restarts++;
+        v->died_ns = sup_now_ns();
+        sup_log("%s: %s; restarting as asked", v->name, v->last_exit);
+        start(s, v);
+        return;
+    }
+    v->state = SUP_ST_DOWN;
+    sup_log("%s: stopped (%s)", v->name, v->last_exit);
+}
+
+static void act_stop_timeout(struct sup *s, struct sup_svc *v, int status)
+{
+    (void)status;
+    act_kill(s, v, "did not stop within 2 s");
+}
+
+static void act_none(struct sup *s, struct sup_svc *v, int status)
+{
+    (void)s;
+    (void)v;
+    (void)status;
+}
+
+typedef void (*sup_action)(struct sup *, struct sup_svc *, int);
+
+/* [state][event]: EXIT, READY, TIMEOUT, HANG, STOP, RESTART */
+static const sup_action sup_actions[SUP_NSTATES][SUP_NEVENTS] = {
+    [SUP_ST_DOWN] = {act_none, act_none, act_none, act_none, act_none, act_restart_now},
+    [SUP_ST_STARTING] = {act_died, act_ready, act_ready_timeout, act_none, act_stop, act_restart_running},
+    [SUP_ST_UP] = {act_died, act_none, act_none, act_hang, act_stop, act_restart_running},
+    [SUP_ST_BACKOFF] = {act_none, act_none, act_restart_now, act_none, act_stop_idle, act_restart_now},
+    [SUP_ST_FAILED] = {act_none, act_none, act_none, act_none, act_none, act_restart_now},
+    [SUP_ST_STOPPING] = {act_stopped, act_none, act_stop_timeout, act_none, act_none, act_none},
+};
+
+void sup_event(struct sup *s, struct sup_svc *v, enum sup_event ev, int status)
+{
+    sup_actions[v->state][ev](s, v, status);
+}
+
+void sup_check_timers(struct sup *s, uint64_t now)
+{
+    for (int i = 0; i < s->nsvcs; i++) {
+        struct sup_svc *v = &s->svcs[i];
+        switch (v->state) {
+        case SUP_ST_UP: {
+            uint64_t hb = ipc_ld_rlx(&v->stats->heartbeat);
+            if (hb != v->last_beat) {
+                v->last_beat = hb;
+                v->last_beat_ns = now;
+            } else if (now - v->last_beat_ns > MS(v->m->hang_ms)) {
+                v->last_beat_ns = now; /* one kill per silence */
+                sup_event(s, v, SUP_EV_HANG, 0);
+            }
+            if (v->consecutive && now - v->ready_ns > MS(SUP_STABLE_MS))
+                v->consecutive = 0;
+            break;
+        }
+        case SUP_ST_STARTING:
+        case SUP_ST_BACKOFF:
+        case SUP_ST_STOPPING:
+            if (now >= v->deadline_ns) {
+                v->deadline_ns = now + MS(SUP_READY_TIMEOUT_MS);
+                sup_event(s, v, SUP_EV_TIMEOUT, 0);
+            }
+            break;
+        default:
+            break;
+        }
+    }
+}

@@ -1,0 +1,448 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * supervisor/setup.c: turn a validated manifest into the shared objects the
+ * services run on: the pool, one ring per edge of the service graph, an
+ * eventfd and a stats region per service, the TAP devices, and each
+ * service's sealed config blob. Everything privileged happens here, once;
+ * the supervisor keeps every fd so that a restarted service gets the same
+ * objects back. Teardown undoes it all; closing the last TAP fd removes the
+ * device.
+ *
+ * The graph: for each port P, "rx-P" carries driver-P -> router; "tx-P"
+ * carries router -> driver-P, or shaper-P -> driver-P with "sh-P" carrying
+ * router -> shaper-P when P has a shaper. A port without a shaper costs no
+ * extra hop.
+ */
+#include "supervisor/sup.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <libgen.h>
+#include <linux/if.h>
+#include <linux/if_tun.h>
+#include <pwd.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "ipc/wake.h"
+
+/* Fixed fd numbers inside every service (ipc/svc.h). */
+enum { FD_CFG = IPC_SVC_CONFIG_FD, FD_NOTIFY, FD_POOL, FD_STATS, FD_WAKE, FD_DEV, FD_FIRST_RING };
+
+static int svc_index(const struct sup *s, const char *name)
+{
+    for (int i = 0; i < s->nsvcs; i++)
+        if (strcmp(s->svcs[i].name, name) == 0)
+            return i;
+    return -1;
+}
+
+static int add_ring(struct sup *s, const char *prefix, int port, int prod, int cons, struct ipc_err *err)
+{
+    if (s->nrings >= SUP_MAX_RINGS)
+        return ipc_errf(err, -E2BIG, "too many rings");
+    struct sup_ring *r = &s->rings[s->nrings];
+    snprintf(r->name, sizeof(r->name), "%s-%s", prefix, s->m.ports[port].name);
+    r->port = port;
+    r->prod = prod;
+    r->cons = cons;
+    int ret = ipc_ring_create(r->name, s->m.router.ring_size, (uint32_t)s->nrings, s->svcs[prod].owner,
+                              s->svcs[cons].owner, 0, &r->fd, &r->sh, err);
+    if (ret < 0)
+        return ret;
+    s->ring_sh[s->nrings] = r->sh;
+    struct sup_svc *p = &s->svcs[prod], *c = &s->svcs[cons];
+    p->out[p->n_out++] = s->nrings;
+    c->in[c->n_in++] = s->nrings;
+    s->nrings++;
+    return 0;
+}
+
+/* Run @fn inside network namespace @netns ("" = our own). */
+static int in_netns(const char *netns, int (*fn)(void *), void *arg, struct ipc_err *err)
+{
+    if (!netns[0])
+        return fn(arg);
+    char path[128];
+    snprintf(path, sizeof(path), "/run/netns/%s", netns);
+    int nsfd = open(path, O_RDONLY | O_CLOEXEC);
+    if (nsfd < 0)
+        return ipc_errf(err, -errno, "netns %s: %s (create it with: ip netns add %s)", netns, strerror(errno), netns);
+    int self = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+    if (self < 0) {
+        int e = errno;
+        close(nsfd);
+        return ipc_errf(err, -e, "/proc/self/ns/net: %s", strerror(e));
+    }
+    int ret;
+    if (setns(nsfd, CLONE_NEWNET) < 0) {
+        ret = ipc_errf(err, -errno, "entering netns %s: %s", netns, strerror(errno));
+        goto out;
+    }
+    ret = fn(arg);
+    if (setns(self, CLONE_NEWNET) < 0) {
+        /* Staying in the wrong namespace would misplace every later device. */
+        sup_log("fatal: cannot return to our own network namespace: %s", strerror(errno));
+        abort();
+    }
+out:
+    close(self);
+    close(nsfd);
+    return ret;
+}
+
+struct tap_req {
+    const struct sup_port *port;
+    int fd;
+    struct ipc_err *err;
+};
+
+static int tap_open(void *arg)
+{
+    struct tap_req *q = arg;
+    const struct sup_port *p = q->port;
+    int fd = open("/dev/net/tun", O_RDWR | O_CLOEXEC);
+    if (fd < 0)
+        return ipc_errf(q->err, -errno, "port %s: /dev/net/tun: %s", p->name, strerror(errno));
+    struct ifreq ifr;
+    memset(&ifr, 0, sizeof(ifr));
+    ifr.ifr_flags = IFF_TAP | IFF_NO_PI | IFF_VNET_HDR;
+    snprintf(ifr.ifr_name, IFNAMSIZ, "%s", p->ifname);
+    int ret;
+    if (ioctl(fd, TUNSETIFF, &ifr) < 0) {
+        ret = ipc_errf(q->err, -errno, "port %s: creating TAP %s: %s", p->name, p->ifname, strerror(errno));
+        goto out_fd;
+    }
+    int hdr = 12; /* struct virtio_net_hdr_v1 */
+    if (ioctl(fd, TUNSETVNETHDRSZ, &hdr) < 0) {
+        ret = ipc_errf(q->err, -errno, "port %s: TUNSETVNETHDRSZ: %s", p->name, strerror(errno));
+        goto out_fd;
+    }
+    unsigned off = 0;
+    if (p->offloads & SUP_OFFLOAD_CSUM)
+        off |= TUN_F_CSUM;
+    if (p->offloads & SUP_OFFLOAD_TSO4)
+        off |= TUN_F_TSO4;
+    if (p->offloads & SUP_OFFLOAD_TSO6)
+        off |= TUN_F_TSO6;
+#ifdef TUN_F_USO4
+    if (p->offloads & SUP_OFFLOAD_USO)
+        off |= TUN_F_USO4 | TUN_F_USO6;
+#endif
+    if (ioctl(fd, TUNSETOFFLOAD, off) < 0) {
+        ret = ipc_errf(q->err, -errno, "port %s: TUNSETOFFLOAD %#x: %s", p->name, off, strerror(errno));
+        goto out_fd;
+    }
+    int sk = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (sk < 0) {
+        ret = ipc_errf(q->err, -errno, "port %s: socket: %s", p->name, strerror(errno));
+        goto out_fd;
+    }
+    ifr.ifr_mtu = (int)p->mtu;
+    if (ioctl(sk, SIOCSIFMTU, &ifr) < 0) {
+        ret = ipc_errf(q->err, -errno, "port %s: MTU %u on %s: %s", p->name, p->mtu, p->ifname, strerror(errno));
+        close(sk);
+        goto out_fd;
+    }
+    if (ioctl(sk, SIOCGIFFLAGS, &ifr) == 0) {
+        ifr.ifr_flags |= IFF_UP;
+        ioctl(sk, SIOCSIFFLAGS, &ifr);
+    }
+    close(sk);
+    q->fd = fd;
+    return 0;
+
+out_fd:
+    close(fd);
+    return ret;
+}
+
+static void port_mac(const struct sup_port *p, int index, uint8_t mac[6])
+{
+    if (p->has_mac) {
+        memcpy(mac, p->mac, 6);
+        return;
+    }
+    /* Locally administered, unicast, stable across restarts of the router. */
+    uint8_t def[6] = {0x02, 'r', 'r', 0x00, 0x00, (uint8_t)(index + 1)};
+    memcpy(mac, def, 6);
+}
+
+static void fill_port(const struct sup *s, int i, struct ipc_svc_port *o)
+{
+    const struct sup_port *p = &s->m.ports[i];
+    snprintf(o->name, sizeof(o->name), "%s", p->name);
+    snprintf(o->ifname, sizeof(o->ifname), "%s", p->ifname);
+    snprintf(o->netns, sizeof(o->netns), "%s", p->netns);
+    port_mac(p, i, o->mac);
+    o->mtu = (uint16_t)p->mtu;
+    o->addr = p->address.addr;
+    o->plen = p->address.len;
+    o->driver = p->driver == SUP_DRIVER_TAP ? IPC_DRV_TAP : IPC_DRV_AFXDP;
+    o->flags = p->shaper >= 0 ? IPC_PORT_F_SHAPER : 0;
+    o->offloads = p->offloads;
+    o->rx_inflight = p->rx_inflight;
+}
+
+static int write_config(struct sup *s, struct sup_svc *v, struct ipc_err *err)
+{
+    struct ipc_svc_config *c = calloc(1, sizeof(*c));
+    if (!c)
+        return ipc_errf(err, -ENOMEM, "out of memory");
+    c->kind = v->kind;
+    c->owner = v->owner;
+    c->port = v->port >= 0 ? (uint16_t)v->port : IPC_PORT_NONE;
+    snprintf(c->name, sizeof(c->name), "%s", v->name);
+    c->notify_fd = FD_NOTIFY;
+    c->pool_fd = FD_POOL;
+    c->stats_fd = FD_STATS;
+    c->wake_fd = FD_WAKE;
+    c->dev_fd = v->dev_fd >= 0 ? FD_DEV : -1;
+    c->fib_fd = -1;
+    c->neigh_fd = -1;
+    c->cpu = v->m->cpu;
+    c->poll_us = v->m->poll_us;
+    c->hang_ms = v->m->hang_ms;
+    int next = FD_FIRST_RING;
+    c->n_in = (uint32_t)v->n_in;
+    for (int i = 0; i < v->n_in; i++) {
+        const struct sup_ring *r = &s->rings[v->in[i]];
+        c->in[i] = (struct ipc_svc_ring){.fd = next++, .wake_fd = -1, .port = (uint16_t)r->port};
+    }
+    c->n_out = (uint32_t)v->n_out;
+    for (int i = 0; i < v->n_out; i++) {
+        const struct sup_ring *r = &s->rings[v->out[i]];
+        c->out[i] = (struct ipc_svc_ring){.fd = next++, .wake_fd = -1, .port = (uint16_t)r->port};
+    }
+    /* The consumers' eventfds, after the rings, in output-ring order. */
+    for (int i = 0; i < v->n_out; i++)
+        c->out[i].wake_fd = next++;
+    c->nports = (uint32_t)s->m.nports;
+    for (size_t i = 0; i < s->m.nports && i < IPC_MAX_PORTS; i++)
+        fill_port(s, (int)i, &c->ports[i]);
+    c->icmp_rate = s->m.router.icmp_rate;
+    c->icmp_burst = s->m.router.icmp_burst;
+    int ret = ipc_svc_config_create(c, NULL, 0, &v->cfg_fd, err);
+    free(c);
+    return ret;
+}
+
+/* The fds a service gets, by target number: what spawn.c dup2()s into place. */
+int sup_svc_fds(const struct sup *s, const struct sup_svc *v, int notify_w, int *src, int max)
+{
+    int n = 0;
+    if (max < FD_FIRST_RING + 2 * IPC_SVC_MAX_RINGS)
+        return -E2BIG;
+    for (int i = 0; i < FD_FIRST_RING; i++)
+        src[i] = -1;
+    src[FD_CFG] = v->cfg_fd;
+    src[FD_NOTIFY] = notify_w;
+    src[FD_POOL] = s->pool_fd;
+    src[FD_STATS] = v->stats_fd;
+    src[FD_WAKE] = v->wake_fd;
+    src[FD_DEV] = v->dev_fd;
+    n = FD_FIRST_RING;
+    for (int i = 0; i < v->n_in; i++)
+        src[n++] = s->rings[v->in[i]].fd;
+    for (int i = 0; i < v->n_out; i++)
+        src[n++] = s->rings[v->out[i]].fd;
+    for (int i = 0; i < v->n_out; i++)
+        src[n++] = s->svcs[s->rings[v->out[i]].cons].wake_fd;
+    return n;
+}
+
+static const char *kind_binary(const struct sup *s, const struct sup_service *ms)
+{
+    switch (ms->kind) {
+    case SUP_SVC_ROUTER:
+        return "rr-router";
+    case SUP_SVC_SHAPER:
+        return "rr-shaper";
+    case SUP_SVC_DRIVER:
+        return s->m.ports[ms->port].driver == SUP_DRIVER_TAP ? "rr-tap" : "rr-afxdp";
+    }
+    return "rr-unknown";
+}
+
+static uint32_t kind_ipc(const struct sup *s, const struct sup_service *ms)
+{
+    switch (ms->kind) {
+    case SUP_SVC_ROUTER:
+        return IPC_SVC_ROUTER;
+    case SUP_SVC_SHAPER:
+        return IPC_SVC_SHAPER;
+    case SUP_SVC_DRIVER:
+        return s->m.ports[ms->port].driver == SUP_DRIVER_TAP ? IPC_SVC_TAP : IPC_SVC_AFXDP;
+    }
+    return 0;
+}
+
+static int resolve_ids(struct sup *s, struct ipc_err *err)
+{
+    struct passwd *pw = getpwnam(s->m.router.user);
+    if (!pw)
+        return ipc_errf(err, -ENOENT, "%s: [router] user: no user \"%s\" on this system", s->manifest_name,
+                        s->m.router.user);
+    s->uid = pw->pw_uid;
+    s->gid = pw->pw_gid;
+    if (s->m.router.group[0]) {
+        struct group *gr = getgrnam(s->m.router.group);
+        if (!gr)
+            return ipc_errf(err, -ENOENT, "%s: [router] group: no group \"%s\" on this system", s->manifest_name,
+                            s->m.router.group);
+        s->gid = gr->gr_gid;
+    }
+    if (s->uid == 0)
+        return ipc_errf(err, -EPERM, "%s: [router] user: services must not run as root", s->manifest_name);
+    return 0;
+}
+
+static void find_bindir(struct sup *s)
+{
+    const char *env = getenv("RINGROUTER_BINDIR");
+    if (env && env[0]) {
+        snprintf(s->bindir, sizeof(s->bindir), "%s", env);
+        return;
+    }
+    char exe[256];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    if (n <= 0) {
+        snprintf(s->bindir, sizeof(s->bindir), ".");
+        return;
+    }
+    exe[n] = 0;
+    snprintf(s->bindir, sizeof(s->bindir), "%s", dirname(exe));
+}
+
+int sup_setup(struct sup *s, struct ipc_err *err)
+{
+    int ret;
+    s->pool_fd = -1;
+    for (int i = 0; i < SUP_MAX_SERVICES; i++)
+        s->svcs[i] = (struct sup_svc){.wake_fd = -1, .stats_fd = -1, .cfg_fd = -1, .dev_fd = -1, .pidfd = -1,
+                                      .notify_fd = -1};
+    find_bindir(s);
+    ret = resolve_ids(s, err);
+    if (ret < 0)
+        return ret;
+
+    char name[64];
+    snprintf(name, sizeof(name), "pool-%s", s->m.router.name);
+    ret = ipc_pool_create(name, s->m.router.pool_buffers, s->m.router.frame_size, &s->pool_fd, err);
+    if (ret < 0)
+        return ret;
+    ret = ipc_pool_attach(&s->pool, s->pool_fd, IPC_OWNER_SUPERVISOR, err);
+    if (ret < 0)
+        return ret;
+
+    /* Services, in the manifest's start order; owner ids from 2. */
+    for (size_t i = 0; i < s->m.nservices; i++) {
+        const struct sup_service *ms = &s->m.services[i];
+        struct sup_svc *v = &s->svcs[s->nsvcs];
+        v->m = ms;
+        snprintf(v->name, sizeof(v->name), "%s", ms->name);
+        v->kind = kind_ipc(s, ms);
+        v->owner = (uint16_t)(IPC_OWNER_SERVICE_MIN + s->nsvcs);
+        v->port = ms->port;
+        const char *bin = ms->binary[0] ? ms->binary : kind_binary(s, ms);
+        if (bin[0] == '/')
+            snprintf(v->binary, sizeof(v->binary), "%s", bin);
+        else
+            snprintf(v->binary, sizeof(v->binary), "%s/%s", s->bindir, bin);
+        v->state = SUP_ST_DOWN;
+        v->wake_fd = ipc_wake_eventfd();
+        if (v->wake_fd < 0)
+            return ipc_errf(err, v->wake_fd, "eventfd: %s", strerror(-v->wake_fd));
+        snprintf(name, sizeof(name), "stats-%s", v->name);
+        ret = ipc_stats_create(name, &v->stats_fd, &v->stats, err);
+        if (ret < 0)
+            return ret;
+        s->nsvcs++;
+    }
+
+    int router = svc_index(s, "router");
+    for (size_t p = 0; p < s->m.nports; p++) {
+        char dname[SUP_SERVICE_MAX + 1], sname[SUP_SERVICE_MAX + 1];
+        snprintf(dname, sizeof(dname), "driver-%s", s->m.ports[p].name);
+        snprintf(sname, sizeof(sname), "shaper-%s", s->m.ports[p].name);
+        int drv = svc_index(s, dname), shp = svc_index(s, sname);
+        if (router < 0 || drv < 0)
+            return ipc_errf(err, -EINVAL, "internal: no router or %s service", dname);
+        if ((ret = add_ring(s, "rx", (int)p, drv, router, err)) < 0)
+            return ret;
+        if (shp >= 0) {
+            if ((ret = add_ring(s, "sh", (int)p, router, shp, err)) < 0)
+                return ret;
+            if ((ret = add_ring(s, "tx", (int)p, shp, drv, err)) < 0)
+                return ret;
+        } else if ((ret = add_ring(s, "tx", (int)p, router, drv, err)) < 0) {
+            return ret;
+        }
+        if (s->m.ports[p].driver == SUP_DRIVER_TAP) {
+            struct tap_req q = {.port = &s->m.ports[p], .fd = -1, .err = err};
+            ret = in_netns(s->m.ports[p].netns, tap_open, &q, err);
+            if (ret < 0)
+                return ret;
+            s->svcs[drv].dev_fd = q.fd;
+        }
+    }
+    for (int i = 0; i < s->nsvcs; i++)
+        if ((ret = write_config(s, &s->svcs[i], err)) < 0)
+            return ret;
+    return 0;
+}
+
+static void close_fd(int *fd)
+{
+    if (*fd >= 0)
+        close(*fd);
+    *fd = -1;
+}
+
+/*
+ * After every service has stopped: free what is left in the rings (their
+ * packets belong to the producers' names), so that the census can demand
+ * that every buffer is free. Returns the number of packets freed.
+ */
+int sup_drain_rings(struct sup *s)
+{
+    int freed = 0;
+    for (int i = 0; i < s->nrings; i++) {
+        struct ipc_ring_cons c;
+        ipc_ring_cons_init(&c, s->rings[i].sh);
+        ipc_buf b[64];
+        uint32_t n;
+        while ((n = ipc_ring_recv(&c, &s->pool, b, 64)) > 0)
+            freed += (int)ipc_pool_free(&s->pool, b, n);
+    }
+    return freed;
+}
+
+void sup_teardown(struct sup *s)
+{
+    for (int i = 0; i < s->nsvcs; i++) {
+        struct sup_svc *v = &s->svcs[i];
+        close_fd(&v->wake_fd);
+        close_fd(&v->cfg_fd);
+        close_fd(&v->dev_fd); /* the last fd of a TAP: the device goes away */
+        close_fd(&v->pidfd);
+        close_fd(&v->notify_fd);
+        if (v->stats)
+            ipc_shm_unmap(v->stats, sizeof(*v->stats));
+        v->stats = NULL;
+        close_fd(&v->stats_fd);
+    }
+    for (int i = 0; i < s->nrings; i++) {
+        ipc_ring_detach(s->rings[i].sh);
+        close_fd(&s->rings[i].fd);
+    }
+    s->nrings = 0;
+    ipc_pool_detach(&s->pool);
+    close_fd(&s->pool_fd);
+}

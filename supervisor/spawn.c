@@ -1,0 +1,191 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * supervisor/spawn.c: start one service. fork, then in the child: put the
+ * service's fds at their fixed numbers and close every other fd, pin the CPU
+ * if asked, drop the capability bounding set, PR_SET_NO_NEW_PRIVS, switch to
+ * the unprivileged uid and gid, clear every capability with libcap, and exec.
+ * A child that fails before exec reports errno through a close-on-exec pipe,
+ * so the parent can say why instead of seeing an anonymous exit 111.
+ */
+#include "supervisor/sup.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/capability.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+enum child_step { STEP_FDS = 1, STEP_CPU, STEP_BOUNDING, STEP_NNP, STEP_GROUPS, STEP_GID, STEP_UID, STEP_CAPS, STEP_EXEC };
+
+static const char *step_name(int step)
+{
+    static const char *const names[] = {"?", "placing fds", "setting CPU affinity", "dropping the bounding set",
+                                        "PR_SET_NO_NEW_PRIVS", "setgroups", "setgid", "setuid",
+                                        "clearing capabilities", "exec"};
+    return step > 0 && step <= STEP_EXEC ? names[step] : names[0];
+}
+
+static void child_fail(int errfd, int step)
+{
+    int msg[2] = {step, errno};
+    ssize_t r = write(errfd, msg, sizeof(msg));
+    (void)r;
+    _exit(SUP_EXIT_SYSTEM);
+}
+
+static void drop_caps_or_fail(int errfd)
+{
+    /* While still root: empty the bounding set so nothing exec'd later can
+     * regain a capability, even through a setuid binary. */
+    for (int cap = 0; cap <= CAP_LAST_CAP; cap++)
+        if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL)
+            child_fail(errfd, STEP_BOUNDING);
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+        child_fail(errfd, STEP_NNP);
+}
+
+static void become_user_or_fail(int errfd, uid_t uid, gid_t gid)
+{
+    if (setgroups(0, NULL) < 0)
+        child_fail(errfd, STEP_GROUPS);
+    if (setresgid(gid, gid, gid) < 0)
+        child_fail(errfd, STEP_GID);
+    if (setresuid(uid, uid, uid) < 0)
+        child_fail(errfd, STEP_UID);
+    /* setresuid() away from root already cleared the permitted and effective
+     * sets; clear all of them explicitly anyway, ambient included, so the
+     * result does not rest on a securebits default. */
+    cap_t none = cap_init();
+    if (!none || cap_set_proc(none) < 0)
+        child_fail(errfd, STEP_CAPS);
+    cap_free(none);
+    if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
+        child_fail(errfd, STEP_CAPS);
+}
+
+/* Move @src[i] to fd i for every i with src[i] >= 0, close everything else
+ * above 2 except @errfd, which moves above the service's range. */
+static void place_fds_or_fail(int *src, int n, int *errfd)
+{
+    /* First lift every source above the target range, so that no dup2 below
+     * overwrites a source that is still to be placed. */
+    int lift = n + 16;
+    int e = fcntl(*errfd, F_DUPFD_CLOEXEC, lift);
+    if (e < 0)
+        child_fail(*errfd, STEP_FDS);
+    *errfd = e;
+    for (int i = 0; i < n; i++) {
+        if (src[i] < 0)
+            continue;
+        int t = fcntl(src[i], F_DUPFD, lift);
+        if (t < 0)
+            child_fail(*errfd, STEP_FDS);
+        src[i] = t;
+    }
+    for (int i = 0; i < n; i++) {
+        if (src[i] < 0)
+            continue;
+        if (dup2(src[i], i) < 0)
+            child_fail(*errfd, STEP_FDS);
+    }
+    int devnull = open("/dev/null", O_RDWR);
+    if (devnull < 0 || dup2(devnull, 0) < 0 || dup2(devnull, 1) < 0)
+        child_fail(*errfd, STEP_FDS);
+    /* Everything above the service's range goes, except the error pipe,
+     * which is close-on-exec. */
+    int top = n > 3 ? n : 3;
+    for (int fd = top; fd < lift; fd++)
+        close(fd);
+    if (*errfd > lift && syscall(SYS_close_range, (unsigned)lift, (unsigned)*errfd - 1, 0) < 0)
+        child_fail(*errfd, STEP_FDS);
+    if (syscall(SYS_close_range, (unsigned)*errfd + 1, ~0u, 0) < 0)
+        child_fail(*errfd, STEP_FDS);
+    /* A hole in the range (a service without a device) must be a closed fd,
+     * not a leftover. */
+    for (int i = 3; i < n; i++)
+        if (src[i] < 0)
+            close(i);
+}
+
+int sup_spawn(struct sup *s, struct sup_svc *v, struct ipc_err *err)
+{
+    int notify[2], errp[2];
+    if (pipe2(notify, O_CLOEXEC) < 0)
+        return ipc_errf(err, -errno, "%s: pipe: %s", v->name, strerror(errno));
+    if (pipe2(errp, O_CLOEXEC) < 0) {
+        int e = errno;
+        close(notify[0]);
+        close(notify[1]);
+        return ipc_errf(err, -e, "%s: pipe: %s", v->name, strerror(e));
+    }
+    int src[SUP_MAX_FDS];
+    int n = sup_svc_fds(s, v, notify[1], src, SUP_MAX_FDS);
+    int32_t cpu = v->m->cpu;
+
+    ipc_st_rlx(&v->stats->state, IPC_SVC_STARTING);
+    pid_t pid = fork();
+    if (pid < 0) {
+        int e = errno;
+        close(notify[0]);
+        close(notify[1]);
+        close(errp[0]);
+        close(errp[1]);
+        return ipc_errf(err, -e, "%s: fork: %s", v->name, strerror(e));
+    }
+    if (pid == 0) {
+        int errfd = errp[1];
+        sigset_t all;
+        sigemptyset(&all);
+        sigprocmask(SIG_SETMASK, &all, NULL);
+        /* exec resets handled signals but keeps ignored ones and the mask. */
+        signal(SIGPIPE, SIG_DFL);
+        place_fds_or_fail(src, n, &errfd);
+        if (cpu >= 0) {
+            cpu_set_t set;
+            CPU_ZERO(&set);
+            CPU_SET(cpu, &set);
+            if (sched_setaffinity(0, sizeof(set), &set) < 0)
+                child_fail(errfd, STEP_CPU);
+        }
+        drop_caps_or_fail(errfd);
+        become_user_or_fail(errfd, s->uid, s->gid);
+        /* A service dies with the supervisor rather than run unsupervised. */
+        prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+        char *const argv[] = {v->name, NULL};
+        char *const envp[] = {"PATH=/usr/bin:/bin", NULL};
+        execve(v->binary, argv, envp);
+        child_fail(errfd, STEP_EXEC);
+    }
+    close(notify[1]);
+    close(errp[1]);
+    int msg[2];
+    ssize_t r = read(errp[0], msg, sizeof(msg));
+    close(errp[0]);
+    if (r == (ssize_t)sizeof(msg)) {
+        close(notify[0]);
+        int st;
+        waitpid(pid, &st, 0);
+        return ipc_errf(err, -msg[1], "%s: %s %s: %s", v->name, step_name(msg[0]),
+                        msg[0] == STEP_EXEC ? v->binary : "", strerror(msg[1]));
+    }
+    v->pid = pid;
+    v->notify_fd = notify[0];
+    v->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+    if (v->pidfd < 0) {
+        int e = errno;
+        kill(pid, SIGKILL);
+        int st;
+        waitpid(pid, &st, 0);
+        close(notify[0]);
+        v->notify_fd = -1;
+        return ipc_errf(err, -e, "%s: pidfd_open: %s", v->name, strerror(e));
+    }
+    return 0;
+}

@@ -1,0 +1,141 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * supervisor/sup.h: the supervisor's state. One struct sup holds everything
+ * the privileged process created from the manifest (pool, rings, eventfds,
+ * stats regions, devices, config blobs) and the live state of every service.
+ * setup.c builds and tears it down, spawn.c starts services, policy.c decides
+ * what a death or a hang means, loop.c is the one blocking point, ctl.c
+ * answers the control socket.
+ */
+#ifndef SUP_SUP_H
+#define SUP_SUP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "ipc/pool.h"
+#include "ipc/ring.h"
+#include "ipc/svc.h"
+#include "supervisor/manifest.h"
+
+#define SUP_MAX_SERVICES (1 + 2 * SUP_PORTS_MAX)
+#define SUP_MAX_RINGS (3 * SUP_PORTS_MAX)
+#define SUP_MAX_FDS 64 /* fds handed to one service, the config blob included */
+
+#define SUP_EXIT_OK 0
+#define SUP_EXIT_USAGE 100
+#define SUP_EXIT_INTERNAL 101
+#define SUP_EXIT_SYSTEM 111
+
+enum sup_state {
+    SUP_ST_DOWN,     /* not running and not due to start (never started, or exited for good) */
+    SUP_ST_STARTING, /* spawned, not yet ready */
+    SUP_ST_UP,       /* ready */
+    SUP_ST_BACKOFF,  /* dead, waiting for its restart time */
+    SUP_ST_FAILED,   /* restarted too often: given up */
+    SUP_ST_STOPPING, /* asked to stop (shutdown or restart command) */
+    SUP_NSTATES
+};
+
+struct sup_ring {
+    char name[40];
+    int fd;
+    struct ipc_ring_shared *sh;
+    int prod; /* service index */
+    int cons;
+    int port; /* the port whose traffic it carries */
+};
+
+struct sup_svc {
+    const struct sup_service *m; /* from the manifest */
+    char name[SUP_SERVICE_MAX + 1];
+    char binary[300];
+    uint32_t kind; /* enum ipc_svc_kind */
+    uint16_t owner;
+    int port;
+    int wake_fd;  /* its eventfd */
+    int stats_fd;
+    struct ipc_svc_stats *stats;
+    int cfg_fd;
+    int dev_fd; /* TAP fd kept by the supervisor, -1 if none */
+    int in[IPC_SVC_MAX_RINGS], n_in;   /* ring indices */
+    int out[IPC_SVC_MAX_RINGS], n_out;
+
+    /* Live state. */
+    enum sup_state state;
+    pid_t pid;
+    int pidfd;
+    int notify_fd; /* read end of the readiness pipe, while STARTING */
+    uint64_t started_ns, ready_ns, died_ns;
+    uint64_t deadline_ns; /* BACKOFF: restart time; STARTING: readiness limit */
+    uint64_t last_beat;
+    uint64_t last_beat_ns;
+    unsigned restarts;    /* since `up` */
+    unsigned consecutive; /* deaths since it was last stable */
+    uint64_t deaths_ns[64];
+    unsigned ndeaths; /* ring of recent death times, for the window */
+    char last_exit[96];
+    bool restart_pending; /* STOPPING because of `ringrouter restart` */
+    uint64_t ready_ms_last; /* kill to ready, for bench/restart */
+};
+
+struct sup {
+    struct sup_manifest m;
+    char manifest_name[256];
+    char bindir[200];
+    bool shutting_down;
+    int exit_code;
+
+    int pool_fd;
+    struct ipc_pool pool;
+
+    struct sup_ring rings[SUP_MAX_RINGS];
+    int nrings;
+    struct ipc_ring_shared *ring_sh[SUP_MAX_RINGS];
+
+    struct sup_svc svcs[SUP_MAX_SERVICES];
+    int nsvcs;
+
+    uid_t uid;
+    gid_t gid;
+
+    char sock_path[128];
+    int ctl_fd;
+    int sig_fd;
+    int timer_fd;
+    int ep_fd;
+    uint64_t tick_ns;
+};
+
+uint64_t sup_now_ns(void);
+
+/* log.c-ish: one line per event on stderr, readable under systemd. */
+void sup_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* setup.c */
+int sup_setup(struct sup *s, struct ipc_err *err);
+void sup_teardown(struct sup *s);
+int sup_drain_rings(struct sup *s);
+int sup_svc_fds(const struct sup *s, const struct sup_svc *v, int notify_w, int *src, int max);
+
+/* spawn.c */
+int sup_spawn(struct sup *s, struct sup_svc *v, struct ipc_err *err);
+
+/* policy.c */
+enum sup_event { SUP_EV_EXIT, SUP_EV_READY, SUP_EV_TIMEOUT, SUP_EV_HANG, SUP_EV_STOP, SUP_EV_RESTART, SUP_NEVENTS };
+void sup_event(struct sup *s, struct sup_svc *v, enum sup_event ev, int status);
+const char *sup_state_name(enum sup_state st);
+void sup_check_timers(struct sup *s, uint64_t now);
+
+/* loop.c */
+int sup_run(struct sup *s);
+int sup_watch(struct sup *s, struct sup_svc *v);
+void sup_unwatch(struct sup *s, struct sup_svc *v);
+
+/* ctl.c */
+int sup_ctl_listen(struct sup *s, struct ipc_err *err);
+void sup_ctl_accept(struct sup *s);
+int sup_ctl_client(const char *sock, int argc, char **argv);
+
+#endif
