@@ -1,0 +1,915 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tests/unit/test_ring.c: single-process edge cases of ipc/ring.h and
+ * ipc/wake.h: empty and full rings, partial bursts, indices crossing 2^32,
+ * when each end refreshes its cached copy of the other's index, the
+ * two-phase reserve/submit and peek/release API, create and attach errors,
+ * restarted ends, and the wake-up protocol against a real eventfd. White-box:
+ * the tests read the private cursors and the shared counters directly.
+ * The cross-process stress is in test_exchange.c.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ipc/pool.h"
+#include "ipc/ring.h"
+#include "ipc/wake.h"
+
+/* One ring and both of its ends, as a service pair would have them. */
+struct t_ring {
+    int fd;
+    struct ipc_ring_shared *sh;
+    struct ipc_ring_prod p;
+    struct ipc_ring_cons c;
+};
+
+static void t_ring_open(struct t_ring *r, uint32_t size, uint32_t start, int wake_fd)
+{
+    struct ipc_err err = {{0}};
+    int ret = ipc_ring_create("t_ring", size, 7, 2, 3, start, &r->fd, &r->sh, &err);
+    if (ret != 0)
+        fail_msg("ipc_ring_create(size %u, start %u) = %d: %s", size, start, ret, err.msg);
+    ipc_ring_prod_init(&r->p, r->sh, wake_fd);
+    ipc_ring_cons_init(&r->c, r->sh);
+}
+
+static void t_ring_close(struct t_ring *r)
+{
+    ipc_ring_detach(r->sh);
+    close(r->fd);
+}
+
+/* Handle values that differ from every index and from IPC_BUF_NONE. */
+static ipc_buf t_val(uint32_t i)
+{
+    return 0x5a000000u ^ i;
+}
+
+static void test_ring_empty(void **state)
+{
+    (void)state;
+    struct t_ring r;
+    t_ring_open(&r, 8, 0, -1);
+    uint32_t idx = 12345;
+    ipc_buf out[4];
+
+    assert_int_equal(ipc_ring_avail(&r.c, 1), 0);
+    assert_int_equal(ipc_ring_peek(&r.c, 4, &idx), 0);
+    assert_int_equal(idx, r.c.head); /* idx is set even when nothing is there */
+    assert_int_equal(ipc_ring_deq_burst(&r.c, out, 4), 0);
+    assert_int_equal(ipc_ring_count(r.sh), 0);
+    assert_int_equal(ipc_ring_free_count(&r.p, 8), 8);
+    /* An empty peek or deq must not move anything. */
+    assert_int_equal(ipc_ld_rlx(&r.sh->cons), 0);
+    assert_int_equal(r.c.head, 0);
+    assert_int_equal(r.c.pub, 0);
+    t_ring_close(&r);
+}
+
+static void test_ring_full(void **state)
+{
+    (void)state;
+    const uint32_t size = 8;
+    struct t_ring r;
+    t_ring_open(&r, size, 100, -1);
+
+    for (uint32_t i = 0; i < size; i++) {
+        ipc_buf b = t_val(i);
+        assert_int_equal(ipc_ring_enq_burst(&r.p, &b, 1), 1);
+        assert_int_equal(ipc_ring_count(r.sh), i + 1);
+    }
+    ipc_buf extra = t_val(99);
+    uint32_t idx;
+    assert_int_equal(ipc_ring_enq_burst(&r.p, &extra, 1), 0);
+    assert_int_equal(ipc_ring_reserve(&r.p, 1, &idx), 0);
+    assert_int_equal(ipc_ring_reserve(&r.p, size, &idx), 0);
+    assert_int_equal(ipc_ring_free_count(&r.p, 1), 0);
+    assert_int_equal(ipc_ring_count(r.sh), size);
+    /* A failed enqueue publishes nothing. */
+    assert_int_equal(ipc_ld_rlx(&r.sh->prod), 100 + size);
+    assert_int_equal(ipc_ld_rlx(&r.sh->enq_handles), size);
+
+    ipc_buf out[16];
+    assert_int_equal(ipc_ring_deq_burst(&r.c, out, 16), size);
+    for (uint32_t i = 0; i < size; i++)
+        assert_int_equal(out[i], t_val(i));
+    assert_int_equal(ipc_ring_count(r.sh), 0);
+    assert_int_equal(ipc_ring_free_count(&r.p, size), size);
+    t_ring_close(&r);
+}
+
+static void test_ring_partial_bursts(void **state)
+{
+    (void)state;
+    struct t_ring r;
+    t_ring_open(&r, 8, 0, -1);
+    ipc_buf in[12], out[12];
+    for (uint32_t i = 0; i < 12; i++)
+        in[i] = t_val(i);
+
+    assert_int_equal(ipc_ring_enq_burst(&r.p, in, 5), 5);
+    assert_int_equal(ipc_ring_enq_burst(&r.p, in + 5, 7), 3); /* only 3 fit */
+    assert_int_equal(ipc_ring_enq_burst(&r.p, in + 8, 4), 0);
+    assert_int_equal(ipc_ring_count(r.sh), 8);
+
+    assert_int_equal(ipc_ring_deq_burst(&r.c, out, 3), 3);
+    assert_int_equal(ipc_ring_enq_burst(&r.p, in + 8, 4), 3);   /* 3 slots came back */
+    assert_int_equal(ipc_ring_deq_burst(&r.c, out + 3, 12), 8); /* more asked than there is */
+    assert_int_equal(ipc_ring_deq_burst(&r.c, out + 11, 1), 0);
+    for (uint32_t i = 0; i < 11; i++)
+        assert_int_equal(out[i], in[i]);
+    assert_int_equal(ipc_ld_rlx(&r.sh->enq_handles), 11);
+    t_ring_close(&r);
+}
+
+/*
+ * Push and pop across the 2^32 wrap of the free-running indices, in bursts
+ * of varying size that keep the ring between empty and full, checking the
+ * order, ipc_ring_count and the free count at every step.
+ */
+static void t_wrap_run(uint32_t size, uint32_t start)
+{
+    struct t_ring r;
+    t_ring_open(&r, size, start, -1);
+    uint32_t next_in = 0, next_out = 0;
+    uint32_t rnd = 0x9e3779b9u;
+    ipc_buf buf[64];
+    bool wrapped = false;
+
+    for (int step = 0; step < 4000; step++) {
+        rnd ^= rnd << 13;
+        rnd ^= rnd >> 17;
+        rnd ^= rnd << 5;
+        uint32_t n = 1 + rnd % (size + 2); /* sometimes more than fits */
+        if (n > 64)
+            n = 64;
+        uint32_t occ = next_in - next_out;
+        assert_int_equal(ipc_ring_count(r.sh), occ);
+        assert_int_equal(ipc_ring_free_count(&r.p, size), size - occ);
+        if (rnd & 0x100) {
+            for (uint32_t i = 0; i < n; i++)
+                buf[i] = t_val(next_in + i);
+            uint32_t fit = n < size - occ ? n : size - occ;
+            assert_int_equal(ipc_ring_enq_burst(&r.p, buf, n), fit);
+            next_in += fit;
+        } else {
+            uint32_t got = n < occ ? n : occ;
+            assert_int_equal(ipc_ring_deq_burst(&r.c, buf, n), got);
+            for (uint32_t i = 0; i < got; i++)
+                if (buf[i] != t_val(next_out + i))
+                    fail_msg("start %u size %u: handle %u is %#x, expected %#x", start, size, next_out + i, buf[i],
+                             t_val(next_out + i));
+            next_out += got;
+        }
+        if (ipc_ld_rlx(&r.sh->cons) < start)
+            wrapped = true;
+    }
+    /* Drain, so both indices are past the wrap. */
+    uint32_t got;
+    while ((got = ipc_ring_deq_burst(&r.c, buf, 64)) > 0) {
+        for (uint32_t i = 0; i < got; i++)
+            assert_int_equal(buf[i], t_val(next_out + i));
+        next_out += got;
+    }
+    assert_int_equal(next_out, next_in);
+    assert_true(wrapped);
+    assert_int_equal(ipc_ld_rlx(&r.sh->prod), start + next_in);
+    assert_int_equal(ipc_ld_rlx(&r.sh->cons), start + next_in);
+    assert_int_equal(ipc_ring_count(r.sh), 0);
+    assert_int_equal(ipc_ring_free_count(&r.p, size), size);
+    t_ring_close(&r);
+}
+
+static void test_ring_wrap_2_32(void **state)
+{
+    (void)state;
+    t_wrap_run(8, UINT32_MAX - 5);
+    t_wrap_run(8, UINT32_MAX - 8 + 1);
+    t_wrap_run(2, UINT32_MAX);
+    t_wrap_run(64, UINT32_MAX - 64 + 1);
+    t_wrap_run(16, UINT32_MAX - 3);
+}
+
+/* Exactly full and exactly empty at the wrap: prod = start + size wraps to 0. */
+static void test_ring_wrap_full_at_boundary(void **state)
+{
+    (void)state;
+    const uint32_t size = 8;
+    struct t_ring r;
+    t_ring_open(&r, size, UINT32_MAX - size + 1, -1);
+    ipc_buf in[8], out[8];
+    for (uint32_t i = 0; i < size; i++)
+        in[i] = t_val(i);
+    assert_int_equal(ipc_ring_enq_burst(&r.p, in, size), size);
+    assert_int_equal(ipc_ld_rlx(&r.sh->prod), 0);
+    assert_int_equal(ipc_ring_count(r.sh), size);
+    assert_int_equal(ipc_ring_free_count(&r.p, 1), 0);
+    assert_int_equal(ipc_ring_enq_burst(&r.p, in, 1), 0);
+    assert_int_equal(ipc_ring_deq_burst(&r.c, out, size), size);
+    assert_memory_equal(out, in, sizeof(in));
+    assert_int_equal(ipc_ld_rlx(&r.sh->cons), 0);
+    assert_int_equal(ipc_ring_count(r.sh), 0);
+    t_ring_close(&r);
+}
+
+/*
+ * The producer reads the shared consumer index only when its cached copy
+ * shows fewer free slots than it asks for.
+ */
+static void test_ring_cached_cons_refresh(void **state)
+{
+    (void)state;
+    const uint32_t size = 8, start = 1000;
+    struct t_ring r;
+    t_ring_open(&r, size, start, -1);
+    ipc_buf in[8], out[8];
+    for (uint32_t i = 0; i < size; i++)
+        in[i] = t_val(i);
+
+    assert_int_equal(ipc_ring_enq_burst(&r.p, in, 4), 4);
+    assert_int_equal(ipc_ring_deq_burst(&r.c, out, 3), 3);
+    assert_int_equal(ipc_ld_rlx(&r.sh->cons), start + 3);
+    /* 4 free in the cache: asking for up to 4 is answered from it. */
+    assert_int_equal(r.p.cached_cons, start);
+    assert_int_equal(ipc_ring_free_count(&r.p, 4), 4);
+    assert_int_equal(ipc_ring_free_count(&r.p, 1), 4);
+    assert_int_equal(r.p.cached_cons, start);
+    /* Asking for 5 refreshes: 7 free. */
+    assert_int_equal(ipc_ring_free_count(&r.p, 5), 7);
+    assert_int_equal(r.p.cached_cons, start + 3);
+
+    /* A reservation the cache can satisfy does not look either. */
+    assert_int_equal(ipc_ring_deq_burst(&r.c, out, 1), 1); /* shared cons = start + 4 */
+    uint32_t idx;
+    assert_int_equal(ipc_ring_reserve(&r.p, 7, &idx), 7);
+    assert_int_equal(r.p.cached_cons, start + 3);
+    ipc_ring_submit(&r.p, 7);
+    /* Full by the cache, one slot free in truth: a reserve refreshes. */
+    assert_int_equal(ipc_ring_free_count(&r.p, 0), 0);
+    assert_int_equal(r.p.cached_cons, start + 3);
+    assert_int_equal(ipc_ring_reserve(&r.p, 2, &idx), 1);
+    assert_int_equal(r.p.cached_cons, start + 4);
+    ipc_ring_submit(&r.p, 1);
+    assert_int_equal(ipc_ring_count(r.sh), size);
+    t_ring_close(&r);
+}
+
+/* Same for the consumer's cached copy of the producer index. */
+static void test_ring_cached_prod_refresh(void **state)
+{
+    (void)state;
+    const uint32_t size = 16, start = UINT32_MAX - 2;
+    struct t_ring r;
+    t_ring_open(&r, size, start, -1);
+    ipc_buf in[16], out[16];
+    for (uint32_t i = 0; i < size; i++)
+        in[i] = t_val(i);
+
+    assert_int_equal(ipc_ring_enq_burst(&r.p, in, 3), 3);
+    assert_int_equal(r.c.cached_prod, start); /* nothing looked yet */
+    assert_int_equal(ipc_ring_avail(&r.c, 1), 3);
+    assert_int_equal(r.c.cached_prod, start + 3);
+
+    assert_int_equal(ipc_ring_enq_burst(&r.p, in + 3, 5), 5); /* 8 in truth */
+    /* 3 in the cache: asking for up to 3 does not look. */
+    assert_int_equal(ipc_ring_avail(&r.c, 3), 3);
+    assert_int_equal(ipc_ring_avail(&r.c, 0), 3);
+    assert_int_equal(r.c.cached_prod, start + 3);
+    uint32_t idx;
+    assert_int_equal(ipc_ring_peek(&r.c, 2, &idx), 2);
+    assert_int_equal(r.c.cached_prod, start + 3);
+    /* 1 left in the cache, asking for 2 refreshes: 6. */
+    assert_int_equal(ipc_ring_avail(&r.c, 2), 6);
+    assert_int_equal(r.c.cached_prod, start + 8);
+    ipc_ring_release(&r.c, 2);
+    /* A deq of more than the cache shows refreshes too, and crosses the wrap. */
+    assert_int_equal(ipc_ring_enq_burst(&r.p, in + 8, 4), 4);
+    assert_int_equal(ipc_ring_deq_burst(&r.c, out, 16), 10);
+    assert_int_equal(r.c.cached_prod, start + 12);
+    for (uint32_t i = 0; i < 10; i++)
+        assert_int_equal(out[i], in[i + 2]);
+    t_ring_close(&r);
+}
+
+/* Reserved but unsubmitted slots are invisible to the consumer. */
+static void test_ring_reserve_submit_invisible(void **state)
+{
+    (void)state;
+    struct t_ring r;
+    t_ring_open(&r, 8, UINT32_MAX - 1, -1);
+    uint32_t idx, cidx;
+
+    assert_int_equal(ipc_ring_reserve(&r.p, 3, &idx), 3);
+    assert_int_equal(idx, UINT32_MAX - 1);
+    for (uint32_t i = 0; i < 3; i++)
+        *ipc_ring_prod_slot(&r.p, idx + i) = t_val(i);
+    assert_int_equal(ipc_ring_avail(&r.c, 1), 0);
+    assert_int_equal(ipc_ring_peek(&r.c, 8, &cidx), 0);
+    assert_int_equal(ipc_ring_count(r.sh), 0);
+    assert_int_equal(ipc_ld_rlx(&r.sh->enq_handles), 0);
+    /* Reserved slots are taken from the producer's point of view. */
+    assert_int_equal(ipc_ring_free_count(&r.p, 8), 5);
+
+    ipc_ring_submit(&r.p, 2);
+    assert_int_equal(ipc_ring_count(r.sh), 2);
+    assert_int_equal(ipc_ring_peek(&r.c, 8, &cidx), 2);
+    assert_int_equal(ipc_ring_cons_slot(&r.c, cidx), t_val(0));
+    assert_int_equal(ipc_ring_cons_slot(&r.c, cidx + 1), t_val(1));
+    assert_int_equal(ipc_ring_peek(&r.c, 8, &cidx), 0); /* the third is still private */
+
+    /* A second reservation behind the first: submitted in order. */
+    assert_int_equal(ipc_ring_reserve(&r.p, 2, &idx), 2);
+    assert_int_equal(idx, UINT32_MAX - 1 + 3);
+    *ipc_ring_prod_slot(&r.p, idx) = t_val(3);
+    *ipc_ring_prod_slot(&r.p, idx + 1) = t_val(4);
+    ipc_ring_submit(&r.p, 3);
+    assert_int_equal(ipc_ring_peek(&r.c, 8, &cidx), 3);
+    for (uint32_t i = 0; i < 3; i++)
+        assert_int_equal(ipc_ring_cons_slot(&r.c, cidx + i), t_val(i + 2));
+    ipc_ring_release(&r.c, 5);
+    assert_int_equal(ipc_ring_count(r.sh), 0);
+    assert_int_equal(ipc_ld_rlx(&r.sh->enq_handles), 5);
+    t_ring_close(&r);
+}
+
+/* Peeked but unreleased slots are not reusable by the producer. */
+static void test_ring_peek_release_not_reusable(void **state)
+{
+    (void)state;
+    const uint32_t size = 8;
+    struct t_ring r;
+    t_ring_open(&r, size, 0, -1);
+    ipc_buf in[8];
+    for (uint32_t i = 0; i < size; i++)
+        in[i] = t_val(i);
+    uint32_t idx, cidx;
+
+    assert_int_equal(ipc_ring_enq_burst(&r.p, in, size), size);
+    assert_int_equal(ipc_ring_peek(&r.c, 5, &cidx), 5);
+    assert_int_equal(ipc_ring_count(r.sh), size); /* peeked is still in the ring */
+    assert_int_equal(ipc_ring_free_count(&r.p, 1), 0);
+    assert_int_equal(ipc_ring_reserve(&r.p, 1, &idx), 0);
+
+    ipc_ring_release(&r.c, 2);
+    assert_int_equal(ipc_ring_free_count(&r.p, 1), 2);
+    assert_int_equal(ipc_ring_reserve(&r.p, 4, &idx), 2);
+    *ipc_ring_prod_slot(&r.p, idx) = t_val(100);
+    *ipc_ring_prod_slot(&r.p, idx + 1) = t_val(101);
+    ipc_ring_submit(&r.p, 2);
+    /* The three peeked, unreleased slots still hold what was peeked. */
+    for (uint32_t i = 2; i < 5; i++)
+        assert_int_equal(ipc_ring_cons_slot(&r.c, cidx + i), t_val(i));
+    ipc_ring_release(&r.c, 3);
+    ipc_buf out[8];
+    assert_int_equal(ipc_ring_deq_burst(&r.c, out, 8), 5);
+    assert_int_equal(out[0], t_val(5));
+    assert_int_equal(out[2], t_val(7));
+    assert_int_equal(out[3], t_val(100));
+    assert_int_equal(out[4], t_val(101));
+    t_ring_close(&r);
+}
+
+static void test_ring_create_bad_size(void **state)
+{
+    (void)state;
+    static const uint32_t bad[] = {0, 1, 3, 6, 100, 1000, IPC_RING_MAX + 1, IPC_RING_MAX * 2, 1u << 31, UINT32_MAX};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        struct ipc_err err = {{0}};
+        int fd = -1;
+        struct ipc_ring_shared *sh = NULL;
+        int ret = ipc_ring_create("t_bad", bad[i], 0, 2, 3, 0, &fd, &sh, &err);
+        char want[32];
+        snprintf(want, sizeof(want), "size %u ", bad[i]);
+        if (ret != -EINVAL || strstr(err.msg, want) == NULL)
+            fail_msg("size %u: ret %d (want %d), message \"%s\" should name \"%s\"", bad[i], ret, -EINVAL, err.msg,
+                     want);
+        assert_int_equal(fd, -1);
+        assert_null(sh);
+    }
+    /* The bounds themselves are fine. */
+    static const uint32_t good[] = {IPC_RING_MIN, 4, 1024, IPC_RING_MAX};
+    for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+        struct t_ring r;
+        t_ring_open(&r, good[i], 0, -1);
+        assert_int_equal(r.sh->size, good[i]);
+        assert_int_equal(r.sh->mask, good[i] - 1);
+        assert_int_equal(r.sh->shm.size, ipc_ring_region_size(good[i]));
+        assert_int_equal(r.sh->slots[good[i] - 1], IPC_BUF_NONE);
+        t_ring_close(&r);
+    }
+}
+
+/* Attach @fd and expect -EPROTO with @want in the message. */
+static void t_attach_fails(int fd, const char *want)
+{
+    struct ipc_err err = {{0}};
+    struct ipc_ring_shared *sh = NULL;
+    int ret = ipc_ring_attach(fd, &sh, &err);
+    if (ret != -EPROTO || strstr(err.msg, want) == NULL)
+        fail_msg("attach: ret %d (want %d), message \"%s\" should contain \"%s\"", ret, -EPROTO, err.msg, want);
+    assert_null(sh);
+}
+
+/* A fresh ring and a second, writable mapping of it to corrupt. */
+static struct ipc_ring_shared *t_ring_corruptible(struct t_ring *r, uint32_t size)
+{
+    t_ring_open(r, size, 0, -1);
+    void *m = mmap(NULL, ipc_ring_region_size(size), PROT_READ | PROT_WRITE, MAP_SHARED, r->fd, 0);
+    assert_true(m != MAP_FAILED);
+    return m;
+}
+
+static void t_unmap(struct ipc_ring_shared *m)
+{
+    munmap(m, m->shm.size);
+}
+
+static void test_ring_attach_ok(void **state)
+{
+    (void)state;
+    struct t_ring r;
+    t_ring_open(&r, 32, 77, -1);
+    struct ipc_err err = {{0}};
+    struct ipc_ring_shared *sh = NULL;
+    assert_int_equal(ipc_ring_attach(r.fd, &sh, &err), 0);
+    assert_non_null(sh);
+    assert_ptr_not_equal(sh, r.sh);
+    assert_int_equal(sh->size, 32);
+    assert_int_equal(sh->id, 7);
+    assert_int_equal(sh->prod_owner, 2);
+    assert_int_equal(sh->cons_owner, 3);
+    /* Both mappings are the same memory. */
+    ipc_buf b = t_val(1);
+    assert_int_equal(ipc_ring_enq_burst(&r.p, &b, 1), 1);
+    assert_int_equal(ipc_ring_count(sh), 1);
+    ipc_ring_detach(sh);
+    t_ring_close(&r);
+}
+
+static void test_ring_attach_bad_magic(void **state)
+{
+    (void)state;
+    struct t_ring r;
+    struct ipc_ring_shared *m = t_ring_corruptible(&r, 8);
+    m->shm.magic ^= 1;
+    t_attach_fails(r.fd, "magic");
+    t_unmap(m);
+    t_ring_close(&r);
+}
+
+static void test_ring_attach_wrong_kind(void **state)
+{
+    (void)state;
+    struct ipc_err err = {{0}};
+    int fd;
+    assert_int_equal(ipc_pool_create("t_pool_not_ring", 64, IPC_FRAME_DEFAULT, &fd, &err), 0);
+    t_attach_fails(fd, "kind is pool, expected ring");
+    close(fd);
+
+    /* A ring whose header kind was rewritten to an unknown value. */
+    struct t_ring r;
+    struct ipc_ring_shared *m = t_ring_corruptible(&r, 8);
+    m->shm.kind = 99;
+    t_attach_fails(r.fd, "kind is unknown, expected ring");
+    t_unmap(m);
+    t_ring_close(&r);
+}
+
+static void test_ring_attach_wrong_version(void **state)
+{
+    (void)state;
+    struct t_ring r;
+    struct ipc_ring_shared *m = t_ring_corruptible(&r, 8);
+    m->shm.version = IPC_RING_VERSION + 1;
+    char want[64];
+    snprintf(want, sizeof(want), "layout version %u, this build reads version %u", IPC_RING_VERSION + 1,
+             IPC_RING_VERSION);
+    t_attach_fails(r.fd, want);
+    t_unmap(m);
+    t_ring_close(&r);
+}
+
+/*
+ * A memfd written by hand: @len bytes with a ring header claiming @hdr_size
+ * bytes and @slots slots. ipc_ring_create() seals its memfds against
+ * resizing, so a size mismatch has to be built from scratch.
+ */
+static int t_handmade_ring(size_t len, uint64_t hdr_size, uint32_t slots)
+{
+    int fd = memfd_create("t_handmade", 0);
+    assert_true(fd >= 0);
+    assert_int_equal(ftruncate(fd, (off_t)len), 0);
+    if (len < sizeof(struct ipc_ring_shared))
+        return fd;
+    struct ipc_ring_shared h;
+    memset(&h, 0, sizeof(h));
+    h.shm.magic = IPC_SHM_MAGIC;
+    h.shm.kind = IPC_SHM_RING;
+    h.shm.version = IPC_RING_VERSION;
+    h.shm.size = hdr_size;
+    snprintf(h.shm.name, sizeof(h.shm.name), "t_handmade");
+    h.size = slots;
+    h.mask = slots - 1;
+    assert_int_equal(pwrite(fd, &h, sizeof(h), 0), (ssize_t)sizeof(h));
+    return fd;
+}
+
+static void test_ring_attach_truncated(void **state)
+{
+    (void)state;
+    /* Too short for even the shm header. */
+    int fd = t_handmade_ring(16, 0, 0);
+    t_attach_fails(fd, "too small for a header");
+    close(fd);
+    fd = t_handmade_ring(0, 0, 0);
+    t_attach_fails(fd, "0 bytes, too small for a header");
+    close(fd);
+
+    /* The header claims more than the memfd holds. */
+    size_t have = ipc_ring_region_size(8);
+    fd = t_handmade_ring(have, ipc_ring_region_size(16), 16);
+    char want[96];
+    snprintf(want, sizeof(want), "header says %zu bytes, the memfd has %zu", ipc_ring_region_size(16), have);
+    t_attach_fails(fd, want);
+    close(fd);
+
+    /* A consistent header, but the slot count needs a bigger region. */
+    fd = t_handmade_ring(have, have, 16);
+    snprintf(want, sizeof(want), "16 slots need %zu bytes, the region has %zu", ipc_ring_region_size(16), have);
+    t_attach_fails(fd, want);
+    close(fd);
+
+    /* And a hand-made ring that is right attaches (the helper is sound). */
+    fd = t_handmade_ring(have, have, 8);
+    struct ipc_err err = {{0}};
+    struct ipc_ring_shared *sh = NULL;
+    assert_int_equal(ipc_ring_attach(fd, &sh, &err), 0);
+    ipc_ring_detach(sh);
+    close(fd);
+}
+
+static void test_ring_attach_bad_geometry(void **state)
+{
+    (void)state;
+    struct t_ring r;
+    struct ipc_ring_shared *m = t_ring_corruptible(&r, 8);
+
+    m->size = 16; /* region holds 8 */
+    m->mask = 15;
+    t_attach_fails(r.fd, "16 slots need");
+    m->size = 6;
+    m->mask = 5;
+    t_attach_fails(r.fd, "size 6 / mask 0x5 is not a power-of-two ring");
+    m->size = 8;
+    m->mask = 3;
+    t_attach_fails(r.fd, "size 8 / mask 0x3");
+    m->mask = 7;
+    ipc_st_rlx(&m->prod, 100);
+    ipc_st_rlx(&m->cons, 90);
+    t_attach_fails(r.fd, "prod - cons = 10 exceeds the size 8");
+    ipc_st_rlx(&m->cons, 101); /* cons ahead of prod */
+    t_attach_fails(r.fd, "exceeds the size 8");
+    ipc_st_rlx(&m->cons, 92);
+    struct ipc_err err = {{0}};
+    struct ipc_ring_shared *sh = NULL;
+    assert_int_equal(ipc_ring_attach(r.fd, &sh, &err), 0);
+    assert_int_equal(ipc_ring_count(sh), 8);
+    ipc_ring_detach(sh);
+    t_unmap(m);
+    t_ring_close(&r);
+}
+
+/* A restarted consumer continues from the released index. */
+static void test_ring_restart_consumer(void **state)
+{
+    (void)state;
+    struct t_ring r;
+    t_ring_open(&r, 16, UINT32_MAX - 3, -1);
+    ipc_buf in[10];
+    for (uint32_t i = 0; i < 10; i++)
+        in[i] = t_val(i);
+    assert_int_equal(ipc_ring_enq_burst(&r.p, in, 10), 10);
+    uint32_t idx;
+    assert_int_equal(ipc_ring_peek(&r.c, 6, &idx), 6);
+    ipc_ring_release(&r.c, 4); /* 4 and 5 peeked, never released: the consumer "dies" */
+
+    struct ipc_ring_cons c2;
+    ipc_ring_cons_init(&c2, r.sh);
+    assert_int_equal(c2.head, UINT32_MAX - 3 + 4);
+    assert_int_equal(c2.pub, c2.head);
+    ipc_buf out[16];
+    assert_int_equal(ipc_ring_deq_burst(&c2, out, 16), 6);
+    for (uint32_t i = 0; i < 6; i++)
+        assert_int_equal(out[i], t_val(i + 4));
+    assert_int_equal(ipc_ring_count(r.sh), 0);
+    t_ring_close(&r);
+}
+
+/* A restarted producer continues from the published index; an unsubmitted reservation is gone. */
+static void test_ring_restart_producer(void **state)
+{
+    (void)state;
+    struct t_ring r;
+    t_ring_open(&r, 8, UINT32_MAX, -1);
+    ipc_buf in[3] = {t_val(0), t_val(1), t_val(2)};
+    assert_int_equal(ipc_ring_enq_burst(&r.p, in, 3), 3);
+    uint32_t idx;
+    assert_int_equal(ipc_ring_reserve(&r.p, 4, &idx), 4);
+    *ipc_ring_prod_slot(&r.p, idx) = t_val(66); /* never submitted */
+
+    struct ipc_ring_prod p2;
+    ipc_ring_prod_init(&p2, r.sh, -1);
+    assert_int_equal(p2.head, UINT32_MAX + 3u);
+    assert_int_equal(ipc_ring_free_count(&p2, 8), 5);
+    ipc_buf b = t_val(3);
+    assert_int_equal(ipc_ring_enq_burst(&p2, &b, 1), 1);
+    ipc_buf out[8];
+    assert_int_equal(ipc_ring_deq_burst(&r.c, out, 8), 4);
+    for (uint32_t i = 0; i < 4; i++)
+        assert_int_equal(out[i], t_val(i));
+    t_ring_close(&r);
+}
+
+/* --- wake-up protocol --- */
+
+static int t_eventfd(void)
+{
+    int fd = ipc_wake_eventfd();
+    if (fd < 0)
+        fail_msg("ipc_wake_eventfd: %s", strerror(-fd));
+    return fd;
+}
+
+static void t_enq1(struct t_ring *r, uint32_t v)
+{
+    ipc_buf b = t_val(v);
+    assert_int_equal(ipc_ring_enq_burst(&r->p, &b, 1), 1);
+}
+
+static void test_ring_wake_arm_and_wake(void **state)
+{
+    (void)state;
+    int efd = t_eventfd();
+    struct t_ring r;
+    t_ring_open(&r, 8, UINT32_MAX - 1, efd);
+    struct ipc_ring_cons *cs[1] = {&r.c};
+
+    assert_true(ipc_wake_arm(cs, 1, 1));
+    assert_int_equal(ipc_ld_rlx(&r.sh->need_wake), 1);
+    assert_int_equal(ipc_ld_rlx(&r.sh->sleeps), 1);
+    assert_int_equal(ipc_wake_block(efd, 0), 0); /* nothing written yet */
+
+    t_enq1(&r, 0);
+    assert_int_equal(ipc_wake_one(&r.p), 1);
+    assert_int_equal(ipc_ld_rlx(&r.sh->need_wake), 0);
+    assert_int_equal(ipc_ld_rlx(&r.sh->wake_sent), 1);
+    assert_int_equal(ipc_wake_block(efd, 0), 1);
+    assert_int_equal(ipc_wake_block(efd, 0), 0); /* the read reset the counter */
+
+    /* Not re-armed: no second wake-up. */
+    t_enq1(&r, 1);
+    assert_int_equal(ipc_wake_one(&r.p), 0);
+    assert_int_equal(ipc_ld_rlx(&r.sh->wake_sent), 1);
+    assert_int_equal(ipc_wake_block(efd, 0), 0);
+
+    /* Arming with work waiting: refuse and leave the word clear. */
+    assert_false(ipc_wake_arm(cs, 1, 1));
+    assert_int_equal(ipc_ld_rlx(&r.sh->need_wake), 0);
+    assert_int_equal(ipc_ld_rlx(&r.sh->sleeps), 1);
+    assert_int_equal(ipc_wake_one(&r.p), 0);
+
+    /* k = 0 means 1. */
+    ipc_buf out[8];
+    assert_int_equal(ipc_ring_deq_burst(&r.c, out, 8), 2);
+    assert_true(ipc_wake_arm(cs, 1, 0));
+    assert_int_equal(ipc_ld_rlx(&r.sh->need_wake), 1);
+    ipc_wake_disarm(cs, 1);
+    assert_int_equal(ipc_ld_rlx(&r.sh->need_wake), 0);
+    t_enq1(&r, 2);
+    assert_int_equal(ipc_wake_one(&r.p), 0); /* disarmed: no write */
+    assert_int_equal(ipc_wake_block(efd, 0), 0);
+    t_ring_close(&r);
+    close(efd);
+}
+
+/* A producer without a wake fd never writes, even to an armed consumer. */
+static void test_ring_wake_no_fd(void **state)
+{
+    (void)state;
+    struct t_ring r;
+    t_ring_open(&r, 8, 0, -1);
+    struct ipc_ring_cons *cs[1] = {&r.c};
+    assert_true(ipc_wake_arm(cs, 1, 1));
+    t_enq1(&r, 0);
+    assert_int_equal(ipc_wake_one(&r.p), 0);
+    assert_int_equal(ipc_ld_rlx(&r.sh->wake_sent), 0);
+    struct ipc_wake_set ws;
+    ipc_wake_set_init(&ws);
+    ipc_wake_mark(&ws, &r.p);
+    assert_int_equal(ipc_wake_flush(&ws), 0);
+    t_ring_close(&r);
+}
+
+static void test_ring_wake_threshold(void **state)
+{
+    (void)state;
+    int efd = t_eventfd();
+    struct t_ring r;
+    t_ring_open(&r, 8, UINT32_MAX - 2, efd);
+    struct ipc_ring_cons *cs[1] = {&r.c};
+
+    assert_true(ipc_wake_arm(cs, 1, 4));
+    assert_int_equal(ipc_ld_rlx(&r.sh->need_wake), 4);
+    for (uint32_t i = 0; i < 3; i++) {
+        t_enq1(&r, i);
+        assert_int_equal(ipc_wake_one(&r.p), 0);
+        assert_int_equal(ipc_ld_rlx(&r.sh->need_wake), 4); /* still armed */
+    }
+    assert_int_equal(ipc_wake_block(efd, 0), 0);
+    t_enq1(&r, 3);
+    assert_int_equal(ipc_wake_one(&r.p), 1);
+    assert_int_equal(ipc_ld_rlx(&r.sh->need_wake), 0);
+    assert_int_equal(ipc_wake_block(efd, 0), 1);
+
+    /* With 3 waiting, arming for 4 still sleeps; for 3 it does not. */
+    ipc_buf out[8];
+    assert_int_equal(ipc_ring_deq_burst(&r.c, out, 1), 1);
+    assert_true(ipc_wake_arm(cs, 1, 4));
+    assert_false(ipc_wake_arm(cs, 1, 3));
+    assert_int_equal(ipc_ld_rlx(&r.sh->need_wake), 0);
+    t_ring_close(&r);
+    close(efd);
+}
+
+/* One consumer arming two rings: work on either refuses the sleep and disarms both. */
+static void test_ring_wake_arm_multi(void **state)
+{
+    (void)state;
+    int efd = t_eventfd();
+    struct t_ring a, b;
+    t_ring_open(&a, 8, 0, efd);
+    t_ring_open(&b, 8, UINT32_MAX, efd);
+    struct ipc_ring_cons *cs[2] = {&a.c, &b.c};
+
+    t_enq1(&b, 0);
+    assert_false(ipc_wake_arm(cs, 2, 1));
+    assert_int_equal(ipc_ld_rlx(&a.sh->need_wake), 0);
+    assert_int_equal(ipc_ld_rlx(&b.sh->need_wake), 0);
+    ipc_buf out[1];
+    assert_int_equal(ipc_ring_deq_burst(&b.c, out, 1), 1);
+    assert_true(ipc_wake_arm(cs, 2, 1));
+    assert_int_equal(ipc_ld_rlx(&a.sh->need_wake), 1);
+    assert_int_equal(ipc_ld_rlx(&b.sh->need_wake), 1);
+    assert_int_equal(ipc_ld_rlx(&a.sh->sleeps), 1);
+    assert_int_equal(ipc_ld_rlx(&b.sh->sleeps), 1);
+    t_ring_close(&a);
+    t_ring_close(&b);
+    close(efd);
+}
+
+static void test_ring_wake_set_shared_eventfd(void **state)
+{
+    (void)state;
+    int efd = t_eventfd();
+    struct t_ring a, b;
+    t_ring_open(&a, 8, 0, efd);
+    t_ring_open(&b, 8, 0, efd);
+    struct ipc_ring_cons *cs[2] = {&a.c, &b.c};
+    struct ipc_wake_set ws;
+    ipc_wake_set_init(&ws);
+
+    assert_int_equal(ipc_wake_flush(&ws), 0); /* empty set */
+
+    assert_true(ipc_wake_arm(cs, 2, 1));
+    t_enq1(&a, 0);
+    t_enq1(&b, 0);
+    ipc_wake_mark(&ws, &a.p);
+    ipc_wake_mark(&ws, &b.p);
+    ipc_wake_mark(&ws, &a.p); /* idempotent */
+    assert_int_equal(ws.n, 2);
+    assert_int_equal(ipc_wake_flush(&ws), 1); /* one write for one consumer */
+    assert_int_equal(ws.n, 0);
+    assert_int_equal(ipc_ld_rlx(&a.sh->wake_sent) + ipc_ld_rlx(&b.sh->wake_sent), 1);
+    assert_int_equal(ipc_ld_rlx(&a.sh->need_wake), 0);
+    assert_int_equal(ipc_ld_rlx(&b.sh->need_wake), 0);
+    uint64_t v = 0;
+    assert_int_equal(read(efd, &v, sizeof(v)), (ssize_t)sizeof(v));
+    assert_int_equal(v, 1); /* exactly one write */
+
+    /* Marked, but nobody armed: no write. */
+    ipc_wake_mark(&ws, &a.p);
+    ipc_wake_mark(&ws, &b.p);
+    assert_int_equal(ipc_wake_flush(&ws), 0);
+    assert_int_equal(ipc_wake_block(efd, 0), 0);
+    t_ring_close(&a);
+    t_ring_close(&b);
+    close(efd);
+}
+
+static void test_ring_wake_set_two_consumers(void **state)
+{
+    (void)state;
+    int efd1 = t_eventfd(), efd2 = t_eventfd();
+    struct t_ring a, b;
+    t_ring_open(&a, 8, 0, efd1);
+    t_ring_open(&b, 8, 0, efd2);
+    struct ipc_ring_cons *ca[1] = {&a.c}, *cb[1] = {&b.c};
+    struct ipc_wake_set ws;
+    ipc_wake_set_init(&ws);
+
+    assert_true(ipc_wake_arm(ca, 1, 1));
+    assert_true(ipc_wake_arm(cb, 1, 1));
+    t_enq1(&a, 0);
+    t_enq1(&b, 0);
+    ipc_wake_mark(&ws, &a.p);
+    ipc_wake_mark(&ws, &b.p);
+    ipc_wake_mark(&ws, &b.p);
+    assert_int_equal(ws.n, 2);
+    assert_int_equal(ipc_wake_flush(&ws), 2);
+    assert_int_equal(ipc_ld_rlx(&a.sh->wake_sent), 1);
+    assert_int_equal(ipc_ld_rlx(&b.sh->wake_sent), 1);
+    assert_int_equal(ipc_wake_block(efd1, 0), 1);
+    assert_int_equal(ipc_wake_block(efd2, 0), 1);
+
+    /* Only one of them armed: one write, to that one. */
+    ipc_buf out[1];
+    assert_int_equal(ipc_ring_deq_burst(&a.c, out, 1), 1);
+    assert_int_equal(ipc_ring_deq_burst(&b.c, out, 1), 1);
+    assert_true(ipc_wake_arm(cb, 1, 1));
+    t_enq1(&a, 1);
+    t_enq1(&b, 1);
+    ipc_wake_mark(&ws, &a.p);
+    ipc_wake_mark(&ws, &b.p);
+    assert_int_equal(ipc_wake_flush(&ws), 1);
+    assert_int_equal(ipc_ld_rlx(&a.sh->wake_sent), 1);
+    assert_int_equal(ipc_ld_rlx(&b.sh->wake_sent), 2);
+    assert_int_equal(ipc_wake_block(efd1, 0), 0);
+    assert_int_equal(ipc_wake_block(efd2, 0), 1);
+    t_ring_close(&a);
+    t_ring_close(&b);
+    close(efd1);
+    close(efd2);
+}
+
+static void test_ring_wake_block_timeout(void **state)
+{
+    (void)state;
+    int efd = t_eventfd();
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    assert_int_equal(ipc_wake_block(efd, 20), 0);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    long ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+    assert_true(ms >= 19);
+    /* Written before the wait: returns at once, however long the bound. */
+    uint64_t one = 1;
+    assert_int_equal(write(efd, &one, sizeof(one)), (ssize_t)sizeof(one));
+    assert_int_equal(ipc_wake_block(efd, 60000), 1);
+    assert_int_equal(ipc_wake_block(efd, 0), 0);
+    close(efd);
+    /* A closed fd is an error, not a wake-up. */
+    assert_true(ipc_wake_block(efd, 0) < 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_ring_empty),
+        cmocka_unit_test(test_ring_full),
+        cmocka_unit_test(test_ring_partial_bursts),
+        cmocka_unit_test(test_ring_wrap_2_32),
+        cmocka_unit_test(test_ring_wrap_full_at_boundary),
+        cmocka_unit_test(test_ring_cached_cons_refresh),
+        cmocka_unit_test(test_ring_cached_prod_refresh),
+        cmocka_unit_test(test_ring_reserve_submit_invisible),
+        cmocka_unit_test(test_ring_peek_release_not_reusable),
+        cmocka_unit_test(test_ring_create_bad_size),
+        cmocka_unit_test(test_ring_attach_ok),
+        cmocka_unit_test(test_ring_attach_bad_magic),
+        cmocka_unit_test(test_ring_attach_wrong_kind),
+        cmocka_unit_test(test_ring_attach_wrong_version),
+        cmocka_unit_test(test_ring_attach_truncated),
+        cmocka_unit_test(test_ring_attach_bad_geometry),
+        cmocka_unit_test(test_ring_restart_consumer),
+        cmocka_unit_test(test_ring_restart_producer),
+        cmocka_unit_test(test_ring_wake_arm_and_wake),
+        cmocka_unit_test(test_ring_wake_no_fd),
+        cmocka_unit_test(test_ring_wake_threshold),
+        cmocka_unit_test(test_ring_wake_arm_multi),
+        cmocka_unit_test(test_ring_wake_set_shared_eventfd),
+        cmocka_unit_test(test_ring_wake_set_two_consumers),
+        cmocka_unit_test(test_ring_wake_block_timeout),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
