@@ -45,11 +45,15 @@ static inline bool ipc_wake_arm(struct ipc_ring_cons *const *c, unsigned n, uint
 {
     if (k == 0)
         k = 1;
-    for (unsigned i = 0; i < n; i++)
-        ipc_st_rlx(&c[i]->sh->need_wake, k); /* (W) */
+    for (unsigned i = 0; i < n; i++) {
+        /* A threshold above the ring's size could never be reached. */
+        uint32_t ki = k < c[i]->size ? k : c[i]->size;
+        ipc_st_rlx(&c[i]->sh->need_wake, ki); /* (W) */
+    }
     ipc_fence_sc();                          /* (F1) pairs with (F2) */
     for (unsigned i = 0; i < n; i++) {
-        if (ipc_ring_avail(c[i], k) >= k) { /* (R) */
+        uint32_t ki = k < c[i]->size ? k : c[i]->size;
+        if (ipc_ring_avail(c[i], ki) >= ki) { /* (R) */
             for (unsigned j = 0; j < n; j++)
                 ipc_st_rlx(&c[j]->sh->need_wake, 0);
             return false;
@@ -82,6 +86,8 @@ static inline bool ipc_wake_wanted(struct ipc_ring_prod *p)
     return ipc_xchg(&p->sh->need_wake, 0) != 0;
 }
 
+unsigned ipc_wake_one(struct ipc_ring_prod *p);
+
 /** The rings a producer submitted to during one loop. */
 struct ipc_wake_set {
     unsigned n;
@@ -101,6 +107,8 @@ static inline void ipc_wake_mark(struct ipc_wake_set *ws, struct ipc_ring_prod *
             return;
     if (ws->n < IPC_WAKE_SET_MAX)
         ws->ring[ws->n++] = p;
+    else
+        ipc_wake_one(p); /* a full set must not cost a lost wake-up */
 }
 
 /**
