@@ -576,8 +576,8 @@ static uint32_t tap_reap(struct tap *t)
             case UD_WAKE:
                 if (UD_IDX(ud) == 0)
                     t->wake_armed = false; /* the read ends the pair, success or not */
-                else
-                    ctr_add(t, C_WAKE_ERR, 1);
+                else if (res != -ECANCELED)
+                    ctr_add(t, C_WAKE_ERR, 1); /* the poll failed (its success has no CQE) */
                 break;
             case UD_SIG:
                 t->sig_armed = false;
