@@ -1,0 +1,173 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tests/unit/test_rt_common.h: fixtures the router's unit tests share: a
+ * real pool (the router attached as owner 2, the supervisor for the census),
+ * a small FIB and neighbour table, a context with three ports, a frame
+ * builder, and the leak check every test ends with.
+ */
+#ifndef TEST_RT_COMMON_H
+#define TEST_RT_COMMON_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ipc/pool.h"
+#include "services/router/fib.h"
+#include "services/router/icmp.h"
+#include "services/router/ipv4.h"
+#include "services/router/neigh.h"
+#include "services/router/pkt.h"
+#include "services/router/rt.h"
+
+#define T_NBUFS 512u
+#define T_ROUTER 2u
+#define T_TXCAP 256u
+#define T_IP(a, b, c, d) ((uint32_t)(a) << 24 | (uint32_t)(b) << 16 | (uint32_t)(c) << 8 | (uint32_t)(d))
+
+/* Port p: MAC 02:00:00:00:00:0p, address 10.p.0.1/24, MTU 1500. Peers: 02:00:00:00:01:0p. */
+static const uint8_t t_peer_mac[3][6] = {
+    {0x02, 0, 0, 0, 1, 0}, {0x02, 0, 0, 0, 1, 1}, {0x02, 0, 0, 0, 1, 2}};
+
+struct t_rt {
+    int pool_fd, fib_fd, neigh_fd;
+    struct ipc_pool sup, pool;
+    struct rt_fib fibw, fibr;
+    struct rt_neigh neigh;
+    struct rt_counters ctr;
+    struct rt_ctx ctx;
+    ipc_buf txb[T_TXCAP];
+    struct rt_burst tx;
+};
+
+static inline int t_rt_setup(void **state)
+{
+    struct t_rt *t = calloc(1, sizeof(*t));
+    struct ipc_err err = {{0}};
+    assert_non_null(t);
+    assert_int_equal(ipc_pool_create("t-rt-pool", T_NBUFS, IPC_FRAME_DEFAULT, &t->pool_fd, &err), 0);
+    assert_int_equal(ipc_pool_attach(&t->sup, t->pool_fd, IPC_OWNER_SUPERVISOR, &err), 0);
+    assert_int_equal(ipc_pool_attach(&t->pool, t->pool_fd, T_ROUTER, &err), 0);
+    struct rt_fib_params p = {.max_prefixes = 4096, .tbl8_groups = 256, .max_nh = 256};
+    if (rt_fib_create("t-rt-fib", &p, &t->fibw, &t->fib_fd, &err) != 0)
+        fail_msg("%s", err.msg);
+    if (rt_fib_attach(&t->fibr, t->fib_fd, 0, &err) != 0)
+        fail_msg("%s", err.msg);
+    assert_int_equal(rt_neigh_create("t-rt-neigh", 64, &t->neigh, &t->neigh_fd, &err), 0);
+    rt_ctx_init(&t->ctx, &t->pool, &t->fibr, &t->neigh, &t->ctr, NULL);
+    t->ctx.nports = 3;
+    for (unsigned i = 0; i < 3; i++) {
+        struct rt_port *pt = &t->ctx.port[i];
+        uint8_t mac[6] = {0x02, 0, 0, 0, 0, (uint8_t)i};
+        memcpy(pt->mac, mac, 6);
+        pt->mtu = 1500;
+        pt->ip = T_IP(10, i, 0, 1);
+        pt->plen = 24;
+    }
+    t->tx.bufs = t->txb;
+    t->tx.cap = T_TXCAP;
+    *state = t;
+    return 0;
+}
+
+static inline void t_tx_free(struct t_rt *t)
+{
+    ipc_pool_free(&t->pool, t->tx.bufs, t->tx.n);
+    t->tx.n = 0;
+}
+
+/* No buffer may stay with the router: the census balances and it holds nothing. */
+static inline void t_no_leak(struct t_rt *t)
+{
+    struct ipc_census c;
+    ipc_pool_flush(&t->pool);
+    if (ipc_pool_census(&t->sup, NULL, 0, &c) != 0)
+        fail_msg("census: lost %u dup %u bad %u", c.lost, c.dup, c.bad_owner);
+    if (c.held_by[T_ROUTER] != 0)
+        fail_msg("router still holds %u buffers", c.held_by[T_ROUTER]);
+    assert_int_equal(c.free, T_NBUFS);
+}
+
+static inline int t_rt_teardown(void **state)
+{
+    struct t_rt *t = *state;
+    t_tx_free(t);
+    for (uint32_t i = 0; i <= t->neigh.mask; i++)
+        while (t->neigh.e[i].ip)
+            rt_neigh_del(&t->neigh, &t->pool, t->neigh.e[i].ip);
+    t_no_leak(t);
+    rt_neigh_detach(&t->neigh);
+    rt_fib_detach(&t->fibr);
+    rt_fib_detach(&t->fibw);
+    ipc_pool_detach(&t->pool);
+    ipc_pool_detach(&t->sup);
+    close(t->neigh_fd);
+    close(t->fib_fd);
+    close(t->pool_fd);
+    free(t);
+    return 0;
+}
+
+/* Build an IPv4 frame in a new buffer, arriving on @port from its peer. */
+static inline ipc_buf t_frame(struct t_rt *t, uint16_t port, uint32_t src, uint32_t dst, uint8_t proto, uint8_t ttl,
+                              uint32_t payload, uint16_t frag)
+{
+    ipc_buf b;
+    assert_int_equal(ipc_pool_alloc(&t->pool, &b, 1), 1);
+    struct ipc_meta *m = ipc_pool_meta(&t->pool, b);
+    uint8_t *f = ipc_pool_data(&t->pool, b);
+    memcpy(f, t->ctx.port[port].mac, 6);
+    memcpy(f + 6, t_peer_mac[port], 6);
+    rt_put16(f + 12, RT_ETH_P_IP);
+    uint8_t *ip = f + RT_ETH_HLEN;
+    memset(ip, 0, RT_IP_HLEN);
+    ip[0] = 0x45;
+    rt_put16(ip + RT_IP_TOTLEN, (uint16_t)(RT_IP_HLEN + payload));
+    rt_put16(ip + RT_IP_ID, 0x1234);
+    rt_put16(ip + RT_IP_FRAG, frag);
+    ip[RT_IP_TTL] = ttl;
+    ip[RT_IP_PROTO] = proto;
+    rt_put32(ip + RT_IP_SRC, src);
+    rt_put32(ip + RT_IP_DST, dst);
+    rt_put16(ip + RT_IP_CSUM, rt_csum(ip, RT_IP_HLEN));
+    for (uint32_t i = 0; i < payload; i++)
+        ip[RT_IP_HLEN + i] = (uint8_t)(i * 7 + 3);
+    uint32_t len = RT_ETH_HLEN + RT_IP_HLEN + payload;
+    if (len < RT_ETH_ZLEN) {
+        memset(f + len, 0, RT_ETH_ZLEN - len);
+        len = RT_ETH_ZLEN;
+    }
+    rt_pkt_set_len(m, len);
+    m->in_port = port;
+    m->out_port = IPC_PORT_NONE;
+    return b;
+}
+
+static inline uint8_t *t_ip(struct t_rt *t, ipc_buf b)
+{
+    return ipc_pool_data(&t->pool, b) + RT_ETH_HLEN;
+}
+
+/* Re-sum an IPv4 header after a test edits it. */
+static inline void t_ip_fix_csum(uint8_t *ip)
+{
+    rt_put16(ip + RT_IP_CSUM, 0);
+    rt_put16(ip + RT_IP_CSUM, rt_csum(ip, (ip[0] & 15u) * 4));
+}
+
+static inline uint64_t t_rand64(uint64_t *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return *s;
+}
+
+#endif
