@@ -56,7 +56,7 @@
 
 #define TAP_BURST 64u                /* handles taken from one input ring per loop */
 #define TAP_RX_INFLIGHT_DEFAULT 32u
-#define TAP_RX_INFLIGHT_MAX 256u
+#define TAP_RX_INFLIGHT_MAX 1024u
 #define TAP_TX_INFLIGHT 256u         /* writes in flight at most */
 #define TAP_BACKLOG 1024u            /* packets waiting for a write slot; a power of two */
 #define TAP_CQE_BATCH 256u
@@ -84,6 +84,7 @@ enum tap_ctr {
     C_RX_DROP_BAD_GSO,
     C_RX_DROP_BAD_CSUM,
     C_RX_DROP_NOBUFS,
+    C_RX_NOBUFS,
     C_RX_ERR,
     C_TX_PKTS,
     C_TX_BYTES,
@@ -121,6 +122,7 @@ static const char *const tap_ctr_names[C_N] = {
     [C_RX_DROP_BAD_GSO] = "rx_drop_bad_gso",
     [C_RX_DROP_BAD_CSUM] = "rx_drop_bad_csum",
     [C_RX_DROP_NOBUFS] = "rx_drop_nobufs",
+    [C_RX_NOBUFS] = "rx_nobufs",
     [C_RX_ERR] = "rx_err",
     [C_TX_PKTS] = "tx_pkts",
     [C_TX_BYTES] = "tx_bytes",
@@ -148,7 +150,8 @@ static const char *const tap_ctr_names[C_N] = {
 struct tap_rx_slot {
     struct tap_vnet_hdr hdr; /* the kernel writes the vnet header here */
     bool armed;
-    uint32_t nfr; /* frames held */
+    bool short_arm; /* armed with fewer frames than the longest frame needs */
+    uint32_t nfr;   /* frames held */
     ipc_buf fr[IPC_CHAIN_MAX];
     struct iovec iov[1 + IPC_CHAIN_MAX];
 };
@@ -250,19 +253,27 @@ static inline void dead_add(struct tap *t, ipc_buf b)
 
 /* ---- receive ------------------------------------------------------------ */
 
-/* Top the slot up to rx_frames frames and queue its readv. */
+/*
+ * Top the slot up to rx_frames frames and queue its readv. With the pool short
+ * of buffers, a slot that got at least one frame is armed anyway ("short"):
+ * small frames (ACKs, ARP, pings) still get in, and a frame too long for it
+ * is dropped by the kernel (EFAULT, counted in rx_drop_nobufs). Holding out
+ * for full slots instead could leave every free buffer parked in slots that
+ * wait for traffic that cannot come.
+ */
 static bool rx_arm(struct tap *t, uint32_t i)
 {
     struct tap_rx_slot *s = &t->rx[i];
+    s->short_arm = false;
     if (s->nfr < t->rx_frames) {
         uint32_t need = t->rx_frames - s->nfr;
         uint32_t got = ipc_pool_alloc(t->pool, &s->fr[s->nfr], need);
         s->nfr += got;
         if (got < need) {
-            /* Not a full slot: a 64 KB frame would not fit and the kernel
-             * would drop it with EFAULT. Wait for buffers instead. */
-            ctr_add(t, C_RX_DROP_NOBUFS, 1);
-            return false;
+            ctr_add(t, C_RX_NOBUFS, 1);
+            if (s->nfr == 0)
+                return false;
+            s->short_arm = true;
         }
     }
     struct io_uring_sqe *sqe = tap_sqe(t);
@@ -299,6 +310,10 @@ static void rx_complete(struct tap *t, uint32_t i, int res)
     if (res < 0) {
         if (res == -ECANCELED || res == -EINTR || res == -EAGAIN)
             return;
+        if (res == -EFAULT && s->short_arm) {
+            ctr_add(t, C_RX_DROP_NOBUFS, 1); /* a frame longer than the slot: the kernel dropped it */
+            return;
+        }
         ctr_add(t, C_RX_ERR, 1);
         if (++t->rx_err_run >= TAP_RX_ERR_REST)
             t->rx_rest = true;
@@ -710,6 +725,17 @@ int tap_init(struct ipc_svc *svc, struct tap **out, struct ipc_err *err)
         t->rx_frames += (maxlen - t->first_room + t->frame_size - 1) / t->frame_size;
     if (t->rx_frames > IPC_CHAIN_MAX)
         t->rx_frames = IPC_CHAIN_MAX;
+    /* The receive reserve (slots x frames) never takes more than a quarter
+     * of the pool: the other ports, the rings and the packets in flight need
+     * the rest, or receive slots end up holding every free buffer. */
+    uint32_t cap = svc->pool.nbufs / (4 * t->rx_frames);
+    if (cap < 1)
+        cap = 1;
+    if (t->n_rx > cap) {
+        fprintf(stderr, "%s: rx_inflight %u x %u frames is more than a quarter of the pool (%u buffers); using %u\n",
+                cfg->name, t->n_rx, t->rx_frames, svc->pool.nbufs, cap);
+        t->n_rx = cap;
+    }
 
     int ret;
     t->rx = calloc(t->n_rx, sizeof(*t->rx));
