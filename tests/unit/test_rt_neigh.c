@@ -1,0 +1,337 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tests/unit/test_rt_neigh.c: the neighbour table and ARP: resolution with
+ * packets held and released on the reply, answering requests for our
+ * addresses in place, learning from requests and gratuitous ARP (static
+ * entries untouched), malformed ARP, the bounded pending queue, retries
+ * ending in ICMP host unreachable, ageing and unicast re-validation on a
+ * virtual clock, `neigh show` reads, and a router restart: the table
+ * survives, the queued buffers are reclaimed and forgotten. No buffer leaks.
+ */
+#include "test_rt_common.h"
+
+#define T_SEC 1000000000ull
+
+static const uint8_t t_gw_mac[6] = {0x02, 0xbb, 0, 0, 0, 2};
+
+static void t_route(struct t_rt *t)
+{
+    struct rt_nh via = {.gw = T_IP(10, 1, 0, 2), .port = 1};
+    assert_int_equal(rt_fib_add(&t->fibw, T_IP(20, 0, 0, 0), 8, &via), 0);
+}
+
+static ipc_buf t_arp(struct t_rt *t, uint16_t port, uint16_t op, const uint8_t *sha, uint32_t spa, uint32_t tpa,
+                     const uint8_t *eth_dst)
+{
+    ipc_buf b;
+    assert_int_equal(ipc_pool_alloc(&t->pool, &b, 1), 1);
+    uint8_t *f = ipc_pool_data(&t->pool, b);
+    memset(f, 0, 60);
+    memcpy(f, eth_dst, 6);
+    memcpy(f + 6, sha, 6);
+    rt_put16(f + 12, RT_ETH_P_ARP);
+    uint8_t *a = f + 14;
+    rt_put16(a, 1);
+    rt_put16(a + 2, RT_ETH_P_IP);
+    a[4] = 6;
+    a[5] = 4;
+    rt_put16(a + 6, op);
+    memcpy(a + 8, sha, 6);
+    rt_put32(a + 14, spa);
+    if (op == 2)
+        memcpy(a + 18, t->ctx.port[port].mac, 6);
+    rt_put32(a + 24, tpa);
+    struct ipc_meta *m = ipc_pool_meta(&t->pool, b);
+    rt_pkt_set_len(m, 60);
+    m->in_port = port;
+    return b;
+}
+
+static const uint8_t t_bcast[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+
+static void t_in(struct t_rt *t, ipc_buf b, uint64_t now)
+{
+    rt_input_burst(&t->ctx, &b, 1, now, &t->tx);
+}
+
+static void t_check_request(struct t_rt *t, ipc_buf b, uint16_t port, uint32_t tip, const uint8_t *dmac)
+{
+    const uint8_t *f = ipc_pool_data(&t->pool, b);
+    const uint8_t *a = f + 14;
+    assert_int_equal(ipc_pool_meta(&t->pool, b)->out_port, port);
+    assert_int_equal(ipc_pool_meta(&t->pool, b)->len, 60);
+    assert_memory_equal(f, dmac ? dmac : t_bcast, 6);
+    assert_memory_equal(f + 6, t->ctx.port[port].mac, 6);
+    assert_int_equal(rt_get16(f + 12), RT_ETH_P_ARP);
+    assert_int_equal(rt_get16(a), 1);
+    assert_int_equal(rt_get16(a + 2), 0x0800);
+    assert_int_equal(a[4], 6);
+    assert_int_equal(a[5], 4);
+    assert_int_equal(rt_get16(a + 6), 1);
+    assert_memory_equal(a + 8, t->ctx.port[port].mac, 6);
+    assert_int_equal(rt_get32(a + 14), t->ctx.port[port].ip);
+    assert_int_equal(rt_get32(a + 24), tip);
+}
+
+static void test_rt_neigh_resolve_and_release(void **state)
+{
+    struct t_rt *t = *state;
+    t_route(t);
+    t_in(t, t_frame(t, 0, T_IP(10, 0, 0, 5), T_IP(20, 1, 1, 1), 17, 64, 50, 0), 1 * T_SEC);
+    assert_int_equal(t->tx.n, 1);
+    t_check_request(t, t->tx.bufs[0], 1, T_IP(10, 1, 0, 2), NULL);
+    t_tx_free(t);
+    assert_int_equal(t->ctr.pending, 1);
+    struct rt_neigh_entry *e = rt_neigh_find(&t->neigh, T_IP(10, 1, 0, 2));
+    assert_non_null(e);
+    assert_int_equal(e->state, RT_NEIGH_INCOMPLETE);
+    /* A second packet waits too, without a second request. */
+    t_in(t, t_frame(t, 0, T_IP(10, 0, 0, 5), T_IP(20, 2, 2, 2), 17, 64, 60, 0), 1 * T_SEC);
+    assert_int_equal(t->tx.n, 0);
+    assert_int_equal(t->ctr.c[RT_CTR_ARP_REQ_TX], 1);
+    assert_int_equal(t->ctr.pending, 2);
+    /* The reply releases both, rewritten. */
+    t_in(t, t_arp(t, 1, 2, t_gw_mac, T_IP(10, 1, 0, 2), T_IP(10, 1, 0, 1), t->ctx.port[1].mac), 1 * T_SEC + 5);
+    assert_int_equal(t->tx.n, 2);
+    for (unsigned i = 0; i < 2; i++) {
+        uint8_t *f = ipc_pool_data(&t->pool, t->tx.bufs[i]);
+        assert_memory_equal(f, t_gw_mac, 6);
+        assert_memory_equal(f + 6, t->ctx.port[1].mac, 6);
+        assert_int_equal(f[14 + RT_IP_TTL], 63);
+        assert_int_equal(rt_csum(f + 14, 20), 0);
+        assert_int_equal(ipc_pool_meta(&t->pool, t->tx.bufs[i])->out_port, 1);
+    }
+    assert_int_equal(rt_get32(ipc_pool_data(&t->pool, t->tx.bufs[0]) + 14 + RT_IP_DST), T_IP(20, 1, 1, 1));
+    t_tx_free(t);
+    assert_int_equal(e->state, RT_NEIGH_REACHABLE);
+    assert_int_equal(t->ctr.pending, 0);
+    /* From now on, straight through. */
+    t_in(t, t_frame(t, 0, T_IP(10, 0, 0, 5), T_IP(20, 3, 3, 3), 17, 64, 60, 0), 2 * T_SEC);
+    assert_int_equal(t->tx.n, 1);
+    assert_memory_equal(ipc_pool_data(&t->pool, t->tx.bufs[0]), t_gw_mac, 6);
+    /* `neigh show` sees it. */
+    unsigned found = 0;
+    for (uint32_t i = 0; i <= t->neigh.mask; i++) {
+        struct rt_neigh_entry copy;
+        if (rt_neigh_read(&t->neigh, i, &copy)) {
+            found++;
+            assert_int_equal(copy.ip, T_IP(10, 1, 0, 2));
+            assert_memory_equal(copy.mac, t_gw_mac, 6);
+            assert_int_equal(copy.port, 1);
+        }
+    }
+    assert_int_equal(found, 1);
+}
+
+static void test_rt_neigh_arp_input(void **state)
+{
+    struct t_rt *t = *state;
+    static const uint8_t h9[6] = {0x02, 0xcc, 0, 0, 0, 9}, h50[6] = {0x02, 0xcc, 0, 0, 0, 0x50},
+                         h51[6] = {0x02, 0xcc, 0, 0, 0, 0x51}, hs[6] = {0x02, 0xdd, 0, 0, 0, 1};
+    /* A request for our address: answered in place, and the asker learned (stale). */
+    ipc_buf b = t_arp(t, 1, 1, h9, T_IP(10, 1, 0, 9), T_IP(10, 1, 0, 1), t_bcast);
+    t_in(t, b, 10);
+    assert_int_equal(t->tx.n, 1);
+    assert_int_equal(t->tx.bufs[0], b);
+    const uint8_t *f = ipc_pool_data(&t->pool, b), *a = f + 14;
+    assert_memory_equal(f, h9, 6);
+    assert_memory_equal(f + 6, t->ctx.port[1].mac, 6);
+    assert_int_equal(rt_get16(a + 6), 2);
+    assert_memory_equal(a + 8, t->ctx.port[1].mac, 6);
+    assert_int_equal(rt_get32(a + 14), T_IP(10, 1, 0, 1));
+    assert_memory_equal(a + 18, h9, 6);
+    assert_int_equal(rt_get32(a + 24), T_IP(10, 1, 0, 9));
+    assert_int_equal(ipc_pool_meta(&t->pool, b)->out_port, 1);
+    t_tx_free(t);
+    struct rt_neigh_entry *e = rt_neigh_find(&t->neigh, T_IP(10, 1, 0, 9));
+    assert_non_null(e);
+    assert_int_equal(e->state, RT_NEIGH_STALE);
+    assert_memory_equal(e->mac, h9, 6);
+    /* A request for another host's address: no answer, nothing learned. */
+    t_in(t, t_arp(t, 1, 1, h50, T_IP(10, 1, 0, 50), T_IP(10, 1, 0, 77), t_bcast), 10);
+    assert_int_equal(t->tx.n, 0);
+    assert_null(rt_neigh_find(&t->neigh, T_IP(10, 1, 0, 50)));
+    assert_int_equal(t->ctr.c[RT_CTR_ARP_IGNORED], 1);
+    /* Gratuitous ARP: learned; a new MAC for the same address replaces the old one. */
+    t_in(t, t_arp(t, 1, 1, h50, T_IP(10, 1, 0, 50), T_IP(10, 1, 0, 50), t_bcast), 20);
+    e = rt_neigh_find(&t->neigh, T_IP(10, 1, 0, 50));
+    assert_non_null(e);
+    assert_memory_equal(e->mac, h50, 6);
+    t_in(t, t_arp(t, 1, 2, h51, T_IP(10, 1, 0, 50), T_IP(10, 1, 0, 50), t_bcast), 30);
+    assert_memory_equal(e->mac, h51, 6);
+    assert_int_equal(t->ctr.c[RT_CTR_ARP_GRATUITOUS_RX], 2);
+    assert_int_equal(t->tx.n, 0);
+    /* Off the port's subnet: ignored. A static entry: never changed by ARP. */
+    t_in(t, t_arp(t, 1, 1, h50, T_IP(10, 9, 9, 9), T_IP(10, 9, 9, 9), t_bcast), 30);
+    assert_null(rt_neigh_find(&t->neigh, T_IP(10, 9, 9, 9)));
+    assert_int_equal(rt_neigh_add_static(&t->neigh, T_IP(10, 1, 0, 60), hs, 1), 0);
+    t_in(t, t_arp(t, 1, 1, h50, T_IP(10, 1, 0, 60), T_IP(10, 1, 0, 60), t_bcast), 40);
+    e = rt_neigh_find(&t->neigh, T_IP(10, 1, 0, 60));
+    assert_memory_equal(e->mac, hs, 6);
+    assert_int_equal(e->state, RT_NEIGH_STATIC);
+    assert_int_equal(rt_neigh_add_static(&t->neigh, T_IP(10, 1, 0, 61), t_bcast, 1), -EINVAL);
+    /* Malformed: bad hardware length, bad opcode, truncated. */
+    b = t_arp(t, 1, 1, h9, T_IP(10, 1, 0, 9), T_IP(10, 1, 0, 1), t_bcast);
+    ipc_pool_data(&t->pool, b)[14 + 4] = 8;
+    t_in(t, b, 50);
+    b = t_arp(t, 1, 3, h9, T_IP(10, 1, 0, 9), T_IP(10, 1, 0, 1), t_bcast);
+    t_in(t, b, 50);
+    b = t_arp(t, 1, 1, h9, T_IP(10, 1, 0, 9), T_IP(10, 1, 0, 1), t_bcast);
+    rt_pkt_set_len(ipc_pool_meta(&t->pool, b), 30);
+    t_in(t, b, 50);
+    assert_int_equal(t->ctr.c[RT_CTR_ARP_BAD], 3);
+    assert_int_equal(t->tx.n, 0);
+}
+
+static void test_rt_neigh_queue_overflow_and_failure(void **state)
+{
+    struct t_rt *t = *state;
+    t_route(t);
+    for (unsigned i = 0; i < RT_NEIGH_QMAX + 4; i++)
+        t_in(t, t_frame(t, 0, T_IP(10, 0, 0, 5), T_IP(20, 0, 0, i), 17, 64, 30, 0), 0);
+    assert_int_equal(t->ctr.pending, RT_NEIGH_QMAX);
+    assert_int_equal(t->ctr.c[RT_CTR_DROP_PENDING_FULL], 4);
+    assert_int_equal(t->tx.n, 1); /* the request */
+    t_tx_free(t);
+    /* Retries every second, max_retries (3) requests in all. */
+    rt_neigh_tick(&t->ctx, T_SEC / 2, &t->tx);
+    assert_int_equal(t->tx.n, 0);
+    rt_neigh_tick(&t->ctx, 1 * T_SEC, &t->tx);
+    assert_int_equal(t->tx.n, 1);
+    t_check_request(t, t->tx.bufs[0], 1, T_IP(10, 1, 0, 2), NULL);
+    t_tx_free(t);
+    rt_neigh_tick(&t->ctx, 2 * T_SEC, &t->tx);
+    assert_int_equal(t->tx.n, 1);
+    t_tx_free(t);
+    assert_int_equal(t->ctr.c[RT_CTR_ARP_REQ_TX], 3);
+    /* Given up: every waiting packet gets host unreachable, quoting it as received. */
+    rt_neigh_tick(&t->ctx, 3 * T_SEC, &t->tx);
+    assert_int_equal(t->tx.n, RT_NEIGH_QMAX);
+    for (unsigned i = 0; i < t->tx.n; i++) {
+        const uint8_t *ip = ipc_pool_data(&t->pool, t->tx.bufs[i]) + 14;
+        assert_int_equal(rt_get32(ip + RT_IP_SRC), T_IP(10, 0, 0, 1));
+        assert_int_equal(rt_get32(ip + RT_IP_DST), T_IP(10, 0, 0, 5));
+        assert_int_equal(ip[20], RT_ICMP_UNREACH);
+        assert_int_equal(ip[21], RT_ICMP_UNREACH_HOST);
+        assert_int_equal(ip[28 + RT_IP_TTL], 64);
+        assert_int_equal(rt_get32(ip + 28 + RT_IP_DST), T_IP(20, 0, 0, i));
+        assert_int_equal(rt_csum(ip + 28, 20), 0);
+    }
+    assert_int_equal(t->ctr.c[RT_CTR_ICMP_HOST_UNREACH_TX], RT_NEIGH_QMAX);
+    assert_int_equal(t->ctr.c[RT_CTR_DROP_NEIGH_FAILED], RT_NEIGH_QMAX);
+    assert_int_equal(t->ctr.pending, 0);
+    assert_null(rt_neigh_find(&t->neigh, T_IP(10, 1, 0, 2)));
+}
+
+static void test_rt_neigh_ageing(void **state)
+{
+    struct t_rt *t = *state;
+    t_route(t);
+    /* Resolve at t=0. */
+    t_in(t, t_frame(t, 0, T_IP(10, 0, 0, 5), T_IP(20, 0, 0, 1), 17, 64, 30, 0), 0);
+    t_in(t, t_arp(t, 1, 2, t_gw_mac, T_IP(10, 1, 0, 2), T_IP(10, 1, 0, 1), t->ctx.port[1].mac), 0);
+    t_tx_free(t);
+    struct rt_neigh_entry *e = rt_neigh_find(&t->neigh, T_IP(10, 1, 0, 2));
+    assert_int_equal(e->state, RT_NEIGH_REACHABLE);
+    rt_neigh_tick(&t->ctx, 29 * T_SEC, &t->tx);
+    assert_int_equal(e->state, RT_NEIGH_REACHABLE);
+    rt_neigh_tick(&t->ctx, 30 * T_SEC, &t->tx);
+    assert_int_equal(e->state, RT_NEIGH_STALE);
+    /* Used while stale: forwarded at once, plus one unicast probe. */
+    t_in(t, t_frame(t, 0, T_IP(10, 0, 0, 5), T_IP(20, 0, 0, 1), 17, 64, 30, 0), 31 * T_SEC);
+    assert_int_equal(t->tx.n, 2);
+    t_check_request(t, t->tx.bufs[0], 1, T_IP(10, 1, 0, 2), t_gw_mac);
+    assert_memory_equal(ipc_pool_data(&t->pool, t->tx.bufs[1]), t_gw_mac, 6);
+    t_tx_free(t);
+    /* The reply makes it reachable again. */
+    t_in(t, t_arp(t, 1, 2, t_gw_mac, T_IP(10, 1, 0, 2), T_IP(10, 1, 0, 1), t->ctx.port[1].mac), 31 * T_SEC + 1);
+    assert_int_equal(e->state, RT_NEIGH_REACHABLE);
+    assert_int_equal(e->retries, 0);
+    /* Stale again, probed, never answers: gone after max_retries probes. */
+    rt_neigh_tick(&t->ctx, 62 * T_SEC, &t->tx);
+    assert_int_equal(e->state, RT_NEIGH_STALE);
+    t_in(t, t_frame(t, 0, T_IP(10, 0, 0, 5), T_IP(20, 0, 0, 1), 17, 64, 30, 0), 62 * T_SEC);
+    t_tx_free(t);
+    rt_neigh_tick(&t->ctx, 63 * T_SEC, &t->tx);
+    rt_neigh_tick(&t->ctx, 64 * T_SEC, &t->tx);
+    assert_int_equal(t->tx.n, 2);
+    t_tx_free(t);
+    assert_non_null(rt_neigh_find(&t->neigh, T_IP(10, 1, 0, 2)));
+    rt_neigh_tick(&t->ctx, 65 * T_SEC, &t->tx);
+    assert_null(rt_neigh_find(&t->neigh, T_IP(10, 1, 0, 2)));
+    /* A stale entry nobody uses is collected after stale_gc_ns. */
+    static const uint8_t h[6] = {0x02, 0xcc, 0, 0, 0, 7};
+    t_in(t, t_arp(t, 1, 1, h, T_IP(10, 1, 0, 7), T_IP(10, 1, 0, 7), t_bcast), 100 * T_SEC);
+    assert_non_null(rt_neigh_find(&t->neigh, T_IP(10, 1, 0, 7)));
+    rt_neigh_tick(&t->ctx, 159 * T_SEC, &t->tx);
+    assert_non_null(rt_neigh_find(&t->neigh, T_IP(10, 1, 0, 7)));
+    rt_neigh_tick(&t->ctx, 160 * T_SEC, &t->tx);
+    assert_null(rt_neigh_find(&t->neigh, T_IP(10, 1, 0, 7)));
+    assert_int_equal(t->tx.n, 0);
+}
+
+static void test_rt_neigh_many_and_delete(void **state)
+{
+    struct t_rt *t = *state;
+    /* Fill to the 3/4 limit with colliding probes, delete half, the rest stay findable. */
+    uint8_t mac[6] = {0x02, 0xee, 0, 0, 0, 0};
+    unsigned n = 0;
+    while (rt_neigh_add_static(&t->neigh, T_IP(10, 1, 1, n + 1), mac, 1) == 0)
+        n++;
+    assert_int_equal(n, (t->neigh.mask + 1) / 4 * 3);
+    for (unsigned i = 0; i < n; i += 2)
+        assert_int_equal(rt_neigh_del(&t->neigh, &t->pool, T_IP(10, 1, 1, i + 1)), 0);
+    for (unsigned i = 0; i < n; i++)
+        assert_int_equal(rt_neigh_find(&t->neigh, T_IP(10, 1, 1, i + 1)) != NULL, i % 2 == 1);
+    assert_int_equal(rt_neigh_del(&t->neigh, &t->pool, T_IP(10, 1, 1, 1)), -ENOENT);
+}
+
+static void test_rt_neigh_restart(void **state)
+{
+    struct t_rt *t = *state;
+    t_route(t);
+    assert_int_equal(rt_neigh_add_static(&t->neigh, T_IP(10, 2, 0, 9), t_gw_mac, 2), 0);
+    for (unsigned i = 0; i < 5; i++)
+        t_in(t, t_frame(t, 0, T_IP(10, 0, 0, 5), T_IP(20, 0, 0, i), 17, 64, 30, 0), 0);
+    t_tx_free(t);
+    assert_int_equal(t->neigh.sh->queued, 5);
+    /* The router dies holding the 5 queued buffers; the supervisor reclaims them. */
+    ipc_pool_flush(&t->pool);
+    assert_int_equal(ipc_pool_reclaim(&t->sup, T_ROUTER, NULL, 0), 5);
+    /* The next instance maps the same table: entries kept, stale handles forgotten. */
+    struct rt_neigh nt2;
+    struct rt_counters ctr2 = {0};
+    struct ipc_err err = {{0}};
+    assert_int_equal(rt_neigh_attach_router(&nt2, t->neigh_fd, &ctr2, &err), 0);
+    assert_int_equal(ctr2.c[RT_CTR_DROP_PENDING_RESTART], 5);
+    assert_int_equal(nt2.sh->queued, 0);
+    struct rt_neigh_entry *e = rt_neigh_find(&nt2, T_IP(10, 2, 0, 9));
+    assert_non_null(e);
+    assert_int_equal(e->state, RT_NEIGH_STATIC);
+    e = rt_neigh_find(&nt2, T_IP(10, 1, 0, 2));
+    assert_non_null(e);
+    assert_int_equal(e->qlen, 0);
+    rt_neigh_detach(&nt2);
+    t_no_leak(t);
+    /* A region of the wrong layout is refused. */
+    int fd;
+    struct rt_fib other;
+    struct rt_fib_params p = {.max_prefixes = 16, .tbl8_groups = 1, .max_nh = 1};
+    assert_int_equal(rt_fib_create("t-not-neigh", &p, &other, &fd, &err), 0);
+    assert_int_equal(rt_neigh_attach(&nt2, fd, &err), -EPROTO);
+    rt_fib_detach(&other);
+    close(fd);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_rt_neigh_resolve_and_release, t_rt_setup, t_rt_teardown),
+        cmocka_unit_test_setup_teardown(test_rt_neigh_arp_input, t_rt_setup, t_rt_teardown),
+        cmocka_unit_test_setup_teardown(test_rt_neigh_queue_overflow_and_failure, t_rt_setup, t_rt_teardown),
+        cmocka_unit_test_setup_teardown(test_rt_neigh_ageing, t_rt_setup, t_rt_teardown),
+        cmocka_unit_test_setup_teardown(test_rt_neigh_many_and_delete, t_rt_setup, t_rt_teardown),
+        cmocka_unit_test_setup_teardown(test_rt_neigh_restart, t_rt_setup, t_rt_teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
