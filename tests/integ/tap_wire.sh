@@ -9,7 +9,8 @@
 # Phase 1, offloads csum,tso4,tso6: malformed packets injected into driver A's
 # input ring are dropped and counted; ping both ways without loss; iperf3 TCP
 # 1 and 4 streams; UDP. GSO frames cross unsegmented (A rx_gso_pkts > 0, B
-# tx_gso_pkts > 0). Phase 2, offloads csum: the same TCP runs, no GSO at all.
+# tx_gso_pkts > 0); kill -9 of driver A under iperf3 TCP, restarted by the
+# harness on the same rings: the flow carries on. Phase 2, offloads csum: the same TCP runs, no GSO at all.
 # After each phase both drivers exit cleanly and the pool census balances.
 # Exit 0 pass, 1 fail, 77 skip (not root, no /dev/net/tun, no iperf3).
 # timeout: 300
@@ -124,6 +125,31 @@ iperf_tcp() {
     echo "RESULT $label tcp_streams=$streams gbit_s=$rate"
 }
 
+# iperf_kill LABEL: kill -9 driver A two seconds into an 8-second TCP run;
+# the harness reclaims its buffers and starts a successor on the same rings
+# and TAP fd; the flow must carry on to the end.
+iperf_kill() {
+    local label=$1 out rate i cpid
+    timeout 40 ip netns exec "$NA" iperf3 -c "$ADDR_B" -t 8 -f g >"$tmp/iperf-kill.log" 2>&1 &
+    cpid=$!
+    sleep 2 # into the run, not a wait for a condition
+    kill -USR1 "$wire_pid"
+    for i in $(seq 1 100); do
+        grep -q '^restart: ' "$tmp/wire.$label.log" && break
+        [ "$i" -eq 100 ] && fail "$label: driver A not restarted within 10 s"
+        sleep 0.1
+    done
+    grep '^restart: ' "$tmp/wire.$label.log"
+    wait "$cpid" || {
+        tail -5 "$tmp/iperf-kill.log"
+        fail "$label: iperf3 did not survive the restart of driver A"
+    }
+    rate=$(awk '/receiver/ { for (i = 1; i <= NF; i++) if ($i == "Gbits/sec") r = $(i - 1) } END { print r }' "$tmp/iperf-kill.log")
+    echo "RESULT $label tcp_kill9_restart gbit_s=$rate"
+    awk '/sec/ && !/sender|receiver/ { printf "    %s %s %s\n", $3, $7, $8 }' "$tmp/iperf-kill.log"
+    check_ping "$NA" "$ADDR_B"
+}
+
 iperf_udp() {
     local label=$1 out
     out=$(timeout 30 ip netns exec "$NA" iperf3 -c "$ADDR_B" -u -b 200M -t 2 -f m 2>&1) || {
@@ -149,6 +175,7 @@ check_ping "$NB" "$ADDR_A"
 iperf_tcp tso 1
 iperf_tcp tso 4
 iperf_udp tso
+iperf_kill tso
 stop_wire tso
 grep -q '^inject: ok$' "$tmp/wire.tso.log" || fail "tso: injected packets not dropped and counted"
 gso=$(ctr tso A rx_gso_pkts)

@@ -277,6 +277,21 @@ int t_svc_start(struct t_svc *s, const char *bin, struct ipc_err *err)
     return 0;
 }
 
+int t_svc_restart(struct t_svc *s, const char *bin, struct ipc_err *err)
+{
+    int p[2];
+    if (pipe2(p, O_CLOEXEC) < 0)
+        return ipc_errf(err, -errno, "pipe: %s", strerror(errno));
+    for (unsigned i = 0; i < s->nkeep; i++)
+        if (s->keep[i] == s->cfg.notify_fd)
+            s->keep[i] = p[1];
+    close(s->notify_rd);
+    s->notify_rd = p[0];
+    s->notify_wr = p[1];
+    s->cfg.notify_fd = p[1];
+    return t_svc_start(s, bin, err);
+}
+
 int t_svc_wait_ready(struct t_svc *s, int timeout_ms)
 {
     struct pollfd p = {.fd = s->notify_rd, .events = POLLIN};

@@ -73,6 +73,13 @@ void t_svc_keep(struct t_svc *s, int fd);
 /** Seal the config and fork + exec @bin with it on fd 3 and only the kept fds. */
 int t_svc_start(struct t_svc *s, const char *bin, struct ipc_err *err);
 
+/**
+ * Start the service again after it died (its successor): a new readiness
+ * pipe, the same config otherwise (rings, stats region, device fd). The
+ * caller reclaims the dead instance's buffers first.
+ */
+int t_svc_restart(struct t_svc *s, const char *bin, struct ipc_err *err);
+
 /** Wait up to @timeout_ms for readiness. Returns 1 ready, 0 timeout, -1 the service died or closed the pipe. */
 int t_svc_wait_ready(struct t_svc *s, int timeout_ms);
 

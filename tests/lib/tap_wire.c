@@ -12,6 +12,10 @@
  *            [--mtu N] [--rx-inflight N] [--poll-us N] [--bufs N]
  *            [--inject] [--ready-fd FD] [--bin PATH]
  *
+ * SIGUSR1 kills driver A with SIGKILL, reclaims its buffers as the
+ * supervisor will (ipc_pool_reclaim) and starts a successor on the same
+ * rings and TAP fd; the script checks that the flows carry on.
+ *
  * --inject puts malformed packets into driver A's second input ring (where a
  * shaper would sit) and checks that each is dropped and counted by reason.
  * Exit: 0 all good, 1 a check failed, 111 setup failed, 100 usage.
@@ -26,6 +30,7 @@
 #include <string.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "drivers/tap/vnet.h"
@@ -50,7 +55,9 @@ struct wire {
     struct ipc_ring_prod a_tx, b_tx, a_inj;
     struct ipc_wake_set ws;
     struct t_svc a, b;
+    const char *bin;
     uint64_t fwd_pkts, fwd_drops;
+    unsigned restarts;
 };
 
 static void usage(void)
@@ -226,11 +233,37 @@ static int setup(struct wire *w, const char *ns[2], const char *ifn[2], long off
             return -1;
         }
     }
-    /* The TAP fds are the drivers' now (the supervisor keeps a dup; we need none). */
-    close(w->a.cfg.dev_fd);
-    close(w->b.cfg.dev_fd);
+    /* We keep the TAP fds, as the supervisor does, for restarts. */
     return 0;
 #undef TRY
+}
+
+/* kill -9 driver A under traffic; reclaim; start its successor. */
+static int restart_a(struct wire *w)
+{
+    struct ipc_err err = {{0}};
+    uint64_t t0 = 0;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    t0 = (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+    int st = t_svc_stop(&w->a, SIGKILL, 2000);
+    if (st < 0 || !WIFSIGNALED(st)) {
+        fprintf(stderr, "tap_wire: driver-a did not die of SIGKILL (status %#x)\n", st);
+        return -1;
+    }
+    struct ipc_ring_shared *rings[3] = {w->sh[R_A_RX], w->sh[R_A_TX], w->sh[R_A_INJ]};
+    int n = ipc_pool_reclaim(&w->pool, W_OWNER_A, rings, 3);
+    if (n < 0 || t_svc_restart(&w->a, w->bin, &err) < 0 || t_svc_wait_ready(&w->a, 5000) != 1) {
+        fprintf(stderr, "tap_wire: restarting driver-a: %s\n", err.msg[0] ? err.msg : "not ready");
+        return -1;
+    }
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    uint64_t t1 = (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+    w->restarts++;
+    printf("restart: driver-a killed, %d buffers reclaimed, successor pid %d ready in %llu us\n", n, (int)w->a.pid,
+           (unsigned long long)(t1 - t0));
+    fflush(stdout);
+    return 0;
 }
 
 /* Forward until SIGTERM / SIGINT or a driver dies. Returns 0, or -1 if a driver died. */
@@ -261,8 +294,15 @@ static int run(struct wire *w, int sig_fd)
             ssize_t k = read(w->wake_fd, &v, sizeof(v));
             (void)k;
         }
-        if (p[1].revents & POLLIN)
+        if (p[1].revents & POLLIN) {
+            struct signalfd_siginfo si;
+            if (read(sig_fd, &si, sizeof(si)) == sizeof(si) && si.ssi_signo == SIGUSR1) {
+                if (restart_a(w) < 0)
+                    return -1;
+                continue;
+            }
             return 0;
+        }
         if ((p[2].revents | p[3].revents) & POLLIN) {
             fprintf(stderr, "tap_wire: driver %s exited under traffic\n", p[2].revents ? "a" : "b");
             return -1;
@@ -311,6 +351,7 @@ int main(int argc, char **argv)
     sigemptyset(&set);
     sigaddset(&set, SIGTERM);
     sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGUSR1);
     sigprocmask(SIG_BLOCK, &set, NULL);
     int sig_fd = signalfd(-1, &set, SFD_CLOEXEC | SFD_NONBLOCK);
     if (sig_fd < 0) {
@@ -319,6 +360,7 @@ int main(int argc, char **argv)
     }
 
     static struct wire w;
+    w.bin = bin;
     if (setup(&w, ns, ifn, offloads, mtu, rx_inflight, poll_us, nbufs, bin) < 0) {
         t_svc_stop(&w.a, SIGKILL, 1000);
         t_svc_stop(&w.b, SIGKILL, 1000);
