@@ -174,6 +174,9 @@ int t_svc_prepare(struct t_svc *s, const char *name, uint32_t kind, uint16_t own
     s->pid = -1;
     s->pidfd = -1;
     s->cfg_fd = -1;
+    s->cfg = calloc(1, sizeof(*s->cfg));
+    if (!s->cfg)
+        return ipc_errf(err, -ENOMEM, "out of memory");
     s->wake_fd = ipc_wake_eventfd();
     if (s->wake_fd < 0)
         return ipc_errf(err, s->wake_fd, "eventfd: %s", strerror(-s->wake_fd));
@@ -187,7 +190,7 @@ int t_svc_prepare(struct t_svc *s, const char *name, uint32_t kind, uint16_t own
         return ipc_errf(err, -errno, "pipe: %s", strerror(errno));
     s->notify_rd = p[0];
     s->notify_wr = p[1];
-    struct ipc_svc_config *c = &s->cfg;
+    struct ipc_svc_config *c = s->cfg;
     c->kind = kind;
     c->owner = owner;
     c->port = IPC_PORT_NONE;
@@ -210,7 +213,7 @@ int t_svc_prepare(struct t_svc *s, const char *name, uint32_t kind, uint16_t own
 
 void t_svc_add_in(struct t_svc *s, int ring_fd, uint16_t port)
 {
-    struct ipc_svc_config *c = &s->cfg;
+    struct ipc_svc_config *c = s->cfg;
     if (c->n_in >= IPC_SVC_MAX_RINGS)
         return;
     c->in[c->n_in++] = (struct ipc_svc_ring){.fd = ring_fd, .wake_fd = -1, .port = port};
@@ -219,7 +222,7 @@ void t_svc_add_in(struct t_svc *s, int ring_fd, uint16_t port)
 
 void t_svc_add_out(struct t_svc *s, int ring_fd, int wake_fd, uint16_t port)
 {
-    struct ipc_svc_config *c = &s->cfg;
+    struct ipc_svc_config *c = s->cfg;
     if (c->n_out >= IPC_SVC_MAX_RINGS)
         return;
     c->out[c->n_out++] = (struct ipc_svc_ring){.fd = ring_fd, .wake_fd = wake_fd, .port = port};
@@ -234,7 +237,7 @@ static int cmp_int(const void *a, const void *b)
 
 int t_svc_start(struct t_svc *s, const char *bin, struct ipc_err *err)
 {
-    int ret = ipc_svc_config_create(&s->cfg, NULL, 0, &s->cfg_fd, err);
+    int ret = ipc_svc_config_create(s->cfg, NULL, 0, &s->cfg_fd, err);
     if (ret < 0)
         return ret;
     int keep[T_KEEP_MAX];
@@ -283,12 +286,12 @@ int t_svc_restart(struct t_svc *s, const char *bin, struct ipc_err *err)
     if (pipe2(p, O_CLOEXEC) < 0)
         return ipc_errf(err, -errno, "pipe: %s", strerror(errno));
     for (unsigned i = 0; i < s->nkeep; i++)
-        if (s->keep[i] == s->cfg.notify_fd)
+        if (s->keep[i] == s->cfg->notify_fd)
             s->keep[i] = p[1];
     close(s->notify_rd);
     s->notify_rd = p[0];
     s->notify_wr = p[1];
-    s->cfg.notify_fd = p[1];
+    s->cfg->notify_fd = p[1];
     return t_svc_start(s, bin, err);
 }
 

@@ -29,7 +29,7 @@ struct t_svc {
     int cfg_fd;
     pid_t pid;
     int pidfd;
-    struct ipc_svc_config cfg; /* the template, filled by t_svc_prepare and the caller */
+    struct ipc_svc_config *cfg; /* the template (flexible array member: allocated), filled by t_svc_prepare and the caller */
     int keep[T_KEEP_MAX];
     unsigned nkeep;
 };

@@ -196,7 +196,7 @@ static int setup(struct wire *w, const char *ns[2], const char *ifn[2], long off
         TRY(t_svc_prepare(s, names[i], IPC_SVC_TAP, owners[i], w->pool_fd, &err));
         int tap;
         TRY(t_tap_open(ns[i], ifn[i], (uint32_t)offloads, mtu, &tap, &err));
-        struct ipc_svc_config *c = &s->cfg;
+        struct ipc_svc_config *c = s->cfg;
         c->dev_fd = tap;
         c->port = (uint16_t)i;
         c->poll_us = poll_us;
