@@ -38,6 +38,8 @@ const char *ipc_shm_kind_name(uint32_t kind)
         return "fib";
     case IPC_SHM_CONFIG:
         return "config";
+    case IPC_SHM_NEIGH:
+        return "neigh";
     }
     return "unknown";
 }

@@ -19,6 +19,7 @@ enum ipc_shm_kind {
     IPC_SHM_STATS = 3,
     IPC_SHM_FIB = 4,
     IPC_SHM_CONFIG = 5,
+    IPC_SHM_NEIGH = 6,
 };
 
 struct ipc_shm_hdr {

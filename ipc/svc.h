@@ -30,7 +30,7 @@
 #define IPC_SVC_CONFIG_FD 3
 #define IPC_SVC_MAX_RINGS 16
 #define IPC_MAX_PORTS 16
-#define IPC_SVC_MAX_CTR 96
+#define IPC_SVC_MAX_CTR 160
 #define IPC_CTR_NAME 32
 
 enum ipc_svc_kind {

@@ -8,7 +8,8 @@
  * service.
  *
  *   status [json]       each service's state, pid, restarts, uptime, last exit
- *   stats [json]        per service counters, per ring occupancy and counters
+ *   stats [json|all]    per service counters (non-zero ones, or all), per ring
+ *                       occupancy and counters
  *   restart NAME        stop NAME and start it again
  */
 #include "supervisor/sup.h"
@@ -125,7 +126,7 @@ static uint64_t ring_ctr(const struct ipc_ring_shared *sh, const struct ring_ctr
     return ipc_ld_rlx((_Atomic uint64_t *)((const char *)sh + c->off));
 }
 
-static void do_stats(struct sup *s, FILE *f, bool json)
+static void do_stats(struct sup *s, FILE *f, bool json, bool all)
 {
     if (json)
         fprintf(f, "{\"services\":[");
@@ -143,8 +144,11 @@ static void do_stats(struct sup *s, FILE *f, bool json)
             json_str(f, v->name);
             fprintf(f, ",\"loops\":%llu,\"sleeps\":%llu,\"wakes_sent\":%llu,\"counters\":{",
                     (unsigned long long)loops, (unsigned long long)sleeps, (unsigned long long)wakes);
-            for (uint32_t k = 0; k < n; k++) {
-                fprintf(f, "%s", k ? "," : "");
+            for (uint32_t k = 0, first = 1; k < n; k++) {
+                if (!st->ctr_name[k][0])
+                    continue; /* unused slot */
+                fprintf(f, "%s", first ? "" : ",");
+                first = 0;
                 json_str(f, st->ctr_name[k]);
                 fprintf(f, ":%llu", (unsigned long long)ipc_ld_rlx(&((struct ipc_svc_stats *)st)->ctr[k]));
             }
@@ -152,9 +156,11 @@ static void do_stats(struct sup *s, FILE *f, bool json)
         } else {
             fprintf(f, "%s (%s): loops %llu, sleeps %llu, wake-ups sent %llu\n", v->name, sup_state_name(v->state),
                     (unsigned long long)loops, (unsigned long long)sleeps, (unsigned long long)wakes);
-            for (uint32_t k = 0; k < n; k++)
-                fprintf(f, "  %-28s %llu\n", st->ctr_name[k],
-                        (unsigned long long)ipc_ld_rlx(&((struct ipc_svc_stats *)st)->ctr[k]));
+            for (uint32_t k = 0; k < n; k++) {
+                uint64_t val = ipc_ld_rlx(&((struct ipc_svc_stats *)st)->ctr[k]);
+                if (st->ctr_name[k][0] && (val || all))
+                    fprintf(f, "  %-28s %llu\n", st->ctr_name[k], (unsigned long long)val);
+            }
         }
     }
     if (json)
@@ -201,6 +207,7 @@ static bool handle(struct sup *s, char *req, FILE *f)
     char *cmd = strtok_r(req, " \t\n", &save);
     char *arg = strtok_r(NULL, " \t\n", &save);
     bool json = arg && strcmp(arg, "json") == 0;
+    bool all = arg && strcmp(arg, "all") == 0;
     if (!cmd) {
         fprintf(f, "empty request\n");
         return false;
@@ -210,7 +217,7 @@ static bool handle(struct sup *s, char *req, FILE *f)
         return true;
     }
     if (strcmp(cmd, "stats") == 0) {
-        do_stats(s, f, json);
+        do_stats(s, f, json, all);
         return true;
     }
     if (strcmp(cmd, "restart") == 0) {

@@ -33,7 +33,7 @@
 #include "ipc/wake.h"
 
 /* Fixed fd numbers inside every service (ipc/svc.h). */
-enum { FD_CFG = IPC_SVC_CONFIG_FD, FD_NOTIFY, FD_POOL, FD_STATS, FD_WAKE, FD_DEV, FD_FIRST_RING };
+enum { FD_CFG = IPC_SVC_CONFIG_FD, FD_NOTIFY, FD_POOL, FD_STATS, FD_WAKE, FD_DEV, FD_FIB, FD_NEIGH, FD_FIRST_RING };
 
 static int svc_index(const struct sup *s, const char *name)
 {
@@ -204,8 +204,8 @@ static int write_config(struct sup *s, struct sup_svc *v, struct ipc_err *err)
     c->stats_fd = FD_STATS;
     c->wake_fd = FD_WAKE;
     c->dev_fd = v->dev_fd >= 0 ? FD_DEV : -1;
-    c->fib_fd = -1;
-    c->neigh_fd = -1;
+    c->fib_fd = v->kind == IPC_SVC_ROUTER ? FD_FIB : -1;
+    c->neigh_fd = v->kind == IPC_SVC_ROUTER ? FD_NEIGH : -1;
     c->cpu = v->m->cpu;
     c->poll_us = v->m->poll_us;
     c->hang_ms = v->m->hang_ms;
@@ -247,6 +247,8 @@ int sup_svc_fds(const struct sup *s, const struct sup_svc *v, int notify_w, int 
     src[FD_STATS] = v->stats_fd;
     src[FD_WAKE] = v->wake_fd;
     src[FD_DEV] = v->dev_fd;
+    src[FD_FIB] = v->kind == IPC_SVC_ROUTER ? s->fib_fd : -1;
+    src[FD_NEIGH] = v->kind == IPC_SVC_ROUTER ? s->neigh_fd : -1;
     n = FD_FIRST_RING;
     for (int i = 0; i < v->n_in; i++)
         src[n++] = s->rings[v->in[i]].fd;
@@ -320,10 +322,58 @@ static void find_bindir(struct sup *s)
     snprintf(s->bindir, sizeof(s->bindir), "%s", dirname(exe));
 }
 
+static int fib_add_logged(struct sup *s, uint32_t addr, unsigned len, const struct rt_nh *nh, const char *what,
+                          struct ipc_err *err)
+{
+    int ret = rt_fib_add(&s->fib, addr, len, nh);
+    if (ret < 0)
+        return ipc_errf(err, ret, "%s: %s: adding %u.%u.%u.%u/%u to the FIB: %s", s->manifest_name, what, addr >> 24,
+                        (addr >> 16) & 255, (addr >> 8) & 255, addr & 255, len, strerror(-ret));
+    return 0;
+}
+
+/* The FIB: a connected route for each port's network, then the manifest's
+ * routes; the neighbour table with the manifest's static entries. */
+static int setup_tables(struct sup *s, struct ipc_err *err)
+{
+    char name[64];
+    snprintf(name, sizeof(name), "fib-%s", s->m.router.name);
+    int ret = rt_fib_create(name, NULL, &s->fib, &s->fib_fd, err);
+    if (ret < 0)
+        return ret;
+    for (size_t p = 0; p < s->m.nports; p++) {
+        const struct sup_port *sp = &s->m.ports[p];
+        uint32_t mask = sp->address.len ? ~0u << (32 - sp->address.len) : 0;
+        struct rt_nh nh = {.gw = 0, .port = (uint16_t)p};
+        if ((ret = fib_add_logged(s, sp->address.addr & mask, sp->address.len, &nh, sp->src.section, err)) < 0)
+            return ret;
+    }
+    for (size_t i = 0; i < s->m.nroutes; i++) {
+        const struct sup_route *r = &s->m.routes[i];
+        struct rt_nh nh = {.gw = r->direct ? 0 : r->via, .port = (uint16_t)r->port};
+        if ((ret = fib_add_logged(s, r->prefix.addr, r->prefix.len, &nh, r->src.section, err)) < 0)
+            return ret;
+    }
+    snprintf(name, sizeof(name), "neigh-%s", s->m.router.name);
+    ret = rt_neigh_create(name, 4096, &s->neigh, &s->neigh_fd, err);
+    if (ret < 0)
+        return ret;
+    for (size_t i = 0; i < s->m.nneighs; i++) {
+        const struct sup_neigh *n = &s->m.neighs[i];
+        ret = rt_neigh_add_static(&s->neigh, n->addr, n->mac, (uint16_t)n->port);
+        if (ret < 0)
+            return ipc_errf(err, ret, "%s: line %u: [%s]: %s", s->manifest_name, n->src.line, n->src.section,
+                            strerror(-ret));
+    }
+    return 0;
+}
+
 int sup_setup(struct sup *s, struct ipc_err *err)
 {
     int ret;
     s->pool_fd = -1;
+    s->fib_fd = -1;
+    s->neigh_fd = -1;
     for (int i = 0; i < SUP_MAX_SERVICES; i++)
         s->svcs[i] = (struct sup_svc){.wake_fd = -1, .stats_fd = -1, .cfg_fd = -1, .dev_fd = -1, .pidfd = -1,
                                       .notify_fd = -1};
@@ -392,6 +442,8 @@ int sup_setup(struct sup *s, struct ipc_err *err)
             s->svcs[drv].dev_fd = q.fd;
         }
     }
+    if ((ret = setup_tables(s, err)) < 0)
+        return ret;
     for (int i = 0; i < s->nsvcs; i++)
         if ((ret = write_config(s, &s->svcs[i], err)) < 0)
             return ret;
@@ -443,6 +495,12 @@ void sup_teardown(struct sup *s)
         close_fd(&s->rings[i].fd);
     }
     s->nrings = 0;
+    if (s->fib_fd >= 0)
+        rt_fib_detach(&s->fib);
+    close_fd(&s->fib_fd);
+    if (s->neigh_fd >= 0)
+        rt_neigh_detach(&s->neigh);
+    close_fd(&s->neigh_fd);
     ipc_pool_detach(&s->pool);
     close_fd(&s->pool_fd);
 }

@@ -17,6 +17,8 @@
 #include "ipc/pool.h"
 #include "ipc/ring.h"
 #include "ipc/svc.h"
+#include "services/router/fib.h"
+#include "services/router/neigh.h"
 #include "supervisor/manifest.h"
 
 #define SUP_MAX_SERVICES (1 + 2 * SUP_PORTS_MAX)
@@ -89,6 +91,10 @@ struct sup {
 
     int pool_fd;
     struct ipc_pool pool;
+    int fib_fd; /* the supervisor writes the FIB, the router reads it */
+    struct rt_fib fib;
+    int neigh_fd;
+    struct rt_neigh neigh;
 
     struct sup_ring rings[SUP_MAX_RINGS];
     int nrings;

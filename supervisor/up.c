@@ -80,6 +80,7 @@ int sup_cmd_ctl(const char *cmd, int argc, char **argv)
 {
     static const struct option opts[] = {
         {"json", no_argument, NULL, 'j'},
+        {"all", no_argument, NULL, 'a'},
         {"socket", required_argument, NULL, 'S'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
@@ -90,20 +91,24 @@ int sup_cmd_ctl(const char *cmd, int argc, char **argv)
         snprintf(def, sizeof(def), "/run/ringrouter/control.sock");
         sock = def;
     }
-    bool json = false;
+    bool json = false, all = false;
     int c;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "+jS:h", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "+jaS:h", opts, NULL)) != -1) {
         switch (c) {
         case 'j':
             json = true;
+            break;
+        case 'a':
+            all = true;
             break;
         case 'S':
             sock = optarg;
             break;
         case 'h':
-            printf("usage: ringrouter %s [--json] [-S SOCKET]%s\n", cmd, strcmp(cmd, "restart") == 0 ? " SERVICE" : "");
+            printf("usage: ringrouter %s [--json]%s [-S SOCKET]%s\n", cmd, strcmp(cmd, "stats") == 0 ? " [--all]" : "",
+                   strcmp(cmd, "restart") == 0 ? " SERVICE" : "");
             return SUP_EXIT_OK;
         default:
             fprintf(stderr, "ringrouter %s: unknown option %s (see ringrouter --help)\n", cmd, argv[optind - 1]);
@@ -125,5 +130,7 @@ int sup_cmd_ctl(const char *cmd, int argc, char **argv)
     }
     if (json)
         req[n++] = "json";
+    else if (all && strcmp(cmd, "stats") == 0)
+        req[n++] = "all";
     return sup_ctl_client(sock, n, req);
 }

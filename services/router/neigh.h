@@ -33,8 +33,7 @@
 #include "ipc/shm.h"
 #include "rt.h"
 
-/* Until ipc/shm.h has a kind for it, the table is a FIB-kind region with its own version. */
-#define RT_NEIGH_SHM_KIND IPC_SHM_FIB
+#define RT_NEIGH_SHM_KIND IPC_SHM_NEIGH
 #define RT_NEIGH_VERSION 0x4e420001u /* "NB" 1 */
 #define RT_NEIGH_QMAX 16u
 

@@ -1,0 +1,211 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * services/router/main.c: rr-router, the router process. It maps the FIB
+ * (read-only, reader slot 0) and the neighbour table that the supervisor
+ * created, places its counters in its stats region, and loops: a burst from
+ * each port's receive ring through rt_input_burst(), the packets it emits
+ * sorted onto each egress port's ring, ARP timers every 100 ms, at most one
+ * wake-up per peer per loop, and a sleep on its eventfd when no ring has
+ * work. Everything per packet is in the library (rt.c, ipv4.c, ...).
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "ipc/svc.h"
+#include "services/router/fib.h"
+#include "services/router/ipv4.h"
+#include "services/router/neigh.h"
+#include "services/router/rt.h"
+
+#define RT_TX_CAP (RT_BURST * 8) /* a burst can grow: fragments, ICMP, ARP releases */
+#define RT_TICK_NS 100000000ull
+
+static volatile sig_atomic_t stop;
+
+static void on_term(int sig)
+{
+    (void)sig;
+    stop = 1;
+}
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+struct rt_proc {
+    struct ipc_svc svc;
+    struct rt_fib fib;
+    struct rt_neigh neigh;
+    struct rt_ctx ctx;
+    int out_of_port[RT_MAX_PORTS]; /* output ring index per egress port, -1: none */
+    ipc_buf txb[RT_TX_CAP];
+    struct rt_burst tx;
+};
+
+/* Counter names: the library's, then each configured port's, then the gauge. */
+static char rt_names[RT_CTR_MAX + 4 * RT_MAX_PORTS + 1][IPC_CTR_NAME];
+static const char *rt_name_ptr[RT_CTR_MAX + 4 * RT_MAX_PORTS + 1];
+
+static struct rt_counters *name_counters(struct rt_proc *r)
+{
+    _Static_assert(sizeof(struct rt_counters) == (RT_CTR_MAX + 4 * RT_MAX_PORTS + 1) * sizeof(uint64_t),
+                   "rt_counters is a flat array of u64");
+    _Static_assert(RT_CTR_MAX + 4 * RT_MAX_PORTS + 1 <= IPC_SVC_MAX_CTR, "the stats region holds them");
+    const struct ipc_svc_config *cfg = r->svc.cfg;
+    unsigned n = 0;
+    for (unsigned i = 0; i < RT_CTR_MAX; i++)
+        snprintf(rt_names[n++], IPC_CTR_NAME, "%s", rt_ctr_names[i]);
+    static const char *const per_port[4] = {"rx_pkts", "rx_bytes", "tx_pkts", "tx_bytes"};
+    for (unsigned p = 0; p < RT_MAX_PORTS; p++)
+        for (unsigned k = 0; k < 4; k++, n++)
+            if (p < cfg->nports)
+                snprintf(rt_names[n], IPC_CTR_NAME, "%.15s.%s", cfg->ports[p].name, per_port[k]);
+            else
+                rt_names[n][0] = 0; /* unused: `stats` skips nameless counters */
+    snprintf(rt_names[n++], IPC_CTR_NAME, "pending_arp");
+    for (unsigned i = 0; i < n; i++)
+        rt_name_ptr[i] = rt_names[i];
+    /* The counters are single-writer u64s; the supervisor reads them as
+     * such, so the library's plain increments are what it sees. */
+    return (struct rt_counters *)ipc_svc_counters(&r->svc, rt_name_ptr, n);
+}
+
+static int rt_setup(struct rt_proc *r, struct ipc_err *err)
+{
+    int ret = ipc_svc_open(&r->svc, IPC_SVC_ROUTER, err);
+    if (ret < 0)
+        return ret;
+    const struct ipc_svc_config *cfg = r->svc.cfg;
+    if (cfg->nports > RT_MAX_PORTS)
+        return ipc_errf(err, -EINVAL, "%u ports; the router handles %u", cfg->nports, RT_MAX_PORTS);
+    ret = rt_fib_attach(&r->fib, cfg->fib_fd, 0, err);
+    if (ret < 0)
+        return ret;
+    /* Slot 0 is this router's; whatever a dead predecessor left in it
+     * would pin retired FIB entries forever. */
+    rt_fib_reader_reset(&r->fib, 0);
+    struct rt_counters *ctr = name_counters(r);
+    ret = rt_neigh_attach_router(&r->neigh, cfg->neigh_fd, ctr, err);
+    if (ret < 0)
+        return ret;
+    struct rt_cfg rc;
+    rt_cfg_default(&rc);
+    if (cfg->icmp_rate) {
+        rc.icmp_interval_ns = 1000000000ull / cfg->icmp_rate;
+        rc.icmp_burst = cfg->icmp_burst;
+    } else {
+        rc.icmp_burst = 0; /* icmp_rate = 0: never send ICMP errors */
+    }
+    rt_ctx_init(&r->ctx, &r->svc.pool, &r->fib, &r->neigh, ctr, &rc);
+    r->ctx.nports = (uint16_t)cfg->nports;
+    for (unsigned p = 0; p < cfg->nports; p++) {
+        const struct ipc_svc_port *sp = &cfg->ports[p];
+        memcpy(r->ctx.port[p].mac, sp->mac, 6);
+        r->ctx.port[p].mtu = sp->mtu;
+        r->ctx.port[p].ip = sp->addr;
+        r->ctx.port[p].plen = sp->plen;
+    }
+    for (unsigned p = 0; p < RT_MAX_PORTS; p++)
+        r->out_of_port[p] = -1;
+    for (unsigned i = 0; i < r->svc.n_out; i++)
+        if (cfg->out[i].port < RT_MAX_PORTS)
+            r->out_of_port[cfg->out[i].port] = (int)i;
+    r->tx = (struct rt_burst){.bufs = r->txb, .n = 0, .cap = RT_TX_CAP};
+    return 0;
+}
+
+/* Sort the emitted packets onto their egress rings: one send per ring. */
+static void rt_flush_tx(struct rt_proc *r)
+{
+    struct rt_burst *tx = &r->tx;
+    uint32_t done = 0;
+    while (done < tx->n) {
+        /* Gather the run of packets for the first port still waiting; a
+         * burst usually goes to one or two ports, so this is a pass or two. */
+        uint16_t port = ipc_pool_meta(&r->svc.pool, tx->bufs[done])->out_port;
+        ipc_buf same[RT_TX_CAP];
+        uint32_t n = 0, keep = done;
+        for (uint32_t i = done; i < tx->n; i++) {
+            ipc_buf b = tx->bufs[i];
+            if (ipc_pool_meta(&r->svc.pool, b)->out_port == port)
+                same[n++] = b;
+            else
+                tx->bufs[keep++] = b;
+        }
+        tx->n = keep;
+        int o = port < RT_MAX_PORTS ? r->out_of_port[port] : -1;
+        uint32_t sent = 0;
+        if (o >= 0) {
+            struct ipc_ring_prod *p = &r->svc.out[o];
+            sent = ipc_ring_send(p, same, n);
+            if (sent)
+                ipc_wake_mark(&r->svc.wake, p);
+            if (sent < n)
+                ipc_count(&p->sh->full_drops, n - sent);
+        } else {
+            r->ctx.ctr->c[RT_CTR_DROP_BAD_NEXTHOP] += n;
+        }
+        if (sent < n)
+            ipc_pool_free(&r->svc.pool, same + sent, n - sent);
+    }
+    tx->n = 0;
+}
+
+static void rt_run(struct rt_proc *r)
+{
+    uint64_t next_tick = 0;
+    int idle = ipc_svc_idle_ms(&r->svc);
+    while (!stop) {
+        uint64_t now = now_ns();
+        uint32_t moved = 0;
+        rt_fib_read_begin(&r->fib);
+        for (unsigned i = 0; i < r->svc.n_in; i++) {
+            ipc_buf b[RT_BURST];
+            uint32_t n = ipc_ring_recv(&r->svc.in[i], &r->svc.pool, b, RT_BURST);
+            if (!n)
+                continue;
+            moved += n;
+            rt_input_burst(&r->ctx, b, n, now, &r->tx);
+            rt_flush_tx(r);
+        }
+        if (now >= next_tick) {
+            rt_neigh_tick(&r->ctx, now, &r->tx);
+            rt_flush_tx(r);
+            next_tick = now + RT_TICK_NS;
+        }
+        rt_fib_read_end(&r->fib);
+        ipc_svc_flush(&r->svc);
+        ipc_svc_beat(&r->svc);
+        if (moved)
+            continue;
+        /* Sleep until work arrives, the ARP timer is due, or the heartbeat. */
+        uint64_t until_tick = (next_tick - now) / 1000000ull + 1;
+        int t = until_tick < (uint64_t)idle ? (int)until_tick : idle;
+        ipc_svc_wait(&r->svc, t);
+    }
+}
+
+int main(void)
+{
+    static struct rt_proc r;
+    struct ipc_err err = {{0}};
+    struct sigaction sa = {.sa_handler = on_term};
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    if (rt_setup(&r, &err) < 0) {
+        fprintf(stderr, "rr-router: %s\n", err.msg);
+        return 111;
+    }
+    ipc_svc_ready(&r.svc);
+    rt_run(&r);
+    rt_fib_detach(&r.fib);
+    rt_neigh_detach(&r.neigh);
+    ipc_svc_close(&r.svc);
+    return 0;
+}
