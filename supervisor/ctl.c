@@ -11,6 +11,7 @@
  *   stats [json|all]    per service counters (non-zero ones, or all), per ring
  *                       occupancy and counters
  *   restart NAME        stop NAME and start it again
+ *   route ..., neigh show   see supervisor/route.c
  */
 #include "supervisor/sup.h"
 
@@ -200,12 +201,23 @@ static void do_stats(struct sup *s, FILE *f, bool json, bool all)
                 s->pool.frame_size, (unsigned long long)af, (unsigned long long)fb);
 }
 
+bool sup_ctl_route(struct sup *s, char **argv, int argc, FILE *f);
+bool sup_ctl_neigh(struct sup *s, char **argv, int argc, FILE *f);
+
 /* Returns false for a request the client got wrong. */
 static bool handle(struct sup *s, char *req, FILE *f)
 {
     char *save = NULL;
-    char *cmd = strtok_r(req, " \t\n", &save);
-    char *arg = strtok_r(NULL, " \t\n", &save);
+    char *words[8];
+    int nw = 0;
+    for (char *w = strtok_r(req, " \t\n", &save); w && nw < 8; w = strtok_r(NULL, " \t\n", &save))
+        words[nw++] = w;
+    char *cmd = nw > 0 ? words[0] : NULL;
+    char *arg = nw > 1 ? words[1] : NULL;
+    if (cmd && strcmp(cmd, "route") == 0)
+        return sup_ctl_route(s, words + 1, nw - 1, f);
+    if (cmd && strcmp(cmd, "neigh") == 0)
+        return sup_ctl_neigh(s, words + 1, nw - 1, f);
     bool json = arg && strcmp(arg, "json") == 0;
     bool all = arg && strcmp(arg, "all") == 0;
     if (!cmd) {

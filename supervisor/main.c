@@ -40,6 +40,10 @@ static const char sup_usage[] =
     "                         memory without interrupting the services (the\n"
     "                         human form skips zero counters unless --all)\n"
     "  restart SERVICE        stop SERVICE and start it again\n"
+    "  route show [--json]    the FIB: connected networks, manifest and added routes\n"
+    "  route add PREFIX via GATEWAY | route add PREFIX port NAME\n"
+    "  route del PREFIX       change the running router's FIB, without stopping it\n"
+    "  neigh show [--json]    the neighbour (ARP) table\n"
     "\n"
     "options:\n"
     "  -S, --socket PATH      the control socket of status, stats and restart\n"
@@ -132,7 +136,8 @@ int main(int argc, char **argv)
         return sup_cmd_check(argc - 1, argv + 1);
     if (strcmp(cmd, "up") == 0)
         return sup_cmd_up(argc - 1, argv + 1);
-    if (strcmp(cmd, "status") == 0 || strcmp(cmd, "stats") == 0 || strcmp(cmd, "restart") == 0)
+    if (strcmp(cmd, "status") == 0 || strcmp(cmd, "stats") == 0 || strcmp(cmd, "restart") == 0 ||
+        strcmp(cmd, "route") == 0 || strcmp(cmd, "neigh") == 0)
         return sup_cmd_ctl(cmd, argc - 1, argv + 1);
     return sup_usage_error("unknown command \"%s\"", cmd);
 }

@@ -191,13 +191,13 @@ static const char *sup_ipv4_prefix_end(const char *p, uint32_t *out)
     return p;
 }
 
-static bool sup_parse_addr(const char *v, uint32_t *out)
+bool sup_parse_addr(const char *v, uint32_t *out)
 {
     const char *e = sup_ipv4_prefix_end(v, out);
     return e && *e == '\0';
 }
 
-static bool sup_parse_prefix(const char *v, struct sup_prefix *out)
+bool sup_parse_prefix(const char *v, struct sup_prefix *out)
 {
     const char *p = sup_ipv4_prefix_end(v, &out->addr);
     if (!p || *p++ != '/' || !isdigit((unsigned char)*p))

@@ -269,6 +269,11 @@ void sup_manifest_free(struct sup_manifest *m);
 int sup_manifest_port(const struct sup_manifest *m, const char *name);
 int sup_manifest_service(const struct sup_manifest *m, const char *name);
 
+/* Strict IPv4 parsers shared with the control commands: "a.b.c.d" and
+ * "a.b.c.d/len" (no leading zeros, nothing trailing); host byte order. */
+bool sup_parse_addr(const char *v, uint32_t *out);
+bool sup_parse_prefix(const char *v, struct sup_prefix *out);
+
 /* sup_rate_format() - write a rate in bits/s the way the manifest spells it
  * ("100mbit", "1500kbit", "12bit"); returns @buf. */
 char *sup_rate_format(uint64_t bits, char *buf, size_t len);

@@ -78,56 +78,50 @@ int sup_cmd_up(int argc, char **argv)
 
 int sup_cmd_ctl(const char *cmd, int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"json", no_argument, NULL, 'j'},
-        {"all", no_argument, NULL, 'a'},
-        {"socket", required_argument, NULL, 'S'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
     const char *sock = getenv("RINGROUTER_SOCKET");
-    char def[128];
-    if (!sock || !sock[0]) {
-        snprintf(def, sizeof(def), "/run/ringrouter/control.sock");
-        sock = def;
-    }
+    if (!sock || !sock[0])
+        sock = "/run/ringrouter/control.sock";
     bool json = false, all = false;
-    int c;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "+jaS:h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'j':
-            json = true;
-            break;
-        case 'a':
-            all = true;
-            break;
-        case 'S':
-            sock = optarg;
-            break;
-        case 'h':
-            printf("usage: ringrouter %s [--json]%s [-S SOCKET]%s\n", cmd, strcmp(cmd, "stats") == 0 ? " [--all]" : "",
-                   strcmp(cmd, "restart") == 0 ? " SERVICE" : "");
-            return SUP_EXIT_OK;
-        default:
-            fprintf(stderr, "ringrouter %s: unknown option %s (see ringrouter --help)\n", cmd, argv[optind - 1]);
-            return SUP_EXIT_USAGE;
-        }
-    }
-    char *req[4];
+    char *req[12];
     int n = 0;
     req[n++] = (char *)cmd;
-    if (strcmp(cmd, "restart") == 0) {
-        if (optind + 1 != argc) {
-            fprintf(stderr, "ringrouter restart: name one service (see ringrouter status)\n");
+    /* Options may stand anywhere: `ringrouter route show --json`. */
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--json") == 0 || strcmp(a, "-j") == 0) {
+            json = true;
+        } else if (strcmp(a, "--all") == 0 || strcmp(a, "-a") == 0) {
+            all = true;
+        } else if (strcmp(a, "--socket") == 0 || strcmp(a, "-S") == 0) {
+            if (++i == argc) {
+                fprintf(stderr, "ringrouter %s: %s needs a path\n", cmd, a);
+                return SUP_EXIT_USAGE;
+            }
+            sock = argv[i];
+        } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
+            printf("usage: ringrouter %s ARGS [--json] [-S SOCKET] (see ringrouter --help)\n", cmd);
+            return SUP_EXIT_OK;
+        } else if (a[0] == '-') {
+            fprintf(stderr, "ringrouter %s: unknown option %s (see ringrouter --help)\n", cmd, a);
+            return SUP_EXIT_USAGE;
+        } else if (n < 10) {
+            req[n++] = argv[i];
+        } else {
+            fprintf(stderr, "ringrouter %s: too many arguments\n", cmd);
             return SUP_EXIT_USAGE;
         }
-        req[n++] = argv[optind];
-    } else if (optind < argc) {
-        fprintf(stderr, "ringrouter %s: unexpected argument %s\n", cmd, argv[optind]);
+    }
+    bool takes_args = strcmp(cmd, "route") == 0 || strcmp(cmd, "neigh") == 0 || strcmp(cmd, "restart") == 0;
+    if (!takes_args && n > 1) {
+        fprintf(stderr, "ringrouter %s: unexpected argument %s\n", cmd, req[1]);
         return SUP_EXIT_USAGE;
     }
+    if (strcmp(cmd, "restart") == 0 && n != 2) {
+        fprintf(stderr, "ringrouter restart: name one service (see ringrouter status)\n");
+        return SUP_EXIT_USAGE;
+    }
+    if ((strcmp(cmd, "route") == 0 || strcmp(cmd, "neigh") == 0) && n == 1)
+        req[n++] = "show";
     if (json)
         req[n++] = "json";
     else if (all && strcmp(cmd, "stats") == 0)

@@ -105,16 +105,20 @@ static void rt_ne_wend(struct rt_neigh_entry *e)
 bool rt_neigh_read(const struct rt_neigh *nt, uint32_t i, struct rt_neigh_entry *out)
 {
     struct rt_neigh_entry *e = &nt->e[i & nt->mask];
-    for (;;) {
+    /* Bounded: the supervisor reads from its event loop, and a router that
+     * died inside a write leaves the sequence odd until its successor
+     * repairs it. Such an entry reads as absent meanwhile. */
+    for (unsigned tries = 0; tries < 100000; tries++) {
         uint32_t s = ipc_ld_acq(&e->seq);
         if (s & 1)
             continue;
         memcpy((uint8_t *)out + sizeof(out->seq), (uint8_t *)e + sizeof(e->seq), sizeof(*e) - sizeof(e->seq));
         atomic_thread_fence(memory_order_acquire);
         if (ipc_ld_rlx(&e->seq) == s)
-            break;
+            return out->ip != 0;
     }
-    return out->ip != 0;
+    out->ip = 0;
+    return false;
 }
 
 struct rt_neigh_entry *rt_neigh_find(const struct rt_neigh *nt, uint32_t ip)
