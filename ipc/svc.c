@@ -9,8 +9,17 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
+
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
 
 int ipc_svc_config_map(int fd, const struct ipc_svc_config **cfg_out, size_t *size_out, struct ipc_err *err)
 {
@@ -57,6 +66,26 @@ int ipc_stats_attach(int fd, struct ipc_svc_stats **st, struct ipc_err *err)
     return 0;
 }
 
+/* A standby waits here, everything mapped, until the supervisor says go.
+ * Returns 0 to go on, or -errno when it was dismissed instead. */
+static int standby_wait(struct ipc_err *err)
+{
+    const char *env = getenv(IPC_SVC_STANDBY_ENV);
+    if (!env || !env[0])
+        return 0;
+    int fd = atoi(env);
+    char go;
+    ssize_t r;
+    do
+        r = read(fd, &go, 1);
+    while (r < 0 && errno == EINTR);
+    close(fd);
+    unsetenv(IPC_SVC_STANDBY_ENV);
+    if (r != 1)
+        return ipc_errf(err, -ECANCELED, "standby dismissed before it was needed");
+    return 0;
+}
+
 int ipc_svc_open(struct ipc_svc *svc, uint32_t kind, struct ipc_err *err)
 {
     memset(svc, 0, sizeof(*svc));
@@ -64,6 +93,7 @@ int ipc_svc_open(struct ipc_svc *svc, uint32_t kind, struct ipc_err *err)
     if (ret < 0)
         return ret;
     const struct ipc_svc_config *cfg = svc->cfg;
+    struct ipc_ring_shared *in_sh[IPC_SVC_MAX_RINGS], *out_sh[IPC_SVC_MAX_RINGS];
     if (kind != 0 && cfg->kind != kind) {
         ret = ipc_errf(err, -EPROTO, "config %.32s: service kind %u, this binary is kind %u", cfg->name, cfg->kind,
                        kind);
@@ -75,36 +105,44 @@ int ipc_svc_open(struct ipc_svc *svc, uint32_t kind, struct ipc_err *err)
     ret = ipc_stats_attach(cfg->stats_fd, &svc->stats, err);
     if (ret < 0)
         goto out_pool;
+    /* Map every ring first: a standby has all of this done before it is
+     * needed. Binding the cursors waits until it runs. */
     for (unsigned i = 0; i < cfg->n_in; i++) {
-        struct ipc_ring_shared *sh;
-        ret = ipc_ring_attach(cfg->in[i].fd, &sh, err);
+        ret = ipc_ring_attach(cfg->in[i].fd, &in_sh[i], err);
         if (ret < 0)
             goto out_rings;
-        ipc_ring_cons_init(&svc->in[i], sh);
-        svc->in_ptr[i] = &svc->in[i];
-        svc->n_in++;
-        if (sh->cons_owner != cfg->owner) {
-            ret = ipc_errf(err, -EPROTO, "input ring %.40s is consumed by owner %u, not by %s (%u)", sh->shm.name,
-                           sh->cons_owner, cfg->name, cfg->owner);
+        svc->in[svc->n_in++].sh = in_sh[i];
+        if (in_sh[i]->cons_owner != cfg->owner) {
+            ret = ipc_errf(err, -EPROTO, "input ring %.40s is consumed by owner %u, not by %s (%u)",
+                           in_sh[i]->shm.name, in_sh[i]->cons_owner, cfg->name, cfg->owner);
             goto out_rings;
         }
     }
     for (unsigned i = 0; i < cfg->n_out; i++) {
-        struct ipc_ring_shared *sh;
-        ret = ipc_ring_attach(cfg->out[i].fd, &sh, err);
+        ret = ipc_ring_attach(cfg->out[i].fd, &out_sh[i], err);
         if (ret < 0)
             goto out_rings;
-        ipc_ring_prod_init(&svc->out[i], sh, cfg->out[i].wake_fd);
-        svc->n_out++;
-        if (sh->prod_owner != cfg->owner) {
-            ret = ipc_errf(err, -EPROTO, "output ring %.40s is produced by owner %u, not by %s (%u)", sh->shm.name,
-                           sh->prod_owner, cfg->name, cfg->owner);
+        svc->out[svc->n_out++].sh = out_sh[i];
+        if (out_sh[i]->prod_owner != cfg->owner) {
+            ret = ipc_errf(err, -EPROTO, "output ring %.40s is produced by owner %u, not by %s (%u)",
+                           out_sh[i]->shm.name, out_sh[i]->prod_owner, cfg->name, cfg->owner);
             goto out_rings;
         }
     }
+    ret = standby_wait(err);
+    if (ret < 0)
+        goto out_rings;
+    uint64_t t_open = mono_ns();
+    for (unsigned i = 0; i < svc->n_in; i++) {
+        ipc_ring_cons_init(&svc->in[i], in_sh[i]);
+        svc->in_ptr[i] = &svc->in[i];
+    }
+    for (unsigned i = 0; i < svc->n_out; i++)
+        ipc_ring_prod_init(&svc->out[i], out_sh[i], cfg->out[i].wake_fd);
     svc->wake_fd = cfg->wake_fd;
     ipc_wake_set_init(&svc->wake);
     ipc_st_rlx(&svc->stats->pid, (uint32_t)getpid());
+    ipc_st_rlx(&svc->stats->open_ns, t_open);
     ipc_st_rlx(&svc->stats->state, IPC_SVC_STARTING);
     return 0;
 
@@ -134,6 +172,7 @@ _Atomic uint64_t *ipc_svc_counters(struct ipc_svc *svc, const char *const *names
 
 void ipc_svc_ready(struct ipc_svc *svc)
 {
+    ipc_st_rlx(&svc->stats->ready_ns, mono_ns());
     ipc_st_rel(&svc->stats->state, IPC_SVC_READY);
     if (svc->cfg->notify_fd >= 0) {
         ssize_t r = write(svc->cfg->notify_fd, "\n", 1);

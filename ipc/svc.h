@@ -13,6 +13,14 @@
  * readiness pipe after init (s6 style), and bumps a heartbeat in its stats
  * region every loop; it wakes at least every hang_ms / 4 so that an idle
  * service keeps beating.
+ *
+ * Warm standby: the supervisor keeps a second instance of each service
+ * exec'd and mapped, blocked inside ipc_svc_open() on a pipe whose fd number
+ * is in its environment (IPC_SVC_STANDBY_ENV). When the running instance
+ * dies, the supervisor reclaims its buffers and writes one byte to that
+ * pipe: the standby binds its ring cursors to the indices as they are now
+ * and carries on, so a restart costs no fork, exec or dynamic linking. A
+ * standby touches no ring, buffer or counter before it is told to go.
  */
 #ifndef IPC_SVC_H
 #define IPC_SVC_H
@@ -28,6 +36,7 @@
 #define IPC_SVC_VERSION 1
 #define IPC_STATS_VERSION 1
 #define IPC_SVC_CONFIG_FD 3
+#define IPC_SVC_STANDBY_ENV "RINGROUTER_STANDBY_FD"
 #define IPC_SVC_MAX_RINGS 16
 #define IPC_MAX_PORTS 16
 #define IPC_SVC_MAX_CTR 160
@@ -112,6 +121,8 @@ struct ipc_svc_stats {
     _Atomic uint32_t pid;
     _Atomic uint32_t nctr;
     uint32_t pad;
+    _Atomic uint64_t open_ns;  /* CLOCK_MONOTONIC when the service began ipc_svc_open */
+    _Atomic uint64_t ready_ns; /* ... and when it reported ready: the restart-time breakdown */
     _Alignas(IPC_CACHELINE) _Atomic uint64_t ctr[IPC_SVC_MAX_CTR];
     char ctr_name[IPC_SVC_MAX_CTR][IPC_CTR_NAME];
 };

@@ -50,11 +50,17 @@ static int ep_add(struct sup *s, int fd, uint64_t key)
 int sup_watch(struct sup *s, struct sup_svc *v)
 {
     int idx = (int)(v - s->svcs);
-    if (ep_add(s, v->pidfd, EV_KEY(EV_PIDFD, idx)) < 0)
+    /* A promoted standby's pidfd is in the set already. */
+    if (ep_add(s, v->pidfd, EV_KEY(EV_PIDFD, idx)) < 0 && errno != EEXIST)
         return -errno;
     if (v->notify_fd >= 0 && ep_add(s, v->notify_fd, EV_KEY(EV_NOTIFY, idx)) < 0)
         return -errno;
     return 0;
+}
+
+int sup_watch_standby(struct sup *s, struct sup_svc *v)
+{
+    return ep_add(s, v->sb_pidfd, EV_KEY(EV_PIDFD, (int)(v - s->svcs))) < 0 ? -errno : 0;
 }
 
 static void close_notify(struct sup *s, struct sup_svc *v)
@@ -78,14 +84,31 @@ void sup_unwatch(struct sup *s, struct sup_svc *v)
     }
 }
 
-static void on_pidfd(struct sup *s, struct sup_svc *v)
+static int reap(int pidfd, int *status)
 {
     siginfo_t si;
     memset(&si, 0, sizeof(si));
-    if (waitid((idtype_t)P_PIDFD, (id_t)v->pidfd, &si, WEXITED | WNOHANG) < 0 || si.si_pid == 0)
-        return;
-    int status = si.si_code == CLD_EXITED ? (si.si_status & 0xff) << 8 : (si.si_status & 0x7f);
-    sup_event(s, v, SUP_EV_EXIT, status);
+    if (waitid((idtype_t)P_PIDFD, (id_t)pidfd, &si, WEXITED | WNOHANG) < 0 || si.si_pid == 0)
+        return 0;
+    *status = si.si_code == CLD_EXITED ? (si.si_status & 0xff) << 8 : (si.si_status & 0x7f);
+    return 1;
+}
+
+/* The running instance and the standby share the service's event key. */
+static void on_pidfd(struct sup *s, struct sup_svc *v)
+{
+    int status;
+    if (v->sb_pidfd >= 0 && reap(v->sb_pidfd, &status)) {
+        sup_log("%s: standby pid %d ended (status %#x); another in 1 s", v->name, (int)v->sb_pid, status);
+        close(v->sb_pidfd);
+        close(v->sb_notify_fd);
+        close(v->sb_go_fd);
+        v->sb_pid = 0;
+        v->sb_pidfd = v->sb_notify_fd = v->sb_go_fd = -1;
+        v->sb_retry_ns = sup_now_ns() + 1000000000ull;
+    }
+    if (v->pidfd >= 0 && reap(v->pidfd, &status))
+        sup_event(s, v, SUP_EV_EXIT, status);
 }
 
 static void on_notify(struct sup *s, struct sup_svc *v)
@@ -104,8 +127,10 @@ static void begin_shutdown(struct sup *s, const char *why)
         return;
     s->shutting_down = true;
     sup_log("%s: stopping every service", why);
-    for (int i = 0; i < s->nsvcs; i++)
+    for (int i = 0; i < s->nsvcs; i++) {
+        sup_standby_dismiss(s, &s->svcs[i]);
         sup_event(s, &s->svcs[i], SUP_EV_STOP, 0);
+    }
 }
 
 static bool all_stopped(const struct sup *s)
@@ -131,7 +156,10 @@ static uint64_t pick_tick(const struct sup *s)
     for (int i = 0; i < s->nsvcs; i++)
         if (s->svcs[i].m->hang_ms < hang)
             hang = s->svcs[i].m->hang_ms;
-    uint64_t ms = hang / 8;
+    /* Hangs are detected at most one tick late: keep it small against
+     * hang_ms, without waking an idle supervisor more than 200 times a
+     * second. */
+    uint64_t ms = hang / 16;
     if (ms < 5)
         ms = 5;
     if (ms > 100)
@@ -219,8 +247,7 @@ int sup_run(struct sup *s)
                 sup_ctl_accept(s);
                 break;
             case EV_PIDFD:
-                if (s->svcs[idx].pidfd >= 0)
-                    on_pidfd(s, &s->svcs[idx]);
+                on_pidfd(s, &s->svcs[idx]);
                 break;
             case EV_NOTIFY:
                 if (s->svcs[idx].notify_fd >= 0)

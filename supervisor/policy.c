@@ -40,7 +40,16 @@ static void start(struct sup *s, struct sup_svc *v)
 {
     struct ipc_err err;
     uint64_t now = sup_now_ns();
-    if (sup_spawn(s, v, &err) < 0) {
+    if (sup_standby_activate(s, v)) {
+        v->started_ns = now;
+        v->state = SUP_ST_STARTING;
+        v->deadline_ns = now + MS(SUP_READY_TIMEOUT_MS);
+        if (sup_watch(s, v) < 0)
+            sup_log("%s: cannot watch pid %d", v->name, (int)v->pid);
+        sup_log("%s: standby pid %d takes over", v->name, (int)v->pid);
+        return;
+    }
+    if (sup_spawn(s, v, false, &err) < 0) {
         /* A failed start counts as a death: the same limits apply. */
         sup_log("%s: cannot start: %s", v->name, err.msg);
         snprintf(v->last_exit, sizeof(v->last_exit), "start failed: %.80s", err.msg);
@@ -147,8 +156,20 @@ static void act_ready(struct sup *s, struct sup_svc *v, int status)
     v->last_beat_ns = now;
     uint64_t from = v->died_ns > v->started_ns - MS(60000) && v->died_ns ? v->died_ns : v->started_ns;
     v->ready_ms_last = (now - from) / 1000;
-    sup_log("%s: ready, pid %d, %.1f ms after %s", v->name, (int)v->pid, (double)(now - from) / 1e6,
-            v->died_ns && v->died_ns >= v->started_ns - MS(60000) ? "its predecessor died" : "start");
+    /* Where the time went: fork and exec until the service's first line of
+     * ipc_svc_open, then its own initialisation, then our noticing. */
+    uint64_t t_open = ipc_ld_rlx(&v->stats->open_ns), t_ready = ipc_ld_rlx(&v->stats->ready_ns);
+    double exec_ms = t_open > v->started_ns ? (double)(t_open - v->started_ns) / 1e6 : 0;
+    double init_ms = t_ready > t_open ? (double)(t_ready - t_open) / 1e6 : 0;
+    double seen_ms = now > t_ready && t_ready ? (double)(now - t_ready) / 1e6 : 0;
+    double before_ms = v->started_ns > from ? (double)(v->started_ns - from) / 1e6 : 0;
+    sup_log("%s: ready, pid %d, %.1f ms after %s (reclaim and fork %.1f, exec %.1f, init %.1f, notice %.1f)",
+            v->name, (int)v->pid, (double)(now - from) / 1e6,
+            v->died_ns && v->died_ns >= v->started_ns - MS(60000) ? "its predecessor died" : "start", before_ms,
+            exec_ms, init_ms, seen_ms);
+    /* The next death is served by a standby that is exec'd and mapped. */
+    if (v->m->restart != SUP_RESTART_NEVER)
+        sup_standby_spawn(s, v);
 }
 
 static void act_kill(struct sup *s, struct sup_svc *v, const char *why)
@@ -173,11 +194,19 @@ static void act_hang(struct sup *s, struct sup_svc *v, int status)
     act_kill(s, v, why);
 }
 
+/* `ringrouter restart` (or the first start): a fresh tally. */
 static void act_restart_now(struct sup *s, struct sup_svc *v, int status)
 {
     (void)status;
     v->consecutive = 0;
     v->ndeaths = 0;
+    start(s, v);
+}
+
+/* The back-off delay is over: start again, keeping the tally. */
+static void act_backoff_done(struct sup *s, struct sup_svc *v, int status)
+{
+    (void)status;
     start(s, v);
 }
 
@@ -242,7 +271,7 @@ static const sup_action sup_actions[SUP_NSTATES][SUP_NEVENTS] = {
     [SUP_ST_DOWN] = {act_none, act_none, act_none, act_none, act_none, act_restart_now},
     [SUP_ST_STARTING] = {act_died, act_ready, act_ready_timeout, act_none, act_stop, act_restart_running},
     [SUP_ST_UP] = {act_died, act_none, act_none, act_hang, act_stop, act_restart_running},
-    [SUP_ST_BACKOFF] = {act_none, act_none, act_restart_now, act_none, act_stop_idle, act_restart_now},
+    [SUP_ST_BACKOFF] = {act_none, act_none, act_backoff_done, act_none, act_stop_idle, act_restart_now},
     [SUP_ST_FAILED] = {act_none, act_none, act_none, act_none, act_none, act_restart_now},
     [SUP_ST_STOPPING] = {act_stopped, act_none, act_stop_timeout, act_none, act_none, act_none},
 };
@@ -262,12 +291,18 @@ void sup_check_timers(struct sup *s, uint64_t now)
             if (hb != v->last_beat) {
                 v->last_beat = hb;
                 v->last_beat_ns = now;
-            } else if (now - v->last_beat_ns > MS(v->m->hang_ms)) {
+            } else if (now - v->last_beat_ns + s->tick_ns / 2 >= MS(v->m->hang_ms)) {
+                /* last_beat_ns is when a tick saw the beat change: on
+                 * average half a tick after the beat itself. */
                 v->last_beat_ns = now; /* one kill per silence */
                 sup_event(s, v, SUP_EV_HANG, 0);
             }
             if (v->consecutive && now - v->ready_ns > MS(SUP_STABLE_MS))
                 v->consecutive = 0;
+            if (v->sb_pid <= 0 && v->sb_retry_ns && now >= v->sb_retry_ns && v->m->restart != SUP_RESTART_NEVER) {
+                v->sb_retry_ns = 0;
+                sup_standby_spawn(s, v);
+            }
             break;
         }
         case SUP_ST_STARTING:

@@ -376,7 +376,7 @@ int sup_setup(struct sup *s, struct ipc_err *err)
     s->neigh_fd = -1;
     for (int i = 0; i < SUP_MAX_SERVICES; i++)
         s->svcs[i] = (struct sup_svc){.wake_fd = -1, .stats_fd = -1, .cfg_fd = -1, .dev_fd = -1, .pidfd = -1,
-                                      .notify_fd = -1};
+                                      .notify_fd = -1, .sb_pidfd = -1, .sb_notify_fd = -1, .sb_go_fd = -1};
     find_bindir(s);
     ret = resolve_ids(s, err);
     if (ret < 0)
@@ -483,6 +483,7 @@ void sup_teardown(struct sup *s)
         close_fd(&v->wake_fd);
         close_fd(&v->cfg_fd);
         close_fd(&v->dev_fd); /* the last fd of a TAP: the device goes away */
+        sup_standby_dismiss(s, v);
         close_fd(&v->pidfd);
         close_fd(&v->notify_fd);
         if (v->stats)

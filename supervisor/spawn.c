@@ -114,22 +114,32 @@ static void place_fds_or_fail(int *src, int n, int *errfd)
             close(i);
 }
 
-int sup_spawn(struct sup *s, struct sup_svc *v, struct ipc_err *err)
+int sup_spawn(struct sup *s, struct sup_svc *v, bool standby, struct ipc_err *err)
 {
-    int notify[2], errp[2];
+    int notify[2], errp[2], go[2] = {-1, -1};
     if (pipe2(notify, O_CLOEXEC) < 0)
         return ipc_errf(err, -errno, "%s: pipe: %s", v->name, strerror(errno));
-    if (pipe2(errp, O_CLOEXEC) < 0) {
+    if (pipe2(errp, O_CLOEXEC) < 0 || (standby && pipe2(go, O_CLOEXEC) < 0)) {
         int e = errno;
         close(notify[0]);
         close(notify[1]);
+        if (go[0] >= 0) {
+            close(errp[0]);
+            close(errp[1]);
+        }
         return ipc_errf(err, -e, "%s: pipe: %s", v->name, strerror(e));
     }
     int src[SUP_MAX_FDS];
     int n = sup_svc_fds(s, v, notify[1], src, SUP_MAX_FDS);
+    char env_standby[64] = "";
+    if (standby) {
+        snprintf(env_standby, sizeof(env_standby), "%s=%d", IPC_SVC_STANDBY_ENV, n);
+        src[n++] = go[0];
+    }
     int32_t cpu = v->m->cpu;
 
-    ipc_st_rlx(&v->stats->state, IPC_SVC_STARTING);
+    if (!standby)
+        ipc_st_rlx(&v->stats->state, IPC_SVC_STARTING);
     pid_t pid = fork();
     if (pid < 0) {
         int e = errno;
@@ -137,6 +147,10 @@ int sup_spawn(struct sup *s, struct sup_svc *v, struct ipc_err *err)
         close(notify[1]);
         close(errp[0]);
         close(errp[1]);
+        if (standby) {
+            close(go[0]);
+            close(go[1]);
+        }
         return ipc_errf(err, -e, "%s: fork: %s", v->name, strerror(e));
     }
     if (pid == 0) {
@@ -144,8 +158,11 @@ int sup_spawn(struct sup *s, struct sup_svc *v, struct ipc_err *err)
         sigset_t all;
         sigemptyset(&all);
         sigprocmask(SIG_SETMASK, &all, NULL);
-        /* exec resets handled signals but keeps ignored ones and the mask. */
-        signal(SIGPIPE, SIG_DFL);
+        /* exec resets handled signals but keeps ignored ones (ours, or the
+         * shell's that started us) and the mask. */
+        for (int sig = 1; sig < SIGRTMIN; sig++)
+            if (sig != SIGKILL && sig != SIGSTOP)
+                signal(sig, SIG_DFL);
         place_fds_or_fail(src, n, &errfd);
         if (cpu >= 0) {
             cpu_set_t set;
@@ -159,33 +176,102 @@ int sup_spawn(struct sup *s, struct sup_svc *v, struct ipc_err *err)
         /* A service dies with the supervisor rather than run unsupervised. */
         prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
         char *const argv[] = {v->name, NULL};
-        char *const envp[] = {"PATH=/usr/bin:/bin", NULL};
+        char *const envp[] = {"PATH=/usr/bin:/bin", standby ? env_standby : NULL, NULL};
         execve(v->binary, argv, envp);
         child_fail(errfd, STEP_EXEC);
     }
     close(notify[1]);
     close(errp[1]);
+    if (standby)
+        close(go[0]);
     int msg[2];
     ssize_t r = read(errp[0], msg, sizeof(msg));
     close(errp[0]);
     if (r == (ssize_t)sizeof(msg)) {
         close(notify[0]);
+        if (standby)
+            close(go[1]);
         int st;
         waitpid(pid, &st, 0);
         return ipc_errf(err, -msg[1], "%s: %s %s: %s", v->name, step_name(msg[0]),
                         msg[0] == STEP_EXEC ? v->binary : "", strerror(msg[1]));
     }
-    v->pid = pid;
-    v->notify_fd = notify[0];
-    v->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-    if (v->pidfd < 0) {
+    int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+    if (pidfd < 0) {
         int e = errno;
         kill(pid, SIGKILL);
         int st;
         waitpid(pid, &st, 0);
         close(notify[0]);
-        v->notify_fd = -1;
+        if (standby)
+            close(go[1]);
         return ipc_errf(err, -e, "%s: pidfd_open: %s", v->name, strerror(e));
     }
+    if (standby) {
+        v->sb_pid = pid;
+        v->sb_pidfd = pidfd;
+        v->sb_notify_fd = notify[0];
+        v->sb_go_fd = go[1];
+    } else {
+        v->pid = pid;
+        v->pidfd = pidfd;
+        v->notify_fd = notify[0];
+    }
     return 0;
+}
+
+void sup_standby_spawn(struct sup *s, struct sup_svc *v)
+{
+    struct ipc_err err;
+    if (v->sb_pid > 0 || s->shutting_down)
+        return;
+    if (sup_spawn(s, v, true, &err) < 0) {
+        sup_log("%s: no standby: %s", v->name, err.msg);
+        v->sb_retry_ns = sup_now_ns() + 1000000000ull;
+        return;
+    }
+    if (sup_watch_standby(s, v) < 0)
+        sup_log("%s: cannot watch standby pid %d", v->name, (int)v->sb_pid);
+}
+
+/* Promote the standby: it becomes the running instance. */
+bool sup_standby_activate(struct sup *s, struct sup_svc *v)
+{
+    (void)s;
+    if (v->sb_pid <= 0)
+        return false;
+    ssize_t r = write(v->sb_go_fd, "g", 1);
+    close(v->sb_go_fd);
+    v->sb_go_fd = -1;
+    if (r != 1) {
+        sup_standby_dismiss(s, v);
+        return false;
+    }
+    v->pid = v->sb_pid;
+    v->pidfd = v->sb_pidfd;
+    v->notify_fd = v->sb_notify_fd;
+    v->sb_pid = 0;
+    v->sb_pidfd = -1;
+    v->sb_notify_fd = -1;
+    return true;
+}
+
+/* Kill the standby and forget it (shutdown, or it is broken). */
+void sup_standby_dismiss(struct sup *s, struct sup_svc *v)
+{
+    (void)s;
+    if (v->sb_pid <= 0)
+        return;
+    if (v->sb_pidfd >= 0) {
+        syscall(SYS_pidfd_send_signal, v->sb_pidfd, SIGKILL, NULL, 0);
+        siginfo_t si;
+        waitid((idtype_t)P_PIDFD, (id_t)v->sb_pidfd, &si, WEXITED);
+        close(v->sb_pidfd);
+    }
+    if (v->sb_notify_fd >= 0)
+        close(v->sb_notify_fd);
+    if (v->sb_go_fd >= 0)
+        close(v->sb_go_fd);
+    v->sb_pid = 0;
+    v->sb_pidfd = v->sb_notify_fd = v->sb_go_fd = -1;
 }

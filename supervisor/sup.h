@@ -79,6 +79,13 @@ struct sup_svc {
     unsigned ndeaths; /* ring of recent death times, for the window */
     char last_exit[96];
     bool restart_pending; /* STOPPING because of `ringrouter restart` */
+
+    /* The warm standby (ipc/svc.h): exec'd, mapped, waiting on go_fd. */
+    pid_t sb_pid;
+    int sb_pidfd;
+    int sb_notify_fd;
+    int sb_go_fd;
+    uint64_t sb_retry_ns;
     uint64_t ready_ms_last; /* kill to ready, for bench/restart */
 };
 
@@ -126,7 +133,10 @@ int sup_drain_rings(struct sup *s);
 int sup_svc_fds(const struct sup *s, const struct sup_svc *v, int notify_w, int *src, int max);
 
 /* spawn.c */
-int sup_spawn(struct sup *s, struct sup_svc *v, struct ipc_err *err);
+int sup_spawn(struct sup *s, struct sup_svc *v, bool standby, struct ipc_err *err);
+void sup_standby_spawn(struct sup *s, struct sup_svc *v);
+bool sup_standby_activate(struct sup *s, struct sup_svc *v);
+void sup_standby_dismiss(struct sup *s, struct sup_svc *v);
 
 /* policy.c */
 enum sup_event { SUP_EV_EXIT, SUP_EV_READY, SUP_EV_TIMEOUT, SUP_EV_HANG, SUP_EV_STOP, SUP_EV_RESTART, SUP_NEVENTS };
@@ -137,6 +147,7 @@ void sup_check_timers(struct sup *s, uint64_t now);
 /* loop.c */
 int sup_run(struct sup *s);
 int sup_watch(struct sup *s, struct sup_svc *v);
+int sup_watch_standby(struct sup *s, struct sup_svc *v);
 void sup_unwatch(struct sup *s, struct sup_svc *v);
 
 /* ctl.c */
