@@ -1,0 +1,150 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# tests/integ/fuzz_router.sh: run the libFuzzer target over the router's
+# per-packet path (build/bin/fuzz/fuzz_router, tests/fuzz/fuzz_router.c) for
+# 60 s from a seed corpus generated here: an ARP request and reply, pings to
+# the router (one frame and a chain), forwardable UDP (resolved, via a
+# gateway, and one that waits for ARP and is released by the reply), a first
+# and a non-first fragment, packets with IP options to be fragmented, DF set
+# and too big, TTL 1, no route, a 4000-byte chain, a GSO TCP chain, a burst
+# of one flow. Fails on any crash, sanitizer report (ASan, UBSan, LSan),
+# timeout or failed oracle; a crashing input is kept in build/test-logs/.
+# Not a namespace test; it lives here because tests/run.sh runs every
+# tests/integ/*.sh. RR_FUZZ_SECS (default 60) sets the time.
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+SECS=${RR_FUZZ_SECS:-60}
+BIN=build/bin/fuzz/fuzz_router
+KEEP=build/test-logs
+
+if [ ! -x "$BIN" ]; then
+    command -v clang >/dev/null || { echo "SKIP: fuzz_router: needs clang (libFuzzer)"; exit 77; }
+    echo "FAIL: fuzz_router: $BIN is missing: build with ninja (target fuzz) first"
+    exit 1
+fi
+if [ -x /usr/bin/python3 ]; then PY=/usr/bin/python3; else PY=python3; fi
+
+T=$(mktemp -d /tmp/rrfuzz.XXXXXX) || exit 1
+trap 'rm -rf "$T"' EXIT
+cp "$BIN" "$T/fuzz_router" || exit 1 # a snapshot: a rebuild meanwhile does not touch the run
+mkdir -p "$T/seeds" "$T/corpus" "$KEEP"
+
+"$PY" - "$T/seeds" <<'EOF'
+import os, struct, sys
+out = sys.argv[1]
+
+def csum(b):
+    if len(b) % 2:
+        b += b"\0"
+    s = sum(struct.unpack("!%dH" % (len(b) // 2), b))
+    while s >> 16:
+        s = (s & 0xFFFF) + (s >> 16)
+    return ~s & 0xFFFF
+
+def ip(a):
+    return bytes(int(x) for x in a.split("."))
+
+RMAC = [bytes([2, 0, 0, 0, 0, p]) for p in range(3)]   # the fuzzer's router ports
+PEER = [bytes([2, 0, 0, 0, 1, p]) for p in range(3)]
+BC = b"\xff" * 6
+
+def eth(port, ethertype, payload, dst=None):
+    return (dst or RMAC[port]) + PEER[port] + struct.pack("!H", ethertype) + payload
+
+def ipv4(src, dst, proto, payload, ttl=64, frag=0, opts=b"", ident=0x1234):
+    hl = 20 + len(opts)
+    h = struct.pack("!BBHHHBBH4s4s", 0x40 | hl // 4, 0, hl + len(payload), ident, frag, ttl, proto, 0,
+                    ip(src), ip(dst)) + opts
+    h = h[:10] + struct.pack("!H", csum(h)) + h[12:]
+    return h + payload
+
+def udp(n, sport=1234, dport=5678):
+    return struct.pack("!HHHH", sport, dport, 8 + n, 0) + bytes((i * 7 + 3) & 255 for i in range(n))
+
+def echo(n, ident=1, seq=1):
+    body = struct.pack("!BBHHH", 8, 0, 0, ident, seq) + bytes(i & 255 for i in range(n))
+    return body[:2] + struct.pack("!H", csum(body)) + body[4:]
+
+def arp(port, op, sha, spa, tha, tpa, dst=None):
+    body = struct.pack("!HHBBH6s4s6s4s", 1, 0x0800, 6, 4, op, sha, ip(spa), tha, ip(tpa))
+    return eth(port, 0x0806, body, dst or BC)
+
+def pkt(frame, port=0, fix=0xC0, vnet=None, layout=0, param=0):
+    ctl = port | fix | (layout << 4) | (8 if vnet else 0)
+    b = bytes([ctl]) + struct.pack("!H", len(frame))
+    if vnet:
+        b += struct.pack("!BBHHHH", *vnet)
+    if layout in (1, 2):
+        b += struct.pack("!H", param)
+    return b + frame
+
+def seed(name, pkts, adv=0, tick=False):
+    h = (len(pkts) - 1) | (adv << 3) | (0x80 if tick else 0)
+    with open(os.path.join(out, name), "wb") as f:
+        f.write(bytes([h]) + b"".join(pkts))
+
+H0 = "10.0.0.5"
+seed("arp-request", [pkt(arp(0, 1, PEER[0], H0, b"\0" * 6, "10.0.0.1"))])
+seed("arp-gratuitous", [pkt(arp(1, 1, PEER[1], "10.1.0.40", b"\0" * 6, "10.1.0.40"))])
+seed("echo-router", [pkt(eth(0, 0x0800, ipv4(H0, "10.0.0.1", 1, echo(56))))])
+seed("echo-router-far", [pkt(eth(0, 0x0800, ipv4(H0, "10.2.0.1", 1, echo(56))))])
+seed("echo-router-chain", [pkt(eth(0, 0x0800, ipv4(H0, "10.0.0.1", 1, echo(3000))))])
+seed("udp-static-neigh", [pkt(eth(0, 0x0800, ipv4(H0, "10.1.0.254", 17, udp(100))))])
+seed("udp-via-gateway", [pkt(eth(0, 0x0800, ipv4(H0, "10.3.9.9", 17, udp(100))))])
+seed("udp-tbl8", [pkt(eth(1, 0x0800, ipv4("10.1.0.5", "192.168.1.200", 17, udp(64))), port=1)])
+seed("udp-bad-nexthop", [pkt(eth(0, 0x0800, ipv4(H0, "10.99.1.1", 17, udp(10))))])
+# Waits for ARP, then the reply (same burst) releases it; then a tick ages things.
+seed("udp-arp-release", [pkt(eth(0, 0x0800, ipv4(H0, "10.1.0.77", 17, udp(200)))),
+                         pkt(arp(1, 2, bytes([2, 9, 9, 9, 9, 9]), "10.1.0.77", RMAC[1], "10.1.0.1", RMAC[1]), port=1)])
+seed("udp-arp-timeout", [pkt(eth(0, 0x0800, ipv4(H0, "10.2.0.123", 17, udp(50))))], adv=15, tick=True)
+seed("frag-first", [pkt(eth(0, 0x0800, ipv4(H0, "10.1.0.254", 17, udp(600), frag=0x2000)))])
+seed("frag-later", [pkt(eth(0, 0x0800, ipv4(H0, "10.1.0.254", 17, udp(600)[:200], frag=0x0050)))])
+rr = bytes([7, 11, 4]) + b"\0" * 8 + b"\x01"        # record route, then a NOP
+seed("options-fragment", [pkt(eth(0, 0x0800, ipv4(H0, "10.2.0.9", 17, udp(1000), opts=rr)))])
+seed("options-lsrr", [pkt(eth(0, 0x0800, ipv4(H0, "10.2.0.9", 17, udp(900), opts=bytes([0x83, 7, 4]) + ip("10.2.0.9") + b"\x00")))])
+seed("df-too-big", [pkt(eth(0, 0x0800, ipv4(H0, "10.2.0.9", 17, udp(1200), frag=0x4000)))])
+seed("ttl-1", [pkt(eth(0, 0x0800, ipv4(H0, "10.1.0.254", 17, udp(30), ttl=1)))])
+seed("no-route", [pkt(eth(0, 0x0800, ipv4(H0, "10.250.0.1", 1, echo(56))))])
+seed("chain-4000", [pkt(eth(0, 0x0800, ipv4(H0, "10.1.0.254", 17, udp(4000))))])
+seed("chain-split", [pkt(eth(0, 0x0800, ipv4(H0, "10.2.0.9", 17, udp(3000))), layout=1, param=40)])
+seed("chain-small-frames", [pkt(eth(0, 0x0800, ipv4(H0, "10.1.0.254", 17, udp(2500))), layout=2, param=700)])
+tcp = struct.pack("!HHIIBBHHH", 40000, 5201, 1, 1, 0x50, 0x18, 65535, 0, 0) + bytes(9000)
+seed("gso-tcp", [pkt(eth(0, 0x0800, ipv4(H0, "10.1.0.254", 6, tcp, frag=0x4000)),
+                     vnet=(1, 1, 54, 1448, 34, 16))])
+seed("gso-tcp-small-mtu", [pkt(eth(0, 0x0800, ipv4(H0, "10.2.0.9", 6, tcp, frag=0x4000)),
+                               vnet=(1, 1, 54, 1448, 34, 16))])
+seed("burst-one-flow", [pkt(eth(0, 0x0800, ipv4(H0, "10.1.0.254", 17, udp(64), ident=i))) for i in range(8)])
+seed("burst-mixed", [pkt(eth(0, 0x0800, ipv4(H0, "10.1.0.254", 17, udp(64)))),
+                     pkt(eth(1, 0x0800, ipv4("10.1.0.254", H0, 17, udp(64))), port=1),
+                     pkt(arp(2, 1, PEER[2], "10.2.0.50", b"\0" * 6, "10.2.0.1"), port=2),
+                     pkt(eth(2, 0x0800, ipv4("10.2.0.50", "10.0.0.1", 1, echo(20))), port=2),
+                     pkt(eth(0, 0x0800, ipv4(H0, "10.0.0.255", 17, udp(10)))),
+                     pkt(eth(0, 0x0800, ipv4(H0, "10.1.0.254", 17, udp(10)), dst=BC))])
+EOF
+[ "$(ls "$T/seeds" | wc -l)" -ge 20 ] || { echo "FAIL: fuzz_router: seed generation failed"; exit 1; }
+
+echo "fuzz_router: ${SECS}s over $(ls "$T/seeds" | wc -l) seeds"
+# -max_len: big enough for a 64-frame chain's worth of GSO; -timeout: one
+# input taking 10 s is a hang; -rss_limit_mb: ASan's quarantine included.
+"$T/fuzz_router" -max_total_time="$SECS" -max_len=20000 -timeout=10 -rss_limit_mb=3072 \
+    -print_final_stats=1 -artifact_prefix="$T/" "$T/corpus" "$T/seeds" >"$T/log" 2>&1
+rc=$?
+grep -E "^#[0-9]+[[:space:]]+(INITED|DONE)|^Done|stat::(number_of_executed_units|average_exec_per_sec|new_units_added|peak_rss_mb)" "$T/log"
+
+fail=
+[ "$rc" -eq 0 ] || fail="libFuzzer exited with status $rc"
+if grep -qE "ERROR: (AddressSanitizer|LeakSanitizer|UndefinedBehaviorSanitizer|libFuzzer)|runtime error:|fuzz_router: check failed|^SUMMARY: " "$T/log"; then
+    fail="${fail:+$fail; }a sanitizer, libFuzzer or oracle report"
+fi
+grep -q "^Done [0-9]* runs" "$T/log" || fail="${fail:+$fail; }no \"Done N runs\" line"
+if [ -n "$fail" ]; then
+    echo "FAIL: fuzz_router: $fail"
+    grep -nE "ERROR|runtime error|check failed|SUMMARY|Test unit written|^    #[0-9]+ " "$T/log" | head -n 60
+    for a in "$T"/crash-* "$T"/leak-* "$T"/timeout-* "$T"/oom-*; do
+        [ -e "$a" ] || continue
+        cp "$a" "$KEEP/fuzz_router-$(basename "$a")"
+        echo "kept $KEEP/fuzz_router-$(basename "$a") (reproduce: $BIN $KEEP/fuzz_router-$(basename "$a"))"
+    done
+    exit 1
+fi
+echo "PASS fuzz_router: $(sed -n 's/^Done \([0-9]*\) runs in \([0-9]*\) second.*/\1 runs in \2 s/p' "$T/log"), no crash, no sanitizer report"

@@ -1,0 +1,343 @@
+# SPDX-License-Identifier: MIT
+# shellcheck shell=bash disable=SC2016,SC2034,SC2119
+# tests/lib/router.sh: shared steps of the router namespace tests
+# (tests/integ/router_*.sh): the real rr-router between two TAP ports, each
+# port's device in its own network namespace (as tools/demo.sh does). Source
+# it, then:
+#
+#   rr_init NAME           root check (exit 77 if not root or a tool is
+#                          missing), a snapshot of the binaries, temp dir $RR_T,
+#                          EXIT trap that cleans up everything below
+#   rr_topology            two fresh namespaces $RR_NS_A, $RR_NS_B; a manifest
+#                          ($RR_T/m.ini): port a in A (10.61.N.1/24, device
+#                          $RR_IF_A), port b in B (10.62.N.1/24, $RR_IF_B); no
+#                          static neighbours, no default route in the router,
+#                          hang_ms $RR_HANG_MS (default 3000) for every service.
+#                          Hosts: $RR_HOST_A (10.61.N.2), $RR_HOST_B; the
+#                          router's addresses $RR_GW_A, $RR_GW_B
+#   rr_start               `ringrouter up` (log $RR_LOG), sets $RR_PID, waits
+#                          (bounded) until every service is up, then configures
+#                          the hosts' side (address, link up, default route)
+#   rr_stop                SIGTERM, bounded wait, SIGKILL; $RR_RC = exit status
+#   rr_census_ok           after rr_stop: exit 0 and the log's census line says
+#                          "census: all N buffers free" (else rr_fail)
+#   rr_status              $RR_STATE[svc], $RR_PIDS[svc], $RR_RESTARTS[svc]
+#   rr_stats               $RRS[svc.counter] from `stats --json` (every counter,
+#                          zero or not) and $RRS[ring.NAME.counter]
+#   rr_wait SECS CMD...    run CMD every 20 ms until it succeeds, at most SECS
+#   rr_in NS CMD...        ip netns exec NS CMD...
+#   rr_fail MSG / rr_skip MSG / rr_ok MSG
+#
+# Everything this file starts is ended by the PID it recorded; the namespaces
+# it made are deleted; the temp dir is removed. Nothing is matched by name.
+
+set -u
+
+RR_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+RR_BIN_DIR=${RR_BIN_DIR:-$RR_ROOT/build/bin}
+RR=
+RR_T=
+RR_PID=
+RR_RC=
+RR_LOG=
+RR_SOCK=
+RR_NAME=
+RR_NETNS=()
+RR_EXTRA_PIDS=()
+RR_NS_A='' RR_NS_B='' RR_IF_A='' RR_IF_B=''
+RR_NET_A='' RR_NET_B='' RR_GW_A='' RR_GW_B='' RR_HOST_A='' RR_HOST_B=''
+declare -A RR_STATE RR_PIDS RR_RESTARTS RRS
+RR_SERVICES=(router driver-a driver-b)
+if [ -x /usr/bin/python3 ]; then RR_PY=/usr/bin/python3; else RR_PY=python3; fi
+
+rr_log_tail() {
+    [ -n "$RR_LOG" ] && [ -f "$RR_LOG" ] || return 0
+    echo "--- supervisor log ($RR_LOG), last 30 lines:"
+    tail -n 30 "$RR_LOG" | sed 's/^/    /'
+}
+
+rr_fail() {
+    echo "FAIL: $RR_NAME: $*"
+    rr_log_tail
+    exit 1
+}
+
+rr_skip() {
+    echo "SKIP: $RR_NAME: $*"
+    exit 77
+}
+
+rr_ok() { echo "ok: $*"; }
+
+# Microseconds, from the shell itself (no fork).
+rr_now() { RR_NOW=${EPOCHREALTIME//[.,]/}; }
+
+rr_alive() { # a zombie counts as gone
+    local st=
+    [ -r "/proc/$1/stat" ] || return 1
+    read -r _ _ st _ <"/proc/$1/stat" 2>/dev/null || return 1
+    [ "$st" != Z ] && [ -n "$st" ]
+}
+
+# Sleep MS milliseconds without a fork: a read with a timeout on a FIFO that
+# nobody writes (opened read-write, so it never sees EOF).
+RR_SLEEP_FD=
+rr_msleep() {
+    if [ -z "$RR_SLEEP_FD" ]; then
+        if ! { mkfifo "$RR_T/sleep.fifo" && exec {RR_SLEEP_FD}<>"$RR_T/sleep.fifo"; }; then
+            sleep "$(awk -v m="$1" 'BEGIN { print m / 1000 }')"
+            return 0
+        fi
+    fi
+    local t
+    printf -v t '%d.%03d' $(($1 / 1000)) $(($1 % 1000))
+    read -r -t "$t" -u "$RR_SLEEP_FD" _
+    return 0
+}
+
+rr_wait() { # rr_wait SECS CMD...
+    local secs=$1
+    shift
+    local end
+    rr_now
+    end=$((RR_NOW + secs * 1000000))
+    while :; do
+        "$@" && return 0
+        rr_now
+        [ "$RR_NOW" -ge "$end" ] && return 1
+        rr_msleep 20
+    done
+}
+
+rr_in() { # rr_in NS CMD...
+    local ns=$1
+    shift
+    ip netns exec "$ns" "$@"
+}
+
+rr_kill_pid() { # TERM, bounded wait, KILL; then reap if it is our child
+    local p=$1
+    if rr_alive "$p"; then
+        kill -TERM "$p" 2>/dev/null
+        rr_wait 10 eval "! rr_alive $p" || kill -KILL "$p" 2>/dev/null
+    fi
+    wait "$p" 2>/dev/null
+}
+
+rr_cleanup() {
+    local rc=$?
+    trap - EXIT
+    local p
+    for p in "${RR_EXTRA_PIDS[@]}"; do
+        rr_kill_pid "$p"
+    done
+    if [ -n "$RR_PID" ]; then
+        rr_kill_pid "$RR_PID"
+        RR_PID=
+    fi
+    local ns
+    for ns in "${RR_NETNS[@]}"; do
+        ip netns del "$ns" 2>/dev/null
+    done
+    [ -n "$RR_SLEEP_FD" ] && exec {RR_SLEEP_FD}>&-
+    [ -n "$RR_T" ] && [ -d "$RR_T" ] && rm -rf "$RR_T"
+    exit "$rc"
+}
+
+rr_need() { # rr_need TOOL...: skip if a tool is missing
+    local c
+    for c in "$@"; do
+        command -v "$c" >/dev/null 2>&1 || rr_skip "needs $c"
+    done
+}
+
+rr_init() {
+    RR_NAME=$1
+    [ "$(id -u)" -eq 0 ] || rr_skip "needs root (creates network namespaces and TAP devices)"
+    rr_need ip ping "$RR_PY"
+    local b
+    for b in ringrouter rr-tap rr-router; do
+        [ -x "$RR_BIN_DIR/$b" ] || rr_fail "$RR_BIN_DIR/$b is missing: build with ninja first"
+    done
+    # Short: run_dir must be at most 80 characters, the socket path 107.
+    RR_T=$(mktemp -d /tmp/rrt.XXXXXX) || rr_fail "mktemp"
+    chmod 755 "$RR_T"
+    trap rr_cleanup EXIT
+    trap 'exit 130' INT
+    trap 'exit 143' TERM
+    # A snapshot of the binaries, so that a rebuild during the test cannot
+    # start a service built against another layout. The supervisor finds the
+    # services beside its own executable.
+    mkdir -p "$RR_T/bin"
+    for b in ringrouter rr-tap rr-router; do
+        cp "$RR_BIN_DIR/$b" "$RR_T/bin/" || rr_fail "cannot copy $RR_BIN_DIR/$b"
+    done
+    chmod 755 "$RR_T/bin" "$RR_T"/bin/*
+    RR=$RR_T/bin/ringrouter
+    RR_LOG=$RR_T/log
+    RR_SOCK=$RR_T/run/control.sock
+}
+
+rr_netns() { # rr_netns SUFFIX: prints nothing, sets $RR_NS
+    RR_NS=rrt-$$-$1
+    ip netns add "$RR_NS" || rr_fail "ip netns add $RR_NS"
+    RR_NETNS+=("$RR_NS")
+    ip -n "$RR_NS" link set lo up
+}
+
+rr_topology() { # rr_topology [EXTRA MANIFEST TEXT]
+    local s
+    local n=$(($$ % 250 + 1))
+    rr_netns a
+    RR_NS_A=$RR_NS
+    rr_netns b
+    RR_NS_B=$RR_NS
+    RR_IF_A=rrt$$a
+    RR_IF_B=rrt$$b
+    RR_NET_A=10.61.$n
+    RR_NET_B=10.62.$n
+    RR_GW_A=$RR_NET_A.1 RR_HOST_A=$RR_NET_A.2
+    RR_GW_B=$RR_NET_B.1 RR_HOST_B=$RR_NET_B.2
+    {
+        printf '[router]\nname = rt%s\npool_buffers = 8192\nrun_dir = %s/run\n\n' "$$" "$RR_T"
+        printf '[port a]\ndriver = tap\nifname = %s\nnetns = %s\naddress = %s/24\n\n' "$RR_IF_A" "$RR_NS_A" "$RR_GW_A"
+        printf '[port b]\ndriver = tap\nifname = %s\nnetns = %s\naddress = %s/24\n' "$RR_IF_B" "$RR_NS_B" "$RR_GW_B"
+        # The machines here are 2 shared vCPUs; other tests' busy generators can
+        # starve every process for more than the default 200 ms, which the
+        # supervisor takes for a hang. These tests are about forwarding, and
+        # assert that nothing restarted, so give the heartbeat room.
+        for s in "${RR_SERVICES[@]}"; do
+            printf '\n[service %s]\nhang_ms = %s\n' "$s" "${RR_HANG_MS:-3000}"
+        done
+        [ $# -gt 0 ] && printf '\n%s\n' "$1"
+    } >"$RR_T/m.ini"
+    "$RR" check -c "$RR_T/m.ini" >/dev/null || rr_fail "the manifest does not check: $(cat "$RR_T/m.ini")"
+}
+
+# One status query: fills RR_STATE, RR_PIDS, RR_RESTARTS. 1 if no answer.
+rr_status() {
+    local out
+    out=$("$RR" status --json -S "$RR_SOCK" 2>/dev/null) || return 1
+    out=$("$RR_PY" -c '
+import json, sys
+for s in json.load(sys.stdin)["services"]:
+    print(s["name"], s["state"], s["pid"], s["restarts"])' <<<"$out") || return 1
+    RR_STATE=() RR_PIDS=() RR_RESTARTS=()
+    local name state pid restarts
+    while read -r name state pid restarts; do
+        RR_STATE[$name]=$state
+        RR_PIDS[$name]=$pid
+        RR_RESTARTS[$name]=$restarts
+    done <<<"$out"
+}
+
+rr_all_up() {
+    rr_status || return 1
+    local s
+    for s in "${RR_SERVICES[@]}"; do
+        [ "${RR_STATE[$s]:-}" = up ] || return 1
+    done
+}
+
+# Every counter of `stats --json` into RRS: "svc.counter" and
+# "ring.NAME.counter", plus "pool.alloc_fail" and "pool.free_bad".
+rr_stats() {
+    local out k v
+    out=$("$RR" stats --json -S "$RR_SOCK" 2>/dev/null) || return 1
+    out=$("$RR_PY" -c '
+import json, sys
+d = json.load(sys.stdin)
+for s in d["services"]:
+    for k, v in s["counters"].items():
+        print(s["name"] + "." + k, v)
+for r in d["rings"]:
+    for k, v in r.items():
+        if isinstance(v, int):
+            print("ring." + r["name"] + "." + k, v)
+for k, v in d["pool"].items():
+    print("pool." + k, v)' <<<"$out") || return 1
+    RRS=()
+    while read -r k v; do
+        RRS[$k]=$v
+    done <<<"$out"
+}
+
+rr_ctr() { echo "${RRS[$1]:-0}"; } # rr_ctr KEY: a counter of the last rr_stats
+
+# Counters that only malformed input (or a broken peer) raises.
+RR_MALFORMED=(router.drop_runt router.drop_bad_version router.drop_bad_ihl router.drop_bad_checksum
+    router.drop_bad_total_length router.drop_bad_port router.arp_bad router.drop_icmp_bad_checksum
+    router.drop_bad_options pool.free_bad)
+for _r in rx-a rx-b tx-a tx-b; do
+    for _c in drop_bad_handle drop_bad_owner drop_bad_frame drop_bad_chain; do
+        RR_MALFORMED+=("ring.$_r.$_c")
+    done
+done
+unset _r _c
+
+# rr_zero KEY...: each counter of the last rr_stats exists and is 0.
+rr_zero() {
+    local c
+    for c in "$@"; do
+        [ -n "${RRS[$c]+x}" ] || rr_fail "no counter $c in stats --json"
+        [ "${RRS[$c]}" = 0 ] || rr_fail "$c = ${RRS[$c]}, expected 0"
+    done
+}
+
+# rr_no_restarts: every service is up and has never restarted.
+rr_no_restarts() {
+    rr_status || rr_fail "status"
+    local s
+    for s in "${RR_SERVICES[@]}"; do
+        [ "${RR_STATE[$s]}" = up ] || rr_fail "$s is ${RR_STATE[$s]}"
+        [ "${RR_RESTARTS[$s]}" = 0 ] || rr_fail "$s restarted ${RR_RESTARTS[$s]} times (last exit: see log)"
+    done
+}
+
+rr_start() {
+    "$RR" up -c "$RR_T/m.ini" 2>>"$RR_LOG" &
+    RR_PID=$!
+    RR_RC=
+    rr_wait 10 eval 'rr_all_up || ! rr_alive $RR_PID' || rr_fail "not every service was up within 10 s"
+    if ! rr_alive "$RR_PID"; then
+        wait "$RR_PID"
+        RR_RC=$?
+        RR_PID=
+        rr_fail "the supervisor exited with status $RR_RC at start"
+    fi
+    # The hosts' side of each TAP: an address and a default route via the router.
+    local ns ifn host gw
+    for x in a b; do
+        if [ $x = a ]; then ns=$RR_NS_A ifn=$RR_IF_A host=$RR_HOST_A gw=$RR_GW_A; else ns=$RR_NS_B ifn=$RR_IF_B host=$RR_HOST_B gw=$RR_GW_B; fi
+        ip -n "$ns" link show "$ifn" >/dev/null 2>&1 || rr_fail "no device $ifn in $ns"
+        ip -n "$ns" addr add "$host/24" dev "$ifn" || rr_fail "addr add $host in $ns"
+        ip -n "$ns" link set "$ifn" up || rr_fail "link set $ifn up in $ns"
+        ip -n "$ns" route add default via "$gw" || rr_fail "route add default via $gw in $ns"
+    done
+}
+
+rr_stop() { # rr_stop [SECS]
+    local secs=${1:-10}
+    [ -n "$RR_PID" ] || return 0
+    kill -TERM "$RR_PID" 2>/dev/null
+    if ! rr_wait "$secs" eval '! rr_alive $RR_PID'; then
+        echo "the supervisor did not exit within $secs s of SIGTERM; killing it"
+        kill -KILL "$RR_PID" 2>/dev/null
+    fi
+    wait "$RR_PID" 2>/dev/null
+    RR_RC=$?
+    RR_PID=
+}
+
+rr_census_ok() {
+    local census
+    census=$(grep '^ringrouter: census: ' "$RR_LOG" | tail -n 1)
+    [ "$RR_RC" = 0 ] || rr_fail "the supervisor exited with status $RR_RC (census: ${census:-none})"
+    [[ $census =~ ^ringrouter:\ census:\ all\ ([0-9]+)\ buffers\ free ]] || rr_fail "census: ${census:-no census line}"
+    rr_ok "${census#ringrouter: }"
+}
+
+# The MAC a host resolved for the router's address GW in NS (after traffic).
+rr_router_mac() { # rr_router_mac NS GW
+    ip -n "$1" neigh show "$2" | awk '{ for (i = 1; i < NF; i++) if ($i == "lladdr") print $(i + 1) }'
+}
