@@ -283,12 +283,17 @@ void sup_event(struct sup *s, struct sup_svc *v, enum sup_event ev, int status)
 
 void sup_check_timers(struct sup *s, uint64_t now)
 {
+    /* If we ourselves did not run for several ticks (a starved machine), a
+     * still heartbeat proves nothing: the services were starved with us.
+     * Judge hangs only over time we actually watched. */
+    bool starved = s->last_check_ns && now - s->last_check_ns > 4 * s->tick_ns;
+    s->last_check_ns = now;
     for (int i = 0; i < s->nsvcs; i++) {
         struct sup_svc *v = &s->svcs[i];
         switch (v->state) {
         case SUP_ST_UP: {
             uint64_t hb = ipc_ld_rlx(&v->stats->heartbeat);
-            if (hb != v->last_beat) {
+            if (hb != v->last_beat || starved) {
                 v->last_beat = hb;
                 v->last_beat_ns = now;
             } else if (now - v->last_beat_ns + s->tick_ns / 2 >= MS(v->m->hang_ms)) {

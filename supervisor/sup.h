@@ -119,6 +119,7 @@ struct sup {
     int timer_fd;
     int ep_fd;
     uint64_t tick_ns;
+    uint64_t last_check_ns; /* when sup_check_timers last ran */
 };
 
 uint64_t sup_now_ns(void);
