@@ -189,25 +189,29 @@ static inline uint32_t rt_fib_lookup(const struct rt_fib *fib, uint32_t addr)
     return (e & RT_FIB_E_VALID) ? (e & RT_FIB_E_IDX) : RT_FIB_MISS;
 }
 
+#define RT_FIB_PREFETCH_SPAN 64u
+
 /**
- * Look up @n addresses: @out[i] = rt_fib_lookup(@addrs[i]). Loads all tbl24
- * entries first so that their cache misses overlap.
+ * Look up @n addresses: @out[i] = rt_fib_lookup(@addrs[i]). First prefetches
+ * the tbl24 entries of (up to 64 of) the addresses, then looks them up one by
+ * one: a prefetch retires without waiting for its line, so all of the
+ * batch's cache and TLB misses are in flight together, where loads would
+ * fill the reorder buffer and stall after a dozen or so.
  */
 static inline void rt_fib_lookup_burst(const struct rt_fib *fib, const uint32_t *addrs, uint32_t *out, uint32_t n)
 {
-    uint32_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        uint32_t e[8];
-        for (unsigned k = 0; k < 8; k++)
-            e[k] = ipc_ld_acq(&fib->tbl24[addrs[i + k] >> 8]);
-        for (unsigned k = 0; k < 8; k++) {
-            if (ipc_unlikely(e[k] & RT_FIB_E_EXT))
-                e[k] = ipc_ld_acq(&fib->tbl8[(size_t)(e[k] & RT_FIB_E_IDX) << 8 | (addrs[i + k] & 0xff)]);
-            out[i + k] = (e[k] & RT_FIB_E_VALID) ? (e[k] & RT_FIB_E_IDX) : RT_FIB_MISS;
+    _Atomic uint32_t *tbl24 = fib->tbl24, *tbl8 = fib->tbl8;
+    for (uint32_t base = 0; base < n; base += RT_FIB_PREFETCH_SPAN) {
+        uint32_t end = n - base > RT_FIB_PREFETCH_SPAN ? base + RT_FIB_PREFETCH_SPAN : n;
+        for (uint32_t i = base; i < end; i++)
+            __builtin_prefetch((const void *)&tbl24[addrs[i] >> 8]);
+        for (uint32_t i = base; i < end; i++) {
+            uint32_t e = ipc_ld_acq(&tbl24[addrs[i] >> 8]); /* R1 */
+            if (ipc_unlikely(e & RT_FIB_E_EXT))
+                e = ipc_ld_acq(&tbl8[(size_t)(e & RT_FIB_E_IDX) << 8 | (addrs[i] & 0xff)]);
+            out[i] = (e & RT_FIB_E_VALID) ? (e & RT_FIB_E_IDX) : RT_FIB_MISS;
         }
     }
-    for (; i < n; i++)
-        out[i] = rt_fib_lookup(fib, addrs[i]);
 }
 
 /** The next hop named by a lookup result (one atomic load: never torn). */
