@@ -65,7 +65,7 @@
 #define TAP_STOP_MS 1000             /* drain budget at SIGTERM */
 
 /* user_data: kind in the high word, slot index in the low word. */
-enum tap_ud { UD_RX = 1, UD_TX, UD_WAKE, UD_SIG, UD_KICK, UD_CANCEL };
+enum tap_ud { UD_RX = 1, UD_TX, UD_WAKE, UD_SIG, UD_KICK, UD_CANCEL, UD_RXPOLL };
 #define UD(kind, idx) (((uint64_t)(kind) << 32) | (uint32_t)(idx))
 #define UD_KIND(u) ((uint32_t)((u) >> 32))
 #define UD_IDX(u) ((uint32_t)(u))
@@ -180,6 +180,9 @@ struct tap {
     uint32_t rx_err_run;
     bool rx_rest; /* too many failed reads in a row: re-arm only after a wait */
     bool wake_armed, sig_armed, stop;
+    bool rx_poll_armed; /* the multishot POLLIN on the device */
+    bool rx_empty;      /* a read found the device's queue empty: wait for the poll */
+    bool rx_nowait;     /* reads are RWF_NOWAIT (single waiter); off if the kernel refuses */
     uint32_t tx_inflight;
     uint32_t n_tx_free;
     uint32_t bl_head, bl_tail; /* free-running backlog indices */
@@ -284,6 +287,8 @@ static bool rx_arm(struct tap *t, uint32_t i)
     for (uint32_t k = 1; k < s->nfr; k++)
         s->iov[k + 1] = (struct iovec){.iov_base = ipc_pool_frame(t->pool, s->fr[k]), .iov_len = t->frame_size};
     io_uring_prep_readv(sqe, t->dev_fd, s->iov, s->nfr + 1, 0);
+    if (t->rx_nowait)
+        sqe->rw_flags = RWF_NOWAIT;
     io_uring_sqe_set_data64(sqe, UD(UD_RX, i));
     s->armed = true;
     t->rx_armed++;
@@ -294,8 +299,8 @@ static bool rx_arm(struct tap *t, uint32_t i)
 static uint32_t rx_refill(struct tap *t)
 {
     uint32_t idle = 0;
-    if (t->rx_rest)
-        return t->n_rx - t->rx_armed;
+    if (t->rx_rest || t->rx_empty)
+        return 0; /* not starved: waiting for the device (or resting) */
     for (uint32_t i = 0; i < t->n_rx; i++)
         if (!t->rx[i].armed && !rx_arm(t, i))
             idle++;
@@ -308,6 +313,16 @@ static void rx_complete(struct tap *t, uint32_t i, int res)
     s->armed = false;
     t->rx_armed--;
     if (res < 0) {
+        if (res == -EAGAIN && t->rx_nowait) {
+            t->rx_empty = true; /* the queue is empty: the poll tells us when it is not */
+            return;
+        }
+        if (res == -EOPNOTSUPP && t->rx_nowait) {
+            /* The file cannot do non-blocking reads: park the reads instead. */
+            t->rx_nowait = false;
+            t->rx_empty = false;
+            return;
+        }
         if (res == -ECANCELED || res == -EINTR || res == -EAGAIN)
             return;
         if (res == -EFAULT && s->short_arm) {
@@ -534,6 +549,26 @@ static void tx_complete(struct tap *t, uint32_t si, int res)
 
 /* ---- wake-ups and signals ----------------------------------------------- */
 
+/*
+ * Receive readiness: one multishot POLLIN on the device. Reads are issued
+ * with RWF_NOWAIT, so a read that finds the queue empty completes at once
+ * with -EAGAIN instead of parking a poll of its own. rx_inflight parked reads
+ * would all be woken by every packet (tun wakes its whole wait queue) and all
+ * but one would re-park: a thundering herd per packet. With one waiter, an
+ * empty queue costs one -EAGAIN read, and the next packet one poll event.
+ */
+static void rx_poll_arm(struct tap *t)
+{
+    if (t->rx_poll_armed || t->stop || !t->rx_nowait)
+        return;
+    struct io_uring_sqe *sqe = tap_sqe(t);
+    if (!sqe)
+        return;
+    io_uring_prep_poll_multishot(sqe, t->dev_fd, POLLIN);
+    io_uring_sqe_set_data64(sqe, UD(UD_RXPOLL, 0));
+    t->rx_poll_armed = true;
+}
+
 /* Watch our eventfd: a poll, then (linked) a read that resets the counter.
  * The eventfd is O_NONBLOCK (the supervisor's producers share its file), so a
  * bare read would come back -EAGAIN instead of waiting. */
@@ -574,6 +609,7 @@ static uint32_t tap_reap(struct tap *t)
 {
     struct io_uring_cqe *cqes[TAP_CQE_BATCH];
     uint32_t total = 0;
+    bool rx_ready = false;
     for (;;) {
         unsigned n = io_uring_peek_batch_cqe(&t->ring, cqes, TAP_CQE_BATCH);
         if (n == 0)
@@ -598,6 +634,14 @@ static uint32_t tap_reap(struct tap *t)
                 t->sig_armed = false;
                 t->stop = true;
                 break;
+            case UD_RXPOLL:
+                if (!(cqes[i]->flags & IORING_CQE_F_MORE))
+                    t->rx_poll_armed = false; /* ended (or failed): re-armed below */
+                if (res >= 0 || res == -ECANCELED)
+                    rx_ready = true;
+                else
+                    ctr_add(t, C_URING_ERR, 1);
+                break;
             case UD_KICK:
                 if (res < 0 && res != -EAGAIN) /* EAGAIN: counter saturated, a wake-up is pending */
                     ctr_add(t, C_WAKE_ERR, 1);
@@ -609,6 +653,11 @@ static uint32_t tap_reap(struct tap *t)
         io_uring_cq_advance(&t->ring, n);
         total += n;
     }
+    /* A poll event in this batch may be older than an -EAGAIN read in it;
+     * trying once more then costs one -EAGAIN, while the other order would
+     * strand a packet, so readiness wins. */
+    if (rx_ready)
+        t->rx_empty = false;
     return total;
 }
 
@@ -644,6 +693,7 @@ int tap_run(struct tap *t)
         /* 4. Re-arm the reads that completed; free what is done. */
         uint32_t starved = rx_refill(t);
         dead_flush(t);
+        rx_poll_arm(t);
         wake_arm(t);
         tap_gauges(t);
         ipc_svc_beat(svc);
@@ -670,6 +720,8 @@ int tap_run(struct tap *t)
         if (svc->n_in)
             ipc_wake_disarm(svc->in_ptr, svc->n_in);
         t->rx_rest = false; /* a failing device is retried once per wait */
+        if (ret == -ETIME)
+            t->rx_empty = false; /* belt and braces: look again after an idle wait */
         t->rx_err_run = 0;
         if (ret < 0 && ret != -ETIME && ret != -EINTR && ret != -EAGAIN && ret != -EBUSY) {
             ctr_add(t, C_URING_ERR, 1);
@@ -709,6 +761,7 @@ int tap_init(struct ipc_svc *svc, struct tap **out, struct ipc_err *err)
     t->headroom = svc->pool.headroom;
     t->first_room = t->frame_size - t->headroom;
     t->poll_us = cfg->poll_us;
+    t->rx_nowait = true;
     t->idle_ms = ipc_svc_idle_ms(svc);
     t->n_rx = pp->rx_inflight ? pp->rx_inflight : TAP_RX_INFLIGHT_DEFAULT;
     if (t->n_rx > TAP_RX_INFLIGHT_MAX)
@@ -784,6 +837,7 @@ int tap_init(struct ipc_svc *svc, struct tap **out, struct ipc_err *err)
     /* Fill and arm the receive slots now, so that a pool too small for them
      * shows at start (rx_drop_nobufs) rather than under load. */
     rx_refill(t);
+    rx_poll_arm(t);
     wake_arm(t);
     io_uring_submit(&t->ring);
     *out = t;
@@ -814,7 +868,8 @@ static void tap_settle(struct tap *t, int ms, bool cancel_all)
         tap_reap(t);
         tx_push(t);
         dead_flush(t);
-        bool busy = t->rx_armed || t->tx_inflight || (cancel_all && (t->wake_armed || t->sig_armed));
+        bool busy = t->rx_armed || t->tx_inflight ||
+                    (cancel_all && (t->wake_armed || t->sig_armed || t->rx_poll_armed));
         uint64_t now = now_ns();
         if (!busy || now >= deadline)
             break;
