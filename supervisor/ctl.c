@@ -12,6 +12,7 @@
  *                       occupancy and counters
  *   restart NAME        stop NAME and start it again
  *   route ..., neigh show   see supervisor/route.c
+ *   shaper show|set         see supervisor/shaper_ctl.c
  */
 #include "supervisor/sup.h"
 
@@ -23,6 +24,8 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
+
+#include "supervisor/shaper_ctl.h"
 
 #define CTL_REQ_MAX 512
 
@@ -218,6 +221,8 @@ static bool handle(struct sup *s, char *req, FILE *f)
         return sup_ctl_route(s, words + 1, nw - 1, f);
     if (cmd && strcmp(cmd, "neigh") == 0)
         return sup_ctl_neigh(s, words + 1, nw - 1, f);
+    if (cmd && strcmp(cmd, "shaper") == 0) /* supervisor/shaper_ctl.c */
+        return sup_ctl_shaper(s, words + 1, nw - 1, f);
     bool json = arg && strcmp(arg, "json") == 0;
     bool all = arg && strcmp(arg, "all") == 0;
     if (!cmd) {

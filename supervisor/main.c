@@ -44,6 +44,10 @@ static const char sup_usage[] =
     "  route add PREFIX via GATEWAY | route add PREFIX port NAME\n"
     "  route del PREFIX       change the running router's FIB, without stopping it\n"
     "  neigh show [--json]    the neighbour (ARP) table\n"
+    "  shaper show [PORT] [--json]  each shaped port's classes: rate, ceil, measured\n"
+    "                         rate, backlog, drops, ECN marks\n"
+    "  shaper set PORT [CLASS] rate RATE [ceil RATE]\n"
+    "                         change a running shaper's rates (e.g. 50mbit), no restart\n"
     "\n"
     "options:\n"
     "  -S, --socket PATH      the control socket of status, stats and restart\n"
@@ -137,7 +141,7 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "up") == 0)
         return sup_cmd_up(argc - 1, argv + 1);
     if (strcmp(cmd, "status") == 0 || strcmp(cmd, "stats") == 0 || strcmp(cmd, "restart") == 0 ||
-        strcmp(cmd, "route") == 0 || strcmp(cmd, "neigh") == 0)
+        strcmp(cmd, "route") == 0 || strcmp(cmd, "neigh") == 0 || strcmp(cmd, "shaper") == 0)
         return sup_cmd_ctl(cmd, argc - 1, argv + 1);
     return sup_usage_error("unknown command \"%s\"", cmd);
 }

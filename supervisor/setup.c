@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #include "ipc/wake.h"
+#include "supervisor/shaper_ctl.h"
 
 /* Fixed fd numbers inside every service (ipc/svc.h). */
 enum { FD_CFG = IPC_SVC_CONFIG_FD, FD_NOTIFY, FD_POOL, FD_STATS, FD_WAKE, FD_DEV, FD_FIB, FD_NEIGH, FD_FIRST_RING };
@@ -228,7 +229,9 @@ static int write_config(struct sup *s, struct sup_svc *v, struct ipc_err *err)
         fill_port(s, (int)i, &c->ports[i]);
     c->icmp_rate = s->m.router.icmp_rate;
     c->icmp_burst = s->m.router.icmp_burst;
-    int ret = ipc_svc_config_create(c, NULL, 0, &v->cfg_fd, err);
+    struct shp_cfg shc; /* shaper services: their parameters in extra[] (supervisor/shaper_ctl.c) */
+    uint32_t xlen = sup_shaper_extra(s, v, &shc);
+    int ret = ipc_svc_config_create(c, xlen ? &shc : NULL, xlen, &v->cfg_fd, err);
     free(c);
     return ret;
 }

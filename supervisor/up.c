@@ -111,7 +111,8 @@ int sup_cmd_ctl(const char *cmd, int argc, char **argv)
             return SUP_EXIT_USAGE;
         }
     }
-    bool takes_args = strcmp(cmd, "route") == 0 || strcmp(cmd, "neigh") == 0 || strcmp(cmd, "restart") == 0;
+    bool takes_args = strcmp(cmd, "route") == 0 || strcmp(cmd, "neigh") == 0 || strcmp(cmd, "restart") == 0 ||
+                      strcmp(cmd, "shaper") == 0;
     if (!takes_args && n > 1) {
         fprintf(stderr, "ringrouter %s: unexpected argument %s\n", cmd, req[1]);
         return SUP_EXIT_USAGE;
@@ -120,7 +121,7 @@ int sup_cmd_ctl(const char *cmd, int argc, char **argv)
         fprintf(stderr, "ringrouter restart: name one service (see ringrouter status)\n");
         return SUP_EXIT_USAGE;
     }
-    if ((strcmp(cmd, "route") == 0 || strcmp(cmd, "neigh") == 0) && n == 1)
+    if ((strcmp(cmd, "route") == 0 || strcmp(cmd, "neigh") == 0 || strcmp(cmd, "shaper") == 0) && n == 1)
         req[n++] = "show";
     if (json)
         req[n++] = "json";

@@ -4,6 +4,7 @@
  * queues with CoDel, overflow from the fattest flow. See shp.h.
  */
 #include "services/shaper/shp.h"
+#include "services/shaper/shp_ctl.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -11,6 +12,11 @@
 
 #define NS 1000000000ll
 #define BYTE_COST (8ll * NS) /* one byte in bit-nanoseconds */
+
+const char *const shp_pctr_names[SHP_P_N] = {"enq_pkts", "tx_pkts", "tx_bytes", "backlog", "backlog_bytes",
+                                             "overflow_drops", "codel_drops", "marks"};
+const char *const shp_cctr_names[SHP_C_N] = {"rate", "ceil", "bps", "tx_pkts", "tx_bytes", "backlog", "drops", "marks"};
+const char *const shp_ctl_names[SHP_CTL_N] = {"ctl.seq", "ctl.ack", "ctl.class", "ctl.rate", "ctl.ceil", "ctl.result"};
 
 /* ---- token buckets ---- */
 
@@ -265,7 +271,20 @@ int shp_set_rate(struct shp *s, int cls, uint64_t rate, uint64_t ceil, uint64_t 
         if (!rate)
             return -EINVAL;
         bucket_fill(&s->port, now);
+        uint64_t old = s->port.rate;
         s->port.rate = rate;
+        /* Ceils (and rates) that were the port's rate follow it, so that a
+         * port with one class, or classes left at the default ceil, can use
+         * the new rate whole; rates above the new port rate come down to it. */
+        for (uint32_t c = 0; c < s->nclasses; c++) {
+            struct shp_class *k = &s->cls[c];
+            uint64_t r = k->rate.rate, ce = k->ceil.rate;
+            if (ce == old || ce > rate)
+                ce = rate;
+            if (r == old || r > rate)
+                r = rate;
+            shp_set_rate(s, (int)c, r, ce, now);
+        }
         return 0;
     }
     if ((uint32_t)cls >= s->nclasses)

@@ -154,7 +154,9 @@ uint64_t shp_next_ns(struct shp *s, uint64_t now);
 void shp_purge(struct shp *s);
 
 /**
- * Change a rate at run time: @cls < 0 the port (rate, burst unchanged), else
+ * Change a rate at run time: @cls < 0 the port (rate; burst unchanged; class
+ * rates and ceils equal to the old port rate follow it, those above it come
+ * down to it), else
  * the class's rate and ceil (0: leave as is). Returns 0 or -EINVAL.
  */
 int shp_set_rate(struct shp *s, int cls, uint64_t rate, uint64_t ceil, uint64_t now);

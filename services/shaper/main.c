@@ -1,0 +1,246 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * services/shaper/main.c: rr-shaper, one port's egress shaper. It reads its
+ * parameters (struct shp_cfg) from the config blob's extra[] bytes, takes
+ * packets from its input ring (the router's "sh-P"), queues them in the
+ * library (shp.c), releases what the buckets allow onto its output ring
+ * (the driver's "tx-P"), and sleeps on its eventfd until the next packet may
+ * leave or new packets arrive: never spinning. What the driver's ring cannot
+ * take now stays in a small software backlog for the next loop.
+ *
+ * Counters (docs/stats.md): port-wide ones, then class.NAME.* per class,
+ * then the control mailbox ctl.* (docs/shaper.md): the supervisor writes
+ * ctl.class, ctl.rate, ctl.ceil and then ctl.seq; the shaper applies the
+ * change at its next loop and answers with ctl.ack = ctl.seq. The rates in
+ * effect are the counters "rate" and class.NAME.rate/ceil, which outlive the
+ * process with its stats region: a restarted shaper resumes them.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "ipc/svc.h"
+#include "services/shaper/shp.h"
+#include "services/shaper/shp_ctl.h"
+
+#define SH_BURST 256u
+
+static volatile sig_atomic_t stop;
+
+static void on_term(int sig)
+{
+    (void)sig;
+    stop = 1;
+}
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+struct sh_proc {
+    struct ipc_svc svc;
+    struct shp s;
+    _Atomic uint64_t *ctr;
+    uint64_t full_drops;
+    uint32_t npend;
+    ipc_buf pend[SH_BURST]; /* dequeued, not yet taken by the driver's ring */
+};
+
+static char sh_names[IPC_SVC_MAX_CTR][IPC_CTR_NAME];
+static const char *sh_name_ptr[IPC_SVC_MAX_CTR];
+
+static void name_counters(struct sh_proc *p)
+{
+    unsigned n = 0;
+    for (unsigned i = 0; i < SHP_P_N; i++)
+        snprintf(sh_names[n++], IPC_CTR_NAME, "%s", shp_pctr_names[i]);
+    snprintf(sh_names[n++], IPC_CTR_NAME, "rate");
+    snprintf(sh_names[n++], IPC_CTR_NAME, "full_drops");
+    for (unsigned c = 0; c < p->s.nclasses; c++)
+        for (unsigned k = 0; k < SHP_C_N; k++)
+            snprintf(sh_names[n++], IPC_CTR_NAME, "class.%.15s.%s", p->s.cls[c].name, shp_cctr_names[k]);
+    for (unsigned k = 0; k < SHP_CTL_N; k++)
+        snprintf(sh_names[n++], IPC_CTR_NAME, "%s", shp_ctl_names[k]);
+    for (unsigned i = 0; i < n; i++)
+        sh_name_ptr[i] = sh_names[i];
+    p->ctr = ipc_svc_counters(&p->svc, sh_name_ptr, n);
+}
+
+static void publish(struct sh_proc *p)
+{
+    _Atomic uint64_t *c = p->ctr;
+    for (unsigned i = 0; i < SHP_P_N; i++)
+        ipc_st_rlx(&c[i], p->s.p[i]);
+    ipc_st_rlx(&c[SHP_I_RATE], p->s.port.rate);
+    ipc_st_rlx(&c[SHP_I_FULL_DROPS], p->full_drops);
+    for (unsigned k = 0; k < p->s.nclasses; k++)
+        for (unsigned j = 0; j < SHP_C_N; j++)
+            ipc_st_rlx(&c[SHP_I_CLASS0 + k * SHP_C_N + j], p->s.cls[k].c[j]);
+}
+
+/* Apply the mailbox's command if there is a new one. */
+static void check_mailbox(struct sh_proc *p, uint64_t now)
+{
+    _Atomic uint64_t *ctl = p->ctr + shp_ctl_base(p->s.nclasses);
+    uint64_t seq = ipc_ld_acq(&ctl[SHP_CTL_SEQ]);
+    if (seq == ipc_ld_rlx(&ctl[SHP_CTL_ACK]))
+        return;
+    uint64_t cls = ipc_ld_rlx(&ctl[SHP_CTL_CLASS]);
+    uint64_t rate = ipc_ld_rlx(&ctl[SHP_CTL_RATE]);
+    uint64_t ceil = ipc_ld_rlx(&ctl[SHP_CTL_CEIL]);
+    int ret = shp_set_rate(&p->s, cls == 0 ? -1 : (int)(cls - 1), rate, ceil, now);
+    ipc_st_rlx(&ctl[SHP_CTL_RESULT], (uint64_t)(ret < 0 ? -ret : 0));
+    publish(p);
+    ipc_st_rel(&ctl[SHP_CTL_ACK], seq);
+    fprintf(stderr, "rr-shaper %s: set %s%s rate %llu ceil %llu: %s\n", p->svc.cfg->name,
+            cls ? "class " : "port", cls ? p->s.cls[cls - 1 < p->s.nclasses ? cls - 1 : 0].name : "",
+            (unsigned long long)rate, (unsigned long long)ceil, ret < 0 ? strerror(-ret) : "done");
+}
+
+/* A restarted shaper resumes the rates its predecessor ran with (left in the stats region). */
+static void resume_rates(struct sh_proc *p, uint64_t now)
+{
+    _Atomic uint64_t *c = p->ctr;
+    uint64_t r = ipc_ld_rlx(&c[SHP_I_RATE]);
+    if (r && r != p->s.port.rate)
+        shp_set_rate(&p->s, -1, r, 0, now);
+    for (unsigned k = 0; k < p->s.nclasses; k++) {
+        uint64_t cr = ipc_ld_rlx(&c[SHP_I_CLASS0 + k * SHP_C_N + SHP_C_RATE]);
+        uint64_t cc = ipc_ld_rlx(&c[SHP_I_CLASS0 + k * SHP_C_N + SHP_C_CEIL]);
+        if (cr && cc && cc >= cr)
+            shp_set_rate(&p->s, (int)k, cr, cc, now);
+    }
+    /* Counters carry on from the predecessor's. */
+    for (unsigned i = 0; i < SHP_P_N; i++)
+        if (i != SHP_P_BACKLOG && i != SHP_P_BACKLOG_BYTES)
+            p->s.p[i] = ipc_ld_rlx(&c[i]);
+    p->full_drops = ipc_ld_rlx(&c[SHP_I_FULL_DROPS]);
+    for (unsigned k = 0; k < p->s.nclasses; k++)
+        for (unsigned j = SHP_C_TX_PKTS; j < SHP_C_N; j++)
+            if (j != SHP_C_BACKLOG)
+                p->s.cls[k].c[j] = ipc_ld_rlx(&c[SHP_I_CLASS0 + k * SHP_C_N + j]);
+}
+
+static int sh_setup(struct sh_proc *p, struct ipc_err *err)
+{
+    int ret = ipc_svc_open(&p->svc, IPC_SVC_SHAPER, err);
+    if (ret < 0)
+        return ret;
+    const struct ipc_svc_config *cfg = p->svc.cfg;
+    if (p->svc.n_in < 1 || p->svc.n_out != 1)
+        return ipc_errf(err, -EINVAL, "%u input and %u output rings; the shaper needs 1 and 1", p->svc.n_in,
+                        p->svc.n_out);
+    if (cfg->extra_len != sizeof(struct shp_cfg))
+        return ipc_errf(err, -EINVAL, "shaper parameters: %u bytes in the config blob, expected %zu",
+                        cfg->extra_len, sizeof(struct shp_cfg));
+    struct shp_cfg sc;
+    memcpy(&sc, cfg->extra, sizeof(sc));
+    if (sc.nclasses > SHP_CTL_MAX_CLASSES)
+        return ipc_errf(err, -EINVAL, "%u classes; the shaper's stats hold %u", sc.nclasses, SHP_CTL_MAX_CLASSES);
+    /* Bound the backlog by the pool too: a quarter of it at most. */
+    uint32_t quarter = p->svc.pool.nbufs / 4;
+    if (!sc.limit_pkts)
+        sc.limit_pkts = SHP_DEF_LIMIT_PKTS < quarter ? SHP_DEF_LIMIT_PKTS : quarter;
+    if (!sc.limit_bytes) {
+        uint64_t pool_bytes = (uint64_t)quarter * (p->svc.pool.frame_size - p->svc.pool.headroom);
+        sc.limit_bytes = (uint32_t)(pool_bytes < SHP_DEF_LIMIT_BYTES ? pool_bytes : SHP_DEF_LIMIT_BYTES);
+    }
+    uint64_t now = now_ns();
+    ret = shp_init(&p->s, &p->svc.pool, &sc, now, err);
+    if (ret < 0)
+        return ret;
+    name_counters(p);
+    resume_rates(p, now);
+    /* A command left unanswered by a dead predecessor is applied now. */
+    check_mailbox(p, now);
+    publish(p);
+    return 0;
+}
+
+static void send_out(struct sh_proc *p)
+{
+    struct ipc_ring_prod *o = &p->svc.out[0];
+    uint32_t sent = ipc_ring_send(o, p->pend, p->npend);
+    if (sent) {
+        ipc_wake_mark(&p->svc.wake, o);
+        memmove(p->pend, p->pend + sent, (p->npend - sent) * sizeof(ipc_buf));
+        p->npend -= sent;
+    }
+}
+
+static void sh_run(struct sh_proc *p)
+{
+    int idle = ipc_svc_idle_ms(&p->svc);
+    while (!stop) {
+        uint64_t now = now_ns();
+        check_mailbox(p, now);
+        bool more_in = false;
+        for (unsigned i = 0; i < p->svc.n_in; i++) {
+            ipc_buf b[SH_BURST];
+            uint32_t n = ipc_ring_recv(&p->svc.in[i], &p->svc.pool, b, SH_BURST);
+            if (n) {
+                shp_enqueue(&p->s, b, n, now);
+                if (n == SH_BURST)
+                    more_in = true;
+            }
+        }
+        if (p->npend)
+            send_out(p);
+        if (!p->npend) {
+            p->npend = shp_dequeue(&p->s, now, p->pend, SH_BURST);
+            if (p->npend)
+                send_out(p);
+        }
+        publish(p);
+        ipc_svc_flush(&p->svc);
+        ipc_svc_beat(&p->svc);
+        if (more_in)
+            continue;
+        /* Sleep until the next departure (rounded up to the next ms: the burst
+         * covers the timer's slack), new packets, or the heartbeat. */
+        int t = idle;
+        if (p->npend) {
+            t = 1; /* the driver's ring was full: retry soon, without spinning */
+        } else {
+            uint64_t next = shp_next_ns(&p->s, now_ns());
+            uint64_t cur = now_ns();
+            if (next != UINT64_MAX) {
+                if (next <= cur)
+                    continue; /* a batch limit, not the rate, stopped us */
+                uint64_t ms = (next - cur + 999999) / 1000000;
+                if (ms < (uint64_t)t)
+                    t = (int)ms;
+            }
+        }
+        ipc_svc_wait(&p->svc, t);
+    }
+}
+
+int main(void)
+{
+    static struct sh_proc p;
+    struct ipc_err err = {{0}};
+    struct sigaction sa = {.sa_handler = on_term};
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    if (sh_setup(&p, &err) < 0) {
+        fprintf(stderr, "rr-shaper: %s\n", err.msg);
+        return 111;
+    }
+    ipc_svc_ready(&p.svc);
+    sh_run(&p);
+    /* What is still queued goes back to the pool: a stopping shaper holds nothing. */
+    shp_purge(&p.s);
+    if (p.npend)
+        ipc_pool_free(&p.svc.pool, p.pend, p.npend);
+    p.npend = 0;
+    publish(&p);
+    ipc_svc_close(&p.svc);
+    return 0;
+}

@@ -1,0 +1,342 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * supervisor/shaper_ctl.c: the shaper's parameters and control commands.
+ *   sup_shaper_extra()  the manifest's [shaper P] and [class P NAME] as a
+ *                       struct shp_cfg in the shaper's config blob (extra[])
+ *   shaper show [PORT] [json]
+ *                       per port and class: rate, ceil, measured rate,
+ *                       backlog, drops, marks, read from the shaper's stats
+ *   shaper set PORT [CLASS] rate R [ceil C]
+ *                       changes a running shaper through the mailbox in its
+ *                       stats region (services/shaper/shp_ctl.h): write the
+ *                       command, bump ctl.seq, wake the shaper, wait for
+ *                       ctl.ack. A shaper that is down applies it when it
+ *                       starts; the rates in effect outlive a restart.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "services/shaper/shp_ctl.h"
+#include "supervisor/shaper_ctl.h"
+
+uint32_t sup_shaper_extra(const struct sup *s, const struct sup_svc *v, struct shp_cfg *out)
+{
+    if (v->kind != IPC_SVC_SHAPER || v->port < 0)
+        return 0;
+    const struct sup_port *p = &s->m.ports[v->port];
+    if (p->shaper < 0)
+        return 0;
+    const struct sup_shaper *sh = &s->m.shapers[p->shaper];
+    memset(out, 0, sizeof(*out));
+    out->magic = SHP_CFG_MAGIC;
+    out->version = SHP_CFG_VERSION;
+    out->rate = sh->rate;
+    out->burst = sh->burst;
+    out->overhead = sh->overhead;
+    out->ecn = 1;
+    uint32_t n = 0;
+    for (size_t i = 0; i < s->m.nclasses && n < SHP_MAX_CLASSES; i++) {
+        const struct sup_class *c = &s->m.classes[i];
+        if (c->port != v->port)
+            continue;
+        struct shp_cfg_class *o = &out->classes[n];
+        snprintf(o->name, sizeof(o->name), "%s", c->name);
+        o->rate = c->rate;
+        o->ceil = c->ceil ? c->ceil : sh->rate;
+        o->prio = c->prio;
+        o->match = (struct shp_match){
+            .fields = c->match.fields, /* SUP_MATCH_* and SHP_MATCH_* are the same bits */
+            .dscp = c->match.dscp,
+            .proto = c->match.proto,
+            .src_len = c->match.src.len,
+            .dst_len = c->match.dst.len,
+            .sport_lo = c->match.sport_lo,
+            .sport_hi = c->match.sport_hi,
+            .dport_lo = c->match.dport_lo,
+            .dport_hi = c->match.dport_hi,
+            .src = c->match.src.addr,
+            .dst = c->match.dst.addr,
+        };
+        if (c->is_default) {
+            out->default_class = n;
+            o->match.fields = 0;
+        }
+        n++;
+    }
+    if (n == 0) { /* no classes: the port is one class */
+        snprintf(out->classes[0].name, sizeof(out->classes[0].name), "default");
+        out->classes[0].rate = sh->rate;
+        out->classes[0].ceil = sh->rate;
+        out->classes[0].prio = 4;
+        n = 1;
+    }
+    out->nclasses = n;
+    return (uint32_t)sizeof(*out);
+}
+
+_Static_assert(SUP_MATCH_DSCP == SHP_MATCH_DSCP && SUP_MATCH_PROTO == SHP_MATCH_PROTO &&
+                   SUP_MATCH_SPORT == SHP_MATCH_SPORT && SUP_MATCH_DPORT == SHP_MATCH_DPORT &&
+                   SUP_MATCH_SRC == SHP_MATCH_SRC && SUP_MATCH_DST == SHP_MATCH_DST,
+               "match bits");
+
+/* A counter of a stats region by name; -1 when it has none. */
+static int ctr_index(const struct ipc_svc_stats *st, const char *name)
+{
+    uint32_t n = ipc_ld_acq(&((struct ipc_svc_stats *)st)->nctr);
+    for (uint32_t i = 0; i < n && i < IPC_SVC_MAX_CTR; i++)
+        if (strncmp(st->ctr_name[i], name, IPC_CTR_NAME) == 0)
+            return (int)i;
+    return -1;
+}
+
+static uint64_t ctr_get(struct ipc_svc_stats *st, const char *name)
+{
+    int i = ctr_index(st, name);
+    return i < 0 ? 0 : ipc_ld_rlx(&st->ctr[i]);
+}
+
+static struct sup_svc *shaper_of(struct sup *s, int port)
+{
+    for (int i = 0; i < s->nsvcs; i++)
+        if (s->svcs[i].kind == IPC_SVC_SHAPER && s->svcs[i].port == port)
+            return &s->svcs[i];
+    return NULL;
+}
+
+/* "100mbit", "1.5gbit", "800kbit", "64000bit", "64000" (bit/s); false when it is none of those. */
+static bool parse_rate(const char *v, uint64_t *out)
+{
+    char *end;
+    errno = 0;
+    double x = strtod(v, &end);
+    if (errno || end == v || x <= 0)
+        return false;
+    static const struct {
+        const char *unit;
+        double mul;
+    } units[] = {{"", 1}, {"bit", 1}, {"kbit", 1e3}, {"mbit", 1e6}, {"gbit", 1e9}, {"tbit", 1e12}};
+    for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+        if (strcasecmp(end, units[i].unit) == 0) {
+            double b = x * units[i].mul;
+            if (b < 1000 || b > 1e12)
+                return false;
+            *out = (uint64_t)(b + 0.5);
+            return true;
+        }
+    return false;
+}
+
+static void show_port(struct sup *s, struct sup_svc *v, bool json, bool first, FILE *f)
+{
+    struct ipc_svc_stats *st = v->stats;
+    const struct sup_port *p = &s->m.ports[v->port];
+    char b1[32], b2[32], b3[32], name[IPC_CTR_NAME];
+    uint64_t rate = ctr_get(st, "rate");
+    if (!rate)
+        rate = s->m.shapers[p->shaper].rate; /* not started yet */
+    if (json)
+        fprintf(f, "%s{\"port\":\"%s\",\"service\":\"%s\",\"rate\":%llu,\"backlog\":%llu,\"backlog_bytes\":%llu,"
+                   "\"tx_pkts\":%llu,\"overflow_drops\":%llu,\"codel_drops\":%llu,\"marks\":%llu,\"classes\":[",
+                first ? "" : ",", p->name, v->name, (unsigned long long)rate,
+                (unsigned long long)ctr_get(st, "backlog"), (unsigned long long)ctr_get(st, "backlog_bytes"),
+                (unsigned long long)ctr_get(st, "tx_pkts"), (unsigned long long)ctr_get(st, "overflow_drops"),
+                (unsigned long long)ctr_get(st, "codel_drops"), (unsigned long long)ctr_get(st, "marks"));
+    else
+        fprintf(f, "%sport %s (%s): rate %s, backlog %llu packets / %llu bytes, overflow drops %llu, codel drops %llu, "
+                   "marks %llu\n  %-16s %10s %10s %10s %8s %10s %10s\n",
+                first ? "" : "\n", p->name, v->name, sup_rate_format(rate, b1, sizeof(b1)),
+                (unsigned long long)ctr_get(st, "backlog"), (unsigned long long)ctr_get(st, "backlog_bytes"),
+                (unsigned long long)ctr_get(st, "overflow_drops"), (unsigned long long)ctr_get(st, "codel_drops"),
+                (unsigned long long)ctr_get(st, "marks"), "class", "rate", "ceil", "measured", "backlog", "drops",
+                "marks");
+    /* The classes, in the order the shaper named them. */
+    uint32_t n = ipc_ld_acq(&st->nctr);
+    bool cfirst = true;
+    for (uint32_t i = 0; i < n && i < IPC_SVC_MAX_CTR; i++) {
+        const char *cn = st->ctr_name[i];
+        size_t l = strnlen(cn, IPC_CTR_NAME);
+        if (strncmp(cn, "class.", 6) != 0 || l < 11 || strcmp(cn + l - 5, ".rate") != 0)
+            continue;
+        snprintf(name, sizeof(name), "%.*s", (int)(l - 11), cn + 6);
+        char key[IPC_CTR_NAME + 8];
+        uint64_t val[SHP_C_N];
+        for (unsigned k = 0; k < SHP_C_N; k++) {
+            snprintf(key, sizeof(key), "class.%s.%s", name, shp_cctr_names[k]);
+            val[k] = ctr_get(st, key);
+        }
+        if (json)
+            fprintf(f, "%s{\"name\":\"%s\",\"rate\":%llu,\"ceil\":%llu,\"measured\":%llu,\"tx_pkts\":%llu,"
+                       "\"tx_bytes\":%llu,\"backlog\":%llu,\"drops\":%llu,\"marks\":%llu}",
+                    cfirst ? "" : ",", name, (unsigned long long)val[SHP_C_RATE], (unsigned long long)val[SHP_C_CEIL],
+                    (unsigned long long)val[SHP_C_BPS], (unsigned long long)val[SHP_C_TX_PKTS],
+                    (unsigned long long)val[SHP_C_TX_BYTES], (unsigned long long)val[SHP_C_BACKLOG],
+                    (unsigned long long)val[SHP_C_DROPS], (unsigned long long)val[SHP_C_MARKS]);
+        else
+            fprintf(f, "  %-16s %10s %10s %10s %8llu %10llu %10llu\n", name,
+                    sup_rate_format(val[SHP_C_RATE], b1, sizeof(b1)), sup_rate_format(val[SHP_C_CEIL], b2, sizeof(b2)),
+                    sup_rate_format(val[SHP_C_BPS], b3, sizeof(b3)), (unsigned long long)val[SHP_C_BACKLOG],
+                    (unsigned long long)val[SHP_C_DROPS], (unsigned long long)val[SHP_C_MARKS]);
+        cfirst = false;
+    }
+    if (json)
+        fprintf(f, "]}");
+}
+
+static bool shaper_show(struct sup *s, char **argv, int argc, FILE *f)
+{
+    bool json = false;
+    int port = -1;
+    for (int i = 0; i < argc; i++) {
+        if (strcmp(argv[i], "json") == 0) {
+            json = true;
+        } else if (port < 0) {
+            port = sup_manifest_port(&s->m, argv[i]);
+            if (port < 0) {
+                fprintf(f, "shaper show: no port \"%s\"\n", argv[i]);
+                return false;
+            }
+            if (!shaper_of(s, port)) {
+                fprintf(f, "shaper show: port %s has no shaper (no [shaper %s] in the manifest)\n", argv[i],
+                        argv[i]);
+                return false;
+            }
+        } else {
+            fprintf(f, "shaper show: unexpected \"%s\"\n", argv[i]);
+            return false;
+        }
+    }
+    bool first = true;
+    if (json)
+        fprintf(f, "[");
+    for (int i = 0; i < s->nsvcs; i++) {
+        struct sup_svc *v = &s->svcs[i];
+        if (v->kind != IPC_SVC_SHAPER || (port >= 0 && v->port != port))
+            continue;
+        show_port(s, v, json, first, f);
+        first = false;
+    }
+    if (json)
+        fprintf(f, "]\n");
+    else if (first)
+        fprintf(f, "no port has a shaper\n");
+    return true;
+}
+
+static bool shaper_set(struct sup *s, char **argv, int argc, FILE *f)
+{
+    if (argc < 3) {
+        fprintf(f, "shaper set: expected PORT [CLASS] rate RATE [ceil RATE]\n");
+        return false;
+    }
+    int port = sup_manifest_port(&s->m, argv[0]);
+    if (port < 0) {
+        fprintf(f, "shaper set: no port \"%s\"\n", argv[0]);
+        return false;
+    }
+    struct sup_svc *v = shaper_of(s, port);
+    if (!v) {
+        fprintf(f, "shaper set: port %s has no shaper (no [shaper %s] in the manifest)\n", argv[0], argv[0]);
+        return false;
+    }
+    int i = 1;
+    const char *cls = NULL;
+    if (strcmp(argv[1], "rate") != 0 && strcmp(argv[1], "ceil") != 0)
+        cls = argv[i++];
+    uint64_t rate = 0, ceil = 0;
+    for (; i < argc; i += 2) {
+        uint64_t *dst = strcmp(argv[i], "rate") == 0 ? &rate : strcmp(argv[i], "ceil") == 0 ? &ceil : NULL;
+        if (!dst || i + 1 >= argc) {
+            fprintf(f, "shaper set: expected rate RATE or ceil RATE, not \"%s\"\n", argv[i]);
+            return false;
+        }
+        if (!parse_rate(argv[i + 1], dst)) {
+            fprintf(f, "shaper set: %s \"%s\" is not a rate (1kbit..1tbit, e.g. 50mbit)\n", argv[i], argv[i + 1]);
+            return false;
+        }
+    }
+    uint64_t target = 0; /* 0: the port, c + 1: class c */
+    char key[IPC_CTR_NAME + 8];
+    if (cls) {
+        snprintf(key, sizeof(key), "class.%s.rate", cls);
+        int ci = ctr_index(v->stats, key);
+        if (ci < 0) {
+            fprintf(f, "shaper set: port %s has no class \"%s\" (see ringrouter shaper show %s)\n", argv[0], cls,
+                    argv[0]);
+            return false;
+        }
+        target = (uint64_t)((ci - SHP_I_CLASS0) / SHP_C_N) + 1;
+        uint64_t port_rate = ctr_get(v->stats, "rate");
+        uint64_t cur_rate = ipc_ld_rlx(&v->stats->ctr[ci]);
+        uint64_t cur_ceil = ipc_ld_rlx(&v->stats->ctr[ci + 1]);
+        uint64_t r = rate ? rate : cur_rate, c = ceil ? ceil : cur_ceil;
+        if (c < r && ceil) {
+            fprintf(f, "shaper set: ceil below the rate\n");
+            return false;
+        }
+        if (port_rate && (r > port_rate || c > port_rate)) {
+            fprintf(f, "shaper set: a class's rate and ceil are at most the port's rate (%llu bit/s)\n",
+                    (unsigned long long)port_rate);
+            return false;
+        }
+    } else if (ceil || !rate) {
+        fprintf(f, "shaper set: a port has a rate only (shaper set PORT rate RATE)\n");
+        return false;
+    }
+    int seq_i = ctr_index(v->stats, "ctl.seq");
+    if (seq_i < 0) {
+        fprintf(f, "shaper set: %s has not started yet; try again\n", v->name);
+        return false;
+    }
+    _Atomic uint64_t *ctl = &v->stats->ctr[seq_i];
+    uint64_t seq = ipc_ld_rlx(&ctl[SHP_CTL_SEQ]);
+    if (ipc_ld_acq(&ctl[SHP_CTL_ACK]) != seq) {
+        fprintf(f, "shaper set: %s has not taken the previous change yet; try again\n", v->name);
+        return false;
+    }
+    ipc_st_rlx(&ctl[SHP_CTL_CLASS], target);
+    ipc_st_rlx(&ctl[SHP_CTL_RATE], rate);
+    ipc_st_rlx(&ctl[SHP_CTL_CEIL], ceil);
+    ipc_st_rel(&ctl[SHP_CTL_SEQ], seq + 1);
+    uint64_t one = 1;
+    if (write(v->wake_fd, &one, sizeof(one)) < 0) {
+        /* it wakes on its own within hang_ms / 4 */
+    }
+    char b1[32], b2[32];
+    sup_log("shaper set %s %s rate %s ceil %s", argv[0], cls ? cls : "(port)",
+            rate ? sup_rate_format(rate, b1, sizeof(b1)) : "-", ceil ? sup_rate_format(ceil, b2, sizeof(b2)) : "-");
+    if (v->state != SUP_ST_UP) {
+        fprintf(f, "%s is %s: the change applies when it starts\n", v->name, sup_state_name(v->state));
+        return true;
+    }
+    /* Wait for the answer: a running shaper takes it within a loop. */
+    for (int t = 0; t < 1000; t++) {
+        if (ipc_ld_acq(&ctl[SHP_CTL_ACK]) == seq + 1) {
+            uint64_t r = ipc_ld_rlx(&ctl[SHP_CTL_RESULT]);
+            if (r) {
+                fprintf(f, "shaper set: %s refused it: %s\n", v->name, strerror((int)r));
+                return false;
+            }
+            fprintf(f, "%s %s: rate %s%s%s\n", argv[0], cls ? cls : "(port)",
+                    rate ? sup_rate_format(rate, b1, sizeof(b1)) : "unchanged", ceil ? ", ceil " : "",
+                    ceil ? sup_rate_format(ceil, b2, sizeof(b2)) : "");
+            return true;
+        }
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+    fprintf(f, "%s has not answered within 1 s; the change applies when it does\n", v->name);
+    return true;
+}
+
+bool sup_ctl_shaper(struct sup *s, char **argv, int argc, FILE *f)
+{
+    if (argc == 0 || strcmp(argv[0], "show") == 0)
+        return shaper_show(s, argv + (argc ? 1 : 0), argc ? argc - 1 : 0, f);
+    if (strcmp(argv[0], "set") == 0)
+        return shaper_set(s, argv + 1, argc - 1, f);
+    fprintf(f, "shaper: expected show [PORT] or set PORT [CLASS] rate RATE [ceil RATE]\n");
+    return false;
+}

@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * supervisor/shaper_ctl.h: the supervisor's side of the shaper: its
+ * parameters for the config blob, and `ringrouter shaper show|set`.
+ */
+#ifndef SUP_SHAPER_CTL_H
+#define SUP_SHAPER_CTL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "services/shaper/shp_cfg.h"
+#include "supervisor/sup.h"
+
+/**
+ * For a shaper service, fill @out from the manifest's [shaper PORT] and
+ * [class PORT NAME] sections and return its size (the config blob's
+ * extra_len); 0 for any other service.
+ */
+uint32_t sup_shaper_extra(const struct sup *s, const struct sup_svc *v, struct shp_cfg *out);
+
+/** `shaper show [PORT] [json]`, `shaper set PORT [CLASS] rate R [ceil C]`. */
+bool sup_ctl_shaper(struct sup *s, char **argv, int argc, FILE *f);
+
+#endif
