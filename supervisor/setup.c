@@ -32,6 +32,7 @@
 
 #include "ipc/wake.h"
 #include "supervisor/shaper_ctl.h"
+#include "supervisor/xsk.h"
 
 /* Fixed fd numbers inside every service (ipc/svc.h). */
 enum { FD_CFG = IPC_SVC_CONFIG_FD, FD_NOTIFY, FD_POOL, FD_STATS, FD_WAKE, FD_DEV, FD_FIB, FD_NEIGH, FD_FIRST_RING };
@@ -443,6 +444,8 @@ int sup_setup(struct sup *s, struct ipc_err *err)
             if (ret < 0)
                 return ret;
             s->svcs[drv].dev_fd = q.fd;
+        } else if ((ret = sup_xsk_open(s, (int)p, &s->svcs[drv].dev_fd, err)) < 0) { /* AF_XDP: xsk.c */
+            return ret;
         }
     }
     if ((ret = setup_tables(s, err)) < 0)
@@ -468,6 +471,7 @@ static void close_fd(int *fd)
 int sup_drain_rings(struct sup *s)
 {
     int freed = 0;
+    sup_xsk_release(s); /* AF_XDP: detach, close, free what the kernel held */
     for (int i = 0; i < s->nrings; i++) {
         struct ipc_ring_cons c;
         ipc_ring_cons_init(&c, s->rings[i].sh);
@@ -481,6 +485,7 @@ int sup_drain_rings(struct sup *s)
 
 void sup_teardown(struct sup *s)
 {
+    sup_xsk_release(s);
     for (int i = 0; i < s->nsvcs; i++) {
         struct sup_svc *v = &s->svcs[i];
         close_fd(&v->wake_fd);

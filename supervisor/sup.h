@@ -60,7 +60,7 @@ struct sup_svc {
     int stats_fd;
     struct ipc_svc_stats *stats;
     int cfg_fd;
-    int dev_fd; /* TAP fd kept by the supervisor, -1 if none */
+    int dev_fd; /* TAP or XSK fd kept by the supervisor, -1 if none */
     int in[IPC_SVC_MAX_RINGS], n_in;   /* ring indices */
     int out[IPC_SVC_MAX_RINGS], n_out;
 
@@ -89,6 +89,8 @@ struct sup_svc {
     uint64_t ready_ms_last; /* kill to ready, for bench/restart */
 };
 
+struct sup_xsk; /* supervisor/xsk.c */
+
 struct sup {
     struct sup_manifest m;
     char manifest_name[256];
@@ -109,6 +111,7 @@ struct sup {
 
     struct sup_svc svcs[SUP_MAX_SERVICES];
     int nsvcs;
+    struct sup_xsk *xsk; /* AF_XDP ports' sockets and XDP programs (xsk.c); NULL if none */
 
     uid_t uid;
     gid_t gid;

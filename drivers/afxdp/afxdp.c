@@ -1,0 +1,736 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * drivers/afxdp/afxdp.c: the AF_XDP driver's loop (afxdp.h). Peers: the
+ * kernel through the XSK's four rings (mapped from the fd the supervisor
+ * created and keeps), the router on the output ring, the router or the
+ * shaper on the input rings, and the supervisor (stats region, SIGTERM).
+ *
+ * The pool is the UMEM: a UMEM address is handle * frame_size + offset, so a
+ * frame the kernel writes on one port leaves on another by handle.
+ *
+ * One loop:
+ *   1. RX ring -> take from the kernel -> output ring (one submit, and the one
+ *      wake-up we owe the router at the end of the loop);
+ *   2. completion ring -> take from the kernel -> free;
+ *   3. input rings -> backlog -> TX ring (lend to the kernel), then a sendto
+ *      only if the kernel's need_wakeup flag asks for one (in copy mode it
+ *      always does: the copy-mode TX path runs inside sendto, at most 32
+ *      frames a call, so we kick again next loop while the ring has frames);
+ *   4. fill ring topped up to its target, in batches of AFXDP_WINDOW;
+ *   5. if none of that found work: arm the input rings' wake words and block
+ *      in one ppoll on the XSK fd (RX) and our eventfd, for the idle period
+ *      (1 ms while the TX ring is stuck or the pool is short).
+ * A TX ring that is full leaves packets in the backlog for the next loop (no
+ * busy-wait); past AFXDP_BACKLOG packets we drop and count.
+ *
+ * Restart. The kernel keeps the rings and their indices; a new instance
+ * binds to them as it finds them. Ordering makes every kill point safe:
+ *   - lend (fill, TX): write the slots, give the buffers to the kernel
+ *     (IPC_OWNER_KERNEL | port), poison the AFXDP_WINDOW slots past the new
+ *     producer index, publish it. Killed before the give: the buffers are
+ *     still ours and the supervisor's reclaim frees them (the slots are not
+ *     published, the kernel never sees them). Killed between the give and the
+ *     publish: the buffers are lent but in no published slot. The successor
+ *     finds them: every slot in [prod, prod + AFXDP_WINDOW) is poisoned
+ *     except those that batch wrote (we never publish more than size -
+ *     AFXDP_WINDOW slots, so the window is always clear of slots the kernel
+ *     may still read), and a slot naming a buffer lent to our kernel owner
+ *     is exactly such a buffer: it takes it back (limbo_recovered).
+ *   - take (RX, completion): take the buffers from the kernel owner, then
+ *     release the slots. Killed in between: the slots come round again to
+ *     the successor, whose take refuses them (they are no longer the
+ *     kernel's: stale_desc) and who releases them. The successor handles
+ *     those slots before it lends anything, so a stale slot can never name a
+ *     buffer it has lent again.
+ * So buffers the kernel holds stay counted as kernel-held across restarts,
+ * and no buffer is lost. (Zero-copy drivers pull fill entries into a
+ * private cache; the same ordering holds, the kernel just holds more.)
+ */
+#include "afxdp.h"
+
+#include <errno.h>
+#include <linux/if_xdp.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ipc/wake.h"
+
+#ifndef SOL_XDP
+#define SOL_XDP 283
+#endif
+
+#define AFXDP_BURST 64u     /* descriptors handled per step */
+#define AFXDP_RX_BUDGET 4u  /* RX bursts per loop */
+#define AFXDP_BACKLOG 1024u /* packets waiting for TX slots; a power of two */
+#define AFXDP_KICKS 8u      /* sendto calls per loop at most */
+#define AFXDP_XSTATS_LOOPS 1024u
+
+enum afxdp_ctr {
+    C_RX_PKTS,
+    C_RX_BYTES,
+    C_RX_DROP_RING_FULL,
+    C_TX_PKTS,
+    C_TX_BYTES,
+    C_TX_DONE,
+    C_TX_DROP_BACKLOG,
+    C_TX_DROP_CHAIN,
+    C_TX_DROP_LONG,
+    C_TX_RING_FULL,
+    C_TX_WAKEUP,
+    C_TX_WAKEUP_ERR,
+    C_RX_WAKEUP,
+    C_FILL_EMPTY,
+    C_FILL_NOBUFS,
+    C_FILL_STOCK,
+    C_KERNEL_HELD,
+    C_BACKLOG_DEPTH,
+    C_BACKLOG_MAX,
+    C_STALE_DESC,
+    C_LIMBO_RECOVERED,
+    C_XSK_RX_DROPPED,
+    C_XSK_RX_INVALID,
+    C_XSK_TX_INVALID,
+    C_XSK_RX_RING_FULL,
+    C_XSK_FILL_EMPTY,
+    C_XSK_TX_EMPTY,
+    C_N
+};
+
+static const char *const afxdp_ctr_names[C_N] = {
+    [C_RX_PKTS] = "rx_pkts",
+    [C_RX_BYTES] = "rx_bytes",
+    [C_RX_DROP_RING_FULL] = "rx_drop_ring_full",
+    [C_TX_PKTS] = "tx_pkts",
+    [C_TX_BYTES] = "tx_bytes",
+    [C_TX_DONE] = "tx_done",
+    [C_TX_DROP_BACKLOG] = "tx_drop_backlog",
+    [C_TX_DROP_CHAIN] = "tx_drop_chain",
+    [C_TX_DROP_LONG] = "tx_drop_long",
+    [C_TX_RING_FULL] = "tx_ring_full",
+    [C_TX_WAKEUP] = "tx_wakeup",
+    [C_TX_WAKEUP_ERR] = "tx_wakeup_err",
+    [C_RX_WAKEUP] = "rx_wakeup",
+    [C_FILL_EMPTY] = "fill_empty",
+    [C_FILL_NOBUFS] = "fill_nobufs",
+    [C_FILL_STOCK] = "fill_stock",
+    [C_KERNEL_HELD] = "kernel_held",
+    [C_BACKLOG_DEPTH] = "backlog_depth",
+    [C_BACKLOG_MAX] = "backlog_max",
+    [C_STALE_DESC] = "stale_desc",
+    [C_LIMBO_RECOVERED] = "limbo_recovered",
+    [C_XSK_RX_DROPPED] = "xsk_rx_dropped",
+    [C_XSK_RX_INVALID] = "xsk_rx_invalid",
+    [C_XSK_TX_INVALID] = "xsk_tx_invalid",
+    [C_XSK_RX_RING_FULL] = "xsk_rx_ring_full",
+    [C_XSK_FILL_EMPTY] = "xsk_fill_empty",
+    [C_XSK_TX_EMPTY] = "xsk_tx_empty",
+};
+
+/* One of the socket's rings as mapped: the kernel's indices and slots. */
+struct xq {
+    _Atomic uint32_t *prod;
+    _Atomic uint32_t *cons;
+    _Atomic uint32_t *flags;
+    void *slots;
+    uint32_t size, mask;
+    uint32_t head; /* our side's private index: prod for fill/TX, cons for RX/completion */
+    void *map;
+    size_t map_len;
+};
+
+struct afxdp {
+    struct ipc_svc *svc;
+    struct ipc_pool *pool;
+    _Atomic uint64_t *ctr;
+    int fd;
+    uint16_t port;
+    uint16_t kown; /* IPC_OWNER_KERNEL | port */
+    uint32_t fs;
+    uint32_t fill_target;
+    int idle_ms;
+    struct xq rx, tx, fq, cq;
+    struct ipc_ring_shared *bad; /* take's drop counters for kernel descriptors */
+    uint32_t bl_head, bl_tail;
+    uint64_t backlog_max;
+    uint64_t loops;
+    bool tx_stuck;
+    bool fill_short;
+    ipc_buf backlog[AFXDP_BACKLOG];
+};
+
+static volatile sig_atomic_t afxdp_stop;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    afxdp_stop = 1;
+}
+
+static inline void ctr_add(struct afxdp *x, enum afxdp_ctr c, uint64_t n)
+{
+    ipc_count(&x->ctr[c], n);
+}
+
+static inline void ctr_set(struct afxdp *x, enum afxdp_ctr c, uint64_t v)
+{
+    ipc_st_rlx(&x->ctr[c], v);
+}
+
+static inline uint64_t *fq_slot(struct afxdp *x, uint32_t i)
+{
+    return (uint64_t *)x->fq.slots + (i & x->fq.mask);
+}
+
+static inline struct xdp_desc *tx_slot(struct afxdp *x, uint32_t i)
+{
+    return (struct xdp_desc *)x->tx.slots + (i & x->tx.mask);
+}
+
+static inline uint32_t backlog_depth(const struct afxdp *x)
+{
+    return x->bl_tail - x->bl_head;
+}
+
+/* ---- mapping ------------------------------------------------------------ */
+
+static int xq_map(int fd, struct xq *q, const struct xdp_ring_offset *o, uint32_t size, size_t slot, off_t pgoff)
+{
+    q->map_len = o->desc + (size_t)size * slot;
+    q->map = mmap(NULL, q->map_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, pgoff);
+    if (q->map == MAP_FAILED) {
+        q->map = NULL;
+        return -errno;
+    }
+    uint8_t *b = q->map;
+    q->prod = (_Atomic uint32_t *)(b + o->producer);
+    q->cons = (_Atomic uint32_t *)(b + o->consumer);
+    q->flags = (_Atomic uint32_t *)(b + o->flags);
+    q->slots = b + o->desc;
+    q->size = size;
+    q->mask = size - 1;
+    return 0;
+}
+
+static void xq_unmap(struct xq *q)
+{
+    if (q->map)
+        munmap(q->map, q->map_len);
+    q->map = NULL;
+}
+
+/* ---- taking buffers back from the kernel -------------------------------- */
+
+/*
+ * Take the buffers named by @addr[0..n) from the kernel owner. Returns the
+ * good ones compacted into @bufs, with @idx[j] the position of bufs[j] in
+ * @addr. A slot whose buffer is not the kernel's (a predecessor took it and
+ * died before releasing the slot) is counted and skipped.
+ */
+static uint32_t take_from_kernel(struct afxdp *x, const uint64_t *addr, uint32_t n, ipc_buf *bufs, uint32_t *idx)
+{
+    ipc_buf all[AFXDP_BURST];
+    for (uint32_t i = 0; i < n; i++)
+        all[i] = bufs[i] = (ipc_buf)(addr[i] / x->fs);
+    uint32_t good = ipc_pool_take(x->pool, x->kown, bufs, n, x->bad);
+    if (ipc_unlikely(good < n))
+        ctr_add(x, C_STALE_DESC, n - good);
+    for (uint32_t i = 0, j = 0; i < n && j < good; i++)
+        if (all[i] == bufs[j])
+            idx[j++] = i;
+    return good;
+}
+
+/* ---- receive ------------------------------------------------------------ */
+
+static uint32_t rx_step(struct afxdp *x)
+{
+    struct xq *q = &x->rx;
+    uint32_t total = 0;
+    ipc_buf out[AFXDP_BURST * AFXDP_RX_BUDGET];
+    uint32_t nout = 0;
+    uint64_t bytes = 0;
+    for (unsigned round = 0; round < AFXDP_RX_BUDGET; round++) {
+        uint32_t avail = ipc_ld_acq(q->prod) - q->head; /* pairs with the kernel's release of prod */
+        uint32_t n = avail < AFXDP_BURST ? avail : AFXDP_BURST;
+        if (n == 0)
+            break;
+        uint64_t addr[AFXDP_BURST];
+        uint32_t len[AFXDP_BURST], idx[AFXDP_BURST];
+        ipc_buf bufs[AFXDP_BURST];
+        const struct xdp_desc *d = q->slots;
+        for (uint32_t i = 0; i < n; i++) {
+            const struct xdp_desc *e = &d[(q->head + i) & q->mask];
+            addr[i] = e->addr;
+            len[i] = e->len;
+        }
+        uint32_t good = take_from_kernel(x, addr, n, bufs, idx);
+        q->head += n;
+        ipc_st_rel(q->cons, q->head); /* the slots are free: the buffers are ours now */
+        for (uint32_t j = 0; j < good; j++) {
+            uint32_t i = idx[j];
+            struct ipc_meta *m = ipc_pool_meta(x->pool, bufs[j]);
+            uint32_t off = (uint32_t)(addr[i] % x->fs);
+            m->off = (uint16_t)off;
+            m->len = (uint16_t)len[i];
+            m->pkt_len = len[i];
+            m->next = IPC_BUF_NONE;
+            m->in_port = x->port;
+            m->out_port = IPC_PORT_NONE;
+            m->flags = 0;
+            memset(&m->vnet, 0, sizeof(m->vnet));
+            bytes += len[i];
+            out[nout++] = bufs[j];
+        }
+        total += n;
+        if (n < AFXDP_BURST)
+            break;
+    }
+    if (nout) {
+        struct ipc_ring_prod *p = &x->svc->out[0];
+        uint32_t sent = ipc_ring_send(p, out, nout);
+        if (sent < nout) {
+            ipc_pool_free(x->pool, out + sent, nout - sent);
+            ctr_add(x, C_RX_DROP_RING_FULL, nout - sent);
+        }
+        if (sent) {
+            ipc_count(&p->sh->enq_bytes, bytes);
+            ipc_wake_mark(&x->svc->wake, p);
+        }
+        ctr_add(x, C_RX_PKTS, sent);
+        ctr_add(x, C_RX_BYTES, bytes);
+    }
+    return total;
+}
+
+/* ---- completions -------------------------------------------------------- */
+
+static uint32_t comp_step(struct afxdp *x)
+{
+    struct xq *q = &x->cq;
+    uint32_t total = 0;
+    for (;;) {
+        uint32_t avail = ipc_ld_acq(q->prod) - q->head;
+        uint32_t n = avail < AFXDP_BURST ? avail : AFXDP_BURST;
+        if (n == 0)
+            break;
+        uint64_t addr[AFXDP_BURST];
+        uint32_t idx[AFXDP_BURST];
+        ipc_buf bufs[AFXDP_BURST];
+        const uint64_t *s = q->slots;
+        for (uint32_t i = 0; i < n; i++)
+            addr[i] = s[(q->head + i) & q->mask];
+        uint32_t good = take_from_kernel(x, addr, n, bufs, idx);
+        q->head += n;
+        ipc_st_rel(q->cons, q->head);
+        ipc_pool_free(x->pool, bufs, good);
+        ctr_add(x, C_TX_DONE, good);
+        total += n;
+    }
+    return total;
+}
+
+/* ---- lending: fill and TX ----------------------------------------------- */
+
+/* Slots we may still publish: the ring less what is published and the window. */
+static inline uint32_t lend_room(struct xq *q)
+{
+    uint32_t used = q->head - ipc_ld_acq(q->cons); /* pairs with the kernel's release of cons */
+    uint32_t cap = q->size - AFXDP_WINDOW;
+    return used < cap ? cap - used : 0;
+}
+
+static void fill_poison(struct afxdp *x, uint32_t from, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++)
+        *fq_slot(x, from + i) = AFXDP_POISON;
+}
+
+static void tx_poison(struct afxdp *x, uint32_t from, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++)
+        tx_slot(x, from + i)->addr = AFXDP_POISON;
+}
+
+/* Top the fill ring up to its target, one window at a time. */
+static uint32_t fill_step(struct afxdp *x)
+{
+    struct xq *q = &x->fq;
+    uint32_t done = 0;
+    x->fill_short = false;
+    for (;;) {
+        uint32_t room = lend_room(q);
+        uint32_t stock = q->head - ipc_ld_rlx(q->cons);
+        if (stock == 0 && done == 0)
+            ctr_add(x, C_FILL_EMPTY, 1);
+        if (stock >= x->fill_target)
+            break;
+        uint32_t n = x->fill_target - stock;
+        if (n > room)
+            n = room;
+        if (n > AFXDP_WINDOW)
+            n = AFXDP_WINDOW;
+        /* Refill in batches: a part window only when the stock runs low. */
+        if (n == 0 || (n < AFXDP_WINDOW / 2 && stock > x->fill_target / 2))
+            break;
+        ipc_buf bufs[AFXDP_WINDOW];
+        uint32_t got = ipc_pool_alloc(x->pool, bufs, n);
+        if (got < n) {
+            ctr_add(x, C_FILL_NOBUFS, 1);
+            x->fill_short = true;
+        }
+        if (got == 0)
+            break;
+        for (uint32_t i = 0; i < got; i++)
+            *fq_slot(x, q->head + i) = (uint64_t)bufs[i] * x->fs;
+        ipc_pool_give(x->pool, bufs, got, x->kown);
+        fill_poison(x, q->head + AFXDP_WINDOW, got);
+        q->head += got;
+        ipc_st_rel(q->prod, q->head); /* the kernel may read the slots and the frames */
+        done += got;
+        if (got < n)
+            break;
+    }
+    ctr_set(x, C_FILL_STOCK, q->head - ipc_ld_rlx(q->cons));
+    if (done && (ipc_ld_rlx(q->flags) & XDP_RING_NEED_WAKEUP)) {
+        recvfrom(x->fd, NULL, 0, MSG_DONTWAIT, NULL, NULL);
+        ctr_add(x, C_RX_WAKEUP, 1);
+    }
+    return done;
+}
+
+/* Input rings into the backlog. Returns the packets taken. */
+static uint32_t tx_pull(struct afxdp *x)
+{
+    ipc_buf bufs[AFXDP_BURST], dead[AFXDP_BURST];
+    uint32_t total = 0;
+    for (unsigned r = 0; r < x->svc->n_in; r++) {
+        uint32_t n = ipc_ring_recv(&x->svc->in[r], x->pool, bufs, AFXDP_BURST), nd = 0;
+        for (uint32_t i = 0; i < n; i++) {
+            ipc_buf b = bufs[i];
+            const struct ipc_meta *m = ipc_pool_meta(x->pool, b);
+            if (ipc_unlikely(m->next != IPC_BUF_NONE)) {
+                ctr_add(x, C_TX_DROP_CHAIN, 1); /* no multi-buffer AF_XDP (yet): one frame per packet */
+                dead[nd++] = b;
+                continue;
+            }
+            if (ipc_unlikely(m->len == 0 || (uint32_t)m->off + m->len > x->fs)) {
+                ctr_add(x, C_TX_DROP_LONG, 1);
+                dead[nd++] = b;
+                continue;
+            }
+            if (ipc_unlikely(backlog_depth(x) >= AFXDP_BACKLOG)) {
+                ctr_add(x, C_TX_DROP_BACKLOG, 1);
+                dead[nd++] = b;
+                continue;
+            }
+            x->backlog[x->bl_tail++ & (AFXDP_BACKLOG - 1)] = b;
+        }
+        if (nd)
+            ipc_pool_free(x->pool, dead, nd);
+        total += n;
+    }
+    return total;
+}
+
+/* The backlog into the TX ring, then the kick the kernel asks for. Returns
+ * the packets published. */
+static uint32_t tx_push(struct afxdp *x)
+{
+    struct xq *q = &x->tx;
+    uint32_t done = 0;
+    uint64_t bytes = 0;
+    while (backlog_depth(x)) {
+        uint32_t room = lend_room(q);
+        if (room == 0) {
+            ctr_add(x, C_TX_RING_FULL, 1);
+            break;
+        }
+        uint32_t n = backlog_depth(x);
+        if (n > room)
+            n = room;
+        if (n > AFXDP_WINDOW)
+            n = AFXDP_WINDOW;
+        ipc_buf bufs[AFXDP_WINDOW];
+        for (uint32_t i = 0; i < n; i++) {
+            ipc_buf b = x->backlog[(x->bl_head + i) & (AFXDP_BACKLOG - 1)];
+            const struct ipc_meta *m = ipc_pool_meta(x->pool, b);
+            struct xdp_desc *d = tx_slot(x, q->head + i);
+            d->addr = (uint64_t)b * x->fs + m->off;
+            d->len = m->len;
+            d->options = 0;
+            bytes += m->len;
+            bufs[i] = b;
+        }
+        ipc_pool_give(x->pool, bufs, n, x->kown);
+        tx_poison(x, q->head + AFXDP_WINDOW, n);
+        q->head += n;
+        ipc_st_rel(q->prod, q->head);
+        x->bl_head += n;
+        done += n;
+    }
+    ctr_add(x, C_TX_PKTS, done);
+    ctr_add(x, C_TX_BYTES, bytes);
+
+    /* Kick while the kernel has frames to send and asks for it. Copy mode
+     * sends at most 32 frames per call. */
+    x->tx_stuck = false;
+    for (unsigned k = 0; k < AFXDP_KICKS; k++) {
+        uint32_t c0 = ipc_ld_acq(q->cons);
+        if (c0 == q->head || !(ipc_ld_rlx(q->flags) & XDP_RING_NEED_WAKEUP))
+            break;
+        ssize_t r = sendto(x->fd, NULL, 0, MSG_DONTWAIT, NULL, 0);
+        ctr_add(x, C_TX_WAKEUP, 1);
+        if (r < 0 && errno != EAGAIN && errno != EBUSY && errno != ENOBUFS && errno != ENETDOWN)
+            ctr_add(x, C_TX_WAKEUP_ERR, 1);
+        if (ipc_ld_acq(q->cons) == c0) {
+            x->tx_stuck = true; /* no progress: completions or the device must move first */
+            break;
+        }
+    }
+    return done;
+}
+
+/* ---- restart ------------------------------------------------------------ */
+
+/* Buffers a predecessor lent but never published: in the window past prod. */
+static void recover_limbo(struct afxdp *x)
+{
+    ipc_buf bufs[2 * AFXDP_WINDOW];
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < AFXDP_WINDOW; i++) {
+        uint64_t a = *fq_slot(x, x->fq.head + i);
+        if (a != AFXDP_POISON && a / x->fs < x->pool->nbufs && ipc_pool_owner(x->pool, (ipc_buf)(a / x->fs)) == x->kown)
+            bufs[n++] = (ipc_buf)(a / x->fs);
+        a = tx_slot(x, x->tx.head + i)->addr;
+        if (a != AFXDP_POISON && a / x->fs < x->pool->nbufs && ipc_pool_owner(x->pool, (ipc_buf)(a / x->fs)) == x->kown)
+            bufs[n++] = (ipc_buf)(a / x->fs);
+    }
+    /* A lent TX buffer keeps the router's offset and length: take checks them. */
+    uint32_t good = n ? ipc_pool_take(x->pool, x->kown, bufs, n, x->bad) : 0;
+    if (good) {
+        ipc_pool_free(x->pool, bufs, good);
+        ctr_add(x, C_LIMBO_RECOVERED, good);
+        fprintf(stderr, "%s: took back %u buffers a predecessor lent to the kernel but never published\n",
+                x->svc->cfg->name, good);
+    }
+    fill_poison(x, x->fq.head, AFXDP_WINDOW);
+    tx_poison(x, x->tx.head, AFXDP_WINDOW);
+}
+
+/* ---- the loop ----------------------------------------------------------- */
+
+static void xsk_stats(struct afxdp *x)
+{
+    struct xdp_statistics st;
+    socklen_t len = sizeof(st);
+    if (getsockopt(x->fd, SOL_XDP, XDP_STATISTICS, &st, &len) < 0)
+        return;
+    ctr_set(x, C_XSK_RX_DROPPED, st.rx_dropped);
+    ctr_set(x, C_XSK_RX_INVALID, st.rx_invalid_descs);
+    ctr_set(x, C_XSK_TX_INVALID, st.tx_invalid_descs);
+    if (len >= sizeof(st)) {
+        ctr_set(x, C_XSK_RX_RING_FULL, st.rx_ring_full);
+        ctr_set(x, C_XSK_FILL_EMPTY, st.rx_fill_ring_empty_descs);
+        ctr_set(x, C_XSK_TX_EMPTY, st.tx_ring_empty_descs);
+    }
+}
+
+static void gauges(struct afxdp *x)
+{
+    uint32_t d = backlog_depth(x);
+    ctr_set(x, C_BACKLOG_DEPTH, d);
+    if (d > x->backlog_max) {
+        x->backlog_max = d;
+        ctr_set(x, C_BACKLOG_MAX, d);
+    }
+    /* Lent and not yet back: fill stock + RX pending + TX in flight (published minus completed). */
+    uint64_t lent = ipc_ld_rlx(&x->ctr[C_TX_PKTS]) - ipc_ld_rlx(&x->ctr[C_TX_DONE]);
+    ctr_set(x, C_KERNEL_HELD, (x->fq.head - ipc_ld_rlx(x->fq.cons)) + (ipc_ld_rlx(x->rx.prod) - x->rx.head) + lent);
+}
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+int afxdp_run(struct afxdp *x)
+{
+    struct ipc_svc *svc = x->svc;
+    uint64_t poll_ns = (uint64_t)svc->cfg->poll_us * 1000u;
+    uint64_t last_work = now_ns();
+    sigset_t block, none;
+    sigemptyset(&block);
+    sigaddset(&block, SIGTERM);
+    sigaddset(&block, SIGINT);
+    sigemptyset(&none);
+
+    while (!afxdp_stop) {
+        uint32_t work = rx_step(x);
+        work += comp_step(x);
+        work += tx_pull(x);
+        tx_push(x);
+        fill_step(x);
+        ipc_svc_flush(svc); /* the one wake-up we owe the router */
+        ipc_svc_beat(svc);
+        if ((++x->loops & (AFXDP_XSTATS_LOOPS - 1)) == 0)
+            xsk_stats(x);
+        gauges(x);
+
+        bool pending = backlog_depth(x) && !x->tx_stuck;
+        if (work || pending) {
+            if (work)
+                last_work = now_ns();
+            continue;
+        }
+        if (poll_ns && now_ns() - last_work < poll_ns)
+            continue;
+        if (svc->n_in && !ipc_wake_arm(svc->in_ptr, svc->n_in, 1))
+            continue; /* work arrived while we armed */
+        /* Signals are blocked from the check to the ppoll, which unblocks
+         * them: a SIGTERM cannot slip in between and cost a whole idle period. */
+        sigprocmask(SIG_BLOCK, &block, NULL);
+        if (!afxdp_stop) {
+            ipc_count(&svc->stats->sleeps, 1);
+            int ms = x->tx_stuck || x->fill_short ? 1 : x->idle_ms;
+            struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000};
+            struct pollfd pfd[2] = {{.fd = x->fd, .events = POLLIN}, {.fd = svc->wake_fd, .events = POLLIN}};
+            int r = ppoll(pfd, svc->wake_fd >= 0 ? 2 : 1, &ts, &none);
+            if (r > 0 && (pfd[1].revents & POLLIN)) {
+                uint64_t v;
+                ssize_t rr = read(svc->wake_fd, &v, sizeof(v));
+                (void)rr;
+            }
+            xsk_stats(x);
+        }
+        sigprocmask(SIG_UNBLOCK, &block, NULL);
+        if (svc->n_in)
+            ipc_wake_disarm(svc->in_ptr, svc->n_in);
+    }
+    return 0;
+}
+
+int afxdp_init(struct ipc_svc *svc, struct afxdp **out, struct ipc_err *err)
+{
+    const struct ipc_svc_config *cfg = svc->cfg;
+    if (cfg->dev_fd < 0)
+        return ipc_errf(err, -EINVAL, "%s: no XSK fd in the config", cfg->name);
+    if (svc->n_out != 1)
+        return ipc_errf(err, -EINVAL, "%s: an AF_XDP driver has one output ring, the config gives %u", cfg->name,
+                        svc->n_out);
+    if (cfg->port >= cfg->nports || cfg->port >= IPC_MAX_PORTS)
+        return ipc_errf(err, -EINVAL, "%s: port %u out of range (%u ports)", cfg->name, cfg->port, cfg->nports);
+
+    struct afxdp *x = calloc(1, sizeof(*x));
+    if (!x)
+        return ipc_errf(err, -ENOMEM, "%s: out of memory", cfg->name);
+    x->svc = svc;
+    x->pool = &svc->pool;
+    x->fd = cfg->dev_fd;
+    x->port = cfg->port;
+    x->kown = (uint16_t)(IPC_OWNER_KERNEL | cfg->port);
+    x->fs = svc->pool.frame_size;
+    x->idle_ms = ipc_svc_idle_ms(svc);
+    /* The fill stock: most of the ring, but no more than an eighth of the
+     * pool, so that the other ports and the packets in flight have the rest. */
+    x->fill_target = AFXDP_FILL_SIZE - 2 * AFXDP_WINDOW;
+    if (x->fill_target > svc->pool.nbufs / 8)
+        x->fill_target = svc->pool.nbufs / 8;
+    if (x->fill_target < AFXDP_WINDOW / 2)
+        x->fill_target = AFXDP_WINDOW / 2;
+
+    int ret;
+    x->bad = calloc(1, sizeof(*x->bad));
+    if (!x->bad) {
+        ret = ipc_errf(err, -ENOMEM, "%s: out of memory", cfg->name);
+        goto out_free;
+    }
+    struct xdp_mmap_offsets off;
+    socklen_t optlen = sizeof(off);
+    if (getsockopt(x->fd, SOL_XDP, XDP_MMAP_OFFSETS, &off, &optlen) < 0) {
+        ret = ipc_errf(err, -errno, "%s: XDP_MMAP_OFFSETS on fd %d: %s", cfg->name, x->fd, strerror(errno));
+        goto out_free;
+    }
+    if ((ret = xq_map(x->fd, &x->rx, &off.rx, AFXDP_RX_SIZE, sizeof(struct xdp_desc), XDP_PGOFF_RX_RING)) < 0 ||
+        (ret = xq_map(x->fd, &x->tx, &off.tx, AFXDP_TX_SIZE, sizeof(struct xdp_desc), XDP_PGOFF_TX_RING)) < 0 ||
+        (ret = xq_map(x->fd, &x->fq, &off.fr, AFXDP_FILL_SIZE, sizeof(uint64_t), XDP_UMEM_PGOFF_FILL_RING)) < 0 ||
+        (ret = xq_map(x->fd, &x->cq, &off.cr, AFXDP_COMP_SIZE, sizeof(uint64_t),
+                      (off_t)XDP_UMEM_PGOFF_COMPLETION_RING)) < 0) {
+        ret = ipc_errf(err, ret, "%s: mapping the XSK rings: %s", cfg->name, strerror(-ret));
+        goto out_unmap;
+    }
+    /* Continue from the indices the kernel keeps: we produce fill and TX,
+     * and consume RX and completions. */
+    x->fq.head = ipc_ld_acq(x->fq.prod);
+    x->tx.head = ipc_ld_acq(x->tx.prod);
+    x->rx.head = ipc_ld_acq(x->rx.cons);
+    x->cq.head = ipc_ld_acq(x->cq.cons);
+    x->ctr = ipc_svc_counters(svc, afxdp_ctr_names, C_N);
+
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    *out = x;
+    return 0;
+
+out_unmap:
+    xq_unmap(&x->rx);
+    xq_unmap(&x->tx);
+    xq_unmap(&x->fq);
+    xq_unmap(&x->cq);
+out_free:
+    free(x->bad);
+    free(x);
+    return ret;
+}
+
+/*
+ * Before anything is lent: the slots a predecessor took but did not release
+ * (RX and completion: stale_desc), then the buffers it lent but did not
+ * publish (limbo). Called by main after afxdp_init; with the standby scheme,
+ * after the go signal (ipc_svc_open returns only then).
+ */
+void afxdp_recover(struct afxdp *x)
+{
+    rx_step(x);
+    comp_step(x);
+    recover_limbo(x);
+    ipc_svc_flush(x->svc);
+}
+
+void afxdp_fini(struct afxdp *x)
+{
+    struct ipc_svc *svc = x->svc;
+    ipc_st_rlx(&svc->stats->state, IPC_SVC_STOPPING);
+    /* What the router sent us and never reached the TX ring is ours to free;
+     * what is in the kernel's rings stays lent. */
+    comp_step(x);
+    tx_push(x);
+    ipc_svc_flush(svc);
+    uint32_t drop = backlog_depth(x);
+    while (backlog_depth(x)) {
+        ipc_buf b = x->backlog[x->bl_head++ & (AFXDP_BACKLOG - 1)];
+        ipc_pool_free(x->pool, &b, 1);
+    }
+    ctr_add(x, C_TX_DROP_BACKLOG, drop);
+    gauges(x);
+    xsk_stats(x);
+    xq_unmap(&x->rx);
+    xq_unmap(&x->tx);
+    xq_unmap(&x->fq);
+    xq_unmap(&x->cq);
+    free(x->bad);
+    free(x);
+}

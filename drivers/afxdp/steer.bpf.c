@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: GPL-2.0 OR MIT
+/*
+ * drivers/afxdp/steer.bpf.c: the XDP program on every AF_XDP port: bifurcated
+ * steering between the router (the port's XSK) and the host's own stack.
+ *
+ * steer = forward-only (cfg[0] = 0): the router gets what it handles, IPv4 and
+ * ARP, except frames for the host's own addresses on this interface, which
+ * the kernel keeps (the supervisor fills host_addrs with them at start):
+ *   IPv4 with a destination in host_addrs          -> XDP_PASS (host)
+ *   ARP whose target address is in host_addrs      -> XDP_PASS (host)
+ *   any other IPv4 or ARP                          -> the XSK (router)
+ *   anything else (IPv6, LLDP, VLAN-tagged, ...)   -> XDP_PASS (host)
+ * steer = all (cfg[0] = 1): every frame to the XSK.
+ * A queue with no socket in xsks passes its frames to the kernel.
+ *
+ * counters (per CPU): 0 redirected, 1 passed (host address), 2 passed (not
+ * IPv4/ARP), 3 malformed (too short; sent to the router, which counts it).
+ */
+#include <linux/bpf.h>
+#include <linux/if_ether.h>
+#include <linux/ip.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_endian.h>
+
+struct {
+    __uint(type, BPF_MAP_TYPE_XSKMAP);
+    __uint(max_entries, 64);
+    __type(key, __u32);
+    __type(value, __u32);
+} xsks SEC(".maps");
+
+struct {
+    __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(max_entries, 256);
+    __type(key, __u32); /* IPv4 address, network byte order */
+    __type(value, __u32);
+} host_addrs SEC(".maps");
+
+struct {
+    __uint(type, BPF_MAP_TYPE_ARRAY);
+    __uint(max_entries, 1);
+    __type(key, __u32);
+    __type(value, __u32); /* 1: steer = all */
+} cfg SEC(".maps");
+
+struct {
+    __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+    __uint(max_entries, 4);
+    __type(key, __u32);
+    __type(value, __u64);
+} counters SEC(".maps");
+
+static __always_inline void count(__u32 k)
+{
+    __u64 *c = bpf_map_lookup_elem(&counters, &k);
+    if (c)
+        *c += 1;
+}
+
+static __always_inline int to_router(struct xdp_md *ctx)
+{
+    count(0);
+    return bpf_redirect_map(&xsks, ctx->rx_queue_index, XDP_PASS);
+}
+
+static __always_inline int is_host(__u32 addr)
+{
+    return bpf_map_lookup_elem(&host_addrs, &addr) != 0;
+}
+
+SEC("xdp")
+int rr_steer(struct xdp_md *ctx)
+{
+    void *data = (void *)(long)ctx->data;
+    void *end = (void *)(long)ctx->data_end;
+    __u32 k0 = 0;
+    __u32 *all = bpf_map_lookup_elem(&cfg, &k0);
+    if (all && *all)
+        return to_router(ctx);
+
+    struct ethhdr *eth = data;
+    if ((void *)(eth + 1) > end) {
+        count(3);
+        return to_router(ctx);
+    }
+    if (eth->h_proto == bpf_htons(ETH_P_IP)) {
+        struct iphdr *ip = (void *)(eth + 1);
+        if ((void *)(ip + 1) > end) {
+            count(3);
+            return to_router(ctx);
+        }
+        if (is_host(ip->daddr)) {
+            count(1);
+            return XDP_PASS;
+        }
+        return to_router(ctx);
+    }
+    if (eth->h_proto == bpf_htons(ETH_P_ARP)) {
+        /* Ethernet/IPv4 ARP: 8-byte header, sha[6] spa[4] tha[6] tpa[4]. */
+        __u8 *p = (void *)(eth + 1);
+        if ((void *)(p + 28) > end) {
+            count(3);
+            return to_router(ctx);
+        }
+        __u32 tpa;
+        __builtin_memcpy(&tpa, p + 24, 4);
+        if (is_host(tpa)) {
+            count(1);
+            return XDP_PASS;
+        }
+        return to_router(ctx);
+    }
+    count(2);
+    return XDP_PASS;
+}
+
+char LICENSE[] SEC("license") = "Dual MIT/GPL";

@@ -1,0 +1,414 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * supervisor/xsk.c: AF_XDP ports (xsk.h). For each port with driver = afxdp
+ * the supervisor, inside the port's network namespace:
+ *   1. creates an XSK and registers the pool's frame area as its UMEM, at
+ *      the supervisor's own mapping of the pool memfd (chunk = frame, no
+ *      extra headroom: the kernel writes frames at XDP_PACKET_HEADROOM = 256
+ *      = IPC_HEADROOM, where every service expects them);
+ *   2. sizes its fill, completion, RX and TX rings (drivers/afxdp/afxdp.h)
+ *      and binds it to queue 0 of the netdev, with XDP_USE_NEED_WAKEUP and
+ *      the copy or zero-copy flag xdp_mode asks for;
+ *   3. loads drivers/afxdp/steer.bpf.o with libxdp and attaches it in native
+ *      or generic (skb) mode, puts the socket in its XSKMAP and the host's
+ *      own IPv4 addresses on the interface in its address map.
+ *
+ * One UMEM per socket. Every port registers the same memory region, so a
+ * frame received on one port leaves on another by handle, with no copy in
+ * user space. We do not use XDP_SHARED_UMEM: each socket then needs its own
+ * fill and completion rings anyway (different netdevs), and a socket with
+ * its own registration is self-contained: the driver maps all four rings from
+ * the one fd it is given, and closing one port's socket touches no other.
+ * The kernel allows registering the same pages more than once (each
+ * registration pins them; the supervisor runs as root, so RLIMIT_MEMLOCK
+ * does not apply).
+ *
+ * Modes: zerocopy = native XDP + XDP_ZEROCOPY; copy = native XDP + XDP_COPY;
+ * skb = generic XDP + XDP_COPY; auto = zero-copy if the device can, else copy
+ * in native mode, else generic: auto is the one mode that picks, and it logs
+ * what it picked. An explicit mode the device cannot do is an error naming the
+ * port and the mode (veth has native XDP but no zero-copy).
+ *
+ * Queues: one queue (queue 0) per port for now; queues > 1 is refused with a
+ * clear error (the manifest has no per-queue driver services yet).
+ *
+ * The socket stays open in the supervisor for the router's life (it is the
+ * driver's dev_fd, so spawn.c passes it to every instance); the kernel keeps
+ * the ring indices in it, and the buffers in its rings stay owned by
+ * IPC_OWNER_KERNEL | port across driver restarts. At shutdown the program is
+ * detached first (no more frames are redirected), then the socket closed,
+ * then whatever the kernel held is freed.
+ */
+#include "supervisor/xsk.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ifaddrs.h>
+#include <linux/if_xdp.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <xdp/libxdp.h>
+
+#include "drivers/afxdp/afxdp.h"
+
+#ifndef SOL_XDP
+#define SOL_XDP 283
+#endif
+#ifndef AF_XDP
+#define AF_XDP 44
+#endif
+
+struct sup_xsk_port {
+    int port;
+    int ifindex;
+    enum xdp_attach_mode mode;
+    struct xdp_program *prog;
+    int fd; /* the socket: also the driver's dev_fd */
+};
+
+struct sup_xsk {
+    int n;
+    struct sup_xsk_port p[SUP_PORTS_MAX];
+};
+
+static const char *mode_name(enum sup_xdp_mode m)
+{
+    switch (m) {
+    case SUP_XDP_AUTO:
+        return "auto";
+    case SUP_XDP_ZEROCOPY:
+        return "zerocopy";
+    case SUP_XDP_COPY:
+        return "copy";
+    case SUP_XDP_SKB:
+        return "skb";
+    }
+    return "?";
+}
+
+/* Run @fn inside network namespace @netns ("" = our own); as setup.c does. */
+static int xsk_in_netns(const char *netns, int (*fn)(void *), void *arg, struct ipc_err *err)
+{
+    if (!netns[0])
+        return fn(arg);
+    char path[128];
+    snprintf(path, sizeof(path), "/run/netns/%s", netns);
+    int nsfd = open(path, O_RDONLY | O_CLOEXEC);
+    if (nsfd < 0)
+        return ipc_errf(err, -errno, "netns %s: %s", netns, strerror(errno));
+    int self = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+    if (self < 0) {
+        int e = errno;
+        close(nsfd);
+        return ipc_errf(err, -e, "/proc/self/ns/net: %s", strerror(e));
+    }
+    int ret;
+    if (setns(nsfd, CLONE_NEWNET) < 0) {
+        ret = ipc_errf(err, -errno, "entering netns %s: %s", netns, strerror(errno));
+        goto out;
+    }
+    ret = fn(arg);
+    if (setns(self, CLONE_NEWNET) < 0) {
+        sup_log("fatal: cannot return to our own network namespace: %s", strerror(errno));
+        abort();
+    }
+out:
+    close(self);
+    close(nsfd);
+    return ret;
+}
+
+struct xsk_req {
+    struct sup *s;
+    const struct sup_port *p;
+    int pi;
+    struct sup_xsk_port *x;
+    struct ipc_err *err;
+    const char *picked; /* what auto chose, for the log */
+    int nhost;
+};
+
+/* A socket with its UMEM and rings, bound with @flags. Returns the fd or -errno. */
+static int xsk_make(struct xsk_req *q, uint16_t flags, const char **what)
+{
+    const struct ipc_pool *pool = &q->s->pool;
+    int fd = socket(AF_XDP, SOCK_RAW | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        *what = "socket(AF_XDP)";
+        return -errno;
+    }
+    struct xdp_umem_reg mr = {
+        .addr = (uint64_t)(uintptr_t)pool->frames,
+        .len = (uint64_t)pool->nbufs * pool->frame_size,
+        .chunk_size = pool->frame_size,
+        .headroom = 0,
+    };
+    int sz[4] = {AFXDP_FILL_SIZE, AFXDP_COMP_SIZE, AFXDP_RX_SIZE, AFXDP_TX_SIZE};
+    int opt[4] = {XDP_UMEM_FILL_RING, XDP_UMEM_COMPLETION_RING, XDP_RX_RING, XDP_TX_RING};
+    if (setsockopt(fd, SOL_XDP, XDP_UMEM_REG, &mr, sizeof(mr)) < 0) {
+        *what = "XDP_UMEM_REG";
+        goto fail;
+    }
+    for (int i = 0; i < 4; i++)
+        if (setsockopt(fd, SOL_XDP, opt[i], &sz[i], sizeof(sz[i])) < 0) {
+            *what = "ring size";
+            goto fail;
+        }
+    struct sockaddr_xdp sa = {
+        .sxdp_family = AF_XDP,
+        .sxdp_flags = (uint16_t)(flags | XDP_USE_NEED_WAKEUP),
+        .sxdp_ifindex = (uint32_t)q->x->ifindex,
+        .sxdp_queue_id = 0,
+    };
+    if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+        *what = "bind";
+        goto fail;
+    }
+    return fd;
+fail:;
+    int e = -errno;
+    close(fd);
+    return e;
+}
+
+static int xsk_attach(struct xsk_req *q, enum xdp_attach_mode mode)
+{
+    int ret = xdp_program__attach(q->x->prog, q->x->ifindex, mode, 0);
+    if (ret == 0)
+        q->x->mode = mode;
+    return ret;
+}
+
+static int map_fd(struct xdp_program *prog, const char *name)
+{
+    struct bpf_map *m = bpf_object__find_map_by_name(xdp_program__bpf_obj(prog), name);
+    return m ? bpf_map__fd(m) : -ENOENT;
+}
+
+/* The host's own IPv4 addresses on the interface into host_addrs. */
+static int fill_host_addrs(struct xsk_req *q)
+{
+    int mfd = map_fd(q->x->prog, "host_addrs");
+    if (mfd < 0)
+        return ipc_errf(q->err, mfd, "port %s: steer.bpf.o has no host_addrs map", q->p->name);
+    struct ifaddrs *ifa0;
+    if (getifaddrs(&ifa0) < 0)
+        return ipc_errf(q->err, -errno, "port %s: getifaddrs: %s", q->p->name, strerror(errno));
+    for (struct ifaddrs *a = ifa0; a; a = a->ifa_next) {
+        if (!a->ifa_addr || a->ifa_addr->sa_family != AF_INET || strcmp(a->ifa_name, q->p->ifname) != 0)
+            continue;
+        uint32_t addr = ((struct sockaddr_in *)a->ifa_addr)->sin_addr.s_addr, one = 1;
+        if (ntohl(addr) == q->p->address.addr)
+            sup_log("port %s: warning: the host has the router's own address %u.%u.%u.%u on %s; frames for it "
+                    "go to the host",
+                    q->p->name, (q->p->address.addr >> 24) & 255, (q->p->address.addr >> 16) & 255,
+                    (q->p->address.addr >> 8) & 255, q->p->address.addr & 255, q->p->ifname);
+        if (bpf_map_update_elem(mfd, &addr, &one, BPF_ANY) == 0)
+            q->nhost++;
+    }
+    freeifaddrs(ifa0);
+    return 0;
+}
+
+static int xsk_open_in_ns(void *arg)
+{
+    struct xsk_req *q = arg;
+    const struct sup_port *p = q->p;
+    struct sup_xsk_port *x = q->x;
+    const char *what = "";
+    int ret;
+
+    if (p->queues > 1)
+        return ipc_errf(q->err, -EOPNOTSUPP, "port %s: queues = %u: only one queue per AF_XDP port is supported",
+                        p->name, p->queues);
+    x->ifindex = (int)if_nametoindex(p->ifname);
+    if (x->ifindex == 0)
+        return ipc_errf(q->err, -ENODEV, "port %s: no netdev %s%s%s", p->name, p->ifname,
+                        p->netns[0] ? " in netns " : "", p->netns);
+
+    /* The device's MAC is the port's unless the manifest gives one, and up. */
+    int sk = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (sk < 0)
+        return ipc_errf(q->err, -errno, "port %s: socket: %s", p->name, strerror(errno));
+    struct ifreq ifr;
+    memset(&ifr, 0, sizeof(ifr));
+    snprintf(ifr.ifr_name, IFNAMSIZ, "%s", p->ifname);
+    if (!p->has_mac && ioctl(sk, SIOCGIFHWADDR, &ifr) == 0) {
+        struct sup_port *wp = &q->s->m.ports[q->pi];
+        memcpy(wp->mac, ifr.ifr_hwaddr.sa_data, 6);
+        wp->has_mac = true;
+    }
+    memset(&ifr, 0, sizeof(ifr));
+    snprintf(ifr.ifr_name, IFNAMSIZ, "%s", p->ifname);
+    if (ioctl(sk, SIOCGIFFLAGS, &ifr) == 0 && !(ifr.ifr_flags & IFF_UP)) {
+        ifr.ifr_flags |= IFF_UP;
+        ioctl(sk, SIOCSIFFLAGS, &ifr);
+    }
+    close(sk);
+
+    /* 1-2. The socket, in the bind mode asked for. */
+    int fd;
+    if (p->xdp_mode == SUP_XDP_ZEROCOPY || p->xdp_mode == SUP_XDP_AUTO) {
+        fd = xsk_make(q, XDP_ZEROCOPY, &what);
+        if (fd < 0 && p->xdp_mode == SUP_XDP_ZEROCOPY)
+            return ipc_errf(q->err, fd,
+                            "port %s: xdp_mode = zerocopy is not available on %s (%s: %s); use xdp_mode = copy or auto",
+                            p->name, p->ifname, what, strerror(-fd));
+        q->picked = "zero-copy";
+        if (fd < 0) {
+            fd = xsk_make(q, XDP_COPY, &what);
+            q->picked = "copy";
+        }
+    } else {
+        fd = xsk_make(q, XDP_COPY, &what);
+        q->picked = "copy";
+    }
+    if (fd < 0)
+        return ipc_errf(q->err, fd, "port %s: AF_XDP socket on %s (xdp_mode = %s): %s: %s", p->name, p->ifname,
+                        mode_name(p->xdp_mode), what, strerror(-fd));
+    x->fd = fd;
+
+    /* 3. The steering program. */
+    char path[sizeof(q->s->bindir) + 32];
+    const char *env = getenv("RINGROUTER_BPF");
+    snprintf(path, sizeof(path), "%s", env && env[0] ? env : "");
+    if (!path[0])
+        snprintf(path, sizeof(path), "%s/steer.bpf.o", q->s->bindir);
+    x->prog = xdp_program__open_file(path, "xdp", NULL);
+    long perr = libxdp_get_error(x->prog);
+    if (perr) {
+        x->prog = NULL;
+        ret = ipc_errf(q->err, (int)perr, "port %s: loading %s: %s", p->name, path, strerror((int)-perr));
+        goto out_fd;
+    }
+    if (p->xdp_mode == SUP_XDP_SKB) {
+        ret = xsk_attach(q, XDP_MODE_SKB);
+    } else {
+        ret = xsk_attach(q, XDP_MODE_NATIVE);
+        if (ret < 0 && p->xdp_mode == SUP_XDP_AUTO && xsk_attach(q, XDP_MODE_SKB) == 0) {
+            q->picked = "copy, generic XDP";
+            ret = 0;
+        }
+    }
+    if (ret < 0) {
+        ret = ipc_errf(q->err, ret, "port %s: attaching the XDP program to %s in %s mode (xdp_mode = %s): %s",
+                       p->name, p->ifname, p->xdp_mode == SUP_XDP_SKB ? "skb" : "native", mode_name(p->xdp_mode),
+                       strerror(-ret));
+        goto out_prog;
+    }
+    int xm = map_fd(x->prog, "xsks"), cm = map_fd(x->prog, "cfg");
+    uint32_t q0 = 0, all = p->steer == SUP_STEER_ALL;
+    if (xm < 0 || cm < 0) {
+        ret = ipc_errf(q->err, -ENOENT, "port %s: %s has no xsks or cfg map", p->name, path);
+        goto out_detach;
+    }
+    if (bpf_map_update_elem(xm, &q0, &fd, BPF_ANY) < 0 || bpf_map_update_elem(cm, &q0, &all, BPF_ANY) < 0) {
+        ret = ipc_errf(q->err, -errno, "port %s: updating the XDP maps: %s", p->name, strerror(errno));
+        goto out_detach;
+    }
+    if (!all && (ret = fill_host_addrs(q)) < 0)
+        goto out_detach;
+    return 0;
+
+out_detach:
+    xdp_program__detach(x->prog, x->ifindex, x->mode, 0);
+out_prog:
+    xdp_program__close(x->prog);
+    x->prog = NULL;
+out_fd:
+    close(fd);
+    x->fd = -1;
+    return ret;
+}
+
+int sup_xsk_open(struct sup *s, int port, int *fd, struct ipc_err *err)
+{
+    if (!s->xsk) {
+        s->xsk = calloc(1, sizeof(*s->xsk));
+        if (!s->xsk)
+            return ipc_errf(err, -ENOMEM, "out of memory");
+    }
+    if (s->xsk->n >= SUP_PORTS_MAX)
+        return ipc_errf(err, -E2BIG, "too many AF_XDP ports");
+    const struct sup_port *p = &s->m.ports[port];
+    struct sup_xsk_port *x = &s->xsk->p[s->xsk->n];
+    *x = (struct sup_xsk_port){.port = port, .fd = -1};
+    struct xsk_req q = {.s = s, .p = p, .pi = port, .x = x, .err = err};
+    int ret = xsk_in_netns(p->netns, xsk_open_in_ns, &q, err);
+    if (ret < 0)
+        return ret;
+    s->xsk->n++;
+    *fd = x->fd;
+    sup_log("port %s: AF_XDP on %s queue 0: %s, XDP %s, steer = %s (%d host addresses kept by the host), UMEM "
+            "%u x %u bytes",
+            p->name, p->ifname, q.picked, x->mode == XDP_MODE_SKB ? "generic" : "native",
+            p->steer == SUP_STEER_ALL ? "all" : "forward-only", q.nhost, s->pool.nbufs, s->pool.frame_size);
+    return 0;
+}
+
+static int xsk_detach_in_ns(void *arg)
+{
+    struct sup_xsk_port *x = arg;
+    int ret = xdp_program__detach(x->prog, x->ifindex, x->mode, 0);
+    xdp_program__close(x->prog);
+    x->prog = NULL;
+    return ret;
+}
+
+void sup_xsk_release(struct sup *s)
+{
+    if (!s->xsk)
+        return;
+    for (int i = 0; i < s->xsk->n; i++) {
+        struct sup_xsk_port *x = &s->xsk->p[i];
+        const struct sup_port *p = &s->m.ports[x->port];
+        if (x->prog) {
+            struct ipc_err err = {{0}};
+            int ret = xsk_in_netns(p->netns, xsk_detach_in_ns, x, &err);
+            if (ret < 0)
+                sup_log("port %s: detaching the XDP program from %s: %s", p->name, p->ifname,
+                        err.msg[0] ? err.msg : strerror(-ret));
+        }
+        /* The socket is the driver's dev_fd: close it there, once. */
+        for (int v = 0; v < s->nsvcs; v++)
+            if (s->svcs[v].dev_fd == x->fd && x->fd >= 0) {
+                close(x->fd);
+                s->svcs[v].dev_fd = -1;
+            }
+        x->fd = -1;
+
+        /* No frame can arrive any more: what the kernel held is free. */
+        uint16_t k = (uint16_t)(IPC_OWNER_KERNEL | (unsigned)x->port);
+        ipc_buf batch[256];
+        uint32_t n = 0, total = 0;
+        for (ipc_buf b = 0; b < s->pool.nbufs; b++) {
+            if (ipc_pool_owner(&s->pool, b) != k)
+                continue;
+            struct ipc_meta *m = ipc_pool_meta(&s->pool, b);
+            ipc_st_rlx(&m->owner, IPC_OWNER_SUPERVISOR);
+            m->next = IPC_BUF_NONE;
+            batch[n++] = b;
+            if (n == 256) {
+                total += ipc_pool_free(&s->pool, batch, n);
+                n = 0;
+            }
+        }
+        if (n)
+            total += ipc_pool_free(&s->pool, batch, n);
+        if (total)
+            sup_log("port %s: %u buffers the kernel held returned to the pool", p->name, total);
+    }
+    s->xsk->n = 0;
+    free(s->xsk);
+    s->xsk = NULL;
+}

@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * supervisor/xsk.h: the supervisor's privileged AF_XDP setup for ports with
+ * driver = afxdp (supervisor/xsk.c): the XSK on the port's netdev queue with
+ * the pool's frame area as its UMEM, and the steering XDP program
+ * (drivers/afxdp/steer.bpf.c) loaded with libxdp. The supervisor keeps the
+ * socket and the program for the life of the router, so a restarted driver
+ * maps the same rings again.
+ */
+#ifndef SUP_XSK_H
+#define SUP_XSK_H
+
+#include "supervisor/sup.h"
+
+/**
+ * Create the XSK of port @port (in the port's netns), register the UMEM,
+ * attach the steering program in the mode xdp_mode asks for, put the socket
+ * in the program's XSKMAP and the host's addresses on the interface in its
+ * address map. On success *fd is the socket (kept by the supervisor, passed
+ * to the driver as its dev_fd). Returns 0 or -errno with @err naming the port.
+ */
+int sup_xsk_open(struct sup *s, int port, int *fd, struct ipc_err *err);
+
+/**
+ * At shutdown, once every driver has stopped: detach the XDP programs, close
+ * the sockets, and return every buffer lent to the kernel to the pool, so the
+ * census can demand that all are free. Idempotent.
+ */
+void sup_xsk_release(struct sup *s);
+
+#endif
