@@ -177,7 +177,7 @@ static void show_port(struct sup *s, struct sup_svc *v, bool json, bool first, F
         else
             fprintf(f, "  %-16s %10s %10s %10s %8llu %10llu %10llu\n", name,
                     sup_rate_format(val[SHP_C_RATE], b1, sizeof(b1)), sup_rate_format(val[SHP_C_CEIL], b2, sizeof(b2)),
-                    sup_rate_format(val[SHP_C_BPS], b3, sizeof(b3)), (unsigned long long)val[SHP_C_BACKLOG],
+                    sup_rate_format((val[SHP_C_BPS] + 50000) / 100000 * 100000, b3, sizeof(b3)), (unsigned long long)val[SHP_C_BACKLOG],
                     (unsigned long long)val[SHP_C_DROPS], (unsigned long long)val[SHP_C_MARKS]);
         cfirst = false;
     }

@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# tests/integ/shaper_basic.sh: the shaper (rr-shaper) on port b of the
+# two-namespace TAP topology, `[shaper b] rate = 100mbit`:
+#   - iperf3 TCP A -> B reaches a goodput within +-3 % of the rate minus the
+#     framing overhead (1448 payload bytes per 1538 wire bytes);
+#   - ping A -> B during that saturation stays low (median and p99 printed;
+#     p99 must stay under RR_SHAPER_P99_MS, default 15 ms: CoDel's 5 ms
+#     target plus a margin);
+#   - `ringrouter shaper show` reports the class; `shaper set b rate 50mbit`
+#     takes effect without a restart (goodput near 50 Mbit/s minus overhead);
+#   - kill -9 of the shaper under load: it is restarted, traffic resumes, and
+#     at shutdown every buffer is back in the pool.
+# RR_SHAPER_SECS (default 6) sets the iperf3 run length.
+set -u
+. "$(dirname "$0")/../lib/router.sh"
+rr_init shaper_basic
+rr_need iperf3 ss
+[ -x "$RR_BIN_DIR/rr-shaper" ] || rr_fail "$RR_BIN_DIR/rr-shaper is missing: build with ninja first"
+cp "$RR_BIN_DIR/rr-shaper" "$RR_T/bin/" && chmod 755 "$RR_T/bin/rr-shaper" || rr_fail "cannot copy rr-shaper"
+
+SECS=${RR_SHAPER_SECS:-6}
+P99_MAX_MS=${RR_SHAPER_P99_MS:-15}
+PORT=5201
+RR_SERVICES=(router driver-a driver-b shaper-b)
+
+rr_topology $'[shaper b]\nrate = 100mbit'
+rr_start
+rr_ok "router up with a 100 Mbit/s shaper on b: A $RR_HOST_A -- [router] -- B $RR_HOST_B"
+
+out=$(rr_in "$RR_NS_A" ping -n -c 2 -i 0.2 -W 2 "$RR_HOST_B" 2>&1) || rr_fail "ping A -> B: $out"
+
+rr_in "$RR_NS_B" iperf3 -s -B "$RR_HOST_B" -p $PORT >"$RR_T/srv-b.log" 2>&1 &
+RR_EXTRA_PIDS+=($!)
+listening() { rr_in "$1" ss -Hltn "sport = :$PORT" | grep -q LISTEN; }
+rr_wait 5 listening "$RR_NS_B" || rr_fail "iperf3 server in B did not listen: $(cat "$RR_T/srv-b.log")"
+
+# iperf_tcp LABEL SECS ARGS...: sets GOODPUT (receiver, Mbit/s, first second omitted)
+iperf_tcp() {
+    local label=$1 secs=$2
+    shift 2
+    local j=$RR_T/$label.json
+    if ! rr_in "$RR_NS_A" timeout $((secs + 30)) iperf3 -c "$RR_HOST_B" -p $PORT -t "$secs" -O 1 \
+        --connect-timeout 3000 -J "$@" >"$j" 2>"$RR_T/$label.err"; then
+        rr_fail "iperf3 $label failed: $(head -c 2000 "$j") $(cat "$RR_T/$label.err")"
+    fi
+    GOODPUT=$("$RR_PY" -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+print("%.2f" % (d["end"]["sum_received"]["bits_per_second"] / 1e6))' "$j") || rr_fail "iperf3 $label: cannot read $j"
+}
+
+# 1. Goodput through 100 Mbit/s, with a ping alongside.
+rr_in "$RR_NS_A" ping -n -i 0.05 -c $(((SECS - 1) * 20)) -W 2 "$RR_HOST_B" >"$RR_T/ping.log" 2>&1 &
+ping_pid=$!
+RR_EXTRA_PIDS+=($ping_pid)
+rr_msleep 1000
+iperf_tcp tcp1 "$SECS"
+wait "$ping_pid"
+expect=$(awk 'BEGIN { printf "%.2f", 100 * 1448 / 1538 }')
+awk -v g="$GOODPUT" -v e="$expect" 'BEGIN { exit !(g >= e * 0.97 && g <= e * 1.03) }' ||
+    rr_fail "TCP goodput $GOODPUT Mbit/s through a 100 Mbit/s shaper; expected $expect +- 3 %"
+rr_ok "TCP goodput $GOODPUT Mbit/s (expected $expect +- 3 %)"
+GOODPUT100=$GOODPUT
+read -r n med p99 <<<"$("$RR_PY" -c '
+import re, sys
+r = sorted(float(m) for m in re.findall(r"time=([0-9.]+) ms", open(sys.argv[1]).read()))
+if not r:
+    print(0, 0, 0)
+else:
+    print(len(r), "%.2f" % r[len(r) // 2], "%.2f" % r[min(len(r) - 1, int(len(r) * 0.99))])' "$RR_T/ping.log")"
+slow=$("$RR_PY" -c '
+import re, sys
+r = [(float(t), int(s)) for s, t in re.findall(r"icmp_seq=([0-9]+) ttl=[0-9]+ time=([0-9.]+) ms", open(sys.argv[1]).read())]
+print(" ".join("seq %d: %.1f ms" % (s, t) for t, s in sorted(r)[-3:]))' "$RR_T/ping.log")
+[ "$n" -gt 10 ] || rr_fail "ping during saturation: only $n replies: $(tail -n 3 "$RR_T/ping.log")"
+awk -v p="$p99" -v m="$P99_MAX_MS" 'BEGIN { exit !(p <= m) }' ||
+    rr_fail "ping during saturation: p99 $p99 ms > $P99_MAX_MS ms (median $med ms; slowest: $slow)"
+rr_ok "ping during saturation: $n replies, median $med ms, p99 $p99 ms (slowest: $slow)"
+
+# 2. shaper show; shaper set without a restart.
+out=$("$RR" shaper show b -S "$RR_SOCK" 2>&1) || rr_fail "shaper show b: $out"
+grep -q '^  default ' <<<"$out" || rr_fail "shaper show b has no default class: $out"
+echo "$out"
+out=$("$RR" shaper show --json -S "$RR_SOCK" 2>&1) || rr_fail "shaper show --json: $out"
+"$RR_PY" -c 'import json,sys; d=json.loads(sys.argv[1]); assert d[0]["port"]=="b" and d[0]["classes"][0]["name"]=="default"' "$out" ||
+    rr_fail "shaper show --json: $out"
+out=$("$RR" shaper set b rate 50mbit -S "$RR_SOCK" 2>&1) || rr_fail "shaper set b rate 50mbit: $out"
+rr_ok "shaper set: $out"
+iperf_tcp tcp50 4
+expect50=$(awk 'BEGIN { printf "%.2f", 50 * 1448 / 1538 }')
+awk -v g="$GOODPUT" -v e="$expect50" 'BEGIN { exit !(g >= e * 0.95 && g <= e * 1.05) }' ||
+    rr_fail "after shaper set 50mbit: goodput $GOODPUT Mbit/s, expected $expect50 +- 5 %"
+rr_ok "after shaper set b rate 50mbit: goodput $GOODPUT Mbit/s (expected $expect50)"
+"$RR" shaper set b nope rate 1mbit -S "$RR_SOCK" >/dev/null 2>&1 && rr_fail "shaper set to a class that does not exist succeeded"
+out=$("$RR" shaper set b rate 100mbit -S "$RR_SOCK" 2>&1) || rr_fail "shaper set b rate 100mbit: $out"
+rr_no_restarts
+rr_ok "no restarts"
+
+# 3. kill -9 of the shaper under load.
+rr_in "$RR_NS_A" timeout 40 iperf3 -c "$RR_HOST_B" -p $PORT -t 5 --connect-timeout 3000 >"$RR_T/kill.log" 2>&1 &
+load=$!
+RR_EXTRA_PIDS+=($load)
+rr_msleep 2000
+rr_status || rr_fail "status"
+spid=${RR_PIDS[shaper-b]}
+[ -n "$spid" ] && [ "$spid" -gt 0 ] || rr_fail "no pid for shaper-b"
+kill -KILL "$spid"
+restarted() { rr_status && [ "${RR_STATE[shaper-b]}" = up ] && [ "${RR_RESTARTS[shaper-b]}" -ge 1 ]; }
+rr_wait 10 restarted || rr_fail "shaper-b was not restarted within 10 s"
+wait "$load"
+rr_status
+rr_ok "shaper-b (pid $spid) killed under load, restarted (restarts ${RR_RESTARTS[shaper-b]}); iperf3: $(grep receiver "$RR_T/kill.log" | tail -n 1 | tr -s ' ')"
+out=$(rr_in "$RR_NS_A" ping -n -c 3 -i 0.2 -W 2 "$RR_HOST_B" 2>&1) || rr_fail "ping A -> B after the restart: $out"
+rr_ok "ping A -> B after the restart: ok"
+
+rr_stop
+rr_census_ok
+printf 'PASS shaper_basic: TCP goodput %s Mbit/s through 100mbit (expected %s), ping under load median %s ms p99 %s ms\n' \
+    "$GOODPUT100" "$expect" "$med" "$p99"
