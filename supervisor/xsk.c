@@ -48,6 +48,7 @@
 #include <net/if.h>
 #include <netinet/in.h>
 #include <sched.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -80,6 +81,25 @@ struct sup_xsk {
     int n;
     struct sup_xsk_port p[SUP_PORTS_MAX];
 };
+
+/* libbpf and libxdp talk on stderr; keep their warnings and errors, drop the
+ * chatter a normal start makes (the "xdp_metadata" section libxdp's own
+ * programs carry, and the note that without bpffs, as inside `ip netns exec`,
+ * libxdp attaches our one program directly rather than through its
+ * dispatcher, which is what we want anyway). */
+static int xsk_libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+    if (level == LIBBPF_DEBUG || level == LIBBPF_INFO || strstr(fmt, "skipping unrecognized data section"))
+        return 0;
+    return vfprintf(stderr, fmt, ap);
+}
+
+static int xsk_libxdp_print(enum libxdp_print_level level, const char *fmt, va_list ap)
+{
+    if (level == LIBXDP_DEBUG || level == LIBXDP_INFO || strstr(fmt, "bpffs") || strstr(fmt, "without dispatcher"))
+        return 0;
+    return vfprintf(stderr, fmt, ap);
+}
 
 static const char *mode_name(enum sup_xdp_mode m)
 {
@@ -334,6 +354,8 @@ out_fd:
 int sup_xsk_open(struct sup *s, int port, int *fd, struct ipc_err *err)
 {
     if (!s->xsk) {
+        libbpf_set_print(xsk_libbpf_print);
+        libxdp_set_print(xsk_libxdp_print);
         s->xsk = calloc(1, sizeof(*s->xsk));
         if (!s->xsk)
             return ipc_errf(err, -ENOMEM, "out of memory");
