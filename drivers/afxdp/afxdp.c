@@ -551,9 +551,13 @@ static void gauges(struct afxdp *x)
         x->backlog_max = d;
         ctr_set(x, C_BACKLOG_MAX, d);
     }
-    /* Lent and not yet back: fill stock + RX pending + TX in flight (published minus completed). */
-    uint64_t lent = ipc_ld_rlx(&x->ctr[C_TX_PKTS]) - ipc_ld_rlx(&x->ctr[C_TX_DONE]);
-    ctr_set(x, C_KERNEL_HELD, (x->fq.head - ipc_ld_rlx(x->fq.cons)) + (ipc_ld_rlx(x->rx.prod) - x->rx.head) + lent);
+    /* Lent and not yet taken back, from the socket's own indices (they
+     * count from the socket's creation, so this holds across restarts):
+     * the fill stock, RX slots not yet consumed, and TX descriptors
+     * published and not yet taken back from the completion ring (copy
+     * mode completes each one exactly once). */
+    ctr_set(x, C_KERNEL_HELD, (uint32_t)(x->fq.head - ipc_ld_rlx(x->fq.cons)) +
+                                  (uint32_t)(ipc_ld_rlx(x->rx.prod) - x->rx.head) + (uint32_t)(x->tx.head - x->cq.head));
 }
 
 static uint64_t now_ns(void)
