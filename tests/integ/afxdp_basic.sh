@@ -104,7 +104,7 @@ rr_stats || rr_fail "stats"
 rr_ok "steer = forward-only: R's kernel answers on $RHOST, the router forwards the rest"
 
 # 4. iperf3 through the router.
-rr_in "$NS_B" iperf3 -s -B "$HOST_B" -p $PORT >"$RR_T/srv-b.log" 2>&1 &
+ip netns exec "$NS_B" iperf3 -s -B "$HOST_B" -p $PORT >"$RR_T/srv-b.log" 2>&1 & # not rr_in: $! must be iperf3
 RR_EXTRA_PIDS+=($!)
 listening() { rr_in "$1" ss -Hltn "sport = :$PORT" | grep -q LISTEN; }
 rr_wait 5 listening "$NS_B" || rr_fail "iperf3 server in B did not listen: $(cat "$RR_T/srv-b.log")"
