@@ -256,6 +256,7 @@ int shp_init(struct shp *s, struct ipc_pool *pool, const struct shp_cfg *cfg, ui
         bucket_init(&k->rate, rate, cfg->burst, now);
         bucket_init(&k->ceil, ceil, cfg->burst, now);
         k->act_head = k->act_tail = SHP_NONE;
+        k->new_head = k->new_tail = SHP_NONE;
         k->c[SHP_C_RATE] = rate;
         k->c[SHP_C_CEIL] = ceil;
         k->win_start = now;
@@ -369,6 +370,27 @@ static ipc_buf flow_pop(struct shp *s, struct shp_flow *f)
     return b;
 }
 
+static void list_push(struct shp *s, uint32_t *head, uint32_t *tail, uint32_t fi)
+{
+    s->flow[fi].next = SHP_NONE;
+    if (*tail == SHP_NONE)
+        *head = fi;
+    else
+        s->flow[*tail].next = fi;
+    *tail = fi;
+}
+
+static uint32_t list_pop(struct shp *s, uint32_t *head, uint32_t *tail)
+{
+    uint32_t fi = *head;
+    *head = s->flow[fi].next;
+    if (*head == SHP_NONE)
+        *tail = SHP_NONE;
+    s->flow[fi].next = SHP_NONE;
+    return fi;
+}
+
+/* A flow that was idle joins the new list with a fresh quantum. */
 static void activate(struct shp *s, uint32_t fi)
 {
     struct shp_flow *f = &s->flow[fi];
@@ -377,12 +399,8 @@ static void activate(struct shp *s, uint32_t fi)
     struct shp_class *k = &s->cls[f->cls];
     f->active = true;
     f->deficit = s->quantum;
-    f->next = SHP_NONE;
-    if (k->act_tail == SHP_NONE)
-        k->act_head = fi;
-    else
-        s->flow[k->act_tail].next = fi;
-    k->act_tail = fi;
+    k->nactive++;
+    list_push(s, &k->new_head, &k->new_tail, fi);
 }
 
 /* Overflow: drop from the head of the fattest flow. */
@@ -458,11 +476,16 @@ static bool should_drop(struct shp *s, struct shp_flow *f, ipc_buf b, uint64_t n
     struct ipc_meta *m = ipc_pool_meta(s->pool, b);
     uint64_t sojourn = now > m->user[0] ? now - m->user[0] : 0;
     /* f->bytes no longer counts b: what is left behind it */
-    /* The target is at least 1.5 times the time the largest packet takes on
-     * the wire (as CAKE does): a 64 KB GSO packet alone is 5 ms at 100 Mbit/s. */
+    /* The target is at least 1.5 times a DRR round of the largest packets
+     * (CAKE raises it to 1.5 MTU times): a 64 KB GSO packet alone is 5 ms on
+     * the wire at 100 Mbit/s, and with N flows backlogged a packet waits N of
+     * them before its turn; no AQM can make that shorter. At most the interval. */
     uint64_t target = s->target_ns;
     if (s->port.rate) {
-        uint64_t tx = (uint64_t)s->maxpacket * 8u * 1500000000ull / s->port.rate;
+        uint32_t n = s->cls[f->cls].nactive ? s->cls[f->cls].nactive : 1;
+        uint64_t tx = (uint64_t)s->maxpacket * 8u * 1500000000ull / s->port.rate * n;
+        if (tx > s->interval_ns)
+            tx = s->interval_ns;
         if (tx > target)
             target = tx;
     }
@@ -546,34 +569,39 @@ static ipc_buf codel_dequeue(struct shp *s, struct shp_flow *f, uint64_t now)
 
 /* ---- scheduling ---- */
 
-/* A class's next packet by DRR over its active flows; SHP_NONE when it has none left. */
+/*
+ * A class's next packet: DRR over its active flows, the new list (flows that
+ * were idle) before the old one, as fq_codel does; SHP_NONE when it has none.
+ */
 static ipc_buf class_dequeue(struct shp *s, struct shp_class *k, uint64_t now)
 {
     for (;;) {
-        uint32_t fi = k->act_head;
-        if (fi == SHP_NONE)
+        bool from_new = k->new_head != SHP_NONE;
+        uint32_t *head = from_new ? &k->new_head : &k->act_head;
+        uint32_t *tail = from_new ? &k->new_tail : &k->act_tail;
+        if (*head == SHP_NONE)
             return SHP_NONE;
+        uint32_t fi = *head;
         struct shp_flow *f = &s->flow[fi];
-        if (f->deficit <= 0 || f->head == SHP_NONE) {
-            k->act_head = f->next;
-            if (k->act_head == SHP_NONE)
-                k->act_tail = SHP_NONE;
-            f->next = SHP_NONE;
-            if (f->head == SHP_NONE) {
-                f->active = false; /* empty: leaves the round */
-                continue;
-            }
-            f->deficit += s->quantum; /* to the back of the round with a new quantum */
-            if (k->act_tail == SHP_NONE)
-                k->act_head = fi;
-            else
-                s->flow[k->act_tail].next = fi;
-            k->act_tail = fi;
+        if (f->deficit <= 0) { /* its quantum is spent: to the back of the old list with a new one */
+            f->deficit += s->quantum;
+            list_pop(s, head, tail);
+            list_push(s, &k->act_head, &k->act_tail, fi);
             continue;
         }
         ipc_buf b = codel_dequeue(s, f, now);
-        if (b == SHP_NONE)
-            continue; /* emptied by CoDel: removed on the next pass */
+        if (b == SHP_NONE) {
+            list_pop(s, head, tail);
+            if (from_new && k->act_head != SHP_NONE) {
+                /* an emptied new flow goes to the old list once, so that a
+                 * stream of new flows cannot starve the old ones */
+                list_push(s, &k->act_head, &k->act_tail, fi);
+            } else {
+                f->active = false;
+                k->nactive--;
+            }
+            continue;
+        }
         f->deficit -= (int64_t)ipc_pool_meta(s->pool, b)->user[2];
         return b;
     }
@@ -681,7 +709,10 @@ void shp_purge(struct shp *s)
         uint8_t c = f->cls;
         flow_reset(f, c);
     }
-    for (uint32_t c = 0; c < s->nclasses; c++)
+    for (uint32_t c = 0; c < s->nclasses; c++) {
         s->cls[c].act_head = s->cls[c].act_tail = SHP_NONE;
+        s->cls[c].new_head = s->cls[c].new_tail = SHP_NONE;
+        s->cls[c].nactive = 0;
+    }
     drop_flush(s);
 }

@@ -14,7 +14,9 @@
  *  - classification by DSCP, protocol, ports and prefixes, first match wins,
  *    else the default class;
  *  - per class, SHP_FLOWS flow queues by 5-tuple hash served by deficit
- *    round robin, each managed by CoDel (RFC 8289; ECN-capable packets are
+ *    round robin, a flow that was idle first (new and old lists, as
+ *    fq_codel: a ping does not wait a round of 64 KB GSO packets), each
+ *    managed by CoDel (RFC 8289; ECN-capable packets are
  *    marked CE, with the IPv4 header checksum fixed, instead of dropped);
  *  - a backlog bounded in packets and bytes; overflow drops from the head
  *    of the fattest flow.
@@ -88,7 +90,9 @@ struct shp_class {
     struct shp_match match;
     uint32_t prio;
     struct shp_bucket rate, ceil;
-    uint32_t act_head, act_tail; /* active flows, DRR order */
+    uint32_t new_head, new_tail; /* flows that just became active: served first (sparse flows) */
+    uint32_t act_head, act_tail; /* the other active flows, DRR order */
+    uint32_t nactive;            /* flows on either list */
     uint32_t pkts;
     uint64_t bytes;
     uint64_t win_bytes, win_start; /* for SHP_C_BPS */

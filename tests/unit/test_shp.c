@@ -362,6 +362,48 @@ static void test_drr(void **state)
     }
 }
 
+/* A sparse flow (a ping) among 8 backlogged bulk flows leaves next, not after a DRR round. */
+static void test_sparse_first(void **state)
+{
+    struct t_shp *t = *state;
+    struct shp_cfg cfg;
+    shp_cfg_default(&cfg, 10 * MBIT, 3000);
+    t_init(t, &cfg);
+    struct t_pkt bulk[8], ping = t_flow(999, 98);
+    ping.proto = 1;
+    for (unsigned i = 0; i < 8; i++)
+        bulk[i] = t_flow(i * 11, 1514);
+    uint64_t now = 0;
+    ipc_buf out[64];
+    for (unsigned r = 0; r < 20; r++)
+        for (unsigned i = 0; i < 8; i++) {
+            ipc_buf b = t_frame(t, &bulk[i]);
+            shp_enqueue(&t->s, &b, 1, now);
+        }
+    /* Let the bulk flows run a while: every one of them is on the old list. */
+    for (; now < 50 * MS; now += 1 * MS) {
+        uint32_t n = shp_dequeue(&t->s, now, out, 64);
+        ipc_pool_free(&t->pool, out, n);
+    }
+    ipc_buf pb = t_frame(t, &ping);
+    shp_enqueue(&t->s, &pb, 1, now);
+    unsigned before = 0;
+    bool seen = false;
+    for (; now < 100 * MS && !seen; now += 1 * MS) {
+        uint32_t n = shp_dequeue(&t->s, now, out, 64);
+        for (uint32_t k = 0; k < n && !seen; k++) {
+            if (out[k] == pb)
+                seen = true;
+            else
+                before++;
+        }
+        ipc_pool_free(&t->pool, out, n);
+    }
+    assert_true(seen);
+    print_message("sparse flow: %u bulk packets left before it\n", before);
+    assert_true(before <= 1);
+}
+
 /* CoDel: a standing queue (offered 12.2 Mbit/s into 11.5) is dropped, or marked when ECN-capable. */
 static void test_codel_standing(void **state)
 {
@@ -659,6 +701,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_burst, t_setup, t_teardown),
         cmocka_unit_test_setup_teardown(test_borrow, t_setup, t_teardown),
         cmocka_unit_test_setup_teardown(test_drr, t_setup, t_teardown),
+        cmocka_unit_test_setup_teardown(test_sparse_first, t_setup, t_teardown),
         cmocka_unit_test_setup_teardown(test_codel_standing, t_setup, t_teardown),
         cmocka_unit_test_setup_teardown(test_codel_burst, t_setup, t_teardown),
         cmocka_unit_test_setup_teardown(test_overflow, t_setup, t_teardown),
