@@ -68,12 +68,15 @@ int ipc_stats_attach(int fd, struct ipc_svc_stats **st, struct ipc_err *err)
 
 /* A standby waits here, everything mapped, until the supervisor says go.
  * Returns 0 to go on, or -errno when it was dismissed instead. */
-static int standby_wait(struct ipc_err *err)
+static int standby_wait(int svc_notify_fd, struct ipc_err *err)
 {
     const char *env = getenv(IPC_SVC_STANDBY_ENV);
     if (!env || !env[0])
         return 0;
     int fd = atoi(env);
+    /* Tell the supervisor we are parked: promoting us now costs no exec. */
+    ssize_t w = write(svc_notify_fd, "s", 1);
+    (void)w;
     char go;
     ssize_t r;
     do
@@ -129,7 +132,7 @@ int ipc_svc_open(struct ipc_svc *svc, uint32_t kind, struct ipc_err *err)
             goto out_rings;
         }
     }
-    ret = standby_wait(err);
+    ret = standby_wait(cfg->notify_fd, err);
     if (ret < 0)
         goto out_rings;
     uint64_t t_open = mono_ns();

@@ -94,23 +94,27 @@ static void do_status(struct sup *s, FILE *f, bool json)
             fprintf(f, "%s{\"name\":", i ? "," : "");
             json_str(f, v->name);
             fprintf(f, ",\"state\":\"%s\",\"pid\":%d,\"restarts\":%u,\"uptime_ms\":%llu,\"ready_ms\":%.3f,"
-                       "\"last_exit\":",
+                       "\"standby_pid\":%d,\"standby_parked\":%s,\"last_exit\":",
                     sup_state_name(v->state), (int)v->pid, v->restarts, (unsigned long long)uptime_ms(v, now),
-                    (double)v->ready_ms_last / 1000.0);
+                    (double)v->ready_ms_last / 1000.0, (int)v->sb_pid, v->sb_parked ? "true" : "false");
             json_str(f, v->last_exit);
             fprintf(f, "}");
         }
         fprintf(f, "]}\n");
         return;
     }
-    fprintf(f, "%-16s %-9s %8s %8s %10s  %s\n", "SERVICE", "STATE", "PID", "RESTARTS", "UPTIME", "LAST EXIT");
+    fprintf(f, "%-16s %-9s %8s %8s %8s %10s  %s\n", "SERVICE", "STATE", "PID", "STANDBY", "RESTARTS", "UPTIME",
+            "LAST EXIT");
     for (int i = 0; i < s->nsvcs; i++) {
         const struct sup_svc *v = &s->svcs[i];
         char up[32] = "-";
         if (v->state == SUP_ST_UP)
             snprintf(up, sizeof(up), "%.1fs", (double)uptime_ms(v, now) / 1000.0);
-        fprintf(f, "%-16s %-9s %8d %8u %10s  %s\n", v->name, sup_state_name(v->state), (int)v->pid, v->restarts, up,
-                v->last_exit[0] ? v->last_exit : "-");
+        char sb[16] = "-";
+        if (v->sb_pid > 0)
+            snprintf(sb, sizeof(sb), "%d%s", (int)v->sb_pid, v->sb_parked ? "" : "*");
+        fprintf(f, "%-16s %-9s %8d %8s %8u %10s  %s\n", v->name, sup_state_name(v->state), (int)v->pid, sb,
+                v->restarts, up, v->last_exit[0] ? v->last_exit : "-");
     }
 }
 

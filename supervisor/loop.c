@@ -19,7 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { EV_SIGNAL = 1, EV_TIMER, EV_CTL, EV_PIDFD, EV_NOTIFY };
+enum { EV_SIGNAL = 1, EV_TIMER, EV_CTL, EV_PIDFD, EV_NOTIFY, EV_SB_NOTIFY };
 
 #define EV_KEY(type, idx) (((uint64_t)(type) << 32) | (uint32_t)(idx))
 
@@ -53,14 +53,22 @@ int sup_watch(struct sup *s, struct sup_svc *v)
     /* A promoted standby's pidfd is in the set already. */
     if (ep_add(s, v->pidfd, EV_KEY(EV_PIDFD, idx)) < 0 && errno != EEXIST)
         return -errno;
-    if (v->notify_fd >= 0 && ep_add(s, v->notify_fd, EV_KEY(EV_NOTIFY, idx)) < 0)
-        return -errno;
+    if (v->notify_fd >= 0 && ep_add(s, v->notify_fd, EV_KEY(EV_NOTIFY, idx)) < 0) {
+        /* A standby promoted before it said it was parked: re-key its pipe. */
+        struct epoll_event ev = {.events = EPOLLIN, .data.u64 = EV_KEY(EV_NOTIFY, idx)};
+        if (errno != EEXIST || epoll_ctl(s->ep_fd, EPOLL_CTL_MOD, v->notify_fd, &ev) < 0)
+            return -errno;
+    }
     return 0;
 }
 
 int sup_watch_standby(struct sup *s, struct sup_svc *v)
 {
-    return ep_add(s, v->sb_pidfd, EV_KEY(EV_PIDFD, (int)(v - s->svcs))) < 0 ? -errno : 0;
+    int idx = (int)(v - s->svcs);
+    v->sb_parked = false;
+    if (ep_add(s, v->sb_pidfd, EV_KEY(EV_PIDFD, idx)) < 0)
+        return -errno;
+    return ep_add(s, v->sb_notify_fd, EV_KEY(EV_SB_NOTIFY, idx)) < 0 ? -errno : 0;
 }
 
 static void close_notify(struct sup *s, struct sup_svc *v)
@@ -115,10 +123,23 @@ static void on_notify(struct sup *s, struct sup_svc *v)
 {
     char buf[16];
     ssize_t n = read(v->notify_fd, buf, sizeof(buf));
-    bool ready = n > 0 && memchr(buf, '\n', (size_t)n);
+    if (n > 0 && !memchr(buf, '\n', (size_t)n))
+        return; /* a promoted standby's "parked" byte: readiness follows */
+    bool ready = n > 0;
     close_notify(s, v);
     if (ready)
         sup_event(s, v, SUP_EV_READY, 0);
+}
+
+/* A standby says it is parked. Its pipe leaves the set until promotion
+ * (off the restart path, so the slow EPOLL_CTL_DEL costs nothing there). */
+static void on_sb_notify(struct sup *s, struct sup_svc *v)
+{
+    char buf[16];
+    ssize_t n = read(v->sb_notify_fd, buf, sizeof(buf));
+    epoll_ctl(s->ep_fd, EPOLL_CTL_DEL, v->sb_notify_fd, NULL);
+    if (n > 0 && memchr(buf, 's', (size_t)n))
+        v->sb_parked = true;
 }
 
 static void begin_shutdown(struct sup *s, const char *why)
@@ -252,6 +273,10 @@ int sup_run(struct sup *s)
             case EV_NOTIFY:
                 if (s->svcs[idx].notify_fd >= 0)
                     on_notify(s, &s->svcs[idx]);
+                break;
+            case EV_SB_NOTIFY:
+                if (s->svcs[idx].sb_notify_fd >= 0)
+                    on_sb_notify(s, &s->svcs[idx]);
                 break;
             }
         }

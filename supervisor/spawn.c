@@ -253,6 +253,7 @@ bool sup_standby_activate(struct sup *s, struct sup_svc *v)
     v->sb_pid = 0;
     v->sb_pidfd = -1;
     v->sb_notify_fd = -1;
+    v->sb_parked = false;
     return true;
 }
 
@@ -274,4 +275,5 @@ void sup_standby_dismiss(struct sup *s, struct sup_svc *v)
         close(v->sb_go_fd);
     v->sb_pid = 0;
     v->sb_pidfd = v->sb_notify_fd = v->sb_go_fd = -1;
+    v->sb_parked = false;
 }

@@ -86,6 +86,7 @@ struct sup_svc {
     int sb_notify_fd;
     int sb_go_fd;
     uint64_t sb_retry_ns;
+    bool sb_parked; /* it said it waits: promotion costs no exec */
     uint64_t ready_ms_last; /* kill to ready, for bench/restart */
 };
 

@@ -6,8 +6,10 @@
 #   build/bin/asan/test_*    the same under AddressSanitizer + UBSan
 #   build/bin/tsan/test_*    thread tests under ThreadSanitizer
 #   tests/integ/*.sh         namespace tests (root); exit 77 = skipped
-# A test may set its own timeout in seconds with a line "# timeout: N" (scripts)
-# or by its name in tests/timeouts.
+# tests/timeouts sets a test's timeout in seconds by its name ("NAME SECS"),
+# and a third word "retry" marks a test that asserts timing bounds on this
+# noisy 2-vCPU machine: when it fails it runs once more, and the summary says
+# so ("PASS ... on its second run"), so a slow moment is visible, not hidden.
 set -u
 cd "$(dirname "$0")/.."
 suite=${1:-all}
@@ -24,6 +26,10 @@ timeout_for() {
     echo "${t:-$default_timeout}"
 }
 
+retries_for() {
+    awk -v n="$1" '$1 == n && $3 == "retry" { found = 1 } END { print found ? 1 : 0 }' tests/timeouts 2>/dev/null
+}
+
 run_one() { # run_one LABEL CMD...
     local label=$1
     shift
@@ -34,13 +40,22 @@ run_one() { # run_one LABEL CMD...
     start=$(date +%s.%N)
     timeout --kill-after=10 "$t" "$@" >"$log" 2>&1
     rc=$?
+    local note=""
+    if [ "$rc" -ne 0 ] && [ "$rc" -ne 77 ] && [ "$(retries_for "$base")" = 1 ]; then
+        mv "$log" "$log.first"
+        printf 'RETRY %-43s exit %d on its first run; its log: %s.first\n' "$label" "$rc" "$log"
+        sed 's/^/    | /' "$log.first" | grep -E 'BAD|FAIL' | head -n 10
+        timeout --kill-after=10 "$t" "$@" >"$log" 2>&1
+        rc=$?
+        note=" on its second run"
+    fi
     end=$(date +%s.%N)
     local secs
     secs=$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.1f", b - a }')
     case $rc in
     0)
         pass=$((pass + 1))
-        printf 'PASS %-44s %6ss\n' "$label" "$secs"
+        printf 'PASS %-44s %6ss%s\n' "$label" "$secs" "$note"
         ;;
     77)
         skip=$((skip + 1))

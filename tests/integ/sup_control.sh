@@ -57,8 +57,9 @@ run "$RR" restart -S "$SUP_SOCK"
 run "$RR" status -S "$SUP_SOCK"
 [ "$rc" = 0 ] || bad "status: exit $rc"
 read -ra h <<<"$(head -n 1 <<<"$out")"
-[ "${h[*]}" = "SERVICE STATE PID RESTARTS UPTIME LAST EXIT" ] || bad "status header: ${h[*]}"
-[ "$(grep -cE '^(router|driver-a|driver-b) +up +[0-9]+ +[0-9]+ +[0-9.]+s ' <<<"$out")" = 3 ] || bad "status rows: $out"
+[ "${h[*]}" = "SERVICE STATE PID STANDBY RESTARTS UPTIME LAST EXIT" ] || bad "status header: ${h[*]}"
+[ "$(grep -cE '^(router|driver-a|driver-b) +up +[0-9]+ +([0-9]+\*?|-) +[0-9]+ +[0-9.]+s ' <<<"$out")" = 3 ] ||
+    bad "status rows: $out"
 run "$RR" stats -S "$SUP_SOCK"
 [ "$rc" = 0 ] || bad "stats: exit $rc"
 for re in '^router \(up\): loops [0-9]+, sleeps [0-9]+, wake-ups sent [0-9]+$' '^  fwd_pkts +[0-9]+$' \

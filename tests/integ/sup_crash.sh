@@ -42,10 +42,20 @@ new_instance_up() { # uses $victim, $old
     sup_status && [ "${SUP_STATE[$victim]:-}" = up ] && [ "${SUP_PIDS[$victim]}" != "$old" ]
 }
 
+# A restart promotes the victim's warm standby (docs/supervisor.md). Its
+# replacement needs a few ms to exec and park; a kill before that measures
+# an exec, not a promotion, so each kill first waits (bounded) for a parked
+# standby. The wait is reported; the 50 ms bound applies to every kill.
+standby_parked() { # uses $victim
+    sup_status && [[ "${SUP_STANDBY[$victim]:-}" =~ ^[0-9]+$ ]]
+}
+
 declare -A before_pid before_restarts
 for ((k = 1; k <= KILLS; k++)); do
     sup_msleep $((50 + RANDOM % 201)) # the random moment: 50..250 ms
     victim=${SUP_SERVICES[RANDOM % 3]}
+    sup_wait 2 standby_parked || echo "  kill $k: $victim has no parked standby after 2 s; killing anyway"
+    sup_msleep $((RANDOM % 20))
     sup_status || sup_fail "kill $k: the supervisor does not answer: $(cat "$SUP_T/status.err")"
     for s in "${SUP_SERVICES[@]}"; do
         [ "${SUP_STATE[$s]}" = up ] || sup_fail "kill $k: $s is ${SUP_STATE[$s]} before the kill"

@@ -39,7 +39,7 @@ SUP_LOG=
 SUP_NAME=
 SUP_NETNS=()
 SUP_EXTRA_PIDS=()
-declare -A SUP_STATE SUP_PIDS SUP_RESTARTS
+declare -A SUP_STATE SUP_PIDS SUP_RESTARTS SUP_STANDBY
 SUP_SERVICES=(router driver-a driver-b)
 if [ -x /usr/bin/python3 ]; then SUP_PY=/usr/bin/python3; else SUP_PY=python3; fi
 
@@ -195,11 +195,12 @@ sup_manifest() { # sup_manifest FILE [SVC.KEY=VALUE ...]
 sup_status() {
     local out name state pid restarts
     out=$("$RR" status -S "$SUP_SOCK" 2>"$SUP_T/status.err") || return 1
-    SUP_STATE=() SUP_PIDS=() SUP_RESTARTS=()
-    while read -r name state pid restarts _; do
+    SUP_STATE=() SUP_PIDS=() SUP_RESTARTS=() SUP_STANDBY=()
+    while read -r name state pid standby restarts _; do
         [ "$name" = SERVICE ] && continue
         SUP_STATE[$name]=$state
         SUP_PIDS[$name]=$pid
+        SUP_STANDBY[$name]=$standby # pid, pid* while it starts, or -
         SUP_RESTARTS[$name]=$restarts
     done <<<"$out"
     return 0
