@@ -11,7 +11,8 @@
 # answering on it while everything else goes through the router.
 # Checks: ping to the router and through it; the bifurcation; iperf3 TCP and
 # UDP through the router; kill -9 of each AF_XDP driver under TCP traffic
-# (the flow carries on, the restarted drivers keep the socket); a clean
+# (the flow carries on, the restarted drivers keep the socket) and under a
+# 64-byte UDP flood (forwarding resumes); a clean
 # census at shutdown (the buffers the kernel held come back); no XDP program
 # left on the veths; xdp_mode = zerocopy on veth refused with a clear message.
 # Skips (77) when not root, a tool is missing, or the kernel has no AF_XDP.
@@ -167,11 +168,34 @@ rr_wait 5 rr_all_up || rr_fail "not every service came back up"
 out=$(rr_in "$NS_A" ping -n -c 3 -i 0.2 -W 2 "$HOST_B" 2>&1) || rr_fail "ping A -> B after the kills: $out"
 rr_ok "kill -9 driver-a and driver-b under TCP: $rx Mbit/s over ${KSECS} s, slowest second $minint Mbit/s, ping ok"
 
+# 6. kill -9 under a small-packet UDP flood (iperf3 -l 22: 64-byte frames):
+# forwarding resumes after each restart.
 rr_stats || rr_fail "stats"
+fwd0=$(rr_ctr router.forwarded)
+rr_status || rr_fail "status"
+(
+    rr_msleep 1000
+    kill -KILL "${RR_PIDS[driver-b]}"
+    rr_msleep 1000
+    kill -KILL "${RR_PIDS[driver-a]}"
+) &
+killer=$!
+iperf_run flood 4 -u -b 0 -l 22
+wait "$killer"
+read -r rx _ _ lost <<<"$(head -n 1 <<<"$IPERF_R")"
+minint=$(tail -n 1 <<<"$IPERF_R")
+rr_wait 5 rr_all_up || rr_fail "not every service came back up after the flood"
+rr_stats || rr_fail "stats"
+fwd1=$(rr_ctr router.forwarded)
+[ $((fwd1 - fwd0)) -gt 10000 ] || rr_fail "64-byte flood: the router forwarded only $((fwd1 - fwd0)) packets"
+awk -v r="$minint" 'BEGIN { exit !(r > 0) }' || rr_fail "64-byte flood: a one-second interval carried nothing"
+out=$(rr_in "$NS_A" ping -n -c 3 -i 0.2 -W 2 "$HOST_B" 2>&1) || rr_fail "ping A -> B after the flood: $out"
+rr_ok "kill -9 driver-b and driver-a under a 64-byte flood: $((fwd1 - fwd0)) packets forwarded, slowest second $minint Mbit/s, ping ok (limbo_recovered a $(rr_ctr driver-a.limbo_recovered) b $(rr_ctr driver-b.limbo_recovered), stale_desc a $(rr_ctr driver-a.stale_desc) b $(rr_ctr driver-b.stale_desc))"
+
 rr_zero "${RR_MALFORMED[@]}"
 rr_ok "no malformed-input drops or bad handles"
 
-# 6. Shutdown: census clean (the kernel's buffers come back), no XDP left.
+# 7. Shutdown: census clean (the kernel's buffers come back), no XDP left.
 rr_stop
 rr_census_ok
 no_xdp || rr_fail "an XDP program is still attached after shutdown"

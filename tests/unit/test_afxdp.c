@@ -1,0 +1,275 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tests/unit/test_afxdp.c: the AF_XDP driver's ownership protocol with the
+ * kernel (drivers/afxdp/afxdp.c), on rings in plain memory standing in for
+ * the XSK's: lending to the fill ring (slots, give, poisoned window,
+ * publish), a successor taking back what a killed predecessor lent but never
+ * published, completion slots a predecessor took but never released
+ * (refused as stale, released, not freed twice), and the census throughout.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#define UNIT_TESTING 1
+#include "../../drivers/afxdp/afxdp.c"
+
+#define T_NBUFS 4096u
+#define T_SELF 5u
+#define T_PORT 1u
+
+/* A ring's shared part as the kernel lays it out, in plain memory. */
+struct t_ring {
+    _Atomic uint32_t prod, cons, flags;
+    uint64_t slots[AFXDP_FILL_SIZE * 2]; /* room for xdp_desc slots too */
+};
+
+struct t_fix {
+    int pool_fd;
+    struct ipc_pool pool;
+    struct t_ring rings[4]; /* rx, tx, fill, completion */
+    _Atomic uint64_t ctr[2][C_N];
+    struct ipc_ring_shared bad;
+    struct ipc_svc_config cfg;
+    struct ipc_svc svc;
+};
+
+static void t_bind(struct t_ring *r, struct xq *q, uint32_t size, bool producer)
+{
+    q->prod = &r->prod;
+    q->cons = &r->cons;
+    q->flags = &r->flags;
+    q->slots = r->slots;
+    q->size = size;
+    q->mask = size - 1;
+    q->head = producer ? ipc_ld_acq(q->prod) : ipc_ld_acq(q->cons);
+}
+
+/* A driver instance on the fixture's rings, as afxdp_init binds one, then
+ * its recovery (afxdp_recover: before anything is lent). */
+static void t_instance(struct t_fix *f, struct afxdp *x, int gen)
+{
+    memset(x, 0, sizeof(*x));
+    snprintf(f->cfg.name, sizeof(f->cfg.name), "t-driver");
+    f->svc.cfg = &f->cfg;
+    x->svc = &f->svc;
+    x->pool = &f->pool;
+    x->ctr = f->ctr[gen];
+    x->fd = -1;
+    x->port = T_PORT;
+    x->kown = (uint16_t)(IPC_OWNER_KERNEL | T_PORT);
+    x->fs = f->pool.frame_size;
+    x->fill_target = 256;
+    x->bad = &f->bad;
+    t_bind(&f->rings[0], &x->rx, AFXDP_RX_SIZE, false);
+    t_bind(&f->rings[1], &x->tx, AFXDP_TX_SIZE, true);
+    t_bind(&f->rings[2], &x->fq, AFXDP_FILL_SIZE, true);
+    t_bind(&f->rings[3], &x->cq, AFXDP_COMP_SIZE, false);
+    memset(f->ctr[gen], 0, sizeof(f->ctr[gen]));
+    comp_step(x);
+    recover_limbo(x);
+}
+
+static int t_setup(void **state)
+{
+    struct t_fix *f = calloc(1, sizeof(*f));
+    struct ipc_err err;
+    assert_non_null(f);
+    assert_int_equal(ipc_pool_create("t-afxdp", T_NBUFS, IPC_FRAME_DEFAULT, &f->pool_fd, &err), 0);
+    assert_int_equal(ipc_pool_attach(&f->pool, f->pool_fd, T_SELF, &err), 0);
+    *state = f;
+    return 0;
+}
+
+static int t_teardown(void **state)
+{
+    struct t_fix *f = *state;
+    ipc_pool_detach(&f->pool);
+    close(f->pool_fd);
+    free(f);
+    return 0;
+}
+
+static struct ipc_census t_census(struct t_fix *f)
+{
+    struct ipc_census c;
+    ipc_pool_flush(&f->pool);
+    assert_int_equal(ipc_pool_census(&f->pool, NULL, 0, &c), 0);
+    return c;
+}
+
+/* The kernel's side of copy-mode TX: consume @n TX descriptors and complete them. */
+static void t_kernel_tx(struct t_fix *f, uint32_t n)
+{
+    struct t_ring *tx = &f->rings[1], *cq = &f->rings[3];
+    const struct xdp_desc *d = (const struct xdp_desc *)tx->slots;
+    uint32_t c = ipc_ld_acq(&tx->cons), p = ipc_ld_acq(&cq->prod);
+    for (uint32_t i = 0; i < n; i++)
+        cq->slots[(p + i) & (AFXDP_COMP_SIZE - 1)] = d[(c + i) & (AFXDP_TX_SIZE - 1)].addr;
+    ipc_st_rel(&tx->cons, c + n);
+    ipc_st_rel(&cq->prod, p + n);
+}
+
+static void test_afxdp_fill_lends_in_order(void **state)
+{
+    struct t_fix *f = *state;
+    struct afxdp x;
+    t_instance(f, &x, 0);
+    fill_step(&x);
+    uint32_t prod = ipc_ld_acq(&f->rings[2].prod);
+    assert_int_equal(prod, 256);
+    for (uint32_t i = 0; i < prod; i++) {
+        uint64_t a = f->rings[2].slots[i];
+        assert_int_equal(a % x.fs, 0);
+        assert_int_equal(ipc_pool_owner(&f->pool, (ipc_buf)(a / x.fs)), x.kown);
+    }
+    for (uint32_t i = 0; i < AFXDP_WINDOW; i++)
+        assert_true(f->rings[2].slots[prod + i] == AFXDP_POISON);
+    struct ipc_census c = t_census(f);
+    assert_int_equal(c.kernel, 256);
+    assert_int_equal(c.free, T_NBUFS - 256);
+    assert_int_equal(ipc_ld_rlx(&x.ctr[C_FILL_STOCK]), 256);
+}
+
+/* Killed between the give and the publish: the successor takes the lent,
+ * unpublished buffers back; what was published stays lent. */
+static void test_afxdp_limbo_taken_back(void **state)
+{
+    struct t_fix *f = *state;
+    struct afxdp x, y;
+    t_instance(f, &x, 0);
+    fill_step(&x);
+    /* The kernel uses 100 fill slots, so the next batch has room. */
+    ipc_st_rel(&f->rings[2].cons, 100);
+    /* A batch cut short: 40 slots written, given, not published. */
+    ipc_buf bufs[40];
+    assert_int_equal(ipc_pool_alloc(&f->pool, bufs, 40), 40);
+    for (uint32_t i = 0; i < 40; i++)
+        *fq_slot(&x, x.fq.head + i) = (uint64_t)bufs[i] * x.fs;
+    ipc_pool_give(&f->pool, bufs, 40, x.kown);
+    /* ... and a TX batch of 5 likewise, with the router's offset and length. */
+    ipc_buf tb[5];
+    assert_int_equal(ipc_pool_alloc(&f->pool, tb, 5), 5);
+    for (uint32_t i = 0; i < 5; i++) {
+        ipc_pool_meta(&f->pool, tb[i])->len = 60;
+        struct xdp_desc *d = tx_slot(&x, x.tx.head + i);
+        d->addr = (uint64_t)tb[i] * x.fs + IPC_HEADROOM;
+        d->len = 60;
+    }
+    ipc_pool_give(&f->pool, tb, 5, x.kown);
+    struct ipc_census c = t_census(f);
+    assert_int_equal(c.kernel, 256 + 45); /* 100 of the 256 are "in the kernel's RX path" */
+
+    t_instance(f, &y, 1);
+    assert_int_equal(ipc_ld_rlx(&y.ctr[C_LIMBO_RECOVERED]), 45);
+    c = t_census(f);
+    assert_int_equal(c.kernel, 256);
+    assert_int_equal(c.free, T_NBUFS - 256);
+    for (uint32_t i = 0; i < AFXDP_WINDOW; i++) {
+        assert_true(*fq_slot(&y, y.fq.head + i) == AFXDP_POISON);
+        assert_true(tx_slot(&y, y.tx.head + i)->addr == AFXDP_POISON);
+    }
+    /* A second successor finds nothing more. */
+    t_instance(f, &x, 0);
+    assert_int_equal(ipc_ld_rlx(&x.ctr[C_LIMBO_RECOVERED]), 0);
+}
+
+/* Published slots are never taken as limbo: stale entries from an earlier lap
+ * of the ring were poisoned before the window reached them. */
+static void test_afxdp_window_never_names_published(void **state)
+{
+    struct t_fix *f = *state;
+    struct afxdp x, y;
+    t_instance(f, &x, 0);
+    /* Many laps: the kernel consumes everything each time, the buffers stay lent. */
+    for (int lap = 0; lap < 40; lap++) {
+        fill_step(&x);
+        ipc_st_rel(&f->rings[2].cons, x.fq.head);
+    }
+    fill_step(&x);
+    struct ipc_census c = t_census(f);
+    uint32_t lent = c.kernel;
+    t_instance(f, &y, 1);
+    assert_int_equal(ipc_ld_rlx(&y.ctr[C_LIMBO_RECOVERED]), 0);
+    assert_int_equal(t_census(f).kernel, lent);
+}
+
+/* TX lent, completed by the kernel; a predecessor took the completions and
+ * died before releasing the slots: the successor refuses them as stale and
+ * frees nothing twice. */
+static void test_afxdp_stale_completions(void **state)
+{
+    struct t_fix *f = *state;
+    struct afxdp x, y;
+    t_instance(f, &x, 0);
+    ipc_buf b[32];
+    assert_int_equal(ipc_pool_alloc(&f->pool, b, 32), 32);
+    for (uint32_t i = 0; i < 32; i++) {
+        ipc_pool_meta(&f->pool, b[i])->len = 100;
+        x.backlog[x.bl_tail++ & (AFXDP_BACKLOG - 1)] = b[i];
+    }
+    tx_push(&x);
+    assert_int_equal(ipc_ld_rlx(&x.ctr[C_TX_PKTS]), 32);
+    assert_int_equal(t_census(f).kernel, 32);
+    t_kernel_tx(f, 32);
+
+    /* The predecessor takes 20 completions back and dies before the release;
+     * the supervisor's reclaim frees what it held. */
+    uint64_t addr[20];
+    uint32_t idx[20];
+    ipc_buf got[20];
+    for (uint32_t i = 0; i < 20; i++)
+        addr[i] = f->rings[3].slots[i];
+    assert_int_equal(take_from_kernel(&x, addr, 20, got, idx), 20);
+    ipc_pool_free(&f->pool, got, 20);
+
+    t_instance(f, &y, 1); /* its recovery drains the completion ring */
+    assert_int_equal(ipc_ld_rlx(&y.ctr[C_STALE_DESC]), 20);
+    assert_int_equal(ipc_ld_rlx(&y.ctr[C_TX_DONE]), 12);
+    assert_int_equal(ipc_ld_acq(&f->rings[3].cons), 32);
+    struct ipc_census c = t_census(f);
+    assert_int_equal(c.kernel, 0);
+    assert_int_equal(c.free, T_NBUFS);
+    assert_int_equal(ipc_ld_rlx(&f->pool.hdr->free_bad), 0);
+}
+
+/* The TX ring never publishes past size - window: the rest waits in the backlog. */
+static void test_afxdp_tx_backlog_when_full(void **state)
+{
+    struct t_fix *f = *state;
+    struct afxdp x;
+    t_instance(f, &x, 0);
+    uint32_t cap = AFXDP_TX_SIZE - AFXDP_WINDOW, total = cap + 100;
+    ipc_buf b[64];
+    for (uint32_t done = 0; done < total; done += 64) {
+        uint32_t n = total - done < 64 ? total - done : 64;
+        assert_int_equal(ipc_pool_alloc(&f->pool, b, n), n);
+        for (uint32_t i = 0; i < n; i++) {
+            ipc_pool_meta(&f->pool, b[i])->len = 60;
+            x.backlog[x.bl_tail++ & (AFXDP_BACKLOG - 1)] = b[i];
+        }
+        tx_push(&x);
+    }
+    assert_int_equal(x.tx.head, cap);
+    assert_int_equal(backlog_depth(&x), 100);
+    assert_true(ipc_ld_rlx(&x.ctr[C_TX_RING_FULL]) > 0);
+    t_kernel_tx(f, cap);
+    comp_step(&x);
+    tx_push(&x);
+    assert_int_equal(backlog_depth(&x), 0);
+    assert_int_equal(x.tx.head, total);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_afxdp_fill_lends_in_order, t_setup, t_teardown),
+        cmocka_unit_test_setup_teardown(test_afxdp_limbo_taken_back, t_setup, t_teardown),
+        cmocka_unit_test_setup_teardown(test_afxdp_window_never_names_published, t_setup, t_teardown),
+        cmocka_unit_test_setup_teardown(test_afxdp_stale_completions, t_setup, t_teardown),
+        cmocka_unit_test_setup_teardown(test_afxdp_tx_backlog_when_full, t_setup, t_teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
