@@ -9,8 +9,9 @@
 #     target plus a margin);
 #   - `ringrouter shaper show` reports the class; `shaper set b rate 50mbit`
 #     takes effect without a restart (goodput near 50 Mbit/s minus overhead);
-#   - kill -9 of the shaper under load: it is restarted, traffic resumes, and
-#     at shutdown every buffer is back in the pool.
+#   - kill -9 of the shaper under load: it is restarted, resumes the rate set
+#     before (90mbit), traffic resumes, and at shutdown every buffer is back
+#     in the pool.
 # RR_SHAPER_SECS (default 6) sets the iperf3 run length.
 set -u
 . "$(dirname "$0")/../lib/router.sh"
@@ -93,7 +94,7 @@ awk -v g="$GOODPUT" -v e="$expect50" 'BEGIN { exit !(g >= e * 0.95 && g <= e * 1
     rr_fail "after shaper set 50mbit: goodput $GOODPUT Mbit/s, expected $expect50 +- 5 %"
 rr_ok "after shaper set b rate 50mbit: goodput $GOODPUT Mbit/s (expected $expect50)"
 "$RR" shaper set b nope rate 1mbit -S "$RR_SOCK" >/dev/null 2>&1 && rr_fail "shaper set to a class that does not exist succeeded"
-out=$("$RR" shaper set b rate 100mbit -S "$RR_SOCK" 2>&1) || rr_fail "shaper set b rate 100mbit: $out"
+out=$("$RR" shaper set b rate 90mbit -S "$RR_SOCK" 2>&1) || rr_fail "shaper set b rate 90mbit: $out"
 rr_no_restarts
 rr_ok "no restarts"
 
@@ -113,6 +114,10 @@ rr_status
 rr_ok "shaper-b (pid $spid) killed under load, restarted (restarts ${RR_RESTARTS[shaper-b]}); iperf3: $(grep receiver "$RR_T/kill.log" | tail -n 1 | tr -s ' ')"
 out=$(rr_in "$RR_NS_A" ping -n -c 3 -i 0.2 -W 2 "$RR_HOST_B" 2>&1) || rr_fail "ping A -> B after the restart: $out"
 rr_ok "ping A -> B after the restart: ok"
+out=$("$RR" shaper show --json -S "$RR_SOCK" 2>&1) || rr_fail "shaper show --json: $out"
+"$RR_PY" -c 'import json,sys; d=json.loads(sys.argv[1]); assert d[0]["rate"] == 90000000, d' "$out" ||
+    rr_fail "after the restart the shaper does not run at the rate set before it (90mbit): $out"
+rr_ok "the restarted shaper resumed the rate set before the kill (90mbit)"
 
 rr_stop
 rr_census_ok
