@@ -31,8 +31,8 @@ struct t_fix {
     struct ipc_pool pool;
     struct t_ring rings[4]; /* rx, tx, fill, completion */
     _Atomic uint64_t ctr[2][C_N];
-    struct ipc_ring_shared bad;
-    struct ipc_svc_config cfg;
+    struct ipc_ring_shared *bad;  /* by pointer: both end in a flexible array */
+    struct ipc_svc_config *cfg;
     struct ipc_svc svc;
 };
 
@@ -52,8 +52,8 @@ static void t_bind(struct t_ring *r, struct xq *q, uint32_t size, bool producer)
 static void t_instance(struct t_fix *f, struct afxdp *x, int gen)
 {
     memset(x, 0, sizeof(*x));
-    snprintf(f->cfg.name, sizeof(f->cfg.name), "t-driver");
-    f->svc.cfg = &f->cfg;
+    snprintf(f->cfg->name, sizeof(f->cfg->name), "t-driver");
+    f->svc.cfg = f->cfg;
     x->svc = &f->svc;
     x->pool = &f->pool;
     x->ctr = f->ctr[gen];
@@ -62,7 +62,7 @@ static void t_instance(struct t_fix *f, struct afxdp *x, int gen)
     x->kown = (uint16_t)(IPC_OWNER_KERNEL | T_PORT);
     x->fs = f->pool.frame_size;
     x->fill_target = 256;
-    x->bad = &f->bad;
+    x->bad = f->bad;
     t_bind(&f->rings[0], &x->rx, AFXDP_RX_SIZE, false);
     t_bind(&f->rings[1], &x->tx, AFXDP_TX_SIZE, true);
     t_bind(&f->rings[2], &x->fq, AFXDP_FILL_SIZE, true);
@@ -77,6 +77,10 @@ static int t_setup(void **state)
     struct t_fix *f = calloc(1, sizeof(*f));
     struct ipc_err err;
     assert_non_null(f);
+    f->bad = calloc(1, sizeof(*f->bad));
+    f->cfg = calloc(1, sizeof(*f->cfg));
+    assert_non_null(f->bad);
+    assert_non_null(f->cfg);
     assert_int_equal(ipc_pool_create("t-afxdp", T_NBUFS, IPC_FRAME_DEFAULT, &f->pool_fd, &err), 0);
     assert_int_equal(ipc_pool_attach(&f->pool, f->pool_fd, T_SELF, &err), 0);
     *state = f;
@@ -88,6 +92,8 @@ static int t_teardown(void **state)
     struct t_fix *f = *state;
     ipc_pool_detach(&f->pool);
     close(f->pool_fd);
+    free(f->bad);
+    free(f->cfg);
     free(f);
     return 0;
 }
