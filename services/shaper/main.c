@@ -235,7 +235,20 @@ int main(void)
     }
     ipc_svc_ready(&p.svc);
     sh_run(&p);
-    /* What is still queued goes back to the pool: a stopping shaper holds nothing. */
+    /* Stopping (shutdown, or `ringrouter restart` for an upgrade): hand the
+     * queue to the driver, as much as its ring takes now, rather than drop
+     * it; what does not fit goes back to the pool. A stopping shaper holds nothing. */
+    for (;;) {
+        if (!p.npend)
+            p.npend = shp_drain(&p.s, p.pend, SH_BURST);
+        if (!p.npend)
+            break;
+        uint32_t before = p.npend;
+        send_out(&p);
+        if (p.npend == before)
+            break; /* the ring is full */
+    }
+    ipc_svc_flush(&p.svc);
     shp_purge(&p.s);
     if (p.npend)
         ipc_pool_free(&p.svc.pool, p.pend, p.npend);

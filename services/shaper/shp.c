@@ -716,3 +716,26 @@ void shp_purge(struct shp *s)
     }
     drop_flush(s);
 }
+
+uint32_t shp_drain(struct shp *s, ipc_buf *out, uint32_t max)
+{
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < SHP_NFLOWS && n < max; i++) {
+        struct shp_flow *f = &s->flow[i];
+        ipc_buf b;
+        while (n < max && (b = flow_pop(s, f)) != SHP_NONE)
+            out[n++] = b;
+    }
+    if (s->pkts == 0) /* every list now holds only empty flows: forget them */
+        for (uint32_t c = 0; c < s->nclasses; c++) {
+            struct shp_class *k = &s->cls[c];
+            k->act_head = k->act_tail = k->new_head = k->new_tail = SHP_NONE;
+            k->nactive = 0;
+            for (uint32_t j = 0; j < SHP_FLOWS; j++) {
+                struct shp_flow *f = &s->flow[c * SHP_FLOWS + j];
+                f->active = false;
+                f->next = SHP_NONE;
+            }
+        }
+    return n;
+}

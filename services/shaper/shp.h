@@ -158,6 +158,12 @@ uint64_t shp_next_ns(struct shp *s, uint64_t now);
 void shp_purge(struct shp *s);
 
 /**
+ * Take up to @max queued packets out regardless of the buckets (a stopping
+ * shaper hands its queue to the driver rather than dropping it). Returns how many.
+ */
+uint32_t shp_drain(struct shp *s, ipc_buf *out, uint32_t max);
+
+/**
  * Change a rate at run time: @cls < 0 the port (rate; burst unchanged; class
  * rates and ceils equal to the old port rate follow it, those above it come
  * down to it), else
