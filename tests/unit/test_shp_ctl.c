@@ -127,11 +127,32 @@ static void test_no_classes(void **state)
     t_free(s);
 }
 
+static void test_too_many_classes(void **state)
+{
+    (void)state;
+    char text[8192];
+    int off = snprintf(text, sizeof(text), BASE "[shaper b]\nrate = 1gbit\n");
+    for (unsigned i = 0; i < 20; i++)
+        off += snprintf(text + off, sizeof(text) - (size_t)off, "[class b c%u]\nrate = 1mbit\nmatch = dscp %u\n", i, i);
+    snprintf(text + off, sizeof(text) - (size_t)off, "[class b last]\nrate = 1mbit\ndefault = yes\n");
+    struct sup *s = t_load(text);
+    struct sup_svc v = {.kind = IPC_SVC_SHAPER, .port = 1};
+    snprintf(v.name, sizeof(v.name), "shaper-b");
+    struct shp_cfg c;
+    assert_int_equal(sup_shaper_extra(s, &v, &c), sizeof(c));
+    assert_int_equal(c.nclasses, SHP_MAX_CLASSES);
+    assert_string_equal(c.classes[c.default_class].name, "last");
+    assert_string_equal(c.classes[0].name, "c0");
+    assert_string_equal(c.classes[SHP_MAX_CLASSES - 2].name, "c14");
+    t_free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_classes),
         cmocka_unit_test(test_no_classes),
+        cmocka_unit_test(test_too_many_classes),
     };
     return cmocka_run_group_tests_name("shaper_ctl", tests, NULL, NULL);
 }
