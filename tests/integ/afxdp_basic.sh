@@ -168,6 +168,17 @@ rr_wait 5 rr_all_up || rr_fail "not every service came back up"
 out=$(rr_in "$NS_A" ping -n -c 3 -i 0.2 -W 2 "$HOST_B" 2>&1) || rr_fail "ping A -> B after the kills: $out"
 rr_ok "kill -9 driver-a and driver-b under TCP: $rx Mbit/s over ${KSECS} s, slowest second $minint Mbit/s, ping ok"
 
+# 5b. `ringrouter restart driver-a` (SIGTERM, a clean stop): the successor
+# maps the same socket, and forwarding carries on.
+rr_status || rr_fail "status"
+old_pid=${RR_PIDS[driver-a]}
+out=$("$RR" restart -S "$RR_SOCK" driver-a 2>&1) || rr_fail "restart driver-a: $out"
+rr_wait 5 eval 'rr_all_up && [ "${RR_PIDS[driver-a]}" != "$old_pid" ]' || rr_fail "driver-a did not come back after restart"
+out=$(rr_in "$NS_A" ping -n -c 3 -i 0.2 -W 2 "$HOST_B" 2>&1) || rr_fail "ping A -> B after restart driver-a: $out"
+grep -q "driver-a: stopped (exited with status 0)\|driver-a.*exited with status 0\|driver-a.*status 0" "$RR_LOG" ||
+    rr_fail "driver-a did not exit 0 on its restart: $(grep driver-a "$RR_LOG" | tail -n 3)"
+rr_ok "ringrouter restart driver-a: clean exit, new pid ${RR_PIDS[driver-a]}, ping ok"
+
 # 6. kill -9 under a small-packet UDP flood (iperf3 -l 22: 64-byte frames):
 # forwarding resumes after each restart.
 rr_stats || rr_fail "stats"
