@@ -140,7 +140,7 @@ MBIT[tcp]=$rx
 rr_ok "iperf3 TCP A -> B: $rx Mbit/s ($retr retransmits)"
 
 iperf_run udp "$SECS" -u -b 200M -l 1400
-read -r rx loss tx lost <<<"$(head -n 1 <<<"$IPERF_R")"
+read -r rx loss tx _ <<<"$(head -n 1 <<<"$IPERF_R")"
 awk -v r="$rx" -v l="$loss" -v m="$MIN_MBIT" 'BEGIN { exit !(r >= m && l < 20) }' ||
     rr_fail "UDP 200M: $rx Mbit/s delivered ($loss% lost of $tx Mbit/s)"
 MBIT[udp]=$rx
@@ -171,6 +171,7 @@ rr_ok "kill -9 driver-a and driver-b under TCP: $rx Mbit/s over ${KSECS} s, slow
 # 5b. `ringrouter restart driver-a` (SIGTERM, a clean stop): the successor
 # maps the same socket, and forwarding carries on.
 rr_status || rr_fail "status"
+# shellcheck disable=SC2034 # used in the eval below
 old_pid=${RR_PIDS[driver-a]}
 out=$("$RR" restart -S "$RR_SOCK" driver-a 2>&1) || rr_fail "restart driver-a: $out"
 rr_wait 5 eval 'rr_all_up && [ "${RR_PIDS[driver-a]}" != "$old_pid" ]' || rr_fail "driver-a did not come back after restart"
@@ -193,7 +194,7 @@ rr_status || rr_fail "status"
 killer=$!
 iperf_run flood 4 -u -b 0 -l 22
 wait "$killer"
-read -r rx _ _ lost <<<"$(head -n 1 <<<"$IPERF_R")"
+read -r rx _ _ _ <<<"$(head -n 1 <<<"$IPERF_R")"
 minint=$(tail -n 1 <<<"$IPERF_R")
 rr_wait 5 rr_all_up || rr_fail "not every service came back up after the flood"
 rr_stats || rr_fail "stats"
