@@ -14,8 +14,9 @@
  *   2. completion ring -> take from the kernel -> free;
  *   3. input rings -> backlog -> TX ring (lend to the kernel), then a sendto
  *      only if the kernel's need_wakeup flag asks for one (in copy mode it
- *      always does: the copy-mode TX path runs inside sendto, at most 32
- *      frames a call, so we kick again next loop while the ring has frames);
+ *      always does: the copy-mode TX path runs inside sendto, at most
+ *      AFXDP_TX_BUDGET frames a call where the kernel lets the supervisor
+ *      raise it, 32 otherwise, so we kick again while the ring has frames);
  *   4. fill ring topped up to its target, in batches of AFXDP_WINDOW;
  *   5. if none of that found work: arm the input rings' wake words and block
  *      in one ppoll on the XSK fd (RX) and our eventfd, for the idle period
@@ -614,7 +615,8 @@ int afxdp_run(struct afxdp *x)
                 ssize_t rr = read(svc->wake_fd, &v, sizeof(v));
                 (void)rr;
             }
-            xsk_stats(x);
+            if (r == 0)
+                xsk_stats(x); /* idle: the kernel's counters, at no cost to traffic */
         }
         sigprocmask(SIG_UNBLOCK, &block, NULL);
         if (svc->n_in)

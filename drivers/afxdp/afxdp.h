@@ -42,6 +42,10 @@
 #define AFXDP_WINDOW 64u
 #define AFXDP_POISON UINT64_MAX
 
+/* Frames one copy-mode sendto may send (XDP_MAX_TX_SKB_BUDGET; the kernel's
+ * default is 32, its limit the TX ring's size). */
+#define AFXDP_TX_BUDGET 256u
+
 /* The XSKMAP in steer.bpf.c: one slot per RX queue. */
 #define AFXDP_MAX_QUEUES 64u
 
