@@ -26,9 +26,9 @@ rr_ok "router up: A $RR_HOST_A -- [router] -- B $RR_HOST_B"
 out=$(rr_in "$RR_NS_A" ping -n -c 2 -i 0.2 -W 2 "$RR_HOST_B" 2>&1) || rr_fail "ping A -> B: $out"
 
 # iperf3 servers: one in each namespace, ours by PID (ip netns exec execs).
-rr_in "$RR_NS_B" iperf3 -s -B "$RR_HOST_B" -p $PORT >"$RR_T/srv-b.log" 2>&1 &
+ip netns exec "$RR_NS_B" iperf3 -s -B "$RR_HOST_B" -p $PORT >"$RR_T/srv-b.log" 2>&1 &
 RR_EXTRA_PIDS+=($!)
-rr_in "$RR_NS_A" iperf3 -s -B "$RR_HOST_A" -p $PORT >"$RR_T/srv-a.log" 2>&1 &
+ip netns exec "$RR_NS_A" iperf3 -s -B "$RR_HOST_A" -p $PORT >"$RR_T/srv-a.log" 2>&1 &
 RR_EXTRA_PIDS+=($!)
 listening() { rr_in "$1" ss -Hltn "sport = :$PORT" | grep -q LISTEN; }
 rr_wait 5 listening "$RR_NS_B" || rr_fail "iperf3 server in B did not listen: $(cat "$RR_T/srv-b.log")"
