@@ -14,7 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
-static uint64_t mono_ns(void)
+uint64_t ipc_svc_now_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -135,7 +135,7 @@ int ipc_svc_open(struct ipc_svc *svc, uint32_t kind, struct ipc_err *err)
     ret = standby_wait(cfg->notify_fd, err);
     if (ret < 0)
         goto out_rings;
-    uint64_t t_open = mono_ns();
+    uint64_t t_open = ipc_svc_now_ns();
     for (unsigned i = 0; i < svc->n_in; i++) {
         ipc_ring_cons_init(&svc->in[i], in_sh[i]);
         svc->in_ptr[i] = &svc->in[i];
@@ -175,7 +175,7 @@ _Atomic uint64_t *ipc_svc_counters(struct ipc_svc *svc, const char *const *names
 
 void ipc_svc_ready(struct ipc_svc *svc)
 {
-    ipc_st_rlx(&svc->stats->ready_ns, mono_ns());
+    ipc_st_rlx(&svc->stats->ready_ns, ipc_svc_now_ns());
     ipc_st_rel(&svc->stats->state, IPC_SVC_READY);
     if (svc->cfg->notify_fd >= 0) {
         ssize_t r = write(svc->cfg->notify_fd, "\n", 1);
@@ -237,4 +237,21 @@ int ipc_svc_config_create(const struct ipc_svc_config *tmpl, const void *extra, 
     }
     *fd_out = fd;
     return 0;
+}
+
+static volatile sig_atomic_t *svc_stop_flag;
+
+static void svc_on_stop(int sig)
+{
+    (void)sig;
+    *svc_stop_flag = 1;
+}
+
+void ipc_svc_catch_stop(volatile sig_atomic_t *stop)
+{
+    svc_stop_flag = stop;
+    struct sigaction sa = {.sa_handler = svc_on_stop};
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
 }

@@ -25,6 +25,7 @@
 #ifndef IPC_SVC_H
 #define IPC_SVC_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -187,6 +188,16 @@ static inline int ipc_svc_idle_ms(const struct ipc_svc *svc)
 }
 
 void ipc_svc_close(struct ipc_svc *svc);
+
+/** CLOCK_MONOTONIC in ns: the clock of every service's timers and stats. */
+uint64_t ipc_svc_now_ns(void);
+
+/**
+ * SIGTERM and SIGINT set *@stop (the main loop's condition) instead of
+ * killing the process, so that it finishes its batch and hands its buffers
+ * back. Call once, early in main().
+ */
+void ipc_svc_catch_stop(volatile sig_atomic_t *stop);
 
 /* Supervisor side: stats regions. */
 int ipc_stats_create(const char *name, int *fd, struct ipc_svc_stats **st, struct ipc_err *err);

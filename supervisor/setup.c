@@ -67,7 +67,7 @@ static int add_ring(struct sup *s, const char *prefix, int port, int prod, int c
 }
 
 /* Run @fn inside network namespace @netns ("" = our own). */
-static int in_netns(const char *netns, int (*fn)(void *), void *arg, struct ipc_err *err)
+int sup_in_netns(const char *netns, int (*fn)(void *), void *arg, struct ipc_err *err)
 {
     if (!netns[0])
         return fn(arg);
@@ -440,7 +440,7 @@ int sup_setup(struct sup *s, struct ipc_err *err)
         }
         if (s->m.ports[p].driver == SUP_DRIVER_TAP) {
             struct tap_req q = {.port = &s->m.ports[p], .fd = -1, .err = err};
-            ret = in_netns(s->m.ports[p].netns, tap_open, &q, err);
+            ret = sup_in_netns(s->m.ports[p].netns, tap_open, &q, err);
             if (ret < 0)
                 return ret;
             s->svcs[drv].dev_fd = q.fd;

@@ -135,6 +135,7 @@ void sup_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int sup_setup(struct sup *s, struct ipc_err *err);
 void sup_teardown(struct sup *s);
 int sup_drain_rings(struct sup *s);
+int sup_in_netns(const char *netns, int (*fn)(void *), void *arg, struct ipc_err *err);
 int sup_svc_fds(const struct sup *s, const struct sup_svc *v, int notify_w, int *src, int max);
 
 /* spawn.c */

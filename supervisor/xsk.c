@@ -119,38 +119,6 @@ static const char *mode_name(enum sup_xdp_mode m)
     return "?";
 }
 
-/* Run @fn inside network namespace @netns ("" = our own); as setup.c does. */
-static int xsk_in_netns(const char *netns, int (*fn)(void *), void *arg, struct ipc_err *err)
-{
-    if (!netns[0])
-        return fn(arg);
-    char path[128];
-    snprintf(path, sizeof(path), "/run/netns/%s", netns);
-    int nsfd = open(path, O_RDONLY | O_CLOEXEC);
-    if (nsfd < 0)
-        return ipc_errf(err, -errno, "netns %s: %s", netns, strerror(errno));
-    int self = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
-    if (self < 0) {
-        int e = errno;
-        close(nsfd);
-        return ipc_errf(err, -e, "/proc/self/ns/net: %s", strerror(e));
-    }
-    int ret;
-    if (setns(nsfd, CLONE_NEWNET) < 0) {
-        ret = ipc_errf(err, -errno, "entering netns %s: %s", netns, strerror(errno));
-        goto out;
-    }
-    ret = fn(arg);
-    if (setns(self, CLONE_NEWNET) < 0) {
-        sup_log("fatal: cannot return to our own network namespace: %s", strerror(errno));
-        abort();
-    }
-out:
-    close(self);
-    close(nsfd);
-    return ret;
-}
-
 struct xsk_req {
     struct sup *s;
     const struct sup_port *p;
@@ -378,7 +346,7 @@ int sup_xsk_open(struct sup *s, int port, int *fd, struct ipc_err *err)
     struct sup_xsk_port *x = &s->xsk->p[s->xsk->n];
     *x = (struct sup_xsk_port){.port = port, .fd = -1};
     struct xsk_req q = {.s = s, .p = p, .pi = port, .x = x, .err = err};
-    int ret = xsk_in_netns(p->netns, xsk_open_in_ns, &q, err);
+    int ret = sup_in_netns(p->netns, xsk_open_in_ns, &q, err);
     if (ret < 0)
         return ret;
     s->xsk->n++;
@@ -408,7 +376,7 @@ void sup_xsk_release(struct sup *s)
         const struct sup_port *p = &s->m.ports[x->port];
         if (x->prog) {
             struct ipc_err err = {{0}};
-            int ret = xsk_in_netns(p->netns, xsk_detach_in_ns, x, &err);
+            int ret = sup_in_netns(p->netns, xsk_detach_in_ns, x, &err);
             if (ret < 0)
                 sup_log("port %s: detaching the XDP program from %s: %s", p->name, p->ifname,
                         err.msg[0] ? err.msg : strerror(-ret));

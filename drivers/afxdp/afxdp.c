@@ -169,12 +169,6 @@ struct afxdp {
 
 static volatile sig_atomic_t afxdp_stop;
 
-static void on_signal(int sig)
-{
-    (void)sig;
-    afxdp_stop = 1;
-}
-
 static inline void ctr_add(struct afxdp *x, enum afxdp_ctr c, uint64_t n)
 {
     ipc_count(&x->ctr[c], n);
@@ -561,18 +555,11 @@ static void gauges(struct afxdp *x)
                                   (uint32_t)(ipc_ld_rlx(x->rx.prod) - x->rx.head) + (uint32_t)(x->tx.head - x->cq.head));
 }
 
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 int afxdp_run(struct afxdp *x)
 {
     struct ipc_svc *svc = x->svc;
     uint64_t poll_ns = (uint64_t)svc->cfg->poll_us * 1000u;
-    uint64_t last_work = now_ns();
+    uint64_t last_work = ipc_svc_now_ns();
     sigset_t block, none;
     sigemptyset(&block);
     sigaddset(&block, SIGTERM);
@@ -594,10 +581,10 @@ int afxdp_run(struct afxdp *x)
         bool pending = backlog_depth(x) && !x->tx_stuck;
         if (work || pending) {
             if (work)
-                last_work = now_ns();
+                last_work = ipc_svc_now_ns();
             continue;
         }
-        if (poll_ns && now_ns() - last_work < poll_ns)
+        if (poll_ns && ipc_svc_now_ns() - last_work < poll_ns)
             continue;
         if (svc->n_in && !ipc_wake_arm(svc->in_ptr, svc->n_in, 1))
             continue; /* work arrived while we armed */
@@ -682,12 +669,7 @@ int afxdp_init(struct ipc_svc *svc, struct afxdp **out, struct ipc_err *err)
     x->cq.head = ipc_ld_acq(x->cq.cons);
     x->ctr = ipc_svc_counters(svc, afxdp_ctr_names, C_N);
 
-    struct sigaction sa;
-    memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = on_signal;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGINT, &sa, NULL);
+    ipc_svc_catch_stop(&afxdp_stop);
     *out = x;
     return 0;
 

@@ -34,19 +34,6 @@
 
 static volatile sig_atomic_t stop;
 
-static void on_term(int sig)
-{
-    (void)sig;
-    stop = 1;
-}
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 struct rt_proc {
     struct ipc_svc svc;
     struct rt_fib fib;
@@ -191,7 +178,7 @@ static void rt_run(struct rt_proc *r)
     uint64_t last_work = 0;
     int idle = ipc_svc_idle_ms(&r->svc);
     while (!stop) {
-        uint64_t now = now_ns();
+        uint64_t now = ipc_svc_now_ns();
         uint32_t moved = 0;
         rt_fib_read_begin(&r->fib);
         for (unsigned i = 0; i < r->svc.n_in; i++) {
@@ -222,7 +209,7 @@ static void rt_run(struct rt_proc *r)
             while (!stop && !rt_input_ready(r) && t - last_work < poll_ns && t < next_tick) {
                 rt_cpu_relax();
                 ipc_count(&r->svc.stats->heartbeat, 1);
-                t = now_ns();
+                t = ipc_svc_now_ns();
             }
             continue;
         }
@@ -237,9 +224,7 @@ int main(void)
 {
     static struct rt_proc r;
     struct ipc_err err = {{0}};
-    struct sigaction sa = {.sa_handler = on_term};
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGINT, &sa, NULL);
+    ipc_svc_catch_stop(&stop);
     if (rt_setup(&r, &err) < 0) {
         fprintf(stderr, "rr-router: %s\n", err.msg);
         return 111;

@@ -30,19 +30,6 @@
 
 static volatile sig_atomic_t stop;
 
-static void on_term(int sig)
-{
-    (void)sig;
-    stop = 1;
-}
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 struct sh_proc {
     struct ipc_svc svc;
     struct shp s;
@@ -151,7 +138,7 @@ static int sh_setup(struct sh_proc *p, struct ipc_err *err)
         uint64_t pool_bytes = (uint64_t)quarter * (p->svc.pool.frame_size - p->svc.pool.headroom);
         sc.limit_bytes = (uint32_t)(pool_bytes < SHP_DEF_LIMIT_BYTES ? pool_bytes : SHP_DEF_LIMIT_BYTES);
     }
-    uint64_t now = now_ns();
+    uint64_t now = ipc_svc_now_ns();
     ret = shp_init(&p->s, &p->svc.pool, &sc, now, err);
     if (ret < 0)
         return ret;
@@ -178,7 +165,7 @@ static void sh_run(struct sh_proc *p)
 {
     int idle = ipc_svc_idle_ms(&p->svc);
     while (!stop) {
-        uint64_t now = now_ns();
+        uint64_t now = ipc_svc_now_ns();
         check_mailbox(p, now);
         bool more_in = false;
         for (unsigned i = 0; i < p->svc.n_in; i++) {
@@ -208,8 +195,8 @@ static void sh_run(struct sh_proc *p)
         if (p->npend) {
             t = 1; /* the driver's ring was full: retry soon, without spinning */
         } else {
-            uint64_t next = shp_next_ns(&p->s, now_ns());
-            uint64_t cur = now_ns();
+            uint64_t next = shp_next_ns(&p->s, ipc_svc_now_ns());
+            uint64_t cur = ipc_svc_now_ns();
             if (next != UINT64_MAX) {
                 if (next <= cur)
                     continue; /* a batch limit, not the rate, stopped us */
@@ -226,9 +213,7 @@ int main(void)
 {
     static struct sh_proc p;
     struct ipc_err err = {{0}};
-    struct sigaction sa = {.sa_handler = on_term};
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGINT, &sa, NULL);
+    ipc_svc_catch_stop(&stop);
     if (sh_setup(&p, &err) < 0) {
         fprintf(stderr, "rr-shaper: %s\n", err.msg);
         return 111;

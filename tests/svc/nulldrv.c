@@ -21,12 +21,6 @@
 
 static volatile sig_atomic_t stop;
 
-static void on_term(int sig)
-{
-    (void)sig;
-    stop = 1;
-}
-
 enum { C_GEN, C_GEN_NOBUF, C_GEN_FULL, C_RX, C_RX_BAD, C_NCTR };
 static const char *const ctr_names[C_NCTR] = {"gen_pkts", "gen_drop_nobufs", "gen_drop_ring_full", "sink_pkts",
                                               "sink_bad_stamp"};
@@ -39,8 +33,7 @@ int main(void)
         fprintf(stderr, "rr-null: %s\n", err.msg);
         return 111;
     }
-    struct sigaction sa = {.sa_handler = on_term};
-    sigaction(SIGTERM, &sa, NULL);
+    ipc_svc_catch_stop(&stop);
     _Atomic uint64_t *ctr = ipc_svc_counters(&svc, ctr_names, C_NCTR);
     uint16_t port = svc.cfg->port;
     uint64_t seq = 0;

@@ -20,12 +20,6 @@
 
 static volatile sig_atomic_t stop;
 
-static void on_term(int sig)
-{
-    (void)sig;
-    stop = 1;
-}
-
 enum { C_FWD, C_DROP_FULL, C_NCTR };
 static const char *const ctr_names[C_NCTR] = {"fwd_pkts", "drop_ring_full"};
 
@@ -37,8 +31,7 @@ int main(void)
         fprintf(stderr, "rr-passthru: %s\n", err.msg);
         return 111;
     }
-    struct sigaction sa = {.sa_handler = on_term};
-    sigaction(SIGTERM, &sa, NULL);
+    ipc_svc_catch_stop(&stop);
     _Atomic uint64_t *ctr = ipc_svc_counters(&svc, ctr_names, C_NCTR);
     const struct ipc_svc_config *cfg = svc.cfg;
     int out_of_port[IPC_MAX_PORTS];
