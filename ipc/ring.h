@@ -218,8 +218,15 @@ static inline uint32_t ipc_ring_enq_burst(struct ipc_ring_prod *p, const ipc_buf
 {
     uint32_t idx;
     n = ipc_ring_reserve(p, n, &idx);
-    for (uint32_t i = 0; i < n; i++)
-        p->slots[(idx + i) & p->mask] = bufs[i];
+    /* Locals: with -fno-strict-aliasing the compiler would otherwise reload
+     * slots and mask from *p after every store. At most two runs: up to the
+     * end of the array, then from its start. */
+    uint32_t *slots = p->slots, mask = p->mask, first = idx & mask;
+    uint32_t run = n < p->size - first ? n : p->size - first;
+    for (uint32_t i = 0; i < run; i++)
+        slots[first + i] = bufs[i];
+    for (uint32_t i = run; i < n; i++)
+        slots[i - run] = bufs[i];
     if (n)
         ipc_ring_submit(p, n);
     return n;
@@ -230,8 +237,13 @@ static inline uint32_t ipc_ring_deq_burst(struct ipc_ring_cons *c, ipc_buf *bufs
 {
     uint32_t idx;
     n = ipc_ring_peek(c, n, &idx);
-    for (uint32_t i = 0; i < n; i++)
-        bufs[i] = c->slots[(idx + i) & c->mask];
+    const uint32_t *slots = c->slots;
+    uint32_t first = idx & c->mask;
+    uint32_t run = n < c->size - first ? n : c->size - first;
+    for (uint32_t i = 0; i < run; i++)
+        bufs[i] = slots[first + i];
+    for (uint32_t i = run; i < n; i++)
+        bufs[i] = slots[i - run];
     if (n)
         ipc_ring_release(c, n);
     return n;

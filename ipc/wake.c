@@ -26,8 +26,13 @@ unsigned ipc_wake_flush(struct ipc_wake_set *ws)
     int done[IPC_WAKE_SET_MAX];
     unsigned ndone = 0;
 
-    if (ws->n == 0)
+    bool any = false;
+    for (unsigned i = 0; i < ws->n && !any; i++)
+        any = ws->ring[i]->wake_fd >= 0;
+    if (!any) {
+        ws->n = 0; /* consumers that never sleep: no fence to pay */
         return 0;
+    }
     ipc_fence_sc(); /* (F2) pairs with (F1) */
     for (unsigned i = 0; i < ws->n; i++) {
         struct ipc_ring_prod *p = ws->ring[i];
@@ -49,8 +54,10 @@ unsigned ipc_wake_flush(struct ipc_wake_set *ws)
 
 unsigned ipc_wake_one(struct ipc_ring_prod *p)
 {
+    if (p->wake_fd < 0)
+        return 0;
     ipc_fence_sc(); /* (F2) pairs with (F1) */
-    if (p->wake_fd < 0 || !ipc_wake_wanted(p))
+    if (!ipc_wake_wanted(p))
         return 0;
     wake_write(p->wake_fd);
     ipc_count(&p->sh->wake_sent, 1);
