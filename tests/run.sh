@@ -26,6 +26,28 @@ timeout_for() {
     echo "${t:-$default_timeout}"
 }
 
+# Run a test in a session of its own with only fds 0-2, then end whatever it
+# left behind in that session, by PID. A test that leaks a process must not
+# outlive its run, nor hold a pipe of ours (a leaked iperf3 holding ninja's
+# or CI's output pipe would stall the whole run).
+run_isolated() { # run_isolated LOG CMD...
+    local log=$1 pid rc left
+    shift
+    # A background job here is not a group leader, so setsid(1) makes it
+    # the leader of a new session without forking: $! is the session id.
+    setsid bash -c 'for f in /proc/$$/fd/*; do f=${f##*/}; [ "$f" -gt 2 ] && eval "exec $f>&-"; done 2>/dev/null
+        exec "$@"' run_isolated "$@" </dev/null >"$log" 2>&1 &
+    pid=$!
+    wait "$pid"
+    rc=$?
+    left=$(ps -eo pid=,sid= | awk -v s="$pid" '$2 == s && $1 != s { print $1 }')
+    if [ -n "$left" ]; then
+        echo "run.sh: the test left processes behind: $(ps -o pid=,args= -p "${left//$'\n'/,}" | tr '\n' ';')" >>"$log"
+        kill -KILL $left 2>/dev/null
+    fi
+    return "$rc"
+}
+
 retries_for() {
     awk -v n="$1" '$1 == n && $3 == "retry" { found = 1 } END { print found ? 1 : 0 }' tests/timeouts 2>/dev/null
 }
@@ -38,14 +60,14 @@ run_one() { # run_one LABEL CMD...
     t=$(timeout_for "$base")
     log="$log_dir/$(echo "$label" | tr '/ ' '__').log"
     start=$(date +%s.%N)
-    timeout --kill-after=10 "$t" "$@" >"$log" 2>&1
+    run_isolated "$log" timeout --kill-after=10 "$t" "$@"
     rc=$?
     local note=""
     if [ "$rc" -ne 0 ] && [ "$rc" -ne 77 ] && [ "$(retries_for "$base")" = 1 ]; then
         mv "$log" "$log.first"
         printf 'RETRY %-43s exit %d on its first run; its log: %s.first\n' "$label" "$rc" "$log"
         sed 's/^/    | /' "$log.first" | grep -E 'BAD|FAIL' | head -n 10
-        timeout --kill-after=10 "$t" "$@" >"$log" 2>&1
+        run_isolated "$log" timeout --kill-after=10 "$t" "$@"
         rc=$?
         note=" on its second run"
     fi

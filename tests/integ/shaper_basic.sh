@@ -31,7 +31,7 @@ rr_ok "router up with a 100 Mbit/s shaper on b: A $RR_HOST_A -- [router] -- B $R
 
 out=$(rr_in "$RR_NS_A" ping -n -c 2 -i 0.2 -W 2 "$RR_HOST_B" 2>&1) || rr_fail "ping A -> B: $out"
 
-rr_in "$RR_NS_B" iperf3 -s -B "$RR_HOST_B" -p $PORT >"$RR_T/srv-b.log" 2>&1 &
+ip netns exec "$RR_NS_B" iperf3 -s -B "$RR_HOST_B" -p $PORT >"$RR_T/srv-b.log" 2>&1 & # not rr_in: $! must be iperf3
 RR_EXTRA_PIDS+=($!)
 listening() { rr_in "$1" ss -Hltn "sport = :$PORT" | grep -q LISTEN; }
 rr_wait 5 listening "$RR_NS_B" || rr_fail "iperf3 server in B did not listen: $(cat "$RR_T/srv-b.log")"

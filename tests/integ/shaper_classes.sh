@@ -24,7 +24,7 @@ rr_ok "router up, port b shaped at 100mbit with classes small (20/30mbit, dport 
 out=$(rr_in "$RR_NS_A" ping -n -c 2 -i 0.2 -W 2 "$RR_HOST_B" 2>&1) || rr_fail "ping A -> B: $out"
 
 for port in 5201 5202; do
-    rr_in "$RR_NS_B" iperf3 -s -B "$RR_HOST_B" -p $port >"$RR_T/srv-$port.log" 2>&1 &
+    ip netns exec "$RR_NS_B" iperf3 -s -B "$RR_HOST_B" -p $port >"$RR_T/srv-$port.log" 2>&1 & # $! must be iperf3
     RR_EXTRA_PIDS+=($!)
 done
 listening() { rr_in "$RR_NS_B" ss -Hltn "sport = :$1" | grep -q LISTEN; }
