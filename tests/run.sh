@@ -7,8 +7,9 @@
 #   build/bin/tsan/test_*    thread tests under ThreadSanitizer
 #   tests/integ/*.sh         namespace tests (root); exit 77 = skipped
 # tests/timeouts sets a test's timeout in seconds by its name ("NAME SECS"),
-# and a third word "retry" marks a test that asserts timing bounds on this
-# noisy 2-vCPU machine: when it fails it runs once more, and the summary says
+# and a third word "retry" marks a test that asserts timing or throughput
+# bounds (restart latency, TCP rates under a shaper) on this noisy 2-vCPU
+# machine: when it fails it runs once more, and the summary says
 # so ("PASS ... on its second run"), so a slow moment is visible, not hidden.
 set -u
 cd "$(dirname "$0")/.."
