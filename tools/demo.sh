@@ -69,8 +69,13 @@ echo
 echo "== traffic for ${secs}s, stats once a second"
 if command -v iperf3 >/dev/null; then
     ip netns exec rr-demo-b iperf3 -s -1 -D -B 10.2.0.2 >/dev/null
-    sleep 0.3
-    ip netns exec rr-demo-a iperf3 -c 10.2.0.2 -t "$secs" -i 0 >/tmp/ringrouter-demo-iperf.$$ 2>&1 &
+    # Wait, with a bound, until the server listens.
+    for _ in $(seq 50); do
+        ip netns exec rr-demo-b ss -Hltn "sport = :5201" | grep -q LISTEN && break
+        sleep 0.1
+    done
+    ip netns exec rr-demo-a iperf3 -c 10.2.0.2 -t "$secs" -i 0 --connect-timeout 3000 \
+        >/tmp/ringrouter-demo-iperf.$$ 2>&1 &
 else
     ip netns exec rr-demo-a ping -q -i 0.01 -w "$secs" 10.2.0.2 >/tmp/ringrouter-demo-iperf.$$ 2>&1 &
 fi
