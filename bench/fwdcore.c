@@ -51,6 +51,7 @@
 #include "services/router/neigh.h"
 #include "services/router/pkt.h"
 #include "services/router/rt.h"
+#include "bench/stats.h"
 
 #define NFLOWS 16u
 #define BURST 32u
@@ -76,13 +77,6 @@ static inline uint64_t t_tsc_end(void)
     return (uint64_t)hi << 32 | lo;
 }
 
-static double t_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 static double t_tsc_hz(void)
 {
     double best = 0;
@@ -96,42 +90,6 @@ static double t_tsc_hz(void)
         best = hz > best ? hz : best;
     }
     return best;
-}
-
-static int t_cmp_dbl(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-/* Median of @v[0..n) (sorts @v). */
-static double t_median_sort(double *v, unsigned n)
-{
-    qsort(v, n, sizeof(*v), t_cmp_dbl);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-static double t_median(const double *v, unsigned n)
-{
-    double s[MAX_RUNS];
-    memcpy(s, v, n * sizeof(*v));
-    return t_median_sort(s, n);
-}
-
-static double t_min(const double *v, unsigned n)
-{
-    double m = v[0];
-    for (unsigned i = 1; i < n; i++)
-        m = v[i] < m ? v[i] : m;
-    return m;
-}
-
-static double t_max(const double *v, unsigned n)
-{
-    double m = v[0];
-    for (unsigned i = 1; i < n; i++)
-        m = v[i] > m ? v[i] : m;
-    return m;
 }
 
 static void t_die(const char *what, const char *msg)

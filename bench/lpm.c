@@ -39,6 +39,7 @@
 #include <unistd.h>
 
 #include "services/router/fib.h"
+#include "bench/stats.h"
 
 /* bench/lpm_rte.c (declared there too: one file per side). */
 int lpm_rte_init(char *why, size_t whylen);
@@ -81,49 +82,6 @@ static uint64_t t_rand(void)
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
     z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
     return z ^ (z >> 31);
-}
-
-static double t_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-static int t_cmp_dbl(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-/* Median of @v[0..n) (sorts @v). */
-static double t_median_sort(double *v, unsigned n)
-{
-    qsort(v, n, sizeof(*v), t_cmp_dbl);
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-static double t_median(const double *v, unsigned n)
-{
-    double s[MAX_RUNS];
-    memcpy(s, v, n * sizeof(*v));
-    return t_median_sort(s, n);
-}
-
-static double t_min(const double *v, unsigned n)
-{
-    double m = v[0];
-    for (unsigned i = 1; i < n; i++)
-        m = v[i] < m ? v[i] : m;
-    return m;
-}
-
-static double t_max(const double *v, unsigned n)
-{
-    double m = v[0];
-    for (unsigned i = 1; i < n; i++)
-        m = v[i] > m ? v[i] : m;
-    return m;
 }
 
 struct t_pfx {
