@@ -76,6 +76,8 @@ struct ipc_svc_port {
 };
 #define IPC_PORT_F_SHAPER 1u
 
+#define IPC_PORT_F_BUSY_POLL 2u /* afxdp: the socket busy-polls the device's NAPI (the supervisor set it up) */
+
 struct ipc_svc_config {
     struct ipc_shm_hdr shm;
     uint32_t kind;  /* enum ipc_svc_kind */

@@ -906,6 +906,19 @@ static const struct sup_key sup_port_keys[] = {
                         .def = "forward-only", .drivers = SUP_DRIVER_AFXDP},
     [SUP_PORT_QUEUES] = {"queues", sup_p_u32, KEY(struct sup_port, queues), 1, 64, .def = "1",
                          .drivers = SUP_DRIVER_AFXDP},
+    [SUP_PORT_BUSY_POLL] = {"busy_poll", sup_p_bool, KEY(struct sup_port, busy_poll), .words = sup_bool_words,
+                            .def = "yes", .drivers = SUP_DRIVER_AFXDP},
+    [SUP_PORT_BUSY_POLL_US] = {"busy_poll_us", sup_p_u32, KEY(struct sup_port, busy_poll_us), 1, 10000,
+                               .def = "20", .drivers = SUP_DRIVER_AFXDP},
+    [SUP_PORT_BUSY_POLL_BUDGET] = {"busy_poll_budget", sup_p_u32, KEY(struct sup_port, busy_poll_budget), 1,
+                                   1024, .def = "64", .drivers = SUP_DRIVER_AFXDP},
+    /* 2 and 200 us: what the kernel's busy-polling documentation and DPDK's
+     * af_xdp guide start from; the device's own values come back at shutdown */
+    [SUP_PORT_NAPI_DEFER_HARD_IRQS] = {"napi_defer_hard_irqs", sup_p_u32,
+                                       KEY(struct sup_port, napi_defer_hard_irqs), 0, 1000, .def = "2",
+                                       .drivers = SUP_DRIVER_AFXDP},
+    [SUP_PORT_GRO_FLUSH_TIMEOUT] = {"gro_flush_timeout", sup_p_u32, KEY(struct sup_port, gro_flush_timeout), 0,
+                                    100000000, .def = "200000", .drivers = SUP_DRIVER_AFXDP},
 };
 
 static const struct sup_key sup_route_keys[] = {

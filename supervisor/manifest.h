@@ -90,6 +90,11 @@ enum sup_port_key {
     SUP_PORT_XDP_MODE,
     SUP_PORT_STEER,
     SUP_PORT_QUEUES,
+    SUP_PORT_BUSY_POLL,
+    SUP_PORT_BUSY_POLL_US,
+    SUP_PORT_BUSY_POLL_BUDGET,
+    SUP_PORT_NAPI_DEFER_HARD_IRQS,
+    SUP_PORT_GRO_FLUSH_TIMEOUT,
     SUP_PORT_NKEYS
 };
 
@@ -110,6 +115,11 @@ struct sup_port {
     enum sup_xdp_mode xdp_mode;
     enum sup_steer steer;
     uint32_t queues;
+    bool busy_poll;                /* the driver runs the device's NAPI itself (SO_PREFER_BUSY_POLL) */
+    uint32_t busy_poll_us;         /* SO_BUSY_POLL */
+    uint32_t busy_poll_budget;     /* SO_BUSY_POLL_BUDGET */
+    uint32_t napi_defer_hard_irqs; /* the device's, while the port is up */
+    uint32_t gro_flush_timeout;    /* ns, the device's, while the port is up */
     int shaper; /* index into sup_manifest.shapers, or -1 */
 };
 

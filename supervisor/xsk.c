@@ -53,7 +53,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -68,6 +71,15 @@
 #ifndef AF_XDP
 #define AF_XDP 44
 #endif
+#ifndef SO_BUSY_POLL
+#define SO_BUSY_POLL 46
+#endif
+#ifndef SO_PREFER_BUSY_POLL
+#define SO_PREFER_BUSY_POLL 69
+#endif
+#ifndef SO_BUSY_POLL_BUDGET
+#define SO_BUSY_POLL_BUDGET 70
+#endif
 #ifndef XDP_MAX_TX_SKB_BUDGET
 #define XDP_MAX_TX_SKB_BUDGET 9 /* linux/if_xdp.h, 6.17+ */
 #endif
@@ -78,6 +90,8 @@ struct sup_xsk_port {
     enum xdp_attach_mode mode;
     struct xdp_program *prog;
     int fd; /* the socket: also the driver's dev_fd */
+    bool knobs_set;      /* the device's NAPI knobs are ours until shutdown */
+    uint32_t knob_old[2]; /* napi_defer_hard_irqs, gro_flush_timeout as we found them */
 };
 
 struct sup_xsk {
@@ -220,6 +234,127 @@ static int fill_host_addrs(struct xsk_req *q)
     return 0;
 }
 
+/* ---- busy polling ------------------------------------------------------- */
+
+static const char *const knob_name[2] = {"napi_defer_hard_irqs", "gro_flush_timeout"};
+
+struct knob_reply {
+    int err;
+    uint32_t old[2];
+    char msg[160];
+};
+
+static void knob_child(const char *ifname, const uint32_t set[2], bool restore, struct knob_reply *r)
+{
+    /* /sys shows the devices of the namespace that mounted it, which need not
+     * be the one we entered: mount a sysfs of our own in a private mount
+     * namespace (this child's alone). */
+    if (unshare(CLONE_NEWNS) < 0 || mount(NULL, "/", NULL, MS_REC | MS_SLAVE, NULL) < 0) {
+        r->err = -errno;
+        snprintf(r->msg, sizeof(r->msg), "a private mount namespace: %s", strerror(errno));
+        return;
+    }
+    umount2("/sys", MNT_DETACH);
+    if (mount("sysfs", "/sys", "sysfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0) {
+        r->err = -errno;
+        snprintf(r->msg, sizeof(r->msg), "mounting sysfs: %s", strerror(errno));
+        return;
+    }
+    for (int i = 0; i < 2; i++) {
+        char path[96];
+        snprintf(path, sizeof(path), "/sys/class/net/%s/%s", ifname, knob_name[i]);
+        FILE *f = fopen(path, "r+");
+        unsigned long v = 0;
+        if (!f || fscanf(f, "%lu", &v) != 1 || fseek(f, 0, SEEK_SET) != 0 || fprintf(f, "%u\n", set[i]) < 0 ||
+            fflush(f) != 0) {
+            r->err = -(errno ? errno : EIO);
+            snprintf(r->msg, sizeof(r->msg), "%s: %s", path, strerror(errno ? errno : EIO));
+            if (f)
+                fclose(f);
+            if (!restore)
+                return; /* restoring: put back what we can */
+            continue;
+        }
+        fclose(f);
+        r->old[i] = (uint32_t)v;
+    }
+}
+
+/*
+ * Set the device's napi_defer_hard_irqs and gro_flush_timeout (@set), in the
+ * namespace we are in, returning the values found in @old. With both knobs
+ * set, a NAPI the driver busy-polled is left to a timer rather than to the
+ * device's interrupts for gro_flush_timeout: while the driver polls, the
+ * device stays quiet; once it sleeps, the timer (then, after that many empty
+ * polls, the interrupt) picks the traffic up again. Runs in a child: see
+ * knob_child.
+ */
+static int napi_knobs(const char *ifname, const uint32_t set[2], uint32_t old[2], bool restore, char *msg,
+                      size_t msglen)
+{
+    struct knob_reply *r = mmap(NULL, sizeof(*r), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (r == MAP_FAILED) {
+        snprintf(msg, msglen, "mmap: %s", strerror(errno));
+        return -errno;
+    }
+    memset(r, 0, sizeof(*r));
+    int ret;
+    pid_t pid = fork();
+    if (pid == 0) {
+        knob_child(ifname, set, restore, r);
+        _exit(0);
+    }
+    if (pid < 0) {
+        ret = -errno;
+        snprintf(msg, msglen, "fork: %s", strerror(errno));
+    } else {
+        int st;
+        while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+            ;
+        ret = r->err;
+        snprintf(msg, msglen, "%s", r->msg);
+        if (old)
+            memcpy(old, r->old, sizeof(r->old));
+    }
+    munmap(r, sizeof(*r));
+    return ret;
+}
+
+/*
+ * SO_PREFER_BUSY_POLL with SO_BUSY_POLL and SO_BUSY_POLL_BUDGET: the
+ * driver's recvfrom and sendto then run the device's NAPI on the driver's
+ * own CPU (veth's included), the way DPDK's af_xdp driver works, so that
+ * receive costs no interrupt and no softirq on another CPU. The options
+ * need CAP_NET_ADMIN, hence here. The socket keeps them across driver
+ * restarts.
+ */
+static int xsk_busy_poll(struct xsk_req *q, int fd)
+{
+    const struct sup_port *p = q->p;
+    int one = 1, us = (int)p->busy_poll_us, budget = (int)p->busy_poll_budget;
+    struct {
+        int opt;
+        const int *v;
+        const char *name;
+    } o[3] = {{SO_PREFER_BUSY_POLL, &one, "SO_PREFER_BUSY_POLL"},
+              {SO_BUSY_POLL, &us, "SO_BUSY_POLL"},
+              {SO_BUSY_POLL_BUDGET, &budget, "SO_BUSY_POLL_BUDGET"}};
+    for (int i = 0; i < 3; i++)
+        if (setsockopt(fd, SOL_SOCKET, o[i].opt, o[i].v, sizeof(int)) < 0)
+            return ipc_errf(q->err, -errno, "port %s: busy_poll = yes: %s: %s (set busy_poll = no)", p->name,
+                            o[i].name, strerror(errno));
+    uint32_t set[2] = {p->napi_defer_hard_irqs, p->gro_flush_timeout};
+    char msg[160];
+    int ret = napi_knobs(p->ifname, set, q->x->knob_old, false, msg, sizeof(msg));
+    if (ret < 0)
+        sup_log("port %s: warning: could not set %s's NAPI knobs (%s); busy polling works without them, "
+                "but the device's interrupts then compete with the driver",
+                p->name, p->ifname, msg);
+    else
+        q->x->knobs_set = true;
+    return 0;
+}
+
 static int xsk_open_in_ns(void *arg)
 {
     struct xsk_req *q = arg;
@@ -277,6 +412,8 @@ static int xsk_open_in_ns(void *arg)
         return ipc_errf(q->err, fd, "port %s: AF_XDP socket on %s (xdp_mode = %s): %s: %s", p->name, p->ifname,
                         mode_name(p->xdp_mode), what, strerror(-fd));
     x->fd = fd;
+    if (p->busy_poll && (ret = xsk_busy_poll(q, fd)) < 0)
+        goto out_fd;
 
     /* 3. The steering program. */
     char path[sizeof(q->s->bindir) + 32];
@@ -326,6 +463,11 @@ out_prog:
     xdp_program__close(x->prog);
     x->prog = NULL;
 out_fd:
+    if (x->knobs_set) {
+        char msg[160];
+        napi_knobs(p->ifname, x->knob_old, NULL, true, msg, sizeof(msg));
+        x->knobs_set = false;
+    }
     close(fd);
     x->fd = -1;
     return ret;
@@ -358,12 +500,27 @@ int sup_xsk_open(struct sup *s, int port, int *fd, struct ipc_err *err)
     return 0;
 }
 
+struct xsk_detach_req {
+    struct sup_xsk_port *x;
+    const struct sup_port *p;
+};
+
 static int xsk_detach_in_ns(void *arg)
 {
-    struct sup_xsk_port *x = arg;
-    int ret = xdp_program__detach(x->prog, x->ifindex, x->mode, 0);
-    xdp_program__close(x->prog);
-    x->prog = NULL;
+    struct xsk_detach_req *d = arg;
+    struct sup_xsk_port *x = d->x;
+    int ret = 0;
+    if (x->prog) {
+        ret = xdp_program__detach(x->prog, x->ifindex, x->mode, 0);
+        xdp_program__close(x->prog);
+        x->prog = NULL;
+    }
+    if (x->knobs_set) {
+        char msg[160];
+        if (napi_knobs(d->p->ifname, x->knob_old, NULL, true, msg, sizeof(msg)) < 0)
+            sup_log("port %s: restoring %s's NAPI knobs: %s", d->p->name, d->p->ifname, msg);
+        x->knobs_set = false;
+    }
     return ret;
 }
 
@@ -374,9 +531,10 @@ void sup_xsk_release(struct sup *s)
     for (int i = 0; i < s->xsk->n; i++) {
         struct sup_xsk_port *x = &s->xsk->p[i];
         const struct sup_port *p = &s->m.ports[x->port];
-        if (x->prog) {
+        if (x->prog || x->knobs_set) {
             struct ipc_err err = {{0}};
-            int ret = sup_in_netns(p->netns, xsk_detach_in_ns, x, &err);
+            struct xsk_detach_req d = {.x = x, .p = p};
+            int ret = sup_in_netns(p->netns, xsk_detach_in_ns, &d, &err);
             if (ret < 0)
                 sup_log("port %s: detaching the XDP program from %s: %s", p->name, p->ifname,
                         err.msg[0] ? err.msg : strerror(-ret));

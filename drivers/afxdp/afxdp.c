@@ -102,6 +102,7 @@ enum afxdp_ctr {
     C_XSK_RX_RING_FULL,
     C_XSK_FILL_EMPTY,
     C_XSK_TX_EMPTY,
+    C_BUSY_POLLS,
     C_N
 };
 
@@ -133,6 +134,7 @@ static const char *const afxdp_ctr_names[C_N] = {
     [C_XSK_RX_RING_FULL] = "xsk_rx_ring_full",
     [C_XSK_FILL_EMPTY] = "xsk_fill_empty",
     [C_XSK_TX_EMPTY] = "xsk_tx_empty",
+    [C_BUSY_POLLS] = "busy_polls",
 };
 
 /* One of the socket's rings as mapped: the kernel's indices and slots. */
@@ -164,6 +166,7 @@ struct afxdp {
     uint64_t loops;
     bool tx_stuck;
     bool fill_short;
+    bool busy; /* the socket busy-polls the device's NAPI (IPC_PORT_F_BUSY_POLL) */
     ipc_buf backlog[AFXDP_BACKLOG];
 };
 
@@ -245,10 +248,26 @@ static uint32_t take_from_kernel(struct afxdp *x, const uint64_t *addr, uint32_t
 
 /* ---- receive ------------------------------------------------------------ */
 
+/*
+ * Busy polling: a recvfrom runs one NAPI poll of the device (up to the
+ * socket's SO_BUSY_POLL_BUDGET frames) here, on our CPU, and leaves the
+ * device quiet for gro_flush_timeout (supervisor/xsk.c). Skipped while the
+ * RX ring already holds a full loop's worth.
+ */
+static void rx_busy_poll(struct afxdp *x)
+{
+    if (ipc_ld_acq(x->rx.prod) - x->rx.head >= AFXDP_BURST * AFXDP_RX_BUDGET)
+        return;
+    recvfrom(x->fd, NULL, 0, MSG_DONTWAIT, NULL, NULL);
+    ctr_add(x, C_BUSY_POLLS, 1);
+}
+
 static uint32_t rx_step(struct afxdp *x)
 {
     struct xq *q = &x->rx;
     uint32_t total = 0;
+    if (x->busy)
+        rx_busy_poll(x);
     ipc_buf out[AFXDP_BURST * AFXDP_RX_BUDGET];
     uint32_t nout = 0;
     uint64_t bytes = 0;
@@ -633,6 +652,7 @@ int afxdp_init(struct ipc_svc *svc, struct afxdp **out, struct ipc_err *err)
     x->kown = (uint16_t)(IPC_OWNER_KERNEL | cfg->port);
     x->fs = svc->pool.frame_size;
     x->idle_ms = ipc_svc_idle_ms(svc);
+    x->busy = (cfg->ports[cfg->port].flags & IPC_PORT_F_BUSY_POLL) != 0;
     /* The fill stock: most of the ring, but no more than an eighth of the
      * pool, so that the other ports and the packets in flight have the rest. */
     x->fill_target = AFXDP_FILL_SIZE - 2 * AFXDP_WINDOW;

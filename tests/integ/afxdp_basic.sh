@@ -80,7 +80,11 @@ grep -q 'port a: xdp_mode = zerocopy is not available on xa1' <<<"$out" ||
 no_xdp || rr_fail "a refused start left an XDP program behind"
 rr_ok "xdp_mode = zerocopy refused: $(grep -o 'port a: xdp_mode = zerocopy[^;]*' <<<"$out" | head -1)"
 
-# 2. The router, copy mode by xdp_mode = auto.
+# 2. The router, copy mode by xdp_mode = auto, busy polling by default.
+knobs() { # knobs IFNAME: the device's NAPI knobs as "defer/timeout"
+    rr_in "$NS_R" sh -c "echo \$(cat /sys/class/net/$1/napi_defer_hard_irqs)/\$(cat /sys/class/net/$1/gro_flush_timeout)"
+}
+KNOBS0=$(knobs xa1)
 manifest "$RR_T/m.ini"
 # Not through rr_in: a backgrounded function is a subshell, and $! must be
 # the supervisor itself (ip netns exec execs it).
@@ -91,10 +95,16 @@ rr_alive "$RR_PID" || rr_fail "the supervisor exited at start"
 grep -q 'port a: AF_XDP on xa1 queue 0: copy, XDP native' "$RR_LOG" || rr_fail "port a: no AF_XDP copy-mode line in the log"
 ip -n "$NS_R" -d link show xa1 | grep -q 'prog/xdp' || rr_fail "no XDP program on xa1"
 rr_ok "up: AF_XDP copy mode, native XDP on xa1 and xb1"
+for d in xa1 xb1; do
+    k=$(knobs $d)
+    [ "$k" = 2/200000 ] || rr_fail "busy_poll = yes: $d's napi_defer_hard_irqs/gro_flush_timeout are $k, expected 2/200000"
+done
 
 out=$(rr_in "$NS_A" ping -n -c 3 -i 0.2 -W 2 "$GW_A" 2>&1) || rr_fail "ping A -> router: $out"
 out=$(rr_in "$NS_A" ping -n -c 5 -i 0.2 -W 2 "$HOST_B" 2>&1) || rr_fail "ping A -> B: $out"
 rr_ok "ping A -> router and A -> B through the router: $(tail -n 1 <<<"$out")"
+rr_stats || rr_fail "stats"
+[ "$(rr_ctr driver-a.busy_polls)" -gt 0 ] || rr_fail "busy_poll = yes, but driver-a made no busy-poll call"
 
 # 3. Bifurcation: R's own address on the same veth is answered by R's kernel.
 rr_stats || rr_fail "stats"
@@ -212,4 +222,9 @@ rr_stop
 rr_census_ok
 no_xdp || rr_fail "an XDP program is still attached after shutdown"
 rr_ok "shutdown removed the XDP programs"
+for d in xa1 xb1; do
+    k=$(knobs $d)
+    [ "$k" = "$KNOBS0" ] || rr_fail "after shutdown $d's NAPI knobs are $k, not $KNOBS0 as before the start"
+done
+rr_ok "busy polling: the devices' NAPI knobs set while up ($(knobs xa1) -> 2/200000) and restored at shutdown"
 printf 'PASS afxdp_basic: TCP %s Mbit/s, UDP %s Mbit/s\n' "${MBIT[tcp]}" "${MBIT[udp]}"
