@@ -143,6 +143,7 @@ int ipc_svc_open(struct ipc_svc *svc, uint32_t kind, struct ipc_err *err)
     for (unsigned i = 0; i < svc->n_out; i++)
         ipc_ring_prod_init(&svc->out[i], out_sh[i], cfg->out[i].wake_fd);
     svc->wake_fd = cfg->wake_fd;
+    svc->stages_on = (cfg->flags & IPC_SVC_F_STAGES) != 0;
     ipc_wake_set_init(&svc->wake);
     ipc_st_rlx(&svc->stats->pid, (uint32_t)getpid());
     ipc_st_rlx(&svc->stats->open_ns, t_open);

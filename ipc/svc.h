@@ -35,13 +35,15 @@
 #include "wake.h"
 
 #define IPC_SVC_VERSION 1
-#define IPC_STATS_VERSION 1
+#define IPC_STATS_VERSION 2
 #define IPC_SVC_CONFIG_FD 3
 #define IPC_SVC_STANDBY_ENV "RINGROUTER_STANDBY_FD"
 #define IPC_SVC_MAX_RINGS 16
 #define IPC_MAX_PORTS 16
 #define IPC_SVC_MAX_CTR 160
 #define IPC_CTR_NAME 32
+#define IPC_STAGE_MAX 16
+#define IPC_STAGE_NAME 40
 
 enum ipc_svc_kind {
     IPC_SVC_ROUTER = 1,
@@ -101,13 +103,29 @@ struct ipc_svc_config {
     uint32_t nports;
     uint32_t icmp_rate;  /* router: ICMP errors per second */
     uint32_t icmp_burst; /* router: token bucket depth */
-    uint32_t pad;
+    uint32_t flags;      /* IPC_SVC_F_* */
     struct ipc_svc_port ports[IPC_MAX_PORTS];
     uint32_t extra_len; /* kind-specific parameters follow at extra[] */
     uint8_t extra[];
 };
+/* Count CPU cycles per stage (ipc/stage.h): the manifest's [router] stages = on. */
+#define IPC_SVC_F_STAGES 1u
 
 enum ipc_svc_state { IPC_SVC_STARTING = 0, IPC_SVC_READY = 1, IPC_SVC_STOPPING = 2 };
+
+/*
+ * One stage of a service's loop (ipc/stage.h): the TSC cycles spent in it,
+ * the packets it handled, and the passes that handled at least one. A whole
+ * cache line each, written by the service alone, and only with stage
+ * counters on.
+ */
+struct ipc_stage {
+    _Atomic uint64_t cycles;
+    _Atomic uint64_t pkts;
+    _Atomic uint64_t calls;
+    char name[IPC_STAGE_NAME];
+};
+_Static_assert(sizeof(struct ipc_stage) == IPC_CACHELINE, "a stage is one cache line");
 
 /*
  * A service's stats region, one per service, written by the service alone and
@@ -126,8 +144,11 @@ struct ipc_svc_stats {
     uint32_t pad;
     _Atomic uint64_t open_ns;  /* CLOCK_MONOTONIC when the service began ipc_svc_open */
     _Atomic uint64_t ready_ns; /* ... and when it reported ready: the restart-time breakdown */
+    _Atomic uint32_t nstage;   /* stages named (ipc_stage_names) */
+    uint32_t pad2;
     _Alignas(IPC_CACHELINE) _Atomic uint64_t ctr[IPC_SVC_MAX_CTR];
     char ctr_name[IPC_SVC_MAX_CTR][IPC_CTR_NAME];
+    _Alignas(IPC_CACHELINE) struct ipc_stage stage[IPC_STAGE_MAX];
 };
 
 /* A service's view of itself, built by ipc_svc_open(). */
@@ -142,6 +163,7 @@ struct ipc_svc {
     struct ipc_ring_cons *in_ptr[IPC_SVC_MAX_RINGS];
     struct ipc_wake_set wake;
     int wake_fd;
+    bool stages_on; /* IPC_SVC_F_STAGES: the one branch ipc/stage.h costs when off */
 };
 
 /**
@@ -167,12 +189,16 @@ static inline void ipc_svc_beat(struct ipc_svc *svc)
     ipc_count(&svc->stats->loops, 1);
 }
 
-/** End of a loop: send the wake-ups this loop owes, at most one per peer. */
-static inline void ipc_svc_flush(struct ipc_svc *svc)
+/**
+ * End of a loop: send the wake-ups this loop owes, at most one per peer.
+ * Returns the number of eventfd writes made.
+ */
+static inline unsigned ipc_svc_flush(struct ipc_svc *svc)
 {
     unsigned w = ipc_wake_flush(&svc->wake);
     if (w)
         ipc_count(&svc->stats->wakes_sent, w);
+    return w;
 }
 
 /**

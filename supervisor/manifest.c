@@ -436,6 +436,7 @@ static int sup_p_enum(struct sup_pctx *pc, const struct sup_key *k, const char *
 }
 
 static const struct sup_word sup_bool_words[] = {{"yes", 1}, {"no", 0}, {NULL, 0}};
+static const struct sup_word sup_on_off_words[] = {{"on", 1}, {"off", 0}, {NULL, 0}};
 
 static int sup_p_bool(struct sup_pctx *pc, const struct sup_key *k, const char *v, void *dst)
 {
@@ -876,6 +877,9 @@ static const struct sup_key sup_router_keys[] = {
                               .def = "1000"},
     [SUP_ROUTER_ICMP_BURST] = {"icmp_burst", sup_p_u32, KEY(struct sup_router, icmp_burst), 1, 100000,
                                .def = "50"},
+    /* off: each stage hook is one predictable branch; on: a TSC read per stage */
+    [SUP_ROUTER_STAGES] = {"stages", sup_p_bool, KEY(struct sup_router, stages), .words = sup_on_off_words,
+                           .def = "off"},
 };
 
 static const struct sup_word sup_driver_words[] = {{"tap", SUP_DRIVER_TAP}, {"afxdp", SUP_DRIVER_AFXDP}, {NULL, 0}};

@@ -52,6 +52,7 @@ enum sup_router_key {
     SUP_ROUTER_RUN_DIR,
     SUP_ROUTER_ICMP_RATE,
     SUP_ROUTER_ICMP_BURST,
+    SUP_ROUTER_STAGES,
     SUP_ROUTER_NKEYS
 };
 
@@ -66,6 +67,7 @@ struct sup_router {
     char run_dir[SUP_PATH_MAX + 1];
     uint32_t icmp_rate;   /* ICMP errors per second; 0: never send them */
     uint32_t icmp_burst;
+    bool stages;          /* count CPU cycles per stage in every service (stats --stages) */
 };
 
 enum sup_driver { SUP_DRIVER_TAP = 1, SUP_DRIVER_AFXDP = 2 };

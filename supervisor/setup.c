@@ -231,6 +231,7 @@ static int write_config(struct sup *s, struct sup_svc *v, struct ipc_err *err)
         fill_port(s, (int)i, &c->ports[i]);
     c->icmp_rate = s->m.router.icmp_rate;
     c->icmp_burst = s->m.router.icmp_burst;
+    c->flags = s->m.router.stages ? IPC_SVC_F_STAGES : 0;
     struct shp_cfg shc; /* shaper services: their parameters in extra[] (supervisor/shaper_ctl.c) */
     uint32_t xlen = sup_shaper_extra(s, v, &shc);
     int ret = ipc_svc_config_create(c, xlen ? &shc : NULL, xlen, &v->cfg_fd, err);

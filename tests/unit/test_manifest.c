@@ -204,6 +204,9 @@ static const struct t_bad t_bad_cases[] = {
     /* router */
     {BASE "[router]\nuser = no-such-user-rr\n", "t.ini:10: [router] user: no such user \"no-such-user-rr\""},
     {BASE "[router]\nrun_dir = run/rr\n", "t.ini:10: [router] run_dir: \"run/rr\" is not an absolute path"},
+    {BASE "[router]\nstages = yes\n", "t.ini:10: [router] stages: \"yes\" is not on or off"},
+    {BASE "[router]\nstages = On\n", "t.ini:10: [router] stages: \"On\" is not on or off"},
+    {BASE "[router]\nstages = on\nstages = off\n", "t.ini:11: [router] stages: duplicate key, first set on line 10"},
     /* the whole file */
     {"[router]\nname = lonely\n", "t.ini: no ports: a manifest needs at least one [port NAME] section"},
     {"", "t.ini: no ports: a manifest needs at least one [port NAME] section"},
@@ -265,6 +268,7 @@ static void test_manifest_default(void **state)
     assert_int_equal(m.router.ring_size, 1024);
     assert_int_equal(m.router.icmp_rate, 1000);
     assert_int_equal(m.router.icmp_burst, 50);
+    assert_false(m.router.stages);
     assert_string_equal(m.router.run_dir, "/run/ringrouter");
     assert_string_equal(m.router.user, t_expected_user());
     assert_true(m.router.group[0] != '\0');
@@ -519,6 +523,33 @@ static void test_manifest_full(void **state)
     sup_manifest_free(&m);
 }
 
+/* [router] stages: off unless the manifest says on. */
+static void test_manifest_stages(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text;
+        bool on;
+        unsigned line;
+    } cases[] = {
+        {BASE "[router]\nstages = on\n", true, 10},
+        {BASE "[router]\nname = x\nstages = off ; the default\n", false, 11},
+        {BASE "[router]\nname = x\n", false, 0},
+        {BASE, false, 0},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct sup_manifest m;
+        struct sup_manifest_err err;
+        int rc = sup_manifest_load_string("t.ini", cases[i].text, &m, &err);
+        if (rc)
+            print_error("case %zu: %s\n", i, err.msg);
+        assert_int_equal(rc, 0);
+        assert_int_equal(m.router.stages, cases[i].on);
+        assert_int_equal(m.router.src.key_line[SUP_ROUTER_STAGES], cases[i].line);
+        sup_manifest_free(&m);
+    }
+}
+
 static void test_manifest_rate_format(void **state)
 {
     (void)state;
@@ -570,6 +601,7 @@ int main(void)
         cmocka_unit_test(test_manifest_err_line),
         cmocka_unit_test(test_manifest_default),
         cmocka_unit_test(test_manifest_full),
+        cmocka_unit_test(test_manifest_stages),
         cmocka_unit_test(test_manifest_rate_format),
         cmocka_unit_test(test_manifest_files),
     };
