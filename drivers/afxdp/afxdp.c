@@ -73,6 +73,7 @@
 #define AFXDP_BACKLOG 1024u /* packets waiting for TX slots; a power of two */
 #define AFXDP_KICKS 8u      /* sendto calls per loop at most */
 #define AFXDP_XSTATS_LOOPS 1024u
+#define AFXDP_SIGNAL_LOOPS 256u /* a power of two */
 
 enum afxdp_ctr {
     C_RX_PKTS,
@@ -584,8 +585,17 @@ int afxdp_run(struct afxdp *x)
     sigaddset(&block, SIGTERM);
     sigaddset(&block, SIGINT);
     sigemptyset(&none);
+    /* SIGTERM and SIGINT stay blocked but inside the ppoll, which unblocks
+     * them atomically: one cannot slip in between the last check and the
+     * sleep and cost a whole idle period, and a sleep costs no sigprocmask
+     * pair. A loop that never sleeps lets them in every AFXDP_SIGNAL_LOOPS. */
+    sigprocmask(SIG_BLOCK, &block, NULL);
 
     while (!afxdp_stop) {
+        if ((x->loops & (AFXDP_SIGNAL_LOOPS - 1)) == 0) {
+            sigprocmask(SIG_UNBLOCK, &block, NULL);
+            sigprocmask(SIG_BLOCK, &block, NULL);
+        }
         uint32_t work = rx_step(x);
         work += comp_step(x);
         work += tx_pull(x);
@@ -607,9 +617,6 @@ int afxdp_run(struct afxdp *x)
             continue;
         if (svc->n_in && !ipc_wake_arm(svc->in_ptr, svc->n_in, 1))
             continue; /* work arrived while we armed */
-        /* Signals are blocked from the check to the ppoll, which unblocks
-         * them: a SIGTERM cannot slip in between and cost a whole idle period. */
-        sigprocmask(SIG_BLOCK, &block, NULL);
         if (!afxdp_stop) {
             ipc_count(&svc->stats->sleeps, 1);
             int ms = x->tx_stuck || x->fill_short ? 1 : x->idle_ms;
@@ -624,10 +631,10 @@ int afxdp_run(struct afxdp *x)
             if (r == 0)
                 xsk_stats(x); /* idle: the kernel's counters, at no cost to traffic */
         }
-        sigprocmask(SIG_UNBLOCK, &block, NULL);
         if (svc->n_in)
             ipc_wake_disarm(svc->in_ptr, svc->n_in);
     }
+    sigprocmask(SIG_UNBLOCK, &block, NULL);
     return 0;
 }
 

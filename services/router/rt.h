@@ -17,6 +17,7 @@
 
 #define RT_MAX_PORTS 16u
 #define RT_BURST 32u
+#define RT_PREFETCH 4u /* packets ahead whose headers the burst loop prefetches */
 
 /* Counters: one per drop reason and event. Keep rt_ctr_names in sync. */
 enum rt_ctr {
