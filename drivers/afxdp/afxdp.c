@@ -62,6 +62,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ipc/stage.h"
 #include "ipc/wake.h"
 
 #ifndef SOL_XDP
@@ -136,6 +137,16 @@ static const char *const afxdp_ctr_names[C_N] = {
     [C_XSK_FILL_EMPTY] = "xsk_fill_empty",
     [C_XSK_TX_EMPTY] = "xsk_tx_empty",
     [C_BUSY_POLLS] = "busy_polls",
+};
+
+/* Stages of the loop, for `ringrouter stats --stages` (ipc/stage.h,
+ * docs/stats.md): busy_poll is the recvfrom that runs the device's NAPI
+ * (the XDP program and the copy into the pool included), kick the sendto
+ * that runs the copy-mode send. */
+enum afxdp_stage { ST_BUSY_POLL, ST_RX, ST_COMPLETE, ST_TX, ST_KICK, ST_FILL, ST_WAKE, ST_N };
+static const char *const afxdp_stage_names[ST_N] = {
+    [ST_BUSY_POLL] = "busy_poll", [ST_RX] = "rx",     [ST_COMPLETE] = "complete", [ST_TX] = "tx",
+    [ST_KICK] = "kick",           [ST_FILL] = "fill", [ST_WAKE] = "wake",
 };
 
 /* One of the socket's rings as mapped: the kernel's indices and slots. */
@@ -255,20 +266,19 @@ static uint32_t take_from_kernel(struct afxdp *x, const uint64_t *addr, uint32_t
  * device quiet for gro_flush_timeout (supervisor/xsk.c). Skipped while the
  * RX ring already holds a full loop's worth.
  */
-static void rx_busy_poll(struct afxdp *x)
+static uint32_t rx_busy_poll(struct afxdp *x)
 {
-    if (ipc_ld_acq(x->rx.prod) - x->rx.head >= AFXDP_BURST * AFXDP_RX_BUDGET)
-        return;
+    if (!x->busy || ipc_ld_acq(x->rx.prod) - x->rx.head >= AFXDP_BURST * AFXDP_RX_BUDGET)
+        return 0;
     recvfrom(x->fd, NULL, 0, MSG_DONTWAIT, NULL, NULL);
     ctr_add(x, C_BUSY_POLLS, 1);
+    return 1;
 }
 
 static uint32_t rx_step(struct afxdp *x)
 {
     struct xq *q = &x->rx;
     uint32_t total = 0;
-    if (x->busy)
-        rx_busy_poll(x);
     ipc_buf out[AFXDP_BURST * AFXDP_RX_BUDGET];
     uint32_t nout = 0;
     uint64_t bytes = 0;
@@ -455,8 +465,7 @@ static uint32_t tx_pull(struct afxdp *x)
     return total;
 }
 
-/* The backlog into the TX ring, then the kick the kernel asks for. Returns
- * the packets published. */
+/* The backlog into the TX ring. Returns the packets published. */
 static uint32_t tx_push(struct afxdp *x)
 {
     struct xq *q = &x->tx;
@@ -493,9 +502,15 @@ static uint32_t tx_push(struct afxdp *x)
     }
     ctr_add(x, C_TX_PKTS, done);
     ctr_add(x, C_TX_BYTES, bytes);
+    return done;
+}
 
-    /* Kick while the kernel has frames to send and asks for it. Copy mode
-     * sends at most 32 frames per call. */
+/* Kick while the kernel has frames to send and asks for it (copy mode sends
+ * at most AFXDP_TX_BUDGET frames per call). Returns the sendto calls made. */
+static uint32_t tx_kick(struct afxdp *x)
+{
+    struct xq *q = &x->tx;
+    uint32_t kicks = 0;
     x->tx_stuck = false;
     for (unsigned k = 0; k < AFXDP_KICKS; k++) {
         uint32_t c0 = ipc_ld_acq(q->cons);
@@ -503,6 +518,7 @@ static uint32_t tx_push(struct afxdp *x)
             break;
         ssize_t r = sendto(x->fd, NULL, 0, MSG_DONTWAIT, NULL, 0);
         ctr_add(x, C_TX_WAKEUP, 1);
+        kicks++;
         if (r < 0 && errno != EAGAIN && errno != EBUSY && errno != ENOBUFS && errno != ENETDOWN)
             ctr_add(x, C_TX_WAKEUP_ERR, 1);
         if (ipc_ld_acq(q->cons) == c0) {
@@ -510,7 +526,7 @@ static uint32_t tx_push(struct afxdp *x)
             break;
         }
     }
-    return done;
+    return kicks;
 }
 
 /* ---- restart ------------------------------------------------------------ */
@@ -596,12 +612,17 @@ int afxdp_run(struct afxdp *x)
             sigprocmask(SIG_UNBLOCK, &block, NULL);
             sigprocmask(SIG_BLOCK, &block, NULL);
         }
-        uint32_t work = rx_step(x);
-        work += comp_step(x);
+        uint64_t t = ipc_stage_start(svc);
+        t = ipc_stage_end(svc, ST_BUSY_POLL, t, rx_busy_poll(x));
+        uint32_t n = rx_step(x), work = n;
+        t = ipc_stage_end(svc, ST_RX, t, n);
+        work += n = comp_step(x);
+        t = ipc_stage_end(svc, ST_COMPLETE, t, n);
         work += tx_pull(x);
-        tx_push(x);
-        fill_step(x);
-        ipc_svc_flush(svc); /* the one wake-up we owe the router */
+        t = ipc_stage_end(svc, ST_TX, t, tx_push(x));
+        t = ipc_stage_end(svc, ST_KICK, t, tx_kick(x));
+        t = ipc_stage_end(svc, ST_FILL, t, fill_step(x));
+        ipc_stage_flush(svc, ST_WAKE, t); /* the one wake-up we owe the router */
         ipc_svc_beat(svc);
         if ((++x->loops & (AFXDP_XSTATS_LOOPS - 1)) == 0)
             xsk_stats(x);
@@ -695,6 +716,7 @@ int afxdp_init(struct ipc_svc *svc, struct afxdp **out, struct ipc_err *err)
     x->rx.head = ipc_ld_acq(x->rx.cons);
     x->cq.head = ipc_ld_acq(x->cq.cons);
     x->ctr = ipc_svc_counters(svc, afxdp_ctr_names, C_N);
+    ipc_stage_names(svc, afxdp_stage_names, ST_N);
 
     ipc_svc_catch_stop(&afxdp_stop);
     *out = x;
@@ -733,6 +755,7 @@ void afxdp_fini(struct afxdp *x)
      * what is in the kernel's rings stays lent. */
     comp_step(x);
     tx_push(x);
+    tx_kick(x);
     ipc_svc_flush(svc);
     uint32_t drop = backlog_depth(x);
     while (backlog_depth(x)) {
