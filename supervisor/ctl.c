@@ -10,6 +10,7 @@
  *   status [json]       each service's state, pid, restarts, uptime, last exit
  *   stats [json|all]    per service counters (non-zero ones, or all), per ring
  *                       occupancy and counters
+ *   stats stages [json] per service and stage: CPU cycles per packet
  *   restart NAME        stop NAME and start it again
  *   route ..., neigh show   see supervisor/route.c
  *   shaper show|set         see supervisor/shaper_ctl.c
@@ -23,14 +24,31 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "ipc/stage.h"
 #include "supervisor/shaper_ctl.h"
 
 #define CTL_REQ_MAX 512
 
+/* The TSC and the raw monotonic clock, read together when the supervisor
+ * starts listening: `stats --stages` turns cycles into time from how far
+ * both have moved since, so the longer the router runs, the closer the
+ * frequency, and no request pays for a calibration wait. */
+static uint64_t ctl_tsc0, ctl_raw0;
+
+static uint64_t raw_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC_RAW, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
 int sup_ctl_listen(struct sup *s, struct ipc_err *err)
 {
+    ctl_raw0 = raw_ns();
+    ctl_tsc0 = ipc_cycles();
     const char *dir = s->m.router.run_dir;
     if (mkdir(dir, 0700) < 0 && errno != EEXIST)
         return ipc_errf(err, -errno, "run_dir %s: %s", dir, strerror(errno));
@@ -208,6 +226,153 @@ static void do_stats(struct sup *s, FILE *f, bool json, bool all)
                 s->pool.frame_size, (unsigned long long)af, (unsigned long long)fb);
 }
 
+/* TSC ticks per second (ipc_cycles()), and the span it was measured over. */
+static double tsc_hz(double *span_s)
+{
+    uint64_t c0 = ctl_tsc0, n0 = ctl_raw0;
+    if (!n0 || raw_ns() - n0 < 20000000ull) {
+        /* Asked within 20 ms of the start (or before it): measure 20 ms now. */
+        c0 = ipc_cycles();
+        n0 = raw_ns();
+        struct timespec ts = {.tv_sec = 0, .tv_nsec = 20000000};
+        while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+            ;
+    }
+    uint64_t c1 = ipc_cycles(), n1 = raw_ns();
+    *span_s = (double)(n1 - n0) / 1e9;
+    return n1 > n0 ? (double)(c1 - c0) * 1e9 / (double)(n1 - n0) : 0;
+}
+
+/* Packets the drivers sent out, in total: what "per forwarded packet" divides by. */
+static uint64_t driver_tx_pkts(const struct sup *s)
+{
+    uint64_t sum = 0;
+    for (int i = 0; i < s->nsvcs; i++) {
+        const struct sup_svc *v = &s->svcs[i];
+        if (v->kind != IPC_SVC_TAP && v->kind != IPC_SVC_AFXDP)
+            continue;
+        struct ipc_svc_stats *st = v->stats;
+        uint32_t n = ipc_ld_acq(&st->nctr);
+        for (uint32_t k = 0; k < n && k < IPC_SVC_MAX_CTR; k++)
+            if (strcmp(st->ctr_name[k], "tx_pkts") == 0)
+                sum += ipc_ld_rlx(&st->ctr[k]);
+    }
+    return sum;
+}
+
+/* A ratio for the table: "-" when there is nothing to divide by. */
+static const char *ratio(char *buf, size_t len, double num, uint64_t den, int prec)
+{
+    if (!den)
+        return "-";
+    snprintf(buf, len, "%.*f", prec, num / (double)den);
+    return buf;
+}
+
+static void json_ratio(FILE *f, const char *key, double num, uint64_t den)
+{
+    if (den)
+        fprintf(f, ",\"%s\":%.2f", key, num / (double)den);
+    else
+        fprintf(f, ",\"%s\":null", key);
+}
+
+static void stage_row(FILE *f, const char *svc, const char *stage, uint64_t calls, uint64_t pkts, uint64_t cycles,
+                      uint64_t fwd, double ns_per_cycle, bool total)
+{
+    char b[4][32];
+    char callsb[24] = "", pktsb[24] = "";
+    if (!total) {
+        snprintf(callsb, sizeof callsb, "%llu", (unsigned long long)calls);
+        snprintf(pktsb, sizeof pktsb, "%llu", (unsigned long long)pkts);
+    }
+    fprintf(f, "%-16s %-10s %12s %12s %9s %9s %9s %9s\n", svc, stage, callsb, pktsb,
+            total ? "" : ratio(b[0], sizeof b[0], (double)pkts, calls, 1),
+            total ? "" : ratio(b[1], sizeof b[1], (double)cycles, pkts, 0),
+            ratio(b[2], sizeof b[2], (double)cycles, fwd, 1),
+            ratio(b[3], sizeof b[3], (double)cycles * ns_per_cycle, fwd, 1));
+}
+
+/*
+ * `stats --stages`: each service's stage counters (ipc/stage.h) as the
+ * table docs/stats.md describes. Returns false (an ERR answer) when the
+ * manifest left them off.
+ */
+static bool do_stages(struct sup *s, FILE *f, bool json)
+{
+    if (!s->m.router.stages) {
+        fprintf(f, "stage counters are off; to count CPU cycles per stage, set \"stages = on\" in the "
+                   "manifest's [router] section and start ringrouter up again (docs/stats.md)\n");
+        return false;
+    }
+    double span;
+    double hz = tsc_hz(&span);
+    double ns_per_cycle = hz > 0 ? 1e9 / hz : 0;
+    uint64_t fwd = driver_tx_pkts(s);
+    uint64_t all = 0;
+    if (json)
+        fprintf(f, "{\"stages\":true,\"tsc_hz\":%.0f,\"forwarded\":%llu,\"services\":[", hz,
+                (unsigned long long)fwd);
+    else
+        fprintf(f,
+                "CPU cycles per packet by stage, since each service started (TSC %.3f GHz, measured over %.1f s)\n"
+                "forwarded: %llu packets (the drivers' tx_pkts); CYC/FWD = the stage's cycles / forwarded\n\n"
+                "%-16s %-10s %12s %12s %9s %9s %9s %9s\n",
+                hz / 1e9, span, (unsigned long long)fwd, "SERVICE", "STAGE", "CALLS", "PACKETS", "PKTS/CALL",
+                "CYC/PKT", "CYC/FWD", "NS/FWD");
+    for (int i = 0; i < s->nsvcs; i++) {
+        const struct sup_svc *v = &s->svcs[i];
+        struct ipc_svc_stats *st = v->stats;
+        uint32_t n = ipc_ld_acq(&st->nstage);
+        if (n > IPC_STAGE_MAX)
+            n = IPC_STAGE_MAX;
+        uint64_t svc_cycles = 0;
+        if (json) {
+            fprintf(f, "%s{\"name\":", i ? "," : "");
+            json_str(f, v->name);
+            fprintf(f, ",\"stages\":[");
+        } else if (n == 0) {
+            fprintf(f, "%-16s (no stage counters in this service's binary)\n", v->name);
+        }
+        for (uint32_t k = 0; k < n; k++) {
+            struct ipc_stage *g = &st->stage[k];
+            uint64_t cycles = ipc_ld_rlx(&g->cycles), pkts = ipc_ld_rlx(&g->pkts), calls = ipc_ld_rlx(&g->calls);
+            svc_cycles += cycles;
+            if (json) {
+                fprintf(f, "%s{\"name\":", k ? "," : "");
+                json_str(f, g->name);
+                fprintf(f, ",\"calls\":%llu,\"packets\":%llu,\"cycles\":%llu", (unsigned long long)calls,
+                        (unsigned long long)pkts, (unsigned long long)cycles);
+                json_ratio(f, "pkts_per_call", (double)pkts, calls);
+                json_ratio(f, "cycles_per_pkt", (double)cycles, pkts);
+                json_ratio(f, "cycles_per_fwd", (double)cycles, fwd);
+                json_ratio(f, "ns_per_fwd", (double)cycles * ns_per_cycle, fwd);
+                fprintf(f, "}");
+            } else {
+                stage_row(f, v->name, g->name, calls, pkts, cycles, fwd, ns_per_cycle, false);
+            }
+        }
+        all += svc_cycles;
+        if (json) {
+            fprintf(f, "],\"cycles\":%llu", (unsigned long long)svc_cycles);
+            json_ratio(f, "cycles_per_fwd", (double)svc_cycles, fwd);
+            json_ratio(f, "ns_per_fwd", (double)svc_cycles * ns_per_cycle, fwd);
+            fprintf(f, "}");
+        } else if (n) {
+            stage_row(f, v->name, "total", 0, 0, svc_cycles, fwd, ns_per_cycle, true);
+        }
+    }
+    if (json) {
+        fprintf(f, "],\"total\":{\"cycles\":%llu", (unsigned long long)all);
+        json_ratio(f, "cycles_per_fwd", (double)all, fwd);
+        json_ratio(f, "ns_per_fwd", (double)all * ns_per_cycle, fwd);
+        fprintf(f, "}}\n");
+    } else {
+        stage_row(f, "all", "total", 0, 0, all, fwd, ns_per_cycle, true);
+    }
+    return true;
+}
+
 bool sup_ctl_route(struct sup *s, char **argv, int argc, FILE *f);
 bool sup_ctl_neigh(struct sup *s, char **argv, int argc, FILE *f);
 
@@ -229,6 +394,9 @@ static bool handle(struct sup *s, char *req, FILE *f)
         return sup_ctl_shaper(s, words + 1, nw - 1, f);
     bool json = arg && strcmp(arg, "json") == 0;
     bool all = arg && strcmp(arg, "all") == 0;
+    bool stages = arg && strcmp(arg, "stages") == 0;
+    if (stages)
+        json = nw > 2 && strcmp(words[2], "json") == 0;
     if (!cmd) {
         fprintf(f, "empty request\n");
         return false;
@@ -237,6 +405,8 @@ static bool handle(struct sup *s, char *req, FILE *f)
         do_status(s, f, json);
         return true;
     }
+    if (strcmp(cmd, "stats") == 0 && stages)
+        return do_stages(s, f, json);
     if (strcmp(cmd, "stats") == 0) {
         do_stats(s, f, json, all);
         return true;

@@ -39,6 +39,8 @@ static const char sup_usage[] =
     "  stats [--json] [--all] counters of every service and ring, read from shared\n"
     "                         memory without interrupting the services (the\n"
     "                         human form skips zero counters unless --all)\n"
+    "  stats --stages [--json]  CPU cycles per packet in each stage of each service\n"
+    "                         (needs stages = on in the manifest's [router])\n"
     "  restart SERVICE        stop SERVICE and start it again\n"
     "  route show [--json]    the FIB: connected networks, manifest and added routes\n"
     "  route add PREFIX via GATEWAY | route add PREFIX port NAME\n"

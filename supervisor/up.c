@@ -81,7 +81,7 @@ int sup_cmd_ctl(const char *cmd, int argc, char **argv)
     const char *sock = getenv("RINGROUTER_SOCKET");
     if (!sock || !sock[0])
         sock = "/run/ringrouter/control.sock";
-    bool json = false, all = false;
+    bool json = false, all = false, stages = false;
     char *req[12];
     int n = 0;
     req[n++] = (char *)cmd;
@@ -92,6 +92,8 @@ int sup_cmd_ctl(const char *cmd, int argc, char **argv)
             json = true;
         } else if (strcmp(a, "--all") == 0 || strcmp(a, "-a") == 0) {
             all = true;
+        } else if (strcmp(a, "--stages") == 0 && strcmp(cmd, "stats") == 0) {
+            stages = true;
         } else if (strcmp(a, "--socket") == 0 || strcmp(a, "-S") == 0) {
             if (++i == argc) {
                 fprintf(stderr, "ringrouter %s: %s needs a path\n", cmd, a);
@@ -123,9 +125,11 @@ int sup_cmd_ctl(const char *cmd, int argc, char **argv)
     }
     if ((strcmp(cmd, "route") == 0 || strcmp(cmd, "neigh") == 0 || strcmp(cmd, "shaper") == 0) && n == 1)
         req[n++] = "show";
+    if (stages)
+        req[n++] = "stages";
     if (json)
         req[n++] = "json";
-    else if (all && strcmp(cmd, "stats") == 0)
+    else if (all && strcmp(cmd, "stats") == 0 && !stages)
         req[n++] = "all";
     return sup_ctl_client(sock, n, req);
 }

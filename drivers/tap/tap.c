@@ -52,6 +52,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ipc/stage.h"
 #include "vnet.h"
 
 #define TAP_BURST 64u                /* handles taken from one input ring per loop */
@@ -144,6 +145,12 @@ static const char *const tap_ctr_names[C_N] = {
     [C_TX_INFLIGHT] = "tx_inflight",
     [C_WAKE_ERR] = "wake_err",
     [C_URING_ERR] = "uring_err",
+};
+
+/* Stage counters (ipc/stage.h, docs/stats.md), in the loop's order. */
+enum tap_stage { S_RX, S_WAKE, S_TX, S_REARM, S_SYSCALL, S_N };
+static const char *const tap_stage_names[S_N] = {
+    [S_RX] = "rx", [S_WAKE] = "wake", [S_TX] = "tx", [S_REARM] = "rearm", [S_SYSCALL] = "syscall",
 };
 
 /* A read in flight, or waiting for frames to be re-armed. */
@@ -388,29 +395,29 @@ static void rx_complete(struct tap *t, uint32_t i, int res)
 
 /* Queue an eventfd write to the router if it asked for one: the one wake-up
  * this loop owes it, issued in the same io_uring_enter as everything else. */
-static void rx_kick(struct tap *t)
+static uint32_t rx_kick(struct tap *t)
 {
     struct ipc_ring_prod *p = &t->svc->out[0];
     ipc_fence_sc(); /* (F2) pairs with the consumer's (F1), ipc/wake.h */
     if (p->wake_fd < 0 || !ipc_wake_wanted(p))
-        return;
+        return 0;
     struct io_uring_sqe *sqe = tap_sqe(t);
-    if (!sqe) {
-        ipc_wake_one(p); /* cannot happen; never lose a wake-up */
-        return;
-    }
+    if (!sqe)
+        return ipc_wake_one(p); /* cannot happen; never lose a wake-up */
     io_uring_prep_write(sqe, p->wake_fd, &tap_one, sizeof(tap_one), 0);
     sqe->flags |= IOSQE_CQE_SKIP_SUCCESS;
     io_uring_sqe_set_data64(sqe, UD(UD_KICK, 0));
     ipc_count(&p->sh->wake_sent, 1);
     ipc_count(&t->svc->stats->wakes_sent, 1);
+    return 1;
 }
 
-/* Hand this loop's received packets to the router in one ring submit. */
-static void rx_flush(struct tap *t)
+/* Hand this loop's received packets to the router in one ring submit
+ * (the wake-up is rx_kick's). Returns the packets the ring took. */
+static uint32_t rx_flush(struct tap *t)
 {
     if (t->n_out == 0)
-        return;
+        return 0;
     uint32_t sent = ipc_ring_send(&t->svc->out[0], t->out, t->n_out);
     uint64_t bytes = 0, gso = 0, csum = 0, frames = 0, chain_max = ipc_ld_rlx(&t->ctr[C_RX_CHAIN_MAX]);
     /* Per-packet numbers were saved at completion: the metadata is the
@@ -434,8 +441,7 @@ static void rx_flush(struct tap *t)
     ctr_add(t, C_RX_CHAIN_FRAMES, frames);
     ctr_set(t, C_RX_CHAIN_MAX, chain_max);
     t->n_out = 0;
-    if (sent)
-        rx_kick(t);
+    return sent;
 }
 
 /* ---- transmit ----------------------------------------------------------- */
@@ -681,35 +687,47 @@ int tap_run(struct tap *t)
 
     sig_arm(t);
     while (!t->stop) {
+        uint64_t c = ipc_stage_start(svc);
         /* 1. Completions: received frames, finished writes, wake-ups. */
         uint32_t work = tap_reap(t);
         if (t->stop)
             break;
         /* 2. Received packets to the router, one submit, one wake-up. */
-        rx_flush(t);
+        uint32_t rx = rx_flush(t);
+        c = ipc_stage_end(svc, S_RX, c, rx);
+        if (rx)
+            c = ipc_stage_end(svc, S_WAKE, c, rx_kick(t));
         /* 3. Input rings into the backlog, the backlog into writes. */
         work += tx_pull(t);
-        tx_push(t);
+        uint32_t writes = tx_push(t);
+        c = ipc_stage_end(svc, S_TX, c, writes);
         /* 4. Re-arm the reads that completed; free what is done. */
+        uint32_t armed = t->rx_armed;
         uint32_t starved = rx_refill(t);
         dead_flush(t);
         rx_poll_arm(t);
         wake_arm(t);
         tap_gauges(t);
         ipc_svc_beat(svc);
+        c = ipc_stage_end(svc, S_REARM, c, t->rx_armed - armed);
 
-        /* 5. The one io_uring_enter of this loop. */
+        /* 5. The one io_uring_enter of this loop. Only the ones that do not
+         * block are a stage: the blocking one below is mostly sleep. */
+        int sub;
         if (work) {
             last_work = now_ns();
-            io_uring_submit(&t->ring);
+            sub = io_uring_submit(&t->ring);
+            ipc_stage_end(svc, S_SYSCALL, c, sub > 0 ? (uint64_t)sub : 0);
             continue;
         }
         if (poll_ns && now_ns() - last_work < poll_ns) {
-            io_uring_submit_and_get_events(&t->ring); /* busy-poll: submit and reap, no wait */
+            sub = io_uring_submit_and_get_events(&t->ring); /* busy-poll: submit and reap, no wait */
+            ipc_stage_end(svc, S_SYSCALL, c, sub > 0 ? (uint64_t)sub : 0);
             continue;
         }
         if (svc->n_in && !ipc_wake_arm(svc->in_ptr, svc->n_in, 1)) {
-            io_uring_submit(&t->ring); /* work arrived while we armed */
+            sub = io_uring_submit(&t->ring); /* work arrived while we armed */
+            ipc_stage_end(svc, S_SYSCALL, c, sub > 0 ? (uint64_t)sub : 0);
             continue;
         }
         ipc_count(&svc->stats->sleeps, 1);
@@ -833,6 +851,7 @@ int tap_init(struct ipc_svc *svc, struct tap **out, struct ipc_err *err)
         goto out_ring;
     }
     t->ctr = ipc_svc_counters(svc, tap_ctr_names, C_N);
+    ipc_stage_names(svc, tap_stage_names, S_N);
 
     /* Fill and arm the receive slots now, so that a pool too small for them
      * shows at start (rx_drop_nobufs) rather than under load. */

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "ipc/stage.h"
 #include "ipc/svc.h"
 #include "services/router/fib.h"
 #include "services/router/ipv4.h"
@@ -33,6 +34,13 @@
 #endif
 
 static volatile sig_atomic_t stop;
+
+/* Stage counters (ipc/stage.h, docs/stats.md), in the loop's order. */
+enum rt_stage { RT_ST_RX, RT_ST_ROUTE, RT_ST_HANDOFF, RT_ST_ARP, RT_ST_WAKE, RT_ST_POLL, RT_ST_N };
+static const char *const rt_stage_names[RT_ST_N] = {
+    [RT_ST_RX] = "rx",     [RT_ST_ROUTE] = "route", [RT_ST_HANDOFF] = "handoff",
+    [RT_ST_ARP] = "arp",   [RT_ST_WAKE] = "wake",   [RT_ST_POLL] = "poll",
+};
 
 struct rt_proc {
     struct ipc_svc svc;
@@ -87,6 +95,7 @@ static int rt_setup(struct rt_proc *r, struct ipc_err *err)
      * would pin retired FIB entries forever. */
     rt_fib_reader_reset(&r->fib, 0);
     struct rt_counters *ctr = name_counters(r);
+    ipc_stage_names(&r->svc, rt_stage_names, RT_ST_N);
     ret = rt_neigh_attach_router(&r->neigh, cfg->neigh_fd, ctr, err);
     if (ret < 0)
         return ret;
@@ -177,7 +186,9 @@ static void rt_run(struct rt_proc *r)
     uint64_t poll_ns = (uint64_t)r->svc.cfg->poll_us * 1000u;
     uint64_t last_work = 0;
     int idle = ipc_svc_idle_ms(&r->svc);
+    struct ipc_svc *svc = &r->svc;
     while (!stop) {
+        uint64_t c = ipc_stage_start(svc);
         uint64_t now = ipc_svc_now_ns();
         uint32_t moved = 0;
         rt_fib_read_begin(&r->fib);
@@ -187,16 +198,24 @@ static void rt_run(struct rt_proc *r)
             if (!n)
                 continue;
             moved += n;
+            c = ipc_stage_end(svc, RT_ST_RX, c, n);
             rt_input_burst(&r->ctx, b, n, now, &r->tx);
+            c = ipc_stage_end(svc, RT_ST_ROUTE, c, n);
+            uint32_t out = r->tx.n;
             rt_flush_tx(r);
+            c = ipc_stage_end(svc, RT_ST_HANDOFF, c, out);
         }
+        /* Looking at rings that turned out empty is receive work too. */
+        c = ipc_stage_end(svc, RT_ST_RX, c, 0);
         if (now >= next_tick) {
             rt_neigh_tick(&r->ctx, now, &r->tx);
+            uint32_t out = r->tx.n;
             rt_flush_tx(r);
             next_tick = now + RT_TICK_NS;
+            c = ipc_stage_end(svc, RT_ST_ARP, c, out);
         }
         rt_fib_read_end(&r->fib);
-        ipc_svc_flush(&r->svc);
+        c = ipc_stage_flush(svc, RT_ST_WAKE, c);
         ipc_svc_beat(&r->svc);
         if (moved) {
             last_work = now;
@@ -211,6 +230,7 @@ static void rt_run(struct rt_proc *r)
                 ipc_count(&r->svc.stats->heartbeat, 1);
                 t = ipc_svc_now_ns();
             }
+            ipc_stage_end(svc, RT_ST_POLL, c, 0);
             continue;
         }
         /* Sleep until work arrives, the ARP timer is due, or the heartbeat. */

@@ -22,6 +22,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "ipc/stage.h"
 #include "ipc/svc.h"
 #include "services/shaper/shp.h"
 #include "services/shaper/shp_ctl.h"
@@ -29,6 +30,13 @@
 #define SH_BURST 256u
 
 static volatile sig_atomic_t stop;
+
+/* Stage counters (ipc/stage.h, docs/stats.md), in the loop's order. */
+enum sh_stage { SH_ST_ENQUEUE, SH_ST_DEQUEUE, SH_ST_HANDOFF, SH_ST_PUBLISH, SH_ST_WAKE, SH_ST_N };
+static const char *const sh_stage_names[SH_ST_N] = {
+    [SH_ST_ENQUEUE] = "enqueue", [SH_ST_DEQUEUE] = "dequeue", [SH_ST_HANDOFF] = "handoff",
+    [SH_ST_PUBLISH] = "publish", [SH_ST_WAKE] = "wake",
+};
 
 struct sh_proc {
     struct ipc_svc svc;
@@ -143,6 +151,7 @@ static int sh_setup(struct sh_proc *p, struct ipc_err *err)
     if (ret < 0)
         return ret;
     name_counters(p);
+    ipc_stage_names(&p->svc, sh_stage_names, SH_ST_N);
     resume_rates(p, now);
     /* A command left unanswered by a dead predecessor is applied now. */
     check_mailbox(p, now);
@@ -150,7 +159,8 @@ static int sh_setup(struct sh_proc *p, struct ipc_err *err)
     return 0;
 }
 
-static void send_out(struct sh_proc *p)
+/* Returns the packets the driver's ring took. */
+static uint32_t send_out(struct sh_proc *p)
 {
     struct ipc_ring_prod *o = &p->svc.out[0];
     uint32_t sent = ipc_ring_send(o, p->pend, p->npend);
@@ -159,33 +169,41 @@ static void send_out(struct sh_proc *p)
         memmove(p->pend, p->pend + sent, (p->npend - sent) * sizeof(ipc_buf));
         p->npend -= sent;
     }
+    return sent;
 }
 
 static void sh_run(struct sh_proc *p)
 {
     int idle = ipc_svc_idle_ms(&p->svc);
+    struct ipc_svc *svc = &p->svc;
     while (!stop) {
+        uint64_t c = ipc_stage_start(svc);
         uint64_t now = ipc_svc_now_ns();
         check_mailbox(p, now);
         bool more_in = false;
+        uint32_t in = 0;
         for (unsigned i = 0; i < p->svc.n_in; i++) {
             ipc_buf b[SH_BURST];
             uint32_t n = ipc_ring_recv(&p->svc.in[i], &p->svc.pool, b, SH_BURST);
             if (n) {
                 shp_enqueue(&p->s, b, n, now);
+                in += n;
                 if (n == SH_BURST)
                     more_in = true;
             }
         }
+        c = ipc_stage_end(svc, SH_ST_ENQUEUE, c, in);
         if (p->npend)
-            send_out(p);
+            c = ipc_stage_end(svc, SH_ST_HANDOFF, c, send_out(p));
         if (!p->npend) {
             p->npend = shp_dequeue(&p->s, now, p->pend, SH_BURST);
+            c = ipc_stage_end(svc, SH_ST_DEQUEUE, c, p->npend);
             if (p->npend)
-                send_out(p);
+                c = ipc_stage_end(svc, SH_ST_HANDOFF, c, send_out(p));
         }
         publish(p);
-        ipc_svc_flush(&p->svc);
+        c = ipc_stage_end(svc, SH_ST_PUBLISH, c, 0);
+        ipc_stage_flush(svc, SH_ST_WAKE, c);
         ipc_svc_beat(&p->svc);
         if (more_in)
             continue;
