@@ -144,6 +144,7 @@ set style histogram clustered gap 1
 set style fill solid 0.8 border -1
 set boxwidth 0.9
 set grid ytics
+set key top left
 set xtics rotate by -20
 set yrange [0:*]
 set title 'dut CPU per 64-byte packet at {int(rate) // 1000} kpps (lower is better)'
