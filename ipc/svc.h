@@ -34,7 +34,7 @@
 #include "shm.h"
 #include "wake.h"
 
-#define IPC_SVC_VERSION 1
+#define IPC_SVC_VERSION 2
 #define IPC_STATS_VERSION 2
 #define IPC_SVC_CONFIG_FD 3
 #define IPC_SVC_STANDBY_ENV "RINGROUTER_STANDBY_FD"
@@ -104,6 +104,9 @@ struct ipc_svc_config {
     uint32_t icmp_rate;  /* router: ICMP errors per second */
     uint32_t icmp_burst; /* router: token bucket depth */
     uint32_t flags;      /* IPC_SVC_F_* */
+    uint16_t queue;        /* drivers: the port's queue this instance serves */
+    uint16_t kernel_owner; /* AF_XDP drivers: the owner id of buffers lent to its socket (IPC_OWNER_KERNEL | n) */
+    uint32_t pad;
     struct ipc_svc_port ports[IPC_MAX_PORTS];
     uint32_t extra_len; /* kind-specific parameters follow at extra[] */
     uint8_t extra[];

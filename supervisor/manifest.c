@@ -1162,7 +1162,9 @@ static int sup_open(struct sup_pctx *pc, const struct sup_section_type *t, char 
          * name is checked against the finished manifest in sup_services. */
         if (strlen(names[0]) > SUP_SERVICE_MAX)
             return sup_fail(pc, pc->line, sec, NULL,
-                            "\"%s\" is not a service: expected router, driver-PORT or shaper-PORT", names[0]);
+                            "\"%s\" is not a service: expected router, driver-PORT, driver-PORT.QUEUE or "
+                            "shaper-PORT",
+                            names[0]);
         for (size_t i = 0; i < pc->nsvc; i++)
             if (strcmp(pc->svc[i].name, names[0]) == 0)
                 return sup_fail(pc, pc->line, sec, NULL, "duplicate section, first on line %u",
@@ -1648,11 +1650,35 @@ static int sup_check_shapers(struct sup_pctx *pc)
     return 0;
 }
 
+/* @own's keys that its section sets, over @s. */
+static void sup_service_merge(struct sup_service *s, const struct sup_service *own)
+{
+    const unsigned *set = own->src.key_line;
+    if (set[SUP_SERVICE_RESTART])
+        s->restart = own->restart;
+    if (set[SUP_SERVICE_HANG_MS])
+        s->hang_ms = own->hang_ms;
+    if (set[SUP_SERVICE_RESTART_LIMIT])
+        s->restart_limit = own->restart_limit;
+    if (set[SUP_SERVICE_RESTART_WINDOW])
+        s->restart_window_ms = own->restart_window_ms;
+    if (set[SUP_SERVICE_CPU])
+        s->cpu = own->cpu;
+    if (set[SUP_SERVICE_POLL_US])
+        s->poll_us = own->poll_us;
+    if (set[SUP_SERVICE_BINARY])
+        memcpy(s->binary, own->binary, sizeof s->binary);
+    s->src = own->src;
+}
+
 /* Build the service list the manifest implies and merge the explicit
  * [service] sections into it. */
 static int sup_check_services(struct sup_pctx *pc)
 {
     struct sup_manifest *m = pc->m;
+    for (size_t p = 0; p < m->nports; p++)
+        if (m->ports[p].queues == 0)
+            m->ports[p].queues = 1; /* a TAP port: its driver's keys (queues among them) get no defaults */
     for (size_t i = 0; i < pc->nsvc; i++) {
         struct sup_service *s = &pc->svc[i];
         const char *n = s->name;
@@ -1661,47 +1687,106 @@ static int sup_check_services(struct sup_pctx *pc)
         const char *pn = strncmp(n, "driver-", 7) == 0 ? n + 7 : strncmp(n, "shaper-", 7) == 0 ? n + 7 : NULL;
         if (!pn)
             return sup_fail(pc, s->src.line, s->src.section, NULL,
-                            "\"%s\" is not a service: expected router, driver-PORT or shaper-PORT", n);
-        int pi = sup_manifest_port(m, pn);
+                            "\"%s\" is not a service: expected router, driver-PORT, driver-PORT.QUEUE or "
+                            "shaper-PORT",
+                            n);
+        /* driver-PORT.QUEUE: a port's queue beyond the first (port names have no dot). */
+        char port[SUP_SERVICE_MAX + 1];
+        snprintf(port, sizeof port, "%s", pn);
+        char *dot = strchr(port, '.');
+        long q = 0;
+        if (dot) {
+            char *end;
+            *dot = 0;
+            q = strtol(dot + 1, &end, 10);
+            if (n[0] != 'd' || !dot[1] || *end || dot[1] == '0' || q < 1)
+                return sup_fail(pc, s->src.line, s->src.section, NULL,
+                                "\"%s\" is not a service: expected router, driver-PORT, driver-PORT.QUEUE (QUEUE "
+                                "from 1) or shaper-PORT",
+                                n);
+        }
+        int pi = sup_manifest_port(m, port);
         if (pi < 0)
-            return sup_fail(pc, s->src.line, s->src.section, NULL, "no port \"%s\"", pn);
+            return sup_fail(pc, s->src.line, s->src.section, NULL, "no port \"%s\"", port);
         if (n[0] == 's' && m->ports[pi].shaper < 0)
-            return sup_fail(pc, s->src.line, s->src.section, NULL, "port %s has no [shaper %s] section", pn, pn);
+            return sup_fail(pc, s->src.line, s->src.section, NULL, "port %s has no [shaper %s] section", port,
+                            port);
+        const struct sup_port *pp = &m->ports[pi];
+        if (q >= (long)pp->queues && pp->queues == 1)
+            return sup_fail(pc, s->src.line, s->src.section, NULL,
+                            "port %s has one queue: its only driver is driver-%s", port, port);
+        if (q >= (long)pp->queues)
+            return sup_fail(pc, s->src.line, s->src.section, NULL,
+                            "port %s has %u queues (line %u): its drivers are driver-%s and driver-%s.1 to "
+                            "driver-%s.%u",
+                            port, pp->queues, KLINE(pp, SUP_PORT_QUEUES), port, port, port, pp->queues - 1);
     }
-    size_t total = 1 + m->nports + m->nshapers;
+    size_t ndrv = 0;
+    for (size_t p = 0; p < m->nports; p++)
+        ndrv += m->ports[p].queues;
+    if (ndrv > SUP_DRIVERS_MAX) {
+        size_t p = m->nports;
+        while (p > 0 && m->ports[p - 1].queues == 1)
+            p--;
+        const struct sup_port *last = &m->ports[p ? p - 1 : 0];
+        return sup_fail(pc, KLINE(last, SUP_PORT_QUEUES) ? KLINE(last, SUP_PORT_QUEUES) : last->src.line,
+                        last->src.section, KLINE(last, SUP_PORT_QUEUES) ? "queues" : NULL,
+                        "the ports' queues add up to %zu driver instances; the router takes at most %d", ndrv,
+                        SUP_DRIVERS_MAX);
+    }
+    size_t total = 1 + ndrv + m->nshapers;
     m->services = calloc(total, sizeof *m->services);
     if (!m->services) {
         snprintf(pc->err->msg, sizeof pc->err->msg, "%s: out of memory", pc->file);
         return pc->rc = -ENOMEM;
     }
-    for (size_t i = 0; i < total; i++) {
+    /* The router, each port's drivers (queue 0, then 1..), the shapers. */
+    size_t i = 0;
+    m->services[i++] = (struct sup_service){.kind = SUP_SVC_ROUTER, .port = -1};
+    for (size_t p = 0; p < m->nports; p++)
+        for (uint32_t q = 0; q < m->ports[p].queues; q++)
+            m->services[i++] = (struct sup_service){.kind = SUP_SVC_DRIVER, .port = (int)p, .queue = (int)q};
+    for (size_t k = 0; k < m->nshapers; k++)
+        m->services[i++] = (struct sup_service){.kind = SUP_SVC_SHAPER, .port = m->shapers[k].port};
+    for (i = 0; i < total; i++) {
         struct sup_service *s = &m->services[i];
-        s->cpu = -1;
-        s->port = -1;
-        s->kind = SUP_SVC_ROUTER;
-        if (i == 0) {
+        enum sup_service_kind kind = s->kind;
+        int port = s->port, queue = s->queue;
+        if (kind == SUP_SVC_ROUTER)
             snprintf(s->name, sizeof s->name, "router");
-        } else if (i <= m->nports) {
-            s->kind = SUP_SVC_DRIVER;
-            s->port = (int)(i - 1);
+        else
+            snprintf(s->name, sizeof s->name, "%s-%s", kind == SUP_SVC_DRIVER ? "driver" : "shaper",
+                     m->ports[port].name);
+        /* A queue's driver starts from its port's [service driver-PORT], then
+         * takes the keys its own [service driver-PORT.QUEUE] sets. */
+        const struct sup_service *base = NULL, *own = NULL;
+        for (size_t j = 0; j < pc->nsvc; j++)
+            if (strcmp(pc->svc[j].name, s->name) == 0)
+                base = &pc->svc[j];
+        if (queue) {
+            size_t len = strlen(s->name);
+            snprintf(s->name + len, sizeof s->name - len, ".%d", queue);
+            for (size_t j = 0; j < pc->nsvc; j++)
+                if (strcmp(pc->svc[j].name, s->name) == 0)
+                    own = &pc->svc[j];
+        }
+        char name[sizeof s->name];
+        memcpy(name, s->name, sizeof name);
+        if (base) {
+            *s = *base;
         } else {
-            s->kind = SUP_SVC_SHAPER;
-            s->port = m->shapers[i - 1 - m->nports].port;
+            sup_defaults(pc, &sup_sections[SUP_SEC_SERVICE], s);
+            s->cpu = -1;
+            s->src = (struct sup_src){0};
         }
-        if (s->kind != SUP_SVC_ROUTER)
-            snprintf(s->name, sizeof s->name, "%s-%s", s->kind == SUP_SVC_DRIVER ? "driver" : "shaper",
-                     m->ports[s->port].name);
-        snprintf(s->src.section, sizeof s->src.section, "service %s", s->name);
-        sup_defaults(pc, &sup_sections[SUP_SEC_SERVICE], s);
-        for (size_t j = 0; j < pc->nsvc; j++) {
-            if (strcmp(pc->svc[j].name, s->name) == 0) {
-                enum sup_service_kind kind = s->kind;
-                int port = s->port;
-                *s = pc->svc[j];
-                s->kind = kind;
-                s->port = port;
-            }
-        }
+        if (own)
+            sup_service_merge(s, own);
+        memcpy(s->name, name, sizeof name);
+        if (!own && !base)
+            snprintf(s->src.section, sizeof s->src.section, "service %s", s->name);
+        s->kind = kind;
+        s->port = port;
+        s->queue = queue;
     }
     m->nservices = total;
     return 0;

@@ -21,10 +21,11 @@
 #define SUP_NETNS_MAX 63
 #define SUP_USER_MAX 32
 #define SUP_PATH_MAX 80     /* run_dir: the control socket path must fit sun_path */
-#define SUP_SERVICE_MAX 23  /* "shaper-" + a port name */
+#define SUP_SERVICE_MAX 27  /* "driver-" + a port name + ".63" */
 #define SUP_SECTION_MAX 48  /* the longest valid section header is "class NAME NAME" */
 #define SUP_PORTS_MAX 32    /* each port costs a driver (and maybe a shaper) process */
 #define SUP_SRC_KEYS 16
+#define SUP_DRIVERS_MAX 16 /* driver instances (ports x queues): the router takes a ring from each */
 #define SUP_MANIFEST_ERR_MAX 512
 
 /* Where an object came from, so that later errors (at setup or run time)
@@ -216,6 +217,7 @@ struct sup_service {
     char name[SUP_SERVICE_MAX + 1];
     enum sup_service_kind kind;
     int port; /* driver and shaper services: their port; -1 for the router */
+    int queue; /* driver services: the port's queue (0..queues - 1); 0 otherwise */
     enum sup_restart restart;
     uint32_t hang_ms;
     uint32_t restart_limit;

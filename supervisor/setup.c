@@ -45,12 +45,17 @@ static int svc_index(const struct sup *s, const char *name)
     return -1;
 }
 
-static int add_ring(struct sup *s, const char *prefix, int port, int prod, int cons, struct ipc_err *err)
+/* Ring PREFIX-PORT (PREFIX-PORT.QUEUE for a port's queue beyond the first). */
+static int add_ring(struct sup *s, const char *prefix, int port, int queue, int prod, int cons,
+                    struct ipc_err *err)
 {
     if (s->nrings >= SUP_MAX_RINGS)
         return ipc_errf(err, -E2BIG, "too many rings");
     struct sup_ring *r = &s->rings[s->nrings];
-    snprintf(r->name, sizeof(r->name), "%s-%s", prefix, s->m.ports[port].name);
+    if (queue)
+        snprintf(r->name, sizeof(r->name), "%s-%s.%d", prefix, s->m.ports[port].name, queue);
+    else
+        snprintf(r->name, sizeof(r->name), "%s-%s", prefix, s->m.ports[port].name);
     r->port = port;
     r->prod = prod;
     r->cons = cons;
@@ -232,6 +237,8 @@ static int write_config(struct sup *s, struct sup_svc *v, struct ipc_err *err)
     c->icmp_rate = s->m.router.icmp_rate;
     c->icmp_burst = s->m.router.icmp_burst;
     c->flags = s->m.router.stages ? IPC_SVC_F_STAGES : 0;
+    c->queue = (uint16_t)v->m->queue;
+    c->kernel_owner = v->kown;
     struct shp_cfg shc; /* shaper services: their parameters in extra[] (supervisor/shaper_ctl.c) */
     uint32_t xlen = sup_shaper_extra(s, v, &shc);
     int ret = ipc_svc_config_create(c, xlen ? &shc : NULL, xlen, &v->cfg_fd, err);
@@ -422,32 +429,38 @@ int sup_setup(struct sup *s, struct ipc_err *err)
         s->nsvcs++;
     }
 
+    /* Each driver instance (a port's queue) has a ring to the router and one
+     * from the router, or, on a shaped port, from the shaper: the router
+     * feeds the shaper, the shaper its port's first queue. */
     int router = svc_index(s, "router");
-    for (size_t p = 0; p < s->m.nports; p++) {
-        char dname[SUP_SERVICE_MAX + 1], sname[SUP_SERVICE_MAX + 1];
-        snprintf(dname, sizeof(dname), "driver-%s", s->m.ports[p].name);
+    if (router < 0)
+        return ipc_errf(err, -EINVAL, "internal: no router service");
+    for (int drv = 0; drv < s->nsvcs; drv++) {
+        const struct sup_service *ms = s->svcs[drv].m;
+        if (ms->kind != SUP_SVC_DRIVER)
+            continue;
+        int p = ms->port, q = ms->queue;
+        char sname[SUP_SERVICE_MAX + 1];
         snprintf(sname, sizeof(sname), "shaper-%s", s->m.ports[p].name);
-        int drv = svc_index(s, dname), shp = svc_index(s, sname);
-        if (router < 0 || drv < 0)
-            return ipc_errf(err, -EINVAL, "internal: no router or %s service", dname);
-        if ((ret = add_ring(s, "rx", (int)p, drv, router, err)) < 0)
+        int shp = svc_index(s, sname);
+        if ((ret = add_ring(s, "rx", p, q, drv, router, err)) < 0)
             return ret;
-        if (shp >= 0) {
-            if ((ret = add_ring(s, "sh", (int)p, router, shp, err)) < 0)
+        if (shp >= 0 && q == 0) {
+            if ((ret = add_ring(s, "sh", p, 0, router, shp, err)) < 0)
                 return ret;
-            if ((ret = add_ring(s, "tx", (int)p, shp, drv, err)) < 0)
+            if ((ret = add_ring(s, "tx", p, 0, shp, drv, err)) < 0)
                 return ret;
-        } else if ((ret = add_ring(s, "tx", (int)p, router, drv, err)) < 0) {
+        } else if (shp < 0 && (ret = add_ring(s, "tx", p, q, router, drv, err)) < 0) {
             return ret;
         }
         if (s->m.ports[p].driver == SUP_DRIVER_TAP) {
-            struct tap_req q = {.port = &s->m.ports[p], .fd = -1, .err = err};
-            ret = sup_in_netns(s->m.ports[p].netns, tap_open, &q, err);
+            struct tap_req tq = {.port = &s->m.ports[p], .fd = -1, .err = err};
+            ret = sup_in_netns(s->m.ports[p].netns, tap_open, &tq, err);
             if (ret < 0)
                 return ret;
-            s->svcs[drv].dev_fd = q.fd;
-        } else if ((ret = sup_xsk_open(s, (int)p, &s->svcs[drv].dev_fd, err)) < 0) { /* AF_XDP: xsk.c */
-            return ret;
+            s->svcs[drv].dev_fd = tq.fd;
+        } else if ((ret = sup_xsk_open(s, p, q, &s->svcs[drv].dev_fd, &s->svcs[drv].kown, err)) < 0) {
+            return ret; /* AF_XDP: xsk.c */
         }
     }
     if ((ret = setup_tables(s, err)) < 0)

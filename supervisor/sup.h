@@ -56,6 +56,7 @@ struct sup_svc {
     uint32_t kind; /* enum ipc_svc_kind */
     uint16_t owner;
     int port;
+    uint16_t kown; /* AF_XDP drivers: the pool owner id of their socket's kernel side */
     int wake_fd;  /* its eventfd */
     int stats_fd;
     struct ipc_svc_stats *stats;

@@ -84,19 +84,24 @@
 #define XDP_MAX_TX_SKB_BUDGET 9 /* linux/if_xdp.h, 6.17+ */
 #endif
 
+/* One socket: a port's queue. The port's first queue's entry also holds
+ * the port's program and the device's NAPI knobs. */
 struct sup_xsk_port {
     int port;
+    int queue;
+    uint16_t kown; /* IPC_OWNER_KERNEL | the socket's index: who the buffers it holds belong to */
     int ifindex;
     enum xdp_attach_mode mode;
     struct xdp_program *prog;
     int fd; /* the socket: also the driver's dev_fd */
+    uint16_t bind_flags; /* XDP_COPY or XDP_ZEROCOPY */
     bool knobs_set;      /* the device's NAPI knobs are ours until shutdown */
     uint32_t knob_old[2]; /* napi_defer_hard_irqs, gro_flush_timeout as we found them */
 };
 
 struct sup_xsk {
     int n;
-    struct sup_xsk_port p[SUP_PORTS_MAX];
+    struct sup_xsk_port p[SUP_DRIVERS_MAX];
 };
 
 /* libbpf and libxdp talk on stderr; keep their warnings and errors, drop the
@@ -141,6 +146,7 @@ struct xsk_req {
     struct ipc_err *err;
     const char *picked; /* what auto chose, for the log */
     int nhost;
+    struct sup_xsk_port *first; /* the port's queue 0, for a later queue: its program and mode */
 };
 
 /* A socket with its UMEM and rings, bound with @flags. Returns the fd or -errno. */
@@ -182,7 +188,7 @@ static int xsk_make(struct xsk_req *q, uint16_t flags, const char **what)
         .sxdp_family = AF_XDP,
         .sxdp_flags = (uint16_t)(flags | XDP_USE_NEED_WAKEUP),
         .sxdp_ifindex = (uint32_t)q->x->ifindex,
-        .sxdp_queue_id = 0,
+        .sxdp_queue_id = (uint32_t)q->x->queue,
     };
     if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
         *what = "bind";
@@ -343,6 +349,8 @@ static int xsk_busy_poll(struct xsk_req *q, int fd)
         if (setsockopt(fd, SOL_SOCKET, o[i].opt, o[i].v, sizeof(int)) < 0)
             return ipc_errf(q->err, -errno, "port %s: busy_poll = yes: %s: %s (set busy_poll = no)", p->name,
                             o[i].name, strerror(errno));
+    if (q->x->queue)
+        return 0; /* the device's knobs: set once, by its first queue */
     uint32_t set[2] = {p->napi_defer_hard_irqs, p->gro_flush_timeout};
     char msg[160];
     int ret = napi_knobs(p->ifname, set, q->x->knob_old, false, msg, sizeof(msg));
@@ -363,9 +371,6 @@ static int xsk_open_in_ns(void *arg)
     const char *what = "";
     int ret;
 
-    if (p->queues > 1)
-        return ipc_errf(q->err, -EOPNOTSUPP, "port %s: queues = %u: only one queue per AF_XDP port is supported",
-                        p->name, p->queues);
     x->ifindex = (int)if_nametoindex(p->ifname);
     if (x->ifindex == 0)
         return ipc_errf(q->err, -ENODEV, "port %s: no netdev %s%s%s", p->name, p->ifname,
@@ -391,29 +396,53 @@ static int xsk_open_in_ns(void *arg)
     }
     close(sk);
 
-    /* 1-2. The socket, in the bind mode asked for. */
+    /* 1-2. The socket, in the bind mode asked for (a later queue: the one
+     * its port's first queue got). */
     int fd;
-    if (p->xdp_mode == SUP_XDP_ZEROCOPY || p->xdp_mode == SUP_XDP_AUTO) {
+    if (q->first) {
+        x->bind_flags = q->first->bind_flags;
+        fd = xsk_make(q, x->bind_flags, &what);
+        q->picked = x->bind_flags == XDP_ZEROCOPY ? "zero-copy" : "copy";
+    } else if (p->xdp_mode == SUP_XDP_ZEROCOPY || p->xdp_mode == SUP_XDP_AUTO) {
         fd = xsk_make(q, XDP_ZEROCOPY, &what);
         if (fd < 0 && p->xdp_mode == SUP_XDP_ZEROCOPY)
             return ipc_errf(q->err, fd,
                             "port %s: xdp_mode = zerocopy is not available on %s (%s: %s); use xdp_mode = copy or auto",
                             p->name, p->ifname, what, strerror(-fd));
         q->picked = "zero-copy";
+        x->bind_flags = XDP_ZEROCOPY;
         if (fd < 0) {
             fd = xsk_make(q, XDP_COPY, &what);
             q->picked = "copy";
+            x->bind_flags = XDP_COPY;
         }
     } else {
         fd = xsk_make(q, XDP_COPY, &what);
         q->picked = "copy";
+        x->bind_flags = XDP_COPY;
     }
+    if (fd < 0 && fd == -EINVAL && x->queue > 0)
+        return ipc_errf(q->err, fd,
+                        "port %s: AF_XDP socket on %s queue %d: %s: %s (queues = %u, but %s may have fewer RX "
+                        "queues: see ethtool -l %s)",
+                        p->name, p->ifname, x->queue, what, strerror(-fd), p->queues, p->ifname, p->ifname);
     if (fd < 0)
-        return ipc_errf(q->err, fd, "port %s: AF_XDP socket on %s (xdp_mode = %s): %s: %s", p->name, p->ifname,
-                        mode_name(p->xdp_mode), what, strerror(-fd));
+        return ipc_errf(q->err, fd, "port %s: AF_XDP socket on %s queue %d (xdp_mode = %s): %s: %s", p->name,
+                        p->ifname, x->queue, mode_name(p->xdp_mode), what, strerror(-fd));
     x->fd = fd;
     if (p->busy_poll && (ret = xsk_busy_poll(q, fd)) < 0)
         goto out_fd;
+    if (q->first) { /* the port's program is loaded: our queue's slot in its socket map */
+        uint32_t qi = (uint32_t)x->queue;
+        int xm = map_fd(q->first->prog, "xsks");
+        x->mode = q->first->mode;
+        if (xm < 0 || bpf_map_update_elem(xm, &qi, &fd, BPF_ANY) < 0) {
+            ret = ipc_errf(q->err, xm < 0 ? xm : -errno, "port %s: queue %d into the XDP socket map: %s", p->name,
+                           x->queue, strerror(xm < 0 ? -xm : errno));
+            goto out_fd;
+        }
+        return 0;
+    }
 
     /* 3. The steering program. */
     char path[sizeof(q->s->bindir) + 32];
@@ -473,7 +502,7 @@ out_fd:
     return ret;
 }
 
-int sup_xsk_open(struct sup *s, int port, int *fd, struct ipc_err *err)
+int sup_xsk_open(struct sup *s, int port, int queue, int *fd, uint16_t *kown, struct ipc_err *err)
 {
     if (!s->xsk) {
         libbpf_set_print(xsk_libbpf_print);
@@ -482,21 +511,32 @@ int sup_xsk_open(struct sup *s, int port, int *fd, struct ipc_err *err)
         if (!s->xsk)
             return ipc_errf(err, -ENOMEM, "out of memory");
     }
-    if (s->xsk->n >= SUP_PORTS_MAX)
-        return ipc_errf(err, -E2BIG, "too many AF_XDP ports");
+    if (s->xsk->n >= SUP_DRIVERS_MAX)
+        return ipc_errf(err, -E2BIG, "too many AF_XDP sockets");
     const struct sup_port *p = &s->m.ports[port];
     struct sup_xsk_port *x = &s->xsk->p[s->xsk->n];
-    *x = (struct sup_xsk_port){.port = port, .fd = -1};
+    *x = (struct sup_xsk_port){.port = port, .queue = queue, .fd = -1,
+                               .kown = (uint16_t)(IPC_OWNER_KERNEL | (unsigned)s->xsk->n)};
     struct xsk_req q = {.s = s, .p = p, .pi = port, .x = x, .err = err};
+    for (int i = 0; queue > 0 && i < s->xsk->n; i++)
+        if (s->xsk->p[i].port == port && s->xsk->p[i].queue == 0)
+            q.first = &s->xsk->p[i];
+    if (queue > 0 && !q.first)
+        return ipc_errf(err, -EINVAL, "internal: port %s queue %d opened before its queue 0", p->name, queue);
     int ret = sup_in_netns(p->netns, xsk_open_in_ns, &q, err);
     if (ret < 0)
         return ret;
     s->xsk->n++;
     *fd = x->fd;
-    sup_log("port %s: AF_XDP on %s queue 0: %s, XDP %s, steer = %s (%d host addresses kept by the host), UMEM "
-            "%u x %u bytes",
-            p->name, p->ifname, q.picked, x->mode == XDP_MODE_SKB ? "generic" : "native",
-            p->steer == SUP_STEER_ALL ? "all" : "forward-only", q.nhost, s->pool.nbufs, s->pool.frame_size);
+    *kown = x->kown;
+    if (queue == 0)
+        sup_log("port %s: AF_XDP on %s queue 0: %s, XDP %s, steer = %s (%d host addresses kept by the host), "
+                "busy_poll = %s, UMEM %u x %u bytes",
+                p->name, p->ifname, q.picked, x->mode == XDP_MODE_SKB ? "generic" : "native",
+                p->steer == SUP_STEER_ALL ? "all" : "forward-only", q.nhost, p->busy_poll ? "yes" : "no",
+                s->pool.nbufs, s->pool.frame_size);
+    else
+        sup_log("port %s: AF_XDP on %s queue %d: %s", p->name, p->ifname, queue, q.picked);
     return 0;
 }
 
@@ -548,7 +588,7 @@ void sup_xsk_release(struct sup *s)
         x->fd = -1;
 
         /* No frame can arrive any more: what the kernel held is free. */
-        uint16_t k = (uint16_t)(IPC_OWNER_KERNEL | (unsigned)x->port);
+        uint16_t k = x->kown;
         ipc_buf batch[256];
         uint32_t n = 0, total = 0;
         for (ipc_buf b = 0; b < s->pool.nbufs; b++) {

@@ -13,13 +13,18 @@
 #include "supervisor/sup.h"
 
 /**
- * Create the XSK of port @port (in the port's netns), register the UMEM,
- * attach the steering program in the mode xdp_mode asks for, put the socket
- * in the program's XSKMAP and the host's addresses on the interface in its
- * address map. On success *fd is the socket (kept by the supervisor, passed
- * to the driver as its dev_fd). Returns 0 or -errno with @err naming the port.
+ * Create the XSK of port @port's queue @queue (in the port's netns) and
+ * register the UMEM. For queue 0, also attach the steering program in the
+ * mode xdp_mode asks for and put the host's addresses on the interface in
+ * its address map; a later queue binds in the mode queue 0 got. Each socket
+ * goes into the program's XSKMAP at its queue. On success *fd is the socket
+ * (kept by the supervisor, passed to the driver as its dev_fd) and *kown the
+ * pool owner id of the buffers lent to it (IPC_OWNER_KERNEL | the socket's
+ * number: two queues of a port must not share one, or a restarted driver
+ * could take the other queue's buffers for stale ones of its own). Queue 0
+ * must be opened first. Returns 0 or -errno with @err naming the port.
  */
-int sup_xsk_open(struct sup *s, int port, int *fd, struct ipc_err *err);
+int sup_xsk_open(struct sup *s, int port, int queue, int *fd, uint16_t *kown, struct ipc_err *err);
 
 /**
  * At shutdown, once every driver has stopped: detach the XDP programs, close

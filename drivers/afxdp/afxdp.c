@@ -27,7 +27,7 @@
  * Restart. The kernel keeps the rings and their indices; a new instance
  * binds to them as it finds them. Ordering makes every kill point safe:
  *   - lend (fill, TX): write the slots, give the buffers to the kernel
- *     (IPC_OWNER_KERNEL | port), poison the AFXDP_WINDOW slots past the new
+ *     (IPC_OWNER_KERNEL | our socket's number, one per port and queue), poison the AFXDP_WINDOW slots past the new
  *     producer index, publish it. Killed before the give: the buffers are
  *     still ours and the supervisor's reclaim frees them (the slots are not
  *     published, the kernel never sees them). Killed between the give and the
@@ -167,7 +167,7 @@ struct afxdp {
     _Atomic uint64_t *ctr;
     int fd;
     uint16_t port;
-    uint16_t kown; /* IPC_OWNER_KERNEL | port */
+    uint16_t kown; /* the owner of what we lend the kernel: IPC_OWNER_KERNEL | our socket's number */
     uint32_t fs;
     uint32_t fill_target;
     int idle_ms;
@@ -669,6 +669,9 @@ int afxdp_init(struct ipc_svc *svc, struct afxdp **out, struct ipc_err *err)
                         svc->n_out);
     if (cfg->port >= cfg->nports || cfg->port >= IPC_MAX_PORTS)
         return ipc_errf(err, -EINVAL, "%s: port %u out of range (%u ports)", cfg->name, cfg->port, cfg->nports);
+    if (cfg->kernel_owner < IPC_OWNER_KERNEL || cfg->kernel_owner > IPC_OWNER_KERNEL_MAX)
+        return ipc_errf(err, -EINVAL, "%s: kernel owner id %#x is not one (%#x..%#x)", cfg->name, cfg->kernel_owner,
+                        IPC_OWNER_KERNEL, IPC_OWNER_KERNEL_MAX);
 
     struct afxdp *x = calloc(1, sizeof(*x));
     if (!x)
@@ -677,7 +680,7 @@ int afxdp_init(struct ipc_svc *svc, struct afxdp **out, struct ipc_err *err)
     x->pool = &svc->pool;
     x->fd = cfg->dev_fd;
     x->port = cfg->port;
-    x->kown = (uint16_t)(IPC_OWNER_KERNEL | cfg->port);
+    x->kown = cfg->kernel_owner;
     x->fs = svc->pool.frame_size;
     x->idle_ms = ipc_svc_idle_ms(svc);
     x->busy = (cfg->ports[cfg->port].flags & IPC_PORT_F_BUSY_POLL) != 0;

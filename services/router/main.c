@@ -47,7 +47,10 @@ struct rt_proc {
     struct rt_fib fib;
     struct rt_neigh neigh;
     struct rt_ctx ctx;
-    int out_of_port[RT_MAX_PORTS]; /* output ring index per egress port, -1: none */
+    /* Output rings per egress port: one per driver instance (a port's
+     * queues), or the port's shaper. */
+    uint8_t out_ring[RT_MAX_PORTS][IPC_SVC_MAX_RINGS];
+    uint8_t out_n[RT_MAX_PORTS];
     ipc_buf txb[RT_TX_CAP];
     struct rt_burst tx;
 };
@@ -116,13 +119,52 @@ static int rt_setup(struct rt_proc *r, struct ipc_err *err)
         r->ctx.port[p].ip = sp->addr;
         r->ctx.port[p].plen = sp->plen;
     }
-    for (unsigned p = 0; p < RT_MAX_PORTS; p++)
-        r->out_of_port[p] = -1;
-    for (unsigned i = 0; i < r->svc.n_out; i++)
-        if (cfg->out[i].port < RT_MAX_PORTS)
-            r->out_of_port[cfg->out[i].port] = (int)i;
+    for (unsigned i = 0; i < r->svc.n_out; i++) {
+        unsigned p = cfg->out[i].port;
+        if (p < RT_MAX_PORTS)
+            r->out_ring[p][r->out_n[p]++] = (uint8_t)i;
+    }
     r->tx = (struct rt_burst){.bufs = r->txb, .n = 0, .cap = RT_TX_CAP};
     return 0;
+}
+
+/* One send to output ring @o: wake-up owed, drops counted and freed. */
+static void rt_send_ring(struct rt_proc *r, unsigned o, ipc_buf *bufs, uint32_t n)
+{
+    struct ipc_ring_prod *p = &r->svc.out[o];
+    uint32_t sent = ipc_ring_send(p, bufs, n);
+    if (sent)
+        ipc_wake_mark(&r->svc.wake, p);
+    if (sent < n) {
+        ipc_count(&p->sh->full_drops, n - sent);
+        ipc_pool_free(&r->svc.pool, bufs + sent, n - sent);
+    }
+}
+
+/*
+ * The flow of an IPv4 packet as one of @n queues: addresses, and ports for
+ * TCP and UDP unless it is a fragment, so that a flow keeps one queue (and
+ * its order) and flows spread. Anything else (ARP) takes the first queue.
+ */
+static unsigned rt_flow_queue(const struct rt_proc *r, ipc_buf b, unsigned n)
+{
+    const uint8_t *eth = ipc_pool_data(&r->svc.pool, b);
+    if (eth[12] != 0x08 || eth[13] != 0x00)
+        return 0;
+    const uint8_t *ip = eth + RT_ETH_HLEN;
+    uint32_t h;
+    memcpy(&h, ip + 12, 4);
+    uint32_t d;
+    memcpy(&d, ip + 16, 4);
+    h ^= d * 0x9e3779b1u;
+    bool frag = (ip[6] & 0x3f) || ip[7];
+    if (!frag && (ip[9] == 6 || ip[9] == 17)) {
+        uint32_t ports;
+        memcpy(&ports, ip + (ip[0] & 0x0f) * 4, 4);
+        h ^= ports * 0x85ebca6bu;
+    }
+    h *= 0x9e3779b1u;
+    return (unsigned)(((uint64_t)(h >> 16) * n) >> 16);
 }
 
 /* Sort the emitted packets onto their egress rings: one send per ring. */
@@ -144,20 +186,24 @@ static void rt_flush_tx(struct rt_proc *r)
                 tx->bufs[keep++] = b;
         }
         tx->n = keep;
-        int o = port < RT_MAX_PORTS ? r->out_of_port[port] : -1;
-        uint32_t sent = 0;
-        if (o >= 0) {
-            struct ipc_ring_prod *p = &r->svc.out[o];
-            sent = ipc_ring_send(p, same, n);
-            if (sent)
-                ipc_wake_mark(&r->svc.wake, p);
-            if (sent < n)
-                ipc_count(&p->sh->full_drops, n - sent);
+        unsigned nq = port < RT_MAX_PORTS ? r->out_n[port] : 0;
+        if (nq == 1) {
+            rt_send_ring(r, r->out_ring[port][0], same, n);
+        } else if (nq > 1) {
+            /* Several queues: split by flow, keeping each flow's order. */
+            ipc_buf byq[IPC_SVC_MAX_RINGS][RT_TX_CAP];
+            uint32_t cnt[IPC_SVC_MAX_RINGS] = {0};
+            for (uint32_t i = 0; i < n; i++) {
+                unsigned q = rt_flow_queue(r, same[i], nq);
+                byq[q][cnt[q]++] = same[i];
+            }
+            for (unsigned q = 0; q < nq; q++)
+                if (cnt[q])
+                    rt_send_ring(r, r->out_ring[port][q], byq[q], cnt[q]);
         } else {
             r->ctx.ctr->c[RT_CTR_DROP_BAD_NEXTHOP] += n;
+            ipc_pool_free(&r->svc.pool, same, n);
         }
-        if (sent < n)
-            ipc_pool_free(&r->svc.pool, same + sent, n - sent);
     }
     tx->n = 0;
 }

@@ -190,7 +190,20 @@ static const struct t_bad t_bad_cases[] = {
     {BASE "[class a voice]\nrate = 1mbit\ndefault = yes\n", "t.ini:9: [class a voice] port a has no [shaper a] section"},
     /* services */
     {BASE "[service frobber]\n",
-     "t.ini:9: [service frobber] \"frobber\" is not a service: expected router, driver-PORT or shaper-PORT"},
+     "t.ini:9: [service frobber] \"frobber\" is not a service: expected router, driver-PORT, driver-PORT.QUEUE or "
+     "shaper-PORT"},
+    {BASE "[service driver-b.1]\n", "t.ini:9: [service driver-b.1] port b has one queue: its only driver is driver-b"},
+    {BASE "[port x]\ndriver = afxdp\nifname = xx\naddress = 10.3.0.1/24\nqueues = 2\n[service driver-x.2]\n",
+     "t.ini:14: [service driver-x.2] port x has 2 queues (line 13): its drivers are driver-x and driver-x.1 to "
+     "driver-x.1"},
+    {BASE "[port x]\ndriver = afxdp\nifname = xx\naddress = 10.3.0.1/24\nqueues = 2\n[service driver-x.01]\n",
+     "t.ini:14: [service driver-x.01] \"driver-x.01\" is not a service: expected router, driver-PORT, "
+     "driver-PORT.QUEUE (QUEUE from 1) or shaper-PORT"},
+    {BASE "[port x]\ndriver = afxdp\nifname = xx\naddress = 10.3.0.1/24\nqueues = 2\n[service shaper-x.1]\n",
+     "t.ini:14: [service shaper-x.1] \"shaper-x.1\" is not a service: expected router, driver-PORT, "
+     "driver-PORT.QUEUE (QUEUE from 1) or shaper-PORT"},
+    {BASE "[port x]\ndriver = afxdp\nifname = xx\naddress = 10.3.0.1/24\nqueues = 15\n",
+     "t.ini:13: [port x] queues: the ports' queues add up to 17 driver instances; the router takes at most 16"},
     {BASE "[service driver-c]\n", "t.ini:9: [service driver-c] no port \"c\""},
     {BASE "[service shaper-a]\n", "t.ini:9: [service shaper-a] port a has no [shaper a] section"},
     {BASE "[service router]\nrestart = sometimes\n",
@@ -498,11 +511,17 @@ static void test_manifest_full(void **state)
     assert_int_equal(bulk->prio, 4);
     assert_true(bulk->is_default);
 
-    /* router, driver-lan, driver-wan, driver-up-1, shaper-wan, shaper-up-1 */
-    assert_int_equal(m.nservices, 6);
-    const char *names[] = {"router", "driver-lan", "driver-wan", "driver-up-1", "shaper-wan", "shaper-up-1"};
-    for (size_t i = 0; i < 6; i++)
+    /* router, driver-lan (queues 0 and 1), driver-wan, driver-up-1, shaper-wan, shaper-up-1 */
+    assert_int_equal(m.nservices, 7);
+    const char *names[] = {"router",      "driver-lan", "driver-lan.1", "driver-wan",
+                           "driver-up-1", "shaper-wan", "shaper-up-1"};
+    for (size_t i = 0; i < 7; i++)
         assert_string_equal(m.services[i].name, names[i]);
+    /* driver-lan.1 is [service driver-lan] on queue 1 */
+    assert_int_equal(m.services[2].restart, SUP_RESTART_NEVER);
+    assert_int_equal(m.services[2].port, 0);
+    assert_int_equal(m.services[2].queue, 1);
+    assert_int_equal(m.services[1].queue, 0);
     const struct sup_service *r = &m.services[0];
     assert_int_equal(r->restart, SUP_RESTART_ON_FAILURE);
     assert_int_equal(r->hang_ms, 500);
@@ -514,12 +533,12 @@ static void test_manifest_full(void **state)
     assert_int_equal(m.services[1].restart, SUP_RESTART_NEVER);
     assert_int_equal(m.services[1].port, 0);
     assert_int_equal(m.services[1].kind, SUP_SVC_DRIVER);
-    assert_int_equal(m.services[2].restart, SUP_RESTART_ALWAYS);
-    assert_int_equal(m.services[4].kind, SUP_SVC_SHAPER);
-    assert_int_equal(m.services[4].port, 1);
-    assert_int_equal(m.services[4].restart_window_ms, 500);
-    assert_int_equal(m.services[4].hang_ms, 200);
-    assert_int_equal(m.services[5].port, 2);
+    assert_int_equal(m.services[3].restart, SUP_RESTART_ALWAYS);
+    assert_int_equal(m.services[5].kind, SUP_SVC_SHAPER);
+    assert_int_equal(m.services[5].port, 1);
+    assert_int_equal(m.services[5].restart_window_ms, 500);
+    assert_int_equal(m.services[5].hang_ms, 200);
+    assert_int_equal(m.services[6].port, 2);
     sup_manifest_free(&m);
 }
 
