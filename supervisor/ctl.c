@@ -29,6 +29,7 @@
 
 #include "ipc/stage.h"
 #include "supervisor/shaper_ctl.h"
+#include "supervisor/xsk.h"
 
 #define CTL_REQ_MAX 512
 
@@ -216,6 +217,26 @@ static void do_stats(struct sup *s, FILE *f, bool json, bool all)
                 fprintf(f, " %*llu", (int)strlen(ring_ctrs[k].name), (unsigned long long)ring_ctr(r->sh, &ring_ctrs[k]));
             fprintf(f, "\n");
         }
+    }
+    /* What each AF_XDP port's steering program did with the frames it saw. */
+    fprintf(f, json ? "],\"xdp\":[" : "");
+    for (size_t p = 0, shown = 0; p < s->m.nports; p++) {
+        uint64_t c[SUP_XDP_NCTR];
+        if (s->m.ports[p].driver != SUP_DRIVER_AFXDP || sup_xsk_counters(s, (int)p, c) < 0)
+            continue;
+        if (json) {
+            fprintf(f, "%s{\"port\":", shown ? "," : "");
+            json_str(f, s->m.ports[p].name);
+            for (int k = 0; k < SUP_XDP_NCTR; k++)
+                fprintf(f, ",\"%s\":%llu", sup_xsk_counter_name(k), (unsigned long long)c[k]);
+            fprintf(f, "}");
+        } else {
+            fprintf(f, "%sxdp port %s (%s):", shown ? "" : "\n", s->m.ports[p].name, s->m.ports[p].ifname);
+            for (int k = 0; k < SUP_XDP_NCTR; k++)
+                fprintf(f, " %s %llu", sup_xsk_counter_name(k), (unsigned long long)c[k]);
+            fprintf(f, "\n");
+        }
+        shown++;
     }
     uint64_t af = ipc_ld_rlx(&s->pool.hdr->alloc_fail), fb = ipc_ld_rlx(&s->pool.hdr->free_bad);
     if (json)

@@ -612,3 +612,34 @@ void sup_xsk_release(struct sup *s)
     free(s->xsk);
     s->xsk = NULL;
 }
+
+static const char *const xdp_ctr_names[SUP_XDP_NCTR] = {"redirected", "passed_host", "passed_other", "too_short"};
+
+const char *sup_xsk_counter_name(int i)
+{
+    return i >= 0 && i < SUP_XDP_NCTR ? xdp_ctr_names[i] : "?";
+}
+
+int sup_xsk_counters(const struct sup *s, int port, uint64_t c[SUP_XDP_NCTR])
+{
+    memset(c, 0, SUP_XDP_NCTR * sizeof(c[0]));
+    const struct sup_xsk_port *x = NULL;
+    for (int i = 0; s->xsk && i < s->xsk->n; i++)
+        if (s->xsk->p[i].port == port && s->xsk->p[i].prog)
+            x = &s->xsk->p[i];
+    if (!x)
+        return -ENOENT;
+    int fd = map_fd(x->prog, "counters");
+    int ncpu = libbpf_num_possible_cpus();
+    if (fd < 0 || ncpu <= 0)
+        return fd < 0 ? fd : ncpu;
+    uint64_t *v = calloc((size_t)ncpu, sizeof(*v));
+    if (!v)
+        return -ENOMEM;
+    for (uint32_t k = 0; k < SUP_XDP_NCTR; k++)
+        if (bpf_map_lookup_elem(fd, &k, v) == 0)
+            for (int cpu = 0; cpu < ncpu; cpu++)
+                c[k] += v[cpu];
+    free(v);
+    return 0;
+}

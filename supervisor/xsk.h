@@ -33,4 +33,16 @@ int sup_xsk_open(struct sup *s, int port, int queue, int *fd, uint16_t *kown, st
  */
 void sup_xsk_release(struct sup *s);
 
+/* The steering program's counters (drivers/afxdp/steer.bpf.c), by index. */
+#define SUP_XDP_NCTR 4
+const char *sup_xsk_counter_name(int i);
+
+/**
+ * The counters of port @port's steering program, summed over the CPUs:
+ * frames redirected to the router's sockets, passed to the host (its own
+ * address; anything not IPv4 or ARP), too short to steer. Returns 0, or
+ * -ENOENT for a port without a program.
+ */
+int sup_xsk_counters(const struct sup *s, int port, uint64_t c[SUP_XDP_NCTR]);
+
 #endif

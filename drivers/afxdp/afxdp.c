@@ -105,6 +105,7 @@ enum afxdp_ctr {
     C_XSK_FILL_EMPTY,
     C_XSK_TX_EMPTY,
     C_BUSY_POLLS,
+    C_WAKEUP_SYSCALLS_PER_KPKT,
     C_N
 };
 
@@ -137,6 +138,7 @@ static const char *const afxdp_ctr_names[C_N] = {
     [C_XSK_FILL_EMPTY] = "xsk_fill_empty",
     [C_XSK_TX_EMPTY] = "xsk_tx_empty",
     [C_BUSY_POLLS] = "busy_polls",
+    [C_WAKEUP_SYSCALLS_PER_KPKT] = "wakeup_syscalls_per_kpkt",
 };
 
 /* Stages of the loop, for `ringrouter stats --stages` (ipc/stage.h,
@@ -558,8 +560,18 @@ static void recover_limbo(struct afxdp *x)
 
 /* ---- the loop ----------------------------------------------------------- */
 
+/* The kernel's counters for the socket, and the rates derived from ours:
+ * every 1024 loops and when idle, not per loop. */
 static void xsk_stats(struct afxdp *x)
 {
+    /* Every syscall that wakes a peer or the kernel, per thousand packets
+     * moved either way: what batching and need_wakeup are there to keep low. */
+    uint64_t pkts = ipc_ld_rlx(&x->ctr[C_RX_PKTS]) + ipc_ld_rlx(&x->ctr[C_TX_PKTS]);
+    uint64_t calls = ipc_ld_rlx(&x->svc->stats->wakes_sent) + ipc_ld_rlx(&x->ctr[C_TX_WAKEUP]) +
+                     ipc_ld_rlx(&x->ctr[C_RX_WAKEUP]) + ipc_ld_rlx(&x->ctr[C_BUSY_POLLS]);
+    if (pkts)
+        ctr_set(x, C_WAKEUP_SYSCALLS_PER_KPKT, calls * 1000 / pkts);
+
     struct xdp_statistics st;
     socklen_t len = sizeof(st);
     if (getsockopt(x->fd, SOL_XDP, XDP_STATISTICS, &st, &len) < 0)

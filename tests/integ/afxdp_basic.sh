@@ -144,7 +144,15 @@ echo0=$(rr_ctr router.icmp_echo_reply_tx)
 out=$(rr_in "$NS_A" ping -n -c 3 -i 0.2 -W 2 "$RHOST" 2>&1) || rr_fail "ping A -> R's host address $RHOST: $out"
 rr_stats || rr_fail "stats"
 [ "$(rr_ctr router.icmp_echo_reply_tx)" = "$echo0" ] || rr_fail "the router answered pings for the host's address"
-rr_ok "steer = forward-only: R's kernel answers on $RHOST, the router forwards the rest"
+xdp=$("$RR" stats --json -S "$RR_SOCK" | "$RR_PY" -c '
+import json, sys
+for x in json.load(sys.stdin)["xdp"]:
+    if x["port"] == "a":
+        print(x["redirected"], x["passed_host"])') || rr_fail "stats --json: no xdp counters"
+read -r redir passed <<<"$xdp"
+[ "${redir:-0}" -gt 0 ] && [ "${passed:-0}" -ge 3 ] ||
+    rr_fail "port a's XDP counters: redirected '$redir', passed to the host '$passed' (expected > 0 and >= 3 pings)"
+rr_ok "steer = forward-only: R's kernel answers on $RHOST, the router forwards the rest (XDP on xa1: $redir redirected, $passed passed to the host)"
 
 # 4. iperf3 through the router.
 ip netns exec "$NS_B" iperf3 -s -B "$HOST_B" -p $PORT >"$RR_T/srv-b.log" 2>&1 & # not rr_in: $! must be iperf3
