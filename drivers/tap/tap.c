@@ -63,6 +63,7 @@
 #define TAP_CQE_BATCH 256u
 #define TAP_DEAD_MAX 512u            /* buffers freed at once */
 #define TAP_RX_ERR_REST 64u          /* failed reads in a row before we stop re-arming at once */
+#define TAP_RX_WINDOW_MIN 4u         /* reads armed at least after the queue was found empty */
 #define TAP_STOP_MS 1000             /* drain budget at SIGTERM */
 
 /* user_data: kind in the high word, slot index in the low word. */
@@ -190,6 +191,9 @@ struct tap {
     bool rx_poll_armed; /* the multishot POLLIN on the device */
     bool rx_empty;      /* a read found the device's queue empty: wait for the poll */
     bool rx_nowait;     /* reads are RWF_NOWAIT (single waiter); off if the kernel refuses */
+    bool rx_missed;     /* this reap saw a read find the queue empty */
+    uint32_t rx_window; /* reads to keep armed: what the device's queue has been holding */
+    uint32_t rx_hits;   /* reads that got a frame in this reap */
     uint32_t tx_inflight;
     uint32_t n_tx_free;
     uint32_t bl_head, bl_tail; /* free-running backlog indices */
@@ -302,16 +306,40 @@ static bool rx_arm(struct tap *t, uint32_t i)
     return true;
 }
 
-/* Re-arm every idle slot. Returns the number of slots left idle (starved). */
+/*
+ * Re-arm idle slots, up to the window. Returns the number of slots the
+ * window wanted armed and could not arm (starved).
+ *
+ * The window follows what the device's queue holds when we look: a reap in
+ * which every armed read got a frame doubles it (up to rx_inflight: under
+ * load, every read finds a frame and all stay armed), and one in which a
+ * read found the queue empty sets it to the frames that reap got, plus a
+ * margin. At part load a readiness event then arms a few reads, not
+ * rx_inflight of which all but one come back -EAGAIN.
+ */
 static uint32_t rx_refill(struct tap *t)
 {
     uint32_t idle = 0;
     if (t->rx_rest || t->rx_empty)
         return 0; /* not starved: waiting for the device (or resting) */
-    for (uint32_t i = 0; i < t->n_rx; i++)
+    for (uint32_t i = 0; i < t->n_rx && t->rx_armed < t->rx_window; i++)
         if (!t->rx[i].armed && !rx_arm(t, i))
             idle++;
     return idle;
+}
+
+static void rx_window_update(struct tap *t)
+{
+    if (!t->rx_nowait) {
+        t->rx_window = t->n_rx; /* parked reads wait in the kernel: keep them all */
+    } else if (t->rx_missed) {
+        uint32_t w = t->rx_hits + TAP_RX_WINDOW_MIN / 2;
+        t->rx_window = w < TAP_RX_WINDOW_MIN ? TAP_RX_WINDOW_MIN : w > t->n_rx ? t->n_rx : w;
+    } else if (t->rx_hits && t->rx_hits + t->rx_armed >= t->rx_window) {
+        t->rx_window = t->rx_window * 2 > t->n_rx ? t->n_rx : t->rx_window * 2;
+    }
+    t->rx_missed = false;
+    t->rx_hits = 0;
 }
 
 static void rx_complete(struct tap *t, uint32_t i, int res)
@@ -322,6 +350,7 @@ static void rx_complete(struct tap *t, uint32_t i, int res)
     if (res < 0) {
         if (res == -EAGAIN && t->rx_nowait) {
             t->rx_empty = true; /* the queue is empty: the poll tells us when it is not */
+            t->rx_missed = true;
             return;
         }
         if (res == -EOPNOTSUPP && t->rx_nowait) {
@@ -342,6 +371,7 @@ static void rx_complete(struct tap *t, uint32_t i, int res)
         return;
     }
     t->rx_err_run = 0;
+    t->rx_hits++;
     struct ipc_vnet v;
     switch (tap_vnet_rx(&s->hdr, (uint32_t)res, &v)) {
     case TAP_VNET_OK:
@@ -664,6 +694,7 @@ static uint32_t tap_reap(struct tap *t)
      * strand a packet, so readiness wins. */
     if (rx_ready)
         t->rx_empty = false;
+    rx_window_update(t);
     return total;
 }
 
@@ -782,6 +813,7 @@ int tap_init(struct ipc_svc *svc, struct tap **out, struct ipc_err *err)
     t->rx_nowait = true;
     t->idle_ms = ipc_svc_idle_ms(svc);
     t->n_rx = pp->rx_inflight ? pp->rx_inflight : TAP_RX_INFLIGHT_DEFAULT;
+    t->rx_window = TAP_RX_WINDOW_MIN;
     if (t->n_rx > TAP_RX_INFLIGHT_MAX)
         t->n_rx = TAP_RX_INFLIGHT_MAX;
 
