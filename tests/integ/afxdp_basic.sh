@@ -22,13 +22,7 @@ set -u
 . "$(dirname "$0")/../lib/router.sh"
 rr_init afxdp_basic
 rr_need iperf3 ss ethtool trafgen
-grep -qw '^XDP' /proc/net/protocols 2>/dev/null || rr_skip "the kernel has no AF_XDP sockets"
-for b in rr-afxdp steer.bpf.o; do
-    [ -f "$RR_BIN_DIR/$b" ] || rr_fail "$RR_BIN_DIR/$b is missing: build with ninja first"
-    cp "$RR_BIN_DIR/$b" "$RR_T/bin/" || rr_fail "cannot copy $b"
-done
-chmod 755 "$RR_T/bin/rr-afxdp"
-chmod 644 "$RR_T/bin/steer.bpf.o"
+rr_afxdp_init
 
 SECS=${RR_IPERF_SECS:-3}
 MIN_MBIT=${RR_IPERF_MIN_MBIT:-20}
@@ -155,10 +149,7 @@ read -r redir passed <<<"$xdp"
 rr_ok "steer = forward-only: R's kernel answers on $RHOST, the router forwards the rest (XDP on xa1: $redir redirected, $passed passed to the host)"
 
 # 4. iperf3 through the router.
-ip netns exec "$NS_B" iperf3 -s -B "$HOST_B" -p $PORT >"$RR_T/srv-b.log" 2>&1 & # not rr_in: $! must be iperf3
-RR_EXTRA_PIDS+=($!)
-listening() { rr_in "$1" ss -Hltn "sport = :$PORT" | grep -q LISTEN; }
-rr_wait 5 listening "$NS_B" || rr_fail "iperf3 server in B did not listen: $(cat "$RR_T/srv-b.log")"
+rr_iperf_server "$NS_B" "$HOST_B" $PORT
 
 iperf_run() { # iperf_run LABEL SECS ARGS...: IPERF_R = "RX_MBIT LOSS% TX_MBIT RETR|LOST"
     local label=$1 secs=$2

@@ -19,13 +19,7 @@ set -u
 . "$(dirname "$0")/../lib/router.sh"
 rr_init afxdp_queues
 rr_need iperf3 ss ethtool
-grep -qw '^XDP' /proc/net/protocols 2>/dev/null || rr_skip "the kernel has no AF_XDP sockets"
-for b in rr-afxdp steer.bpf.o; do
-    [ -f "$RR_BIN_DIR/$b" ] || rr_fail "$RR_BIN_DIR/$b is missing: build with ninja first"
-    cp "$RR_BIN_DIR/$b" "$RR_T/bin/" || rr_fail "cannot copy $b"
-done
-chmod 755 "$RR_T/bin/rr-afxdp"
-chmod 644 "$RR_T/bin/steer.bpf.o"
+rr_afxdp_init
 
 PORT=5201
 N=$(($$ % 250 + 1))
@@ -89,10 +83,7 @@ rr_ok "up: ${RR_SERVICES[*]}; driver-a on CPU 1, driver-a.1 on CPU 0 (its own se
 out=$(rr_in "$NS_A" ping -n -c 3 -i 0.2 -W 2 "$HOST_B" 2>&1) || rr_fail "ping A -> B: $out"
 rr_ok "ping A -> B through the router: $(tail -n 1 <<<"$out")"
 
-ip netns exec "$NS_B" iperf3 -s -B "$HOST_B" -p $PORT >"$RR_T/srv-b.log" 2>&1 & # not rr_in: $! must be iperf3
-RR_EXTRA_PIDS+=($!)
-listening() { rr_in "$1" ss -Hltn "sport = :$PORT" | grep -q LISTEN; }
-rr_wait 5 listening "$NS_B" || rr_fail "iperf3 server in B did not listen: $(cat "$RR_T/srv-b.log")"
+rr_iperf_server "$NS_B" "$HOST_B" $PORT
 
 tcp() { # tcp LABEL SECS: MBIT and MININT (the slowest one-second interval)
     local j=$RR_T/$1.json

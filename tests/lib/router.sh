@@ -178,6 +178,28 @@ rr_init() {
     RR_SOCK=$RR_T/run/control.sock
 }
 
+# AF_XDP tests: skip without AF_XDP sockets; the driver and the XDP program
+# join the snapshot of the binaries (rr_init).
+rr_afxdp_init() {
+    grep -qw '^XDP' /proc/net/protocols 2>/dev/null || rr_skip "the kernel has no AF_XDP sockets"
+    local b
+    for b in rr-afxdp steer.bpf.o; do
+        [ -f "$RR_BIN_DIR/$b" ] || rr_fail "$RR_BIN_DIR/$b is missing: build with ninja first"
+        cp "$RR_BIN_DIR/$b" "$RR_T/bin/" || rr_fail "cannot copy $b"
+    done
+    chmod 755 "$RR_T/bin/rr-afxdp"
+    chmod 644 "$RR_T/bin/steer.bpf.o"
+}
+
+rr_listening() { rr_in "$1" ss -Hltn "sport = :$2" | grep -q LISTEN; } # rr_listening NS PORT
+
+# iperf3 server in NS on ADDR:PORT, waited for (bounded); its PID is ended at exit.
+rr_iperf_server() { # rr_iperf_server NS ADDR PORT
+    ip netns exec "$1" iperf3 -s -B "$2" -p "$3" >"$RR_T/iperf-srv-$1.log" 2>&1 & # not rr_in: $! must be iperf3
+    RR_EXTRA_PIDS+=($!)
+    rr_wait 5 rr_listening "$1" "$3" || rr_fail "iperf3 server in $1 did not listen: $(cat "$RR_T/iperf-srv-$1.log")"
+}
+
 rr_netns() { # rr_netns SUFFIX: prints nothing, sets $RR_NS
     RR_NS=rrt-$$-$1
     ip netns add "$RR_NS" || rr_fail "ip netns add $RR_NS"
