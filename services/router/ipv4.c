@@ -13,6 +13,7 @@
 
 #include "fib.h"
 #include "frag.h"
+#include "gso.h"
 #include "icmp.h"
 #include "neigh.h"
 
@@ -253,6 +254,13 @@ void rt_input_burst(struct rt_ctx *ctx, const ipc_buf *bufs, uint32_t n, uint64_
         uint32_t nhip = nh.gw ? nh.gw : dst;
         m->out_port = nh.port;
         if (ipc_likely(size <= mtu)) {
+            if (ipc_unlikely(ctx->port[nh.port].sw_offload) && rt_gso_needed(m)) {
+                ipc_buf segs[RT_GSO_MAX];
+                unsigned ns = rt_gso(ctx, b, segs, RT_GSO_MAX);
+                for (unsigned k = 0; k < ns; k++)
+                    rt_to_neigh(ctx, &c, segs[k], nhip, nh.port, now, tx);
+                continue;
+            }
             rt_to_neigh(ctx, &c, b, nhip, nh.port, now, tx);
             continue;
         }

@@ -55,6 +55,8 @@ struct rt_proc {
     struct rt_burst tx;
 };
 
+static void rt_flush_full(struct rt_burst *tx, void *arg);
+
 /* Counter names: the library's, then each configured port's, then the gauge. */
 static char rt_names[RT_CTR_MAX + 4 * RT_MAX_PORTS + 1][IPC_CTR_NAME];
 static const char *rt_name_ptr[RT_CTR_MAX + 4 * RT_MAX_PORTS + 1];
@@ -118,13 +120,14 @@ static int rt_setup(struct rt_proc *r, struct ipc_err *err)
         r->ctx.port[p].mtu = sp->mtu;
         r->ctx.port[p].ip = sp->addr;
         r->ctx.port[p].plen = sp->plen;
+        r->ctx.port[p].sw_offload = sp->driver == IPC_DRV_AFXDP;
     }
     for (unsigned i = 0; i < r->svc.n_out; i++) {
         unsigned p = cfg->out[i].port;
         if (p < RT_MAX_PORTS)
             r->out_ring[p][r->out_n[p]++] = (uint8_t)i;
     }
-    r->tx = (struct rt_burst){.bufs = r->txb, .n = 0, .cap = RT_TX_CAP};
+    r->tx = (struct rt_burst){.bufs = r->txb, .n = 0, .cap = RT_TX_CAP, .flush = rt_flush_full, .arg = r};
     return 0;
 }
 
@@ -206,6 +209,12 @@ static void rt_flush_tx(struct rt_proc *r)
         }
     }
     tx->n = 0;
+}
+
+static void rt_flush_full(struct rt_burst *tx, void *arg)
+{
+    (void)tx;
+    rt_flush_tx(arg);
 }
 
 /* Does any input ring hold a packet? (Only our cached or the shared producer

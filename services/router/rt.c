@@ -45,6 +45,10 @@ const char *const rt_ctr_names[RT_CTR_MAX] = {
     [RT_CTR_DROP_NEIGH_FAILED] = "drop_neigh_failed",
     [RT_CTR_DROP_PENDING_RESTART] = "drop_pending_restart",
     [RT_CTR_DROP_BAD_OPTIONS] = "drop_bad_options",
+    [RT_CTR_DROP_GSO_BAD] = "drop_gso_bad",
+    [RT_CTR_GSO_SW_PKTS] = "gso_sw_packets",
+    [RT_CTR_GSO_SW_SEGS] = "gso_sw_segments",
+    [RT_CTR_CSUM_SW] = "csum_sw",
     [RT_CTR_FRAG_PKTS] = "frag_packets",
     [RT_CTR_FRAG_CREATED] = "frag_created",
     [RT_CTR_ARP_BAD] = "arp_bad",
@@ -92,6 +96,8 @@ void rt_ctx_init(struct rt_ctx *ctx, struct ipc_pool *pool, struct rt_fib *fib, 
 
 void rt_tx(struct rt_ctx *ctx, struct rt_burst *tx, ipc_buf b)
 {
+    if (tx->n >= tx->cap && tx->flush)
+        tx->flush(tx, tx->arg);
     if (tx->n >= tx->cap) {
         rt_drop(ctx, b, RT_CTR_DROP_TX_FULL);
         return;

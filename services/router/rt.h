@@ -55,6 +55,10 @@ enum rt_ctr {
     RT_CTR_DROP_NEIGH_FAILED,    /* queued for a neighbour that never answered */
     RT_CTR_DROP_PENDING_RESTART, /* queued when the previous router instance died */
     RT_CTR_DROP_BAD_OPTIONS,     /* malformed IP options met while fragmenting */
+    RT_CTR_DROP_GSO_BAD,         /* offloads pending for a port without them that we could not finish */
+    RT_CTR_GSO_SW_PKTS,          /* GSO packets segmented in software (for a port without offloads) */
+    RT_CTR_GSO_SW_SEGS,          /* segments they made */
+    RT_CTR_CSUM_SW,              /* partial checksums completed in software */
     RT_CTR_FRAG_PKTS,            /* packets fragmented */
     RT_CTR_FRAG_CREATED,         /* fragments made */
     RT_CTR_ARP_BAD,              /* malformed ARP */
@@ -95,6 +99,7 @@ struct rt_port {
     uint16_t mtu; /* IP MTU; 0 = port not configured */
     uint32_t ip;
     uint8_t plen;
+    bool sw_offload; /* its driver sends frames as they are (AF_XDP): segment and checksum here (gso.h) */
 };
 
 /* ICMP error rate limit: a token bucket, time passed in by the caller. */
@@ -118,6 +123,11 @@ struct rt_cfg {
 struct rt_burst {
     ipc_buf *bufs;
     uint32_t n, cap;
+    /* Called when the burst is full, to hand it on (the process loop's
+     * flush): software segmentation can make more packets than a burst
+     * holds. NULL: a full burst drops (drop_tx_full). */
+    void (*flush)(struct rt_burst *tx, void *arg);
+    void *arg;
 };
 
 struct rt_fib;

@@ -1,0 +1,189 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * services/router/gso.c: software segmentation and checksums (gso.h). Runs
+ * only for packets with offloads pending that leave through a port that
+ * cannot take them (AF_XDP); a TAP-to-TAP path never comes here.
+ *
+ * The payload is read once, front to back, with a cursor over the chain, so
+ * a 64 KB packet costs one pass however many segments it makes. Each
+ * segment's L4 checksum is summed after its copy, over bytes still in cache.
+ */
+#include "gso.h"
+
+#include <string.h>
+
+#include "pkt.h"
+
+#define RT_TCP_FIN 0x01u
+#define RT_TCP_PSH 0x08u
+#define RT_TCP_CWR 0x80u
+#define RT_GSO_HDR_MAX (RT_ETH_HLEN + 60u + 60u) /* Ethernet, IP and TCP headers with options */
+
+/* A reader that walks a chain front to back. */
+struct rt_cursor {
+    const struct ipc_pool *pool;
+    ipc_buf b;
+    uint32_t off; /* within b's data */
+    unsigned hops;
+};
+
+static void cur_init(struct rt_cursor *c, const struct ipc_pool *pool, ipc_buf b, uint32_t off)
+{
+    *c = (struct rt_cursor){.pool = pool, .b = b};
+    while (c->b != IPC_BUF_NONE && c->hops < IPC_CHAIN_MAX) {
+        const struct ipc_meta *m = ipc_pool_meta(pool, c->b);
+        if (off < m->len) {
+            c->off = off;
+            return;
+        }
+        off -= m->len;
+        c->b = m->next;
+        c->hops++;
+    }
+}
+
+/* Copy the next @len bytes to @dst. Returns the bytes copied. */
+static uint32_t cur_read(struct rt_cursor *c, uint8_t *dst, uint32_t len)
+{
+    uint32_t done = 0;
+    while (done < len && c->b != IPC_BUF_NONE && c->hops < IPC_CHAIN_MAX) {
+        const struct ipc_meta *m = ipc_pool_meta(c->pool, c->b);
+        uint32_t n = m->len - c->off;
+        if (n > len - done)
+            n = len - done;
+        memcpy(dst + done, ipc_pool_data(c->pool, c->b) + c->off, n);
+        done += n;
+        c->off += n;
+        if (c->off == m->len) {
+            c->b = m->next;
+            c->off = 0;
+            c->hops++;
+        }
+    }
+    return done;
+}
+
+/* The TCP/UDP pseudo-header (RFC 793 §3.1, RFC 768) of @ip for @l4len bytes. */
+static uint32_t pseudo_sum(const uint8_t *ip, uint32_t l4len)
+{
+    uint8_t ph[12];
+    memcpy(ph, ip + RT_IP_SRC, 8);
+    ph[8] = 0;
+    ph[9] = ip[RT_IP_PROTO];
+    rt_put16(ph + 10, (uint16_t)l4len);
+    return rt_csum_add(0, ph, sizeof(ph), false);
+}
+
+/* Finish a partial checksum in place (skb_checksum_help). */
+static bool csum_complete(struct rt_ctx *ctx, ipc_buf b)
+{
+    struct ipc_meta *m = ipc_pool_meta(ctx->pool, b);
+    uint32_t len = rt_pkt_len(m);
+    uint32_t start = m->vnet.csum_start, field = start + m->vnet.csum_offset;
+    if (start >= len || field + 2 > m->len) /* the field must be in the first frame */
+        return false;
+    uint32_t got;
+    uint32_t sum = rt_pkt_csum_add(ctx->pool, b, start, len - start, 0, &got);
+    if (got != len - start)
+        return false;
+    uint16_t v = rt_csum_fold(sum);
+    rt_put16(ipc_pool_data(ctx->pool, b) + field, v ? v : 0xffff); /* 0 means "none" for UDP */
+    m->vnet = (struct ipc_vnet){0};
+    rt_count(ctx, RT_CTR_CSUM_SW);
+    return true;
+}
+
+unsigned rt_gso(struct rt_ctx *ctx, ipc_buf b, ipc_buf *out, unsigned max)
+{
+    struct ipc_pool *pool = ctx->pool;
+    struct ipc_meta *m = ipc_pool_meta(pool, b);
+    unsigned type = m->vnet.gso_type & ~RT_VNET_GSO_ECN;
+    enum rt_ctr why = RT_CTR_DROP_GSO_BAD;
+
+    if (type == RT_VNET_GSO_NONE) {
+        /* No segmentation: one frame, at most a checksum to finish. */
+        if (m->next != IPC_BUF_NONE || max == 0)
+            goto drop;
+        if ((m->vnet.flags & RT_VNET_F_NEEDS_CSUM) && !csum_complete(ctx, b))
+            goto drop;
+        m->vnet = (struct ipc_vnet){0};
+        out[0] = b;
+        return 1;
+    }
+    if (type != RT_VNET_GSO_TCPV4 && type != RT_VNET_GSO_UDP_L4)
+        goto drop; /* UFO (fragmenting UDP) and IPv6 types: not from an IPv4 TAP we configure */
+
+    uint8_t hdr[RT_GSO_HDR_MAX];
+    uint32_t len = rt_pkt_len(m);
+    uint32_t hl = rt_pkt_read(pool, b, 0, hdr, len < sizeof(hdr) ? len : (uint32_t)sizeof(hdr));
+    uint8_t *ip = hdr + RT_ETH_HLEN;
+    unsigned ihl = (ip[RT_IP_VIHL] & 15u) * 4;
+    unsigned proto = type == RT_VNET_GSO_TCPV4 ? 6u : 17u;
+    if (hl < RT_ETH_HLEN + ihl + 8 || ip[RT_IP_PROTO] != proto)
+        goto drop;
+    uint8_t *l4 = ip + ihl;
+    unsigned l4h = proto == 6 ? (l4[12] >> 4) * 4u : 8u;
+    uint32_t hlen = RT_ETH_HLEN + ihl + l4h;
+    uint32_t mss = m->vnet.gso_size;
+    if (l4h < 8 || hlen > hl || len <= hlen || mss == 0)
+        goto drop;
+    uint32_t payload = len - hlen, nseg = (payload + mss - 1) / mss;
+    if (nseg > max || hlen + mss > pool->frame_size - pool->headroom)
+        goto drop; /* too many pieces, or a segment that does not fit one frame */
+
+    uint32_t seq0 = proto == 6 ? rt_get32(l4 + 4) : 0;
+    uint16_t id0 = rt_get16(ip + RT_IP_ID);
+    uint8_t tflags = proto == 6 ? l4[13] : 0;
+    uint32_t got = ipc_pool_alloc(pool, out, nseg);
+    if (got != nseg) {
+        ipc_pool_free(pool, out, got);
+        why = RT_CTR_DROP_NO_BUFS;
+        goto drop;
+    }
+    struct rt_cursor cur;
+    cur_init(&cur, pool, b, hlen);
+    for (uint32_t i = 0; i < nseg; i++) {
+        uint32_t seg = i + 1 < nseg ? mss : payload - i * mss;
+        struct ipc_meta *nm = ipc_pool_meta(pool, out[i]);
+        uint8_t *f = ipc_pool_data(pool, out[i]);
+        uint8_t *nip = f + RT_ETH_HLEN, *nl4 = nip + ihl;
+        memcpy(f, hdr, hlen);
+        if (cur_read(&cur, f + hlen, seg) != seg) {
+            ipc_pool_free(pool, out, nseg);
+            goto drop;
+        }
+        rt_put16(nip + RT_IP_TOTLEN, (uint16_t)(ihl + l4h + seg));
+        rt_put16(nip + RT_IP_ID, (uint16_t)(id0 + i));
+        rt_put16(nip + RT_IP_CSUM, 0);
+        rt_put16(nip + RT_IP_CSUM, rt_csum(nip, ihl));
+        uint32_t l4len = l4h + seg;
+        if (proto == 6) {
+            uint8_t fl = tflags;
+            if (i + 1 < nseg)
+                fl &= (uint8_t)~(RT_TCP_FIN | RT_TCP_PSH);
+            if (i > 0)
+                fl &= (uint8_t)~RT_TCP_CWR;
+            rt_put32(nl4 + 4, seq0 + i * mss);
+            nl4[13] = fl;
+            rt_put16(nl4 + 16, 0);
+            rt_put16(nl4 + 16, rt_csum_fold(rt_csum_add(pseudo_sum(nip, l4len), nl4, l4len, false)));
+        } else {
+            rt_put16(nl4 + 4, (uint16_t)l4len);
+            rt_put16(nl4 + 6, 0);
+            uint16_t v = rt_csum_fold(rt_csum_add(pseudo_sum(nip, l4len), nl4, l4len, false));
+            rt_put16(nl4 + 6, v ? v : 0xffff);
+        }
+        rt_pkt_set_len(nm, hlen + seg);
+        nm->in_port = m->in_port;
+        nm->out_port = m->out_port;
+        nm->mark = m->mark;
+    }
+    rt_count(ctx, RT_CTR_GSO_SW_PKTS);
+    ctx->ctr->c[RT_CTR_GSO_SW_SEGS] += nseg;
+    ipc_pool_free(pool, &b, 1);
+    return nseg;
+
+drop:
+    rt_drop(ctx, b, why);
+    return 0;
+}

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * services/router/gso.h: segmentation and checksums in software, for ports
+ * that cannot take offloaded packets. A TAP port hands the router 64 KB TCP
+ * (or UDP) segments with a partial checksum, described by the virtio-net
+ * header in the buffer's metadata; a TAP egress writes them back as they
+ * are, and the kernel finishes them. An AF_XDP socket sends frames as they
+ * are: no segmentation, no checksum offload, one frame per packet. For such
+ * a port the router finishes the job itself (what the kernel's
+ * skb_gso_segment and skb_checksum_help do): each segment a single frame
+ * with its own headers and complete checksums.
+ */
+#ifndef RT_GSO_H
+#define RT_GSO_H
+
+#include "rt.h"
+
+/* virtio-net header flags and GSO types (linux/virtio_net.h). */
+#define RT_VNET_F_NEEDS_CSUM 1u
+#define RT_VNET_GSO_NONE 0u
+#define RT_VNET_GSO_TCPV4 1u
+#define RT_VNET_GSO_UDP 3u
+#define RT_VNET_GSO_UDP_L4 5u
+#define RT_VNET_GSO_ECN 0x80u
+
+/* Segments one packet may become: 64 KB at an MSS of 536 bytes. */
+#define RT_GSO_MAX 128u
+
+/** Does @m need rt_gso() before it can leave through a port without offloads? */
+static inline bool rt_gso_needed(const struct ipc_meta *m)
+{
+    return m->vnet.gso_type != RT_VNET_GSO_NONE || (m->vnet.flags & RT_VNET_F_NEEDS_CSUM) ||
+           m->next != IPC_BUF_NONE;
+}
+
+/**
+ * Turn IPv4 packet @b (its Ethernet header first, validated by the router)
+ * into single-frame packets with complete checksums, in @out (at most @max).
+ * A TCPv4 or UDP (L4) GSO packet becomes gso_size-byte segments: headers
+ * copied, IP total length, ID (+1 per segment) and checksum, TCP sequence
+ * numbers and flags (FIN and PSH on the last segment only, CWR on the first)
+ * or UDP length set per segment. A packet with only a partial checksum gets
+ * it completed in place (@out[0] is @b). @b is consumed either way. Returns
+ * the number of packets, or 0 when it was dropped and counted: a GSO type
+ * we cannot segment (UFO), headers that do not add up, a segment that does
+ * not fit one frame, more than @max segments, or an empty pool.
+ */
+unsigned rt_gso(struct rt_ctx *ctx, ipc_buf b, ipc_buf *out, unsigned max);
+
+#endif
