@@ -7,7 +7,7 @@
  *
  * Ownership. Every buffer's metadata carries an owner word: IPC_OWNER_FREE
  * while it is on a magazine, the owner id of the service that holds it, or
- * IPC_OWNER_KERNEL | port while a driver has lent it to the kernel. A buffer
+ * IPC_OWNER_KERNEL | n while a driver has lent it to the kernel (n: its socket). A buffer
  * in a ring keeps its producer's id until the consumer takes it
  * (ipc_pool_take), which checks that id and rewrites it. So every buffer is
  * at every moment in exactly one place: on a magazine (free), in a ring,
@@ -54,7 +54,7 @@
 #define IPC_OWNER_SUPERVISOR 1u
 #define IPC_OWNER_SERVICE_MIN 2u
 #define IPC_OWNER_SERVICE_MAX 255u
-#define IPC_OWNER_KERNEL 0x100u /* | port: lent to the kernel by that port's driver */
+#define IPC_OWNER_KERNEL 0x100u /* | n: lent to the kernel through AF_XDP socket n (supervisor/xsk.c) */
 #define IPC_OWNER_KERNEL_MAX 0x1ffu
 
 /* virtio-net header fields (struct virtio_net_hdr) carried through the graph. */
@@ -200,7 +200,7 @@ uint32_t ipc_pool_take(struct ipc_pool *pool, uint16_t from, ipc_buf *bufs, uint
 
 /**
  * Give the caller's packets @bufs[0..n) (every frame) to @to: the kernel
- * (IPC_OWNER_KERNEL | port) or another service. Returns the number given.
+ * (IPC_OWNER_KERNEL | n) or another service. Returns the number given.
  */
 uint32_t ipc_pool_give(struct ipc_pool *pool, const ipc_buf *bufs, uint32_t n, uint16_t to);
 
