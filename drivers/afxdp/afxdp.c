@@ -75,6 +75,8 @@
 #define AFXDP_KICKS 8u      /* sendto calls per loop at most */
 #define AFXDP_XSTATS_LOOPS 1024u
 #define AFXDP_SIGNAL_LOOPS 256u /* a power of two */
+#define AFXDP_BP_IDLE 2u        /* empty busy polls before we poll less often */
+#define AFXDP_BP_EVERY 16u      /* ... then every this many loops; a power of two */
 
 enum afxdp_ctr {
     C_RX_PKTS,
@@ -181,6 +183,7 @@ struct afxdp {
     bool tx_stuck;
     bool fill_short;
     bool busy; /* the socket busy-polls the device's NAPI (IPC_PORT_F_BUSY_POLL) */
+    uint32_t bp_empty; /* busy polls in a row that brought no frame */
     ipc_buf backlog[AFXDP_BACKLOG];
 };
 
@@ -270,10 +273,18 @@ static uint32_t take_from_kernel(struct afxdp *x, const uint64_t *addr, uint32_t
  */
 static uint32_t rx_busy_poll(struct afxdp *x)
 {
-    if (!x->busy || ipc_ld_acq(x->rx.prod) - x->rx.head >= AFXDP_BURST * AFXDP_RX_BUDGET)
+    uint32_t prod = ipc_ld_acq(x->rx.prod);
+    if (!x->busy || prod - x->rx.head >= AFXDP_BURST * AFXDP_RX_BUDGET)
+        return 0;
+    /* A device with nothing to receive (the transmit side of a flow) would
+     * cost a syscall a loop for nothing: after AFXDP_BP_IDLE empty polls,
+     * poll every AFXDP_BP_EVERY loops, until frames arrive again (they
+     * still do: the NAPI's timer, then its interrupt, runs it). */
+    if (x->bp_empty >= AFXDP_BP_IDLE && (x->loops & (AFXDP_BP_EVERY - 1)))
         return 0;
     recvfrom(x->fd, NULL, 0, MSG_DONTWAIT, NULL, NULL);
     ctr_add(x, C_BUSY_POLLS, 1);
+    x->bp_empty = ipc_ld_acq(x->rx.prod) == prod ? x->bp_empty + 1 : 0;
     return 1;
 }
 
@@ -627,6 +638,8 @@ int afxdp_run(struct afxdp *x)
         uint64_t t = ipc_stage_start(svc);
         t = ipc_stage_end(svc, ST_BUSY_POLL, t, rx_busy_poll(x));
         uint32_t n = rx_step(x), work = n;
+        if (n)
+            x->bp_empty = 0;
         t = ipc_stage_end(svc, ST_RX, t, n);
         work += n = comp_step(x);
         t = ipc_stage_end(svc, ST_COMPLETE, t, n);
