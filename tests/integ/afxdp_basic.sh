@@ -34,19 +34,8 @@ GW_A=$NET_A.1 GW_B=$NET_B.1 HOST_A=$NET_A.2 HOST_B=$NET_B.2 RHOST=$NET_A.254
 rr_netns r; NS_R=$RR_NS
 rr_netns a; NS_A=$RR_NS
 rr_netns b; NS_B=$RR_NS
-ip -n "$NS_A" link add xa0 type veth peer name xa1 netns "$NS_R" || rr_fail "veth a"
-ip -n "$NS_B" link add xb0 type veth peer name xb1 netns "$NS_R" || rr_fail "veth b"
-# Veth with XDP does not complete partially offloaded checksums: the
-# endpoints compute their own (DESIGN.md, "What this machine allows").
-for x in a b; do
-    ns=$NS_A host=$HOST_A gw=$GW_A
-    [ $x = b ] && ns=$NS_B host=$HOST_B gw=$GW_B
-    ip -n "$ns" addr add "$host/24" dev x${x}0 || rr_fail "addr $host"
-    ip -n "$ns" link set x${x}0 up || rr_fail "link up in $ns"
-    ip -n "$ns" route add default via "$gw" || rr_fail "default route in $ns"
-    rr_in "$ns" ethtool -K x${x}0 tx off >/dev/null 2>&1 || rr_fail "ethtool -K x${x}0 tx off"
-    ip -n "$NS_R" link set x${x}1 up || rr_fail "link up x${x}1"
-done
+rr_veth_host "$NS_A" xa0 xa1 "$NS_R" "$HOST_A" "$GW_A"
+rr_veth_host "$NS_B" xb0 xb1 "$NS_R" "$HOST_B" "$GW_B"
 ip -n "$NS_R" addr add "$RHOST/24" dev xa1 || rr_fail "R's host address"
 
 manifest() { # manifest FILE [KEYS FOR PORT a]

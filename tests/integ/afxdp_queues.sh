@@ -30,18 +30,8 @@ RR_SERVICES=(router driver-a driver-a.1 driver-b driver-b.1)
 rr_netns r; NS_R=$RR_NS
 rr_netns a; NS_A=$RR_NS
 rr_netns b; NS_B=$RR_NS
-for x in a b; do
-    ns=$NS_A host=$HOST_A gw=$GW_A
-    [ $x = b ] && ns=$NS_B host=$HOST_B gw=$GW_B
-    ip -n "$ns" link add x${x}0 numtxqueues 2 numrxqueues 2 type veth peer name x${x}1 numtxqueues 2 \
-        numrxqueues 2 netns "$NS_R" || rr_fail "veth $x with 2 queues"
-    ip -n "$ns" addr add "$host/24" dev x${x}0 || rr_fail "addr $host"
-    ip -n "$ns" link set x${x}0 up || rr_fail "link up in $ns"
-    ip -n "$ns" route add default via "$gw" || rr_fail "default route in $ns"
-    # Veth with XDP does not complete partially offloaded checksums.
-    rr_in "$ns" ethtool -K x${x}0 tx off >/dev/null 2>&1 || rr_fail "ethtool -K x${x}0 tx off"
-    ip -n "$NS_R" link set x${x}1 up || rr_fail "link up x${x}1"
-done
+rr_veth_host "$NS_A" xa0 xa1 "$NS_R" "$HOST_A" "$GW_A" 2
+rr_veth_host "$NS_B" xb0 xb1 "$NS_R" "$HOST_B" "$GW_B" 2
 
 manifest() { # manifest FILE QUEUES
     {

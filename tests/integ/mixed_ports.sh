@@ -29,13 +29,7 @@ IF_A=rrt$$a
 rr_netns r; NS_R=$RR_NS
 rr_netns a; NS_A=$RR_NS
 rr_netns b; NS_B=$RR_NS
-ip -n "$NS_B" link add xb0 type veth peer name xb1 netns "$NS_R" || rr_fail "veth b"
-ip -n "$NS_B" addr add "$HOST_B/24" dev xb0 || rr_fail "addr $HOST_B"
-ip -n "$NS_B" link set xb0 up || rr_fail "link up xb0"
-ip -n "$NS_B" route add default via "$GW_B" || rr_fail "default route in B"
-# Veth with XDP does not complete partially offloaded checksums: B's own sends compute theirs.
-rr_in "$NS_B" ethtool -K xb0 tx off >/dev/null 2>&1 || rr_fail "ethtool -K xb0 tx off"
-ip -n "$NS_R" link set xb1 up || rr_fail "link up xb1"
+rr_veth_host "$NS_B" xb0 xb1 "$NS_R" "$HOST_B" "$GW_B"
 
 {
     printf '[router]\nname = mx%s\npool_buffers = 8192\nrun_dir = %s/run\n\n' "$$" "$RR_T"

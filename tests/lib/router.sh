@@ -191,6 +191,21 @@ rr_afxdp_init() {
     chmod 644 "$RR_T/bin/steer.bpf.o"
 }
 
+# A host in NS_HOST behind a veth whose other end (PEER) is in NS_R, for an
+# AF_XDP port: HOST/24 on DEV, a default route via GW, TX checksum offload
+# off (veth with XDP does not complete partially offloaded checksums, so the
+# host computes its own; DESIGN.md, "What this machine allows"), both ends up.
+rr_veth_host() { # rr_veth_host NS_HOST DEV PEER NS_R HOST GW [QUEUES]
+    local q=()
+    [ -z "${7:-}" ] || q=(numtxqueues "$7" numrxqueues "$7")
+    ip -n "$1" link add "$2" "${q[@]}" type veth peer name "$3" "${q[@]}" netns "$4" || rr_fail "veth $2"
+    ip -n "$1" addr add "$5/24" dev "$2" || rr_fail "addr $5 on $2"
+    ip -n "$1" link set "$2" up || rr_fail "link up $2"
+    ip -n "$1" route add default via "$6" || rr_fail "default route in $1"
+    rr_in "$1" ethtool -K "$2" tx off >/dev/null 2>&1 || rr_fail "ethtool -K $2 tx off"
+    ip -n "$4" link set "$3" up || rr_fail "link up $3"
+}
+
 rr_listening() { rr_in "$1" ss -Hltn "sport = :$2" | grep -q LISTEN; } # rr_listening NS PORT
 
 # iperf3 server in NS on ADDR:PORT, waited for (bounded); its PID is ended at exit.
