@@ -125,7 +125,7 @@ unsigned rt_gso(struct rt_ctx *ctx, ipc_buf b, ipc_buf *out, unsigned max)
     unsigned l4h = proto == 6 ? (l4[12] >> 4) * 4u : 8u;
     uint32_t hlen = RT_ETH_HLEN + ihl + l4h;
     uint32_t mss = m->vnet.gso_size;
-    if (l4h < 8 || hlen > hl || len <= hlen || mss == 0)
+    if (l4h < (proto == 6 ? 20u : 8u) || hlen > hl || len <= hlen || mss == 0)
         goto drop;
     uint32_t payload = len - hlen, nseg = (payload + mss - 1) / mss;
     if (nseg > max || hlen + mss > pool->frame_size - pool->headroom)

@@ -27,13 +27,9 @@ rr_afxdp_init
 SECS=${RR_IPERF_SECS:-3}
 MIN_MBIT=${RR_IPERF_MIN_MBIT:-20}
 PORT=5201
-N=$(($$ % 250 + 1))
-NET_A=10.71.$N NET_B=10.72.$N
-GW_A=$NET_A.1 GW_B=$NET_B.1 HOST_A=$NET_A.2 HOST_B=$NET_B.2 RHOST=$NET_A.254
+rr_three_ns 71 72
+RHOST=$NET_A.254
 
-rr_netns r; NS_R=$RR_NS
-rr_netns a; NS_A=$RR_NS
-rr_netns b; NS_B=$RR_NS
 rr_veth_host "$NS_A" xa0 xa1 "$NS_R" "$HOST_A" "$GW_A"
 rr_veth_host "$NS_B" xb0 xb1 "$NS_R" "$HOST_B" "$GW_B"
 ip -n "$NS_R" addr add "$RHOST/24" dev xa1 || rr_fail "R's host address"

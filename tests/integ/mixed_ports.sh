@@ -21,14 +21,9 @@ rr_need iperf3 ss ethtool
 rr_afxdp_init
 
 PORT=5201
-N=$(($$ % 250 + 1))
-NET_A=10.75.$N NET_B=10.76.$N
-GW_A=$NET_A.1 GW_B=$NET_B.1 HOST_A=$NET_A.2 HOST_B=$NET_B.2
+rr_three_ns 75 76
 IF_A=rrt$$a
 
-rr_netns r; NS_R=$RR_NS
-rr_netns a; NS_A=$RR_NS
-rr_netns b; NS_B=$RR_NS
 rr_veth_host "$NS_B" xb0 xb1 "$NS_R" "$HOST_B" "$GW_B"
 
 {

@@ -206,6 +206,18 @@ rr_veth_host() { # rr_veth_host NS_HOST DEV PEER NS_R HOST GW [QUEUES]
     ip -n "$4" link set "$3" up || rr_fail "link up $3"
 }
 
+# The three namespaces of a router test with its own supervisor namespace:
+# NS_R (the supervisor), NS_A and NS_B (the hosts), and the hosts' networks
+# 10.X.N.0/24 and 10.Y.N.0/24 (N from our PID): GW_* the router, HOST_* the host.
+rr_three_ns() { # rr_three_ns X Y
+    local n=$(($$ % 250 + 1))
+    NET_A=10.$1.$n NET_B=10.$2.$n
+    GW_A=$NET_A.1 GW_B=$NET_B.1 HOST_A=$NET_A.2 HOST_B=$NET_B.2
+    rr_netns r; NS_R=$RR_NS
+    rr_netns a; NS_A=$RR_NS
+    rr_netns b; NS_B=$RR_NS
+}
+
 rr_listening() { rr_in "$1" ss -Hltn "sport = :$2" | grep -q LISTEN; } # rr_listening NS PORT
 
 # iperf3 server in NS on ADDR:PORT, waited for (bounded); its PID is ended at exit.

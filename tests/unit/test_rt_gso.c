@@ -240,6 +240,12 @@ static void test_rt_gso_refused(void **state)
     assert_int_equal(t->ctr.c[RT_CTR_DROP_GSO_BAD], ++bad);
     free(g.flat);
 
+    b = t_gso_packet(t, 6, 5000, 1448, 0x10, &g); /* a TCP header shorter than 20 bytes */
+    ipc_pool_data(&t->pool, b)[14 + 20 + 12] = 4 << 4;
+    assert_int_equal(rt_gso(&t->ctx, b, seg, RT_GSO_MAX), 0);
+    assert_int_equal(t->ctr.c[RT_CTR_DROP_GSO_BAD], ++bad);
+    free(g.flat);
+
     b = t_gso_packet(t, 6, 5000, 1448, 0x10, &g); /* a chain without GSO */
     ipc_pool_meta(&t->pool, b)->vnet.gso_type = RT_VNET_GSO_NONE;
     assert_int_equal(rt_gso(&t->ctx, b, seg, RT_GSO_MAX), 0);
