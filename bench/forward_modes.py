@@ -18,7 +18,7 @@ MODES = ["ringrouter", "linux", "nftables", "xdp", "dpdk"]
 LABEL = {"ringrouter": "ringrouter (AF_XDP)", "linux": "Linux forwarding",
          "nftables": "nftables + conntrack", "xdp": "XDP (fib_lookup)", "dpdk": "DPDK testpmd"}
 # The bare pair whose rate the solo figure subtracts: the sink as in that mode.
-PAIR = {"ringrouter": "pair-xdp", "xdp": "pair-xdp"}
+PAIR = {"xdp": "pair-xdp"}  # the modes whose sink has XDP_PASS (bench/forward: ep_xdp)
 
 data = {}  # (mode, test) -> {run: (value, offered, cpu1)}
 for line in open(path):
