@@ -191,9 +191,21 @@ int ipc_svc_wait(struct ipc_svc *svc, int timeout_ms)
         return 1;
     ipc_count(&svc->stats->sleeps, 1);
     int r = ipc_wake_block(svc->wake_fd, timeout_ms);
+    ipc_svc_slept(svc, r == 0);
     if (svc->n_in)
         ipc_wake_disarm(svc->in_ptr, svc->n_in);
     return r;
+}
+
+void ipc_svc_slept(struct ipc_svc *svc, bool timed_out)
+{
+    if (!timed_out)
+        return;
+    for (unsigned i = 0; i < svc->n_in; i++)
+        if (ipc_ring_avail(svc->in_ptr[i], 1)) {
+            ipc_count(&svc->stats->wake_missed, 1);
+            return;
+        }
 }
 
 void ipc_svc_close(struct ipc_svc *svc)

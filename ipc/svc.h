@@ -35,7 +35,7 @@
 #include "wake.h"
 
 #define IPC_SVC_VERSION 2
-#define IPC_STATS_VERSION 2
+#define IPC_STATS_VERSION 3
 #define IPC_SVC_CONFIG_FD 3
 #define IPC_SVC_STANDBY_ENV "RINGROUTER_STANDBY_FD"
 #define IPC_SVC_MAX_RINGS 16
@@ -141,7 +141,8 @@ struct ipc_svc_stats {
     _Atomic uint64_t loops;
     _Atomic uint64_t sleeps;
     _Atomic uint64_t wakes_sent;
-    _Atomic uint32_t state; /* enum ipc_svc_state */
+    _Atomic uint64_t wake_missed; /* sleeps that timed out with handles waiting (ipc_svc_slept) */
+    _Atomic uint32_t state;       /* enum ipc_svc_state */
     _Atomic uint32_t pid;
     _Atomic uint32_t nctr;
     uint32_t pad;
@@ -217,6 +218,17 @@ static inline int ipc_svc_idle_ms(const struct ipc_svc *svc)
     uint32_t h = svc->cfg->hang_ms ? svc->cfg->hang_ms : 1000;
     return (int)(h / 4 ? h / 4 : 1);
 }
+
+/**
+ * After a sleep that ended by its timeout (@timed_out): count it in
+ * wake_missed if an input ring holds handles all the same. The wake-up
+ * protocol (ipc/wake.h) says a producer that published into an armed ring
+ * wakes us, so a sleep that runs out beside waiting work is a lost wake-up,
+ * and it cost the packets up to a whole idle period: counted, not assumed
+ * away. (A producer that published just as the timeout fired, and is about
+ * to flush its wake-up, can rarely count one too.)
+ */
+void ipc_svc_slept(struct ipc_svc *svc, bool timed_out);
 
 void ipc_svc_close(struct ipc_svc *svc);
 

@@ -166,11 +166,13 @@ static void do_stats(struct sup *s, FILE *f, bool json, bool all)
         uint64_t loops = ipc_ld_rlx(&((struct ipc_svc_stats *)st)->loops);
         uint64_t sleeps = ipc_ld_rlx(&((struct ipc_svc_stats *)st)->sleeps);
         uint64_t wakes = ipc_ld_rlx(&((struct ipc_svc_stats *)st)->wakes_sent);
+        uint64_t missed = ipc_ld_rlx(&((struct ipc_svc_stats *)st)->wake_missed);
         if (json) {
             fprintf(f, "%s{\"name\":", i ? "," : "");
             json_str(f, v->name);
-            fprintf(f, ",\"loops\":%llu,\"sleeps\":%llu,\"wakes_sent\":%llu,\"counters\":{",
-                    (unsigned long long)loops, (unsigned long long)sleeps, (unsigned long long)wakes);
+            fprintf(f, ",\"loops\":%llu,\"sleeps\":%llu,\"wakes_sent\":%llu,\"wake_missed\":%llu,\"counters\":{",
+                    (unsigned long long)loops, (unsigned long long)sleeps, (unsigned long long)wakes,
+                    (unsigned long long)missed);
             for (uint32_t k = 0, first = 1; k < n; k++) {
                 if (!st->ctr_name[k][0])
                     continue; /* unused slot */
@@ -181,8 +183,12 @@ static void do_stats(struct sup *s, FILE *f, bool json, bool all)
             }
             fprintf(f, "}}");
         } else {
-            fprintf(f, "%s (%s): loops %llu, sleeps %llu, wake-ups sent %llu\n", v->name, sup_state_name(v->state),
+            /* wake-ups missed only when there are any: it should always be 0 */
+            fprintf(f, "%s (%s): loops %llu, sleeps %llu, wake-ups sent %llu", v->name, sup_state_name(v->state),
                     (unsigned long long)loops, (unsigned long long)sleeps, (unsigned long long)wakes);
+            if (missed)
+                fprintf(f, ", wake-ups missed %llu", (unsigned long long)missed);
+            fputc('\n', f);
             for (uint32_t k = 0; k < n; k++) {
                 uint64_t val = ipc_ld_rlx(&((struct ipc_svc_stats *)st)->ctr[k]);
                 if (st->ctr_name[k][0] && (val || all))

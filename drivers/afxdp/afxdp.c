@@ -674,6 +674,7 @@ int afxdp_run(struct afxdp *x)
                 ssize_t rr = read(svc->wake_fd, &v, sizeof(v));
                 (void)rr;
             }
+            ipc_svc_slept(svc, r == 0);
             if (r == 0)
                 xsk_stats(x); /* idle: the kernel's counters, at no cost to traffic */
         }

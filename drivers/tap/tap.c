@@ -766,6 +766,7 @@ int tap_run(struct tap *t)
         struct __kernel_timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long long)(ms % 1000) * 1000000};
         struct io_uring_cqe *cqe;
         int ret = io_uring_submit_and_wait_timeout(&t->ring, &cqe, 1, &ts, NULL);
+        ipc_svc_slept(svc, ret == -ETIME);
         if (svc->n_in)
             ipc_wake_disarm(svc->in_ptr, svc->n_in);
         t->rx_rest = false; /* a failing device is retried once per wait */
