@@ -56,9 +56,9 @@ int ipc_pool_create(const char *name, uint32_t nbufs, uint32_t frame_size, int *
 {
     if (nbufs < 1 || nbufs > IPC_POOL_MAX_BUFS)
         return ipc_errf(err, -EINVAL, "pool %s: %u buffers is out of range 1..%u", name, nbufs, IPC_POOL_MAX_BUFS);
-    if (frame_size != IPC_FRAME_DEFAULT && frame_size != IPC_FRAME_LARGE)
-        return ipc_errf(err, -EINVAL, "pool %s: frame size %u is not %u or %u", name, frame_size, IPC_FRAME_DEFAULT,
-                        IPC_FRAME_LARGE);
+    if (!ipc_pool_frame_ok(frame_size))
+        return ipc_errf(err, -EINVAL, "pool %s: frame size %u is not a power of two from %u to %u", name, frame_size,
+                        IPC_FRAME_DEFAULT, IPC_FRAME_MAX);
     struct pool_layout l;
     pool_layout(nbufs, frame_size, &l);
     void *base;
@@ -112,8 +112,7 @@ int ipc_pool_attach(struct ipc_pool *pool, int fd, uint16_t self, struct ipc_err
         return ret;
     struct ipc_pool_hdr *h = base;
     struct pool_layout l;
-    if (h->nbufs < 1 || h->nbufs > IPC_POOL_MAX_BUFS ||
-        (h->frame_size != IPC_FRAME_DEFAULT && h->frame_size != IPC_FRAME_LARGE)) {
+    if (h->nbufs < 1 || h->nbufs > IPC_POOL_MAX_BUFS || !ipc_pool_frame_ok(h->frame_size)) {
         ret = ipc_errf(err, -EPROTO, "pool %.40s: %u buffers of %u bytes is not a valid pool", h->shm.name, h->nbufs,
                        h->frame_size);
         goto out_unmap;

@@ -48,6 +48,10 @@
 #define IPC_CHAIN_MAX 64u          /* frames in one packet, at most (64 KB + headers in 2 KB frames) */
 #define IPC_POOL_MAX_CACHES 64u    /* processes attached at once; sizes the depot */
 #define IPC_POOL_MAX_BUFS (1u << 24)
+/* The largest frame: a frame's off and len are 16-bit, and 32 KB frames
+ * carry a 64 KB GSO packet as 3 frames instead of 33 (TAP-only routers;
+ * AF_XDP takes 2048 or 4096). */
+#define IPC_FRAME_MAX 32768u
 
 /* Owner ids (16 bits in the metadata and in depot words). */
 #define IPC_OWNER_FREE 0u
@@ -147,9 +151,15 @@ struct ipc_census {
 };
 
 /**
- * Create a pool of @nbufs frames of @frame_size bytes (2048 or 4096) in a new
- * memfd; every buffer starts free. Returns 0 with *fd set, or -errno with @err.
+ * Create a pool of @nbufs frames of @frame_size bytes (ipc_pool_frame_ok) in a
+ * new memfd; every buffer starts free. Returns 0 with *fd set, or -errno with @err.
  */
+/* A frame size a pool can have: a power of two from 2048 to IPC_FRAME_MAX. */
+static inline bool ipc_pool_frame_ok(uint32_t frame_size)
+{
+    return frame_size >= IPC_FRAME_DEFAULT && frame_size <= IPC_FRAME_MAX && (frame_size & (frame_size - 1)) == 0;
+}
+
 int ipc_pool_create(const char *name, uint32_t nbufs, uint32_t frame_size, int *fd, struct ipc_err *err);
 
 /**

@@ -33,6 +33,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ipc/pool.h"
+
 #define SUP_FILE_MAX (1u << 20)
 #define SUP_ETH_HLEN 14u
 #define SUP_XDP_HEADROOM 256u /* AF_XDP receives at this offset into a frame (ipc/pool.h) */
@@ -409,8 +411,8 @@ static int sup_p_frame(struct sup_pctx *pc, const struct sup_key *k, const char 
     int r = sup_int(v, &x);
     if (r == -EINVAL)
         return sup_vfail(pc, k, "\"%s\" is not an integer", v);
-    if (r || (x != 2048 && x != 4096))
-        return sup_vfail(pc, k, "%s is not 2048 or 4096", v);
+    if (r || !ipc_pool_frame_ok((uint32_t)x) || x != (int64_t)(uint32_t)x)
+        return sup_vfail(pc, k, "%s is not a power of two from 2048 to %u", v, IPC_FRAME_MAX);
     *(uint32_t *)dst = (uint32_t)x;
     return 0;
 }
@@ -863,7 +865,7 @@ static const struct sup_key sup_router_keys[] = {
     [SUP_ROUTER_NAME] = {"name", sup_p_ident, KEY(struct sup_router, name), 1, 32, .def = "ringrouter"},
     [SUP_ROUTER_POOL_BUFFERS] = {"pool_buffers", sup_p_u32, KEY(struct sup_router, pool_buffers), 1024, 4194304,
                                  .def = "16384"},
-    [SUP_ROUTER_FRAME_SIZE] = {"frame_size", sup_p_frame, KEY(struct sup_router, frame_size), 2048, 4096,
+    [SUP_ROUTER_FRAME_SIZE] = {"frame_size", sup_p_frame, KEY(struct sup_router, frame_size), 2048, IPC_FRAME_MAX,
                                .def = "2048"},
     [SUP_ROUTER_RING_SIZE] = {"ring_size", sup_p_pow2, KEY(struct sup_router, ring_size), 64, 65536,
                               .def = "1024"},
@@ -1405,6 +1407,23 @@ static int sup_check_router(struct sup_pctx *pc)
     return 0;
 }
 
+/* The pool is one memfd; its pages are allocated as frames are first used,
+ * but a size past this is a typo rather than a plan. */
+#define SUP_POOL_BYTES_MAX (8ull << 30)
+
+static int sup_check_pool(struct sup_pctx *pc)
+{
+    struct sup_router *r = &pc->m->router;
+    uint64_t bytes = (uint64_t)r->pool_buffers * r->frame_size;
+    if (bytes <= SUP_POOL_BYTES_MAX)
+        return 0;
+    unsigned line = KLINE(r, SUP_ROUTER_POOL_BUFFERS) ? KLINE(r, SUP_ROUTER_POOL_BUFFERS)
+                                                      : KLINE(r, SUP_ROUTER_FRAME_SIZE);
+    return sup_fail(pc, line, r->src.section, KLINE(r, SUP_ROUTER_POOL_BUFFERS) ? "pool_buffers" : "frame_size",
+                    "%u buffers of %u bytes is %llu MiB, more than the pool's limit of %llu MiB", r->pool_buffers,
+                    r->frame_size, (unsigned long long)(bytes >> 20), SUP_POOL_BYTES_MAX >> 20);
+}
+
 static int sup_check_ports(struct sup_pctx *pc)
 {
     struct sup_manifest *m = pc->m;
@@ -1422,6 +1441,12 @@ static int sup_check_ports(struct sup_pctx *pc)
                                 t->keys[k].drivers == SUP_DRIVER_TAP ? "tap" : "afxdp", p->name,
                                 p->driver == SUP_DRIVER_TAP ? "tap" : "afxdp");
         }
+        /* The pool is the UMEM, whose chunks are 2048 or 4096 bytes. */
+        if (p->driver == SUP_DRIVER_AFXDP && m->router.frame_size > IPC_FRAME_LARGE)
+            return sup_fail(pc, KLINE(&m->router, SUP_ROUTER_FRAME_SIZE), m->router.src.section, "frame_size",
+                            "%u is for routers whose ports are all driver = tap: port %s (line %u) is driver = afxdp, "
+                            "which takes 2048 or 4096",
+                            m->router.frame_size, p->name, p->src.line);
         /* AF_XDP cannot chain frames: a whole frame, after the headroom the
          * kernel keeps, must fit in one pool frame. */
         uint32_t fmax = m->router.frame_size - SUP_XDP_HEADROOM - SUP_ETH_HLEN;
@@ -1809,6 +1834,8 @@ int sup_manifest_load_string(const char *name, const char *text, struct sup_mani
         sup_fail(&pc, 0, NULL, NULL, "the INI parser failed (%d)", r);
     if (!pc.rc)
         sup_check_router(&pc);
+    if (!pc.rc)
+        sup_check_pool(&pc);
     if (!pc.rc)
         sup_check_ports(&pc);
     if (!pc.rc)

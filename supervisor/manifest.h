@@ -61,7 +61,7 @@ struct sup_router {
     struct sup_src src;
     char name[33];
     uint32_t pool_buffers;
-    uint32_t frame_size;  /* 2048 or 4096 */
+    uint32_t frame_size;  /* a power of two, 2048..IPC_FRAME_MAX; afxdp ports take 2048 or 4096 */
     uint32_t ring_size;   /* a power of two */
     char user[SUP_USER_MAX + 1];  /* resolved: never empty after a load */
     char group[SUP_USER_MAX + 1]; /* resolved: the user's primary group by default */

@@ -8,7 +8,8 @@
 # losing less than 20 % of what was sent). Then a ping still works, no
 # counter of malformed input or bad handles moved, nothing restarted, and at
 # shutdown every buffer is back in the pool.
-# RR_IPERF_SECS (default 3) sets each run's length.
+# RR_IPERF_SECS (default 3) sets each run's length; RR_FRAME_SIZE the pool's
+# frame_size (tap_large_frames.sh runs this with 32768).
 set -u
 . "$(dirname "$0")/../lib/router.sh"
 rr_init router_iperf
@@ -89,6 +90,15 @@ rr_stats || rr_fail "stats"
 fwd1=$(rr_ctr router.forwarded)
 [ $((fwd1 - fwd0)) -gt 10000 ] || rr_fail "the router forwarded only $((fwd1 - fwd0)) packets"
 rr_ok "router forwarded $((fwd1 - fwd0)) packets; tx ring full_drops a $(rr_ctr ring.tx-a.full_drops) b $(rr_ctr ring.tx-b.full_drops), rx ring full_drops a $(rr_ctr ring.rx-a.full_drops) b $(rr_ctr ring.rx-b.full_drops), drop_gso_too_big $(rr_ctr router.drop_gso_too_big), pool alloc_fail $(rr_ctr pool.alloc_fail)"
+# GSO frames crossed whole, as chains of pool frames no longer than the
+# longest frame a TAP hands over (64 KB + headers) needs.
+fs=${RR_FRAME_SIZE:-2048}
+chain_bound=$((1 + (65554 - (fs - 256) + fs - 1) / fs))
+gso=$(rr_ctr driver-b.tx_gso_pkts) cmax=$(rr_ctr driver-a.rx_chain_max)
+[ "$gso" -gt 0 ] || rr_fail "no GSO packet crossed the router (driver-b tx_gso_pkts 0)"
+[ "$cmax" -ge 2 ] && [ "$cmax" -le "$chain_bound" ] ||
+    rr_fail "driver-a rx_chain_max $cmax: expected GSO chains of 2..$chain_bound frames of $fs bytes"
+rr_ok "GSO: $gso packets written whole by driver-b; longest chain $cmax frames of $fs bytes (at most $chain_bound)"
 rr_zero "${RR_MALFORMED[@]}"
 rr_no_restarts
 rr_ok "no malformed-input drops, no bad handles, no restarts"

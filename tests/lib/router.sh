@@ -12,7 +12,8 @@
 #                          ($RR_T/m.ini): port a in A (10.61.N.1/24, device
 #                          $RR_IF_A), port b in B (10.62.N.1/24, $RR_IF_B); no
 #                          static neighbours, no default route in the router,
-#                          hang_ms $RR_HANG_MS (default 3000) for every service.
+#                          hang_ms $RR_HANG_MS (default 3000) for every service,
+#                          frame_size $RR_FRAME_SIZE if set.
 #                          Hosts: $RR_HOST_A (10.61.N.2), $RR_HOST_B; the
 #                          router's addresses $RR_GW_A, $RR_GW_B
 #   rr_start               `ringrouter up` (log $RR_LOG), sets $RR_PID, waits
@@ -248,7 +249,9 @@ rr_topology() { # rr_topology [EXTRA MANIFEST TEXT]
     RR_GW_A=$RR_NET_A.1 RR_HOST_A=$RR_NET_A.2
     RR_GW_B=$RR_NET_B.1 RR_HOST_B=$RR_NET_B.2
     {
-        printf '[router]\nname = rt%s\npool_buffers = 8192\nrun_dir = %s/run\n\n' "$$" "$RR_T"
+        printf '[router]\nname = rt%s\npool_buffers = 8192\nrun_dir = %s/run\n' "$$" "$RR_T"
+        [ -z "${RR_FRAME_SIZE:-}" ] || printf 'frame_size = %s\n' "$RR_FRAME_SIZE"
+        printf '\n'
         printf '[port a]\ndriver = tap\nifname = %s\nnetns = %s\naddress = %s/24\n\n' "$RR_IF_A" "$RR_NS_A" "$RR_GW_A"
         printf '[port b]\ndriver = tap\nifname = %s\nnetns = %s\naddress = %s/24\n' "$RR_IF_B" "$RR_NS_B" "$RR_GW_B"
         # The machines here are 2 shared vCPUs; other tests' busy generators can

@@ -98,7 +98,18 @@ static const struct t_bad t_bad_cases[] = {
     {BASE "[router]\npool_buffers = 99999999999999999999999\n",
      "t.ini:10: [router] pool_buffers: 99999999999999999999999 is out of range 1024..4194304"},
     {BASE "[router]\nring_size = 1000\n", "t.ini:10: [router] ring_size: 1000 is not a power of two"},
-    {BASE "[router]\nframe_size = 3000\n", "t.ini:10: [router] frame_size: 3000 is not 2048 or 4096"},
+    {BASE "[router]\nframe_size = 3000\n", "t.ini:10: [router] frame_size: 3000 is not a power of two from 2048 to 32768"},
+    {BASE "[router]\nframe_size = 65536\n", "t.ini:10: [router] frame_size: 65536 is not a power of two from 2048 to 32768"},
+    {BASE "[router]\nframe_size = 1024\n", "t.ini:10: [router] frame_size: 1024 is not a power of two from 2048 to 32768"},
+    {BASE "[router]\nframe_size = 4294969344\n",
+     "t.ini:10: [router] frame_size: 4294969344 is not a power of two from 2048 to 32768"},
+    {"[router]\nframe_size = 8192\n[port a]\ndriver = afxdp\nifname = eth1\naddress = 10.1.0.1/24\n",
+     "t.ini:2: [router] frame_size: 8192 is for routers whose ports are all driver = tap: port a (line 3) is driver = "
+     "afxdp, which takes 2048 or 4096"},
+    {BASE "[router]\nframe_size = 32768\npool_buffers = 300000\n",
+     "t.ini:11: [router] pool_buffers: 300000 buffers of 32768 bytes is 9375 MiB, more than the pool's limit of 8192 MiB"},
+    {BASE "[router]\npool_buffers = 4194304\nframe_size = 4096\n",
+     "t.ini:10: [router] pool_buffers: 4194304 buffers of 4096 bytes is 16384 MiB, more than the pool's limit of 8192 MiB"},
     {BASE "[service router]\nhang_ms = 5\n", "t.ini:10: [service router] hang_ms: 5 is out of range 10..60000"},
     /* driver-specific keys */
     {"[port a]\ndriver = afxdp\nifname = eth1\naddress = 10.1.0.1/24\noffloads = csum\n",
@@ -409,6 +420,22 @@ static const char t_full[] =
     "[service driver-lan]\n"
     "restart = never\n";
 
+/* Frames past 4096 bytes are for TAP-only routers: a 64 KB GSO packet in 3 frames. */
+static void test_manifest_large_frames(void **state)
+{
+    (void)state;
+    struct sup_manifest m;
+    struct sup_manifest_err err;
+    int rc = sup_manifest_load_string("t.ini", BASE "[router]\nframe_size = 32768\npool_buffers = 4096\n", &m, &err);
+    if (rc)
+        print_error("%s\n", err.msg);
+    assert_int_equal(rc, 0);
+    assert_int_equal(m.router.frame_size, 32768);
+    assert_int_equal(m.router.pool_buffers, 4096);
+    assert_int_equal(m.router.src.key_line[SUP_ROUTER_FRAME_SIZE], 10);
+    sup_manifest_free(&m);
+}
+
 static void test_manifest_full(void **state)
 {
     (void)state;
@@ -619,6 +646,7 @@ int main(void)
         cmocka_unit_test(test_manifest_bad),
         cmocka_unit_test(test_manifest_err_line),
         cmocka_unit_test(test_manifest_default),
+        cmocka_unit_test(test_manifest_large_frames),
         cmocka_unit_test(test_manifest_full),
         cmocka_unit_test(test_manifest_stages),
         cmocka_unit_test(test_manifest_rate_format),

@@ -95,13 +95,68 @@ static void test_pool_layout(void **state)
     assert_int_equal(ipc_pool_free(&f->a, &b, 1), 1);
 }
 
+/* 32 KB frames: a 64 KB GSO packet is a chain of 3, every frame's off + len
+ * still fits the 16-bit fields, and a ring hand-off validates it whole. */
+static void test_pool_large_frames(void **state)
+{
+    (void)state;
+    struct ipc_err err = {{0}};
+    int fd, rfd;
+    struct ipc_pool a, b;
+    struct ipc_ring_shared *ring;
+    struct ipc_ring_prod prod;
+    struct ipc_ring_cons cons;
+    assert_int_equal(ipc_pool_create("t-large", 100, IPC_FRAME_MAX, &fd, &err), 0);
+    assert_int_equal(ipc_pool_attach(&a, fd, T_A, &err), 0);
+    assert_int_equal(ipc_pool_attach(&b, fd, T_B, &err), 0);
+    assert_int_equal(a.frame_size, 32768);
+    assert_int_equal(a.hdr->frames_off % 4096, 0);
+    assert_int_equal(ipc_ring_create("t-lring", 64, 1, T_A, T_B, 0, &rfd, &ring, &err), 0);
+    ipc_ring_prod_init(&prod, ring, -1);
+    ipc_ring_cons_init(&cons, ring);
+
+    ipc_buf h;
+    const uint32_t bytes = 65536 + 14 + 4; /* the longest frame a TAP hands over */
+    assert_int_equal(ipc_pool_alloc_chain(&a, bytes, &h), 0);
+    uint32_t n = 0, total = 0;
+    for (ipc_buf f = h; f != IPC_BUF_NONE; f = ipc_pool_meta(&a, f)->next) {
+        const struct ipc_meta *m = ipc_pool_meta(&a, f);
+        assert_true((uint32_t)m->off + m->len <= 32768);
+        memset(ipc_pool_data(&a, f), (int)n, m->len);
+        total += m->len;
+        n++;
+    }
+    assert_int_equal(n, 3);
+    assert_int_equal(total, bytes);
+    assert_int_equal(ipc_pool_meta(&a, h)->len, 32768 - IPC_HEADROOM);
+
+    assert_int_equal(ipc_ring_send(&prod, &h, 1), 1);
+    ipc_buf got;
+    assert_int_equal(ipc_ring_recv(&cons, &b, &got, 1), 1);
+    assert_int_equal(got, h);
+    assert_int_equal(ipc_pool_meta(&b, h)->pkt_len, bytes);
+    /* The last frame's data reached the other process as written. */
+    ipc_buf last = ipc_pool_meta(&b, ipc_pool_meta(&b, h)->next)->next;
+    assert_int_equal(ipc_pool_data(&b, last)[0], 2);
+    assert_int_equal(ipc_pool_free(&b, &got, 1), 3);
+
+    ipc_ring_detach(ring);
+    close(rfd);
+    ipc_pool_detach(&a);
+    ipc_pool_detach(&b);
+    close(fd);
+}
+
 static void test_pool_create_and_attach_errors(void **state)
 {
     struct t_fix *f = *state;
     struct ipc_err err = {{0}};
     int fd;
     assert_int_equal(ipc_pool_create("t-bad", 1000, 3000, &fd, &err), -EINVAL);
-    assert_non_null(strstr(err.msg, "frame size 3000 is not 2048 or 4096"));
+    assert_non_null(strstr(err.msg, "frame size 3000 is not a power of two from 2048 to 32768"));
+    assert_int_equal(ipc_pool_create("t-bad", 1000, 65536, &fd, &err), -EINVAL);
+    assert_non_null(strstr(err.msg, "frame size 65536 is not"));
+    assert_int_equal(ipc_pool_create("t-bad", 1000, 1024, &fd, &err), -EINVAL);
     assert_int_equal(ipc_pool_create("t-bad", 0, 2048, &fd, &err), -EINVAL);
     assert_non_null(strstr(err.msg, "0 buffers is out of range"));
 
@@ -482,6 +537,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_pool_layout, t_setup, t_teardown),
         cmocka_unit_test_setup_teardown(test_pool_create_and_attach_errors, t_setup, t_teardown),
+        cmocka_unit_test(test_pool_large_frames),
         cmocka_unit_test_setup_teardown(test_pool_exhaust_and_refill, t_setup, t_teardown),
         cmocka_unit_test_setup_teardown(test_pool_chains, t_setup, t_teardown),
         cmocka_unit_test_setup_teardown(test_pool_double_free_caught, t_setup, t_teardown),
