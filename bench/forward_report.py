@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 # bench/forward_report.py RESULTS SECS RUNS: the table and the ratio lines of
-# bench/forward from its results file (test, path, run, value, fwd cores,
+# bench/forward tap from its results file (paths ringrouter, onefwd, linux) (test, path, run, value, fwd cores,
 # machine cores per line; value in Gbit/s for tcp*, packets/s for udp*).
 import statistics
 import sys
@@ -40,7 +40,7 @@ for t in order:
     unit = "Gbit/s" if t.startswith("tcp") else "kpps"
     scale = 1.0 if t.startswith("tcp") else 1e-3
     cunit = "%core/Gb" if t.startswith("tcp") else "us/pkt"
-    for path in ("ringrouter", "linux"):
+    for path in ("ringrouter", "onefwd", "linux"):
         vals = rows.get((t, path), [])
         if not vals:
             continue
@@ -51,19 +51,22 @@ for t in order:
         fwd, mach = cpu_cols(t, vals)
         print(f"{t:<6} {path:<11} {m * scale:>7.2f} {unit:<6} {min(vs) * scale:>9.2f} - {max(vs) * scale:<9.2f}"
               f" {fc:>9.2f} {fwd:>6.2f} {cunit:<4} {mach:>6.2f} {cunit}")
-print("fwd cores: the forwarder's CPU in cores (ringrouter: its 3 processes; linux: machine minus generators,")
+print("fwd cores: the forwarder's CPU in cores (ringrouter: its 3 processes; onefwd: bench/tapfwd; linux: machine minus generators,")
 print("  a lower bound, see bench/forward). fwd/machine CPU: per Gbit/s (% of a core) or per packet (us).")
 print()
 
 
-def ratio(t):
-    a, b = med.get((t, "ringrouter")), med.get((t, "linux"))
-    return a / b if a is not None and b else float("nan")
+def ratio(t, a="ringrouter", b="linux"):
+    x, y = med.get((t, a)), med.get((t, b))
+    return x / y if x is not None and y else float("nan")
 
 
 for t in order:
     print(f"tap_{t}_vs_linux_machine_cpu_per_unit {cpu_cols(t, rows[(t, 'ringrouter')])[1] / cpu_cols(t, rows[(t, 'linux')])[1]:.3f}"
           if (t, "ringrouter") in rows and (t, "linux") in rows else "")
+if "tcp1" in order and any(k[1] == "onefwd" for k in rows):
+    print(f"tap_onefwd_tcp1_vs_linux {ratio('tcp1', 'onefwd'):.3f}")
+    print(f"tap_tcp1_vs_onefwd {ratio('tcp1', 'ringrouter', 'onefwd'):.3f}")
 for t in ("tcp2", "tcp8", "udp16"):
     if t in order:
         print(f"tap_{t}_vs_linux {ratio(t):.3f}")
