@@ -3,7 +3,8 @@
  * supervisor/default_manifest.c: the manifest `ringrouter up` runs when it is
  * given no -c: the demo topology, two TAP ports each living in its own
  * network namespace (ns rr-demo-a -> rr-a -> router -> rr-b -> ns rr-demo-b),
- * no shaper. It goes through the same parser and checks as any file, and
+ * no shaper, and the large frames a TAP-only router can use (docs/drivers.md,
+ * "Large frames"). It goes through the same parser and checks as any file, and
  * the manifest unit test loads it, so it cannot rot.
  */
 #include "supervisor/manifest.h"
@@ -12,6 +13,9 @@ const char sup_default_manifest[] =
     "; ringrouter's built-in demo manifest (ringrouter up without -c)\n"
     "[router]\n"
     "name = demo\n"
+    "; TAP ports only: 32 KB frames carry a 64 KB GSO packet in 2-3 frames\n"
+    "frame_size = 32768\n"
+    "pool_buffers = 4096\n"
     "\n"
     "[port a]\n"
     "driver = tap\n"

@@ -287,8 +287,8 @@ static void test_manifest_default(void **state)
         print_error("%s\n", err.msg);
     assert_int_equal(rc, 0);
     assert_string_equal(m.router.name, "demo");
-    assert_int_equal(m.router.pool_buffers, 16384);
-    assert_int_equal(m.router.frame_size, 2048);
+    assert_int_equal(m.router.pool_buffers, 4096);
+    assert_int_equal(m.router.frame_size, 32768);
     assert_int_equal(m.router.ring_size, 1024);
     assert_int_equal(m.router.icmp_rate, 1000);
     assert_int_equal(m.router.icmp_burst, 50);
