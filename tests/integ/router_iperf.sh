@@ -7,7 +7,9 @@
 # each must carry data (above RR_IPERF_MIN_MBIT, default 20 Mbit/s; UDP also
 # losing less than 20 % of what was sent). Then a ping still works, no
 # counter of malformed input or bad handles moved, nothing restarted, and at
-# shutdown every buffer is back in the pool.
+# shutdown every buffer is back in the pool. Before that, kill -9 of each
+# TAP driver under an iperf3 TCP stream: the driver is replaced and the
+# stream carries on.
 # RR_IPERF_SECS (default 3) sets each run's length; RR_FRAME_SIZE the pool's
 # frame_size (tap_large_frames.sh runs this with 32768).
 set -u
@@ -105,6 +107,30 @@ rr_ok "no malformed-input drops, no bad handles, no restarts"
 
 out=$(rr_in "$RR_NS_B" ping -n -c 3 -i 0.2 -W 2 "$RR_HOST_A" 2>&1) || rr_fail "ping B -> A after iperf3: $out"
 rr_ok "ping B -> A after the load: ok"
+
+# kill -9 of each TAP driver under iperf3 TCP (A -> B): the supervisor
+# restarts it on the same TAP fd, and the stream carries on to its end.
+# The kill lands mid-stream: once 2000 more GSO packets have crossed.
+streaming() { rr_stats && [ "$(rr_ctr driver-b.tx_gso_pkts)" -ge "$1" ]; }
+replaced() { rr_status && [ "${RR_STATE[$1]}" = up ] && [ "${RR_PIDS[$1]}" != "$2" ]; }
+for victim in driver-a driver-b; do
+    rr_status || rr_fail "status"
+    old=${RR_PIDS[$victim]}
+    rr_stats || rr_fail "stats"
+    gso0=$(rr_ctr driver-b.tx_gso_pkts)
+    j=$RR_T/kill-$victim.json
+    rr_in "$RR_NS_A" timeout 60 iperf3 -c "$RR_HOST_B" -p $PORT -t 4 --connect-timeout 3000 -J >"$j" 2>&1 &
+    ipid=$!
+    rr_wait 5 streaming $((gso0 + 2000)) || rr_fail "kill $victim: the iperf3 stream did not get going: $(head -c 2000 "$j")"
+    kill -KILL "$old" || rr_fail "kill -9 $victim (pid $old) failed"
+    rr_wait 5 replaced "$victim" "$old" || rr_fail "$victim (pid $old) was not replaced within 5 s"
+    wait "$ipid" || rr_fail "iperf3 across the kill of $victim failed: $(head -c 2000 "$j")"
+    rx=$("$RR_PY" -c 'import json,sys; print("%.1f" % (json.load(open(sys.argv[1]))["end"]["sum_received"]["bits_per_second"] / 1e6))' "$j") ||
+        rr_fail "iperf3 across the kill of $victim: cannot read $j"
+    awk -v r="$rx" -v m="$MIN_MBIT" 'BEGIN { exit !(r >= m) }' ||
+        rr_fail "iperf3 across the kill of $victim: $rx Mbit/s, expected >= $MIN_MBIT"
+    rr_ok "kill -9 $victim (pid $old) under iperf3 TCP: replaced by pid ${RR_PIDS[$victim]}, the stream carried on ($rx Mbit/s over 4 s)"
+done
 
 rr_stop
 rr_census_ok
