@@ -16,6 +16,9 @@
  * it up. So the steady state costs one allocation per frame received, no
  * more, and the reserve is rx_inflight * frames_per_slot buffers (1,056 at
  * the defaults), held by this driver and counted as such by the census.
+ * Reads are armed only as far as the router's ring has room (one packet per
+ * read): when it is full the driver pauses receiving (no reads, no device
+ * poll, a short timed wait) and leaves the excess in the device's queue.
  *
  * Transmit: packets from every input ring (validated by ipc_ring_recv, and
  * their vnet fields by tap_vnet_check) go to a FIFO backlog; each loop turns
@@ -65,6 +68,7 @@
 #define TAP_RX_ERR_REST 64u          /* failed reads in a row before we stop re-arming at once */
 #define TAP_RX_WINDOW_MIN 4u         /* reads armed at least after the queue was found empty */
 #define TAP_STOP_MS 1000             /* drain budget at SIGTERM */
+#define TAP_THROTTLE_US 200          /* wait while the router's ring has no room for another read */
 
 /* user_data: kind in the high word, slot index in the low word. */
 enum tap_ud { UD_RX = 1, UD_TX, UD_WAKE, UD_SIG, UD_KICK, UD_CANCEL, UD_RXPOLL };
@@ -192,6 +196,8 @@ struct tap {
     bool rx_empty;      /* a read found the device's queue empty: wait for the poll */
     bool rx_nowait;     /* reads are RWF_NOWAIT (single waiter); off if the kernel refuses */
     bool rx_missed;     /* this reap saw a read find the queue empty */
+    bool rx_throttled;  /* the output ring had no room for another read: receive paused */
+    bool rx_poll_stop;  /* the multishot POLLIN is being cancelled (receive paused) */
     uint32_t rx_window; /* reads to keep armed: what the device's queue has been holding */
     uint32_t rx_hits;   /* reads that got a frame in this reap */
     uint32_t tx_inflight;
@@ -322,7 +328,17 @@ static uint32_t rx_refill(struct tap *t)
     uint32_t idle = 0;
     if (t->rx_rest || t->rx_empty)
         return 0; /* not starved: waiting for the device (or resting) */
-    for (uint32_t i = 0; i < t->n_rx && t->rx_armed < t->rx_window; i++)
+    /* Backpressure: a read in flight delivers at most one packet, so never
+     * have more reads armed than the router's ring has room for. Reading a
+     * frame only to drop it at a full ring spends the CPU the router needs
+     * to drain it (on one CPU, a receive livelock); left in the device's
+     * queue, an excess frame is dropped by the kernel at no cost to us. */
+    uint32_t want = t->rx_window;
+    uint32_t room = ipc_ring_free_count(&t->svc->out[0], want);
+    if (room < want)
+        want = room;
+    t->rx_throttled = t->rx_armed >= want;
+    for (uint32_t i = 0; i < t->n_rx && t->rx_armed < want; i++)
         if (!t->rx[i].armed && !rx_arm(t, i))
             idle++;
     return idle;
@@ -595,7 +611,18 @@ static void tx_complete(struct tap *t, uint32_t si, int res)
  */
 static void rx_poll_arm(struct tap *t)
 {
-    if (t->rx_poll_armed || t->stop || !t->rx_nowait)
+    if (t->rx_throttled && t->rx_poll_armed && !t->rx_poll_stop) {
+        /* Paused: every frame the device queues would wake us for nothing. */
+        struct io_uring_sqe *sqe = tap_sqe(t);
+        if (sqe) {
+            io_uring_prep_poll_remove(sqe, UD(UD_RXPOLL, 0));
+            io_uring_sqe_set_data64(sqe, UD(UD_CANCEL, 0));
+            sqe->flags |= IOSQE_CQE_SKIP_SUCCESS;
+            t->rx_poll_stop = true;
+        }
+        return;
+    }
+    if (t->rx_poll_armed || t->rx_throttled || t->stop || !t->rx_nowait)
         return;
     struct io_uring_sqe *sqe = tap_sqe(t);
     if (!sqe)
@@ -672,7 +699,7 @@ static uint32_t tap_reap(struct tap *t)
                 break;
             case UD_RXPOLL:
                 if (!(cqes[i]->flags & IORING_CQE_F_MORE))
-                    t->rx_poll_armed = false; /* ended (or failed): re-armed below */
+                    t->rx_poll_armed = t->rx_poll_stop = false; /* ended (or failed): re-armed below */
                 if (res >= 0 || res == -ECANCELED)
                     rx_ready = true;
                 else
@@ -765,8 +792,12 @@ int tap_run(struct tap *t)
             continue;
         }
         ipc_count(&svc->stats->sleeps, 1);
-        int ms = starved || t->rx_rest ? 1 : t->idle_ms;
-        struct __kernel_timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long long)(ms % 1000) * 1000000};
+        long long ns = starved || t->rx_rest ? 1000000ll : (long long)t->idle_ms * 1000000ll;
+        if (t->rx_throttled) {
+            ns = TAP_THROTTLE_US * 1000ll;
+            t->rx_empty = false; /* the poll is off: look at the device again after the pause */
+        }
+        struct __kernel_timespec ts = {.tv_sec = ns / 1000000000ll, .tv_nsec = ns % 1000000000ll};
         struct io_uring_cqe *cqe;
         int ret = io_uring_submit_and_wait_timeout(&t->ring, &cqe, 1, &ts, NULL);
         ipc_svc_slept(svc, ret == -ETIME);

@@ -216,13 +216,7 @@ rr_stats || rr_fail "stats"
 fwd0=$(rr_ctr router.forwarded)
 rr_status || rr_fail "status"
 # -n bounds it to 20 s even if nobody stops it.
-ip netns exec "$NS_A" trafgen -o xa0 -c "$RR_T/flood.cfg" -b 200000pps -n 4000000 -P 1 -q --no-sock-mem \
-    >"$RR_T/trafgen.log" 2>&1 &
-tg=$! # not rr_in: $! must be trafgen
-RR_EXTRA_PIDS+=("$tg")
-# trafgen forks its worker: end it by PID too, whatever happens to the parent.
-rr_wait 5 eval 'tgw=$(cat /proc/$tg/task/*/children 2>/dev/null); [ -n "$tgw" ]' || rr_fail "trafgen started no worker"
-RR_EXTRA_PIDS+=($tgw)
+rr_trafgen_start "$NS_A" xa0 "$RR_T/flood.cfg" -b 200000pps -n 4000000
 b0=$(rx_b)
 rr_wait 5 eval '[ $(($(rx_b) - b0)) -gt 10000 ]' || rr_fail "trafgen's flood did not arrive at B: $(cat "$RR_T/trafgen.log")"
 for d in driver-b driver-a; do
@@ -232,13 +226,7 @@ for d in driver-b driver-a; do
     b0=$(rx_b)
     rr_wait 5 eval '[ $(($(rx_b) - b0)) -gt 10000 ]' || rr_fail "forwarding did not resume after the kill of $d"
 done
-kill -INT "$tg" $tgw
-tg_gone() {
-    local w
-    for w in $tg $tgw; do ! rr_alive "$w" || return 1; done
-}
-rr_wait 5 tg_gone || rr_fail "trafgen did not stop"
-wait "$tg" 2>/dev/null
+rr_trafgen_stop
 rr_stats || rr_fail "stats"
 fwd1=$(rr_ctr router.forwarded)
 out=$(rr_in "$NS_A" ping -n -c 3 -i 0.2 -W 2 "$HOST_B" 2>&1) || rr_fail "ping A -> B after the flood: $out"

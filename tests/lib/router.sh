@@ -27,6 +27,8 @@
 #                          zero or not) and $RRS[ring.NAME.counter]
 #   rr_wait SECS CMD...    run CMD every 20 ms until it succeeds, at most SECS
 #   rr_in NS CMD...        ip netns exec NS CMD...
+#   rr_trafgen_start NS DEV CFG [ARGS] / rr_trafgen_stop
+#                          trafgen (and its forked worker) by PID
 #   rr_fail MSG / rr_skip MSG / rr_ok MSG
 #
 # Everything this file starts is ended by the PID it recorded; the namespaces
@@ -392,4 +394,30 @@ rr_census_ok() {
 # The MAC a host resolved for the router's address GW in NS (after traffic).
 rr_router_mac() { # rr_router_mac NS GW
     ip -n "$1" neigh show "$2" | awk '{ for (i = 1; i < NF; i++) if ($i == "lladdr") print $(i + 1) }'
+}
+
+# rr_trafgen_start NS DEV CFG [TRAFGEN ARGS...]: trafgen on DEV in NS, its
+# log in $RR_T/trafgen.log; sets RR_TG (the parent) and RR_TGW (its forked
+# worker), both ended by PID at exit whatever happens.
+RR_TG= RR_TGW=
+rr_trafgen_start() {
+    local ns=$1 dev=$2 cfg=$3
+    shift 3
+    ip netns exec "$ns" trafgen -o "$dev" -c "$cfg" -P 1 -q --no-sock-mem "$@" >"$RR_T/trafgen.log" 2>&1 &
+    RR_TG=$! # not rr_in: $! must be trafgen
+    RR_EXTRA_PIDS+=("$RR_TG")
+    rr_wait 5 eval 'RR_TGW=$(cat /proc/$RR_TG/task/*/children 2>/dev/null); [ -n "$RR_TGW" ]' ||
+        rr_fail "trafgen started no worker: $(cat "$RR_T/trafgen.log")"
+    RR_EXTRA_PIDS+=($RR_TGW)
+}
+
+# rr_trafgen_stop: SIGINT to both, a bounded wait for them to go.
+rr_trafgen_gone() {
+    local w
+    for w in $RR_TG $RR_TGW; do ! rr_alive "$w" || return 1; done
+}
+rr_trafgen_stop() {
+    kill -INT "$RR_TG" $RR_TGW 2>/dev/null
+    rr_wait 5 rr_trafgen_gone || rr_fail "trafgen did not stop"
+    wait "$RR_TG" 2>/dev/null
 }
