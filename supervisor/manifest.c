@@ -964,6 +964,10 @@ static const struct sup_word sup_restart_words[] = {
     {NULL, 0},
 };
 
+static const struct sup_word sup_sched_words[] = {
+    {"normal", SUP_SCHED_NORMAL}, {"batch", SUP_SCHED_BATCH}, {NULL, 0},
+};
+
 static const struct sup_key sup_service_keys[] = {
     [SUP_SERVICE_RESTART] = {"restart", sup_p_enum, KEY(struct sup_service, restart), .words = sup_restart_words,
                              .def = "always"},
@@ -976,6 +980,8 @@ static const struct sup_key sup_service_keys[] = {
     /* 0: sleep as soon as there is no work, so an idle router uses no CPU */
     [SUP_SERVICE_POLL_US] = {"poll_us", sup_p_u32, KEY(struct sup_service, poll_us), 0, 10000, .def = "0"},
     [SUP_SERVICE_BINARY] = {"binary", sup_p_binary, KEY(struct sup_service, binary), 0, SUP_PATH_MAX, .def = ""},
+    [SUP_SERVICE_SCHED] = {"sched", sup_p_enum, KEY(struct sup_service, sched), .words = sup_sched_words,
+                           .def = "normal"},
 };
 
 #define NKEYS(a) (sizeof(a) / sizeof((a)[0]))
@@ -1693,6 +1699,8 @@ static void sup_service_merge(struct sup_service *s, const struct sup_service *o
         s->poll_us = own->poll_us;
     if (set[SUP_SERVICE_BINARY])
         memcpy(s->binary, own->binary, sizeof s->binary);
+    if (set[SUP_SERVICE_SCHED])
+        s->sched = own->sched;
     s->src = own->src;
 }
 

@@ -199,6 +199,7 @@ struct sup_class {
 };
 
 enum sup_restart { SUP_RESTART_ALWAYS, SUP_RESTART_ON_FAILURE, SUP_RESTART_NEVER };
+enum sup_sched { SUP_SCHED_NORMAL, SUP_SCHED_BATCH };
 enum sup_service_kind { SUP_SVC_ROUTER, SUP_SVC_DRIVER, SUP_SVC_SHAPER };
 
 enum sup_service_key {
@@ -209,6 +210,7 @@ enum sup_service_key {
     SUP_SERVICE_CPU,
     SUP_SERVICE_POLL_US,
     SUP_SERVICE_BINARY,
+    SUP_SERVICE_SCHED,
     SUP_SERVICE_NKEYS
 };
 
@@ -225,6 +227,7 @@ struct sup_service {
     int32_t cpu; /* -1: not pinned */
     uint32_t poll_us;
     char binary[SUP_PATH_MAX + 1]; /* "": the kind's own (rr-router, rr-tap, ...) */
+    enum sup_sched sched;          /* SCHED_OTHER, or SCHED_BATCH: woken, it does not preempt */
 };
 
 struct sup_manifest {

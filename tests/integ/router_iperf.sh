@@ -26,6 +26,22 @@ rr_topology
 rr_start
 rr_ok "router up: A $RR_HOST_A -- [router] -- B $RR_HOST_B"
 
+# With RR_SCHED=batch every service, and every replacement, runs SCHED_BATCH
+# (the policy is field 41 of /proc/PID/stat; SCHED_BATCH is 3).
+sched_ok() { # LABEL
+    [ "${RR_SCHED:-}" = batch ] || return 0
+    local label=$1 s f
+    rr_status || rr_fail "status"
+    for s in "${RR_SERVICES[@]}"; do
+        f=$(cat "/proc/${RR_PIDS[$s]}/stat") || rr_fail "$s: no /proc/${RR_PIDS[$s]}/stat"
+        f=${f##*) }
+        set -- $f
+        [ "${39}" = 3 ] || rr_fail "$label: $s (pid ${RR_PIDS[$s]}) runs scheduling policy ${39}, its [service] says sched = batch (3)"
+    done
+    rr_ok "$label: every service runs SCHED_BATCH"
+}
+sched_ok "at start"
+
 # Resolve both ways first, so the first iperf3 connect does not wait for ARP.
 out=$(rr_in "$RR_NS_A" ping -n -c 2 -i 0.2 -W 2 "$RR_HOST_B" 2>&1) || rr_fail "ping A -> B: $out"
 
@@ -156,6 +172,8 @@ qdrop=$(($(rr_in "$RR_NS_A" cat "/sys/class/net/$RR_IF_A/statistics/tx_dropped")
 [ "$full" = 0 ] || rr_fail "the flood: driver-a read $full frames only to drop them at the router's full ring"
 out=$(rr_in "$RR_NS_A" ping -n -c 3 -i 0.2 -W 2 "$RR_HOST_B" 2>&1) || rr_fail "ping A -> B after the flood: $out"
 rr_ok "64-byte flood: $(($(rr_ctr router.forwarded) - fwd0)) packets forwarded, none read to be dropped at a full ring; the TAP's queue dropped $qdrop; ping ok"
+
+sched_ok "after the kills"
 
 rr_stop
 rr_census_ok

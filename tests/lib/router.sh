@@ -13,7 +13,8 @@
 #                          $RR_IF_A), port b in B (10.62.N.1/24, $RR_IF_B); no
 #                          static neighbours, no default route in the router,
 #                          hang_ms $RR_HANG_MS (default 3000) for every service,
-#                          frame_size $RR_FRAME_SIZE if set.
+#                          frame_size $RR_FRAME_SIZE and every service's
+#                          sched $RR_SCHED if set.
 #                          Hosts: $RR_HOST_A (10.61.N.2), $RR_HOST_B; the
 #                          router's addresses $RR_GW_A, $RR_GW_B
 #   rr_start               `ringrouter up` (log $RR_LOG), sets $RR_PID, waits
@@ -262,6 +263,7 @@ rr_topology() { # rr_topology [EXTRA MANIFEST TEXT]
         # assert that nothing restarted, so give the heartbeat room.
         for s in "${RR_SERVICES[@]}"; do
             printf '\n[service %s]\nhang_ms = %s\n' "$s" "${RR_HANG_MS:-3000}"
+            [ -z "${RR_SCHED:-}" ] || printf 'sched = %s\n' "$RR_SCHED"
         done
         [ $# -gt 0 ] && printf '\n%s\n' "$1"
     } >"$RR_T/m.ini"

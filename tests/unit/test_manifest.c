@@ -111,6 +111,7 @@ static const struct t_bad t_bad_cases[] = {
     {BASE "[router]\npool_buffers = 4194304\nframe_size = 4096\n",
      "t.ini:10: [router] pool_buffers: 4194304 buffers of 4096 bytes is 16384 MiB, more than the pool's limit of 8192 MiB"},
     {BASE "[service router]\nhang_ms = 5\n", "t.ini:10: [service router] hang_ms: 5 is out of range 10..60000"},
+    {BASE "[service router]\nsched = fifo\n", "t.ini:10: [service router] sched: \"fifo\" is not normal or batch"},
     /* driver-specific keys */
     {"[port a]\ndriver = afxdp\nifname = eth1\naddress = 10.1.0.1/24\noffloads = csum\n",
      "t.ini:5: [port a] offloads: only for driver = tap, and port a is driver = afxdp"},
@@ -331,6 +332,7 @@ static void test_manifest_default(void **state)
         assert_int_equal(s->restart_window_ms, 10000);
         assert_int_equal(s->cpu, -1);
         assert_int_equal(s->poll_us, 0);
+        assert_int_equal(s->sched, SUP_SCHED_NORMAL);
         assert_int_equal(s->src.line, 0);
     }
     assert_int_equal(sup_manifest_port(&m, "b"), 1);
@@ -415,6 +417,7 @@ static const char t_full[] =
     "restart_window = 2\n"
     "cpu = 1\n"
     "poll_us = 50\n"
+    "sched = batch\n"
     "[service shaper-wan]\n"
     "restart_window = 500ms\n"
     "[service driver-lan]\n"
@@ -556,7 +559,9 @@ static void test_manifest_full(void **state)
     assert_int_equal(r->restart_window_ms, 2000);
     assert_int_equal(r->cpu, 1);
     assert_int_equal(r->poll_us, 50);
+    assert_int_equal(r->sched, SUP_SCHED_BATCH);
     assert_int_equal(r->port, -1);
+    assert_int_equal(m.services[1].sched, SUP_SCHED_NORMAL);
     assert_int_equal(m.services[1].restart, SUP_RESTART_NEVER);
     assert_int_equal(m.services[1].port, 0);
     assert_int_equal(m.services[1].kind, SUP_SVC_DRIVER);
