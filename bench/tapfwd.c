@@ -124,9 +124,21 @@ static int forward(uint8_t *frame, ssize_t n, const uint8_t *dst_mac)
 #define UD_WRITE (1ull << 32)
 #define UD_DEV (1ull << 31)
 
-static void uring_read(struct io_uring *ring, int fd, uint8_t *buf, uint64_t ud)
+/* Each of the 2 x URING_READS buffers has exactly one read or write in
+ * flight, so the 4 x URING_READS SQ never fills; if it did, say so. */
+static struct io_uring_sqe *uring_sqe(struct io_uring *ring)
 {
     struct io_uring_sqe *sqe = io_uring_get_sqe(ring);
+    if (!sqe) {
+        errno = EBUSY;
+        die("io_uring", "submission queue full");
+    }
+    return sqe;
+}
+
+static void uring_read(struct io_uring *ring, int fd, uint8_t *buf, uint64_t ud)
+{
+    struct io_uring_sqe *sqe = uring_sqe(ring);
     io_uring_prep_read(sqe, fd, buf, FRAME_MAX, 0);
     io_uring_sqe_set_data64(sqe, ud);
 }
@@ -164,7 +176,7 @@ static void run_uring(const int *fd, uint8_t mac[2][6], uint64_t *fwd, uint64_t 
                     (*err)++;
                 uring_read(&ring, fd[d], buf[d][k], ud & ~UD_WRITE);
             } else if (res > 0 && forward(buf[d][k], res, mac[!d]) == 0) {
-                struct io_uring_sqe *sqe = io_uring_get_sqe(&ring);
+                struct io_uring_sqe *sqe = uring_sqe(&ring);
                 io_uring_prep_write(sqe, fd[!d], buf[d][k], (unsigned)res, 0);
                 io_uring_sqe_set_data64(sqe, ud | UD_WRITE);
             } else {
