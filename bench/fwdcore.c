@@ -46,9 +46,10 @@
 #include <unistd.h>
 
 #include "ipc/pool.h"
-#include "services/router/fib.h"
+#include "tables/fib_write.h"
 #include "services/router/ipv4.h"
 #include "services/router/neigh.h"
+#include "tables/neigh_write.h"
 #include "services/router/pkt.h"
 #include "services/router/rt.h"
 #include "bench/stats.h"
@@ -103,8 +104,8 @@ static void t_die(const char *what, const char *msg)
 struct t_world {
     int pool_fd, fib_fd, neigh_fd;
     struct ipc_pool pool;
-    struct rt_fib fibw, fib;
-    struct rt_neigh neigh;
+    struct fib fibw, fib;
+    struct neigh_table neigh;
     struct rt_counters ctr;
     struct rt_ctx ctx;
     ipc_buf bufs[BURST];
@@ -149,11 +150,11 @@ static void t_setup(struct t_world *w)
     if (ipc_pool_create("bench-fwd-pool", 256, IPC_FRAME_DEFAULT, &w->pool_fd, &err) != 0 ||
         ipc_pool_attach(&w->pool, w->pool_fd, SELF, &err) != 0)
         t_die("pool", err.msg);
-    struct rt_fib_params fp = {.max_prefixes = 1024, .tbl8_groups = 64, .max_nh = 64};
-    if (rt_fib_create("bench-fwd-fib", &fp, &w->fibw, &w->fib_fd, &err) != 0 ||
-        rt_fib_attach(&w->fib, w->fib_fd, 0, &err) != 0)
+    struct fib_params fp = {.max_prefixes = 1024, .tbl8_groups = 64, .max_nh = 64};
+    if (fib_create("bench-fwd-fib", &fp, &w->fibw, &w->fib_fd, &err) != 0 ||
+        fib_attach(&w->fib, w->fib_fd, 0, &err) != 0)
         t_die("fib", err.msg);
-    if (rt_neigh_create("bench-fwd-neigh", 64, &w->neigh, &w->neigh_fd, &err) != 0)
+    if (neigh_create("bench-fwd-neigh", 64, &w->neigh, &w->neigh_fd, &err) != 0)
         t_die("neigh", err.msg);
     rt_ctx_init(&w->ctx, &w->pool, &w->fib, &w->neigh, &w->ctr, NULL);
     w->ctx.nports = NPORTS;
@@ -163,27 +164,27 @@ static void t_setup(struct t_world *w)
         pt->mtu = 1500;
         pt->ip = IP4(10, p, 0, 1);
         pt->plen = 24;
-        struct rt_nh conn = {.gw = 0, .port = (uint16_t)p};
-        if (rt_fib_add(&w->fibw, IP4(10, p, 0, 0), 24, &conn) != 0)
-            t_die("rt_fib_add", "connected");
+        struct fib_nh conn = {.gw = 0, .port = (uint16_t)p};
+        if (fib_add(&w->fibw, IP4(10, p, 0, 0), 24, &conn) != 0)
+            t_die("fib_add", "connected");
     }
     for (unsigned f = 0; f < NFLOWS; f++) {
         uint16_t p = (uint16_t)(1 + f % 3);
         uint8_t mac[6];
         t_nb_mac(t_flow_gw(f), mac);
-        if (rt_neigh_add_static(&w->neigh, t_flow_gw(f), mac, p) != 0)
-            t_die("rt_neigh_add_static", "failed");
-        struct rt_nh via = {.gw = t_flow_gw(f), .port = p};
-        if (rt_fib_add(&w->fibw, IP4(172, 16, f, 0), 24, &via) != 0)
-            t_die("rt_fib_add", "via");
+        if (neigh_add_static(&w->neigh, t_flow_gw(f), mac, p) != 0)
+            t_die("neigh_add_static", "failed");
+        struct fib_nh via = {.gw = t_flow_gw(f), .port = p};
+        if (fib_add(&w->fibw, IP4(172, 16, f, 0), 24, &via) != 0)
+            t_die("fib_add", "via");
     }
     /* The reference's table: FIB next-hop index -> port and the neighbour's MAC. */
     for (unsigned f = 0; f < NFLOWS; f++) {
-        uint32_t idx = rt_fib_lookup(&w->fib, t_flow_dst(f));
-        if (idx == RT_FIB_MISS || idx >= 64)
+        uint32_t idx = fib_lookup(&w->fib, t_flow_dst(f));
+        if (idx == FIB_MISS || idx >= 64)
             t_die("setup", "flow without a route");
-        struct rt_nh nh = rt_fib_nh(&w->fib, idx);
-        struct rt_neigh_entry *e = rt_neigh_find(&w->neigh, nh.gw);
+        struct fib_nh nh = fib_nh_at(&w->fib, idx);
+        struct neigh_entry *e = neigh_find(&w->neigh, nh.gw);
         if (!e)
             t_die("setup", "unresolved next hop");
         memcpy(w->ref_nh[idx].dmac, e->mac, 6);
@@ -238,8 +239,8 @@ static inline void t_restore(struct t_world *w)
 static void ref_burst(struct t_world *w, const ipc_buf *bufs, uint32_t n, struct rt_burst *tx)
 {
     struct ipc_pool *pool = &w->pool;
-    struct rt_fib *fib = &w->fib;
-    rt_fib_read_begin(fib); /* our FIB's reader protocol: part of any safe lookup */
+    struct fib *fib = &w->fib;
+    fib_read_begin(fib); /* our FIB's reader protocol: part of any safe lookup */
     for (uint32_t i = 0; i < n; i++) {
         ipc_buf b = bufs[i];
         struct ipc_meta *m = ipc_pool_meta(pool, b);
@@ -261,7 +262,7 @@ static void ref_burst(struct t_world *w, const ipc_buf *bufs, uint32_t n, struct
             goto drop;
         if (ipc_unlikely(ip[RT_IP_TTL] <= 1))
             goto drop;
-        uint32_t idx = rt_fib_lookup(fib, rt_get32(ip + RT_IP_DST));
+        uint32_t idx = fib_lookup(fib, rt_get32(ip + RT_IP_DST));
         if (ipc_unlikely(idx >= 64 || !w->ref_nh[idx].ok))
             goto drop;
         const struct ref_nh *nh = &w->ref_nh[idx];
@@ -275,7 +276,7 @@ static void ref_burst(struct t_world *w, const ipc_buf *bufs, uint32_t n, struct
         /* never taken here; a real one would free and count */
         continue;
     }
-    rt_fib_read_end(fib);
+    fib_read_end(fib);
 }
 
 /* ---- check: ours and the reference give the same bytes on the same ports ---- */
@@ -352,8 +353,8 @@ static double t_read_protocol(struct t_world *w, uint64_t overhead)
     double v[1001];
     for (unsigned i = 0; i < 1001; i++) {
         uint64_t c0 = t_tsc_begin();
-        rt_fib_read_begin(&w->fib);
-        rt_fib_read_end(&w->fib);
+        fib_read_begin(&w->fib);
+        fib_read_end(&w->fib);
         uint64_t c1 = t_tsc_end();
         v[i] = (double)(c1 - c0) - (double)overhead;
     }
@@ -421,7 +422,7 @@ int main(int argc, char **argv)
            BURST, FRAME_LEN + 4, NFLOWS, NPORTS - 1, runs, chunks, CHUNK);
     printf("TSC %.3f GHz; rdtsc pair overhead %llu cycles per burst, subtracted; frame restore untimed\n", hz / 1e9,
            (unsigned long long)ovh);
-    printf("FIB reader protocol (rt_fib_read_begin/end, one fence) alone: %.0f cycles per burst (%.1f per packet)\n",
+    printf("FIB reader protocol (fib_read_begin/end, one fence) alone: %.0f cycles per burst (%.1f per packet)\n",
            rp, rp / BURST);
     printf("check: ours and the reference give byte-identical frames on the same ports: yes\n");
     printf("\n%-44s %10s %19s %10s\n", "TSC cycles per packet", "median", "min - max", "Mpps");

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * bench/lpm.c: bench/lpm's harness and our side: lookups per second of our
- * DIR-24-8 FIB (services/router/fib.h) against DPDK's rte_lpm (bench/lpm_rte.c)
+ * DIR-24-8 FIB (tables/fib.h) against DPDK's rte_lpm (bench/lpm_rte.c)
  * with the same prefixes, the same next hops and the same addresses, in the
  * same process and the same run.
  *
@@ -15,9 +15,9 @@
  *
  * Lookups: 16M uniformly random 32-bit addresses in one array (64 MB),
  * streamed through each variant in turn:
- *   single   rt_fib_lookup()          vs rte_lpm_lookup()
- *   bulk 32  rt_fib_lookup_burst(32)  vs rte_lpm_lookup_bulk(32)   <- the ratio
- *   bulk 64  rt_fib_lookup_burst(64)  vs rte_lpm_lookup_bulk(64)
+ *   single   fib_lookup()          vs rte_lpm_lookup()
+ *   bulk 32  fib_lookup_burst(32)  vs rte_lpm_lookup_bulk(32)   <- the ratio
+ *   bulk 64  fib_lookup_burst(64)  vs rte_lpm_lookup_bulk(64)
  *   x4       (ours bulk 32)           vs rte_lpm_lookupx4 (SSE, information)
  * Each variant adds every result (next hop or miss) into a sink, so no
  * lookup is optimised away; both sides pay the same for that, and
@@ -25,7 +25,7 @@
  * pair runs on 1M-address chunks, ours and theirs back to back on the same
  * chunk (alternating which goes first), so noise from other processes hits
  * both; a run's ratio is the median of its per-chunk ratios, and the table
- * gives medians and min - max over the runs. The router's per-burst rt_fib_read_begin/end (one fence) is not
+ * gives medians and min - max over the runs. The router's per-burst fib_read_begin/end (one fence) is not
  * part of a lookup and is not timed here (bench/forward-core includes it).
  */
 #include <errno.h>
@@ -38,7 +38,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "services/router/fib.h"
+#include "tables/fib_write.h"
 #include "bench/stats.h"
 
 /* bench/lpm_rte.c (declared there too: one file per side). */
@@ -180,11 +180,11 @@ static void *t_rte_load_main(void *arg)
 
 /* ---- our side: the loops, with our lookups inlined ---- */
 
-static uint64_t ours_single(const struct rt_fib *fib, const uint32_t *a, size_t n)
+static uint64_t ours_single(const struct fib *fib, const uint32_t *a, size_t n)
 {
     uint64_t sink = 0;
     for (size_t i = 0; i < n; i++)
-        sink += rt_fib_lookup(fib, a[i]);
+        sink += fib_lookup(fib, a[i]);
     return sink;
 }
 
@@ -193,15 +193,15 @@ static uint64_t ours_single(const struct rt_fib *fib, const uint32_t *a, size_t 
         uint32_t out[B];                                                                                               \
         size_t i = 0;                                                                                                  \
         for (; i + (B) <= n; i += (B)) {                                                                               \
-            rt_fib_lookup_burst(fib, a + i, out, (B));                                                                 \
+            fib_lookup_burst(fib, a + i, out, (B));                                                                 \
             for (unsigned k = 0; k < (B); k++)                                                                         \
                 sink += out[k];                                                                                        \
         }                                                                                                              \
         for (; i < n; i++)                                                                                             \
-            sink += rt_fib_lookup(fib, a[i]);                                                                          \
+            sink += fib_lookup(fib, a[i]);                                                                          \
     } while (0)
 
-static uint64_t ours_bulk(const struct rt_fib *fib, const uint32_t *a, size_t n, unsigned batch)
+static uint64_t ours_bulk(const struct fib *fib, const uint32_t *a, size_t n, unsigned batch)
 {
     uint64_t sink = 0;
     if (batch == 64)
@@ -214,16 +214,16 @@ static uint64_t ours_bulk(const struct rt_fib *fib, const uint32_t *a, size_t n,
 enum { V_OURS_SINGLE, V_RTE_SINGLE, V_OURS_B32, V_RTE_B32, V_OURS_B64, V_RTE_B64, V_RTE_X4, V_MAX };
 
 static const char *const v_name[V_MAX] = {
-    [V_OURS_SINGLE] = "ours    rt_fib_lookup (single)",   [V_RTE_SINGLE] = "rte_lpm rte_lpm_lookup (single)",
-    [V_OURS_B32] = "ours    rt_fib_lookup_burst 32",      [V_RTE_B32] = "rte_lpm rte_lpm_lookup_bulk 32",
-    [V_OURS_B64] = "ours    rt_fib_lookup_burst 64",      [V_RTE_B64] = "rte_lpm rte_lpm_lookup_bulk 64",
+    [V_OURS_SINGLE] = "ours    fib_lookup (single)",   [V_RTE_SINGLE] = "rte_lpm rte_lpm_lookup (single)",
+    [V_OURS_B32] = "ours    fib_lookup_burst 32",      [V_RTE_B32] = "rte_lpm rte_lpm_lookup_bulk 32",
+    [V_OURS_B64] = "ours    fib_lookup_burst 64",      [V_RTE_B64] = "rte_lpm rte_lpm_lookup_bulk 64",
     [V_RTE_X4] = "rte_lpm rte_lpm_lookupx4 (SSE)",
 };
 
 static volatile uint64_t t_sink;
 
 /* Run variant @v once over the addresses; returns lookups per second. */
-static double t_measure(int v, const struct rt_fib *fib, void *rte, const uint32_t *a, size_t n)
+static double t_measure(int v, const struct fib *fib, void *rte, const uint32_t *a, size_t n)
 {
     double t0 = t_now();
     switch (v) {
@@ -295,11 +295,11 @@ int main(int argc, char **argv)
     struct t_pfx *pfx = t_gen_prefixes(nprefix, hist);
 
     struct ipc_err err = {{0}};
-    struct rt_fib fibw, fib;
+    struct fib fibw, fib;
     int fd;
-    struct rt_fib_params fp = {.max_prefixes = nprefix + nprefix / 8, .tbl8_groups = TBL8_GROUPS, .max_nh = 256};
-    if (rt_fib_create("bench-lpm", &fp, &fibw, &fd, &err) != 0 || rt_fib_attach(&fib, fd, 0, &err) != 0) {
-        fprintf(stderr, "bench_lpm: rt_fib: %s\n", err.msg);
+    struct fib_params fp = {.max_prefixes = nprefix + nprefix / 8, .tbl8_groups = TBL8_GROUPS, .max_nh = 256};
+    if (fib_create("bench-lpm", &fp, &fibw, &fd, &err) != 0 || fib_attach(&fib, fd, 0, &err) != 0) {
+        fprintf(stderr, "bench_lpm: fib: %s\n", err.msg);
         return 1;
     }
 
@@ -314,21 +314,21 @@ int main(int argc, char **argv)
         t_rte_load_main(&rl);
     double t0 = t_now();
     for (uint32_t i = 0; i < nprefix; i++) {
-        struct rt_nh nh = {.gw = 0x0a000001u + pfx[i].nh, .port = (uint16_t)(pfx[i].nh % 4)};
-        int r = rt_fib_add(&fibw, pfx[i].addr, pfx[i].len, &nh);
+        struct fib_nh nh = {.gw = 0x0a000001u + pfx[i].nh, .port = (uint16_t)(pfx[i].nh % 4)};
+        int r = fib_add(&fibw, pfx[i].addr, pfx[i].len, &nh);
         if (r != 0) {
-            fprintf(stderr, "bench_lpm: rt_fib_add %08x/%u: %s\n", pfx[i].addr, pfx[i].len, strerror(-r));
+            fprintf(stderr, "bench_lpm: fib_add %08x/%u: %s\n", pfx[i].addr, pfx[i].len, strerror(-r));
             return 1;
         }
     }
     double load_ours = t_now() - t0;
-    struct rt_fib_stats st;
-    rt_fib_get_stats(&fibw, &st);
+    struct fib_stats st;
+    fib_get_stats(&fibw, &st);
 
     /* Our next-hop index -> the k it was added as. */
     uint32_t idx2k[256];
     for (uint32_t i = 0; i < 256; i++) {
-        struct rt_nh nh = rt_fib_nh(&fib, i);
+        struct fib_nh nh = fib_nh_at(&fib, i);
         idx2k[i] = nh.gw - 0x0a000001u < NH_COUNT ? nh.gw - 0x0a000001u : MISS;
     }
 
@@ -358,11 +358,11 @@ int main(int argc, char **argv)
     /* Correctness: ours (mapped) == rte_lpm's for every address. */
     size_t mismatches = 0, hits = 0, tbl8_hits = 0;
     for (size_t i = 0; i < ncheck; i++) {
-        uint32_t r = rt_fib_lookup(&fib, addr[i]);
-        o1[i] = r == RT_FIB_MISS ? MISS : r < 256 ? idx2k[r] : MISS - 1;
-        if (i < nlook && r != RT_FIB_MISS) {
+        uint32_t r = fib_lookup(&fib, addr[i]);
+        o1[i] = r == FIB_MISS ? MISS : r < 256 ? idx2k[r] : MISS - 1;
+        if (i < nlook && r != FIB_MISS) {
             hits++;
-            tbl8_hits += (ipc_ld_rlx(&fib.tbl24[addr[i] >> 8]) & RT_FIB_E_EXT) != 0;
+            tbl8_hits += (ipc_ld_rlx(&fib.tbl24[addr[i] >> 8]) & FIB_E_EXT) != 0;
         }
     }
     if (rte) {
@@ -481,8 +481,8 @@ int main(int argc, char **argv)
     }
     printf("(x4: ours bulk 32 against rte_lpm_lookupx4; the main ratio is bulk 32 against bulk 32)\n");
     lpm_rte_fini(rte);
-    rt_fib_detach(&fib);
-    rt_fib_detach(&fibw);
+    fib_detach(&fib);
+    fib_detach(&fibw);
     close(fd);
     free(addr);
     free(pfx);

@@ -17,7 +17,7 @@
  * Both sides of the benchmark run on that one thread.
  *
  * The inner loops live here so that DPDK's inline lookups are inlined into
- * them, exactly as our rt_fib_lookup*() are inlined into bench/lpm.c's.
+ * them, exactly as our fib_lookup*() are inlined into bench/lpm.c's.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -99,8 +99,8 @@ uint64_t lpm_rte_run_single(void *h, const uint32_t *a, size_t n)
 /*
  * rte_lpm_lookup_bulk wants a compile-time n: one loop per batch size. It
  * returns raw table entries and leaves the "found?" test
- * (RTE_LPM_LOOKUP_SUCCESS) to its caller, where rt_fib_lookup_burst returns
- * the next hop or RT_FIB_MISS: the caller's test is done here, so both sides
+ * (RTE_LPM_LOOKUP_SUCCESS) to its caller, where fib_lookup_burst returns
+ * the next hop or FIB_MISS: the caller's test is done here, so both sides
  * deliver the same information (next hop or miss) per address.
  */
 #define RUN_BULK(B)                                                                                                    \

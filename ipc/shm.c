@@ -40,6 +40,8 @@ const char *ipc_shm_kind_name(uint32_t kind)
         return "config";
     case IPC_SHM_NEIGH:
         return "neigh";
+    case IPC_SHM_MBOX:
+        return "mailbox";
     }
     return "unknown";
 }

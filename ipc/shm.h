@@ -20,6 +20,7 @@ enum ipc_shm_kind {
     IPC_SHM_FIB = 4,
     IPC_SHM_CONFIG = 5,
     IPC_SHM_NEIGH = 6,
+    IPC_SHM_MBOX = 7, /* a control mailbox (tables/shaper.h) */
 };
 
 struct ipc_shm_hdr {

@@ -7,9 +7,11 @@
  *   fd 2      the supervisor's stderr (one log line per event)
  *   fd 3      the config blob (IPC_SVC_CONFIG_FD): a sealed, read-only memfd
  *   the fds the blob names: pool, rings, eventfds, its stats region, the
- *   readiness pipe, and device fds (TAP, AF_XDP) for drivers.
+ *   readiness pipe, and those its kind's typed config names (tables/config.h):
+ *   device fds (TAP, AF_XDP) for drivers, the tables for the router, the
+ *   mailbox for a shaper.
  * The blob opens with a shm header (magic, kind "config", version) that the
- * service checks first. The service reports readiness by writing "\n" to the
+ * service checks first; the typed part has a header of its own. The service reports readiness by writing "\n" to the
  * readiness pipe after init (s6 style), and bumps a heartbeat in its stats
  * region every loop; it wakes at least every hang_ms / 4 so that an idle
  * service keeps beating.
@@ -34,7 +36,7 @@
 #include "shm.h"
 #include "wake.h"
 
-#define IPC_SVC_VERSION 2
+#define IPC_SVC_VERSION 3
 #define IPC_STATS_VERSION 3
 #define IPC_SVC_CONFIG_FD 3
 #define IPC_SVC_STANDBY_ENV "RINGROUTER_STANDBY_FD"
@@ -90,9 +92,6 @@ struct ipc_svc_config {
     int32_t stats_fd;
     int32_t wake_fd;   /* our eventfd: producers into our input rings write it */
     int32_t notify_fd; /* readiness pipe: write "\n" once ready */
-    int32_t dev_fd;    /* drivers: TAP or XSK fd; -1 otherwise */
-    int32_t fib_fd;    /* router: FIB region; -1 otherwise */
-    int32_t neigh_fd;  /* router: neighbour region; -1 otherwise */
     int32_t cpu;       /* -1: no pinning */
     uint32_t poll_us;  /* busy-poll budget before sleeping */
     uint32_t hang_ms;  /* the supervisor kills a service silent for longer */
@@ -101,15 +100,10 @@ struct ipc_svc_config {
     struct ipc_svc_ring in[IPC_SVC_MAX_RINGS];
     struct ipc_svc_ring out[IPC_SVC_MAX_RINGS];
     uint32_t nports;
-    uint32_t icmp_rate;  /* router: ICMP errors per second */
-    uint32_t icmp_burst; /* router: token bucket depth */
-    uint32_t flags;      /* IPC_SVC_F_* */
-    uint16_t queue;        /* drivers: the port's queue this instance serves */
-    uint16_t kernel_owner; /* AF_XDP drivers: the owner id of buffers lent to its socket (IPC_OWNER_KERNEL | n) */
-    uint32_t pad;
+    uint32_t flags; /* IPC_SVC_F_* */
     struct ipc_svc_port ports[IPC_MAX_PORTS];
-    uint32_t extra_len; /* kind-specific parameters follow at extra[] */
-    uint8_t extra[];
+    uint32_t extra_len; /* the kind's typed config (tables/config.h) follows at extra[] */
+    _Alignas(8) uint8_t extra[];
 };
 /* Count CPU cycles per stage (ipc/stage.h): the manifest's [router] stages = on. */
 #define IPC_SVC_F_STAGES 1u

@@ -3,7 +3,7 @@
  * supervisor/route.c: the control socket's route and neighbour commands.
  * The supervisor is the FIB's only writer: `route add` and `route del`
  * change the running router's table in place (each entry switches with one
- * atomic store, services/router/fib.h), and `route show` / `neigh show` read
+ * atomic store, tables/fib.h), and `route show` / `neigh show` read
  * the tables without stopping anybody.
  *
  *   route add PREFIX via GATEWAY | route add PREFIX port NAME
@@ -79,7 +79,7 @@ static bool route_add(struct sup *s, char **argv, int argc, FILE *f)
     }
     if (!parse_prefix_arg(argv[0], &pfx, f))
         return false;
-    struct rt_nh nh = {0};
+    struct fib_nh nh = {0};
     if (strcmp(argv[1], "via") == 0) {
         uint32_t gw;
         if (!sup_parse_addr(argv[2], &gw)) {
@@ -96,16 +96,16 @@ static bool route_add(struct sup *s, char **argv, int argc, FILE *f)
                     s->m.ports[p].name);
             return false;
         }
-        nh = (struct rt_nh){.gw = gw, .port = (uint16_t)p};
+        nh = (struct fib_nh){.gw = gw, .port = (uint16_t)p};
     } else {
         int p = sup_manifest_port(&s->m, argv[2]);
         if (p < 0) {
             fprintf(f, "route add: no port \"%s\"\n", argv[2]);
             return false;
         }
-        nh = (struct rt_nh){.gw = 0, .port = (uint16_t)p};
+        nh = (struct fib_nh){.gw = 0, .port = (uint16_t)p};
     }
-    int ret = rt_fib_add(&s->fib, pfx.addr, pfx.len, &nh);
+    int ret = fib_add(&s->fib, pfx.addr, pfx.len, &nh);
     if (ret == -EEXIST) {
         fprintf(f, "route add: %s/%u exists; delete it first\n", ip_str(pfx.addr, b1, sizeof(b1)), pfx.len);
         return false;
@@ -114,7 +114,7 @@ static bool route_add(struct sup *s, char **argv, int argc, FILE *f)
         fprintf(f, "route add: %s/%u: %s\n", ip_str(pfx.addr, b1, sizeof(b1)), pfx.len, strerror(-ret));
         return false;
     }
-    rt_fib_reclaim(&s->fib);
+    fib_reclaim(&s->fib);
     sup_log("route add %s/%u %s %s", ip_str(pfx.addr, b1, sizeof(b1)), pfx.len, argv[1],
             nh.gw ? ip_str(nh.gw, b2, sizeof(b2)) : s->m.ports[nh.port].name);
     fprintf(f, "added %s/%u\n", b1, pfx.len);
@@ -135,7 +135,7 @@ static bool route_del(struct sup *s, char **argv, int argc, FILE *f)
         fprintf(f, "route del: %s is a port's connected network; change the manifest instead\n", argv[0]);
         return false;
     }
-    int ret = rt_fib_del(&s->fib, pfx.addr, pfx.len);
+    int ret = fib_del(&s->fib, pfx.addr, pfx.len);
     if (ret == -ENOENT) {
         fprintf(f, "route del: no route %s/%u\n", ip_str(pfx.addr, b1, sizeof(b1)), pfx.len);
         return false;
@@ -144,7 +144,7 @@ static bool route_del(struct sup *s, char **argv, int argc, FILE *f)
         fprintf(f, "route del: %s: %s\n", argv[0], strerror(-ret));
         return false;
     }
-    rt_fib_reclaim(&s->fib);
+    fib_reclaim(&s->fib);
     sup_log("route del %s/%u", ip_str(pfx.addr, b1, sizeof(b1)), pfx.len);
     fprintf(f, "deleted %s/%u\n", b1, pfx.len);
     return true;
@@ -153,7 +153,7 @@ static bool route_del(struct sup *s, char **argv, int argc, FILE *f)
 struct route_row {
     uint32_t addr;
     unsigned len;
-    struct rt_nh nh;
+    struct fib_nh nh;
 };
 
 struct route_list {
@@ -161,7 +161,7 @@ struct route_list {
     size_t n, cap;
 };
 
-static int collect_route(void *arg, uint32_t addr, unsigned len, const struct rt_nh *nh)
+static int collect_route(void *arg, uint32_t addr, unsigned len, const struct fib_nh *nh)
 {
     struct route_list *l = arg;
     if (l->n == l->cap) {
@@ -187,7 +187,7 @@ static int cmp_route(const void *a, const void *b)
 static bool route_show(struct sup *s, bool json, FILE *f)
 {
     struct route_list l = {0};
-    if (rt_fib_iterate(&s->fib, collect_route, &l) < 0) {
+    if (fib_iterate(&s->fib, collect_route, &l) < 0) {
         free(l.rows);
         fprintf(f, "route show: out of memory\n");
         return false;
@@ -230,13 +230,13 @@ bool sup_ctl_route(struct sup *s, char **argv, int argc, FILE *f)
 static const char *neigh_state(uint8_t st)
 {
     switch (st) {
-    case RT_NEIGH_INCOMPLETE:
+    case NEIGH_INCOMPLETE:
         return "incomplete";
-    case RT_NEIGH_REACHABLE:
+    case NEIGH_REACHABLE:
         return "reachable";
-    case RT_NEIGH_STALE:
+    case NEIGH_STALE:
         return "stale";
-    case RT_NEIGH_STATIC:
+    case NEIGH_STATIC:
         return "static";
     }
     return "?";
@@ -256,8 +256,8 @@ bool sup_ctl_neigh(struct sup *s, char **argv, int argc, FILE *f)
         fprintf(f, "%-16s %-18s %-8s %-11s %s\n", "ADDRESS", "MAC", "PORT", "STATE", "QUEUED");
     unsigned shown = 0;
     for (uint32_t i = 0; i <= s->neigh.mask; i++) {
-        struct rt_neigh_entry e;
-        if (!rt_neigh_read(&s->neigh, i, &e) || e.ip == 0)
+        struct neigh_entry e;
+        if (!neigh_read(&s->neigh, i, &e) || e.ip == 0)
             continue;
         char mac[24];
         snprintf(mac, sizeof(mac), "%02x:%02x:%02x:%02x:%02x:%02x", e.mac[0], e.mac[1], e.mac[2], e.mac[3], e.mac[4],
@@ -268,7 +268,7 @@ bool sup_ctl_neigh(struct sup *s, char **argv, int argc, FILE *f)
                     shown ? "," : "", ip_str(e.ip, b1, sizeof(b1)), mac, port, neigh_state(e.state), e.qlen);
         else
             fprintf(f, "%-16s %-18s %-8s %-11s %u\n", ip_str(e.ip, b1, sizeof(b1)),
-                    e.state == RT_NEIGH_INCOMPLETE ? "-" : mac, port, neigh_state(e.state), e.qlen);
+                    e.state == NEIGH_INCOMPLETE ? "-" : mac, port, neigh_state(e.state), e.qlen);
         shown++;
     }
     if (json)

@@ -31,11 +31,19 @@
 #include <unistd.h>
 
 #include "ipc/wake.h"
+#include "tables/config.h"
 #include "supervisor/shaper_ctl.h"
 #include "supervisor/xsk.h"
 
 /* Fixed fd numbers inside every service (ipc/svc.h). */
-enum { FD_CFG = IPC_SVC_CONFIG_FD, FD_NOTIFY, FD_POOL, FD_STATS, FD_WAKE, FD_DEV, FD_FIB, FD_NEIGH, FD_FIRST_RING };
+/* Fixed fd numbers in every service; FD_KIND0 and FD_KIND1 are the fds its
+ * kind's typed config names (a driver's device; the router's FIB and
+ * neighbour table; a shaper's mailbox), -1 where the kind has fewer. */
+/* The neighbour table's size: a router of 16 ports with a /24 on each fills
+ * a quarter of it (it refuses entries past three quarters). */
+#define SUP_NEIGH_ENTRIES 4096u
+
+enum { FD_CFG = IPC_SVC_CONFIG_FD, FD_NOTIFY, FD_POOL, FD_STATS, FD_WAKE, FD_KIND0, FD_KIND1, FD_FIRST_RING };
 
 static int svc_index(const struct sup *s, const char *name)
 {
@@ -198,6 +206,40 @@ static void fill_port(const struct sup *s, int i, struct ipc_svc_port *o)
     o->rx_inflight = p->rx_inflight;
 }
 
+/* The kind's part of the blob (tables/config.h) in @x; returns its size, 0 for
+ * a kind that has none (the test stand-ins). */
+static uint32_t typed_config(const struct sup *s, const struct sup_svc *v, void *x)
+{
+    switch (v->kind) {
+    case IPC_SVC_ROUTER: {
+        struct tbl_router_cfg *r = x;
+        tbl_cfg_hdr_init(&r->hdr, v->kind, TBL_ROUTER_CFG_VERSION, sizeof(*r));
+        r->fib_fd = FD_KIND0;
+        r->neigh_fd = FD_KIND1;
+        r->icmp_rate = s->m.router.icmp_rate;
+        r->icmp_burst = s->m.router.icmp_burst;
+        return sizeof(*r);
+    }
+    case IPC_SVC_TAP:
+    case IPC_SVC_AFXDP: {
+        struct tbl_driver_cfg *d = x;
+        tbl_cfg_hdr_init(&d->hdr, v->kind, TBL_DRIVER_CFG_VERSION, sizeof(*d));
+        d->dev_fd = v->dev_fd >= 0 ? FD_KIND0 : -1;
+        d->queue = (uint16_t)v->m->queue;
+        d->kernel_owner = v->kown;
+        return sizeof(*d);
+    }
+    case IPC_SVC_SHAPER: {
+        struct tbl_shaper_cfg *sh = x;
+        tbl_cfg_hdr_init(&sh->hdr, v->kind, TBL_SHAPER_CFG_VERSION, sizeof(*sh));
+        sh->mbox_fd = FD_KIND0;
+        sup_shaper_params(s, v, &sh->shp);
+        return sizeof(*sh);
+    }
+    }
+    return 0;
+}
+
 static int write_config(struct sup *s, struct sup_svc *v, struct ipc_err *err)
 {
     struct ipc_svc_config *c = calloc(1, sizeof(*c));
@@ -211,9 +253,6 @@ static int write_config(struct sup *s, struct sup_svc *v, struct ipc_err *err)
     c->pool_fd = FD_POOL;
     c->stats_fd = FD_STATS;
     c->wake_fd = FD_WAKE;
-    c->dev_fd = v->dev_fd >= 0 ? FD_DEV : -1;
-    c->fib_fd = v->kind == IPC_SVC_ROUTER ? FD_FIB : -1;
-    c->neigh_fd = v->kind == IPC_SVC_ROUTER ? FD_NEIGH : -1;
     c->cpu = v->m->cpu;
     c->poll_us = v->m->poll_us;
     c->hang_ms = v->m->hang_ms;
@@ -234,14 +273,15 @@ static int write_config(struct sup *s, struct sup_svc *v, struct ipc_err *err)
     c->nports = (uint32_t)s->m.nports;
     for (size_t i = 0; i < s->m.nports && i < IPC_MAX_PORTS; i++)
         fill_port(s, (int)i, &c->ports[i]);
-    c->icmp_rate = s->m.router.icmp_rate;
-    c->icmp_burst = s->m.router.icmp_burst;
     c->flags = s->m.router.stages ? IPC_SVC_F_STAGES : 0;
-    c->queue = (uint16_t)v->m->queue;
-    c->kernel_owner = v->kown;
-    struct shp_cfg shc; /* shaper services: their parameters in extra[] (supervisor/shaper_ctl.c) */
-    uint32_t xlen = sup_shaper_extra(s, v, &shc);
-    int ret = ipc_svc_config_create(c, xlen ? &shc : NULL, xlen, &v->cfg_fd, err);
+    union {
+        struct tbl_router_cfg r;
+        struct tbl_driver_cfg d;
+        struct tbl_shaper_cfg sh;
+    } x;
+    memset(&x, 0, sizeof(x));
+    uint32_t xlen = typed_config(s, v, &x);
+    int ret = ipc_svc_config_create(c, xlen ? &x : NULL, xlen, &v->cfg_fd, err);
     free(c);
     return ret;
 }
@@ -259,9 +299,14 @@ int sup_svc_fds(const struct sup *s, const struct sup_svc *v, int notify_w, int 
     src[FD_POOL] = s->pool_fd;
     src[FD_STATS] = v->stats_fd;
     src[FD_WAKE] = v->wake_fd;
-    src[FD_DEV] = v->dev_fd;
-    src[FD_FIB] = v->kind == IPC_SVC_ROUTER ? s->fib_fd : -1;
-    src[FD_NEIGH] = v->kind == IPC_SVC_ROUTER ? s->neigh_fd : -1;
+    if (v->kind == IPC_SVC_ROUTER) {
+        src[FD_KIND0] = s->fib_fd;
+        src[FD_KIND1] = s->neigh_fd;
+    } else if (v->kind == IPC_SVC_SHAPER) {
+        src[FD_KIND0] = v->mbox_fd;
+    } else {
+        src[FD_KIND0] = v->dev_fd;
+    }
     n = FD_FIRST_RING;
     for (int i = 0; i < v->n_in; i++)
         src[n++] = s->rings[v->in[i]].fd;
@@ -335,10 +380,10 @@ static void find_bindir(struct sup *s)
     snprintf(s->bindir, sizeof(s->bindir), "%s", dirname(exe));
 }
 
-static int fib_add_logged(struct sup *s, uint32_t addr, unsigned len, const struct rt_nh *nh, const char *what,
+static int fib_add_logged(struct sup *s, uint32_t addr, unsigned len, const struct fib_nh *nh, const char *what,
                           struct ipc_err *err)
 {
-    int ret = rt_fib_add(&s->fib, addr, len, nh);
+    int ret = fib_add(&s->fib, addr, len, nh);
     if (ret < 0)
         return ipc_errf(err, ret, "%s: %s: adding %u.%u.%u.%u/%u to the FIB: %s", s->manifest_name, what, addr >> 24,
                         (addr >> 16) & 255, (addr >> 8) & 255, addr & 255, len, strerror(-ret));
@@ -351,29 +396,29 @@ static int setup_tables(struct sup *s, struct ipc_err *err)
 {
     char name[64];
     snprintf(name, sizeof(name), "fib-%s", s->m.router.name);
-    int ret = rt_fib_create(name, NULL, &s->fib, &s->fib_fd, err);
+    int ret = fib_create(name, NULL, &s->fib, &s->fib_fd, err);
     if (ret < 0)
         return ret;
     for (size_t p = 0; p < s->m.nports; p++) {
         const struct sup_port *sp = &s->m.ports[p];
         uint32_t mask = sp->address.len ? ~0u << (32 - sp->address.len) : 0;
-        struct rt_nh nh = {.gw = 0, .port = (uint16_t)p};
+        struct fib_nh nh = {.gw = 0, .port = (uint16_t)p};
         if ((ret = fib_add_logged(s, sp->address.addr & mask, sp->address.len, &nh, sp->src.section, err)) < 0)
             return ret;
     }
     for (size_t i = 0; i < s->m.nroutes; i++) {
         const struct sup_route *r = &s->m.routes[i];
-        struct rt_nh nh = {.gw = r->direct ? 0 : r->via, .port = (uint16_t)r->port};
+        struct fib_nh nh = {.gw = r->direct ? 0 : r->via, .port = (uint16_t)r->port};
         if ((ret = fib_add_logged(s, r->prefix.addr, r->prefix.len, &nh, r->src.section, err)) < 0)
             return ret;
     }
     snprintf(name, sizeof(name), "neigh-%s", s->m.router.name);
-    ret = rt_neigh_create(name, 4096, &s->neigh, &s->neigh_fd, err);
+    ret = neigh_create(name, SUP_NEIGH_ENTRIES, &s->neigh, &s->neigh_fd, err);
     if (ret < 0)
         return ret;
     for (size_t i = 0; i < s->m.nneighs; i++) {
         const struct sup_neigh *n = &s->m.neighs[i];
-        ret = rt_neigh_add_static(&s->neigh, n->addr, n->mac, (uint16_t)n->port);
+        ret = neigh_add_static(&s->neigh, n->addr, n->mac, (uint16_t)n->port);
         if (ret < 0)
             return ipc_errf(err, ret, "%s: line %u: [%s]: %s", s->manifest_name, n->src.line, n->src.section,
                             strerror(-ret));
@@ -388,7 +433,7 @@ int sup_setup(struct sup *s, struct ipc_err *err)
     s->fib_fd = -1;
     s->neigh_fd = -1;
     for (int i = 0; i < SUP_MAX_SERVICES; i++)
-        s->svcs[i] = (struct sup_svc){.wake_fd = -1, .stats_fd = -1, .cfg_fd = -1, .dev_fd = -1, .pidfd = -1,
+        s->svcs[i] = (struct sup_svc){.wake_fd = -1, .stats_fd = -1, .cfg_fd = -1, .dev_fd = -1, .mbox_fd = -1, .pidfd = -1,
                                       .notify_fd = -1, .sb_pidfd = -1, .sb_notify_fd = -1, .sb_go_fd = -1};
     find_bindir(s);
     ret = resolve_ids(s, err);
@@ -426,6 +471,11 @@ int sup_setup(struct sup *s, struct ipc_err *err)
         ret = ipc_stats_create(name, &v->stats_fd, &v->stats, err);
         if (ret < 0)
             return ret;
+        if (v->kind == IPC_SVC_SHAPER) {
+            snprintf(name, sizeof(name), "mbox-%s", v->name);
+            if ((ret = shp_mbox_create(name, &v->mbox_fd, &v->mbox, err)) < 0)
+                return ret;
+        }
         s->nsvcs++;
     }
 
@@ -513,6 +563,9 @@ void sup_teardown(struct sup *s)
             ipc_shm_unmap(v->stats, sizeof(*v->stats));
         v->stats = NULL;
         close_fd(&v->stats_fd);
+        shp_mbox_detach(v->mbox);
+        v->mbox = NULL;
+        close_fd(&v->mbox_fd);
     }
     for (int i = 0; i < s->nrings; i++) {
         ipc_ring_detach(s->rings[i].sh);
@@ -520,10 +573,10 @@ void sup_teardown(struct sup *s)
     }
     s->nrings = 0;
     if (s->fib_fd >= 0)
-        rt_fib_detach(&s->fib);
+        fib_detach(&s->fib);
     close_fd(&s->fib_fd);
     if (s->neigh_fd >= 0)
-        rt_neigh_detach(&s->neigh);
+        neigh_detach(&s->neigh);
     close_fd(&s->neigh_fd);
     ipc_pool_detach(&s->pool);
     close_fd(&s->pool_fd);

@@ -1,17 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * supervisor/shaper_ctl.c: the shaper's parameters and control commands.
- *   sup_shaper_extra()  the manifest's [shaper P] and [class P NAME] as a
- *                       struct shp_cfg in the shaper's config blob (extra[])
+ *   sup_shaper_params() the manifest's [shaper P] and [class P NAME] as the
+ *                       struct shp_cfg of the shaper's typed config
  *   shaper show [PORT] [json]
  *                       per port and class: rate, ceil, measured rate,
  *                       backlog, drops, marks, read from the shaper's stats
  *   shaper set PORT [CLASS] rate R [ceil C]
- *                       changes a running shaper through the mailbox in its
- *                       stats region (services/shaper/shp_ctl.h): write the
- *                       command, bump ctl.seq, wake the shaper, wait for
- *                       ctl.ack. A shaper that is down applies it when it
- *                       starts; the rates in effect outlive a restart.
+ *                       changes a running shaper through its mailbox
+ *                       (tables/shaper.h): write the command, bump seq,
+ *                       wake the shaper, wait for ack. A shaper that is
+ *                       down applies it when it starts; the rates in effect
+ *                       outlive a restart.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -19,20 +19,15 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "services/shaper/shp_ctl.h"
 #include "supervisor/shaper_ctl.h"
 
-uint32_t sup_shaper_extra(const struct sup *s, const struct sup_svc *v, struct shp_cfg *out)
+void sup_shaper_params(const struct sup *s, const struct sup_svc *v, struct shp_cfg *out)
 {
-    if (v->kind != IPC_SVC_SHAPER || v->port < 0)
-        return 0;
-    const struct sup_port *p = &s->m.ports[v->port];
-    if (p->shaper < 0)
-        return 0;
-    const struct sup_shaper *sh = &s->m.shapers[p->shaper];
     memset(out, 0, sizeof(*out));
-    out->magic = SHP_CFG_MAGIC;
-    out->version = SHP_CFG_VERSION;
+    if (v->port < 0 || s->m.ports[v->port].shaper < 0)
+        return; /* the manifest starts a shaper only for a port with [shaper PORT] */
+    const struct sup_port *p = &s->m.ports[v->port];
+    const struct sup_shaper *sh = &s->m.shapers[p->shaper];
     out->rate = sh->rate;
     out->burst = sh->burst;
     out->overhead = sh->overhead;
@@ -84,7 +79,6 @@ uint32_t sup_shaper_extra(const struct sup *s, const struct sup_svc *v, struct s
         n = 1;
     }
     out->nclasses = n;
-    return (uint32_t)sizeof(*out);
 }
 
 _Static_assert(SUP_MATCH_DSCP == SHP_MATCH_DSCP && SUP_MATCH_PROTO == SHP_MATCH_PROTO &&
@@ -295,21 +289,16 @@ static bool shaper_set(struct sup *s, char **argv, int argc, FILE *f)
         fprintf(f, "shaper set: a port has a rate only (shaper set PORT rate RATE)\n");
         return false;
     }
-    int seq_i = ctr_index(v->stats, "ctl.seq");
-    if (seq_i < 0) {
-        fprintf(f, "shaper set: %s has not started yet; try again\n", v->name);
-        return false;
-    }
-    _Atomic uint64_t *ctl = &v->stats->ctr[seq_i];
-    uint64_t seq = ipc_ld_rlx(&ctl[SHP_CTL_SEQ]);
-    if (ipc_ld_acq(&ctl[SHP_CTL_ACK]) != seq) {
+    struct shp_mbox *mb = v->mbox;
+    uint64_t seq = ipc_ld_rlx(&mb->seq);
+    if (ipc_ld_acq(&mb->ack) != seq) {
         fprintf(f, "shaper set: %s has not taken the previous change yet; try again\n", v->name);
         return false;
     }
-    ipc_st_rlx(&ctl[SHP_CTL_CLASS], target);
-    ipc_st_rlx(&ctl[SHP_CTL_RATE], rate);
-    ipc_st_rlx(&ctl[SHP_CTL_CEIL], ceil);
-    ipc_st_rel(&ctl[SHP_CTL_SEQ], seq + 1);
+    ipc_st_rlx(&mb->cls, target);
+    ipc_st_rlx(&mb->rate, rate);
+    ipc_st_rlx(&mb->ceil, ceil);
+    ipc_st_rel(&mb->seq, seq + 1);
     uint64_t one = 1;
     if (write(v->wake_fd, &one, sizeof(one)) < 0) {
         /* it wakes on its own within hang_ms / 4 */
@@ -323,8 +312,8 @@ static bool shaper_set(struct sup *s, char **argv, int argc, FILE *f)
     }
     /* Wait for the answer: a running shaper takes it within a loop. */
     for (int t = 0; t < 1000; t++) {
-        if (ipc_ld_acq(&ctl[SHP_CTL_ACK]) == seq + 1) {
-            uint64_t r = ipc_ld_rlx(&ctl[SHP_CTL_RESULT]);
+        if (ipc_ld_acq(&mb->ack) == seq + 1) {
+            uint64_t r = ipc_ld_rlx(&mb->result);
             if (r) {
                 fprintf(f, "shaper set: %s refused it: %s\n", v->name, strerror((int)r));
                 return false;

@@ -10,15 +10,14 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "services/shaper/shp_cfg.h"
+#include "tables/shaper.h"
 #include "supervisor/sup.h"
 
 /**
- * For a shaper service, fill @out from the manifest's [shaper PORT] and
- * [class PORT NAME] sections and return its size (the config blob's
- * extra_len); 0 for any other service.
+ * For shaper service @v, fill @out from the manifest's [shaper PORT] and
+ * [class PORT NAME] sections (its typed config, tables/config.h).
  */
-uint32_t sup_shaper_extra(const struct sup *s, const struct sup_svc *v, struct shp_cfg *out);
+void sup_shaper_params(const struct sup *s, const struct sup_svc *v, struct shp_cfg *out);
 
 /** `shaper show [PORT] [json]`, `shaper set PORT [CLASS] rate R [ceil C]`. */
 bool sup_ctl_shaper(struct sup *s, char **argv, int argc, FILE *f);

@@ -17,8 +17,9 @@
 #include "ipc/pool.h"
 #include "ipc/ring.h"
 #include "ipc/svc.h"
-#include "services/router/fib.h"
-#include "services/router/neigh.h"
+#include "tables/fib_write.h"
+#include "tables/neigh_write.h"
+#include "tables/shaper.h"
 #include "supervisor/manifest.h"
 
 #define SUP_MAX_SERVICES (1 + 2 * SUP_PORTS_MAX)
@@ -62,6 +63,8 @@ struct sup_svc {
     struct ipc_svc_stats *stats;
     int cfg_fd;
     int dev_fd; /* TAP or XSK fd kept by the supervisor, -1 if none */
+    int mbox_fd; /* shapers: their control mailbox (tables/shaper.h), -1 otherwise */
+    struct shp_mbox *mbox;
     int in[IPC_SVC_MAX_RINGS], n_in;   /* ring indices */
     int out[IPC_SVC_MAX_RINGS], n_out;
 
@@ -103,9 +106,9 @@ struct sup {
     int pool_fd;
     struct ipc_pool pool;
     int fib_fd; /* the supervisor writes the FIB, the router reads it */
-    struct rt_fib fib;
+    struct fib fib;
     int neigh_fd;
-    struct rt_neigh neigh;
+    struct neigh_table neigh;
 
     struct sup_ring rings[SUP_MAX_RINGS];
     int nrings;

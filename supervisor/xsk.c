@@ -63,7 +63,7 @@
 #include <bpf/libbpf.h>
 #include <xdp/libxdp.h>
 
-#include "drivers/afxdp/afxdp.h"
+#include "tables/xsk.h"
 
 #ifndef SOL_XDP
 #define SOL_XDP 283

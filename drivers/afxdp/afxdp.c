@@ -64,6 +64,7 @@
 
 #include "ipc/stage.h"
 #include "ipc/wake.h"
+#include "tables/config.h"
 
 #ifndef SOL_XDP
 #define SOL_XDP 283
@@ -688,15 +689,18 @@ int afxdp_run(struct afxdp *x)
 int afxdp_init(struct ipc_svc *svc, struct afxdp **out, struct ipc_err *err)
 {
     const struct ipc_svc_config *cfg = svc->cfg;
-    if (cfg->dev_fd < 0)
+    const struct tbl_driver_cfg *dc = tbl_cfg_get(svc, TBL_DRIVER_CFG_VERSION, sizeof(*dc), err);
+    if (!dc)
+        return -EPROTO;
+    if (dc->dev_fd < 0)
         return ipc_errf(err, -EINVAL, "%s: no XSK fd in the config", cfg->name);
     if (svc->n_out != 1)
         return ipc_errf(err, -EINVAL, "%s: an AF_XDP driver has one output ring, the config gives %u", cfg->name,
                         svc->n_out);
     if (cfg->port >= cfg->nports || cfg->port >= IPC_MAX_PORTS)
         return ipc_errf(err, -EINVAL, "%s: port %u out of range (%u ports)", cfg->name, cfg->port, cfg->nports);
-    if (cfg->kernel_owner < IPC_OWNER_KERNEL || cfg->kernel_owner > IPC_OWNER_KERNEL_MAX)
-        return ipc_errf(err, -EINVAL, "%s: kernel owner id %#x is not one (%#x..%#x)", cfg->name, cfg->kernel_owner,
+    if (dc->kernel_owner < IPC_OWNER_KERNEL || dc->kernel_owner > IPC_OWNER_KERNEL_MAX)
+        return ipc_errf(err, -EINVAL, "%s: kernel owner id %#x is not one (%#x..%#x)", cfg->name, dc->kernel_owner,
                         IPC_OWNER_KERNEL, IPC_OWNER_KERNEL_MAX);
 
     struct afxdp *x = calloc(1, sizeof(*x));
@@ -704,9 +708,9 @@ int afxdp_init(struct ipc_svc *svc, struct afxdp **out, struct ipc_err *err)
         return ipc_errf(err, -ENOMEM, "%s: out of memory", cfg->name);
     x->svc = svc;
     x->pool = &svc->pool;
-    x->fd = cfg->dev_fd;
+    x->fd = dc->dev_fd;
     x->port = cfg->port;
-    x->kown = cfg->kernel_owner;
+    x->kown = dc->kernel_owner;
     x->fs = svc->pool.frame_size;
     x->idle_ms = ipc_svc_idle_ms(svc);
     x->busy = (cfg->ports[cfg->port].flags & IPC_PORT_F_BUSY_POLL) != 0;

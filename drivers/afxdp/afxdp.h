@@ -1,13 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * drivers/afxdp/afxdp.h: the AF_XDP driver, one process per AF_XDP port, and
- * the few facts the supervisor (supervisor/xsk.c), which creates the socket,
- * and the driver, which maps its rings, must agree on.
+ * drivers/afxdp/afxdp.h: the AF_XDP driver, one process per AF_XDP port.
  *
- * The supervisor creates the XSK, registers the pool's frame area as its
- * UMEM (chunk = frame, so a UMEM address is handle * frame_size + offset),
- * sizes the four rings with the constants below, binds it with
- * XDP_USE_NEED_WAKEUP, and passes the fd as the driver's dev_fd. The driver
+ * The supervisor creates the XSK with the geometry of tables/xsk.h and
+ * passes the fd as the driver's dev_fd. The driver
  * mmaps the rings from that fd (no privilege needed) and continues from the
  * producer and consumer indices it finds there: the kernel keeps them, so a
  * restarted driver carries on where its predecessor stopped.
@@ -25,12 +21,7 @@
 #include <stdint.h>
 
 #include "ipc/svc.h"
-
-/* Ring sizes: the supervisor sets them, the driver maps them. */
-#define AFXDP_FILL_SIZE 2048u
-#define AFXDP_COMP_SIZE 2048u
-#define AFXDP_RX_SIZE 2048u
-#define AFXDP_TX_SIZE 2048u
+#include "tables/xsk.h"
 
 /*
  * The lend window: the driver never writes more than AFXDP_WINDOW fill or TX
@@ -41,13 +32,6 @@
  */
 #define AFXDP_WINDOW 64u
 #define AFXDP_POISON UINT64_MAX
-
-/* Frames one copy-mode sendto may send (XDP_MAX_TX_SKB_BUDGET; the kernel's
- * default is 32, its limit the TX ring's size). */
-#define AFXDP_TX_BUDGET 256u
-
-/* The XSKMAP in steer.bpf.c: one slot per RX queue. */
-#define AFXDP_MAX_QUEUES 64u
 
 struct afxdp;
 

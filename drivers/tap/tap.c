@@ -56,6 +56,7 @@
 #include <unistd.h>
 
 #include "ipc/stage.h"
+#include "tables/config.h"
 #include "vnet.h"
 
 #define TAP_BURST 64u                /* handles taken from one input ring per loop */
@@ -818,7 +819,10 @@ int tap_run(struct tap *t)
 int tap_init(struct ipc_svc *svc, struct tap **out, struct ipc_err *err)
 {
     const struct ipc_svc_config *cfg = svc->cfg;
-    if (cfg->dev_fd < 0)
+    const struct tbl_driver_cfg *dc = tbl_cfg_get(svc, TBL_DRIVER_CFG_VERSION, sizeof(*dc), err);
+    if (!dc)
+        return -EPROTO;
+    if (dc->dev_fd < 0)
         return ipc_errf(err, -EINVAL, "%s: no TAP fd in the config", cfg->name);
     if (svc->n_out != 1)
         return ipc_errf(err, -EINVAL, "%s: a TAP driver has one output ring, the config gives %u", cfg->name,
@@ -827,10 +831,10 @@ int tap_init(struct ipc_svc *svc, struct tap **out, struct ipc_err *err)
         return ipc_errf(err, -EINVAL, "%s: port %u out of range (%u ports)", cfg->name, cfg->port, cfg->nports);
     const struct ipc_svc_port *pp = &cfg->ports[cfg->port];
 
-    int fl = fcntl(cfg->dev_fd, F_GETFL);
+    int fl = fcntl(dc->dev_fd, F_GETFL);
     if (fl < 0)
-        return ipc_errf(err, -errno, "%s: TAP fd %d: %s", cfg->name, cfg->dev_fd, strerror(errno));
-    if ((fl & O_NONBLOCK) && fcntl(cfg->dev_fd, F_SETFL, fl & ~O_NONBLOCK) < 0)
+        return ipc_errf(err, -errno, "%s: TAP fd %d: %s", cfg->name, dc->dev_fd, strerror(errno));
+    if ((fl & O_NONBLOCK) && fcntl(dc->dev_fd, F_SETFL, fl & ~O_NONBLOCK) < 0)
         return ipc_errf(err, -errno, "%s: clearing O_NONBLOCK on the TAP fd: %s", cfg->name, strerror(errno));
 
     struct tap *t = calloc(1, sizeof(*t));
@@ -838,7 +842,7 @@ int tap_init(struct ipc_svc *svc, struct tap **out, struct ipc_err *err)
         return ipc_errf(err, -ENOMEM, "%s: out of memory", cfg->name);
     t->svc = svc;
     t->pool = &svc->pool;
-    t->dev_fd = cfg->dev_fd;
+    t->dev_fd = dc->dev_fd;
     t->sig_fd = -1;
     t->port = cfg->port;
     t->frame_size = svc->pool.frame_size;

@@ -11,7 +11,7 @@
 
 #include <string.h>
 
-#include "fib.h"
+#include "tables/fib.h"
 #include "frag.h"
 #include "gso.h"
 #include "icmp.h"
@@ -156,19 +156,19 @@ struct rt_cache {
     uint32_t dst, nh;
     bool dst_valid;
     uint32_t ne_ip; /* 0: nothing cached */
-    struct rt_neigh_entry *ne;
+    struct neigh_entry *ne;
 };
 
 static void rt_to_neigh(struct rt_ctx *ctx, struct rt_cache *c, ipc_buf b, uint32_t nhip, uint16_t port,
                         uint64_t now, struct rt_burst *tx)
 {
     if (nhip != c->ne_ip) {
-        c->ne = rt_neigh_find(ctx->neigh, nhip);
+        c->ne = neigh_find(ctx->neigh, nhip);
         c->ne_ip = nhip;
-        if (rt_neigh_usable(c->ne))
+        if (neigh_usable(c->ne))
             rt_neigh_touch(ctx, c->ne, now, tx);
     }
-    if (rt_neigh_usable(c->ne)) {
+    if (neigh_usable(c->ne)) {
         rt_fwd_finish(ctx, b, c->ne->mac, tx);
         return;
     }
@@ -186,7 +186,7 @@ void rt_input_burst(struct rt_ctx *ctx, const ipc_buf *bufs, uint32_t n, uint64_
     uint32_t nd = 0;
     struct rt_cache c = {0};
 
-    rt_fib_read_begin(ctx->fib);
+    fib_read_begin(ctx->fib);
     /* Each frame's headers are a cache line (and a page) nobody on this CPU
      * touched since the driver or the kernel wrote them, while the ring's
      * take has just read every buffer's metadata: ask for the headers
@@ -227,16 +227,16 @@ void rt_input_burst(struct rt_ctx *ctx, const ipc_buf *bufs, uint32_t n, uint64_
         }
         uint32_t dst = rt_get32(ip + RT_IP_DST);
         if (!c.dst_valid || dst != c.dst) {
-            c.nh = rt_fib_lookup(ctx->fib, dst);
+            c.nh = fib_lookup(ctx->fib, dst);
             c.dst = dst;
             c.dst_valid = true;
         }
-        if (c.nh == RT_FIB_MISS) {
+        if (c.nh == FIB_MISS) {
             rt_icmp_error(ctx, b, RT_ICMP_UNREACH, RT_ICMP_UNREACH_NET, 0, now, tx);
             why = RT_CTR_DROP_NO_ROUTE;
             goto drop;
         }
-        struct rt_nh nh = rt_fib_nh(ctx->fib, c.nh);
+        struct fib_nh nh = fib_nh_at(ctx->fib, c.nh);
         if (nh.port >= ctx->nports || !ctx->port[nh.port].mtu) {
             why = RT_CTR_DROP_BAD_NEXTHOP;
             goto drop;
@@ -283,7 +283,7 @@ void rt_input_burst(struct rt_ctx *ctx, const ipc_buf *bufs, uint32_t n, uint64_
             nd = 0;
         }
     }
-    rt_fib_read_end(ctx->fib);
+    fib_read_end(ctx->fib);
     if (nd)
         ipc_pool_free(pool, drops, nd);
 }

@@ -17,7 +17,8 @@
 
 #include "ipc/stage.h"
 #include "ipc/svc.h"
-#include "services/router/fib.h"
+#include "tables/config.h"
+#include "tables/fib.h"
 #include "services/router/ipv4.h"
 #include "services/router/neigh.h"
 #include "services/router/rt.h"
@@ -44,8 +45,8 @@ static const char *const rt_stage_names[RT_ST_N] = {
 
 struct rt_proc {
     struct ipc_svc svc;
-    struct rt_fib fib;
-    struct rt_neigh neigh;
+    struct fib fib;
+    struct neigh_table neigh;
     struct rt_ctx ctx;
     /* Output rings per egress port: one per driver instance (a port's
      * queues), or the port's shaper. */
@@ -93,22 +94,24 @@ static int rt_setup(struct rt_proc *r, struct ipc_err *err)
     const struct ipc_svc_config *cfg = r->svc.cfg;
     if (cfg->nports > RT_MAX_PORTS)
         return ipc_errf(err, -EINVAL, "%u ports; the router handles %u", cfg->nports, RT_MAX_PORTS);
-    ret = rt_fib_attach(&r->fib, cfg->fib_fd, 0, err);
+    const struct tbl_router_cfg *tc = tbl_cfg_get(&r->svc, TBL_ROUTER_CFG_VERSION, sizeof(*tc), err);
+    if (!tc)
+        return -EPROTO;
+    /* Slot 0 is this router's; attach clears whatever a dead predecessor
+     * left in it, which would pin retired FIB entries forever. */
+    ret = fib_attach(&r->fib, tc->fib_fd, 0, err);
     if (ret < 0)
         return ret;
-    /* Slot 0 is this router's; whatever a dead predecessor left in it
-     * would pin retired FIB entries forever. */
-    rt_fib_reader_reset(&r->fib, 0);
     struct rt_counters *ctr = name_counters(r);
     ipc_stage_names(&r->svc, rt_stage_names, RT_ST_N);
-    ret = rt_neigh_attach_router(&r->neigh, cfg->neigh_fd, ctr, err);
+    ret = rt_neigh_attach_router(&r->neigh, tc->neigh_fd, ctr, err);
     if (ret < 0)
         return ret;
     struct rt_cfg rc;
     rt_cfg_default(&rc);
-    if (cfg->icmp_rate) {
-        rc.icmp_interval_ns = 1000000000ull / cfg->icmp_rate;
-        rc.icmp_burst = cfg->icmp_burst;
+    if (tc->icmp_rate) {
+        rc.icmp_interval_ns = 1000000000ull / tc->icmp_rate;
+        rc.icmp_burst = tc->icmp_burst;
     } else {
         rc.icmp_burst = 0; /* icmp_rate = 0: never send ICMP errors */
     }
@@ -246,7 +249,7 @@ static void rt_run(struct rt_proc *r)
         uint64_t c = ipc_stage_start(svc);
         uint64_t now = ipc_svc_now_ns();
         uint32_t moved = 0;
-        rt_fib_read_begin(&r->fib);
+        fib_read_begin(&r->fib);
         for (unsigned i = 0; i < r->svc.n_in; i++) {
             ipc_buf b[RT_BURST];
             uint32_t n = ipc_ring_recv(&r->svc.in[i], &r->svc.pool, b, RT_BURST);
@@ -269,7 +272,7 @@ static void rt_run(struct rt_proc *r)
             next_tick = now + RT_TICK_NS;
             c = ipc_stage_end(svc, RT_ST_ARP, c, out);
         }
-        rt_fib_read_end(&r->fib);
+        fib_read_end(&r->fib);
         c = ipc_stage_flush(svc, RT_ST_WAKE, c);
         ipc_svc_beat(&r->svc);
         if (moved) {
@@ -306,8 +309,8 @@ int main(void)
     }
     ipc_svc_ready(&r.svc);
     rt_run(&r);
-    rt_fib_detach(&r.fib);
-    rt_neigh_detach(&r.neigh);
+    fib_detach(&r.fib);
+    neigh_detach(&r.neigh);
     ipc_svc_close(&r.svc);
     return 0;
 }

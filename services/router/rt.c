@@ -79,7 +79,7 @@ void rt_cfg_default(struct rt_cfg *cfg)
     cfg->max_retries = 3;
 }
 
-void rt_ctx_init(struct rt_ctx *ctx, struct ipc_pool *pool, struct rt_fib *fib, struct rt_neigh *neigh,
+void rt_ctx_init(struct rt_ctx *ctx, struct ipc_pool *pool, struct fib *fib, struct neigh_table *neigh,
                  struct rt_counters *ctr, const struct rt_cfg *cfg)
 {
     memset(ctx, 0, sizeof(*ctx));

@@ -130,13 +130,13 @@ struct rt_burst {
     void *arg;
 };
 
-struct rt_fib;
-struct rt_neigh;
+struct fib;
+struct neigh_table;
 
 struct rt_ctx {
     struct ipc_pool *pool;
-    struct rt_fib *fib;
-    struct rt_neigh *neigh;
+    struct fib *fib;
+    struct neigh_table *neigh;
     struct rt_counters *ctr;
     struct rt_port port[RT_MAX_PORTS];
     uint16_t nports;
@@ -149,7 +149,7 @@ struct rt_ctx {
 void rt_cfg_default(struct rt_cfg *cfg);
 
 /** Set up @ctx (zeroes it, copies @cfg or the defaults, fills the ICMP bucket). */
-void rt_ctx_init(struct rt_ctx *ctx, struct ipc_pool *pool, struct rt_fib *fib, struct rt_neigh *neigh,
+void rt_ctx_init(struct rt_ctx *ctx, struct ipc_pool *pool, struct fib *fib, struct neigh_table *neigh,
                  struct rt_counters *ctr, const struct rt_cfg *cfg);
 
 static inline void rt_count(struct rt_ctx *ctx, enum rt_ctr c)

@@ -1,17 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * services/shaper/main.c: rr-shaper, one port's egress shaper. It reads its
- * parameters (struct shp_cfg) from the config blob's extra[] bytes, takes
+ * parameters (struct shp_cfg) from its typed config (tables/config.h), takes
  * packets from its input ring (the router's "sh-P"), queues them in the
  * library (shp.c), releases what the buckets allow onto its output ring
  * (the driver's "tx-P"), and sleeps on its eventfd until the next packet may
  * leave or new packets arrive: never spinning. What the driver's ring cannot
  * take now stays in a small software backlog for the next loop.
  *
- * Counters (docs/stats.md): port-wide ones, then class.NAME.* per class,
- * then the control mailbox ctl.* (docs/shaper.md): the supervisor writes
- * ctl.class, ctl.rate, ctl.ceil and then ctl.seq; the shaper applies the
- * change at its next loop and answers with ctl.ack = ctl.seq. The rates in
+ * Counters (docs/stats.md): port-wide ones, then class.NAME.* per class.
+ * Commands come through the mailbox (tables/shaper.h, docs/shaper.md): the
+ * supervisor writes class, rate, ceil and then seq; the shaper applies the
+ * change at its next loop and answers with ack = seq. The rates in
  * effect are the counters "rate" and class.NAME.rate/ceil, which outlive the
  * process with its stats region: a restarted shaper resumes them.
  */
@@ -25,7 +25,7 @@
 #include "ipc/stage.h"
 #include "ipc/svc.h"
 #include "services/shaper/shp.h"
-#include "services/shaper/shp_ctl.h"
+#include "tables/config.h"
 
 #define SH_BURST 256u
 
@@ -41,6 +41,7 @@ static const char *const sh_stage_names[SH_ST_N] = {
 struct sh_proc {
     struct ipc_svc svc;
     struct shp s;
+    struct shp_mbox *mbox;
     _Atomic uint64_t *ctr;
     uint64_t full_drops;
     uint32_t npend;
@@ -60,8 +61,6 @@ static void name_counters(struct sh_proc *p)
     for (unsigned c = 0; c < p->s.nclasses; c++)
         for (unsigned k = 0; k < SHP_C_N; k++)
             snprintf(sh_names[n++], IPC_CTR_NAME, "class.%.15s.%s", p->s.cls[c].name, shp_cctr_names[k]);
-    for (unsigned k = 0; k < SHP_CTL_N; k++)
-        snprintf(sh_names[n++], IPC_CTR_NAME, "%s", shp_ctl_names[k]);
     for (unsigned i = 0; i < n; i++)
         sh_name_ptr[i] = sh_names[i];
     p->ctr = ipc_svc_counters(&p->svc, sh_name_ptr, n);
@@ -82,17 +81,19 @@ static void publish(struct sh_proc *p)
 /* Apply the mailbox's command if there is a new one. */
 static void check_mailbox(struct sh_proc *p, uint64_t now)
 {
-    _Atomic uint64_t *ctl = p->ctr + shp_ctl_base(p->s.nclasses);
-    uint64_t seq = ipc_ld_acq(&ctl[SHP_CTL_SEQ]);
-    if (seq == ipc_ld_rlx(&ctl[SHP_CTL_ACK]))
+    struct shp_mbox *mb = p->mbox;
+    uint64_t seq = ipc_ld_acq(&mb->seq);
+    if (seq == ipc_ld_rlx(&mb->ack))
         return;
-    uint64_t cls = ipc_ld_rlx(&ctl[SHP_CTL_CLASS]);
-    uint64_t rate = ipc_ld_rlx(&ctl[SHP_CTL_RATE]);
-    uint64_t ceil = ipc_ld_rlx(&ctl[SHP_CTL_CEIL]);
-    int ret = shp_set_rate(&p->s, cls == 0 ? -1 : (int)(cls - 1), rate, ceil, now);
-    ipc_st_rlx(&ctl[SHP_CTL_RESULT], (uint64_t)(ret < 0 ? -ret : 0));
+    uint64_t cls = ipc_ld_rlx(&mb->cls);
+    uint64_t rate = ipc_ld_rlx(&mb->rate);
+    uint64_t ceil = ipc_ld_rlx(&mb->ceil);
+    /* The mailbox is written by another process: shp_set_rate checks the
+     * class index and the rates, and an index past any class is refused. */
+    int ret = cls > SHP_MAX_CLASSES ? -EINVAL : shp_set_rate(&p->s, cls == 0 ? -1 : (int)(cls - 1), rate, ceil, now);
+    ipc_st_rlx(&mb->result, (uint64_t)(ret < 0 ? -ret : 0));
     publish(p);
-    ipc_st_rel(&ctl[SHP_CTL_ACK], seq);
+    ipc_st_rel(&mb->ack, seq);
     fprintf(stderr, "rr-shaper %s: set %s%s rate %llu ceil %llu: %s\n", p->svc.cfg->name,
             cls ? "class " : "port", cls ? p->s.cls[cls - 1 < p->s.nclasses ? cls - 1 : 0].name : "",
             (unsigned long long)rate, (unsigned long long)ceil, ret < 0 ? strerror(-ret) : "done");
@@ -127,17 +128,15 @@ static int sh_setup(struct sh_proc *p, struct ipc_err *err)
     int ret = ipc_svc_open(&p->svc, IPC_SVC_SHAPER, err);
     if (ret < 0)
         return ret;
-    const struct ipc_svc_config *cfg = p->svc.cfg;
     if (p->svc.n_in < 1 || p->svc.n_out != 1)
         return ipc_errf(err, -EINVAL, "%u input and %u output rings; the shaper needs 1 and 1", p->svc.n_in,
                         p->svc.n_out);
-    if (cfg->extra_len != sizeof(struct shp_cfg))
-        return ipc_errf(err, -EINVAL, "shaper parameters: %u bytes in the config blob, expected %zu",
-                        cfg->extra_len, sizeof(struct shp_cfg));
-    struct shp_cfg sc;
-    memcpy(&sc, cfg->extra, sizeof(sc));
-    if (sc.nclasses > SHP_CTL_MAX_CLASSES)
-        return ipc_errf(err, -EINVAL, "%u classes; the shaper's stats hold %u", sc.nclasses, SHP_CTL_MAX_CLASSES);
+    const struct tbl_shaper_cfg *tc = tbl_cfg_get(&p->svc, TBL_SHAPER_CFG_VERSION, sizeof(*tc), err);
+    if (!tc)
+        return -EPROTO;
+    if ((ret = shp_mbox_attach(tc->mbox_fd, &p->mbox, err)) < 0)
+        return ret;
+    struct shp_cfg sc = tc->shp;
     /* Bound the backlog by the pool too: a quarter of it at most. */
     uint32_t quarter = p->svc.pool.nbufs / 4;
     if (!sc.limit_pkts)

@@ -4,7 +4,6 @@
  * queues with CoDel, overflow from the fattest flow. See shp.h.
  */
 #include "services/shaper/shp.h"
-#include "services/shaper/shp_ctl.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -12,11 +11,6 @@
 
 #define NS 1000000000ll
 #define BYTE_COST (8ll * NS) /* one byte in bit-nanoseconds */
-
-const char *const shp_pctr_names[SHP_P_N] = {"enq_pkts", "tx_pkts", "tx_bytes", "backlog", "backlog_bytes",
-                                             "overflow_drops", "codel_drops", "marks"};
-const char *const shp_cctr_names[SHP_C_N] = {"rate", "ceil", "bps", "tx_pkts", "tx_bytes", "backlog", "drops", "marks"};
-const char *const shp_ctl_names[SHP_CTL_N] = {"ctl.seq", "ctl.ack", "ctl.class", "ctl.rate", "ctl.ceil", "ctl.result"};
 
 /* ---- token buckets ---- */
 
@@ -201,8 +195,6 @@ uint32_t shp_flow_of(const struct shp_pkt *pk, uint32_t cls)
 void shp_cfg_default(struct shp_cfg *cfg, uint64_t rate, uint32_t burst)
 {
     memset(cfg, 0, sizeof(*cfg));
-    cfg->magic = SHP_CFG_MAGIC;
-    cfg->version = SHP_CFG_VERSION;
     cfg->rate = rate;
     cfg->burst = burst;
     cfg->overhead = 24;
@@ -225,8 +217,6 @@ static void flow_reset(struct shp_flow *f, uint8_t cls)
 
 int shp_init(struct shp *s, struct ipc_pool *pool, const struct shp_cfg *cfg, uint64_t now, struct ipc_err *err)
 {
-    if (cfg->magic != SHP_CFG_MAGIC || cfg->version != SHP_CFG_VERSION)
-        return ipc_errf(err, -EINVAL, "shaper config: bad magic or version");
     if (cfg->nclasses == 0 || cfg->nclasses > SHP_MAX_CLASSES || cfg->default_class >= cfg->nclasses)
         return ipc_errf(err, -EINVAL, "shaper config: %u classes, default %u", cfg->nclasses, cfg->default_class);
     if (cfg->burst == 0)

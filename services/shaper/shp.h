@@ -32,7 +32,7 @@
 #include <stdint.h>
 
 #include "ipc/pool.h"
-#include "services/shaper/shp_cfg.h"
+#include "tables/shaper.h"
 
 #define SHP_FLOWS 64u /* flow queues per class */
 #define SHP_NFLOWS (SHP_MAX_CLASSES * SHP_FLOWS)
@@ -72,19 +72,6 @@ struct shp_flow {
     struct shp_codel codel;
 };
 
-/* Per-class counters: also the layout of the stats the process publishes. */
-enum shp_cctr {
-    SHP_C_RATE,    /* configured rate, bit/s */
-    SHP_C_CEIL,    /* configured ceil, bit/s */
-    SHP_C_BPS,     /* measured rate, bit/s on the wire (1 s windows) */
-    SHP_C_TX_PKTS,
-    SHP_C_TX_BYTES, /* wire bytes */
-    SHP_C_BACKLOG,  /* packets queued now */
-    SHP_C_DROPS,    /* overflow + CoDel */
-    SHP_C_MARKS,    /* ECN CE marks */
-    SHP_C_N
-};
-
 struct shp_class {
     char name[SHP_NAME_MAX];
     struct shp_match match;
@@ -97,19 +84,6 @@ struct shp_class {
     uint64_t bytes;
     uint64_t win_bytes, win_start; /* for SHP_C_BPS */
     uint64_t c[SHP_C_N];
-};
-
-/* Port-wide counters. */
-enum shp_pctr {
-    SHP_P_ENQ_PKTS,
-    SHP_P_TX_PKTS,
-    SHP_P_TX_BYTES,
-    SHP_P_BACKLOG,
-    SHP_P_BACKLOG_BYTES,
-    SHP_P_OVERFLOW_DROPS,
-    SHP_P_CODEL_DROPS,
-    SHP_P_MARKS,
-    SHP_P_N
 };
 
 struct shp {

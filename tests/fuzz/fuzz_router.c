@@ -53,10 +53,11 @@
 #include <unistd.h>
 
 #include "ipc/pool.h"
-#include "services/router/fib.h"
+#include "tables/fib_write.h"
 #include "services/router/icmp.h"
 #include "services/router/ipv4.h"
 #include "services/router/neigh.h"
+#include "tables/neigh_write.h"
 #include "services/router/pkt.h"
 #include "services/router/rt.h"
 
@@ -75,8 +76,8 @@ static struct {
     bool ready;
     int pool_fd, fib_fd, neigh_fd;
     struct ipc_pool sup, pool, drv;
-    struct rt_fib fibw, fibr;
-    struct rt_neigh neigh;
+    struct fib fibw, fibr;
+    struct neigh_table neigh;
     struct rt_counters ctr;
     struct rt_ctx ctx;
     ipc_buf txb[F_TXCAP];
@@ -103,23 +104,23 @@ static void f_die(const char *what, const struct ipc_err *err)
 
 static void f_route(uint32_t addr, unsigned len, uint32_t gw, uint16_t port)
 {
-    struct rt_nh nh = {.gw = gw, .port = port, .flags = 0};
-    if (rt_fib_add(&F.fibw, addr, len, &nh) != 0)
-        f_die("rt_fib_add", NULL);
+    struct fib_nh nh = {.gw = gw, .port = port, .flags = 0};
+    if (fib_add(&F.fibw, addr, len, &nh) != 0)
+        f_die("fib_add", NULL);
 }
 
 static void f_static(uint32_t ip, uint8_t last, uint16_t port)
 {
     const uint8_t mac[6] = {0x02, 0xf0, 0, 0, (uint8_t)port, last};
-    if (rt_neigh_add_static(&F.neigh, ip, mac, port) != 0)
-        f_die("rt_neigh_add_static", NULL);
+    if (neigh_add_static(&F.neigh, ip, mac, port) != 0)
+        f_die("neigh_add_static", NULL);
 }
 
 /* Free everything still queued for ARP: the router's state between runs. */
 static void f_flush_neigh(void)
 {
     for (uint32_t i = 0; i <= F.neigh.mask; i++) {
-        struct rt_neigh_entry *e = &F.neigh.e[i];
+        struct neigh_entry *e = &F.neigh.e[i];
         if (e->ip && e->qlen) {
             ipc_pool_free(&F.pool, e->q, e->qlen);
             F.neigh.sh->queued -= e->qlen;
@@ -138,10 +139,10 @@ static void f_teardown(void)
     F.tx.n = 0;
     for (uint32_t i = 0; i <= F.neigh.mask; i++)
         while (F.neigh.e[i].ip)
-            rt_neigh_del(&F.neigh, &F.pool, F.neigh.e[i].ip);
-    rt_neigh_detach(&F.neigh);
-    rt_fib_detach(&F.fibr);
-    rt_fib_detach(&F.fibw);
+            neigh_del(&F.neigh, &F.pool, F.neigh.e[i].ip);
+    neigh_detach(&F.neigh);
+    fib_detach(&F.fibr);
+    fib_detach(&F.fibw);
     ipc_pool_detach(&F.drv);
     ipc_pool_detach(&F.pool);
     ipc_pool_detach(&F.sup);
@@ -159,13 +160,13 @@ static void f_setup(void)
         ipc_pool_attach(&F.pool, F.pool_fd, F_ROUTER, &err) != 0 ||
         ipc_pool_attach(&F.drv, F.pool_fd, F_DRIVER, &err) != 0)
         f_die("ipc_pool_attach", &err);
-    struct rt_fib_params p = {.max_prefixes = 1024, .tbl8_groups = 64, .max_nh = 64};
-    if (rt_fib_create("fuzz-rt-fib", &p, &F.fibw, &F.fib_fd, &err) != 0)
-        f_die("rt_fib_create", &err);
-    if (rt_fib_attach(&F.fibr, F.fib_fd, 0, &err) != 0)
-        f_die("rt_fib_attach", &err);
-    if (rt_neigh_create("fuzz-rt-neigh", 64, &F.neigh, &F.neigh_fd, &err) != 0)
-        f_die("rt_neigh_create", &err);
+    struct fib_params p = {.max_prefixes = 1024, .tbl8_groups = 64, .max_nh = 64};
+    if (fib_create("fuzz-rt-fib", &p, &F.fibw, &F.fib_fd, &err) != 0)
+        f_die("fib_create", &err);
+    if (fib_attach(&F.fibr, F.fib_fd, 0, &err) != 0)
+        f_die("fib_attach", &err);
+    if (neigh_create("fuzz-rt-neigh", 64, &F.neigh, &F.neigh_fd, &err) != 0)
+        f_die("neigh_create", &err);
 
     rt_ctx_init(&F.ctx, &F.pool, &F.fibr, &F.neigh, &F.ctr, NULL);
     F.ctx.nports = 3;
@@ -378,10 +379,10 @@ static uint32_t f_census(void)
 {
     uint32_t pend_pkts = 0, pend_frames = 0;
     for (uint32_t i = 0; i <= F.neigh.mask; i++) {
-        const struct rt_neigh_entry *e = &F.neigh.e[i];
+        const struct neigh_entry *e = &F.neigh.e[i];
         if (!e->ip)
             continue;
-        F_CHECK(e->qlen <= RT_NEIGH_QMAX, "entry %u: qlen %u", i, e->qlen);
+        F_CHECK(e->qlen <= NEIGH_QMAX, "entry %u: qlen %u", i, e->qlen);
         for (uint16_t k = 0; k < e->qlen; k++) {
             pend_pkts++;
             pend_frames += f_chain_frames(e->q[k]);

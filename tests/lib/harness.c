@@ -199,9 +199,8 @@ int t_svc_prepare(struct t_svc *s, const char *name, uint32_t kind, uint16_t own
     c->stats_fd = s->stats_fd;
     c->wake_fd = s->wake_fd;
     c->notify_fd = s->notify_wr;
-    c->dev_fd = -1;
-    c->fib_fd = -1;
-    c->neigh_fd = -1;
+    tbl_cfg_hdr_init(&s->drv.hdr, kind, TBL_DRIVER_CFG_VERSION, sizeof(s->drv));
+    s->drv.dev_fd = -1;
     c->cpu = -1;
     c->hang_ms = 1000;
     t_svc_keep(s, pool_fd);
@@ -237,7 +236,8 @@ static int cmp_int(const void *a, const void *b)
 
 int t_svc_start(struct t_svc *s, const char *bin, struct ipc_err *err)
 {
-    int ret = ipc_svc_config_create(s->cfg, NULL, 0, &s->cfg_fd, err);
+    bool drv = s->cfg->kind == IPC_SVC_TAP || s->cfg->kind == IPC_SVC_AFXDP;
+    int ret = ipc_svc_config_create(s->cfg, drv ? &s->drv : NULL, drv ? sizeof(s->drv) : 0, &s->cfg_fd, err);
     if (ret < 0)
         return ret;
     int keep[T_KEEP_MAX];

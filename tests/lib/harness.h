@@ -15,6 +15,7 @@
 #include <sys/types.h>
 
 #include "ipc/svc.h"
+#include "tables/config.h"
 
 #define T_KEEP_MAX 64
 
@@ -30,6 +31,7 @@ struct t_svc {
     pid_t pid;
     int pidfd;
     struct ipc_svc_config *cfg; /* the template (flexible array member: allocated), filled by t_svc_prepare and the caller */
+    struct tbl_driver_cfg drv;  /* drivers: their typed config (tables/config.h); the caller sets dev_fd */
     int keep[T_KEEP_MAX];
     unsigned nkeep;
 };

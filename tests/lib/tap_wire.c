@@ -197,7 +197,7 @@ static int setup(struct wire *w, const char *ns[2], const char *ifn[2], long off
         int tap;
         TRY(t_tap_open(ns[i], ifn[i], (uint32_t)offloads, mtu, &tap, &err));
         struct ipc_svc_config *c = s->cfg;
-        c->dev_fd = tap;
+        s->drv.dev_fd = tap;
         c->port = (uint16_t)i;
         c->poll_us = poll_us;
         c->nports = 2;

@@ -21,10 +21,11 @@
 #include <unistd.h>
 
 #include "ipc/pool.h"
-#include "services/router/fib.h"
+#include "tables/fib_write.h"
 #include "services/router/icmp.h"
 #include "services/router/ipv4.h"
 #include "services/router/neigh.h"
+#include "tables/neigh_write.h"
 #include "services/router/pkt.h"
 #include "services/router/rt.h"
 
@@ -40,8 +41,8 @@ static const uint8_t t_peer_mac[3][6] = {
 struct t_rt {
     int pool_fd, fib_fd, neigh_fd;
     struct ipc_pool sup, pool;
-    struct rt_fib fibw, fibr;
-    struct rt_neigh neigh;
+    struct fib fibw, fibr;
+    struct neigh_table neigh;
     struct rt_counters ctr;
     struct rt_ctx ctx;
     ipc_buf txb[T_TXCAP];
@@ -56,12 +57,12 @@ static inline int t_rt_setup(void **state)
     assert_int_equal(ipc_pool_create("t-rt-pool", T_NBUFS, IPC_FRAME_DEFAULT, &t->pool_fd, &err), 0);
     assert_int_equal(ipc_pool_attach(&t->sup, t->pool_fd, IPC_OWNER_SUPERVISOR, &err), 0);
     assert_int_equal(ipc_pool_attach(&t->pool, t->pool_fd, T_ROUTER, &err), 0);
-    struct rt_fib_params p = {.max_prefixes = 4096, .tbl8_groups = 256, .max_nh = 256};
-    if (rt_fib_create("t-rt-fib", &p, &t->fibw, &t->fib_fd, &err) != 0)
+    struct fib_params p = {.max_prefixes = 4096, .tbl8_groups = 256, .max_nh = 256};
+    if (fib_create("t-rt-fib", &p, &t->fibw, &t->fib_fd, &err) != 0)
         fail_msg("%s", err.msg);
-    if (rt_fib_attach(&t->fibr, t->fib_fd, 0, &err) != 0)
+    if (fib_attach(&t->fibr, t->fib_fd, 0, &err) != 0)
         fail_msg("%s", err.msg);
-    assert_int_equal(rt_neigh_create("t-rt-neigh", 64, &t->neigh, &t->neigh_fd, &err), 0);
+    assert_int_equal(neigh_create("t-rt-neigh", 64, &t->neigh, &t->neigh_fd, &err), 0);
     rt_ctx_init(&t->ctx, &t->pool, &t->fibr, &t->neigh, &t->ctr, NULL);
     t->ctx.nports = 3;
     for (unsigned i = 0; i < 3; i++) {
@@ -102,11 +103,11 @@ static inline int t_rt_teardown(void **state)
     t_tx_free(t);
     for (uint32_t i = 0; i <= t->neigh.mask; i++)
         while (t->neigh.e[i].ip)
-            rt_neigh_del(&t->neigh, &t->pool, t->neigh.e[i].ip);
+            neigh_del(&t->neigh, &t->pool, t->neigh.e[i].ip);
     t_no_leak(t);
-    rt_neigh_detach(&t->neigh);
-    rt_fib_detach(&t->fibr);
-    rt_fib_detach(&t->fibw);
+    neigh_detach(&t->neigh);
+    fib_detach(&t->fibr);
+    fib_detach(&t->fibw);
     ipc_pool_detach(&t->pool);
     ipc_pool_detach(&t->sup);
     close(t->neigh_fd);

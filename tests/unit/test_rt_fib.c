@@ -22,7 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "services/router/fib.h"
+#include "tables/fib_write.h"
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define T_SLOW 1
@@ -54,7 +54,7 @@ static uint32_t t_mask(unsigned len)
 
 struct t_ref_slot {
     uint64_t key; /* addr << 6 | len, +1 so that 0 is empty */
-    struct rt_nh nh;
+    struct fib_nh nh;
     int dead;
 };
 
@@ -98,7 +98,7 @@ static struct t_ref_slot *t_ref_slot(const struct t_ref *r, uint32_t addr, unsig
     }
 }
 
-static bool t_ref_get(const struct t_ref *r, uint32_t addr, unsigned len, struct rt_nh *nh)
+static bool t_ref_get(const struct t_ref *r, uint32_t addr, unsigned len, struct fib_nh *nh)
 {
     struct t_ref_slot *s = t_ref_slot(r, addr, len, false);
     if (!s || s->dead)
@@ -107,7 +107,7 @@ static bool t_ref_get(const struct t_ref *r, uint32_t addr, unsigned len, struct
     return true;
 }
 
-static void t_ref_set(struct t_ref *r, uint32_t addr, unsigned len, const struct rt_nh *nh)
+static void t_ref_set(struct t_ref *r, uint32_t addr, unsigned len, const struct fib_nh *nh)
 {
     struct t_ref_slot *s = t_ref_slot(r, addr, len, true);
     if (s->key == 0 || s->dead) {
@@ -128,7 +128,7 @@ static void t_ref_del(struct t_ref *r, uint32_t addr, unsigned len)
     r->count[len]--;
 }
 
-static bool t_ref_lookup(const struct t_ref *r, uint32_t addr, struct rt_nh *nh)
+static bool t_ref_lookup(const struct t_ref *r, uint32_t addr, struct fib_nh *nh)
 {
     for (int l = 32; l >= 0; l--)
         if (r->count[l] && t_ref_get(r, addr & t_mask((unsigned)l), (unsigned)l, nh))
@@ -140,47 +140,47 @@ static bool t_ref_lookup(const struct t_ref *r, uint32_t addr, struct rt_nh *nh)
 
 struct t_fib {
     int fd;
-    struct rt_fib w, r;
+    struct fib w, r;
 };
 
 static struct t_fib *t_fib_new(uint32_t prefixes, uint32_t groups, uint32_t nh)
 {
     struct t_fib *f = calloc(1, sizeof(*f));
     struct ipc_err err = {{0}};
-    struct rt_fib_params p = {.max_prefixes = prefixes, .tbl8_groups = groups, .max_nh = nh};
+    struct fib_params p = {.max_prefixes = prefixes, .tbl8_groups = groups, .max_nh = nh};
     assert_non_null(f);
-    if (rt_fib_create("t-fib", &p, &f->w, &f->fd, &err) != 0)
+    if (fib_create("t-fib", &p, &f->w, &f->fd, &err) != 0)
         fail_msg("create: %s", err.msg);
-    if (rt_fib_attach(&f->r, f->fd, 0, &err) != 0)
+    if (fib_attach(&f->r, f->fd, 0, &err) != 0)
         fail_msg("attach: %s", err.msg);
     return f;
 }
 
 static void t_fib_free(struct t_fib *f)
 {
-    rt_fib_detach(&f->r);
-    rt_fib_detach(&f->w);
+    fib_detach(&f->r);
+    fib_detach(&f->w);
     close(f->fd);
     free(f);
 }
 
-static struct rt_nh t_nh(uint16_t port, uint32_t gw)
+static struct fib_nh t_nh(uint16_t port, uint32_t gw)
 {
-    struct rt_nh nh = {.gw = gw, .port = port, .flags = 0};
+    struct fib_nh nh = {.gw = gw, .port = port, .flags = 0};
     return nh;
 }
 
-static void t_expect(struct t_fib *f, uint32_t addr, const struct rt_nh *want)
+static void t_expect(struct t_fib *f, uint32_t addr, const struct fib_nh *want)
 {
-    uint32_t i = rt_fib_lookup(&f->r, addr);
+    uint32_t i = fib_lookup(&f->r, addr);
     if (!want) {
-        if (i != RT_FIB_MISS)
+        if (i != FIB_MISS)
             fail_msg("%08x: expected no route, got nh %u", addr, i);
         return;
     }
-    if (i == RT_FIB_MISS)
+    if (i == FIB_MISS)
         fail_msg("%08x: expected port %u gw %08x, got no route", addr, want->port, want->gw);
-    struct rt_nh got = rt_fib_nh(&f->r, i);
+    struct fib_nh got = fib_nh_at(&f->r, i);
     if (got.port != want->port || got.gw != want->gw)
         fail_msg("%08x: expected port %u gw %08x, got port %u gw %08x", addr, want->port, want->gw, got.port, got.gw);
 }
@@ -190,28 +190,28 @@ static void t_expect(struct t_fib *f, uint32_t addr, const struct rt_nh *want)
 __attribute__((unused)) static void test_rt_fib_default_and_host(void **state)
 {
     struct t_fib *f = t_fib_new(1024, 64, 64);
-    struct rt_nh a = t_nh(1, T_IP(10, 1, 0, 2)), b = t_nh(2, 0), c = t_nh(0, T_IP(10, 0, 0, 9));
+    struct fib_nh a = t_nh(1, T_IP(10, 1, 0, 2)), b = t_nh(2, 0), c = t_nh(0, T_IP(10, 0, 0, 9));
     t_expect(f, 0, NULL);
     t_expect(f, 0xffffffffu, NULL);
-    assert_int_equal(rt_fib_add(&f->w, 0, 0, &a), 0);
+    assert_int_equal(fib_add(&f->w, 0, 0, &a), 0);
     t_expect(f, 0, &a);
     t_expect(f, 0xffffffffu, &a);
     t_expect(f, T_IP(192, 168, 1, 1), &a);
-    assert_int_equal(rt_fib_add(&f->w, T_IP(192, 168, 1, 1), 32, &b), 0);
+    assert_int_equal(fib_add(&f->w, T_IP(192, 168, 1, 1), 32, &b), 0);
     t_expect(f, T_IP(192, 168, 1, 1), &b);
     t_expect(f, T_IP(192, 168, 1, 0), &a);
     t_expect(f, T_IP(192, 168, 1, 2), &a);
-    assert_int_equal(rt_fib_add(&f->w, 0xffffffffu, 32, &c), 0);
+    assert_int_equal(fib_add(&f->w, 0xffffffffu, 32, &c), 0);
     t_expect(f, 0xffffffffu, &c);
     t_expect(f, 0xfffffffeu, &a);
-    assert_int_equal(rt_fib_del(&f->w, 0, 0), 0);
+    assert_int_equal(fib_del(&f->w, 0, 0), 0);
     t_expect(f, T_IP(192, 168, 1, 0), NULL);
     t_expect(f, T_IP(192, 168, 1, 1), &b);
-    assert_int_equal(rt_fib_del(&f->w, T_IP(192, 168, 1, 1), 32), 0);
+    assert_int_equal(fib_del(&f->w, T_IP(192, 168, 1, 1), 32), 0);
     t_expect(f, T_IP(192, 168, 1, 1), NULL);
-    assert_int_equal(rt_fib_del(&f->w, 0xffffffffu, 32), 0);
-    struct rt_fib_stats st;
-    rt_fib_get_stats(&f->w, &st);
+    assert_int_equal(fib_del(&f->w, 0xffffffffu, 32), 0);
+    struct fib_stats st;
+    fib_get_stats(&f->w, &st);
     assert_int_equal(st.prefixes, 0);
     assert_int_equal(st.nh, 0);
     assert_int_equal(st.tbl8_used, 0); /* both groups folded back */
@@ -221,17 +221,17 @@ __attribute__((unused)) static void test_rt_fib_default_and_host(void **state)
 static void test_rt_fib_overlap_delete_restores(void **state)
 {
     struct t_fib *f = t_fib_new(1024, 64, 64);
-    struct rt_nh n8 = t_nh(0, T_IP(1, 0, 0, 8)), n16 = t_nh(1, T_IP(1, 0, 0, 16)), n24 = t_nh(2, T_IP(1, 0, 0, 24)),
+    struct fib_nh n8 = t_nh(0, T_IP(1, 0, 0, 8)), n16 = t_nh(1, T_IP(1, 0, 0, 16)), n24 = t_nh(2, T_IP(1, 0, 0, 24)),
                  n28 = t_nh(0, T_IP(1, 0, 0, 28)), n30 = t_nh(1, T_IP(1, 0, 0, 30));
     /* Added out of order: longer first, then the covering ones must not overwrite them. */
-    assert_int_equal(rt_fib_add(&f->w, T_IP(10, 1, 2, 16), 28, &n28), 0);
-    assert_int_equal(rt_fib_add(&f->w, T_IP(10, 1, 0, 0), 16, &n16), 0);
-    assert_int_equal(rt_fib_add(&f->w, T_IP(10, 0, 0, 0), 8, &n8), 0);
-    assert_int_equal(rt_fib_add(&f->w, T_IP(10, 1, 2, 0), 24, &n24), 0);
-    assert_int_equal(rt_fib_add(&f->w, T_IP(10, 1, 2, 20), 30, &n30), 0);
-    assert_int_equal(rt_fib_add(&f->w, T_IP(10, 1, 2, 0), 24, &n8), -EEXIST);
-    assert_int_equal(rt_fib_add(&f->w, T_IP(10, 1, 2, 1), 24, &n8), -EINVAL); /* host bits */
-    assert_int_equal(rt_fib_add(&f->w, T_IP(10, 1, 2, 0), 33, &n8), -EINVAL);
+    assert_int_equal(fib_add(&f->w, T_IP(10, 1, 2, 16), 28, &n28), 0);
+    assert_int_equal(fib_add(&f->w, T_IP(10, 1, 0, 0), 16, &n16), 0);
+    assert_int_equal(fib_add(&f->w, T_IP(10, 0, 0, 0), 8, &n8), 0);
+    assert_int_equal(fib_add(&f->w, T_IP(10, 1, 2, 0), 24, &n24), 0);
+    assert_int_equal(fib_add(&f->w, T_IP(10, 1, 2, 20), 30, &n30), 0);
+    assert_int_equal(fib_add(&f->w, T_IP(10, 1, 2, 0), 24, &n8), -EEXIST);
+    assert_int_equal(fib_add(&f->w, T_IP(10, 1, 2, 1), 24, &n8), -EINVAL); /* host bits */
+    assert_int_equal(fib_add(&f->w, T_IP(10, 1, 2, 0), 33, &n8), -EINVAL);
     t_expect(f, T_IP(10, 9, 9, 9), &n8);
     t_expect(f, T_IP(10, 1, 9, 9), &n16);
     t_expect(f, T_IP(10, 1, 2, 1), &n24);
@@ -242,39 +242,39 @@ static void test_rt_fib_overlap_delete_restores(void **state)
     t_expect(f, T_IP(11, 0, 0, 0), NULL);
 
     /* Deleting the /16 restores the /8 in its range, but not over the /24. */
-    assert_int_equal(rt_fib_del(&f->w, T_IP(10, 1, 0, 0), 16), 0);
-    assert_int_equal(rt_fib_del(&f->w, T_IP(10, 1, 0, 0), 16), -ENOENT);
+    assert_int_equal(fib_del(&f->w, T_IP(10, 1, 0, 0), 16), 0);
+    assert_int_equal(fib_del(&f->w, T_IP(10, 1, 0, 0), 16), -ENOENT);
     t_expect(f, T_IP(10, 1, 9, 9), &n8);
     t_expect(f, T_IP(10, 1, 2, 1), &n24);
     /* Deleting the /24 restores the /8 inside the tbl8 group, around the /28 and /30. */
-    assert_int_equal(rt_fib_del(&f->w, T_IP(10, 1, 2, 0), 24), 0);
+    assert_int_equal(fib_del(&f->w, T_IP(10, 1, 2, 0), 24), 0);
     t_expect(f, T_IP(10, 1, 2, 1), &n8);
     t_expect(f, T_IP(10, 1, 2, 17), &n28);
     t_expect(f, T_IP(10, 1, 2, 21), &n30);
     /* Deleting the /28 restores the /8 under it but keeps the /30. */
-    assert_int_equal(rt_fib_del(&f->w, T_IP(10, 1, 2, 16), 28), 0);
+    assert_int_equal(fib_del(&f->w, T_IP(10, 1, 2, 16), 28), 0);
     t_expect(f, T_IP(10, 1, 2, 17), &n8);
     t_expect(f, T_IP(10, 1, 2, 21), &n30);
-    assert_int_equal(rt_fib_del(&f->w, T_IP(10, 1, 2, 20), 30), 0);
+    assert_int_equal(fib_del(&f->w, T_IP(10, 1, 2, 20), 30), 0);
     t_expect(f, T_IP(10, 1, 2, 21), &n8);
-    struct rt_fib_stats st;
-    rt_fib_get_stats(&f->w, &st);
+    struct fib_stats st;
+    fib_get_stats(&f->w, &st);
     assert_int_equal(st.tbl8_used, 0);
     assert_int_equal(st.prefixes, 1);
     assert_int_equal(st.nh, 1);
     /* Replace changes the next hop in place; the old one is released. */
-    assert_int_equal(rt_fib_replace(&f->w, T_IP(10, 0, 0, 0), 8, &n16), 0);
+    assert_int_equal(fib_replace(&f->w, T_IP(10, 0, 0, 0), 8, &n16), 0);
     t_expect(f, T_IP(10, 1, 2, 21), &n16);
-    rt_fib_get_stats(&f->w, &st);
+    fib_get_stats(&f->w, &st);
     assert_int_equal(st.nh, 1);
-    struct rt_nh got;
-    assert_int_equal(rt_fib_get(&f->w, T_IP(10, 0, 0, 0), 8, &got), 0);
+    struct fib_nh got;
+    assert_int_equal(fib_get(&f->w, T_IP(10, 0, 0, 0), 8, &got), 0);
     assert_int_equal(got.gw, n16.gw);
-    assert_int_equal(rt_fib_get(&f->w, T_IP(10, 0, 0, 0), 9, &got), -ENOENT);
+    assert_int_equal(fib_get(&f->w, T_IP(10, 0, 0, 0), 9, &got), -ENOENT);
     t_fib_free(f);
 }
 
-static int t_count_cb(void *arg, uint32_t addr, unsigned len, const struct rt_nh *nh)
+static int t_count_cb(void *arg, uint32_t addr, unsigned len, const struct fib_nh *nh)
 {
     (*(unsigned *)arg)++;
     return 0;
@@ -283,63 +283,63 @@ static int t_count_cb(void *arg, uint32_t addr, unsigned len, const struct rt_nh
 static void test_rt_fib_nh_dedup_and_capacity(void **state)
 {
     struct t_fib *f = t_fib_new(8, 2, 4);
-    struct rt_nh a = t_nh(1, T_IP(10, 1, 0, 2));
+    struct fib_nh a = t_nh(1, T_IP(10, 1, 0, 2));
     for (unsigned i = 0; i < 8; i++)
-        assert_int_equal(rt_fib_add(&f->w, T_IP(20, i, 0, 0), 16, &a), 0);
-    assert_int_equal(rt_fib_add(&f->w, T_IP(21, 0, 0, 0), 16, &a), -ENOSPC); /* prefixes */
-    struct rt_fib_stats st;
-    rt_fib_get_stats(&f->w, &st);
+        assert_int_equal(fib_add(&f->w, T_IP(20, i, 0, 0), 16, &a), 0);
+    assert_int_equal(fib_add(&f->w, T_IP(21, 0, 0, 0), 16, &a), -ENOSPC); /* prefixes */
+    struct fib_stats st;
+    fib_get_stats(&f->w, &st);
     assert_int_equal(st.nh, 1); /* eight routes, one next hop */
     unsigned n = 0;
-    assert_int_equal(rt_fib_iterate(&f->w, t_count_cb, &n), 0);
+    assert_int_equal(fib_iterate(&f->w, t_count_cb, &n), 0);
     assert_int_equal(n, 8);
     for (unsigned i = 0; i < 8; i++)
-        assert_int_equal(rt_fib_del(&f->w, T_IP(20, i, 0, 0), 16), 0);
+        assert_int_equal(fib_del(&f->w, T_IP(20, i, 0, 0), 16), 0);
     /* tbl8 capacity: 2 groups; a third /25 in a new /24 fails cleanly. */
-    assert_int_equal(rt_fib_add(&f->w, T_IP(30, 0, 0, 0), 25, &a), 0);
-    assert_int_equal(rt_fib_add(&f->w, T_IP(30, 0, 1, 0), 25, &a), 0);
-    assert_int_equal(rt_fib_add(&f->w, T_IP(30, 0, 2, 0), 25, &a), -ENOSPC);
+    assert_int_equal(fib_add(&f->w, T_IP(30, 0, 0, 0), 25, &a), 0);
+    assert_int_equal(fib_add(&f->w, T_IP(30, 0, 1, 0), 25, &a), 0);
+    assert_int_equal(fib_add(&f->w, T_IP(30, 0, 2, 0), 25, &a), -ENOSPC);
     t_expect(f, T_IP(30, 0, 2, 1), NULL);
     /* Freed groups come back once no reader can be inside them. */
-    assert_int_equal(rt_fib_del(&f->w, T_IP(30, 0, 0, 0), 25), 0);
-    assert_int_equal(rt_fib_add(&f->w, T_IP(30, 0, 2, 0), 25, &a), 0);
+    assert_int_equal(fib_del(&f->w, T_IP(30, 0, 0, 0), 25), 0);
+    assert_int_equal(fib_add(&f->w, T_IP(30, 0, 2, 0), 25, &a), 0);
     t_expect(f, T_IP(30, 0, 2, 1), &a);
     /* A reader inside a batch that started before the unlink pins the group. */
-    rt_fib_read_begin(&f->r);
-    assert_int_equal(rt_fib_del(&f->w, T_IP(30, 0, 1, 0), 25), 0);
-    assert_int_equal(rt_fib_add(&f->w, T_IP(30, 0, 3, 0), 25, &a), -EAGAIN);
-    rt_fib_read_end(&f->r);
-    assert_int_equal(rt_fib_add(&f->w, T_IP(30, 0, 3, 0), 25, &a), 0);
+    fib_read_begin(&f->r);
+    assert_int_equal(fib_del(&f->w, T_IP(30, 0, 1, 0), 25), 0);
+    assert_int_equal(fib_add(&f->w, T_IP(30, 0, 3, 0), 25, &a), -EAGAIN);
+    fib_read_end(&f->r);
+    assert_int_equal(fib_add(&f->w, T_IP(30, 0, 3, 0), 25, &a), 0);
     /* A dead reader's slot is released by the supervisor. */
-    rt_fib_read_begin(&f->r);
-    assert_int_equal(rt_fib_del(&f->w, T_IP(30, 0, 3, 0), 25), 0);
-    assert_int_equal(rt_fib_add(&f->w, T_IP(30, 0, 4, 0), 25, &a), -EAGAIN);
-    rt_fib_reader_reset(&f->w, 0);
-    assert_int_equal(rt_fib_add(&f->w, T_IP(30, 0, 4, 0), 25, &a), 0);
+    fib_read_begin(&f->r);
+    assert_int_equal(fib_del(&f->w, T_IP(30, 0, 3, 0), 25), 0);
+    assert_int_equal(fib_add(&f->w, T_IP(30, 0, 4, 0), 25, &a), -EAGAIN);
+    fib_reader_reset(&f->w, 0);
+    assert_int_equal(fib_add(&f->w, T_IP(30, 0, 4, 0), 25, &a), 0);
     /* Next hops: 4 at most, a fifth distinct one is refused. */
     for (unsigned i = 0; i < 3; i++) {
-        struct rt_nh x = t_nh(2, T_IP(10, 2, 0, 10 + i));
-        assert_int_equal(rt_fib_add(&f->w, T_IP(40, i, 0, 0), 16, &x), 0);
+        struct fib_nh x = t_nh(2, T_IP(10, 2, 0, 10 + i));
+        assert_int_equal(fib_add(&f->w, T_IP(40, i, 0, 0), 16, &x), 0);
     }
-    struct rt_nh y = t_nh(2, T_IP(10, 2, 0, 99));
-    assert_int_equal(rt_fib_add(&f->w, T_IP(41, 0, 0, 0), 16, &y), -ENOSPC);
+    struct fib_nh y = t_nh(2, T_IP(10, 2, 0, 99));
+    assert_int_equal(fib_add(&f->w, T_IP(41, 0, 0, 0), 16, &y), -ENOSPC);
     t_fib_free(f);
 }
 
 static void test_rt_fib_attach_checks(void **state)
 {
     struct t_fib *f = t_fib_new(64, 4, 4);
-    struct rt_fib x;
+    struct fib x;
     struct ipc_err err = {{0}};
-    assert_int_equal(rt_fib_attach(&x, f->fd, 16, &err), -EINVAL);
-    assert_int_equal(rt_fib_attach(&x, f->fd, RT_FIB_WRITER, &err), 0);
-    rt_fib_detach(&x);
+    assert_int_equal(fib_attach(&x, f->fd, 16, &err), -EINVAL);
+    assert_int_equal(fib_attach(&x, f->fd, FIB_WRITER, &err), 0);
+    fib_detach(&x);
     /* A reader cannot change what it maps. */
-    assert_int_equal(rt_fib_add(&f->r, 0, 0, &(struct rt_nh){0}), -EINVAL);
+    assert_int_equal(fib_add(&f->r, 0, 0, &(struct fib_nh){0}), -EINVAL);
     /* Writer died mid-update: the next writer is told to rebuild. */
     uint32_t *dirty = (uint32_t *)((uint8_t *)f->w.base + 4096 + 6 * 4 + 12 * 8);
     *dirty = 1;
-    assert_int_equal(rt_fib_attach(&x, f->fd, RT_FIB_WRITER, &err), -EUCLEAN);
+    assert_int_equal(fib_attach(&x, f->fd, FIB_WRITER, &err), -EUCLEAN);
     *dirty = 0;
     t_fib_free(f);
 }
@@ -373,7 +373,7 @@ static void t_random_rounds(uint32_t nprefix, unsigned rounds, uint32_t lookups,
             if (del) {
                 uint32_t k = (uint32_t)(t_rand64(&s) % nkeys);
                 uint32_t addr = keys[2 * k], len = keys[2 * k + 1];
-                assert_int_equal(rt_fib_del(&f->w, addr, len), 0);
+                assert_int_equal(fib_del(&f->w, addr, len), 0);
                 t_ref_del(&ref, addr, len);
                 keys[2 * k] = keys[2 * (nkeys - 1)];
                 keys[2 * k + 1] = keys[2 * (nkeys - 1) + 1];
@@ -385,13 +385,13 @@ static void t_random_rounds(uint32_t nprefix, unsigned rounds, uint32_t lookups,
             unsigned len = t_rand_len(&s);
             uint32_t addr = ((uint32_t)tops[t_rand64(&s) % 4] << 24 | (uint32_t)(t_rand64(&s) & 0xffffff)) &
                             t_mask(len);
-            struct rt_nh nh = t_nh((uint16_t)(t_rand64(&s) % 4), (uint32_t)(t_rand64(&s) % 200) + 1);
-            struct rt_nh old;
-            int ret = rt_fib_add(&f->w, addr, len, &nh);
+            struct fib_nh nh = t_nh((uint16_t)(t_rand64(&s) % 4), (uint32_t)(t_rand64(&s) % 200) + 1);
+            struct fib_nh old;
+            int ret = fib_add(&f->w, addr, len, &nh);
             if (t_ref_get(&ref, addr, len, &old)) {
                 assert_int_equal(ret, -EEXIST);
                 if (t_rand64(&s) % 2) {
-                    assert_int_equal(rt_fib_replace(&f->w, addr, len, &nh), 0);
+                    assert_int_equal(fib_replace(&f->w, addr, len, &nh), 0);
                     t_ref_set(&ref, addr, len, &nh);
                 }
                 continue;
@@ -415,34 +415,34 @@ static void t_random_rounds(uint32_t nprefix, unsigned rounds, uint32_t lookups,
                     addrs[i] = keys[2 * k] + (uint32_t)(t_rand64(&s) & span) + (uint32_t)(t_rand64(&s) % 3) - 1;
                 }
             }
-            rt_fib_read_begin(&f->r);
-            rt_fib_lookup_burst(&f->r, addrs, out, 64);
+            fib_read_begin(&f->r);
+            fib_lookup_burst(&f->r, addrs, out, 64);
             for (unsigned i = 0; i < 64; i++) {
-                struct rt_nh want;
+                struct fib_nh want;
                 bool has = t_ref_lookup(&ref, addrs[i], &want);
                 if (!has) {
-                    if (out[i] != RT_FIB_MISS)
+                    if (out[i] != FIB_MISS)
                         fail_msg("round %u: %08x: expected no route, got %u", round, addrs[i], out[i]);
                     continue;
                 }
-                if (out[i] == RT_FIB_MISS)
+                if (out[i] == FIB_MISS)
                     fail_msg("round %u: %08x: expected a route, got none", round, addrs[i]);
-                struct rt_nh got = rt_fib_nh(&f->r, out[i]);
+                struct fib_nh got = fib_nh_at(&f->r, out[i]);
                 if (got.port != want.port || got.gw != want.gw)
                     fail_msg("round %u: %08x: want %u/%u got %u/%u", round, addrs[i], want.port, want.gw, got.port,
                              got.gw);
             }
-            rt_fib_read_end(&f->r);
+            fib_read_end(&f->r);
         }
-        struct rt_fib_stats st;
-        rt_fib_get_stats(&f->w, &st);
+        struct fib_stats st;
+        fib_get_stats(&f->w, &st);
         assert_int_equal(st.prefixes, ref.n);
     }
     /* Delete everything: the table must be empty again, every group folded back. */
     for (uint32_t k = 0; k < nkeys; k++)
-        assert_int_equal(rt_fib_del(&f->w, keys[2 * k], keys[2 * k + 1]), 0);
-    struct rt_fib_stats st;
-    rt_fib_get_stats(&f->w, &st);
+        assert_int_equal(fib_del(&f->w, keys[2 * k], keys[2 * k + 1]), 0);
+    struct fib_stats st;
+    fib_get_stats(&f->w, &st);
     assert_int_equal(st.prefixes, 0);
     assert_int_equal(st.nh, 0);
     assert_int_equal(st.tbl8_used, 0);
@@ -502,8 +502,8 @@ __attribute__((unused)) static void test_rt_fib_1m(void **state)
         uint32_t addr = (uint32_t)t_rand64(&s) & t_mask(len);
         if ((addr >> 24) == 0 || (addr >> 24) >= 224)
             continue;
-        struct rt_nh nh = t_nh((uint16_t)(t_rand64(&s) % 4), (uint32_t)(t_rand64(&s) % 1000) + 1);
-        int ret = rt_fib_add(&f->w, addr, len, &nh);
+        struct fib_nh nh = t_nh((uint16_t)(t_rand64(&s) % 4), (uint32_t)(t_rand64(&s) % 1000) + 1);
+        int ret = fib_add(&f->w, addr, len, &nh);
         if (ret == -EEXIST)
             continue;
         if (ret != 0)
@@ -512,8 +512,8 @@ __attribute__((unused)) static void test_rt_fib_1m(void **state)
         added++;
     }
     clock_gettime(CLOCK_MONOTONIC, &t1);
-    struct rt_fib_stats st;
-    rt_fib_get_stats(&f->w, &st);
+    struct fib_stats st;
+    fib_get_stats(&f->w, &st);
     print_message("%u prefixes in %.2f s, %u next hops, %u tbl8 groups, region %.1f MB\n", st.prefixes,
                   (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9, st.nh, st.tbl8_used,
                   (double)st.region_bytes / 1048576.0);
@@ -523,15 +523,15 @@ __attribute__((unused)) static void test_rt_fib_1m(void **state)
     for (uint32_t done = 0; done < (T_SLOW ? 200000u : 1000000u); done += 64) {
         for (unsigned i = 0; i < 64; i++)
             addrs[i] = (uint32_t)t_rand64(&s);
-        rt_fib_read_begin(&f->r);
-        rt_fib_lookup_burst(&f->r, addrs, out, 64);
-        rt_fib_read_end(&f->r);
+        fib_read_begin(&f->r);
+        fib_lookup_burst(&f->r, addrs, out, 64);
+        fib_read_end(&f->r);
         for (unsigned i = 0; i < 64; i++) {
-            struct rt_nh want;
+            struct fib_nh want;
             bool has = t_ref_lookup(&ref, addrs[i], &want);
-            assert_int_equal(out[i] != RT_FIB_MISS, has);
+            assert_int_equal(out[i] != FIB_MISS, has);
             if (has) {
-                struct rt_nh got = rt_fib_nh(&f->r, out[i]);
+                struct fib_nh got = fib_nh_at(&f->r, out[i]);
                 assert_int_equal(got.gw, want.gw);
                 assert_int_equal(got.port, want.port);
             }
@@ -544,7 +544,7 @@ __attribute__((unused)) static void test_rt_fib_1m(void **state)
 /* ---- a reader thread during updates ---- */
 
 /* The next hop each candidate prefix routes to: a pure function of the prefix. */
-static struct rt_nh t_cand_nh(uint32_t addr, unsigned len)
+static struct fib_nh t_cand_nh(uint32_t addr, unsigned len)
 {
     uint32_t h = t_h((uint64_t)addr << 6 | len);
     return t_nh((uint16_t)(len % 7), (h | 1) ^ len);
@@ -554,7 +554,7 @@ static const unsigned t_cand_len[] = {8, 16, 20, 24, 25, 26, 28, 30, 32};
 #define T_NCAND (sizeof(t_cand_len) / sizeof(t_cand_len[0]))
 
 struct t_race {
-    struct rt_fib *r;
+    struct fib *r;
     _Atomic int stop;
     _Atomic uint64_t checked;
     _Atomic int bad;
@@ -571,15 +571,15 @@ static void *t_reader(void *arg)
     while (!atomic_load(&x->stop)) {
         for (unsigned i = 0; i < 64; i++)
             addrs[i] = T_IP(10, t_rand64(&s) % 5, t_rand64(&s) % 25, t_rand64(&s) & 255);
-        rt_fib_read_begin(x->r);
-        rt_fib_lookup_burst(x->r, addrs, out, 64);
+        fib_read_begin(x->r);
+        fib_lookup_burst(x->r, addrs, out, 64);
         for (unsigned i = 0; i < 64; i++) {
             bool ok = false;
-            struct rt_nh got = {0};
-            if (out[i] != RT_FIB_MISS) {
-                got = rt_fib_nh(x->r, out[i]);
+            struct fib_nh got = {0};
+            if (out[i] != FIB_MISS) {
+                got = fib_nh_at(x->r, out[i]);
                 for (unsigned k = 0; k < T_NCAND && !ok; k++) {
-                    struct rt_nh c = t_cand_nh(addrs[i] & t_mask(t_cand_len[k]), t_cand_len[k]);
+                    struct fib_nh c = t_cand_nh(addrs[i] & t_mask(t_cand_len[k]), t_cand_len[k]);
                     ok = c.gw == got.gw && c.port == got.port;
                 }
             }
@@ -590,7 +590,7 @@ static void *t_reader(void *arg)
                 atomic_store(&x->bad, 1);
             }
         }
-        rt_fib_read_end(x->r);
+        fib_read_end(x->r);
         checked += 64;
     }
     atomic_store(&x->checked, checked);
@@ -601,8 +601,8 @@ static void test_rt_fib_concurrent_reader(void **state)
 {
     /* Few groups and next hops, so that both are recycled all the time. */
     struct t_fib *f = t_fib_new(8192, 48, 8192);
-    struct rt_nh base = t_cand_nh(T_IP(10, 0, 0, 0), 8);
-    assert_int_equal(rt_fib_add(&f->w, T_IP(10, 0, 0, 0), 8, &base), 0);
+    struct fib_nh base = t_cand_nh(T_IP(10, 0, 0, 0), 8);
+    assert_int_equal(fib_add(&f->w, T_IP(10, 0, 0, 0), 8, &base), 0);
     struct t_race x = {.r = &f->r};
     pthread_t th;
     assert_int_equal(pthread_create(&th, NULL, t_reader, &x), 0);
@@ -612,10 +612,10 @@ static void test_rt_fib_concurrent_reader(void **state)
         unsigned len = t_cand_len[1 + t_rand64(&s) % (T_NCAND - 1)];
         /* A few thousand candidates, so that adds and deletes balance and groups churn. */
         uint32_t addr = T_IP(10, t_rand64(&s) % 4, t_rand64(&s) % 24, (t_rand64(&s) % 16) * 16) & t_mask(len);
-        struct rt_nh nh = t_cand_nh(addr, len);
-        int ret = rt_fib_add(&f->w, addr, len, &nh);
+        struct fib_nh nh = t_cand_nh(addr, len);
+        int ret = fib_add(&f->w, addr, len, &nh);
         if (ret == -EEXIST)
-            ret = rt_fib_del(&f->w, addr, len);
+            ret = fib_del(&f->w, addr, len);
         if (ret == -EAGAIN)
             again++;
         else if (ret == -ENOSPC)

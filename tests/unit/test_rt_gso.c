@@ -271,9 +271,9 @@ static void test_rt_gso_forward_path(void **state)
 {
     struct t_rt *t = *state;
     static const uint8_t mac[6] = {0x02, 0xaa, 0, 0, 0, 1};
-    struct rt_nh via = {.gw = T_IP(10, 1, 0, 2), .port = 1};
-    assert_int_equal(rt_fib_add(&t->fibw, T_IP(20, 0, 0, 0), 8, &via), 0);
-    assert_int_equal(rt_neigh_add_static(&t->neigh, T_IP(10, 1, 0, 2), mac, 1), 0);
+    struct fib_nh via = {.gw = T_IP(10, 1, 0, 2), .port = 1};
+    assert_int_equal(fib_add(&t->fibw, T_IP(20, 0, 0, 0), 8, &via), 0);
+    assert_int_equal(neigh_add_static(&t->neigh, T_IP(10, 1, 0, 2), mac, 1), 0);
     struct t_gso g;
 
     ipc_buf b = t_gso_packet(t, 6, 30000, 1448, 0x10, &g);

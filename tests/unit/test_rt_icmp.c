@@ -46,8 +46,8 @@ static void t_check_error(struct t_rt *t, ipc_buf err, ipc_buf orig, uint8_t typ
 static void test_rt_icmp_time_exceeded_bytes(void **state)
 {
     struct t_rt *t = *state;
-    struct rt_nh via = {.gw = T_IP(10, 1, 0, 2), .port = 1};
-    assert_int_equal(rt_fib_add(&t->fibw, T_IP(20, 0, 0, 0), 8, &via), 0);
+    struct fib_nh via = {.gw = T_IP(10, 1, 0, 2), .port = 1};
+    assert_int_equal(fib_add(&t->fibw, T_IP(20, 0, 0, 0), 8, &via), 0);
     ipc_buf orig = t_frame(t, 0, T_IP(10, 0, 0, 5), T_IP(20, 1, 2, 3), 17, 1, 100, 0);
     ipc_buf keep;
     assert_int_equal(ipc_pool_alloc(&t->pool, &keep, 1), 1);

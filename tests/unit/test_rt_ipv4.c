@@ -30,13 +30,13 @@ static void t_run(struct t_rt *t, ipc_buf b, uint64_t now)
 /* Route 20/8 via 10.1.0.2 on port 1 (resolved), 10.2.0/24 connected on port 2. */
 static void t_routes(struct t_rt *t)
 {
-    struct rt_nh via = {.gw = T_IP(10, 1, 0, 2), .port = 1};
-    struct rt_nh conn0 = {.gw = 0, .port = 0}, conn2 = {.gw = 0, .port = 2};
-    assert_int_equal(rt_fib_add(&t->fibw, T_IP(20, 0, 0, 0), 8, &via), 0);
-    assert_int_equal(rt_fib_add(&t->fibw, T_IP(10, 0, 0, 0), 24, &conn0), 0);
-    assert_int_equal(rt_fib_add(&t->fibw, T_IP(10, 2, 0, 0), 24, &conn2), 0);
-    assert_int_equal(rt_neigh_add_static(&t->neigh, T_IP(10, 1, 0, 2), t_nh_mac, 1), 0);
-    assert_int_equal(rt_neigh_add_static(&t->neigh, T_IP(10, 0, 0, 5), t_peer_mac[0], 0), 0);
+    struct fib_nh via = {.gw = T_IP(10, 1, 0, 2), .port = 1};
+    struct fib_nh conn0 = {.gw = 0, .port = 0}, conn2 = {.gw = 0, .port = 2};
+    assert_int_equal(fib_add(&t->fibw, T_IP(20, 0, 0, 0), 8, &via), 0);
+    assert_int_equal(fib_add(&t->fibw, T_IP(10, 0, 0, 0), 24, &conn0), 0);
+    assert_int_equal(fib_add(&t->fibw, T_IP(10, 2, 0, 0), 24, &conn2), 0);
+    assert_int_equal(neigh_add_static(&t->neigh, T_IP(10, 1, 0, 2), t_nh_mac, 1), 0);
+    assert_int_equal(neigh_add_static(&t->neigh, T_IP(10, 0, 0, 5), t_peer_mac[0], 0), 0);
 }
 
 enum t_mut {

@@ -16,8 +16,8 @@ static const uint8_t t_gw_mac[6] = {0x02, 0xbb, 0, 0, 0, 2};
 
 static void t_route(struct t_rt *t)
 {
-    struct rt_nh via = {.gw = T_IP(10, 1, 0, 2), .port = 1};
-    assert_int_equal(rt_fib_add(&t->fibw, T_IP(20, 0, 0, 0), 8, &via), 0);
+    struct fib_nh via = {.gw = T_IP(10, 1, 0, 2), .port = 1};
+    assert_int_equal(fib_add(&t->fibw, T_IP(20, 0, 0, 0), 8, &via), 0);
 }
 
 static ipc_buf t_arp(struct t_rt *t, uint16_t port, uint16_t op, const uint8_t *sha, uint32_t spa, uint32_t tpa,
@@ -82,9 +82,9 @@ static void test_rt_neigh_resolve_and_release(void **state)
     t_check_request(t, t->tx.bufs[0], 1, T_IP(10, 1, 0, 2), NULL);
     t_tx_free(t);
     assert_int_equal(t->ctr.pending, 1);
-    struct rt_neigh_entry *e = rt_neigh_find(&t->neigh, T_IP(10, 1, 0, 2));
+    struct neigh_entry *e = neigh_find(&t->neigh, T_IP(10, 1, 0, 2));
     assert_non_null(e);
-    assert_int_equal(e->state, RT_NEIGH_INCOMPLETE);
+    assert_int_equal(e->state, NEIGH_INCOMPLETE);
     /* A second packet waits too, without a second request. */
     t_in(t, t_frame(t, 0, T_IP(10, 0, 0, 5), T_IP(20, 2, 2, 2), 17, 64, 60, 0), 1 * T_SEC);
     assert_int_equal(t->tx.n, 0);
@@ -103,7 +103,7 @@ static void test_rt_neigh_resolve_and_release(void **state)
     }
     assert_int_equal(rt_get32(ipc_pool_data(&t->pool, t->tx.bufs[0]) + 14 + RT_IP_DST), T_IP(20, 1, 1, 1));
     t_tx_free(t);
-    assert_int_equal(e->state, RT_NEIGH_REACHABLE);
+    assert_int_equal(e->state, NEIGH_REACHABLE);
     assert_int_equal(t->ctr.pending, 0);
     /* From now on, straight through. */
     t_in(t, t_frame(t, 0, T_IP(10, 0, 0, 5), T_IP(20, 3, 3, 3), 17, 64, 60, 0), 2 * T_SEC);
@@ -112,8 +112,8 @@ static void test_rt_neigh_resolve_and_release(void **state)
     /* `neigh show` sees it. */
     unsigned found = 0;
     for (uint32_t i = 0; i <= t->neigh.mask; i++) {
-        struct rt_neigh_entry copy;
-        if (rt_neigh_read(&t->neigh, i, &copy)) {
+        struct neigh_entry copy;
+        if (neigh_read(&t->neigh, i, &copy)) {
             found++;
             assert_int_equal(copy.ip, T_IP(10, 1, 0, 2));
             assert_memory_equal(copy.mac, t_gw_mac, 6);
@@ -143,18 +143,18 @@ static void test_rt_neigh_arp_input(void **state)
     assert_int_equal(rt_get32(a + 24), T_IP(10, 1, 0, 9));
     assert_int_equal(ipc_pool_meta(&t->pool, b)->out_port, 1);
     t_tx_free(t);
-    struct rt_neigh_entry *e = rt_neigh_find(&t->neigh, T_IP(10, 1, 0, 9));
+    struct neigh_entry *e = neigh_find(&t->neigh, T_IP(10, 1, 0, 9));
     assert_non_null(e);
-    assert_int_equal(e->state, RT_NEIGH_STALE);
+    assert_int_equal(e->state, NEIGH_STALE);
     assert_memory_equal(e->mac, h9, 6);
     /* A request for another host's address: no answer, nothing learned. */
     t_in(t, t_arp(t, 1, 1, h50, T_IP(10, 1, 0, 50), T_IP(10, 1, 0, 77), t_bcast), 10);
     assert_int_equal(t->tx.n, 0);
-    assert_null(rt_neigh_find(&t->neigh, T_IP(10, 1, 0, 50)));
+    assert_null(neigh_find(&t->neigh, T_IP(10, 1, 0, 50)));
     assert_int_equal(t->ctr.c[RT_CTR_ARP_IGNORED], 1);
     /* Gratuitous ARP: learned; a new MAC for the same address replaces the old one. */
     t_in(t, t_arp(t, 1, 1, h50, T_IP(10, 1, 0, 50), T_IP(10, 1, 0, 50), t_bcast), 20);
-    e = rt_neigh_find(&t->neigh, T_IP(10, 1, 0, 50));
+    e = neigh_find(&t->neigh, T_IP(10, 1, 0, 50));
     assert_non_null(e);
     assert_memory_equal(e->mac, h50, 6);
     t_in(t, t_arp(t, 1, 2, h51, T_IP(10, 1, 0, 50), T_IP(10, 1, 0, 50), t_bcast), 30);
@@ -163,13 +163,13 @@ static void test_rt_neigh_arp_input(void **state)
     assert_int_equal(t->tx.n, 0);
     /* Off the port's subnet: ignored. A static entry: never changed by ARP. */
     t_in(t, t_arp(t, 1, 1, h50, T_IP(10, 9, 9, 9), T_IP(10, 9, 9, 9), t_bcast), 30);
-    assert_null(rt_neigh_find(&t->neigh, T_IP(10, 9, 9, 9)));
-    assert_int_equal(rt_neigh_add_static(&t->neigh, T_IP(10, 1, 0, 60), hs, 1), 0);
+    assert_null(neigh_find(&t->neigh, T_IP(10, 9, 9, 9)));
+    assert_int_equal(neigh_add_static(&t->neigh, T_IP(10, 1, 0, 60), hs, 1), 0);
     t_in(t, t_arp(t, 1, 1, h50, T_IP(10, 1, 0, 60), T_IP(10, 1, 0, 60), t_bcast), 40);
-    e = rt_neigh_find(&t->neigh, T_IP(10, 1, 0, 60));
+    e = neigh_find(&t->neigh, T_IP(10, 1, 0, 60));
     assert_memory_equal(e->mac, hs, 6);
-    assert_int_equal(e->state, RT_NEIGH_STATIC);
-    assert_int_equal(rt_neigh_add_static(&t->neigh, T_IP(10, 1, 0, 61), t_bcast, 1), -EINVAL);
+    assert_int_equal(e->state, NEIGH_STATIC);
+    assert_int_equal(neigh_add_static(&t->neigh, T_IP(10, 1, 0, 61), t_bcast, 1), -EINVAL);
     /* Malformed: bad hardware length, bad opcode, truncated. */
     b = t_arp(t, 1, 1, h9, T_IP(10, 1, 0, 9), T_IP(10, 1, 0, 1), t_bcast);
     ipc_pool_data(&t->pool, b)[14 + 4] = 8;
@@ -187,9 +187,9 @@ static void test_rt_neigh_queue_overflow_and_failure(void **state)
 {
     struct t_rt *t = *state;
     t_route(t);
-    for (unsigned i = 0; i < RT_NEIGH_QMAX + 4; i++)
+    for (unsigned i = 0; i < NEIGH_QMAX + 4; i++)
         t_in(t, t_frame(t, 0, T_IP(10, 0, 0, 5), T_IP(20, 0, 0, i), 17, 64, 30, 0), 0);
-    assert_int_equal(t->ctr.pending, RT_NEIGH_QMAX);
+    assert_int_equal(t->ctr.pending, NEIGH_QMAX);
     assert_int_equal(t->ctr.c[RT_CTR_DROP_PENDING_FULL], 4);
     assert_int_equal(t->tx.n, 1); /* the request */
     t_tx_free(t);
@@ -206,7 +206,7 @@ static void test_rt_neigh_queue_overflow_and_failure(void **state)
     assert_int_equal(t->ctr.c[RT_CTR_ARP_REQ_TX], 3);
     /* Given up: every waiting packet gets host unreachable, quoting it as received. */
     rt_neigh_tick(&t->ctx, 3 * T_SEC, &t->tx);
-    assert_int_equal(t->tx.n, RT_NEIGH_QMAX);
+    assert_int_equal(t->tx.n, NEIGH_QMAX);
     for (unsigned i = 0; i < t->tx.n; i++) {
         const uint8_t *ip = ipc_pool_data(&t->pool, t->tx.bufs[i]) + 14;
         assert_int_equal(rt_get32(ip + RT_IP_SRC), T_IP(10, 0, 0, 1));
@@ -217,10 +217,10 @@ static void test_rt_neigh_queue_overflow_and_failure(void **state)
         assert_int_equal(rt_get32(ip + 28 + RT_IP_DST), T_IP(20, 0, 0, i));
         assert_int_equal(rt_csum(ip + 28, 20), 0);
     }
-    assert_int_equal(t->ctr.c[RT_CTR_ICMP_HOST_UNREACH_TX], RT_NEIGH_QMAX);
-    assert_int_equal(t->ctr.c[RT_CTR_DROP_NEIGH_FAILED], RT_NEIGH_QMAX);
+    assert_int_equal(t->ctr.c[RT_CTR_ICMP_HOST_UNREACH_TX], NEIGH_QMAX);
+    assert_int_equal(t->ctr.c[RT_CTR_DROP_NEIGH_FAILED], NEIGH_QMAX);
     assert_int_equal(t->ctr.pending, 0);
-    assert_null(rt_neigh_find(&t->neigh, T_IP(10, 1, 0, 2)));
+    assert_null(neigh_find(&t->neigh, T_IP(10, 1, 0, 2)));
 }
 
 static void test_rt_neigh_ageing(void **state)
@@ -231,12 +231,12 @@ static void test_rt_neigh_ageing(void **state)
     t_in(t, t_frame(t, 0, T_IP(10, 0, 0, 5), T_IP(20, 0, 0, 1), 17, 64, 30, 0), 0);
     t_in(t, t_arp(t, 1, 2, t_gw_mac, T_IP(10, 1, 0, 2), T_IP(10, 1, 0, 1), t->ctx.port[1].mac), 0);
     t_tx_free(t);
-    struct rt_neigh_entry *e = rt_neigh_find(&t->neigh, T_IP(10, 1, 0, 2));
-    assert_int_equal(e->state, RT_NEIGH_REACHABLE);
+    struct neigh_entry *e = neigh_find(&t->neigh, T_IP(10, 1, 0, 2));
+    assert_int_equal(e->state, NEIGH_REACHABLE);
     rt_neigh_tick(&t->ctx, 29 * T_SEC, &t->tx);
-    assert_int_equal(e->state, RT_NEIGH_REACHABLE);
+    assert_int_equal(e->state, NEIGH_REACHABLE);
     rt_neigh_tick(&t->ctx, 30 * T_SEC, &t->tx);
-    assert_int_equal(e->state, RT_NEIGH_STALE);
+    assert_int_equal(e->state, NEIGH_STALE);
     /* Used while stale: forwarded at once, plus one unicast probe. */
     t_in(t, t_frame(t, 0, T_IP(10, 0, 0, 5), T_IP(20, 0, 0, 1), 17, 64, 30, 0), 31 * T_SEC);
     assert_int_equal(t->tx.n, 2);
@@ -245,28 +245,28 @@ static void test_rt_neigh_ageing(void **state)
     t_tx_free(t);
     /* The reply makes it reachable again. */
     t_in(t, t_arp(t, 1, 2, t_gw_mac, T_IP(10, 1, 0, 2), T_IP(10, 1, 0, 1), t->ctx.port[1].mac), 31 * T_SEC + 1);
-    assert_int_equal(e->state, RT_NEIGH_REACHABLE);
+    assert_int_equal(e->state, NEIGH_REACHABLE);
     assert_int_equal(e->retries, 0);
     /* Stale again, probed, never answers: gone after max_retries probes. */
     rt_neigh_tick(&t->ctx, 62 * T_SEC, &t->tx);
-    assert_int_equal(e->state, RT_NEIGH_STALE);
+    assert_int_equal(e->state, NEIGH_STALE);
     t_in(t, t_frame(t, 0, T_IP(10, 0, 0, 5), T_IP(20, 0, 0, 1), 17, 64, 30, 0), 62 * T_SEC);
     t_tx_free(t);
     rt_neigh_tick(&t->ctx, 63 * T_SEC, &t->tx);
     rt_neigh_tick(&t->ctx, 64 * T_SEC, &t->tx);
     assert_int_equal(t->tx.n, 2);
     t_tx_free(t);
-    assert_non_null(rt_neigh_find(&t->neigh, T_IP(10, 1, 0, 2)));
+    assert_non_null(neigh_find(&t->neigh, T_IP(10, 1, 0, 2)));
     rt_neigh_tick(&t->ctx, 65 * T_SEC, &t->tx);
-    assert_null(rt_neigh_find(&t->neigh, T_IP(10, 1, 0, 2)));
+    assert_null(neigh_find(&t->neigh, T_IP(10, 1, 0, 2)));
     /* A stale entry nobody uses is collected after stale_gc_ns. */
     static const uint8_t h[6] = {0x02, 0xcc, 0, 0, 0, 7};
     t_in(t, t_arp(t, 1, 1, h, T_IP(10, 1, 0, 7), T_IP(10, 1, 0, 7), t_bcast), 100 * T_SEC);
-    assert_non_null(rt_neigh_find(&t->neigh, T_IP(10, 1, 0, 7)));
+    assert_non_null(neigh_find(&t->neigh, T_IP(10, 1, 0, 7)));
     rt_neigh_tick(&t->ctx, 159 * T_SEC, &t->tx);
-    assert_non_null(rt_neigh_find(&t->neigh, T_IP(10, 1, 0, 7)));
+    assert_non_null(neigh_find(&t->neigh, T_IP(10, 1, 0, 7)));
     rt_neigh_tick(&t->ctx, 160 * T_SEC, &t->tx);
-    assert_null(rt_neigh_find(&t->neigh, T_IP(10, 1, 0, 7)));
+    assert_null(neigh_find(&t->neigh, T_IP(10, 1, 0, 7)));
     assert_int_equal(t->tx.n, 0);
 }
 
@@ -276,21 +276,21 @@ static void test_rt_neigh_many_and_delete(void **state)
     /* Fill to the 3/4 limit with colliding probes, delete half, the rest stay findable. */
     uint8_t mac[6] = {0x02, 0xee, 0, 0, 0, 0};
     unsigned n = 0;
-    while (rt_neigh_add_static(&t->neigh, T_IP(10, 1, 1, n + 1), mac, 1) == 0)
+    while (neigh_add_static(&t->neigh, T_IP(10, 1, 1, n + 1), mac, 1) == 0)
         n++;
     assert_int_equal(n, (t->neigh.mask + 1) / 4 * 3);
     for (unsigned i = 0; i < n; i += 2)
-        assert_int_equal(rt_neigh_del(&t->neigh, &t->pool, T_IP(10, 1, 1, i + 1)), 0);
+        assert_int_equal(neigh_del(&t->neigh, &t->pool, T_IP(10, 1, 1, i + 1)), 0);
     for (unsigned i = 0; i < n; i++)
-        assert_int_equal(rt_neigh_find(&t->neigh, T_IP(10, 1, 1, i + 1)) != NULL, i % 2 == 1);
-    assert_int_equal(rt_neigh_del(&t->neigh, &t->pool, T_IP(10, 1, 1, 1)), -ENOENT);
+        assert_int_equal(neigh_find(&t->neigh, T_IP(10, 1, 1, i + 1)) != NULL, i % 2 == 1);
+    assert_int_equal(neigh_del(&t->neigh, &t->pool, T_IP(10, 1, 1, 1)), -ENOENT);
 }
 
 static void test_rt_neigh_restart(void **state)
 {
     struct t_rt *t = *state;
     t_route(t);
-    assert_int_equal(rt_neigh_add_static(&t->neigh, T_IP(10, 2, 0, 9), t_gw_mac, 2), 0);
+    assert_int_equal(neigh_add_static(&t->neigh, T_IP(10, 2, 0, 9), t_gw_mac, 2), 0);
     for (unsigned i = 0; i < 5; i++)
         t_in(t, t_frame(t, 0, T_IP(10, 0, 0, 5), T_IP(20, 0, 0, i), 17, 64, 30, 0), 0);
     t_tx_free(t);
@@ -299,27 +299,27 @@ static void test_rt_neigh_restart(void **state)
     ipc_pool_flush(&t->pool);
     assert_int_equal(ipc_pool_reclaim(&t->sup, T_ROUTER, NULL, 0), 5);
     /* The next instance maps the same table: entries kept, stale handles forgotten. */
-    struct rt_neigh nt2;
+    struct neigh_table nt2;
     struct rt_counters ctr2 = {0};
     struct ipc_err err = {{0}};
     assert_int_equal(rt_neigh_attach_router(&nt2, t->neigh_fd, &ctr2, &err), 0);
     assert_int_equal(ctr2.c[RT_CTR_DROP_PENDING_RESTART], 5);
     assert_int_equal(nt2.sh->queued, 0);
-    struct rt_neigh_entry *e = rt_neigh_find(&nt2, T_IP(10, 2, 0, 9));
+    struct neigh_entry *e = neigh_find(&nt2, T_IP(10, 2, 0, 9));
     assert_non_null(e);
-    assert_int_equal(e->state, RT_NEIGH_STATIC);
-    e = rt_neigh_find(&nt2, T_IP(10, 1, 0, 2));
+    assert_int_equal(e->state, NEIGH_STATIC);
+    e = neigh_find(&nt2, T_IP(10, 1, 0, 2));
     assert_non_null(e);
     assert_int_equal(e->qlen, 0);
-    rt_neigh_detach(&nt2);
+    neigh_detach(&nt2);
     t_no_leak(t);
     /* A region of the wrong layout is refused. */
     int fd;
-    struct rt_fib other;
-    struct rt_fib_params p = {.max_prefixes = 16, .tbl8_groups = 1, .max_nh = 1};
-    assert_int_equal(rt_fib_create("t-not-neigh", &p, &other, &fd, &err), 0);
-    assert_int_equal(rt_neigh_attach(&nt2, fd, &err), -EPROTO);
-    rt_fib_detach(&other);
+    struct fib other;
+    struct fib_params p = {.max_prefixes = 16, .tbl8_groups = 1, .max_nh = 1};
+    assert_int_equal(fib_create("t-not-neigh", &p, &other, &fd, &err), 0);
+    assert_int_equal(neigh_attach(&nt2, fd, &err), -EPROTO);
+    fib_detach(&other);
     close(fd);
 }
 

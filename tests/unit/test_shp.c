@@ -716,7 +716,7 @@ static void test_bad_cfg(void **state)
     cfg.nclasses = 0;
     assert_int_equal(shp_init(&t->s, &t->pool, &cfg, 0, &err), -EINVAL);
     shp_cfg_default(&cfg, 100 * MBIT, 30000);
-    cfg.magic = 1;
+    cfg.burst = 0;
     assert_int_equal(shp_init(&t->s, &t->pool, &cfg, 0, &err), -EINVAL);
     shp_cfg_default(&cfg, 100 * MBIT, 30000);
     cfg.default_class = 3;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * services/router/fib.h: the IPv4 forwarding table, a DIR-24-8 longest-prefix
+ * tables/fib.h: the IPv4 forwarding table, a DIR-24-8 longest-prefix
  * match in one shared-memory region. The supervisor is the only writer
  * (manifest routes, connected routes, `ringrouter route add|del`); each
  * router instance maps the tables read-only and looks up bursts of
@@ -8,9 +8,9 @@
  * so `route show` and a restarted supervisor read them back from there.
  *
  * Region layout (each part page-aligned):
- *   page 0   struct rt_fib_shared: shm header, the generation counter and one
+ *   page 0   struct fib_shared: shm header, the generation counter and one
  *            reader slot per router instance. The only page a reader writes.
- *   page 1   struct rt_fib_layout: sizes, offsets and the writer's state.
+ *   page 1   struct fib_layout: sizes, offsets and the writer's state.
  *   tbl24    2^24 x uint32_t entries, indexed by the address's top 24 bits.
  *   tbl8     tbl8_groups x 256 x uint32_t, one group per /24 that holds a
  *            prefix longer than 24 bits.
@@ -33,7 +33,7 @@
  *    naming it is stored (release), and entries are loaded with acquire.
  *  - A group (or next hop) that is unlinked is not reused until no reader can
  *    still hold the old link. Readers announce themselves per batch
- *    (rt_fib_read_begin: slot = gen; fence_sc (R2) ... rt_fib_read_end:
+ *    (fib_read_begin: slot = gen; fence_sc (R2) ... fib_read_end:
  *    slot = 0). The writer unlinks, then bumps gen (seq_cst) to R and
  *    records R with the object, and reuses the object only when every slot
  *    reads 0 or >= R after its own fence_sc (W2). A reader whose slot is
@@ -41,14 +41,14 @@
  *    the writer reads as 0 is outside a batch, or its announcement is ordered
  *    after the writer's fence (R2/W2 are the Dekker pair), so its lookups
  *    too see the unlink. A reader that dies inside a batch pins its slot
- *    until the supervisor calls rt_fib_reader_reset() for it.
+ *    until the supervisor calls fib_reader_reset() for it.
  *
  * Writer crashes: each update sets `dirty` first and clears it last. A
  * supervisor that finds a dirty FIB on attach (-EUCLEAN) builds a fresh
  * region from its routes; readers were never affected.
  */
-#ifndef RT_FIB_H
-#define RT_FIB_H
+#ifndef TABLES_FIB_H
+#define TABLES_FIB_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -57,172 +57,126 @@
 #include "ipc/atomic.h"
 #include "ipc/shm.h"
 
-#define RT_FIB_VERSION 0x46420001u /* "FB" 1 */
-#define RT_FIB_MAX_READERS 16u
-#define RT_FIB_WRITER (-1)
-#define RT_FIB_MISS UINT32_MAX
-#define RT_FIB_MAX_NH (1u << 24)
+#define FIB_VERSION 0x46420001u /* "FB" 1 */
+#define FIB_MAX_READERS 16u
+#define FIB_WRITER (-1)
+#define FIB_MISS UINT32_MAX
+#define FIB_MAX_NH (1u << 24)
 
-#define RT_FIB_E_VALID 0x80000000u
-#define RT_FIB_E_EXT 0x40000000u
-#define RT_FIB_E_IDX 0x00ffffffu
+#define FIB_E_VALID 0x80000000u
+#define FIB_E_EXT 0x40000000u
+#define FIB_E_IDX 0x00ffffffu
 
 /* A next hop: egress port and gateway; gw 0 = directly connected. */
-struct rt_nh {
+struct fib_nh {
     uint32_t gw; /* host byte order */
     uint16_t port;
     uint16_t flags; /* reserved, 0 */
 };
 
-struct rt_fib_params {
+struct fib_params {
     uint32_t max_prefixes; /* default 1,100,000 */
     uint32_t tbl8_groups;  /* default 65,536 (64 MB) */
     uint32_t max_nh;       /* default 65,536 */
 };
 
-struct rt_fib_reader_slot {
+struct fib_reader_slot {
     _Alignas(IPC_CACHELINE) _Atomic uint64_t active; /* 0: outside a batch; else gen at batch start */
 };
 
-struct rt_fib_shared {
+struct fib_shared {
     struct ipc_shm_hdr shm;
     _Alignas(IPC_CACHELINE) _Atomic uint64_t gen; /* starts at 1; bumped when something is unlinked */
-    struct rt_fib_reader_slot reader[RT_FIB_MAX_READERS];
+    struct fib_reader_slot reader[FIB_MAX_READERS];
 };
-_Static_assert(sizeof(struct rt_fib_shared) <= 4096, "reader page is one page");
+_Static_assert(sizeof(struct fib_shared) <= 4096, "reader page is one page");
 
-struct rt_fib_layout; /* writer-side, in fib.c */
+struct fib_layout; /* tables/fib_impl.h */
 
 /* Process-local view of a FIB region. */
-struct rt_fib {
-    struct rt_fib_shared *sh;
-    struct rt_fib_layout *lay;
+struct fib {
+    struct fib_shared *sh;
+    struct fib_layout *lay;
     _Atomic uint32_t *tbl24;
     _Atomic uint32_t *tbl8;
     _Atomic uint64_t *nh;
     void *base;
     size_t size;
-    struct rt_fib_reader_slot *slot; /* readers only */
+    struct fib_reader_slot *slot; /* readers only */
     bool writer;
 };
 
-struct rt_fib_stats {
-    uint32_t prefixes, nh, tbl8_used, tbl8_retired, tbl8_groups, nh_retired;
-    uint64_t region_bytes, gen;
-};
-
-/* ---- writer (supervisor) ---- */
+/* ---- both halves ---- */
 
 /**
- * Create a FIB region sized by @p (NULL: defaults) in a new memfd, and map it
- * as the writer. Returns 0 with *fd set, or -errno with @err filled.
- */
-int rt_fib_create(const char *name, const struct rt_fib_params *p, struct rt_fib *fib, int *fd, struct ipc_err *err);
-
-/**
- * Map the FIB behind @fd. @reader_slot RT_FIB_WRITER maps it read-write as
+ * Map the FIB behind @fd. @reader_slot FIB_WRITER maps it read-write as
  * the writer (-EUCLEAN if a previous writer died mid-update); 0..15 maps the
  * tables PROT_READ and uses that reader slot (assigned by the supervisor, one
  * per router instance). Returns 0 or -errno with @err filled.
  */
-int rt_fib_attach(struct rt_fib *fib, int fd, int reader_slot, struct ipc_err *err);
+int fib_attach(struct fib *fib, int fd, int reader_slot, struct ipc_err *err);
 
-void rt_fib_detach(struct rt_fib *fib);
-
-/**
- * Add @addr/@len (host byte order, host bits must be zero) via @nh. Returns
- * 0, -EINVAL (bad length, host bits set, port 0xffff), -EEXIST (the prefix is
- * there: use rt_fib_replace), -ENOSPC (prefix, next-hop or tbl8 capacity) or
- * -EAGAIN (free groups exist but readers still may be inside them: retry).
- */
-int rt_fib_add(struct rt_fib *fib, uint32_t addr, unsigned len, const struct rt_nh *nh);
-
-/** As rt_fib_add, but an existing prefix changes its next hop in place. */
-int rt_fib_replace(struct rt_fib *fib, uint32_t addr, unsigned len, const struct rt_nh *nh);
-
-/**
- * Delete @addr/@len: its range falls back to the longest covering prefix (or
- * to no route). Returns 0 or -ENOENT.
- */
-int rt_fib_del(struct rt_fib *fib, uint32_t addr, unsigned len);
-
-/** Exact-match query of the prefix list. Returns 0 with *nh, or -ENOENT. */
-int rt_fib_get(const struct rt_fib *fib, uint32_t addr, unsigned len, struct rt_nh *nh);
-
-/**
- * Call @cb for every prefix (unordered; `route show` sorts). Stops at and
- * returns the first non-zero return of @cb; 0 otherwise. Writer only.
- */
-int rt_fib_iterate(const struct rt_fib *fib, int (*cb)(void *arg, uint32_t addr, unsigned len, const struct rt_nh *nh),
-                   void *arg);
-
-/** Recycle retired groups and next hops no reader can hold; returns how many. */
-unsigned rt_fib_reclaim(struct rt_fib *fib);
-
-/** Supervisor, after the router using reader @slot died: it holds nothing. */
-void rt_fib_reader_reset(struct rt_fib *fib, unsigned slot);
-
-void rt_fib_get_stats(const struct rt_fib *fib, struct rt_fib_stats *st);
+void fib_detach(struct fib *fib);
 
 /* ---- reader (router), per batch ---- */
 
 /** Enter a batch of lookups: pins what the batch may see (see top). */
-static inline void rt_fib_read_begin(struct rt_fib *fib)
+static inline void fib_read_begin(struct fib *fib)
 {
     uint64_t g = ipc_ld_acq(&fib->sh->gen);
     ipc_st_rlx(&fib->slot->active, g);
     ipc_fence_sc(); /* R2: pairs with W2 in the writer's reclaim */
 }
 
-/** Leave the batch: nothing read since rt_fib_read_begin is used after this. */
-static inline void rt_fib_read_end(struct rt_fib *fib)
+/** Leave the batch: nothing read since fib_read_begin is used after this. */
+static inline void fib_read_end(struct fib *fib)
 {
     ipc_st_rel(&fib->slot->active, 0);
 }
 
-/** Longest-prefix match of @addr (host byte order): next-hop index or RT_FIB_MISS. */
-static inline uint32_t rt_fib_lookup(const struct rt_fib *fib, uint32_t addr)
+/** Longest-prefix match of @addr (host byte order): next-hop index or FIB_MISS. */
+static inline uint32_t fib_lookup(const struct fib *fib, uint32_t addr)
 {
     uint32_t e = ipc_ld_acq(&fib->tbl24[addr >> 8]); /* R1: pairs with W1 */
-    if (e & RT_FIB_E_EXT)
-        e = ipc_ld_acq(&fib->tbl8[(size_t)(e & RT_FIB_E_IDX) << 8 | (addr & 0xff)]);
-    return (e & RT_FIB_E_VALID) ? (e & RT_FIB_E_IDX) : RT_FIB_MISS;
+    if (e & FIB_E_EXT)
+        e = ipc_ld_acq(&fib->tbl8[(size_t)(e & FIB_E_IDX) << 8 | (addr & 0xff)]);
+    return (e & FIB_E_VALID) ? (e & FIB_E_IDX) : FIB_MISS;
 }
 
-#define RT_FIB_PREFETCH_SPAN 64u
+#define FIB_PREFETCH_SPAN 64u
 
 /**
- * Look up @n addresses: @out[i] = rt_fib_lookup(@addrs[i]). First prefetches
+ * Look up @n addresses: @out[i] = fib_lookup(@addrs[i]). First prefetches
  * the tbl24 entries of (up to 64 of) the addresses, then looks them up one by
  * one: a prefetch retires without waiting for its line, so all of the
  * batch's cache and TLB misses are in flight together, where loads would
  * fill the reorder buffer and stall after a dozen or so.
  */
-static inline void rt_fib_lookup_burst(const struct rt_fib *fib, const uint32_t *addrs, uint32_t *out, uint32_t n)
+static inline void fib_lookup_burst(const struct fib *fib, const uint32_t *addrs, uint32_t *out, uint32_t n)
 {
     _Atomic uint32_t *tbl24 = fib->tbl24, *tbl8 = fib->tbl8;
-    for (uint32_t base = 0; base < n; base += RT_FIB_PREFETCH_SPAN) {
-        uint32_t end = n - base > RT_FIB_PREFETCH_SPAN ? base + RT_FIB_PREFETCH_SPAN : n;
+    for (uint32_t base = 0; base < n; base += FIB_PREFETCH_SPAN) {
+        uint32_t end = n - base > FIB_PREFETCH_SPAN ? base + FIB_PREFETCH_SPAN : n;
         for (uint32_t i = base; i < end; i++)
             __builtin_prefetch((const void *)&tbl24[addrs[i] >> 8]);
         for (uint32_t i = base; i < end; i++) {
             uint32_t e = ipc_ld_acq(&tbl24[addrs[i] >> 8]); /* R1 */
-            if (ipc_unlikely(e & RT_FIB_E_EXT))
-                e = ipc_ld_acq(&tbl8[(size_t)(e & RT_FIB_E_IDX) << 8 | (addrs[i] & 0xff)]);
-            out[i] = (e & RT_FIB_E_VALID) ? (e & RT_FIB_E_IDX) : RT_FIB_MISS;
+            if (ipc_unlikely(e & FIB_E_EXT))
+                e = ipc_ld_acq(&tbl8[(size_t)(e & FIB_E_IDX) << 8 | (addrs[i] & 0xff)]);
+            out[i] = (e & FIB_E_VALID) ? (e & FIB_E_IDX) : FIB_MISS;
         }
     }
 }
 
 /** The next hop named by a lookup result (one atomic load: never torn). */
-static inline struct rt_nh rt_fib_nh(const struct rt_fib *fib, uint32_t idx)
+static inline struct fib_nh fib_nh_at(const struct fib *fib, uint32_t idx)
 {
     uint64_t v = ipc_ld_rlx(&fib->nh[idx]);
-    struct rt_nh nh = {.gw = (uint32_t)v, .port = (uint16_t)(v >> 32), .flags = (uint16_t)(v >> 48)};
+    struct fib_nh nh = {.gw = (uint32_t)v, .port = (uint16_t)(v >> 32), .flags = (uint16_t)(v >> 48)};
     return nh;
 }
 
-static inline uint64_t rt_fib_nh_pack(const struct rt_nh *nh)
+static inline uint64_t fib_nh_pack(const struct fib_nh *nh)
 {
     return (uint64_t)nh->gw | (uint64_t)nh->port << 32 | (uint64_t)nh->flags << 48;
 }

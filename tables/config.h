@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tables/config.h: the typed part of each service's config blob. The blob
+ * (ipc/svc.h) holds what every service needs: its name, owner id, pool,
+ * stats, rings, eventfds and the ports. What only one kind of service needs
+ * follows it in extra[], as one of the structs below, which opens with a
+ * header naming its kind, its version and its size: a service started with
+ * a blob of another kind or another version says so and exits, instead of
+ * reading fields that are not there.
+ *
+ * The supervisor fills these in supervisor/setup.c; each service takes its
+ * own with tbl_cfg_get() right after ipc_svc_open().
+ */
+#ifndef TABLES_CONFIG_H
+#define TABLES_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ipc/svc.h"
+#include "tables/shaper.h"
+
+#define TBL_CFG_MAGIC 0x47464352u /* "RCFG" */
+
+struct tbl_cfg_hdr {
+    uint32_t magic;   /* TBL_CFG_MAGIC */
+    uint32_t kind;    /* enum ipc_svc_kind: the same as the blob's */
+    uint32_t version; /* that kind's TBL_*_CFG_VERSION */
+    uint32_t size;    /* sizeof the whole typed struct */
+};
+
+#define TBL_ROUTER_CFG_VERSION 1u
+
+struct tbl_router_cfg {
+    struct tbl_cfg_hdr hdr;
+    int32_t fib_fd;      /* the FIB region, mapped read-only */
+    int32_t neigh_fd;    /* the neighbour table */
+    uint32_t icmp_rate;  /* ICMP errors per second (0: no limit) */
+    uint32_t icmp_burst; /* token bucket depth */
+};
+
+#define TBL_DRIVER_CFG_VERSION 1u
+
+/* TAP and AF_XDP drivers. */
+struct tbl_driver_cfg {
+    struct tbl_cfg_hdr hdr;
+    int32_t dev_fd;        /* the TAP or XSK fd the supervisor keeps */
+    uint16_t queue;        /* the port's queue this instance serves */
+    uint16_t kernel_owner; /* AF_XDP: the owner id of buffers lent to its socket (IPC_OWNER_KERNEL | n) */
+};
+
+#define TBL_SHAPER_CFG_VERSION 1u
+
+struct tbl_shaper_cfg {
+    struct tbl_cfg_hdr hdr;
+    int32_t mbox_fd; /* the control mailbox (tables/shaper.h) */
+    uint32_t pad;
+    struct shp_cfg shp;
+};
+
+/** Supervisor: fill @h for a struct of @size bytes of service kind @kind. */
+void tbl_cfg_hdr_init(struct tbl_cfg_hdr *h, uint32_t kind, uint32_t version, size_t size);
+
+/**
+ * Service: the typed struct in @svc's blob, checked against the blob's kind,
+ * @version and @size. Returns it, or NULL with @err saying what differs.
+ */
+const void *tbl_cfg_get(const struct ipc_svc *svc, uint32_t version, size_t size, struct ipc_err *err);
+
+#endif

@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tables/fib.c: mapping a FIB region, for both halves: the layout that
+ * sizes it, and attach, which checks that a region is the size its own
+ * layout page claims before anything is bound to it. The router links this
+ * and the inline lookups of fib.h; the writer half is tables/fib_write.c.
+ */
+#include "tables/fib_impl.h"
+
+#include <errno.h>
+#include <string.h>
+#include <sys/mman.h>
+
+static uint64_t fib_align(uint64_t v, uint64_t a)
+{
+    return (v + a - 1) / a * a;
+}
+
+static uint32_t fib_pow2_at_least(uint64_t v)
+{
+    uint32_t p = 16;
+    while (p < v)
+        p <<= 1;
+    return p;
+}
+
+uint64_t fib_impl_layout(struct fib_layout *l, const struct fib_params *p)
+{
+    memset(l, 0, sizeof(*l));
+    l->max_prefixes = p->max_prefixes;
+    l->tbl8_groups = p->tbl8_groups;
+    l->max_nh = p->max_nh;
+    l->pfx_mask = fib_pow2_at_least((uint64_t)p->max_prefixes * 2) - 1;
+    l->nhh_mask = fib_pow2_at_least((uint64_t)p->max_nh * 2) - 1;
+    uint64_t o = 2 * FIB_PAGE;
+    l->off_tbl24 = o;
+    o = fib_align(o + (sizeof(uint32_t) << 24), FIB_PAGE);
+    l->off_tbl8 = o;
+    o = fib_align(o + (uint64_t)p->tbl8_groups * 256 * sizeof(uint32_t), FIB_PAGE);
+    l->off_nh = o;
+    o = fib_align(o + (uint64_t)p->max_nh * sizeof(uint64_t), FIB_PAGE);
+    l->off_nh_ref = o;
+    o = fib_align(o + (uint64_t)p->max_nh * sizeof(uint32_t), 64);
+    l->off_pfx = o;
+    o = fib_align(o + (uint64_t)(l->pfx_mask + 1) * sizeof(struct fib_hslot), 64);
+    l->off_nhh = o;
+    o = fib_align(o + (uint64_t)(l->nhh_mask + 1) * sizeof(struct fib_hslot), 64);
+    l->off_tbl8_free = o;
+    o += (uint64_t)p->tbl8_groups * 4;
+    l->off_tbl8_rq_idx = o;
+    o += (uint64_t)p->tbl8_groups * 4;
+    o = fib_align(o, 8);
+    l->off_tbl8_rq_gen = o;
+    o += (uint64_t)p->tbl8_groups * 8;
+    l->off_nh_free = o;
+    o += (uint64_t)p->max_nh * 4;
+    l->off_nh_rq_idx = o;
+    o += (uint64_t)p->max_nh * 4;
+    o = fib_align(o, 8);
+    l->off_nh_rq_gen = o;
+    o += (uint64_t)p->max_nh * 8;
+    return fib_align(o, FIB_PAGE);
+}
+
+void fib_impl_bind(struct fib *fib, void *base, size_t size)
+{
+    uint8_t *b = base;
+    fib->base = base;
+    fib->size = size;
+    fib->sh = base;
+    fib->lay = (struct fib_layout *)(b + FIB_PAGE);
+    fib->tbl24 = (_Atomic uint32_t *)(b + fib->lay->off_tbl24);
+    fib->tbl8 = (_Atomic uint32_t *)(b + fib->lay->off_tbl8);
+    fib->nh = (_Atomic uint64_t *)(b + fib->lay->off_nh);
+}
+
+int fib_attach(struct fib *fib, int fd, int reader_slot, struct ipc_err *err)
+{
+    void *base;
+    size_t size;
+    if (reader_slot != FIB_WRITER && (reader_slot < 0 || reader_slot >= (int)FIB_MAX_READERS))
+        return ipc_errf(err, -EINVAL, "fib: reader slot %d out of range", reader_slot);
+    int ret = ipc_shm_attach(fd, IPC_SHM_FIB, FIB_VERSION, &base, &size, err);
+    if (ret < 0)
+        return ret;
+    memset(fib, 0, sizeof(*fib));
+    struct fib_layout l;
+    memcpy(&l, (uint8_t *)base + FIB_PAGE, sizeof(l));
+    struct fib_params p = {.max_prefixes = l.max_prefixes, .tbl8_groups = l.tbl8_groups, .max_nh = l.max_nh};
+    struct fib_layout want;
+    if (size < 2 * FIB_PAGE || fib_impl_layout(&want, &p) != size || want.off_nh_rq_gen != l.off_nh_rq_gen) {
+        ret = ipc_errf(err, -EPROTO, "fib region: layout does not match its size %zu", size);
+        goto out_unmap;
+    }
+    if (reader_slot == FIB_WRITER) {
+        if (l.dirty) {
+            ret = ipc_errf(err, -EUCLEAN, "fib region: the previous writer died mid-update; rebuild it");
+            goto out_unmap;
+        }
+        fib->writer = true;
+    } else if (mprotect((uint8_t *)base + FIB_PAGE, size - FIB_PAGE, PROT_READ) < 0) {
+        /* The router only reads the tables: a stray store faults instead of
+         * corrupting every router's routes. Page 0 stays writable for the slot. */
+        ret = ipc_errf(err, -errno, "fib region: mprotect: %s", strerror(errno));
+        goto out_unmap;
+    }
+    fib_impl_bind(fib, base, size);
+    if (reader_slot != FIB_WRITER) {
+        fib->slot = &fib->sh->reader[reader_slot];
+        ipc_st_rel(&fib->slot->active, 0);
+    }
+    return 0;
+
+out_unmap:
+    ipc_shm_unmap(base, size);
+    return ret;
+}
+
+void fib_detach(struct fib *fib)
+{
+    if (fib->slot)
+        ipc_st_rel(&fib->slot->active, 0);
+    ipc_shm_unmap(fib->base, fib->size);
+    memset(fib, 0, sizeof(*fib));
+}

@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tables/fib_write.h: the FIB's writer half (tables/fib_write.c), for the
+ * supervisor alone: manifest and connected routes, `ringrouter route
+ * add|del|show`, and the reader-slot reset after a router dies. The region's
+ * layout and the ordering argument that makes the updates safe for readers
+ * that never lock are in tables/fib.h.
+ */
+#ifndef TABLES_FIB_WRITE_H
+#define TABLES_FIB_WRITE_H
+
+#include "tables/fib.h"
+
+struct fib_stats {
+    uint32_t prefixes, nh, tbl8_used, tbl8_retired, tbl8_groups, nh_retired;
+    uint64_t region_bytes, gen;
+};
+
+/**
+ * Create a FIB region sized by @p (NULL: defaults) in a new memfd, and map it
+ * as the writer. Returns 0 with *fd set, or -errno with @err filled.
+ */
+int fib_create(const char *name, const struct fib_params *p, struct fib *fib, int *fd, struct ipc_err *err);
+
+/**
+ * Add @addr/@len (host byte order, host bits must be zero) via @nh. Returns
+ * 0, -EINVAL (bad length, host bits set, port 0xffff), -EEXIST (the prefix is
+ * there: use fib_replace), -ENOSPC (prefix, next-hop or tbl8 capacity) or
+ * -EAGAIN (free groups exist but readers still may be inside them: retry).
+ */
+int fib_add(struct fib *fib, uint32_t addr, unsigned len, const struct fib_nh *nh);
+
+/** As fib_add, but an existing prefix changes its next hop in place. */
+int fib_replace(struct fib *fib, uint32_t addr, unsigned len, const struct fib_nh *nh);
+
+/**
+ * Delete @addr/@len: its range falls back to the longest covering prefix (or
+ * to no route). Returns 0 or -ENOENT.
+ */
+int fib_del(struct fib *fib, uint32_t addr, unsigned len);
+
+/** Exact-match query of the prefix list. Returns 0 with *nh, or -ENOENT. */
+int fib_get(const struct fib *fib, uint32_t addr, unsigned len, struct fib_nh *nh);
+
+/**
+ * Call @cb for every prefix (unordered; `route show` sorts). Stops at and
+ * returns the first non-zero return of @cb; 0 otherwise. Writer only.
+ */
+int fib_iterate(const struct fib *fib, int (*cb)(void *arg, uint32_t addr, unsigned len, const struct fib_nh *nh),
+                   void *arg);
+
+/** Recycle retired groups and next hops no reader can hold; returns how many. */
+unsigned fib_reclaim(struct fib *fib);
+
+/** Supervisor, after the router using reader @slot died: it holds nothing. */
+void fib_reader_reset(struct fib *fib, unsigned slot);
+
+void fib_get_stats(const struct fib *fib, struct fib_stats *st);
+
+#endif

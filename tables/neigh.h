@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tables/neigh.h: the neighbour (ARP) table, one shared-memory region created
+ * by the supervisor, so a restarted router starts with every neighbour
+ * resolved. The supervisor writes static entries (manifest) before the router
+ * starts (tables/neigh_write.h); once it runs, the router is the only writer
+ * (ARP learning, the pending queues, ageing: services/router/neigh.c), and
+ * `neigh show` reads entries under a per-entry sequence lock.
+ *
+ * Each entry holds a bounded queue of packets waiting for the address to
+ * resolve. The queued handles stay owned by the router's owner id, so when
+ * the router dies the supervisor's ipc_pool_reclaim() frees them with the
+ * rest of what it held; the handles left in the table are then stale, and
+ * the next instance forgets them (rt_neigh_attach_router) before it uses the
+ * table.
+ *
+ * States: incomplete (request sent, packets queue), reachable (confirmed by
+ * a reply within reachable_ns), stale (usable; the first use sends a unicast
+ * probe, and max_retries unanswered probes remove it), static (manifest,
+ * never changed by ARP).
+ */
+#ifndef TABLES_NEIGH_H
+#define TABLES_NEIGH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ipc/atomic.h"
+#include "ipc/pool.h"
+#include "ipc/shm.h"
+
+#define NEIGH_SHM_KIND IPC_SHM_NEIGH
+#define NEIGH_VERSION 0x4e420001u /* "NB" 1 */
+#define NEIGH_QMAX 16u
+#define NEIGH_HDR_BYTES 4096u /* page 0: struct neigh_shared; the entries follow */
+
+enum neigh_state {
+    NEIGH_FREE = 0,
+    NEIGH_INCOMPLETE,
+    NEIGH_REACHABLE,
+    NEIGH_STALE,
+    NEIGH_STATIC,
+};
+
+struct neigh_entry {
+    _Atomic uint32_t seq; /* odd while the router rewrites the entry */
+    uint32_t ip;          /* host byte order; 0 = free slot */
+    uint8_t mac[6];
+    uint16_t port;
+    uint8_t state;   /* enum neigh_state */
+    uint8_t retries; /* requests or probes sent without an answer */
+    uint16_t qlen;
+    uint32_t pad;
+    uint64_t confirmed_ns; /* last reply (or learning) */
+    uint64_t probe_ns;     /* last request sent */
+    uint64_t used_ns;      /* last forwarding use */
+    ipc_buf q[NEIGH_QMAX];
+};
+
+struct neigh_shared {
+    struct ipc_shm_hdr shm;
+    _Alignas(IPC_CACHELINE) uint32_t cap; /* power of two */
+    uint32_t count;
+    uint32_t queued; /* packets in all pending queues */
+};
+
+struct neigh_table {
+    struct neigh_shared *sh;
+    struct neigh_entry *e;
+    uint32_t mask;
+    size_t size;
+};
+
+/** Map the table behind @fd (the router, or the supervisor for `neigh show`). */
+int neigh_attach(struct neigh_table *nt, int fd, struct ipc_err *err);
+
+void neigh_detach(struct neigh_table *nt);
+
+/** The entry for @ip, or NULL. */
+struct neigh_entry *neigh_find(const struct neigh_table *nt, uint32_t ip);
+
+/** Consistent copy of slot @i for `neigh show`; false if the slot is free. */
+bool neigh_read(const struct neigh_table *nt, uint32_t i, struct neigh_entry *out);
+
+static inline bool neigh_usable(const struct neigh_entry *e)
+{
+    return e && e->state >= NEIGH_REACHABLE;
+}
+
+/* ---- updates (the router at run time; the supervisor before it starts) ---- */
+
+/* Seqlock for `neigh show`: odd while the entry changes. */
+static inline void neigh_wbegin(struct neigh_entry *e)
+{
+    ipc_st_rlx(&e->seq, ipc_ld_rlx(&e->seq) + 1);
+    atomic_thread_fence(memory_order_release);
+}
+
+static inline void neigh_wend(struct neigh_entry *e)
+{
+    ipc_st_rel(&e->seq, ipc_ld_rlx(&e->seq) + 1);
+}
+
+/** A new, empty entry for @ip (which must be absent), or NULL when the table is 3/4 full. */
+struct neigh_entry *neigh_insert(struct neigh_table *nt, uint32_t ip);
+
+/** Remove entry @e (its queue must be empty or already accounted for). */
+void neigh_remove(struct neigh_table *nt, struct neigh_entry *e);
+
+/** Remove @ip (its queued packets are freed into @pool). Returns 0 or -ENOENT. */
+int neigh_del(struct neigh_table *nt, struct ipc_pool *pool, uint32_t ip);
+
+/* Between tables/neigh.c and tables/neigh_write.c. */
+uint32_t neigh_impl_hash(uint32_t ip);
+void neigh_impl_bind(struct neigh_table *nt, void *base, size_t size);
+
+#endif
