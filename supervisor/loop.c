@@ -9,7 +9,6 @@
 
 #include <errno.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -22,24 +21,6 @@
 enum { EV_SIGNAL = 1, EV_TIMER, EV_CTL, EV_PIDFD, EV_NOTIFY, EV_SB_NOTIFY };
 
 #define EV_KEY(type, idx) (((uint64_t)(type) << 32) | (uint32_t)(idx))
-
-uint64_t sup_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-void sup_log(const char *fmt, ...)
-{
-    char line[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof(line), fmt, ap);
-    va_end(ap);
-    /* One write per line, so lines from several processes never interleave. */
-    dprintf(STDERR_FILENO, "ringrouter: %s\n", line);
-}
 
 static int ep_add(struct sup *s, int fd, uint64_t key)
 {

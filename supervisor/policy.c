@@ -30,6 +30,13 @@
 
 #define MS(x) ((uint64_t)(x) * 1000000ull)
 
+/* A death (or a failed start, which counts as one) for the restart window. */
+static void record_death(struct sup_svc *v, uint64_t now)
+{
+    v->deaths_ns[v->ndeaths++ % SUP_DEATHS_KEPT] = now;
+    v->consecutive++;
+}
+
 const char *sup_state_name(enum sup_state st)
 {
     static const char *const names[SUP_NSTATES] = {"down", "starting", "up", "backoff", "failed", "stopping"};
@@ -55,8 +62,7 @@ static void start(struct sup *s, struct sup_svc *v)
         snprintf(v->last_exit, sizeof(v->last_exit), "start failed: %.80s", err.msg);
         v->pid = 0;
         v->state = SUP_ST_BACKOFF;
-        v->consecutive++;
-        v->deaths_ns[v->ndeaths++ % 64] = now;
+        record_death(v, now);
         v->deadline_ns = now + MS(SUP_BACKOFF_CAP_MS);
         return;
     }
@@ -97,7 +103,7 @@ static void reclaim(struct sup *s, struct sup_svc *v)
 
 static unsigned deaths_in_window(const struct sup_svc *v, uint64_t now)
 {
-    unsigned n = 0, have = v->ndeaths < 64 ? v->ndeaths : 64;
+    unsigned n = 0, have = v->ndeaths < SUP_DEATHS_KEPT ? v->ndeaths : SUP_DEATHS_KEPT;
     for (unsigned i = 0; i < have; i++)
         if (now - v->deaths_ns[i] <= MS(v->m->restart_window_ms))
             n++;
@@ -120,8 +126,7 @@ static void act_died(struct sup *s, struct sup_svc *v, int status)
                 v->m->restart == SUP_RESTART_NEVER ? "never" : "on-failure");
         return;
     }
-    v->deaths_ns[v->ndeaths++ % 64] = now;
-    v->consecutive++;
+    record_death(v, now);
     unsigned recent = deaths_in_window(v, now);
     if (recent > v->m->restart_limit) {
         v->state = SUP_ST_FAILED;

@@ -20,11 +20,15 @@
 #include "tables/fib_write.h"
 #include "tables/neigh_write.h"
 #include "tables/shaper.h"
+#include "supervisor/log.h"
 #include "supervisor/manifest.h"
 
 #define SUP_MAX_SERVICES (1 + 2 * SUP_PORTS_MAX)
 #define SUP_MAX_RINGS (3 * SUP_PORTS_MAX)
 #define SUP_MAX_FDS 64 /* fds handed to one service, the config blob included */
+/* Death times kept per service for its restart window: more than the
+ * manifest's largest restart_limit, so the window never undercounts. */
+#define SUP_DEATHS_KEPT (SUP_RESTART_LIMIT_MAX + 1)
 
 #define SUP_EXIT_OK 0
 #define SUP_EXIT_USAGE 100
@@ -79,7 +83,7 @@ struct sup_svc {
     uint64_t last_beat_ns;
     unsigned restarts;    /* since `up` */
     unsigned consecutive; /* deaths since it was last stable */
-    uint64_t deaths_ns[64];
+    uint64_t deaths_ns[SUP_DEATHS_KEPT];
     unsigned ndeaths; /* ring of recent death times, for the window */
     char last_exit[96];
     bool restart_pending; /* STOPPING because of `ringrouter restart` */
@@ -129,11 +133,6 @@ struct sup {
     uint64_t tick_ns;
     uint64_t last_check_ns; /* when sup_check_timers last ran */
 };
-
-uint64_t sup_now_ns(void);
-
-/* log.c-ish: one line per event on stderr, readable under systemd. */
-void sup_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* setup.c */
 int sup_setup(struct sup *s, struct ipc_err *err);
