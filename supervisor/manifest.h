@@ -1,13 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * supervisor/manifest.h: the manifest as plain C data. sup_manifest_load_*()
- * parse an INI manifest (libinih) and validate all of it, cross references
- * included, before the supervisor creates anything; what comes out is fully
+ * parse an INI manifest and validate all of it, cross references included,
+ * before the supervisor creates anything; what comes out is fully
  * resolved: defaults filled in, units converted to bits/s, bytes and ms,
  * names turned into indices, and one service entry for every process the
  * manifest implies. The supervisor's setup code (pool, rings, devices, spawn)
  * reads only this struct. docs/manifest.md documents every key; the key
- * tables in manifest.c are the one place where defaults and ranges live.
+ * tables in manifest_schema.c are the one place where defaults and ranges live.
  */
 #ifndef SUP_MANIFEST_H
 #define SUP_MANIFEST_H

@@ -1,0 +1,473 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * supervisor/manifest_check.c: the checks that need the whole manifest,
+ * run once the last line is read, in the order of the manifest's own
+ * dependencies: the router (its user and group exist), the pool (its size),
+ * the ports (required keys, keys of the other driver, AF_XDP frame limits,
+ * shared interfaces, overlapping networks, shared MACs), the routes and
+ * neighbours (their gateway or address is on a port's network and is a
+ * host there), the shapers and classes (their port, the computed burst,
+ * class rates against the port's), and last the services: the list every
+ * port and shaper implies, with the [service] sections merged into it.
+ * Each error names the line of the key that is wrong, or of its section.
+ */
+#include <errno.h>
+#include <grp.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ipc/pool.h"
+#include "supervisor/manifest_impl.h"
+
+/* The largest MTU of an AF_XDP port: AF_XDP cannot chain frames, so a whole
+ * frame, after the headroom the kernel keeps, must fit in one pool frame. */
+#define SUP_AFXDP_MTU_MAX(frame_size) ((frame_size) - IPC_HEADROOM - SUP_ETH_HLEN)
+
+#define KLINE(o, key) ((o)->src.key_line[key])
+
+static int sup_check_router(struct sup_pctx *pc)
+{
+    struct sup_router *r = &pc->m->router;
+    char buf[4096];
+    struct passwd pw, *pwp = NULL;
+    struct group gr, *grp = NULL;
+    const char *sec = r->src.section;
+
+    if (r->user[0]) {
+        if (getpwnam_r(r->user, &pw, buf, sizeof buf, &pwp) != 0 || !pwp)
+            return sup_fail(pc, KLINE(r, SUP_ROUTER_USER), sec, "user", "no such user \"%s\"", r->user);
+    } else {
+        /* Default: the dedicated system user the install step creates. */
+        if (getpwnam_r("ringrouter", &pw, buf, sizeof buf, &pwp) == 0 && pwp)
+            snprintf(r->user, sizeof r->user, "ringrouter");
+        else if (getpwnam_r("nobody", &pw, buf, sizeof buf, &pwp) == 0 && pwp)
+            snprintf(r->user, sizeof r->user, "nobody");
+        else
+            return sup_fail(pc, r->src.line, sec, "user",
+                            "missing, and neither user \"ringrouter\" nor \"nobody\" exists");
+    }
+    if (r->group[0]) {
+        if (getgrnam_r(r->group, &gr, buf, sizeof buf, &grp) != 0 || !grp)
+            return sup_fail(pc, KLINE(r, SUP_ROUTER_GROUP), sec, "group", "no such group \"%s\"", r->group);
+    } else {
+        if (getpwnam_r(r->user, &pw, buf, sizeof buf, &pwp) != 0 || !pwp)
+            return sup_fail(pc, r->src.line, sec, "user", "no such user \"%s\"", r->user);
+        gid_t gid = pw.pw_gid;
+        if (getgrgid_r(gid, &gr, buf, sizeof buf, &grp) != 0 || !grp || strlen(gr.gr_name) > SUP_USER_MAX)
+            return sup_fail(pc, r->src.line, sec, "group", "the primary group %u of user \"%s\" has no name",
+                            (unsigned)gid, r->user);
+        snprintf(r->group, sizeof r->group, "%s", gr.gr_name);
+    }
+    return 0;
+}
+
+/* The pool is one memfd; its pages are allocated as frames are first used,
+ * but a size past this is a typo rather than a plan. */
+#define SUP_POOL_BYTES_MAX (8ull << 30)
+
+static int sup_check_pool(struct sup_pctx *pc)
+{
+    struct sup_router *r = &pc->m->router;
+    uint64_t bytes = (uint64_t)r->pool_buffers * r->frame_size;
+    if (bytes <= SUP_POOL_BYTES_MAX)
+        return 0;
+    unsigned line = KLINE(r, SUP_ROUTER_POOL_BUFFERS) ? KLINE(r, SUP_ROUTER_POOL_BUFFERS)
+                                                      : KLINE(r, SUP_ROUTER_FRAME_SIZE);
+    return sup_fail(pc, line, r->src.section, KLINE(r, SUP_ROUTER_POOL_BUFFERS) ? "pool_buffers" : "frame_size",
+                    "%u buffers of %u bytes is %llu MiB, more than the pool's limit of %llu MiB", r->pool_buffers,
+                    r->frame_size, (unsigned long long)(bytes >> 20), SUP_POOL_BYTES_MAX >> 20);
+}
+
+/* A check of one object of a section type; i is its index. */
+typedef int sup_check_fn(struct sup_pctx *pc, void *obj, size_t i);
+
+/* Check each object of @type in order, its required keys first. */
+static int sup_each(struct sup_pctx *pc, int type, sup_check_fn *fn)
+{
+    for (size_t i = 0; i < sup_nobjs(pc, type) && !pc->rc; i++) {
+        void *obj = sup_obj(pc, type, i);
+        if (!sup_missing(pc, &sup_sections[type], obj))
+            fn(pc, obj, i);
+    }
+    return pc->rc;
+}
+
+/* The index of the port that @src names as @name; -1, with the error at
+ * @line and @key, when there is none. */
+static int sup_port_ref(struct sup_pctx *pc, const struct sup_src *src, unsigned line, const char *key,
+                        const char *name)
+{
+    int i = sup_manifest_port(pc->m, name);
+    if (i < 0)
+        sup_fail(pc, line, src->section, key, "no port \"%s\"", name);
+    return i;
+}
+
+static int sup_check_port(struct sup_pctx *pc, void *obj, size_t i)
+{
+    struct sup_manifest *m = pc->m;
+    struct sup_port *p = obj;
+    const struct sup_section_type *t = &sup_sections[SUP_SEC_PORT];
+    for (size_t k = 0; k < t->nkeys; k++) {
+        if (t->keys[k].drivers && p->src.key_line[k] && !(t->keys[k].drivers & p->driver))
+            return sup_fail(pc, p->src.key_line[k], p->src.section, t->keys[k].name,
+                            "only for driver = %s, and port %s is driver = %s",
+                            t->keys[k].drivers == SUP_DRIVER_TAP ? "tap" : "afxdp", p->name,
+                            p->driver == SUP_DRIVER_TAP ? "tap" : "afxdp");
+    }
+    /* The pool is the UMEM, whose chunks are 2048 or 4096 bytes. */
+    if (p->driver == SUP_DRIVER_AFXDP && m->router.frame_size > IPC_FRAME_LARGE)
+        return sup_fail(pc, KLINE(&m->router, SUP_ROUTER_FRAME_SIZE), m->router.src.section, "frame_size",
+                        "%u is for routers whose ports are all driver = tap: port %s (line %u) is driver = afxdp, "
+                        "which takes %u or %u",
+                        m->router.frame_size, p->name, p->src.line, IPC_FRAME_DEFAULT, IPC_FRAME_LARGE);
+    uint32_t fmax = SUP_AFXDP_MTU_MAX(m->router.frame_size);
+    if (p->driver == SUP_DRIVER_AFXDP && p->mtu > fmax) {
+        char hint[48] = "";
+        if (m->router.frame_size < IPC_FRAME_LARGE)
+            snprintf(hint, sizeof hint, "; frame_size = %u allows %u", IPC_FRAME_LARGE,
+                     SUP_AFXDP_MTU_MAX(IPC_FRAME_LARGE));
+        return sup_fail(pc, KLINE(p, SUP_PORT_MTU), p->src.section, "mtu",
+                        "%u does not fit a %u-byte frame with driver = afxdp (at most %u%s)", p->mtu,
+                        m->router.frame_size, fmax, hint);
+    }
+    for (size_t j = 0; j < i; j++) {
+        struct sup_port *q = &m->ports[j];
+        if (strcmp(p->ifname, q->ifname) == 0 && strcmp(p->netns, q->netns) == 0)
+            return sup_fail(pc, KLINE(p, SUP_PORT_IFNAME), p->src.section, "ifname",
+                            "\"%s\" is already port %s's interface (line %u)", p->ifname, q->name,
+                            KLINE(q, SUP_PORT_IFNAME));
+        unsigned len = p->address.len < q->address.len ? p->address.len : q->address.len;
+        if (((p->address.addr ^ q->address.addr) & sup_mask(len)) == 0)
+            return sup_fail(pc, KLINE(p, SUP_PORT_ADDRESS), p->src.section, "address",
+                            "%s overlaps port %s's network %s (line %u)", PREFIX(p->address.addr, p->address.len),
+                            q->name, PREFIX(q->address.addr & sup_mask(q->address.len), q->address.len),
+                            KLINE(q, SUP_PORT_ADDRESS));
+        if (p->has_mac && q->has_mac && memcmp(p->mac, q->mac, 6) == 0)
+            return sup_fail(pc, KLINE(p, SUP_PORT_MAC), p->src.section, "mac",
+                            "is already port %s's MAC address (line %u)", q->name, KLINE(q, SUP_PORT_MAC));
+    }
+    return 0;
+}
+
+static int sup_check_ports(struct sup_pctx *pc)
+{
+    if (pc->m->nports == 0)
+        return sup_fail(pc, 0, NULL, NULL, "no ports: a manifest needs at least one [port NAME] section");
+    return sup_each(pc, SUP_SEC_PORT, sup_check_port);
+}
+
+/* The port whose connected network holds @a; networks do not overlap. */
+static int sup_port_for(const struct sup_manifest *m, uint32_t a)
+{
+    for (size_t i = 0; i < m->nports; i++)
+        if (sup_in(&m->ports[i].address, a))
+            return (int)i;
+    return -1;
+}
+
+/* @a must be a neighbour on port @pi's network: not the router itself,
+ * nor the network's own or broadcast address. */
+static int sup_check_on_link(struct sup_pctx *pc, const struct sup_src *src, unsigned line, const char *key,
+                             uint32_t a, int pi)
+{
+    const struct sup_port *p = &pc->m->ports[pi];
+    uint32_t host = a & ~sup_mask(p->address.len);
+    char net[20];
+    sup_prefix_str(p->address.addr & sup_mask(p->address.len), p->address.len, net, sizeof net);
+    if (a == p->address.addr)
+        return sup_fail(pc, line, src->section, key, "%s is the router's own address on port %s", ADDR(a),
+                        p->name);
+    if (p->address.len < 31 && host == 0)
+        return sup_fail(pc, line, src->section, key, "%s is the network address of port %s's network %s",
+                        ADDR(a), p->name, net);
+    if (p->address.len < 31 && host == ~sup_mask(p->address.len))
+        return sup_fail(pc, line, src->section, key, "%s is the broadcast address of port %s's network %s",
+                        ADDR(a), p->name, net);
+    return 0;
+}
+
+static int sup_check_route(struct sup_pctx *pc, void *obj, size_t i)
+{
+    struct sup_manifest *m = pc->m;
+    struct sup_route *r = obj;
+    unsigned lvia = KLINE(r, SUP_ROUTE_VIA), lport = KLINE(r, SUP_ROUTE_PORT);
+    if (lvia && lport)
+        return sup_fail(pc, lvia > lport ? lvia : lport, r->src.section, lvia > lport ? "via" : "port",
+                        "give either via or port, not both");
+    if (!lvia && !lport)
+        return sup_fail(pc, r->src.line, r->src.section, "via",
+                        "missing, expected a gateway address (or port = NAME for a directly connected route)");
+    for (size_t j = 0; j < m->nports; j++) {
+        const struct sup_prefix *a = &m->ports[j].address;
+        if (a->len == r->prefix.len && (a->addr & sup_mask(a->len)) == r->prefix.addr)
+            return sup_fail(pc, r->src.line, r->src.section, NULL,
+                            "duplicates the connected route of port %s (line %u)", m->ports[j].name,
+                            KLINE(&m->ports[j], SUP_PORT_ADDRESS));
+    }
+    if (lport) {
+        r->direct = true;
+        r->port = sup_port_ref(pc, &r->src, lport, "port", r->port_name);
+        return pc->rc;
+    }
+    r->port = sup_port_for(m, r->via);
+    if (r->port < 0)
+        return sup_fail(pc, lvia, r->src.section, "via", "%s is not on any port's network", ADDR(r->via));
+    if (sup_check_on_link(pc, &r->src, lvia, "via", r->via, r->port))
+        return pc->rc;
+    snprintf(r->port_name, sizeof r->port_name, "%s", m->ports[r->port].name);
+    return 0;
+}
+
+static int sup_check_neigh(struct sup_pctx *pc, void *obj, size_t i)
+{
+    struct sup_manifest *m = pc->m;
+    struct sup_neigh *n = obj;
+    int on = sup_port_for(m, n->addr);
+    if (KLINE(n, SUP_NEIGH_PORT)) {
+        n->port = sup_port_ref(pc, &n->src, KLINE(n, SUP_NEIGH_PORT), "port", n->port_name);
+        if (n->port < 0)
+            return pc->rc;
+        if (on != n->port)
+            return sup_fail(pc, KLINE(n, SUP_NEIGH_PORT), n->src.section, "port",
+                            "%s is not on port %s's network %s", ADDR(n->addr), n->port_name,
+                            PREFIX(m->ports[n->port].address.addr & sup_mask(m->ports[n->port].address.len),
+                                   m->ports[n->port].address.len));
+    } else if (on < 0) {
+        return sup_fail(pc, n->src.line, n->src.section, NULL, "%s is not on any port's network", ADDR(n->addr));
+    }
+    n->port = on;
+    snprintf(n->port_name, sizeof n->port_name, "%s", m->ports[on].name);
+    return sup_check_on_link(pc, &n->src, n->src.line, NULL, n->addr, on);
+}
+
+static int sup_check_shaper(struct sup_pctx *pc, void *obj, size_t i)
+{
+    struct sup_shaper *s = obj;
+    s->port = sup_port_ref(pc, &s->src, s->src.line, NULL, s->port_name);
+    if (s->port < 0)
+        return pc->rc;
+    struct sup_port *p = &pc->m->ports[s->port];
+    p->shaper = (int)i;
+    uint32_t frame = p->mtu + SUP_ETH_HLEN;
+    if (!KLINE(s, SUP_SHAPER_BURST)) {
+        /* What the rate sends in 10 ms: the shaper sleeps on a timer, so
+         * the bucket must cover at least one timer slack's worth. */
+        uint64_t b = s->rate / 8 / 100;
+        if (b < 2ull * frame)
+            b = 2ull * frame;
+        if (b > SUP_BURST_MAX)
+            b = SUP_BURST_MAX;
+        s->burst = (uint32_t)b;
+    } else if (s->burst < frame) {
+        return sup_fail(pc, KLINE(s, SUP_SHAPER_BURST), s->src.section, "burst",
+                        "%u bytes is less than one full frame (%u bytes at mtu %u)", s->burst, frame, p->mtu);
+    }
+    return 0;
+}
+
+static int sup_check_class(struct sup_pctx *pc, void *obj, size_t i)
+{
+    struct sup_manifest *m = pc->m;
+    struct sup_class *c = obj;
+    c->port = sup_port_ref(pc, &c->src, c->src.line, NULL, c->port_name);
+    if (c->port < 0)
+        return pc->rc;
+    int si = m->ports[c->port].shaper;
+    if (si < 0)
+        return sup_fail(pc, c->src.line, c->src.section, NULL, "port %s has no [shaper %s] section", c->port_name,
+                        c->port_name);
+    struct sup_shaper *s = &m->shapers[si];
+    s->nclasses++;
+    if (!KLINE(c, SUP_CLASS_CEIL))
+        c->ceil = s->rate;
+    if (c->rate > s->rate)
+        return sup_fail(pc, KLINE(c, SUP_CLASS_RATE), c->src.section, "rate",
+                        "%s is above the port's rate %s (line %u)", RATE(c->rate), RATE(s->rate),
+                        KLINE(s, SUP_SHAPER_RATE));
+    if (c->ceil < c->rate)
+        return sup_fail(pc, KLINE(c, SUP_CLASS_CEIL), c->src.section, "ceil", "%s is below rate %s",
+                        RATE(c->ceil), RATE(c->rate));
+    if (c->ceil > s->rate)
+        return sup_fail(pc, KLINE(c, SUP_CLASS_CEIL), c->src.section, "ceil",
+                        "%s is above the port's rate %s (line %u)", RATE(c->ceil), RATE(s->rate),
+                        KLINE(s, SUP_SHAPER_RATE));
+    if (!c->is_default) {
+        if (!KLINE(c, SUP_CLASS_MATCH))
+            return sup_fail(pc, c->src.line, c->src.section, "match",
+                            "missing, expected match rules (or default = yes)");
+        return 0;
+    }
+    if (s->default_class >= 0)
+        return sup_fail(pc, KLINE(c, SUP_CLASS_DEFAULT), c->src.section, "default",
+                        "class %s (line %u) is already port %s's default class", m->classes[s->default_class].name,
+                        m->classes[s->default_class].src.line, c->port_name);
+    if (KLINE(c, SUP_CLASS_MATCH))
+        return sup_fail(pc, KLINE(c, SUP_CLASS_MATCH), c->src.section, "match",
+                        "the default class takes what no other class matches; remove match");
+    s->default_class = (int)i;
+    return 0;
+}
+
+/* A shaped port with classes has exactly one default class, and its
+ * classes' guaranteed rates fit in the port's. */
+static int sup_check_class_sums(struct sup_pctx *pc, void *obj, size_t i)
+{
+    struct sup_manifest *m = pc->m;
+    struct sup_shaper *s = obj;
+    uint64_t sum = 0;
+    if (s->nclasses && s->default_class < 0)
+        return sup_fail(pc, s->src.line, s->src.section, NULL,
+                        "no class of port %s has default = yes; exactly one must", s->port_name);
+    for (size_t j = 0; j < m->nclasses; j++) {
+        if (m->classes[j].port != s->port)
+            continue;
+        sum += m->classes[j].rate;
+        if (sum > s->rate)
+            return sup_fail(pc, KLINE(&m->classes[j], SUP_CLASS_RATE), m->classes[j].src.section, "rate",
+                            "the classes of port %s guarantee %s in all, above the port's rate %s", s->port_name,
+                            RATE(sum), RATE(s->rate));
+    }
+    return 0;
+}
+
+/* @own's keys that its section sets, over @s. */
+static void sup_service_merge(struct sup_service *s, const struct sup_service *own)
+{
+    const struct sup_section_type *t = &sup_sections[SUP_SEC_SERVICE];
+    for (size_t k = 0; k < t->nkeys; k++)
+        if (own->src.key_line[k])
+            memcpy((char *)s + t->keys[k].off, (const char *)own + t->keys[k].off, t->keys[k].size);
+    s->src = own->src;
+}
+
+/* Build the service list the manifest implies and merge the explicit
+ * [service] sections into it. */
+static int sup_check_services(struct sup_pctx *pc)
+{
+    struct sup_manifest *m = pc->m;
+    for (size_t p = 0; p < m->nports; p++)
+        if (m->ports[p].queues == 0)
+            m->ports[p].queues = 1; /* a TAP port: its driver's keys (queues among them) get no defaults */
+    for (size_t i = 0; i < pc->nsvc; i++) {
+        struct sup_service *s = &pc->svc[i];
+        const char *n = s->name;
+        if (strcmp(n, "router") == 0)
+            continue;
+        const char *pn = strncmp(n, "driver-", 7) == 0 ? n + 7 : strncmp(n, "shaper-", 7) == 0 ? n + 7 : NULL;
+        if (!pn)
+            return sup_fail(pc, s->src.line, s->src.section, NULL,
+                            "\"%s\" is not a service: expected router, driver-PORT, driver-PORT.QUEUE or "
+                            "shaper-PORT",
+                            n);
+        /* driver-PORT.QUEUE: a port's queue beyond the first (port names have no dot). */
+        char port[SUP_SERVICE_MAX + 1];
+        snprintf(port, sizeof port, "%s", pn);
+        char *dot = strchr(port, '.');
+        long q = 0;
+        if (dot) {
+            char *end;
+            *dot = 0;
+            q = strtol(dot + 1, &end, 10);
+            if (n[0] != 'd' || !dot[1] || *end || dot[1] == '0' || q < 1)
+                return sup_fail(pc, s->src.line, s->src.section, NULL,
+                                "\"%s\" is not a service: expected router, driver-PORT, driver-PORT.QUEUE (QUEUE "
+                                "from 1) or shaper-PORT",
+                                n);
+        }
+        int pi = sup_manifest_port(m, port);
+        if (pi < 0)
+            return sup_fail(pc, s->src.line, s->src.section, NULL, "no port \"%s\"", port);
+        if (n[0] == 's' && m->ports[pi].shaper < 0)
+            return sup_fail(pc, s->src.line, s->src.section, NULL, "port %s has no [shaper %s] section", port,
+                            port);
+        const struct sup_port *pp = &m->ports[pi];
+        if (q >= (long)pp->queues && pp->queues == 1)
+            return sup_fail(pc, s->src.line, s->src.section, NULL,
+                            "port %s has one queue: its only driver is driver-%s", port, port);
+        if (q >= (long)pp->queues)
+            return sup_fail(pc, s->src.line, s->src.section, NULL,
+                            "port %s has %u queues (line %u): its drivers are driver-%s and driver-%s.1 to "
+                            "driver-%s.%u",
+                            port, pp->queues, KLINE(pp, SUP_PORT_QUEUES), port, port, port, pp->queues - 1);
+    }
+    size_t ndrv = 0;
+    for (size_t p = 0; p < m->nports; p++)
+        ndrv += m->ports[p].queues;
+    if (ndrv > SUP_DRIVERS_MAX) {
+        size_t p = m->nports;
+        while (p > 0 && m->ports[p - 1].queues == 1)
+            p--;
+        const struct sup_port *last = &m->ports[p ? p - 1 : 0];
+        return sup_fail(pc, KLINE(last, SUP_PORT_QUEUES) ? KLINE(last, SUP_PORT_QUEUES) : last->src.line,
+                        last->src.section, KLINE(last, SUP_PORT_QUEUES) ? "queues" : NULL,
+                        "the ports' queues add up to %zu driver instances; the router takes at most %d", ndrv,
+                        SUP_DRIVERS_MAX);
+    }
+    size_t total = 1 + ndrv + m->nshapers;
+    m->services = calloc(total, sizeof *m->services);
+    if (!m->services)
+        return sup_oom(pc);
+    /* The router, each port's drivers (queue 0, then 1..), the shapers. */
+    size_t i = 0;
+    m->services[i++] = (struct sup_service){.kind = SUP_SVC_ROUTER, .port = -1};
+    for (size_t p = 0; p < m->nports; p++)
+        for (uint32_t q = 0; q < m->ports[p].queues; q++)
+            m->services[i++] = (struct sup_service){.kind = SUP_SVC_DRIVER, .port = (int)p, .queue = (int)q};
+    for (size_t k = 0; k < m->nshapers; k++)
+        m->services[i++] = (struct sup_service){.kind = SUP_SVC_SHAPER, .port = m->shapers[k].port};
+    for (i = 0; i < total; i++) {
+        struct sup_service *s = &m->services[i];
+        enum sup_service_kind kind = s->kind;
+        int port = s->port, queue = s->queue;
+        if (kind == SUP_SVC_ROUTER)
+            snprintf(s->name, sizeof s->name, "router");
+        else
+            snprintf(s->name, sizeof s->name, "%s-%s", kind == SUP_SVC_DRIVER ? "driver" : "shaper",
+                     m->ports[port].name);
+        /* A queue's driver starts from its port's [service driver-PORT], then
+         * takes the keys its own [service driver-PORT.QUEUE] sets. */
+        const struct sup_service *base = NULL, *own = NULL;
+        for (size_t j = 0; j < pc->nsvc; j++)
+            if (strcmp(pc->svc[j].name, s->name) == 0)
+                base = &pc->svc[j];
+        if (queue) {
+            size_t len = strlen(s->name);
+            snprintf(s->name + len, sizeof s->name - len, ".%d", queue);
+            for (size_t j = 0; j < pc->nsvc; j++)
+                if (strcmp(pc->svc[j].name, s->name) == 0)
+                    own = &pc->svc[j];
+        }
+        char name[sizeof s->name];
+        memcpy(name, s->name, sizeof name);
+        if (base) {
+            *s = *base;
+        } else {
+            sup_defaults(pc, &sup_sections[SUP_SEC_SERVICE], s);
+            s->cpu = -1;
+            s->src = (struct sup_src){0};
+        }
+        if (own)
+            sup_service_merge(s, own);
+        memcpy(s->name, name, sizeof name);
+        if (!own && !base)
+            snprintf(s->src.section, sizeof s->src.section, "service %s", s->name);
+        s->kind = kind;
+        s->port = port;
+        s->queue = queue;
+    }
+    m->nservices = total;
+    return 0;
+}
+
+int sup_check(struct sup_pctx *pc)
+{
+    if (sup_check_router(pc) || sup_check_pool(pc) || sup_check_ports(pc) ||
+        sup_each(pc, SUP_SEC_ROUTE, sup_check_route) || sup_each(pc, SUP_SEC_NEIGH, sup_check_neigh) ||
+        sup_each(pc, SUP_SEC_SHAPER, sup_check_shaper) || sup_each(pc, SUP_SEC_CLASS, sup_check_class) ||
+        sup_each(pc, SUP_SEC_SHAPER, sup_check_class_sums))
+        return pc->rc;
+    return sup_check_services(pc);
+}
