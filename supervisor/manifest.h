@@ -16,6 +16,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "tables/shaper.h"
+
 #define SUP_NAME_MAX 15     /* port and class names (a port name ends up in netdev-like names) */
 #define SUP_IFNAME_MAX 15   /* IFNAMSIZ - 1 */
 #define SUP_NETNS_MAX 63
@@ -161,16 +163,10 @@ struct sup_shaper {
     size_t nclasses;
 };
 
-/* Classification: every field present must match (AND). */
-#define SUP_MATCH_DSCP 0x01u
-#define SUP_MATCH_PROTO 0x02u
-#define SUP_MATCH_SPORT 0x04u
-#define SUP_MATCH_DPORT 0x08u
-#define SUP_MATCH_SRC 0x10u
-#define SUP_MATCH_DST 0x20u
-
+/* Classification: every field present must match (AND); the bits are the
+ * shaper's own (SHP_MATCH_*, tables/shaper.h), passed on as they are. */
 struct sup_match {
-    uint32_t fields; /* SUP_MATCH_* */
+    uint32_t fields; /* SHP_MATCH_* */
     uint8_t dscp;
     uint8_t proto;
     uint16_t sport_lo, sport_hi;

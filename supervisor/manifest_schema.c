@@ -172,7 +172,7 @@ static const struct sup_key sup_service_keys[] = {
     [SUP_SERVICE_RESTART] = {"restart", sup_p_enum, KEY(struct sup_service, restart), .words = sup_restart_words,
                              .def = "always"},
     [SUP_SERVICE_HANG_MS] = {"hang_ms", sup_p_u32, KEY(struct sup_service, hang_ms), 10, 60000, .def = "200"},
-    [SUP_SERVICE_RESTART_LIMIT] = {"restart_limit", sup_p_u32, KEY(struct sup_service, restart_limit), 1, 1000,
+    [SUP_SERVICE_RESTART_LIMIT] = {"restart_limit", sup_p_u32, KEY(struct sup_service, restart_limit), 1, SUP_RESTART_LIMIT_MAX,
                                    .def = "5"},
     [SUP_SERVICE_RESTART_WINDOW] = {"restart_window", sup_p_duration,
                                     KEY(struct sup_service, restart_window_ms), 100, 3600000, .def = "10s"},

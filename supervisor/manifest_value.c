@@ -633,8 +633,8 @@ static int sup_port_range(const char *v, uint16_t *lo, uint16_t *hi)
 static int sup_match_term(struct sup_pctx *pc, const struct sup_key *k, const char *term, void *dst)
 {
     static const struct sup_word fields[] = {
-        {"dscp", SUP_MATCH_DSCP}, {"proto", SUP_MATCH_PROTO}, {"sport", SUP_MATCH_SPORT},
-        {"dport", SUP_MATCH_DPORT}, {"src", SUP_MATCH_SRC},  {"dst", SUP_MATCH_DST},
+        {"dscp", SHP_MATCH_DSCP}, {"proto", SHP_MATCH_PROTO}, {"sport", SHP_MATCH_SPORT},
+        {"dport", SHP_MATCH_DPORT}, {"src", SHP_MATCH_SRC},  {"dst", SHP_MATCH_DST},
         {NULL, 0},
     };
     struct sup_match *m = dst;
@@ -663,12 +663,12 @@ static int sup_match_term(struct sup_pctx *pc, const struct sup_key *k, const ch
     m->fields |= (uint32_t)w->value;
     int64_t x;
     switch (w->value) {
-    case SUP_MATCH_DSCP:
+    case SHP_MATCH_DSCP:
         if (sup_int(arg, &x) || x < 0 || x > 63)
             return sup_vfail(pc, k, "\"%s\": expected a DSCP value 0..63", term);
         m->dscp = (uint8_t)x;
         return 0;
-    case SUP_MATCH_PROTO:
+    case SHP_MATCH_PROTO:
         if (strcmp(arg, "tcp") == 0)
             x = 6;
         else if (strcmp(arg, "udp") == 0)
@@ -679,16 +679,16 @@ static int sup_match_term(struct sup_pctx *pc, const struct sup_key *k, const ch
             return sup_vfail(pc, k, "\"%s\": expected tcp, udp, icmp or a protocol number 0..255", term);
         m->proto = (uint8_t)x;
         return 0;
-    case SUP_MATCH_SPORT:
-    case SUP_MATCH_DPORT: {
-        uint16_t *lo = w->value == SUP_MATCH_SPORT ? &m->sport_lo : &m->dport_lo;
-        uint16_t *hi = w->value == SUP_MATCH_SPORT ? &m->sport_hi : &m->dport_hi;
+    case SHP_MATCH_SPORT:
+    case SHP_MATCH_DPORT: {
+        uint16_t *lo = w->value == SHP_MATCH_SPORT ? &m->sport_lo : &m->dport_lo;
+        uint16_t *hi = w->value == SHP_MATCH_SPORT ? &m->sport_hi : &m->dport_hi;
         if (sup_port_range(arg, lo, hi))
             return sup_vfail(pc, k, "\"%s\": expected a port 0..65535 or a range LOW-HIGH", term);
         return 0;
     }
     default: {
-        struct sup_prefix *p = w->value == SUP_MATCH_SRC ? &m->src : &m->dst;
+        struct sup_prefix *p = w->value == SHP_MATCH_SRC ? &m->src : &m->dst;
         if (!sup_parse_prefix(arg, p))
             return sup_vfail(pc, k, "\"%s\": expected an IPv4 prefix", term);
         if (p->addr & ~sup_mask(p->len))
@@ -705,7 +705,7 @@ int sup_p_match(struct sup_pctx *pc, const struct sup_key *k, const char *v, voi
     int r = sup_each_item(pc, k, v, sup_match_term, &m);
     if (r)
         return r;
-    if ((m.fields & (SUP_MATCH_SPORT | SUP_MATCH_DPORT)) && (m.fields & SUP_MATCH_PROTO) && m.proto != 6 &&
+    if ((m.fields & (SHP_MATCH_SPORT | SHP_MATCH_DPORT)) && (m.fields & SHP_MATCH_PROTO) && m.proto != 6 &&
         m.proto != 17)
         return sup_vfail(pc, k, "sport and dport need proto tcp or udp");
     *(struct sup_match *)dst = m;

@@ -53,7 +53,7 @@ void sup_shaper_params(const struct sup *s, const struct sup_svc *v, struct shp_
         o->ceil = c->ceil ? c->ceil : sh->rate;
         o->prio = c->prio;
         o->match = (struct shp_match){
-            .fields = c->match.fields, /* SUP_MATCH_* and SHP_MATCH_* are the same bits */
+            .fields = c->match.fields,
             .dscp = c->match.dscp,
             .proto = c->match.proto,
             .src_len = c->match.src.len,
@@ -80,11 +80,6 @@ void sup_shaper_params(const struct sup *s, const struct sup_svc *v, struct shp_
     }
     out->nclasses = n;
 }
-
-_Static_assert(SUP_MATCH_DSCP == SHP_MATCH_DSCP && SUP_MATCH_PROTO == SHP_MATCH_PROTO &&
-                   SUP_MATCH_SPORT == SHP_MATCH_SPORT && SUP_MATCH_DPORT == SHP_MATCH_DPORT &&
-                   SUP_MATCH_SRC == SHP_MATCH_SRC && SUP_MATCH_DST == SHP_MATCH_DST,
-               "match bits");
 
 /* A counter of a stats region by name; -1 when it has none. */
 static int ctr_index(const struct ipc_svc_stats *st, const char *name)

@@ -111,6 +111,8 @@ static const struct t_bad t_bad_cases[] = {
     {BASE "[router]\npool_buffers = 4194304\nframe_size = 4096\n",
      "t.ini:10: [router] pool_buffers: 4194304 buffers of 4096 bytes is 16384 MiB, more than the pool's limit of 8192 MiB"},
     {BASE "[service router]\nhang_ms = 5\n", "t.ini:10: [service router] hang_ms: 5 is out of range 10..60000"},
+    {BASE "[service router]\nrestart_limit = 64\n",
+     "t.ini:10: [service router] restart_limit: 64 is out of range 1..63"},
     {BASE "[service router]\nsched = fifo\n", "t.ini:10: [service router] sched: \"fifo\" is not normal or batch"},
     /* driver-specific keys */
     {"[port a]\ndriver = afxdp\nifname = eth1\naddress = 10.1.0.1/24\noffloads = csum\n",
@@ -529,7 +531,7 @@ static void test_manifest_full(void **state)
     assert_int_equal(voice->ceil, 20000000);
     assert_int_equal(voice->prio, 0);
     assert_false(voice->is_default);
-    assert_int_equal(voice->match.fields, SUP_MATCH_DSCP | SUP_MATCH_PROTO | SUP_MATCH_DPORT | SUP_MATCH_SRC);
+    assert_int_equal(voice->match.fields, SHP_MATCH_DSCP | SHP_MATCH_PROTO | SHP_MATCH_DPORT | SHP_MATCH_SRC);
     assert_int_equal(voice->match.dscp, 46);
     assert_int_equal(voice->match.proto, 17);
     assert_int_equal(voice->match.dport_lo, 5000);
