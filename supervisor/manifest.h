@@ -29,7 +29,7 @@
 #define SUP_SRC_KEYS 16
 #define SUP_DRIVERS_MAX 16 /* driver instances (ports x queues): the router takes a ring from each */
 #define SUP_MANIFEST_ERR_MAX 512
-#define SUP_RESTART_LIMIT_MAX 63 /* the supervisor keeps this many deaths + 1 per service */
+#define SUP_RESTART_LIMIT_MAX 1000 /* the supervisor keeps this many deaths + 1 per service */
 
 /* Where an object came from, so that later errors (at setup or run time)
  * can name the manifest line too. key_line[] is indexed by the section's

@@ -111,8 +111,8 @@ static const struct t_bad t_bad_cases[] = {
     {BASE "[router]\npool_buffers = 4194304\nframe_size = 4096\n",
      "t.ini:10: [router] pool_buffers: 4194304 buffers of 4096 bytes is 16384 MiB, more than the pool's limit of 8192 MiB"},
     {BASE "[service router]\nhang_ms = 5\n", "t.ini:10: [service router] hang_ms: 5 is out of range 10..60000"},
-    {BASE "[service router]\nrestart_limit = 64\n",
-     "t.ini:10: [service router] restart_limit: 64 is out of range 1..63"},
+    {BASE "[service router]\nrestart_limit = 1001\n",
+     "t.ini:10: [service router] restart_limit: 1001 is out of range 1..1000"},
     {BASE "[service router]\nsched = fifo\n", "t.ini:10: [service router] sched: \"fifo\" is not normal or batch"},
     /* driver-specific keys */
     {"[port a]\ndriver = afxdp\nifname = eth1\naddress = 10.1.0.1/24\noffloads = csum\n",
