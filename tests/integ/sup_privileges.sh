@@ -6,9 +6,10 @@
 # fds supervisor/setup.c gives it (sup_svc_fds, write_config):
 #   0, 1 /dev/null   2 the log   3 memfd:cfg-NAME   (4, the readiness pipe,
 #   closed once ready)   5 memfd:pool-NAME   6 memfd:stats-NAME
-#   7 its own eventfd   8 /dev/net/tun (drivers only)
-#   9 memfd:fib-NAME   10 memfd:neigh-NAME (the router only)
-#   11.. its input rings, its output rings, then its consumers' eventfds.
+#   7 its own eventfd   8, 9 the fds its kind's typed config names
+#   (tables/config.h): 8 /dev/net/tun (drivers); 8 memfd:fib-NAME and
+#   9 memfd:neigh-NAME (the router); 8 memfd:mbox-NAME (a shaper)
+#   10.. its input rings, its output rings, then its consumers' eventfds.
 # The shared objects are checked to be the same ones across services (memfd
 # inodes, eventfd ids), and the same again after a restart.
 set -u
@@ -38,22 +39,22 @@ expected_fds() { # expected_fds SVC
     echo "7 anon_inode:[eventfd]"
     case $svc in
     router)
-        echo "9 /memfd:fib-t1$memfd_suffix"
-        echo "10 /memfd:neigh-t1$memfd_suffix"
+        echo "8 /memfd:fib-t1$memfd_suffix"
+        echo "9 /memfd:neigh-t1$memfd_suffix"
         # in: rx-a rx-b; out: tx-a tx-b; then driver-a's and driver-b's eventfds
-        echo "11 /memfd:rx-a$memfd_suffix"
-        echo "12 /memfd:rx-b$memfd_suffix"
-        echo "13 /memfd:tx-a$memfd_suffix"
-        echo "14 /memfd:tx-b$memfd_suffix"
+        echo "10 /memfd:rx-a$memfd_suffix"
+        echo "11 /memfd:rx-b$memfd_suffix"
+        echo "12 /memfd:tx-a$memfd_suffix"
+        echo "13 /memfd:tx-b$memfd_suffix"
+        echo "14 anon_inode:[eventfd]"
         echo "15 anon_inode:[eventfd]"
-        echo "16 anon_inode:[eventfd]"
         ;;
     driver-?)
         local p=${svc#driver-}
         echo "8 /dev/net/tun"
-        echo "11 /memfd:tx-$p$memfd_suffix"
-        echo "12 /memfd:rx-$p$memfd_suffix"
-        echo "13 anon_inode:[eventfd]" # the router's
+        echo "10 /memfd:tx-$p$memfd_suffix"
+        echo "11 /memfd:rx-$p$memfd_suffix"
+        echo "12 anon_inode:[eventfd]" # the router's
         ;;
     esac
 }
@@ -136,14 +137,14 @@ check_all() {
     }
     same "the pool" "$r" 5 "$a" 5
     same "the pool" "$r" 5 "$b" 5
-    same "ring rx-a" "$r" 11 "$a" 12
-    same "ring rx-b" "$r" 12 "$b" 12
-    same "ring tx-a" "$r" 13 "$a" 11
-    same "ring tx-b" "$r" 14 "$b" 11
-    same "driver-a's eventfd" "$r" 15 "$a" 7
-    same "driver-b's eventfd" "$r" 16 "$b" 7
-    same "the router's eventfd" "$a" 13 "$r" 7
-    same "the router's eventfd" "$b" 13 "$r" 7
+    same "ring rx-a" "$r" 10 "$a" 11
+    same "ring rx-b" "$r" 11 "$b" 11
+    same "ring tx-a" "$r" 12 "$a" 10
+    same "ring tx-b" "$r" 13 "$b" 10
+    same "driver-a's eventfd" "$r" 14 "$a" 7
+    same "driver-b's eventfd" "$r" 15 "$b" 7
+    same "the router's eventfd" "$a" 12 "$r" 7
+    same "the router's eventfd" "$b" 12 "$r" 7
     [ "$(fd_id "$a" 7)" != "$(fd_id "$b" 7)" ] || bad "driver-a and driver-b share an eventfd"
     [ "$(fd_id "$a" 8)" = tap:rrt-a ] || bad "driver-a's fd 8 is $(fd_id "$a" 8), expected the TAP rrt-a"
     [ "$(fd_id "$b" 8)" = tap:rrt-b ] || bad "driver-b's fd 8 is $(fd_id "$b" 8), expected the TAP rrt-b"
