@@ -198,7 +198,19 @@ static inline uint32_t ipc_pool_chain_frames(const struct ipc_pool *pool, uint32
  * pkt_len. The one place a chain's layout is written, whether the bytes are
  * still to come (ipc_pool_alloc_chain) or already there (a driver's read).
  */
-void ipc_pool_chain_link(struct ipc_pool *pool, const ipc_buf *bufs, uint32_t n, uint32_t bytes);
+static inline void ipc_pool_chain_link(struct ipc_pool *pool, const ipc_buf *bufs, uint32_t n, uint32_t bytes)
+{
+    uint32_t left = bytes;
+    for (uint32_t i = 0; i < n; i++) {
+        struct ipc_meta *m = &pool->meta[bufs[i]];
+        uint32_t room = i == 0 ? pool->frame_size - pool->headroom : pool->frame_size;
+        m->off = (uint16_t)(i == 0 ? pool->headroom : 0);
+        m->len = (uint16_t)(left < room ? left : room);
+        left -= m->len;
+        m->next = i + 1 < n ? bufs[i + 1] : IPC_BUF_NONE;
+    }
+    pool->meta[bufs[0]].pkt_len = bytes;
+}
 
 /**
  * Allocate a chain of frames able to hold @bytes (the first frame keeps the

@@ -611,16 +611,10 @@ int afxdp_run(struct afxdp *x)
 int afxdp_init(struct ipc_svc *svc, struct afxdp **out, struct ipc_err *err)
 {
     const struct ipc_svc_config *cfg = svc->cfg;
-    const struct tbl_driver_cfg *dc = tbl_cfg_get(svc, TBL_DRIVER_CFG_VERSION, sizeof(*dc), err);
-    if (!dc)
-        return -EPROTO;
-    if (dc->dev_fd < 0)
-        return ipc_errf(err, -EINVAL, "%s: no XSK fd in the config", cfg->name);
-    if (svc->n_out != 1)
-        return ipc_errf(err, -EINVAL, "%s: an AF_XDP driver has one output ring, the config gives %u", cfg->name,
-                        svc->n_out);
-    if (cfg->port >= cfg->nports || cfg->port >= IPC_MAX_PORTS)
-        return ipc_errf(err, -EINVAL, "%s: port %u out of range (%u ports)", cfg->name, cfg->port, cfg->nports);
+    const struct tbl_driver_cfg *dc;
+    int ret = drv_config(svc, "XSK", &dc, err);
+    if (ret < 0)
+        return ret;
     if (dc->kernel_owner < IPC_OWNER_KERNEL || dc->kernel_owner > IPC_OWNER_KERNEL_MAX)
         return ipc_errf(err, -EINVAL, "%s: kernel owner id %#x is not one (%#x..%#x)", cfg->name, dc->kernel_owner,
                         IPC_OWNER_KERNEL, IPC_OWNER_KERNEL_MAX);
@@ -644,7 +638,6 @@ int afxdp_init(struct ipc_svc *svc, struct afxdp **out, struct ipc_err *err)
     if (x->fill_target < AFXDP_WINDOW / 2)
         x->fill_target = AFXDP_WINDOW / 2;
 
-    int ret;
     x->bad = calloc(1, sizeof(*x->bad));
     if (!x->bad) {
         ret = ipc_errf(err, -ENOMEM, "%s: out of memory", cfg->name);

@@ -7,7 +7,26 @@
  */
 #include "drv.h"
 
+#include <errno.h>
 #include <string.h>
+
+#include "tables/config.h"
+
+int drv_config(struct ipc_svc *svc, const char *what, const struct tbl_driver_cfg **out, struct ipc_err *err)
+{
+    const struct ipc_svc_config *cfg = svc->cfg;
+    const struct tbl_driver_cfg *dc = tbl_cfg_get(svc, TBL_DRIVER_CFG_VERSION, sizeof(*dc), err);
+    if (!dc)
+        return -EPROTO;
+    if (dc->dev_fd < 0)
+        return ipc_errf(err, -EINVAL, "%s: no %s fd in the config", cfg->name, what);
+    if (svc->n_out != 1)
+        return ipc_errf(err, -EINVAL, "%s: a driver has one output ring, the config gives %u", cfg->name, svc->n_out);
+    if (cfg->port >= cfg->nports || cfg->port >= IPC_MAX_PORTS)
+        return ipc_errf(err, -EINVAL, "%s: port %u out of range (%u ports)", cfg->name, cfg->port, cfg->nports);
+    *out = dc;
+    return 0;
+}
 
 void drv_init(struct drv *d, struct ipc_svc *svc, _Atomic uint64_t *ctr, const struct drv_ids *ids)
 {

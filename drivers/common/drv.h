@@ -65,6 +65,16 @@ struct drv {
     ipc_buf dead[DRV_DEAD_MAX];
 };
 
+struct tbl_driver_cfg;
+
+/**
+ * The driver's typed config (tables/config.h) from @svc's blob, checked as
+ * every driver needs it: a device fd (@what names it in errors: "TAP",
+ * "XSK"), one output ring, a port in range. Returns 0 with *out, or -errno
+ * with @err naming what is wrong.
+ */
+int drv_config(struct ipc_svc *svc, const char *what, const struct tbl_driver_cfg **out, struct ipc_err *err);
+
 /**
  * Bind @d to the service @svc and the counter array @ctr (ipc_svc_counters,
  * or plain memory in a unit test), with @ids naming the counters this file
