@@ -22,7 +22,7 @@
  *      in one ppoll on the XSK fd (RX) and our eventfd, for the idle period
  *      (1 ms while the TX ring is stuck or the pool is short).
  * A TX ring that is full leaves packets in the backlog for the next loop (no
- * busy-wait); past AFXDP_BACKLOG packets we drop and count.
+ * busy-wait); past DRV_BACKLOG (drivers/common/drv.h) packets we drop and count.
  *
  * Restart. The kernel keeps the rings and their indices; a new instance
  * binds to them as it finds them. Ordering makes every kill point safe:
