@@ -249,15 +249,15 @@ static uint32_t rx_step(struct afxdp *x)
     uint32_t nout = 0;
     uint64_t bytes = 0;
     for (unsigned round = 0; round < AFXDP_RX_BUDGET; round++) {
-        uint32_t avail = xskq_cons_avail(q, AFXDP_BURST);
-        uint32_t n = avail < AFXDP_BURST ? avail : AFXDP_BURST;
+        uint32_t first;
+        uint32_t n = xskq_cons_peek(q, AFXDP_BURST, &first);
         if (n == 0)
             break;
         uint64_t addr[AFXDP_BURST];
         uint32_t len[AFXDP_BURST], idx[AFXDP_BURST];
         ipc_buf bufs[AFXDP_BURST];
         for (uint32_t i = 0; i < n; i++) {
-            const struct xdp_desc *e = xskq_desc(q, q->head + i);
+            const struct xdp_desc *e = xskq_desc(q, first + i);
             addr[i] = e->addr;
             len[i] = e->len;
         }
@@ -306,15 +306,15 @@ static uint32_t comp_step(struct afxdp *x)
     struct xskq *q = &x->cq;
     uint32_t total = 0;
     for (;;) {
-        uint32_t avail = xskq_cons_avail(q, AFXDP_BURST);
-        uint32_t n = avail < AFXDP_BURST ? avail : AFXDP_BURST;
+        uint32_t first;
+        uint32_t n = xskq_cons_peek(q, AFXDP_BURST, &first);
         if (n == 0)
             break;
         uint64_t addr[AFXDP_BURST];
         uint32_t idx[AFXDP_BURST];
         ipc_buf bufs[AFXDP_BURST];
         for (uint32_t i = 0; i < n; i++)
-            addr[i] = *xskq_addr(q, q->head + i);
+            addr[i] = *xskq_addr(q, first + i);
         uint32_t good = take_from_kernel(x, addr, n, bufs, idx);
         xskq_cons_release(q, n);
         ipc_pool_free(x->pool, bufs, good);
@@ -360,12 +360,10 @@ static uint32_t fill_step(struct afxdp *x)
             drv_ctr_add(&x->d, C_FILL_EMPTY, 1);
         if (stock >= x->fill_target)
             break;
-        uint32_t n = x->fill_target - stock;
-        uint32_t room = xskq_prod_free(q, n);
-        if (n > room)
-            n = room;
+        uint32_t n = x->fill_target - stock, first;
         if (n > AFXDP_WINDOW)
             n = AFXDP_WINDOW;
+        n = xskq_prod_reserve(q, n, &first);
         /* Refill in batches: a part window only when the stock runs low. */
         if (n == 0 || (n < AFXDP_WINDOW / 2 && stock > x->fill_target / 2))
             break;
@@ -378,9 +376,9 @@ static uint32_t fill_step(struct afxdp *x)
         if (got == 0)
             break;
         for (uint32_t i = 0; i < got; i++)
-            *xskq_addr(q, q->head + i) = (uint64_t)bufs[i] * x->fs;
+            *xskq_addr(q, first + i) = (uint64_t)bufs[i] * x->fs;
         ipc_pool_give(x->pool, bufs, got, x->kown);
-        fill_poison(x, q->head + AFXDP_WINDOW, got);
+        fill_poison(x, first + AFXDP_WINDOW, got);
         xskq_prod_submit(q, got); /* the kernel may read the slots and the frames */
         done += got;
         if (got < n)
@@ -413,21 +411,19 @@ static uint32_t tx_push(struct afxdp *x)
     uint32_t done = 0;
     uint64_t bytes = 0;
     while (drv_backlog_depth(&x->d)) {
-        uint32_t n = drv_backlog_depth(&x->d);
+        uint32_t n = drv_backlog_depth(&x->d), first;
         if (n > AFXDP_WINDOW)
             n = AFXDP_WINDOW;
-        uint32_t room = xskq_prod_free(q, n);
-        if (room == 0) {
+        n = xskq_prod_reserve(q, n, &first);
+        if (n == 0) {
             drv_ctr_add(&x->d, C_TX_RING_FULL, 1);
             break;
         }
-        if (n > room)
-            n = room;
         ipc_buf bufs[AFXDP_WINDOW];
         for (uint32_t i = 0; i < n; i++) {
             ipc_buf b = drv_backlog_peek(&x->d, i);
             const struct ipc_meta *m = ipc_pool_meta(x->pool, b);
-            struct xdp_desc *d = xskq_desc(q, q->head + i);
+            struct xdp_desc *d = xskq_desc(q, first + i);
             d->addr = (uint64_t)b * x->fs + m->off;
             d->len = m->len;
             d->options = 0;
@@ -435,7 +431,7 @@ static uint32_t tx_push(struct afxdp *x)
             bufs[i] = b;
         }
         ipc_pool_give(x->pool, bufs, n, x->kown);
-        tx_poison(x, q->head + AFXDP_WINDOW, n);
+        tx_poison(x, first + AFXDP_WINDOW, n);
         xskq_prod_submit(q, n);
         drv_backlog_advance(&x->d, n);
         done += n;

@@ -124,13 +124,25 @@ static inline uint32_t xskq_prod_free(struct xskq *q, uint32_t want)
     return used < q->cap ? q->cap - used : 0;
 }
 
+/**
+ * Producer: reserve up to @n slots from *idx = head; returns how many (0 when
+ * full). Write them with xskq_addr/xskq_desc, then publish as many as were
+ * written (any number up to that) with xskq_prod_submit.
+ */
+static inline uint32_t xskq_prod_reserve(struct xskq *q, uint32_t n, uint32_t *idx)
+{
+    uint32_t free = xskq_prod_free(q, n);
+    *idx = q->head;
+    return n < free ? n : free;
+}
+
 /** Producer: published slots the kernel has not consumed, as the cache says. */
 static inline uint32_t xskq_prod_queued(const struct xskq *q)
 {
     return q->head - q->cached;
 }
 
-/** Publish the @n slots written from head: one store-release (B). */
+/** Publish the @n slots written from head (reserved): one store-release (B). */
 static inline void xskq_prod_submit(struct xskq *q, uint32_t n)
 {
     q->head += n;
@@ -158,7 +170,18 @@ static inline uint32_t xskq_cons_avail(struct xskq *q, uint32_t want)
     return q->cached - q->head;
 }
 
-/** Consumer: hand the @n slots from head back to the kernel: one store-release (D). */
+/**
+ * Consumer: peek at up to @n descriptors from *idx = head; returns how many.
+ * Read them, then hand them back with xskq_cons_release.
+ */
+static inline uint32_t xskq_cons_peek(struct xskq *q, uint32_t n, uint32_t *idx)
+{
+    uint32_t avail = xskq_cons_avail(q, n);
+    *idx = q->head;
+    return n < avail ? n : avail;
+}
+
+/** Consumer: hand the @n slots from head (peeked) back to the kernel: one store-release (D). */
 static inline void xskq_cons_release(struct xskq *q, uint32_t n)
 {
     q->head += n;

@@ -272,6 +272,42 @@ static void test_afxdp_tx_backlog_when_full(void **state)
     assert_int_equal(x.tx.head, total);
 }
 
+/* The ring views read the kernel's index only when their cache says empty
+ * (consumer) or full (producer), and never offer a producer more than the
+ * ring less the lend window. */
+static void test_afxdp_cached_indices(void **state)
+{
+    struct t_fix *f = *state;
+    struct afxdp x;
+    uint32_t idx;
+    t_instance(f, &x, 0);
+
+    ipc_st_rel(&f->rings[0].prod, 10); /* the kernel receives 10 frames */
+    assert_int_equal(xskq_cons_peek(&x.rx, 4, &idx), 4);
+    assert_int_equal(x.rx.cached, 10); /* the cache was empty: one read */
+    ipc_st_rel(&f->rings[0].prod, 20);
+    assert_int_equal(xskq_cons_peek(&x.rx, 8, &idx), 8);
+    assert_int_equal(x.rx.cached, 10); /* the cache had 8: no read */
+    assert_int_equal(xskq_cons_peek(&x.rx, 16, &idx), 16);
+    assert_int_equal(x.rx.cached, 20);
+    xskq_cons_release(&x.rx, 16);
+    assert_int_equal(ipc_ld_acq(&f->rings[0].cons), 16);
+
+    uint32_t cap = AFXDP_TX_SIZE - AFXDP_WINDOW;
+    assert_int_equal(xskq_prod_reserve(&x.tx, AFXDP_TX_SIZE, &idx), cap);
+    xskq_prod_submit(&x.tx, cap);
+    assert_int_equal(ipc_ld_acq(&f->rings[1].prod), cap);
+    ipc_st_rel(&f->rings[1].cons, 100); /* the kernel sends 100 */
+    assert_int_equal(xskq_prod_reserve(&x.tx, 1, &idx), 1);
+    assert_int_equal(x.tx.cached, 100); /* the cache said full: one read */
+    ipc_st_rel(&f->rings[1].cons, 200);
+    assert_int_equal(xskq_prod_reserve(&x.tx, 50, &idx), 50);
+    assert_int_equal(x.tx.cached, 100); /* room for 50 in the cache: no read */
+    assert_int_equal(xskq_prod_reserve(&x.tx, 150, &idx), 150);
+    assert_int_equal(x.tx.cached, 200);
+    assert_int_equal(idx, cap);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -280,6 +316,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_afxdp_window_never_names_published, t_setup, t_teardown),
         cmocka_unit_test_setup_teardown(test_afxdp_stale_completions, t_setup, t_teardown),
         cmocka_unit_test_setup_teardown(test_afxdp_tx_backlog_when_full, t_setup, t_teardown),
+        cmocka_unit_test_setup_teardown(test_afxdp_cached_indices, t_setup, t_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
