@@ -317,10 +317,7 @@ uint32_t ipc_pool_free(struct ipc_pool *pool, const ipc_buf *bufs, uint32_t n)
 
 int ipc_pool_alloc_chain(struct ipc_pool *pool, uint32_t bytes, ipc_buf *head)
 {
-    uint32_t first = pool->frame_size - pool->headroom;
-    uint32_t nframes = 1;
-    if (bytes > first)
-        nframes += (bytes - first + pool->frame_size - 1) / pool->frame_size;
+    uint32_t nframes = ipc_pool_chain_frames(pool, bytes);
     if (nframes > IPC_CHAIN_MAX)
         return -EMSGSIZE;
     ipc_buf bufs[IPC_CHAIN_MAX];
@@ -329,17 +326,7 @@ int ipc_pool_alloc_chain(struct ipc_pool *pool, uint32_t bytes, ipc_buf *head)
         ipc_pool_free(pool, bufs, got);
         return -ENOBUFS;
     }
-    uint32_t left = bytes;
-    for (uint32_t i = 0; i < nframes; i++) {
-        struct ipc_meta *m = &pool->meta[bufs[i]];
-        uint32_t room = i == 0 ? first : pool->frame_size;
-        if (i > 0)
-            m->off = 0;
-        m->len = (uint16_t)(left < room ? left : room);
-        left -= m->len;
-        m->next = i + 1 < nframes ? bufs[i + 1] : IPC_BUF_NONE;
-    }
-    pool->meta[bufs[0]].pkt_len = bytes;
+    ipc_pool_chain_link(pool, bufs, nframes, bytes);
     *head = bufs[0];
     return 0;
 }

@@ -182,6 +182,37 @@ void ipc_pool_flush(struct ipc_pool *pool);
 uint32_t ipc_pool_alloc(struct ipc_pool *pool, ipc_buf *bufs, uint32_t n);
 
 /**
+ * Frames a packet of @bytes needs as a chain: the first frame holds
+ * frame_size - headroom bytes, each further one a whole frame_size.
+ */
+static inline uint32_t ipc_pool_chain_frames(const struct ipc_pool *pool, uint32_t bytes)
+{
+    uint32_t first = pool->frame_size - pool->headroom;
+    return bytes > first ? 1 + (bytes - first + pool->frame_size - 1) / pool->frame_size : 1;
+}
+
+/**
+ * Lay a packet of @bytes over the frames @bufs[0..n) the caller owns, n =
+ * ipc_pool_chain_frames(bytes): the first frame from the headroom, the others
+ * from offset 0, each frame's len, the next links and the first frame's
+ * pkt_len. The one place a chain's layout is written, whether the bytes are
+ * still to come (ipc_pool_alloc_chain) or already there (a driver's read).
+ */
+static inline void ipc_pool_chain_link(struct ipc_pool *pool, const ipc_buf *bufs, uint32_t n, uint32_t bytes)
+{
+    uint32_t left = bytes;
+    for (uint32_t i = 0; i < n; i++) {
+        struct ipc_meta *m = &pool->meta[bufs[i]];
+        uint32_t room = i == 0 ? pool->frame_size - pool->headroom : pool->frame_size;
+        m->off = (uint16_t)(i == 0 ? pool->headroom : 0);
+        m->len = (uint16_t)(left < room ? left : room);
+        left -= m->len;
+        m->next = i + 1 < n ? bufs[i + 1] : IPC_BUF_NONE;
+    }
+    pool->meta[bufs[0]].pkt_len = bytes;
+}
+
+/**
  * Allocate a chain of frames able to hold @bytes (the first frame keeps the
  * headroom, the others start at offset 0), with len and pkt_len set to fill
  * @bytes. Returns 0 and *head, -EMSGSIZE when @bytes needs more than

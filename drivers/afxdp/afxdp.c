@@ -22,7 +22,7 @@
  *      in one ppoll on the XSK fd (RX) and our eventfd, for the idle period
  *      (1 ms while the TX ring is stuck or the pool is short).
  * A TX ring that is full leaves packets in the backlog for the next loop (no
- * busy-wait); past AFXDP_BACKLOG packets we drop and count.
+ * busy-wait); past DRV_BACKLOG (drivers/common/drv.h) packets we drop and count.
  *
  * Restart. The kernel keeps the rings and their indices; a new instance
  * binds to them as it finds them. Ordering makes every kill point safe:
@@ -46,6 +46,18 @@
  * So buffers the kernel holds stay counted as kernel-held across restarts,
  * and no buffer is lost. (Zero-copy drivers pull fill entries into a
  * private cache; the same ordering holds, the kernel just holds more.)
+ *
+ * The rings are read through xskq.h's views, which cache the kernel's index
+ * and read it only when the cache says full or empty. The argument above
+ * does not lean on the cache: every step still writes the slots, gives or
+ * takes, then publishes our own index with one store-release, in that
+ * order; the cache only ever lags the kernel, so it can hide room or
+ * descriptors, never invent them (no slot past size - AFXDP_WINDOW is
+ * published, no unpublished slot is read); and it is private, so a
+ * successor rebuilds it from the shared indices when it binds.
+ *
+ * What is not AF_XDP (counters, the TX backlog and its pull from the input
+ * rings, the idle protocol around our ppoll) is drivers/common/drv.h.
  */
 #include "afxdp.h"
 
@@ -57,14 +69,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "drivers/common/drv.h"
 #include "ipc/stage.h"
-#include "ipc/wake.h"
 #include "tables/config.h"
+#include "xskq.h"
 
 #ifndef SOL_XDP
 #define SOL_XDP 283
@@ -72,7 +84,6 @@
 
 #define AFXDP_BURST 64u     /* descriptors handled per step */
 #define AFXDP_RX_BUDGET 4u  /* RX bursts per loop */
-#define AFXDP_BACKLOG 1024u /* packets waiting for TX slots; a power of two */
 #define AFXDP_KICKS 8u      /* sendto calls per loop at most */
 #define AFXDP_XSTATS_LOOPS 1024u
 #define AFXDP_SIGNAL_LOOPS 256u /* a power of two */
@@ -154,93 +165,33 @@ static const char *const afxdp_stage_names[ST_N] = {
     [ST_KICK] = "kick",           [ST_FILL] = "fill", [ST_WAKE] = "wake",
 };
 
-/* One of the socket's rings as mapped: the kernel's indices and slots. */
-struct xq {
-    _Atomic uint32_t *prod;
-    _Atomic uint32_t *cons;
-    _Atomic uint32_t *flags;
-    void *slots;
-    uint32_t size, mask;
-    uint32_t head; /* our side's private index: prod for fill/TX, cons for RX/completion */
-    void *map;
-    size_t map_len;
+static const struct drv_ids afxdp_drv_ids = {
+    .tx_drop_backlog = C_TX_DROP_BACKLOG,
+    .backlog_depth = C_BACKLOG_DEPTH,
+    .backlog_max = C_BACKLOG_MAX,
 };
 
 struct afxdp {
+    struct drv d; /* counters, TX backlog, idle: drivers/common/drv.h */
     struct ipc_svc *svc;
     struct ipc_pool *pool;
-    _Atomic uint64_t *ctr;
     int fd;
     uint16_t port;
     uint16_t kown; /* the owner of what we lend the kernel: IPC_OWNER_KERNEL | our socket's number */
     uint32_t fs;
     uint32_t fill_target;
     int idle_ms;
-    struct xq rx, tx, fq, cq;
+    struct xskq rx, tx, fq, cq;
     struct ipc_ring_shared *bad; /* take's drop counters for kernel descriptors */
-    uint32_t bl_head, bl_tail;
-    uint64_t backlog_max;
     uint64_t loops;
     bool tx_stuck;
     bool fill_short;
     bool busy; /* the socket busy-polls the device's NAPI (IPC_PORT_F_BUSY_POLL) */
     uint32_t bp_empty; /* busy polls in a row that brought no frame */
-    ipc_buf backlog[AFXDP_BACKLOG];
 };
 
 static volatile sig_atomic_t afxdp_stop;
 
-static inline void ctr_add(struct afxdp *x, enum afxdp_ctr c, uint64_t n)
-{
-    ipc_count(&x->ctr[c], n);
-}
-
-static inline void ctr_set(struct afxdp *x, enum afxdp_ctr c, uint64_t v)
-{
-    ipc_st_rlx(&x->ctr[c], v);
-}
-
-static inline uint64_t *fq_slot(struct afxdp *x, uint32_t i)
-{
-    return (uint64_t *)x->fq.slots + (i & x->fq.mask);
-}
-
-static inline struct xdp_desc *tx_slot(struct afxdp *x, uint32_t i)
-{
-    return (struct xdp_desc *)x->tx.slots + (i & x->tx.mask);
-}
-
-static inline uint32_t backlog_depth(const struct afxdp *x)
-{
-    return x->bl_tail - x->bl_head;
-}
-
-/* ---- mapping ------------------------------------------------------------ */
-
-static int xq_map(int fd, struct xq *q, const struct xdp_ring_offset *o, uint32_t size, size_t slot, off_t pgoff)
-{
-    q->map_len = o->desc + (size_t)size * slot;
-    q->map = mmap(NULL, q->map_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, pgoff);
-    if (q->map == MAP_FAILED) {
-        q->map = NULL;
-        return -errno;
-    }
-    uint8_t *b = q->map;
-    q->prod = (_Atomic uint32_t *)(b + o->producer);
-    q->cons = (_Atomic uint32_t *)(b + o->consumer);
-    q->flags = (_Atomic uint32_t *)(b + o->flags);
-    q->slots = b + o->desc;
-    q->size = size;
-    q->mask = size - 1;
-    return 0;
-}
-
-static void xq_unmap(struct xq *q)
-{
-    if (q->map)
-        munmap(q->map, q->map_len);
-    q->map = NULL;
-}
 
 /* ---- taking buffers back from the kernel -------------------------------- */
 
@@ -257,7 +208,7 @@ static uint32_t take_from_kernel(struct afxdp *x, const uint64_t *addr, uint32_t
         all[i] = bufs[i] = (ipc_buf)(addr[i] / x->fs);
     uint32_t good = ipc_pool_take(x->pool, x->kown, bufs, n, x->bad);
     if (ipc_unlikely(good < n))
-        ctr_add(x, C_STALE_DESC, n - good);
+        drv_ctr_add(&x->d, C_STALE_DESC, n - good);
     for (uint32_t i = 0, j = 0; i < n && j < good; i++)
         if (all[i] == bufs[j])
             idx[j++] = i;
@@ -274,8 +225,7 @@ static uint32_t take_from_kernel(struct afxdp *x, const uint64_t *addr, uint32_t
  */
 static uint32_t rx_busy_poll(struct afxdp *x)
 {
-    uint32_t prod = ipc_ld_acq(x->rx.prod);
-    if (!x->busy || prod - x->rx.head >= AFXDP_BURST * AFXDP_RX_BUDGET)
+    if (!x->busy || xskq_cons_avail(&x->rx, AFXDP_BURST * AFXDP_RX_BUDGET) >= AFXDP_BURST * AFXDP_RX_BUDGET)
         return 0;
     /* A device with nothing to receive (the transmit side of a flow) would
      * cost a syscall a loop for nothing: after AFXDP_BP_IDLE empty polls,
@@ -284,35 +234,35 @@ static uint32_t rx_busy_poll(struct afxdp *x)
     if (x->bp_empty >= AFXDP_BP_IDLE && (x->loops & (AFXDP_BP_EVERY - 1)))
         return 0;
     recvfrom(x->fd, NULL, 0, MSG_DONTWAIT, NULL, NULL);
-    ctr_add(x, C_BUSY_POLLS, 1);
-    x->bp_empty = ipc_ld_acq(x->rx.prod) == prod ? x->bp_empty + 1 : 0;
+    drv_ctr_add(&x->d, C_BUSY_POLLS, 1);
+    /* Counted as empty until rx_step finds a frame and resets it: no
+     * second look at the kernel's index just to learn what rx_step will. */
+    x->bp_empty++;
     return 1;
 }
 
 static uint32_t rx_step(struct afxdp *x)
 {
-    struct xq *q = &x->rx;
+    struct xskq *q = &x->rx;
     uint32_t total = 0;
     ipc_buf out[AFXDP_BURST * AFXDP_RX_BUDGET];
     uint32_t nout = 0;
     uint64_t bytes = 0;
     for (unsigned round = 0; round < AFXDP_RX_BUDGET; round++) {
-        uint32_t avail = ipc_ld_acq(q->prod) - q->head; /* pairs with the kernel's release of prod */
-        uint32_t n = avail < AFXDP_BURST ? avail : AFXDP_BURST;
+        uint32_t first;
+        uint32_t n = xskq_cons_peek(q, AFXDP_BURST, &first);
         if (n == 0)
             break;
         uint64_t addr[AFXDP_BURST];
         uint32_t len[AFXDP_BURST], idx[AFXDP_BURST];
         ipc_buf bufs[AFXDP_BURST];
-        const struct xdp_desc *d = q->slots;
         for (uint32_t i = 0; i < n; i++) {
-            const struct xdp_desc *e = &d[(q->head + i) & q->mask];
+            const struct xdp_desc *e = xskq_desc(q, first + i);
             addr[i] = e->addr;
             len[i] = e->len;
         }
         uint32_t good = take_from_kernel(x, addr, n, bufs, idx);
-        q->head += n;
-        ipc_st_rel(q->cons, q->head); /* the slots are free: the buffers are ours now */
+        xskq_cons_release(q, n); /* the slots are free: the buffers are ours now */
         for (uint32_t j = 0; j < good; j++) {
             uint32_t i = idx[j];
             struct ipc_meta *m = ipc_pool_meta(x->pool, bufs[j]);
@@ -337,14 +287,14 @@ static uint32_t rx_step(struct afxdp *x)
         uint32_t sent = ipc_ring_send(p, out, nout);
         if (sent < nout) {
             ipc_pool_free(x->pool, out + sent, nout - sent);
-            ctr_add(x, C_RX_DROP_RING_FULL, nout - sent);
+            drv_ctr_add(&x->d, C_RX_DROP_RING_FULL, nout - sent);
         }
         if (sent) {
             ipc_count(&p->sh->enq_bytes, bytes);
             ipc_wake_mark(&x->svc->wake, p);
         }
-        ctr_add(x, C_RX_PKTS, sent);
-        ctr_add(x, C_RX_BYTES, bytes);
+        drv_ctr_add(&x->d, C_RX_PKTS, sent);
+        drv_ctr_add(&x->d, C_RX_BYTES, bytes);
     }
     return total;
 }
@@ -353,24 +303,22 @@ static uint32_t rx_step(struct afxdp *x)
 
 static uint32_t comp_step(struct afxdp *x)
 {
-    struct xq *q = &x->cq;
+    struct xskq *q = &x->cq;
     uint32_t total = 0;
     for (;;) {
-        uint32_t avail = ipc_ld_acq(q->prod) - q->head;
-        uint32_t n = avail < AFXDP_BURST ? avail : AFXDP_BURST;
+        uint32_t first;
+        uint32_t n = xskq_cons_peek(q, AFXDP_BURST, &first);
         if (n == 0)
             break;
         uint64_t addr[AFXDP_BURST];
         uint32_t idx[AFXDP_BURST];
         ipc_buf bufs[AFXDP_BURST];
-        const uint64_t *s = q->slots;
         for (uint32_t i = 0; i < n; i++)
-            addr[i] = s[(q->head + i) & q->mask];
+            addr[i] = *xskq_addr(q, first + i);
         uint32_t good = take_from_kernel(x, addr, n, bufs, idx);
-        q->head += n;
-        ipc_st_rel(q->cons, q->head);
+        xskq_cons_release(q, n);
         ipc_pool_free(x->pool, bufs, good);
-        ctr_add(x, C_TX_DONE, good);
+        drv_ctr_add(&x->d, C_TX_DONE, good);
         total += n;
     }
     return total;
@@ -378,129 +326,104 @@ static uint32_t comp_step(struct afxdp *x)
 
 /* ---- lending: fill and TX ----------------------------------------------- */
 
-/* Slots we may still publish: the ring less what is published and the window. */
-static inline uint32_t lend_room(struct xq *q)
-{
-    uint32_t used = q->head - ipc_ld_acq(q->cons); /* pairs with the kernel's release of cons */
-    uint32_t cap = q->size - AFXDP_WINDOW;
-    return used < cap ? cap - used : 0;
-}
-
 static void fill_poison(struct afxdp *x, uint32_t from, uint32_t n)
 {
     for (uint32_t i = 0; i < n; i++)
-        *fq_slot(x, from + i) = AFXDP_POISON;
+        *xskq_addr(&x->fq, from + i) = AFXDP_POISON;
 }
 
 static void tx_poison(struct afxdp *x, uint32_t from, uint32_t n)
 {
     for (uint32_t i = 0; i < n; i++)
-        tx_slot(x, from + i)->addr = AFXDP_POISON;
+        xskq_desc(&x->tx, from + i)->addr = AFXDP_POISON;
 }
 
-/* Top the fill ring up to its target, one window at a time. */
+/*
+ * Top the fill ring up to its target, one window at a time. The stock is
+ * counted against the cached consumer index, which lags the kernel: it is
+ * refreshed when the cache says the stock is within a window of its target
+ * (nothing to do as far as we know; in steady state that is one read per
+ * loop, not one per batch) or after a loop short of buffers (then on a 1 ms
+ * retry, not the hot path). A lagging cache shows more stock than there is,
+ * so at worst we top up a loop late; it never lets us lend past the window.
+ */
 static uint32_t fill_step(struct afxdp *x)
 {
-    struct xq *q = &x->fq;
+    struct xskq *q = &x->fq;
     uint32_t done = 0;
+    if (x->fill_short || xskq_prod_queued(q) + AFXDP_WINDOW > x->fill_target)
+        xskq_prod_refresh(q);
     x->fill_short = false;
     for (;;) {
-        uint32_t room = lend_room(q);
-        uint32_t stock = q->head - ipc_ld_rlx(q->cons);
+        uint32_t stock = xskq_prod_queued(q);
         if (stock == 0 && done == 0)
-            ctr_add(x, C_FILL_EMPTY, 1);
+            drv_ctr_add(&x->d, C_FILL_EMPTY, 1);
         if (stock >= x->fill_target)
             break;
-        uint32_t n = x->fill_target - stock;
-        if (n > room)
-            n = room;
+        uint32_t n = x->fill_target - stock, first;
         if (n > AFXDP_WINDOW)
             n = AFXDP_WINDOW;
+        n = xskq_prod_reserve(q, n, &first);
         /* Refill in batches: a part window only when the stock runs low. */
         if (n == 0 || (n < AFXDP_WINDOW / 2 && stock > x->fill_target / 2))
             break;
         ipc_buf bufs[AFXDP_WINDOW];
         uint32_t got = ipc_pool_alloc(x->pool, bufs, n);
         if (got < n) {
-            ctr_add(x, C_FILL_NOBUFS, 1);
+            drv_ctr_add(&x->d, C_FILL_NOBUFS, 1);
             x->fill_short = true;
         }
         if (got == 0)
             break;
         for (uint32_t i = 0; i < got; i++)
-            *fq_slot(x, q->head + i) = (uint64_t)bufs[i] * x->fs;
+            *xskq_addr(q, first + i) = (uint64_t)bufs[i] * x->fs;
         ipc_pool_give(x->pool, bufs, got, x->kown);
-        fill_poison(x, q->head + AFXDP_WINDOW, got);
-        q->head += got;
-        ipc_st_rel(q->prod, q->head); /* the kernel may read the slots and the frames */
+        fill_poison(x, first + AFXDP_WINDOW, got);
+        xskq_prod_submit(q, got); /* the kernel may read the slots and the frames */
         done += got;
         if (got < n)
             break;
     }
-    ctr_set(x, C_FILL_STOCK, q->head - ipc_ld_rlx(q->cons));
-    if (done && (ipc_ld_rlx(q->flags) & XDP_RING_NEED_WAKEUP)) {
+    drv_ctr_set(&x->d, C_FILL_STOCK, xskq_prod_queued(q));
+    if (done && xskq_needs_wakeup(q)) {
         recvfrom(x->fd, NULL, 0, MSG_DONTWAIT, NULL, NULL);
-        ctr_add(x, C_RX_WAKEUP, 1);
+        drv_ctr_add(&x->d, C_RX_WAKEUP, 1);
     }
     return done;
 }
 
-/* Input rings into the backlog. Returns the packets taken. */
-static uint32_t tx_pull(struct afxdp *x)
+/* drv_tx_pull's check: one frame per packet (no multi-buffer AF_XDP yet),
+ * its data inside the frame. */
+static uint32_t tx_check(const struct drv *d, ipc_buf b)
 {
-    ipc_buf bufs[AFXDP_BURST], dead[AFXDP_BURST];
-    uint32_t total = 0;
-    for (unsigned r = 0; r < x->svc->n_in; r++) {
-        uint32_t n = ipc_ring_recv(&x->svc->in[r], x->pool, bufs, AFXDP_BURST), nd = 0;
-        for (uint32_t i = 0; i < n; i++) {
-            ipc_buf b = bufs[i];
-            const struct ipc_meta *m = ipc_pool_meta(x->pool, b);
-            if (ipc_unlikely(m->next != IPC_BUF_NONE)) {
-                ctr_add(x, C_TX_DROP_CHAIN, 1); /* no multi-buffer AF_XDP (yet): one frame per packet */
-                dead[nd++] = b;
-                continue;
-            }
-            if (ipc_unlikely(m->len == 0 || (uint32_t)m->off + m->len > x->fs)) {
-                ctr_add(x, C_TX_DROP_LONG, 1);
-                dead[nd++] = b;
-                continue;
-            }
-            if (ipc_unlikely(backlog_depth(x) >= AFXDP_BACKLOG)) {
-                ctr_add(x, C_TX_DROP_BACKLOG, 1);
-                dead[nd++] = b;
-                continue;
-            }
-            x->backlog[x->bl_tail++ & (AFXDP_BACKLOG - 1)] = b;
-        }
-        if (nd)
-            ipc_pool_free(x->pool, dead, nd);
-        total += n;
-    }
-    return total;
+    const struct ipc_meta *m = ipc_pool_meta(d->pool, b);
+    if (ipc_unlikely(m->next != IPC_BUF_NONE))
+        return C_TX_DROP_CHAIN;
+    if (ipc_unlikely(m->len == 0 || (uint32_t)m->off + m->len > d->pool->frame_size))
+        return C_TX_DROP_LONG;
+    return DRV_KEEP;
 }
 
 /* The backlog into the TX ring. Returns the packets published. */
 static uint32_t tx_push(struct afxdp *x)
 {
-    struct xq *q = &x->tx;
+    struct xskq *q = &x->tx;
     uint32_t done = 0;
     uint64_t bytes = 0;
-    while (backlog_depth(x)) {
-        uint32_t room = lend_room(q);
-        if (room == 0) {
-            ctr_add(x, C_TX_RING_FULL, 1);
-            break;
-        }
-        uint32_t n = backlog_depth(x);
-        if (n > room)
-            n = room;
+    while (drv_backlog_depth(&x->d)) {
+        uint32_t n = drv_backlog_depth(&x->d), first;
         if (n > AFXDP_WINDOW)
             n = AFXDP_WINDOW;
+        n = xskq_prod_reserve(q, n, &first);
+        if (n == 0) {
+            drv_ctr_add(&x->d, C_TX_RING_FULL, 1);
+            break;
+        }
         ipc_buf bufs[AFXDP_WINDOW];
         for (uint32_t i = 0; i < n; i++) {
-            ipc_buf b = x->backlog[(x->bl_head + i) & (AFXDP_BACKLOG - 1)];
+            ipc_buf b = drv_backlog_peek(&x->d, i);
             const struct ipc_meta *m = ipc_pool_meta(x->pool, b);
-            struct xdp_desc *d = tx_slot(x, q->head + i);
+            struct xdp_desc *d = xskq_desc(q, first + i);
             d->addr = (uint64_t)b * x->fs + m->off;
             d->len = m->len;
             d->options = 0;
@@ -508,34 +431,39 @@ static uint32_t tx_push(struct afxdp *x)
             bufs[i] = b;
         }
         ipc_pool_give(x->pool, bufs, n, x->kown);
-        tx_poison(x, q->head + AFXDP_WINDOW, n);
-        q->head += n;
-        ipc_st_rel(q->prod, q->head);
-        x->bl_head += n;
+        tx_poison(x, first + AFXDP_WINDOW, n);
+        xskq_prod_submit(q, n);
+        drv_backlog_advance(&x->d, n);
         done += n;
     }
-    ctr_add(x, C_TX_PKTS, done);
-    ctr_add(x, C_TX_BYTES, bytes);
+    drv_ctr_add(&x->d, C_TX_PKTS, done);
+    drv_ctr_add(&x->d, C_TX_BYTES, bytes);
     return done;
 }
 
 /* Kick while the kernel has frames to send and asks for it (copy mode sends
- * at most AFXDP_TX_BUDGET frames per call). Returns the sendto calls made. */
+ * at most AFXDP_TX_BUDGET frames per call). Returns the sendto calls made.
+ * The consumer index is read around each sendto, the call that moves it; a
+ * cache that already shows the ring drained needs no read (it only lags). */
 static uint32_t tx_kick(struct afxdp *x)
 {
-    struct xq *q = &x->tx;
+    struct xskq *q = &x->tx;
     uint32_t kicks = 0;
     x->tx_stuck = false;
     for (unsigned k = 0; k < AFXDP_KICKS; k++) {
-        uint32_t c0 = ipc_ld_acq(q->cons);
-        if (c0 == q->head || !(ipc_ld_rlx(q->flags) & XDP_RING_NEED_WAKEUP))
+        if (xskq_prod_queued(q) == 0)
+            break;
+        xskq_prod_refresh(q);
+        uint32_t c0 = q->cached;
+        if (c0 == q->head || !xskq_needs_wakeup(q))
             break;
         ssize_t r = sendto(x->fd, NULL, 0, MSG_DONTWAIT, NULL, 0);
-        ctr_add(x, C_TX_WAKEUP, 1);
+        drv_ctr_add(&x->d, C_TX_WAKEUP, 1);
         kicks++;
         if (r < 0 && errno != EAGAIN && errno != EBUSY && errno != ENOBUFS && errno != ENETDOWN)
-            ctr_add(x, C_TX_WAKEUP_ERR, 1);
-        if (ipc_ld_acq(q->cons) == c0) {
+            drv_ctr_add(&x->d, C_TX_WAKEUP_ERR, 1);
+        xskq_prod_refresh(q);
+        if (q->cached == c0) {
             x->tx_stuck = true; /* no progress: completions or the device must move first */
             break;
         }
@@ -551,10 +479,10 @@ static void recover_limbo(struct afxdp *x)
     ipc_buf bufs[2 * AFXDP_WINDOW];
     uint32_t n = 0;
     for (uint32_t i = 0; i < AFXDP_WINDOW; i++) {
-        uint64_t a = *fq_slot(x, x->fq.head + i);
+        uint64_t a = *xskq_addr(&x->fq, x->fq.head + i);
         if (a != AFXDP_POISON && a / x->fs < x->pool->nbufs && ipc_pool_owner(x->pool, (ipc_buf)(a / x->fs)) == x->kown)
             bufs[n++] = (ipc_buf)(a / x->fs);
-        a = tx_slot(x, x->tx.head + i)->addr;
+        a = xskq_desc(&x->tx, x->tx.head + i)->addr;
         if (a != AFXDP_POISON && a / x->fs < x->pool->nbufs && ipc_pool_owner(x->pool, (ipc_buf)(a / x->fs)) == x->kown)
             bufs[n++] = (ipc_buf)(a / x->fs);
     }
@@ -562,7 +490,7 @@ static void recover_limbo(struct afxdp *x)
     uint32_t good = n ? ipc_pool_take(x->pool, x->kown, bufs, n, x->bad) : 0;
     if (good) {
         ipc_pool_free(x->pool, bufs, good);
-        ctr_add(x, C_LIMBO_RECOVERED, good);
+        drv_ctr_add(&x->d, C_LIMBO_RECOVERED, good);
         fprintf(stderr, "%s: took back %u buffers a predecessor lent to the kernel but never published\n",
                 x->svc->cfg->name, good);
     }
@@ -578,48 +506,43 @@ static void xsk_stats(struct afxdp *x)
 {
     /* Every syscall that wakes a peer or the kernel, per thousand packets
      * moved either way: what batching and need_wakeup are there to keep low. */
-    uint64_t pkts = ipc_ld_rlx(&x->ctr[C_RX_PKTS]) + ipc_ld_rlx(&x->ctr[C_TX_PKTS]);
-    uint64_t calls = ipc_ld_rlx(&x->svc->stats->wakes_sent) + ipc_ld_rlx(&x->ctr[C_TX_WAKEUP]) +
-                     ipc_ld_rlx(&x->ctr[C_RX_WAKEUP]) + ipc_ld_rlx(&x->ctr[C_BUSY_POLLS]);
+    uint64_t pkts = ipc_ld_rlx(&x->d.ctr[C_RX_PKTS]) + ipc_ld_rlx(&x->d.ctr[C_TX_PKTS]);
+    uint64_t calls = ipc_ld_rlx(&x->svc->stats->wakes_sent) + ipc_ld_rlx(&x->d.ctr[C_TX_WAKEUP]) +
+                     ipc_ld_rlx(&x->d.ctr[C_RX_WAKEUP]) + ipc_ld_rlx(&x->d.ctr[C_BUSY_POLLS]);
     if (pkts)
-        ctr_set(x, C_WAKEUP_SYSCALLS_PER_KPKT, calls * 1000 / pkts);
+        drv_ctr_set(&x->d, C_WAKEUP_SYSCALLS_PER_KPKT, calls * 1000 / pkts);
 
     struct xdp_statistics st;
     socklen_t len = sizeof(st);
     if (getsockopt(x->fd, SOL_XDP, XDP_STATISTICS, &st, &len) < 0)
         return;
-    ctr_set(x, C_XSK_RX_DROPPED, st.rx_dropped);
-    ctr_set(x, C_XSK_RX_INVALID, st.rx_invalid_descs);
-    ctr_set(x, C_XSK_TX_INVALID, st.tx_invalid_descs);
+    drv_ctr_set(&x->d, C_XSK_RX_DROPPED, st.rx_dropped);
+    drv_ctr_set(&x->d, C_XSK_RX_INVALID, st.rx_invalid_descs);
+    drv_ctr_set(&x->d, C_XSK_TX_INVALID, st.tx_invalid_descs);
     if (len >= sizeof(st)) {
-        ctr_set(x, C_XSK_RX_RING_FULL, st.rx_ring_full);
-        ctr_set(x, C_XSK_FILL_EMPTY, st.rx_fill_ring_empty_descs);
-        ctr_set(x, C_XSK_TX_EMPTY, st.tx_ring_empty_descs);
+        drv_ctr_set(&x->d, C_XSK_RX_RING_FULL, st.rx_ring_full);
+        drv_ctr_set(&x->d, C_XSK_FILL_EMPTY, st.rx_fill_ring_empty_descs);
+        drv_ctr_set(&x->d, C_XSK_TX_EMPTY, st.tx_ring_empty_descs);
     }
 }
 
 static void gauges(struct afxdp *x)
 {
-    uint32_t d = backlog_depth(x);
-    ctr_set(x, C_BACKLOG_DEPTH, d);
-    if (d > x->backlog_max) {
-        x->backlog_max = d;
-        ctr_set(x, C_BACKLOG_MAX, d);
-    }
+    drv_gauges(&x->d);
     /* Lent and not yet taken back, from the socket's own indices (they
      * count from the socket's creation, so this holds across restarts):
      * the fill stock, RX slots not yet consumed, and TX descriptors
      * published and not yet taken back from the completion ring (copy
-     * mode completes each one exactly once). */
-    ctr_set(x, C_KERNEL_HELD, (uint32_t)(x->fq.head - ipc_ld_rlx(x->fq.cons)) +
-                                  (uint32_t)(ipc_ld_rlx(x->rx.prod) - x->rx.head) + (uint32_t)(x->tx.head - x->cq.head));
+     * mode completes each one exactly once). The kernel's indices as this
+     * loop last read them (the caches): a gauge is no reason for more
+     * reads of lines the kernel writes, and an idle loop has just looked. */
+    drv_ctr_set(&x->d, C_KERNEL_HELD, xskq_prod_queued(&x->fq) + (uint32_t)(x->rx.cached - x->rx.head) +
+                                          (uint32_t)(x->tx.head - x->cq.head));
 }
 
 int afxdp_run(struct afxdp *x)
 {
     struct ipc_svc *svc = x->svc;
-    uint64_t poll_ns = (uint64_t)svc->cfg->poll_us * 1000u;
-    uint64_t last_work = ipc_svc_now_ns();
     sigset_t block, none;
     sigemptyset(&block);
     sigaddset(&block, SIGTERM);
@@ -644,7 +567,8 @@ int afxdp_run(struct afxdp *x)
         t = ipc_stage_end(svc, ST_RX, t, n);
         work += n = comp_step(x);
         t = ipc_stage_end(svc, ST_COMPLETE, t, n);
-        work += tx_pull(x);
+        work += drv_tx_pull(&x->d, tx_check);
+        drv_dead_flush(&x->d);
         t = ipc_stage_end(svc, ST_TX, t, tx_push(x));
         t = ipc_stage_end(svc, ST_KICK, t, tx_kick(x));
         t = ipc_stage_end(svc, ST_FILL, t, fill_step(x));
@@ -654,33 +578,27 @@ int afxdp_run(struct afxdp *x)
             xsk_stats(x);
         gauges(x);
 
-        bool pending = backlog_depth(x) && !x->tx_stuck;
-        if (work || pending) {
-            if (work)
-                last_work = ipc_svc_now_ns();
+        bool pending = drv_backlog_depth(&x->d) && !x->tx_stuck;
+        if (pending && !work)
             continue;
-        }
-        if (poll_ns && ipc_svc_now_ns() - last_work < poll_ns)
+        if (drv_polling(&x->d, work) || work)
             continue;
-        if (svc->n_in && !ipc_wake_arm(svc->in_ptr, svc->n_in, 1))
-            continue; /* work arrived while we armed */
-        if (!afxdp_stop) {
-            ipc_count(&svc->stats->sleeps, 1);
-            int ms = x->tx_stuck || x->fill_short ? 1 : x->idle_ms;
-            struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000};
-            struct pollfd pfd[2] = {{.fd = x->fd, .events = POLLIN}, {.fd = svc->wake_fd, .events = POLLIN}};
-            int r = ppoll(pfd, svc->wake_fd >= 0 ? 2 : 1, &ts, &none);
-            if (r > 0 && (pfd[1].revents & POLLIN)) {
-                uint64_t v;
-                ssize_t rr = read(svc->wake_fd, &v, sizeof(v));
-                (void)rr;
-            }
-            ipc_svc_slept(svc, r == 0);
-            if (r == 0)
-                xsk_stats(x); /* idle: the kernel's counters, at no cost to traffic */
+        /* Signals are blocked from the loop's top to the ppoll: a stop seen
+         * here is the last one before the sleep. */
+        if (afxdp_stop || !drv_sleep_arm(&x->d))
+            continue; /* stopping, or work arrived while we armed */
+        int ms = x->tx_stuck || x->fill_short ? 1 : x->idle_ms;
+        struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000};
+        struct pollfd pfd[2] = {{.fd = x->fd, .events = POLLIN}, {.fd = svc->wake_fd, .events = POLLIN}};
+        int r = ppoll(pfd, svc->wake_fd >= 0 ? 2 : 1, &ts, &none);
+        if (r > 0 && (pfd[1].revents & POLLIN)) {
+            uint64_t v;
+            ssize_t rr = read(svc->wake_fd, &v, sizeof(v));
+            (void)rr;
         }
-        if (svc->n_in)
-            ipc_wake_disarm(svc->in_ptr, svc->n_in);
+        drv_sleep_end(&x->d, r == 0);
+        if (r == 0)
+            xsk_stats(x); /* idle: the kernel's counters, at no cost to traffic */
     }
     sigprocmask(SIG_UNBLOCK, &block, NULL);
     return 0;
@@ -689,16 +607,10 @@ int afxdp_run(struct afxdp *x)
 int afxdp_init(struct ipc_svc *svc, struct afxdp **out, struct ipc_err *err)
 {
     const struct ipc_svc_config *cfg = svc->cfg;
-    const struct tbl_driver_cfg *dc = tbl_cfg_get(svc, TBL_DRIVER_CFG_VERSION, sizeof(*dc), err);
-    if (!dc)
-        return -EPROTO;
-    if (dc->dev_fd < 0)
-        return ipc_errf(err, -EINVAL, "%s: no XSK fd in the config", cfg->name);
-    if (svc->n_out != 1)
-        return ipc_errf(err, -EINVAL, "%s: an AF_XDP driver has one output ring, the config gives %u", cfg->name,
-                        svc->n_out);
-    if (cfg->port >= cfg->nports || cfg->port >= IPC_MAX_PORTS)
-        return ipc_errf(err, -EINVAL, "%s: port %u out of range (%u ports)", cfg->name, cfg->port, cfg->nports);
+    const struct tbl_driver_cfg *dc;
+    int ret = drv_config(svc, "XSK", &dc, err);
+    if (ret < 0)
+        return ret;
     if (dc->kernel_owner < IPC_OWNER_KERNEL || dc->kernel_owner > IPC_OWNER_KERNEL_MAX)
         return ipc_errf(err, -EINVAL, "%s: kernel owner id %#x is not one (%#x..%#x)", cfg->name, dc->kernel_owner,
                         IPC_OWNER_KERNEL, IPC_OWNER_KERNEL_MAX);
@@ -722,7 +634,6 @@ int afxdp_init(struct ipc_svc *svc, struct afxdp **out, struct ipc_err *err)
     if (x->fill_target < AFXDP_WINDOW / 2)
         x->fill_target = AFXDP_WINDOW / 2;
 
-    int ret;
     x->bad = calloc(1, sizeof(*x->bad));
     if (!x->bad) {
         ret = ipc_errf(err, -ENOMEM, "%s: out of memory", cfg->name);
@@ -734,21 +645,20 @@ int afxdp_init(struct ipc_svc *svc, struct afxdp **out, struct ipc_err *err)
         ret = ipc_errf(err, -errno, "%s: XDP_MMAP_OFFSETS on fd %d: %s", cfg->name, x->fd, strerror(errno));
         goto out_free;
     }
-    if ((ret = xq_map(x->fd, &x->rx, &off.rx, AFXDP_RX_SIZE, sizeof(struct xdp_desc), XDP_PGOFF_RX_RING)) < 0 ||
-        (ret = xq_map(x->fd, &x->tx, &off.tx, AFXDP_TX_SIZE, sizeof(struct xdp_desc), XDP_PGOFF_TX_RING)) < 0 ||
-        (ret = xq_map(x->fd, &x->fq, &off.fr, AFXDP_FILL_SIZE, sizeof(uint64_t), XDP_UMEM_PGOFF_FILL_RING)) < 0 ||
-        (ret = xq_map(x->fd, &x->cq, &off.cr, AFXDP_COMP_SIZE, sizeof(uint64_t),
-                      (off_t)XDP_UMEM_PGOFF_COMPLETION_RING)) < 0) {
+    /* Each view continues from the indices the kernel keeps: we produce
+     * fill and TX (never more than size - AFXDP_WINDOW published), and
+     * consume RX and completions. */
+    if ((ret = xskq_map(&x->rx, x->fd, &off.rx, AFXDP_RX_SIZE, sizeof(struct xdp_desc), XDP_PGOFF_RX_RING, 0)) < 0 ||
+        (ret = xskq_map(&x->tx, x->fd, &off.tx, AFXDP_TX_SIZE, sizeof(struct xdp_desc), XDP_PGOFF_TX_RING,
+                        AFXDP_TX_SIZE - AFXDP_WINDOW)) < 0 ||
+        (ret = xskq_map(&x->fq, x->fd, &off.fr, AFXDP_FILL_SIZE, sizeof(uint64_t), XDP_UMEM_PGOFF_FILL_RING,
+                        AFXDP_FILL_SIZE - AFXDP_WINDOW)) < 0 ||
+        (ret = xskq_map(&x->cq, x->fd, &off.cr, AFXDP_COMP_SIZE, sizeof(uint64_t),
+                        (off_t)XDP_UMEM_PGOFF_COMPLETION_RING, 0)) < 0) {
         ret = ipc_errf(err, ret, "%s: mapping the XSK rings: %s", cfg->name, strerror(-ret));
         goto out_unmap;
     }
-    /* Continue from the indices the kernel keeps: we produce fill and TX,
-     * and consume RX and completions. */
-    x->fq.head = ipc_ld_acq(x->fq.prod);
-    x->tx.head = ipc_ld_acq(x->tx.prod);
-    x->rx.head = ipc_ld_acq(x->rx.cons);
-    x->cq.head = ipc_ld_acq(x->cq.cons);
-    x->ctr = ipc_svc_counters(svc, afxdp_ctr_names, C_N);
+    drv_init(&x->d, svc, ipc_svc_counters(svc, afxdp_ctr_names, C_N), &afxdp_drv_ids);
     ipc_stage_names(svc, afxdp_stage_names, ST_N);
 
     ipc_svc_catch_stop(&afxdp_stop);
@@ -756,10 +666,10 @@ int afxdp_init(struct ipc_svc *svc, struct afxdp **out, struct ipc_err *err)
     return 0;
 
 out_unmap:
-    xq_unmap(&x->rx);
-    xq_unmap(&x->tx);
-    xq_unmap(&x->fq);
-    xq_unmap(&x->cq);
+    xskq_unmap(&x->rx);
+    xskq_unmap(&x->tx);
+    xskq_unmap(&x->fq);
+    xskq_unmap(&x->cq);
 out_free:
     free(x->bad);
     free(x);
@@ -790,18 +700,14 @@ void afxdp_fini(struct afxdp *x)
     tx_push(x);
     tx_kick(x);
     ipc_svc_flush(svc);
-    uint32_t drop = backlog_depth(x);
-    while (backlog_depth(x)) {
-        ipc_buf b = x->backlog[x->bl_head++ & (AFXDP_BACKLOG - 1)];
-        ipc_pool_free(x->pool, &b, 1);
-    }
-    ctr_add(x, C_TX_DROP_BACKLOG, drop);
+    drv_backlog_drop(&x->d, C_TX_DROP_BACKLOG);
+    drv_dead_flush(&x->d);
     gauges(x);
     xsk_stats(x);
-    xq_unmap(&x->rx);
-    xq_unmap(&x->tx);
-    xq_unmap(&x->fq);
-    xq_unmap(&x->cq);
+    xskq_unmap(&x->rx);
+    xskq_unmap(&x->tx);
+    xskq_unmap(&x->fq);
+    xskq_unmap(&x->cq);
     free(x->bad);
     free(x);
 }

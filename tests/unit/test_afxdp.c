@@ -6,6 +6,8 @@
  * publish), a successor taking back what a killed predecessor lent but never
  * published, completion slots a predecessor took but never released
  * (refused as stale, released, not freed twice), and the census throughout.
+ * The driver's ring views (drivers/afxdp/xskq.h) are bound to these rings
+ * through xskq_bind, the call the driver makes on the mmapped ones.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -36,15 +38,16 @@ struct t_fix {
     struct ipc_svc svc;
 };
 
-static void t_bind(struct t_ring *r, struct xq *q, uint32_t size, bool producer)
+/* A producer view keeps the lend window free; a consumer view has no cap. */
+static void t_bind(struct t_ring *r, struct xskq *q, uint32_t size, bool producer)
 {
-    q->prod = &r->prod;
-    q->cons = &r->cons;
-    q->flags = &r->flags;
-    q->slots = r->slots;
-    q->size = size;
-    q->mask = size - 1;
-    q->head = producer ? ipc_ld_acq(q->prod) : ipc_ld_acq(q->cons);
+    const struct xdp_ring_offset o = {
+        .producer = offsetof(struct t_ring, prod),
+        .consumer = offsetof(struct t_ring, cons),
+        .flags = offsetof(struct t_ring, flags),
+        .desc = offsetof(struct t_ring, slots),
+    };
+    xskq_bind(q, r, &o, size, producer ? size - AFXDP_WINDOW : 0);
 }
 
 /* A driver instance on the fixture's rings, as afxdp_init binds one, then
@@ -54,9 +57,10 @@ static void t_instance(struct t_fix *f, struct afxdp *x, int gen)
     memset(x, 0, sizeof(*x));
     snprintf(f->cfg->name, sizeof(f->cfg->name), "t-driver");
     f->svc.cfg = f->cfg;
+    drv_init(&x->d, &f->svc, f->ctr[gen], &afxdp_drv_ids);
+    x->d.pool = &f->pool;
     x->svc = &f->svc;
     x->pool = &f->pool;
-    x->ctr = f->ctr[gen];
     x->fd = -1;
     x->port = T_PORT;
     x->kown = (uint16_t)(IPC_OWNER_KERNEL | T_PORT);
@@ -136,7 +140,7 @@ static void test_afxdp_fill_lends_in_order(void **state)
     struct ipc_census c = t_census(f);
     assert_int_equal(c.kernel, 256);
     assert_int_equal(c.free, T_NBUFS - 256);
-    assert_int_equal(ipc_ld_rlx(&x.ctr[C_FILL_STOCK]), 256);
+    assert_int_equal(ipc_ld_rlx(&x.d.ctr[C_FILL_STOCK]), 256);
 }
 
 /* Killed between the give and the publish: the successor takes the lent,
@@ -153,14 +157,14 @@ static void test_afxdp_limbo_taken_back(void **state)
     ipc_buf bufs[40];
     assert_int_equal(ipc_pool_alloc(&f->pool, bufs, 40), 40);
     for (uint32_t i = 0; i < 40; i++)
-        *fq_slot(&x, x.fq.head + i) = (uint64_t)bufs[i] * x.fs;
+        *xskq_addr(&x.fq, x.fq.head + i) = (uint64_t)bufs[i] * x.fs;
     ipc_pool_give(&f->pool, bufs, 40, x.kown);
     /* ... and a TX batch of 5 likewise, with the router's offset and length. */
     ipc_buf tb[5];
     assert_int_equal(ipc_pool_alloc(&f->pool, tb, 5), 5);
     for (uint32_t i = 0; i < 5; i++) {
         ipc_pool_meta(&f->pool, tb[i])->len = 60;
-        struct xdp_desc *d = tx_slot(&x, x.tx.head + i);
+        struct xdp_desc *d = xskq_desc(&x.tx, x.tx.head + i);
         d->addr = (uint64_t)tb[i] * x.fs + IPC_HEADROOM;
         d->len = 60;
     }
@@ -169,17 +173,17 @@ static void test_afxdp_limbo_taken_back(void **state)
     assert_int_equal(c.kernel, 256 + 45); /* 100 of the 256 are "in the kernel's RX path" */
 
     t_instance(f, &y, 1);
-    assert_int_equal(ipc_ld_rlx(&y.ctr[C_LIMBO_RECOVERED]), 45);
+    assert_int_equal(ipc_ld_rlx(&y.d.ctr[C_LIMBO_RECOVERED]), 45);
     c = t_census(f);
     assert_int_equal(c.kernel, 256);
     assert_int_equal(c.free, T_NBUFS - 256);
     for (uint32_t i = 0; i < AFXDP_WINDOW; i++) {
-        assert_true(*fq_slot(&y, y.fq.head + i) == AFXDP_POISON);
-        assert_true(tx_slot(&y, y.tx.head + i)->addr == AFXDP_POISON);
+        assert_true(*xskq_addr(&y.fq, y.fq.head + i) == AFXDP_POISON);
+        assert_true(xskq_desc(&y.tx, y.tx.head + i)->addr == AFXDP_POISON);
     }
     /* A second successor finds nothing more. */
     t_instance(f, &x, 0);
-    assert_int_equal(ipc_ld_rlx(&x.ctr[C_LIMBO_RECOVERED]), 0);
+    assert_int_equal(ipc_ld_rlx(&x.d.ctr[C_LIMBO_RECOVERED]), 0);
 }
 
 /* Published slots are never taken as limbo: stale entries from an earlier lap
@@ -198,7 +202,7 @@ static void test_afxdp_window_never_names_published(void **state)
     struct ipc_census c = t_census(f);
     uint32_t lent = c.kernel;
     t_instance(f, &y, 1);
-    assert_int_equal(ipc_ld_rlx(&y.ctr[C_LIMBO_RECOVERED]), 0);
+    assert_int_equal(ipc_ld_rlx(&y.d.ctr[C_LIMBO_RECOVERED]), 0);
     assert_int_equal(t_census(f).kernel, lent);
 }
 
@@ -214,10 +218,10 @@ static void test_afxdp_stale_completions(void **state)
     assert_int_equal(ipc_pool_alloc(&f->pool, b, 32), 32);
     for (uint32_t i = 0; i < 32; i++) {
         ipc_pool_meta(&f->pool, b[i])->len = 100;
-        x.backlog[x.bl_tail++ & (AFXDP_BACKLOG - 1)] = b[i];
+        assert_true(drv_backlog_push(&x.d, b[i]));
     }
     tx_push(&x);
-    assert_int_equal(ipc_ld_rlx(&x.ctr[C_TX_PKTS]), 32);
+    assert_int_equal(ipc_ld_rlx(&x.d.ctr[C_TX_PKTS]), 32);
     assert_int_equal(t_census(f).kernel, 32);
     t_kernel_tx(f, 32);
 
@@ -232,8 +236,8 @@ static void test_afxdp_stale_completions(void **state)
     ipc_pool_free(&f->pool, got, 20);
 
     t_instance(f, &y, 1); /* its recovery drains the completion ring */
-    assert_int_equal(ipc_ld_rlx(&y.ctr[C_STALE_DESC]), 20);
-    assert_int_equal(ipc_ld_rlx(&y.ctr[C_TX_DONE]), 12);
+    assert_int_equal(ipc_ld_rlx(&y.d.ctr[C_STALE_DESC]), 20);
+    assert_int_equal(ipc_ld_rlx(&y.d.ctr[C_TX_DONE]), 12);
     assert_int_equal(ipc_ld_acq(&f->rings[3].cons), 32);
     struct ipc_census c = t_census(f);
     assert_int_equal(c.kernel, 0);
@@ -254,18 +258,54 @@ static void test_afxdp_tx_backlog_when_full(void **state)
         assert_int_equal(ipc_pool_alloc(&f->pool, b, n), n);
         for (uint32_t i = 0; i < n; i++) {
             ipc_pool_meta(&f->pool, b[i])->len = 60;
-            x.backlog[x.bl_tail++ & (AFXDP_BACKLOG - 1)] = b[i];
+            assert_true(drv_backlog_push(&x.d, b[i]));
         }
         tx_push(&x);
     }
     assert_int_equal(x.tx.head, cap);
-    assert_int_equal(backlog_depth(&x), 100);
-    assert_true(ipc_ld_rlx(&x.ctr[C_TX_RING_FULL]) > 0);
+    assert_int_equal(drv_backlog_depth(&x.d), 100);
+    assert_true(ipc_ld_rlx(&x.d.ctr[C_TX_RING_FULL]) > 0);
     t_kernel_tx(f, cap);
     comp_step(&x);
     tx_push(&x);
-    assert_int_equal(backlog_depth(&x), 0);
+    assert_int_equal(drv_backlog_depth(&x.d), 0);
     assert_int_equal(x.tx.head, total);
+}
+
+/* The ring views read the kernel's index only when their cache says empty
+ * (consumer) or full (producer), and never offer a producer more than the
+ * ring less the lend window. */
+static void test_afxdp_cached_indices(void **state)
+{
+    struct t_fix *f = *state;
+    struct afxdp x;
+    uint32_t idx;
+    t_instance(f, &x, 0);
+
+    ipc_st_rel(&f->rings[0].prod, 10); /* the kernel receives 10 frames */
+    assert_int_equal(xskq_cons_peek(&x.rx, 4, &idx), 4);
+    assert_int_equal(x.rx.cached, 10); /* the cache was empty: one read */
+    ipc_st_rel(&f->rings[0].prod, 20);
+    assert_int_equal(xskq_cons_peek(&x.rx, 8, &idx), 8);
+    assert_int_equal(x.rx.cached, 10); /* the cache had 8: no read */
+    assert_int_equal(xskq_cons_peek(&x.rx, 16, &idx), 16);
+    assert_int_equal(x.rx.cached, 20);
+    xskq_cons_release(&x.rx, 16);
+    assert_int_equal(ipc_ld_acq(&f->rings[0].cons), 16);
+
+    uint32_t cap = AFXDP_TX_SIZE - AFXDP_WINDOW;
+    assert_int_equal(xskq_prod_reserve(&x.tx, AFXDP_TX_SIZE, &idx), cap);
+    xskq_prod_submit(&x.tx, cap);
+    assert_int_equal(ipc_ld_acq(&f->rings[1].prod), cap);
+    ipc_st_rel(&f->rings[1].cons, 100); /* the kernel sends 100 */
+    assert_int_equal(xskq_prod_reserve(&x.tx, 1, &idx), 1);
+    assert_int_equal(x.tx.cached, 100); /* the cache said full: one read */
+    ipc_st_rel(&f->rings[1].cons, 200);
+    assert_int_equal(xskq_prod_reserve(&x.tx, 50, &idx), 50);
+    assert_int_equal(x.tx.cached, 100); /* room for 50 in the cache: no read */
+    assert_int_equal(xskq_prod_reserve(&x.tx, 150, &idx), 150);
+    assert_int_equal(x.tx.cached, 200);
+    assert_int_equal(idx, cap);
 }
 
 int main(void)
@@ -276,6 +316,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_afxdp_window_never_names_published, t_setup, t_teardown),
         cmocka_unit_test_setup_teardown(test_afxdp_stale_completions, t_setup, t_teardown),
         cmocka_unit_test_setup_teardown(test_afxdp_tx_backlog_when_full, t_setup, t_teardown),
+        cmocka_unit_test_setup_teardown(test_afxdp_cached_indices, t_setup, t_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
