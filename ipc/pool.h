@@ -261,11 +261,6 @@ int ipc_pool_reclaim(struct ipc_pool *pool, uint16_t dead, struct ipc_ring_share
 int ipc_pool_census(const struct ipc_pool *pool, struct ipc_ring_shared *const *rings, unsigned nrings,
                     struct ipc_census *out);
 
-static inline bool ipc_pool_valid(const struct ipc_pool *pool, ipc_buf b)
-{
-    return b < pool->nbufs;
-}
-
 static inline struct ipc_meta *ipc_pool_meta(const struct ipc_pool *pool, ipc_buf b)
 {
     return &pool->meta[b];

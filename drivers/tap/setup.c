@@ -184,8 +184,8 @@ out_free:
     return ret;
 }
 
-/* Cancel @ud (or everything, with @ud == 0) and wait up to @ms for the
- * reads, writes and polls to complete. */
+/* Wait up to @ms for the reads, writes and polls in flight to complete,
+ * after cancelling every one of them first if @cancel_all. */
 static void tap_settle(struct tap *t, int ms, bool cancel_all)
 {
     if (cancel_all) {
