@@ -9,6 +9,7 @@
  */
 #include "ipv4.h"
 
+#include <assert.h>
 #include <string.h>
 
 #include "tables/fib.h"
@@ -186,7 +187,7 @@ void rt_input_burst(struct rt_ctx *ctx, const ipc_buf *bufs, uint32_t n, uint64_
     uint32_t nd = 0;
     struct rt_cache c = {0};
 
-    fib_read_begin(ctx->fib);
+    assert(fib_read_held(ctx->fib)); /* the caller's batch holds the FIB read section */
     /* Each frame's headers are a cache line (and a page) nobody on this CPU
      * touched since the driver or the kernel wrote them, while the ring's
      * take has just read every buffer's metadata: ask for the headers
@@ -283,7 +284,6 @@ void rt_input_burst(struct rt_ctx *ctx, const ipc_buf *bufs, uint32_t n, uint64_
             nd = 0;
         }
     }
-    fib_read_end(ctx->fib);
     if (nd)
         ipc_pool_free(pool, drops, nd);
 }

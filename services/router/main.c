@@ -249,6 +249,9 @@ static void rt_run(struct rt_proc *r)
         uint64_t c = ipc_stage_start(svc);
         uint64_t now = ipc_svc_now_ns();
         uint32_t moved = 0;
+        /* The batch's one FIB read section: every burst, the ARP timers and
+         * the flushes run inside it, and it closes before the loop polls
+         * or sleeps, so the writer's reclaim waits one pass at most. */
         fib_read_begin(&r->fib);
         for (unsigned i = 0; i < r->svc.n_in; i++) {
             ipc_buf b[RT_BURST];

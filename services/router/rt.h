@@ -5,7 +5,8 @@
  * the output burst every stage appends to, and struct rt_ctx, the one
  * context the per-packet functions take. The process loop (main.c) fills a
  * context from its config blob and hands it bursts of handles; nothing in
- * here allocates or blocks.
+ * here allocates or blocks. Nothing in here opens a FIB read section either:
+ * the loop opens one per batch around every call that may read ctx->fib.
  */
 #ifndef RT_H
 #define RT_H
@@ -135,7 +136,7 @@ struct neigh_table;
 
 struct rt_ctx {
     struct ipc_pool *pool;
-    struct fib *fib;
+    struct fib *fib; /* read only inside the caller's FIB read section */
     struct neigh_table *neigh;
     struct rt_counters *ctr;
     struct rt_port port[RT_MAX_PORTS];

@@ -458,6 +458,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             nb, (unsigned long long)ctr.drop_bad_frame, (unsigned long long)ctr.drop_bad_chain);
 
     struct rt_counters before = F.ctr;
+    /* The router loop's batch: one FIB read section around the burst, its
+     * flush and the timers. */
+    fib_read_begin(&F.fibr);
     rt_input_burst(&F.ctx, burst, good, F.now, &F.tx);
     uint32_t emitted = F.tx.n;
     f_drain_tx();
@@ -465,6 +468,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         rt_neigh_tick(&F.ctx, F.now, &F.tx);
         f_drain_tx();
     }
+    fib_read_end(&F.fibr);
     uint32_t nfree = f_census();
     if (F.verbose) {
         fprintf(stderr, "fuzz_router: %u packets in, %u out:", good, emitted);

@@ -188,7 +188,7 @@ static void test_rt_frag_forward_path(void **state)
     t->ctx.port[1].mtu = 576;
     uint8_t *flat = malloc(10000);
     ipc_buf b = t_packet(t, 3000, NULL, 0, 0, flat);
-    rt_input_burst(&t->ctx, &b, 1, 1, &t->tx);
+    t_input(t, &b, 1, 1);
     assert_int_equal(t->tx.n, 6);
     /* TTL is decremented on each fragment, after fragmenting. */
     rt_put16(flat + 14 + RT_IP_TOTLEN, (uint16_t)(20 + 3000));
@@ -201,7 +201,7 @@ static void test_rt_frag_forward_path(void **state)
     t_tx_free(t);
     /* With DF: refused, fragmentation needed. */
     b = t_packet(t, 3000, NULL, 0, RT_IP_DF, flat);
-    rt_input_burst(&t->ctx, &b, 1, 1, &t->tx);
+    t_input(t, &b, 1, 1);
     assert_int_equal(t->ctr.c[RT_CTR_DROP_FRAG_NEEDED], 1);
     assert_int_equal(t->ctr.c[RT_CTR_ICMP_FRAG_NEEDED_TX], 1);
     free(flat);

@@ -277,7 +277,7 @@ static void test_rt_gso_forward_path(void **state)
     struct t_gso g;
 
     ipc_buf b = t_gso_packet(t, 6, 30000, 1448, 0x10, &g);
-    rt_input_burst(&t->ctx, &b, 1, 1, &t->tx);
+    t_input(t, &b, 1, 1);
     assert_int_equal(t->tx.n, 1); /* a port with offloads (TAP): the chain as it came */
     assert_int_equal(t->tx.bufs[0], b);
     assert_int_equal(ipc_pool_meta(&t->pool, b)->vnet.gso_type, RT_VNET_GSO_TCPV4);
@@ -286,7 +286,7 @@ static void test_rt_gso_forward_path(void **state)
 
     t->ctx.port[1].sw_offload = true;
     b = t_gso_packet(t, 6, 30000, 1448, 0x10, &g);
-    rt_input_burst(&t->ctx, &b, 1, 1, &t->tx);
+    t_input(t, &b, 1, 1);
     assert_int_equal(t->tx.n, 21);
     for (unsigned i = 0; i < t->tx.n; i++) {
         const uint8_t *f = ipc_pool_data(&t->pool, t->tx.bufs[i]);

@@ -54,7 +54,7 @@ static void test_rt_icmp_time_exceeded_bytes(void **state)
     memcpy(ipc_pool_data(&t->pool, keep), ipc_pool_data(&t->pool, orig), 14 + 120);
     *ipc_pool_meta(&t->pool, keep) = *ipc_pool_meta(&t->pool, orig);
     ipc_pool_meta(&t->pool, keep)->owner = T_ROUTER;
-    rt_input_burst(&t->ctx, &orig, 1, 5, &t->tx);
+    t_input(t, &orig, 1, 5);
     assert_int_equal(t->tx.n, 1);
     assert_int_equal(t->ctr.c[RT_CTR_ICMP_TIME_EXCEEDED_TX], 1);
     t_check_error(t, t->tx.bufs[0], keep, RT_ICMP_TIME_EXCEEDED, 0, 0);
@@ -66,7 +66,7 @@ static void test_rt_icmp_time_exceeded_bytes(void **state)
     memcpy(ipc_pool_data(&t->pool, copy), ipc_pool_data(&t->pool, o2), 60);
     ipc_pool_meta(&t->pool, copy)->in_port = 2;
     rt_pkt_set_len(ipc_pool_meta(&t->pool, copy), 60);
-    rt_input_burst(&t->ctx, &o2, 1, 5, &t->tx);
+    t_input(t, &o2, 1, 5);
     assert_int_equal(t->tx.n, 1);
     t_check_error(t, t->tx.bufs[0], copy, RT_ICMP_UNREACH, RT_ICMP_UNREACH_NET, 0); /* quote: 20 + 3 */
     assert_int_equal(ipc_pool_meta(&t->pool, t->tx.bufs[0])->len, 14 + 20 + 8 + 23);
@@ -225,7 +225,7 @@ static void test_rt_icmp_echo(void **state)
     struct t_rt *t = *state;
     /* Ping port 2's address from port 0's side: answered from 10.2.0.1. */
     ipc_buf b = t_echo(t, 0, T_IP(10, 0, 0, 5), T_IP(10, 2, 0, 1), 56, false);
-    rt_input_burst(&t->ctx, &b, 1, 1, &t->tx);
+    t_input(t, &b, 1, 1);
     assert_int_equal(t->tx.n, 1);
     assert_int_equal(t->tx.bufs[0], b);
     uint8_t *f = ipc_pool_data(&t->pool, b);
@@ -245,7 +245,7 @@ static void test_rt_icmp_echo(void **state)
     /* A 5000-byte ping in a chain of three frames: answered, only frame 1 rewritten. */
     b = t_echo(t, 1, T_IP(10, 1, 0, 9), T_IP(10, 1, 0, 1), 5000, true);
     assert_int_not_equal(ipc_pool_meta(&t->pool, b)->next, IPC_BUF_NONE);
-    rt_input_burst(&t->ctx, &b, 1, 1, &t->tx);
+    t_input(t, &b, 1, 1);
     assert_int_equal(t->tx.n, 1);
     uint32_t got;
     uint32_t sum = rt_pkt_csum_add(&t->pool, b, 14 + 20, 5008, 0, &got);
@@ -256,10 +256,10 @@ static void test_rt_icmp_echo(void **state)
     /* Bad ICMP checksum, and something that is not an echo request: dropped. */
     b = t_echo(t, 0, T_IP(10, 0, 0, 5), T_IP(10, 0, 0, 1), 56, false);
     ipc_pool_data(&t->pool, b)[14 + 20 + 8] ^= 1;
-    rt_input_burst(&t->ctx, &b, 1, 1, &t->tx);
+    t_input(t, &b, 1, 1);
     assert_int_equal(t->ctr.c[RT_CTR_DROP_ICMP_BAD_CHECKSUM], 1);
     b = t_frame(t, 0, T_IP(10, 0, 0, 5), T_IP(10, 0, 0, 1), 17, 64, 30, 0);
-    rt_input_burst(&t->ctx, &b, 1, 1, &t->tx);
+    t_input(t, &b, 1, 1);
     assert_int_equal(t->ctr.c[RT_CTR_DROP_LOCAL_OTHER], 1);
     assert_int_equal(t->tx.n, 0);
 }

@@ -24,7 +24,7 @@ static uint64_t t_ctr_total(const struct t_rt *t)
 
 static void t_run(struct t_rt *t, ipc_buf b, uint64_t now)
 {
-    rt_input_burst(&t->ctx, &b, 1, now, &t->tx);
+    t_input(t, &b, 1, now);
 }
 
 /* Route 20/8 via 10.1.0.2 on port 1 (resolved), 10.2.0/24 connected on port 2. */
@@ -254,7 +254,7 @@ static void test_rt_ipv4_forward(void **state)
     for (unsigned i = 0; i < 32; i++)
         in[i] = t_frame(t, 0, T_IP(10, 0, 0, 5), i % 4 < 2 ? T_IP(20, 1, 2, 3) : T_IP(20, 9, 9, 9), 17,
                         (uint8_t)(64 - i), 100 + i, RT_IP_DF);
-    rt_input_burst(&t->ctx, in, 32, 1000, &t->tx);
+    t_input(t, in, 32, 1000);
     assert_int_equal(t->tx.n, 32);
     assert_int_equal(t->ctr.c[RT_CTR_FORWARDED], 32);
     for (unsigned i = 0; i < 32; i++) {

@@ -51,7 +51,7 @@ static const uint8_t t_bcast[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
 
 static void t_in(struct t_rt *t, ipc_buf b, uint64_t now)
 {
-    rt_input_burst(&t->ctx, &b, 1, now, &t->tx);
+    t_input(t, &b, 1, now);
 }
 
 static void t_check_request(struct t_rt *t, ipc_buf b, uint16_t port, uint32_t tip, const uint8_t *dmac)
