@@ -87,7 +87,8 @@ struct rt_port_ctr {
     uint64_t rx_pkts, rx_bytes, tx_pkts, tx_bytes;
 };
 
-/* A plain struct: the process loop places it in its shared stats region. */
+/* Plain and process-local, bumped per packet without atomics; the process
+ * loop copies it to its stats region once per pass (main.c). */
 struct rt_counters {
     uint64_t c[RT_CTR_MAX];
     struct rt_port_ctr port[RT_MAX_PORTS];
