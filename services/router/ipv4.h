@@ -34,9 +34,9 @@ enum rt_verdict rt_ipv4_validate(struct rt_ctx *ctx, ipc_buf b, enum rt_ctr *why
 /** Decrement TTL and patch the header checksum (RFC 1624 eqn. 3). */
 static inline void rt_ip_ttl_dec(uint8_t *ip)
 {
-    uint16_t old = rt_get16(ip + RT_IP_TTL);
-    ip[RT_IP_TTL]--;
-    rt_put16(ip + RT_IP_CSUM, rt_csum_update16(rt_get16(ip + RT_IP_CSUM), old, rt_get16(ip + RT_IP_TTL)));
+    uint16_t old = pkt_get16(ip + PKT_IP_TTL);
+    ip[PKT_IP_TTL]--;
+    pkt_put16(ip + PKT_IP_CSUM, pkt_csum_update16(pkt_get16(ip + PKT_IP_CSUM), old, pkt_get16(ip + PKT_IP_TTL)));
 }
 
 /**

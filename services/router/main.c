@@ -15,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "ipc/pkt.h"
 #include "ipc/stage.h"
 #include "ipc/svc.h"
 #include "tables/config.h"
@@ -25,6 +26,9 @@
 
 #define RT_TX_CAP (RT_BURST * 8) /* a burst can grow: fragments, ICMP, ARP releases */
 #define RT_TICK_NS 100000000ull
+/* Odd multipliers that spread the flow hash's bits (golden ratio, murmur3). */
+#define RT_HASH_MUL1 0x9e3779b1u
+#define RT_HASH_MUL2 0x85ebca6bu
 
 #if defined(__x86_64__) || defined(__i386__)
 #define rt_cpu_relax() __builtin_ia32_pause()
@@ -191,21 +195,14 @@ static void rt_send_ring(struct rt_proc *r, unsigned o, ipc_buf *bufs, uint32_t 
 static unsigned rt_flow_queue(const struct rt_proc *r, ipc_buf b, unsigned n)
 {
     const uint8_t *eth = ipc_pool_data(&r->svc.pool, b);
-    if (eth[12] != 0x08 || eth[13] != 0x00)
+    if (pkt_eth_type(eth) != PKT_ETH_P_IP)
         return 0;
-    const uint8_t *ip = eth + RT_ETH_HLEN;
-    uint32_t h;
-    memcpy(&h, ip + 12, 4);
-    uint32_t d;
-    memcpy(&d, ip + 16, 4);
-    h ^= d * 0x9e3779b1u;
-    bool frag = (ip[6] & 0x3f) || ip[7];
-    if (!frag && (ip[9] == 6 || ip[9] == 17)) {
-        uint32_t ports;
-        memcpy(&ports, ip + (ip[0] & 0x0f) * 4, 4);
-        h ^= ports * 0x85ebca6bu;
-    }
-    h *= 0x9e3779b1u;
+    const uint8_t *ip = eth + PKT_ETH_HLEN;
+    uint32_t h = pkt_get32(ip + PKT_IP_SRC) ^ pkt_get32(ip + PKT_IP_DST) * RT_HASH_MUL1;
+    if (!pkt_ip_is_fragment(ip) && pkt_ip_has_ports(ip))
+        h ^= pkt_get32(ip + pkt_ip_hlen(ip) + PKT_L4_SPORT) * RT_HASH_MUL2; /* both ports */
+    h *= RT_HASH_MUL1;
+    /* The top 16 bits, scaled to [0, n) without a division. */
     return (unsigned)(((uint64_t)(h >> 16) * n) >> 16);
 }
 

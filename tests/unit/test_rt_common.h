@@ -131,26 +131,26 @@ static inline void t_frame_fill(struct t_rt *t, ipc_buf b, uint16_t port, uint32
     uint8_t *f = ipc_pool_data(&t->pool, b);
     memcpy(f, t->ctx.port[port].mac, 6);
     memcpy(f + 6, t_peer_mac[port], 6);
-    rt_put16(f + 12, RT_ETH_P_IP);
-    uint8_t *ip = f + RT_ETH_HLEN;
-    memset(ip, 0, RT_IP_HLEN);
+    pkt_put16(f + 12, PKT_ETH_P_IP);
+    uint8_t *ip = f + PKT_ETH_HLEN;
+    memset(ip, 0, PKT_IP_HLEN);
     ip[0] = 0x45;
-    rt_put16(ip + RT_IP_TOTLEN, (uint16_t)(RT_IP_HLEN + payload));
-    rt_put16(ip + RT_IP_ID, 0x1234);
-    rt_put16(ip + RT_IP_FRAG, frag);
-    ip[RT_IP_TTL] = ttl;
-    ip[RT_IP_PROTO] = proto;
-    rt_put32(ip + RT_IP_SRC, src);
-    rt_put32(ip + RT_IP_DST, dst);
-    rt_put16(ip + RT_IP_CSUM, rt_csum(ip, RT_IP_HLEN));
+    pkt_put16(ip + PKT_IP_TOTLEN, (uint16_t)(PKT_IP_HLEN + payload));
+    pkt_put16(ip + PKT_IP_ID, 0x1234);
+    pkt_put16(ip + PKT_IP_FRAG, frag);
+    ip[PKT_IP_TTL] = ttl;
+    ip[PKT_IP_PROTO] = proto;
+    pkt_put32(ip + PKT_IP_SRC, src);
+    pkt_put32(ip + PKT_IP_DST, dst);
+    pkt_put16(ip + PKT_IP_CSUM, pkt_csum(ip, PKT_IP_HLEN));
     for (uint32_t i = 0; i < payload; i++)
-        ip[RT_IP_HLEN + i] = (uint8_t)(i * 7 + 3);
-    uint32_t len = RT_ETH_HLEN + RT_IP_HLEN + payload;
-    if (len < RT_ETH_ZLEN) {
-        memset(f + len, 0, RT_ETH_ZLEN - len);
-        len = RT_ETH_ZLEN;
+        ip[PKT_IP_HLEN + i] = (uint8_t)(i * 7 + 3);
+    uint32_t len = PKT_ETH_HLEN + PKT_IP_HLEN + payload;
+    if (len < PKT_ETH_ZLEN) {
+        memset(f + len, 0, PKT_ETH_ZLEN - len);
+        len = PKT_ETH_ZLEN;
     }
-    rt_pkt_set_len(m, len);
+    pkt_set_len(m, len);
     m->in_port = port;
     m->out_port = IPC_PORT_NONE;
 }
@@ -175,14 +175,14 @@ static inline void t_input(struct t_rt *t, const ipc_buf *bufs, uint32_t n, uint
 
 static inline uint8_t *t_ip(struct t_rt *t, ipc_buf b)
 {
-    return ipc_pool_data(&t->pool, b) + RT_ETH_HLEN;
+    return ipc_pool_data(&t->pool, b) + PKT_ETH_HLEN;
 }
 
 /* Re-sum an IPv4 header after a test edits it. */
 static inline void t_ip_fix_csum(uint8_t *ip)
 {
-    rt_put16(ip + RT_IP_CSUM, 0);
-    rt_put16(ip + RT_IP_CSUM, rt_csum(ip, (ip[0] & 15u) * 4));
+    pkt_put16(ip + PKT_IP_CSUM, 0);
+    pkt_put16(ip + PKT_IP_CSUM, pkt_csum(ip, (ip[0] & 15u) * 4));
 }
 
 static inline uint64_t t_rand64(uint64_t *s)
