@@ -36,13 +36,6 @@ bool rt_tb_take(struct rt_tb *tb, uint64_t now)
     return true;
 }
 
-/* A source that names no single host (RFC 1812 §4.3.2.7, §5.3.7). */
-static bool rt_src_not_host(uint32_t s)
-{
-    uint8_t a = (uint8_t)(s >> 24);
-    return a == 0 || a == 127 || a >= 224;
-}
-
 bool rt_icmp_error_allowed(const struct rt_ctx *ctx, ipc_buf orig)
 {
     const struct ipc_meta *m = ipc_pool_meta(ctx->pool, orig);
@@ -54,19 +47,11 @@ bool rt_icmp_error_allowed(const struct rt_ctx *ctx, ipc_buf orig)
     const uint8_t *ip = f + PKT_ETH_HLEN;
     unsigned ihl = pkt_ip_hlen(ip);
     uint32_t src = pkt_get32(ip + PKT_IP_SRC), dst = pkt_get32(ip + PKT_IP_DST);
-    if (rt_src_not_host(src) || dst == 0xffffffffu || (dst >> 28) == 0xe)
+    if (rt_src_not_host(src) || dst == RT_IP_LIMITED_BCAST || rt_ip_is_multicast(dst))
         return false;
-    for (unsigned p = 0; p < ctx->nports; p++) {
-        const struct rt_port *pt = &ctx->port[p];
-        if (!pt->mtu || pt->plen >= 31)
-            continue;
-        uint32_t host = ~0u >> pt->plen;
-        /* Directed broadcast to (or from) one of our subnets. */
-        if (((dst ^ pt->ip) & ~host) == 0 && (dst & host) == host)
-            return false;
-        if (((src ^ pt->ip) & ~host) == 0 && (src & host) == host)
-            return false;
-    }
+    /* Directed broadcast to (or from) one of our subnets. */
+    if (rt_addr_kind(ctx, dst) == RT_ADDR_SUBNET_BCAST || rt_addr_kind(ctx, src) == RT_ADDR_SUBNET_BCAST)
+        return false;
     if (pkt_get16(ip + PKT_IP_FRAG) & PKT_IP_OFFMASK)
         return false;
     if (ip[PKT_IP_PROTO] == PKT_IP_PROTO_ICMP) {

@@ -101,21 +101,21 @@ enum rt_verdict rt_ipv4_validate(struct rt_ctx *ctx, ipc_buf b, enum rt_ctr *why
             rt_chain_trim(ctx->pool, b, PKT_ETH_HLEN + tot);
     }
     uint32_t src = pkt_get32(ip + PKT_IP_SRC), dst = pkt_get32(ip + PKT_IP_DST);
-    uint8_t sa = (uint8_t)(src >> 24), da = (uint8_t)(dst >> 24);
+    uint32_t da = dst >> 24;
     /* §5.3.7: 0/8, 127/8, class D and E (incl. 255.255.255.255) never source a packet. */
-    if (sa == 0 || sa == 127 || sa >= 224) {
+    if (rt_src_not_host(src)) {
         *why = RT_CTR_DROP_MARTIAN_SRC;
         return RT_V_DROP;
     }
-    if (dst == 0xffffffffu) {
+    if (dst == RT_IP_LIMITED_BCAST) {
         *why = RT_CTR_DROP_LIMITED_BCAST;
         return RT_V_DROP;
     }
-    if (da == 0 || da == 127 || da >= 240) {
+    if (da == RT_NET_THIS || da == RT_NET_LOOPBACK || da >= RT_NET_CLASS_E) {
         *why = RT_CTR_DROP_MARTIAN_DST;
         return RT_V_DROP;
     }
-    if (da >= 224) {
+    if (rt_ip_is_multicast(dst)) {
         *why = RT_CTR_DROP_MULTICAST;
         return RT_V_DROP;
     }
@@ -124,19 +124,14 @@ enum rt_verdict rt_ipv4_validate(struct rt_ctx *ctx, ipc_buf b, enum rt_ctr *why
         *why = RT_CTR_DROP_L2_BCAST_UNICAST;
         return RT_V_DROP;
     }
-    for (unsigned p = 0; p < ctx->nports; p++) {
-        const struct rt_port *pt = &ctx->port[p];
-        if (!pt->mtu)
-            continue;
-        if (pt->ip == dst)
-            return RT_V_LOCAL;
-        if (pt->plen < 31) {
-            uint32_t host = ~0u >> pt->plen;
-            if (((dst ^ pt->ip) & ~host) == 0 && (dst & host) == host) {
-                *why = RT_CTR_DROP_DIRECTED_BCAST;
-                return RT_V_DROP;
-            }
-        }
+    switch (rt_addr_kind(ctx, dst)) {
+    case RT_ADDR_LOCAL:
+        return RT_V_LOCAL;
+    case RT_ADDR_SUBNET_BCAST:
+        *why = RT_CTR_DROP_DIRECTED_BCAST;
+        return RT_V_DROP;
+    case RT_ADDR_OTHER:
+        break;
     }
     return RT_V_FORWARD;
 }
