@@ -120,6 +120,18 @@ void fib_detach(struct fib *fib);
 
 /* ---- reader (router), per batch ---- */
 
+/*
+ * A read section is opened once per batch by the loop that owns the batch,
+ * and closed when nothing the batch read (an entry, a group, a next-hop
+ * index) is used any more: after the burst, the neighbour timers and the
+ * flush. Sections do not nest: the slot holds one generation, so an inner
+ * begin would move it past groups the outer section may still hold, and an
+ * inner end would clear it under the outer section's remaining reads.
+ * Functions that look up assert fib_read_held() instead of opening one.
+ * Close the section before the process sleeps: an open one holds back every
+ * group and next hop retired since it began.
+ */
+
 /** Enter a batch of lookups: pins what the batch may see (see top). */
 static inline void fib_read_begin(struct fib *fib)
 {
@@ -132,6 +144,12 @@ static inline void fib_read_begin(struct fib *fib)
 static inline void fib_read_end(struct fib *fib)
 {
     ipc_st_rel(&fib->slot->active, 0);
+}
+
+/** Is this reader inside a section? For callees that look up to assert. */
+static inline bool fib_read_held(const struct fib *fib)
+{
+    return ipc_ld_rlx(&fib->slot->active) != 0;
 }
 
 /** Longest-prefix match of @addr (host byte order): next-hop index or FIB_MISS. */

@@ -16,6 +16,16 @@
 #include <time.h>
 #include <unistd.h>
 
+/*
+ * Called as a tbl8 group (@tbl8 true) or a next-hop slot is taken for a new
+ * life, before anything is written to it. A test that includes this file
+ * defines it to stamp the object, so that a reader can tell that a link it
+ * still holds was reused under it (tests/unit/test_rt_fib_section.c); in
+ * every build of the supervisor it is nothing.
+ */
+#ifndef FIB_ON_NEW_LIFE
+#define FIB_ON_NEW_LIFE(tbl8, idx) ((void)0)
+#endif
 
 /* Process-local pointers into the writer arrays. */
 struct fib_w {
@@ -195,13 +205,14 @@ static int fib_tbl8_alloc(struct fib *fib, uint32_t *g)
     struct fib_w w = fib_w(fib);
     if (l->tbl8_nfree == 0 && l->tbl8_hwm < l->tbl8_groups) {
         *g = l->tbl8_hwm++;
-        return 0;
+    } else {
+        if (l->tbl8_nfree == 0)
+            fib_reclaim_wait(fib, &l->tbl8_rq_len, &l->tbl8_nfree);
+        if (l->tbl8_nfree == 0)
+            return l->tbl8_rq_len ? -EAGAIN : -ENOSPC;
+        *g = w.tbl8_free[--l->tbl8_nfree];
     }
-    if (l->tbl8_nfree == 0)
-        fib_reclaim_wait(fib, &l->tbl8_rq_len, &l->tbl8_nfree);
-    if (l->tbl8_nfree == 0)
-        return l->tbl8_rq_len ? -EAGAIN : -ENOSPC;
-    *g = w.tbl8_free[--l->tbl8_nfree];
+    FIB_ON_NEW_LIFE(true, *g);
     return 0;
 }
 
@@ -237,6 +248,7 @@ static int fib_nh_get(struct fib *fib, const struct fib_nh *nh, uint32_t *idx)
             return l->nh_rq_len ? -EAGAIN : -ENOSPC;
         i = w.nh_free[--l->nh_nfree];
     }
+    FIB_ON_NEW_LIFE(false, i);
     /* Before any entry names it: entries are stored with release. */
     ipc_st_rlx(&fib->nh[i], key);
     fib_h_insert(w.nhh, l->nhh_mask, key, i);

@@ -18,7 +18,7 @@
 static int rt_copied_options(const uint8_t *ip, unsigned ihl, uint8_t *out)
 {
     unsigned n = 0;
-    for (unsigned i = RT_IP_HLEN; i < ihl;) {
+    for (unsigned i = PKT_IP_HLEN; i < ihl;) {
         uint8_t t = ip[i];
         if (t == 0)
             break;
@@ -47,19 +47,19 @@ unsigned rt_frag(struct rt_ctx *ctx, ipc_buf b, unsigned mtu, ipc_buf *out, unsi
     struct ipc_pool *pool = ctx->pool;
     const struct ipc_meta *m = ipc_pool_meta(pool, b);
     const uint8_t *f = ipc_pool_data(pool, b);
-    const uint8_t *ip = f + RT_ETH_HLEN;
-    unsigned ihl = (ip[RT_IP_VIHL] & 15u) * 4;
+    const uint8_t *ip = f + PKT_ETH_HLEN;
+    unsigned ihl = pkt_ip_hlen(ip);
     uint8_t opts[40];
     int nopt = rt_copied_options(ip, ihl, opts);
     if (nopt < 0) {
         rt_drop(ctx, b, RT_CTR_DROP_BAD_OPTIONS);
         return 0;
     }
-    unsigned hlen_rest = RT_IP_HLEN + (unsigned)nopt;
-    uint32_t data = rt_get16(ip + RT_IP_TOTLEN) - ihl;
-    uint16_t frag0 = rt_get16(ip + RT_IP_FRAG);
-    uint16_t off0 = frag0 & RT_IP_OFFMASK;
-    unsigned room = pool->frame_size - pool->headroom - RT_ETH_HLEN;
+    unsigned hlen_rest = PKT_IP_HLEN + (unsigned)nopt;
+    uint32_t data = pkt_get16(ip + PKT_IP_TOTLEN) - ihl;
+    uint16_t frag0 = pkt_get16(ip + PKT_IP_FRAG);
+    uint16_t off0 = frag0 & PKT_IP_OFFMASK;
+    unsigned room = pool->frame_size - pool->headroom - PKT_ETH_HLEN;
     if (mtu > room)
         mtu = room; /* each fragment is one frame */
 
@@ -68,7 +68,7 @@ unsigned rt_frag(struct rt_ctx *ctx, ipc_buf b, unsigned mtu, ipc_buf *out, unsi
     while (off < data) {
         bool first = off == 0;
         unsigned hlen = first ? ihl : hlen_rest;
-        if (mtu < hlen + 8 || nf == max || off0 + (off >> 3) > RT_IP_OFFMASK)
+        if (mtu < hlen + 8 || nf == max || off0 + (off >> 3) > PKT_IP_OFFMASK)
             goto out_fail;
         uint32_t chunk = data - off;
         bool last = chunk <= mtu - hlen;
@@ -80,22 +80,22 @@ unsigned rt_frag(struct rt_ctx *ctx, ipc_buf b, unsigned mtu, ipc_buf *out, unsi
         out[nf++] = nb;
         struct ipc_meta *nm = ipc_pool_meta(pool, nb);
         uint8_t *nf_data = ipc_pool_data(pool, nb);
-        uint8_t *nip = nf_data + RT_ETH_HLEN;
-        memcpy(nf_data, f, RT_ETH_HLEN);
-        memcpy(nip, ip, RT_IP_HLEN);
+        uint8_t *nip = nf_data + PKT_ETH_HLEN;
+        memcpy(nf_data, f, PKT_ETH_HLEN);
+        memcpy(nip, ip, PKT_IP_HLEN);
         if (first)
-            memcpy(nip + RT_IP_HLEN, ip + RT_IP_HLEN, ihl - RT_IP_HLEN);
+            memcpy(nip + PKT_IP_HLEN, ip + PKT_IP_HLEN, ihl - PKT_IP_HLEN);
         else
-            memcpy(nip + RT_IP_HLEN, opts, (size_t)nopt);
-        nip[RT_IP_VIHL] = (uint8_t)(0x40 | hlen / 4);
-        rt_put16(nip + RT_IP_TOTLEN, (uint16_t)(hlen + chunk));
+            memcpy(nip + PKT_IP_HLEN, opts, (size_t)nopt);
+        nip[PKT_IP_VIHL] = (uint8_t)(0x40 | hlen / 4);
+        pkt_put16(nip + PKT_IP_TOTLEN, (uint16_t)(hlen + chunk));
         /* The last fragment keeps the original's MF: it may be a middle piece itself. */
-        uint16_t mf = last ? (frag0 & RT_IP_MF) : RT_IP_MF;
-        rt_put16(nip + RT_IP_FRAG, (uint16_t)((frag0 & RT_IP_DF) | mf | (off0 + (off >> 3))));
-        rt_put16(nip + RT_IP_CSUM, 0);
-        rt_put16(nip + RT_IP_CSUM, rt_csum(nip, hlen));
-        rt_pkt_read(pool, b, RT_ETH_HLEN + ihl + off, nip + hlen, chunk);
-        rt_pkt_set_len(nm, RT_ETH_HLEN + hlen + chunk);
+        uint16_t mf = last ? (frag0 & PKT_IP_MF) : PKT_IP_MF;
+        pkt_put16(nip + PKT_IP_FRAG, (uint16_t)((frag0 & PKT_IP_DF) | mf | (off0 + (off >> 3))));
+        pkt_put16(nip + PKT_IP_CSUM, 0);
+        pkt_put16(nip + PKT_IP_CSUM, pkt_csum(nip, hlen));
+        pkt_read(pool, b, PKT_ETH_HLEN + ihl + off, nip + hlen, chunk);
+        pkt_set_len(nm, PKT_ETH_HLEN + hlen + chunk);
         nm->in_port = m->in_port;
         nm->out_port = m->out_port;
         nm->mark = m->mark;

@@ -14,10 +14,8 @@
 
 #include "pkt.h"
 
-#define RT_TCP_FIN 0x01u
-#define RT_TCP_PSH 0x08u
-#define RT_TCP_CWR 0x80u
-#define RT_GSO_HDR_MAX (RT_ETH_HLEN + 60u + 60u) /* Ethernet, IP and TCP headers with options */
+#define RT_TCP_HLEN_MAX 60u
+#define RT_GSO_HDR_MAX (PKT_ETH_HLEN + PKT_IP_HLEN_MAX + RT_TCP_HLEN_MAX) /* headers with options */
 
 /* A reader that walks a chain front to back. */
 struct rt_cursor {
@@ -67,27 +65,27 @@ static uint32_t cur_read(struct rt_cursor *c, uint8_t *dst, uint32_t len)
 static uint32_t pseudo_sum(const uint8_t *ip, uint32_t l4len)
 {
     uint8_t ph[12];
-    memcpy(ph, ip + RT_IP_SRC, 8);
+    memcpy(ph, ip + PKT_IP_SRC, 8);
     ph[8] = 0;
-    ph[9] = ip[RT_IP_PROTO];
-    rt_put16(ph + 10, (uint16_t)l4len);
-    return rt_csum_add(0, ph, sizeof(ph), false);
+    ph[9] = ip[PKT_IP_PROTO];
+    pkt_put16(ph + 10, (uint16_t)l4len);
+    return pkt_csum_add(0, ph, sizeof(ph), false);
 }
 
 /* Finish a partial checksum in place (skb_checksum_help). */
 static bool csum_complete(struct rt_ctx *ctx, ipc_buf b)
 {
     struct ipc_meta *m = ipc_pool_meta(ctx->pool, b);
-    uint32_t len = rt_pkt_len(m);
+    uint32_t len = pkt_total_len(m);
     uint32_t start = m->vnet.csum_start, field = start + m->vnet.csum_offset;
     if (start >= len || field + 2 > m->len) /* the field must be in the first frame */
         return false;
     uint32_t got;
-    uint32_t sum = rt_pkt_csum_add(ctx->pool, b, start, len - start, 0, &got);
+    uint32_t sum = pkt_chain_csum_add(ctx->pool, b, start, len - start, 0, &got);
     if (got != len - start)
         return false;
-    uint16_t v = rt_csum_fold(sum);
-    rt_put16(ipc_pool_data(ctx->pool, b) + field, v ? v : 0xffff); /* 0 means "none" for UDP */
+    uint16_t v = pkt_csum_fold(sum);
+    pkt_put16(ipc_pool_data(ctx->pool, b) + field, v ? v : 0xffff); /* 0 means "none" for UDP */
     m->vnet = (struct ipc_vnet){0};
     rt_count(ctx, RT_CTR_CSUM_SW);
     return true;
@@ -114,26 +112,27 @@ unsigned rt_gso(struct rt_ctx *ctx, ipc_buf b, ipc_buf *out, unsigned max)
         goto drop; /* UFO (fragmenting UDP) and IPv6 types: not from an IPv4 TAP we configure */
 
     uint8_t hdr[RT_GSO_HDR_MAX];
-    uint32_t len = rt_pkt_len(m);
-    uint32_t hl = rt_pkt_read(pool, b, 0, hdr, len < sizeof(hdr) ? len : (uint32_t)sizeof(hdr));
-    uint8_t *ip = hdr + RT_ETH_HLEN;
-    unsigned ihl = (ip[RT_IP_VIHL] & 15u) * 4;
-    unsigned proto = type == RT_VNET_GSO_TCPV4 ? 6u : 17u;
-    if (hl < RT_ETH_HLEN + ihl + 8 || ip[RT_IP_PROTO] != proto)
+    uint32_t len = pkt_total_len(m);
+    uint32_t hl = pkt_read(pool, b, 0, hdr, len < sizeof(hdr) ? len : (uint32_t)sizeof(hdr));
+    uint8_t *ip = hdr + PKT_ETH_HLEN;
+    unsigned ihl = pkt_ip_hlen(ip);
+    unsigned proto = type == RT_VNET_GSO_TCPV4 ? PKT_IP_PROTO_TCP : PKT_IP_PROTO_UDP;
+    bool tcp = proto == PKT_IP_PROTO_TCP;
+    if (hl < PKT_ETH_HLEN + ihl + PKT_UDP_HLEN || ip[PKT_IP_PROTO] != proto)
         goto drop;
     uint8_t *l4 = ip + ihl;
-    unsigned l4h = proto == 6 ? (l4[12] >> 4) * 4u : 8u;
-    uint32_t hlen = RT_ETH_HLEN + ihl + l4h;
+    unsigned l4h = tcp ? pkt_tcp_hlen(l4) : PKT_UDP_HLEN;
+    uint32_t hlen = PKT_ETH_HLEN + ihl + l4h;
     uint32_t mss = m->vnet.gso_size;
-    if (l4h < (proto == 6 ? 20u : 8u) || hlen > hl || len <= hlen || mss == 0)
+    if (l4h < (tcp ? PKT_TCP_HLEN : PKT_UDP_HLEN) || hlen > hl || len <= hlen || mss == 0)
         goto drop;
     uint32_t payload = len - hlen, nseg = (payload + mss - 1) / mss;
     if (nseg > max || hlen + mss > pool->frame_size - pool->headroom)
         goto drop; /* too many pieces, or a segment that does not fit one frame */
 
-    uint32_t seq0 = proto == 6 ? rt_get32(l4 + 4) : 0;
-    uint16_t id0 = rt_get16(ip + RT_IP_ID);
-    uint8_t tflags = proto == 6 ? l4[13] : 0;
+    uint32_t seq0 = tcp ? pkt_get32(l4 + PKT_TCP_SEQ) : 0;
+    uint16_t id0 = pkt_get16(ip + PKT_IP_ID);
+    uint8_t tflags = tcp ? l4[PKT_TCP_FLAGS] : 0;
     uint32_t got = ipc_pool_alloc(pool, out, nseg);
     if (got != nseg) {
         ipc_pool_free(pool, out, got);
@@ -146,34 +145,34 @@ unsigned rt_gso(struct rt_ctx *ctx, ipc_buf b, ipc_buf *out, unsigned max)
         uint32_t seg = i + 1 < nseg ? mss : payload - i * mss;
         struct ipc_meta *nm = ipc_pool_meta(pool, out[i]);
         uint8_t *f = ipc_pool_data(pool, out[i]);
-        uint8_t *nip = f + RT_ETH_HLEN, *nl4 = nip + ihl;
+        uint8_t *nip = f + PKT_ETH_HLEN, *nl4 = nip + ihl;
         memcpy(f, hdr, hlen);
         if (cur_read(&cur, f + hlen, seg) != seg) {
             ipc_pool_free(pool, out, nseg);
             goto drop;
         }
-        rt_put16(nip + RT_IP_TOTLEN, (uint16_t)(ihl + l4h + seg));
-        rt_put16(nip + RT_IP_ID, (uint16_t)(id0 + i));
-        rt_put16(nip + RT_IP_CSUM, 0);
-        rt_put16(nip + RT_IP_CSUM, rt_csum(nip, ihl));
+        pkt_put16(nip + PKT_IP_TOTLEN, (uint16_t)(ihl + l4h + seg));
+        pkt_put16(nip + PKT_IP_ID, (uint16_t)(id0 + i));
+        pkt_put16(nip + PKT_IP_CSUM, 0);
+        pkt_put16(nip + PKT_IP_CSUM, pkt_csum(nip, ihl));
         uint32_t l4len = l4h + seg;
-        if (proto == 6) {
+        if (tcp) {
             uint8_t fl = tflags;
             if (i + 1 < nseg)
-                fl &= (uint8_t)~(RT_TCP_FIN | RT_TCP_PSH);
+                fl &= (uint8_t)~(PKT_TCP_FIN | PKT_TCP_PSH);
             if (i > 0)
-                fl &= (uint8_t)~RT_TCP_CWR;
-            rt_put32(nl4 + 4, seq0 + i * mss);
-            nl4[13] = fl;
-            rt_put16(nl4 + 16, 0);
-            rt_put16(nl4 + 16, rt_csum_fold(rt_csum_add(pseudo_sum(nip, l4len), nl4, l4len, false)));
+                fl &= (uint8_t)~PKT_TCP_CWR;
+            pkt_put32(nl4 + PKT_TCP_SEQ, seq0 + i * mss);
+            nl4[PKT_TCP_FLAGS] = fl;
+            pkt_put16(nl4 + PKT_TCP_CSUM, 0);
+            pkt_put16(nl4 + PKT_TCP_CSUM, pkt_csum_fold(pkt_csum_add(pseudo_sum(nip, l4len), nl4, l4len, false)));
         } else {
-            rt_put16(nl4 + 4, (uint16_t)l4len);
-            rt_put16(nl4 + 6, 0);
-            uint16_t v = rt_csum_fold(rt_csum_add(pseudo_sum(nip, l4len), nl4, l4len, false));
-            rt_put16(nl4 + 6, v ? v : 0xffff);
+            pkt_put16(nl4 + PKT_UDP_LEN, (uint16_t)l4len);
+            pkt_put16(nl4 + PKT_UDP_CSUM, 0);
+            uint16_t v = pkt_csum_fold(pkt_csum_add(pseudo_sum(nip, l4len), nl4, l4len, false));
+            pkt_put16(nl4 + PKT_UDP_CSUM, v ? v : 0xffff);
         }
-        rt_pkt_set_len(nm, hlen + seg);
+        pkt_set_len(nm, hlen + seg);
         nm->in_port = m->in_port;
         nm->out_port = m->out_port;
         nm->mark = m->mark;

@@ -36,42 +36,27 @@ bool rt_tb_take(struct rt_tb *tb, uint64_t now)
     return true;
 }
 
-/* A source that names no single host (RFC 1812 §4.3.2.7, §5.3.7). */
-static bool rt_src_not_host(uint32_t s)
-{
-    uint8_t a = (uint8_t)(s >> 24);
-    return a == 0 || a == 127 || a >= 224;
-}
-
 bool rt_icmp_error_allowed(const struct rt_ctx *ctx, ipc_buf orig)
 {
     const struct ipc_meta *m = ipc_pool_meta(ctx->pool, orig);
     const uint8_t *f = ipc_pool_data(ctx->pool, orig);
-    if (m->len < RT_ETH_HLEN + RT_IP_HLEN || m->in_port >= ctx->nports || !ctx->port[m->in_port].mtu)
+    if (m->len < PKT_ETH_HLEN + PKT_IP_HLEN || m->in_port >= ctx->nports || !ctx->port[m->in_port].mtu)
         return false;
-    if (rt_mac_is_group(f))
+    if (pkt_mac_is_group(f))
         return false;
-    const uint8_t *ip = f + RT_ETH_HLEN;
-    unsigned ihl = (ip[RT_IP_VIHL] & 15u) * 4;
-    uint32_t src = rt_get32(ip + RT_IP_SRC), dst = rt_get32(ip + RT_IP_DST);
-    if (rt_src_not_host(src) || dst == 0xffffffffu || (dst >> 28) == 0xe)
+    const uint8_t *ip = f + PKT_ETH_HLEN;
+    unsigned ihl = pkt_ip_hlen(ip);
+    uint32_t src = pkt_get32(ip + PKT_IP_SRC), dst = pkt_get32(ip + PKT_IP_DST);
+    if (rt_src_not_host(src) || dst == RT_IP_LIMITED_BCAST || rt_ip_is_multicast(dst))
         return false;
-    for (unsigned p = 0; p < ctx->nports; p++) {
-        const struct rt_port *pt = &ctx->port[p];
-        if (!pt->mtu || pt->plen >= 31)
-            continue;
-        uint32_t host = ~0u >> pt->plen;
-        /* Directed broadcast to (or from) one of our subnets. */
-        if (((dst ^ pt->ip) & ~host) == 0 && (dst & host) == host)
-            return false;
-        if (((src ^ pt->ip) & ~host) == 0 && (src & host) == host)
-            return false;
-    }
-    if (rt_get16(ip + RT_IP_FRAG) & RT_IP_OFFMASK)
+    /* Directed broadcast to (or from) one of our subnets. */
+    if (rt_addr_kind(ctx, dst) == RT_ADDR_SUBNET_BCAST || rt_addr_kind(ctx, src) == RT_ADDR_SUBNET_BCAST)
         return false;
-    if (ip[RT_IP_PROTO] == RT_IP_PROTO_ICMP) {
+    if (pkt_get16(ip + PKT_IP_FRAG) & PKT_IP_OFFMASK)
+        return false;
+    if (ip[PKT_IP_PROTO] == PKT_IP_PROTO_ICMP) {
         uint8_t type;
-        if (rt_pkt_read(ctx->pool, orig, RT_ETH_HLEN + ihl, &type, 1) != 1)
+        if (pkt_read(ctx->pool, orig, PKT_ETH_HLEN + ihl, &type, 1) != 1)
             return false;
         /* Only queries may draw an error; unknown types count as errors. */
         switch (type) {
@@ -106,10 +91,10 @@ bool rt_icmp_error(struct rt_ctx *ctx, ipc_buf orig, uint8_t type, uint8_t code,
     }
     const struct ipc_meta *om = ipc_pool_meta(ctx->pool, orig);
     const uint8_t *of = ipc_pool_data(ctx->pool, orig);
-    const uint8_t *oip = of + RT_ETH_HLEN;
-    unsigned ihl = (oip[RT_IP_VIHL] & 15u) * 4;
-    uint32_t plen = rt_pkt_len(om) - RT_ETH_HLEN;
-    uint32_t tot = rt_get16(oip + RT_IP_TOTLEN);
+    const uint8_t *oip = of + PKT_ETH_HLEN;
+    unsigned ihl = pkt_ip_hlen(oip);
+    uint32_t plen = pkt_total_len(om) - PKT_ETH_HLEN;
+    uint32_t tot = pkt_get16(oip + PKT_IP_TOTLEN);
     if (tot < plen)
         plen = tot;
     /* RFC 792: the internet header plus the first 64 bits of the datagram. */
@@ -123,34 +108,34 @@ bool rt_icmp_error(struct rt_ctx *ctx, ipc_buf orig, uint8_t type, uint8_t code,
     struct ipc_meta *nm = ipc_pool_meta(ctx->pool, nb);
     uint8_t *f = ipc_pool_data(ctx->pool, nb);
     const struct rt_port *pt = &ctx->port[om->in_port];
-    uint32_t iplen = RT_IP_HLEN + RT_ICMP_HLEN + quote;
+    uint32_t iplen = PKT_IP_HLEN + RT_ICMP_HLEN + quote;
 
-    memcpy(f, of + 6, 6);
-    memcpy(f + 6, pt->mac, 6);
-    rt_put16(f + 12, RT_ETH_P_IP);
-    uint8_t *ip = f + RT_ETH_HLEN;
-    ip[RT_IP_VIHL] = 0x45;
-    ip[RT_IP_TOS] = 0xc0; /* precedence 6, internetwork control (RFC 1812 §4.3.2.5) */
-    rt_put16(ip + RT_IP_TOTLEN, (uint16_t)iplen);
-    rt_put16(ip + RT_IP_ID, ctx->ip_id++);
-    rt_put16(ip + RT_IP_FRAG, 0);
-    ip[RT_IP_TTL] = 64;
-    ip[RT_IP_PROTO] = RT_IP_PROTO_ICMP;
-    rt_put16(ip + RT_IP_CSUM, 0);
+    memcpy(f + PKT_ETH_DST, of + PKT_ETH_SRC, PKT_ETH_ALEN);
+    memcpy(f + PKT_ETH_SRC, pt->mac, PKT_ETH_ALEN);
+    pkt_put16(f + PKT_ETH_TYPE, PKT_ETH_P_IP);
+    uint8_t *ip = f + PKT_ETH_HLEN;
+    ip[PKT_IP_VIHL] = PKT_IP_VIHL_PLAIN;
+    ip[PKT_IP_TOS] = 0xc0; /* precedence 6, internetwork control (RFC 1812 §4.3.2.5) */
+    pkt_put16(ip + PKT_IP_TOTLEN, (uint16_t)iplen);
+    pkt_put16(ip + PKT_IP_ID, ctx->ip_id++);
+    pkt_put16(ip + PKT_IP_FRAG, 0);
+    ip[PKT_IP_TTL] = 64;
+    ip[PKT_IP_PROTO] = PKT_IP_PROTO_ICMP;
+    pkt_put16(ip + PKT_IP_CSUM, 0);
     /* From the address of the interface the packet came in on (RFC 1812 §4.3.2.4). */
-    rt_put32(ip + RT_IP_SRC, pt->ip);
-    memcpy(ip + RT_IP_DST, oip + RT_IP_SRC, 4);
-    rt_put16(ip + RT_IP_CSUM, rt_csum(ip, RT_IP_HLEN));
+    pkt_put32(ip + PKT_IP_SRC, pt->ip);
+    memcpy(ip + PKT_IP_DST, oip + PKT_IP_SRC, 4);
+    pkt_put16(ip + PKT_IP_CSUM, pkt_csum(ip, PKT_IP_HLEN));
 
-    uint8_t *ic = ip + RT_IP_HLEN;
+    uint8_t *ic = ip + PKT_IP_HLEN;
     ic[0] = type;
     ic[1] = code;
-    rt_put16(ic + 2, 0);
-    rt_put32(ic + 4, type == RT_ICMP_UNREACH && code == RT_ICMP_UNREACH_NEEDFRAG ? mtu : 0);
-    rt_pkt_read(ctx->pool, orig, RT_ETH_HLEN, ic + RT_ICMP_HLEN, quote);
-    rt_put16(ic + 2, rt_csum(ic, RT_ICMP_HLEN + quote));
+    pkt_put16(ic + 2, 0);
+    pkt_put32(ic + 4, type == RT_ICMP_UNREACH && code == RT_ICMP_UNREACH_NEEDFRAG ? mtu : 0);
+    pkt_read(ctx->pool, orig, PKT_ETH_HLEN, ic + RT_ICMP_HLEN, quote);
+    pkt_put16(ic + 2, pkt_csum(ic, RT_ICMP_HLEN + quote));
 
-    rt_pkt_set_len(nm, RT_ETH_HLEN + iplen);
+    pkt_set_len(nm, PKT_ETH_HLEN + iplen);
     nm->in_port = IPC_PORT_NONE;
     nm->out_port = om->in_port;
     rt_count(ctx, rt_icmp_ctr(type, code));
@@ -162,14 +147,14 @@ void rt_icmp_local(struct rt_ctx *ctx, ipc_buf b, struct rt_burst *tx)
 {
     struct ipc_meta *m = ipc_pool_meta(ctx->pool, b);
     uint8_t *f = ipc_pool_data(ctx->pool, b);
-    uint8_t *ip = f + RT_ETH_HLEN;
-    unsigned ihl = (ip[RT_IP_VIHL] & 15u) * 4;
-    if (ip[RT_IP_PROTO] != RT_IP_PROTO_ICMP || (rt_get16(ip + RT_IP_FRAG) & (RT_IP_MF | RT_IP_OFFMASK))) {
+    uint8_t *ip = f + PKT_ETH_HLEN;
+    unsigned ihl = pkt_ip_hlen(ip);
+    if (ip[PKT_IP_PROTO] != PKT_IP_PROTO_ICMP || (pkt_get16(ip + PKT_IP_FRAG) & (PKT_IP_MF | PKT_IP_OFFMASK))) {
         /* Fragmented pings would need reassembly: not for now. */
         rt_drop(ctx, b, RT_CTR_DROP_LOCAL_OTHER);
         return;
     }
-    if (m->len < RT_ETH_HLEN + ihl + RT_ICMP_HLEN) {
+    if (m->len < PKT_ETH_HLEN + ihl + RT_ICMP_HLEN) {
         rt_drop(ctx, b, RT_CTR_DROP_ECHO_CHAIN);
         return;
     }
@@ -178,24 +163,24 @@ void rt_icmp_local(struct rt_ctx *ctx, ipc_buf b, struct rt_burst *tx)
         rt_drop(ctx, b, RT_CTR_DROP_LOCAL_OTHER);
         return;
     }
-    uint32_t icmp_len = rt_get16(ip + RT_IP_TOTLEN) - ihl, got;
-    uint32_t sum = rt_pkt_csum_add(ctx->pool, b, RT_ETH_HLEN + ihl, icmp_len, 0, &got);
-    if (got != icmp_len || rt_csum_fold(sum) != 0) {
+    uint32_t icmp_len = pkt_get16(ip + PKT_IP_TOTLEN) - ihl, got;
+    uint32_t sum = pkt_chain_csum_add(ctx->pool, b, PKT_ETH_HLEN + ihl, icmp_len, 0, &got);
+    if (got != icmp_len || pkt_csum_fold(sum) != 0) {
         rt_drop(ctx, b, RT_CTR_DROP_ICMP_BAD_CHECKSUM);
         return;
     }
     /* Swapping the addresses leaves the IP checksum as it is (the sum commutes). */
     uint8_t a[4];
-    memcpy(a, ip + RT_IP_SRC, 4);
-    memcpy(ip + RT_IP_SRC, ip + RT_IP_DST, 4);
-    memcpy(ip + RT_IP_DST, a, 4);
-    uint16_t old = rt_get16(ip + RT_IP_TTL);
-    ip[RT_IP_TTL] = 64;
-    rt_put16(ip + RT_IP_CSUM, rt_csum_update16(rt_get16(ip + RT_IP_CSUM), old, rt_get16(ip + RT_IP_TTL)));
+    memcpy(a, ip + PKT_IP_SRC, 4);
+    memcpy(ip + PKT_IP_SRC, ip + PKT_IP_DST, 4);
+    memcpy(ip + PKT_IP_DST, a, 4);
+    uint16_t old = pkt_get16(ip + PKT_IP_TTL);
+    ip[PKT_IP_TTL] = 64;
+    pkt_put16(ip + PKT_IP_CSUM, pkt_csum_update16(pkt_get16(ip + PKT_IP_CSUM), old, pkt_get16(ip + PKT_IP_TTL)));
     ic[0] = RT_ICMP_ECHO_REPLY;
-    rt_put16(ic + 2, rt_csum_update16(rt_get16(ic + 2), RT_ICMP_ECHO << 8, RT_ICMP_ECHO_REPLY << 8));
-    memcpy(f, f + 6, 6);
-    memcpy(f + 6, ctx->port[m->in_port].mac, 6);
+    pkt_put16(ic + 2, pkt_csum_update16(pkt_get16(ic + 2), RT_ICMP_ECHO << 8, RT_ICMP_ECHO_REPLY << 8));
+    memcpy(f + PKT_ETH_DST, f + PKT_ETH_SRC, PKT_ETH_ALEN);
+    memcpy(f + PKT_ETH_SRC, ctx->port[m->in_port].mac, PKT_ETH_ALEN);
     m->out_port = m->in_port;
     rt_count(ctx, RT_CTR_LOCAL_ECHO);
     rt_count(ctx, RT_CTR_ICMP_ECHO_REPLY_TX);

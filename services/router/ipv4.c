@@ -9,6 +9,7 @@
  */
 #include "ipv4.h"
 
+#include <assert.h>
 #include <string.h>
 
 #include "tables/fib.h"
@@ -47,46 +48,46 @@ enum rt_verdict rt_ipv4_validate(struct rt_ctx *ctx, ipc_buf b, enum rt_ctr *why
         *why = RT_CTR_DROP_BAD_PORT;
         return RT_V_DROP;
     }
-    if (m->len < RT_ETH_HLEN) {
+    if (m->len < PKT_ETH_HLEN) {
         *why = RT_CTR_DROP_RUNT;
         return RT_V_DROP;
     }
-    uint16_t type = rt_get16(f + 12);
-    if (type == RT_ETH_P_ARP)
+    uint16_t type = pkt_eth_type(f);
+    if (type == PKT_ETH_P_ARP)
         return RT_V_ARP;
-    if (type != RT_ETH_P_IP) {
-        *why = type == RT_ETH_P_VLAN || type == RT_ETH_P_QINQ ? RT_CTR_DROP_VLAN : RT_CTR_DROP_ETHERTYPE;
+    if (type != PKT_ETH_P_IP) {
+        *why = type == PKT_ETH_P_VLAN || type == PKT_ETH_P_QINQ ? RT_CTR_DROP_VLAN : RT_CTR_DROP_ETHERTYPE;
         return RT_V_DROP;
     }
-    bool l2_group = rt_mac_is_group(f);
-    if (!l2_group && memcmp(f, ctx->port[m->in_port].mac, 6) != 0) {
+    bool l2_group = pkt_mac_is_group(f);
+    if (!l2_group && memcmp(f + PKT_ETH_DST, ctx->port[m->in_port].mac, PKT_ETH_ALEN) != 0) {
         *why = RT_CTR_DROP_L2_OTHER_HOST;
         return RT_V_DROP;
     }
     /* §5.2.2: (1) the link layer's length holds a minimal header ... */
-    if (m->len < RT_ETH_HLEN + RT_IP_HLEN) {
+    if (m->len < PKT_ETH_HLEN + PKT_IP_HLEN) {
         *why = RT_CTR_DROP_RUNT;
         return RT_V_DROP;
     }
-    const uint8_t *ip = f + RT_ETH_HLEN;
+    const uint8_t *ip = f + PKT_ETH_HLEN;
     /* ... (3) version 4, (4) IHL >= 5 ... */
-    if (ip[RT_IP_VIHL] >> 4 != 4) {
+    if (pkt_ip_version(ip) != 4) {
         *why = RT_CTR_DROP_BAD_VERSION;
         return RT_V_DROP;
     }
-    unsigned ihl = (ip[RT_IP_VIHL] & 15u) * 4;
-    if (ihl < RT_IP_HLEN || RT_ETH_HLEN + ihl > m->len) {
+    unsigned ihl = pkt_ip_hlen(ip);
+    if (ihl < PKT_IP_HLEN || PKT_ETH_HLEN + ihl > m->len) {
         *why = RT_CTR_DROP_BAD_IHL;
         return RT_V_DROP;
     }
     /* ... (2) the checksum ... */
-    if (rt_csum(ip, ihl) != 0) {
+    if (pkt_csum(ip, ihl) != 0) {
         *why = RT_CTR_DROP_BAD_CHECKSUM;
         return RT_V_DROP;
     }
     /* ... (5) total length >= header and <= what arrived. */
-    uint32_t tot = rt_get16(ip + RT_IP_TOTLEN);
-    uint32_t have = rt_pkt_len(m) - RT_ETH_HLEN;
+    uint32_t tot = pkt_get16(ip + PKT_IP_TOTLEN);
+    uint32_t have = pkt_total_len(m) - PKT_ETH_HLEN;
     bool gso = m->vnet.gso_type != 0;
     if (tot < ihl || (!gso && tot > have)) {
         *why = RT_CTR_DROP_BAD_TOTLEN;
@@ -95,26 +96,26 @@ enum rt_verdict rt_ipv4_validate(struct rt_ctx *ctx, ipc_buf b, enum rt_ctr *why
     if (!gso && tot < have) {
         /* Ethernet pads frames to 60 bytes; the padding is not the packet's. */
         if (m->next == IPC_BUF_NONE)
-            rt_pkt_set_len(m, RT_ETH_HLEN + tot);
+            pkt_set_len(m, PKT_ETH_HLEN + tot);
         else
-            rt_chain_trim(ctx->pool, b, RT_ETH_HLEN + tot);
+            rt_chain_trim(ctx->pool, b, PKT_ETH_HLEN + tot);
     }
-    uint32_t src = rt_get32(ip + RT_IP_SRC), dst = rt_get32(ip + RT_IP_DST);
-    uint8_t sa = (uint8_t)(src >> 24), da = (uint8_t)(dst >> 24);
+    uint32_t src = pkt_get32(ip + PKT_IP_SRC), dst = pkt_get32(ip + PKT_IP_DST);
+    uint32_t da = dst >> 24;
     /* §5.3.7: 0/8, 127/8, class D and E (incl. 255.255.255.255) never source a packet. */
-    if (sa == 0 || sa == 127 || sa >= 224) {
+    if (rt_src_not_host(src)) {
         *why = RT_CTR_DROP_MARTIAN_SRC;
         return RT_V_DROP;
     }
-    if (dst == 0xffffffffu) {
+    if (dst == RT_IP_LIMITED_BCAST) {
         *why = RT_CTR_DROP_LIMITED_BCAST;
         return RT_V_DROP;
     }
-    if (da == 0 || da == 127 || da >= 240) {
+    if (da == RT_NET_THIS || da == RT_NET_LOOPBACK || da >= RT_NET_CLASS_E) {
         *why = RT_CTR_DROP_MARTIAN_DST;
         return RT_V_DROP;
     }
-    if (da >= 224) {
+    if (rt_ip_is_multicast(dst)) {
         *why = RT_CTR_DROP_MULTICAST;
         return RT_V_DROP;
     }
@@ -123,19 +124,14 @@ enum rt_verdict rt_ipv4_validate(struct rt_ctx *ctx, ipc_buf b, enum rt_ctr *why
         *why = RT_CTR_DROP_L2_BCAST_UNICAST;
         return RT_V_DROP;
     }
-    for (unsigned p = 0; p < ctx->nports; p++) {
-        const struct rt_port *pt = &ctx->port[p];
-        if (!pt->mtu)
-            continue;
-        if (pt->ip == dst)
-            return RT_V_LOCAL;
-        if (pt->plen < 31) {
-            uint32_t host = ~0u >> pt->plen;
-            if (((dst ^ pt->ip) & ~host) == 0 && (dst & host) == host) {
-                *why = RT_CTR_DROP_DIRECTED_BCAST;
-                return RT_V_DROP;
-            }
-        }
+    switch (rt_addr_kind(ctx, dst)) {
+    case RT_ADDR_LOCAL:
+        return RT_V_LOCAL;
+    case RT_ADDR_SUBNET_BCAST:
+        *why = RT_CTR_DROP_DIRECTED_BCAST;
+        return RT_V_DROP;
+    case RT_ADDR_OTHER:
+        break;
     }
     return RT_V_FORWARD;
 }
@@ -144,9 +140,9 @@ void rt_fwd_finish(struct rt_ctx *ctx, ipc_buf b, const uint8_t *dmac, struct rt
 {
     struct ipc_meta *m = ipc_pool_meta(ctx->pool, b);
     uint8_t *f = ipc_pool_data(ctx->pool, b);
-    rt_ip_ttl_dec(f + RT_ETH_HLEN);
-    memcpy(f, dmac, 6);
-    memcpy(f + 6, ctx->port[m->out_port].mac, 6);
+    rt_ip_ttl_dec(f + PKT_ETH_HLEN);
+    memcpy(f + PKT_ETH_DST, dmac, PKT_ETH_ALEN);
+    memcpy(f + PKT_ETH_SRC, ctx->port[m->out_port].mac, PKT_ETH_ALEN);
     rt_count(ctx, RT_CTR_FORWARDED);
     rt_tx(ctx, tx, b);
 }
@@ -186,7 +182,7 @@ void rt_input_burst(struct rt_ctx *ctx, const ipc_buf *bufs, uint32_t n, uint64_
     uint32_t nd = 0;
     struct rt_cache c = {0};
 
-    fib_read_begin(ctx->fib);
+    assert(fib_read_held(ctx->fib)); /* the caller's batch holds the FIB read section */
     /* Each frame's headers are a cache line (and a page) nobody on this CPU
      * touched since the driver or the kernel wrote them, while the ring's
      * take has just read every buffer's metadata: ask for the headers
@@ -201,7 +197,7 @@ void rt_input_burst(struct rt_ctx *ctx, const ipc_buf *bufs, uint32_t n, uint64_
         struct ipc_meta *m = ipc_pool_meta(pool, b);
         if (m->in_port < RT_MAX_PORTS) {
             ctr->port[m->in_port].rx_pkts++;
-            ctr->port[m->in_port].rx_bytes += rt_pkt_len(m);
+            ctr->port[m->in_port].rx_bytes += pkt_total_len(m);
         }
         enum rt_ctr why = RT_CTR_MAX;
         switch (rt_ipv4_validate(ctx, b, &why)) {
@@ -219,13 +215,13 @@ void rt_input_burst(struct rt_ctx *ctx, const ipc_buf *bufs, uint32_t n, uint64_
             break;
         }
         rt_count(ctx, RT_CTR_RX_IPV4);
-        uint8_t *ip = ipc_pool_data(pool, b) + RT_ETH_HLEN;
-        if (ip[RT_IP_TTL] <= 1) {
+        uint8_t *ip = ipc_pool_data(pool, b) + PKT_ETH_HLEN;
+        if (ip[PKT_IP_TTL] <= 1) {
             rt_icmp_error(ctx, b, RT_ICMP_TIME_EXCEEDED, RT_ICMP_EXC_TTL, 0, now, tx);
             why = RT_CTR_DROP_TTL;
             goto drop;
         }
-        uint32_t dst = rt_get32(ip + RT_IP_DST);
+        uint32_t dst = pkt_get32(ip + PKT_IP_DST);
         if (!c.dst_valid || dst != c.dst) {
             c.nh = fib_lookup(ctx->fib, dst);
             c.dst = dst;
@@ -242,15 +238,15 @@ void rt_input_burst(struct rt_ctx *ctx, const ipc_buf *bufs, uint32_t n, uint64_
             goto drop;
         }
         unsigned mtu = ctx->port[nh.port].mtu;
-        unsigned ihl = (ip[RT_IP_VIHL] & 15u) * 4;
-        bool df = rt_get16(ip + RT_IP_FRAG) & RT_IP_DF;
+        unsigned ihl = pkt_ip_hlen(ip);
+        bool df = pkt_get16(ip + PKT_IP_FRAG) & PKT_IP_DF;
         bool gso = m->vnet.gso_type != 0;
         uint32_t size;
         if (gso) /* each segment: headers (virtio hdr_len counts Ethernet) + gso_size */
-            size = (m->vnet.hdr_len > RT_ETH_HLEN + ihl ? m->vnet.hdr_len - RT_ETH_HLEN : ihl + 20u) +
+            size = (m->vnet.hdr_len > PKT_ETH_HLEN + ihl ? m->vnet.hdr_len - PKT_ETH_HLEN : ihl + 20u) +
                    m->vnet.gso_size;
         else
-            size = rt_get16(ip + RT_IP_TOTLEN);
+            size = pkt_get16(ip + PKT_IP_TOTLEN);
         uint32_t nhip = nh.gw ? nh.gw : dst;
         m->out_port = nh.port;
         if (ipc_likely(size <= mtu)) {
@@ -283,7 +279,6 @@ void rt_input_burst(struct rt_ctx *ctx, const ipc_buf *bufs, uint32_t n, uint64_
             nd = 0;
         }
     }
-    fib_read_end(ctx->fib);
     if (nd)
         ipc_pool_free(pool, drops, nd);
 }

@@ -34,9 +34,9 @@ enum rt_verdict rt_ipv4_validate(struct rt_ctx *ctx, ipc_buf b, enum rt_ctr *why
 /** Decrement TTL and patch the header checksum (RFC 1624 eqn. 3). */
 static inline void rt_ip_ttl_dec(uint8_t *ip)
 {
-    uint16_t old = rt_get16(ip + RT_IP_TTL);
-    ip[RT_IP_TTL]--;
-    rt_put16(ip + RT_IP_CSUM, rt_csum_update16(rt_get16(ip + RT_IP_CSUM), old, rt_get16(ip + RT_IP_TTL)));
+    uint16_t old = pkt_get16(ip + PKT_IP_TTL);
+    ip[PKT_IP_TTL]--;
+    pkt_put16(ip + PKT_IP_CSUM, pkt_csum_update16(pkt_get16(ip + PKT_IP_CSUM), old, pkt_get16(ip + PKT_IP_TTL)));
 }
 
 /**
@@ -49,7 +49,10 @@ void rt_fwd_finish(struct rt_ctx *ctx, ipc_buf b, const uint8_t *dmac, struct rt
  * Process a burst of received frames @bufs[0..n) (owned by the caller, each
  * with meta in_port). Every packet ends up on @tx (forwarded, ARP and ICMP
  * replies, ICMP errors, fragments, ARP requests, packets released by ARP
- * replies), held in a neighbour's queue, or freed and counted.
+ * replies), held in a neighbour's queue, or freed and counted. The caller
+ * holds the FIB read section (fib_read_begin on ctx->fib) from before the
+ * call until its batch is done with everything the call emitted; this
+ * function neither opens nor closes one (tables/fib.h).
  */
 void rt_input_burst(struct rt_ctx *ctx, const ipc_buf *bufs, uint32_t n, uint64_t now, struct rt_burst *tx);
 

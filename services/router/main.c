@@ -2,7 +2,7 @@
 /*
  * services/router/main.c: rr-router, the router process. It maps the FIB
  * (read-only, reader slot 0) and the neighbour table that the supervisor
- * created, places its counters in its stats region, and loops: a burst from
+ * created, names its counters in its stats region, and loops: a burst from
  * each port's receive ring through rt_input_burst(), the packets it emits
  * sorted onto each egress port's ring, ARP timers every 100 ms, at most one
  * wake-up per peer per loop, and a sleep on its eventfd when no ring has
@@ -15,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "ipc/pkt.h"
 #include "ipc/stage.h"
 #include "ipc/svc.h"
 #include "tables/config.h"
@@ -25,6 +26,9 @@
 
 #define RT_TX_CAP (RT_BURST * 8) /* a burst can grow: fragments, ICMP, ARP releases */
 #define RT_TICK_NS 100000000ull
+/* Odd multipliers that spread the flow hash's bits (golden ratio, murmur3). */
+#define RT_HASH_MUL1 0x9e3779b1u
+#define RT_HASH_MUL2 0x85ebca6bu
 
 #if defined(__x86_64__) || defined(__i386__)
 #define rt_cpu_relax() __builtin_ia32_pause()
@@ -37,17 +41,27 @@
 static volatile sig_atomic_t stop;
 
 /* Stage counters (ipc/stage.h, docs/stats.md), in the loop's order. */
-enum rt_stage { RT_ST_RX, RT_ST_ROUTE, RT_ST_HANDOFF, RT_ST_ARP, RT_ST_WAKE, RT_ST_POLL, RT_ST_N };
+enum rt_stage { RT_ST_RX, RT_ST_ROUTE, RT_ST_HANDOFF, RT_ST_ARP, RT_ST_PUBLISH, RT_ST_WAKE, RT_ST_POLL, RT_ST_N };
 static const char *const rt_stage_names[RT_ST_N] = {
-    [RT_ST_RX] = "rx",     [RT_ST_ROUTE] = "route", [RT_ST_HANDOFF] = "handoff",
-    [RT_ST_ARP] = "arp",   [RT_ST_WAKE] = "wake",   [RT_ST_POLL] = "poll",
+    [RT_ST_RX] = "rx",   [RT_ST_ROUTE] = "route",     [RT_ST_HANDOFF] = "handoff", [RT_ST_ARP] = "arp",
+    [RT_ST_PUBLISH] = "publish", [RT_ST_WAKE] = "wake", [RT_ST_POLL] = "poll",
 };
+
+/* Where the counters sit in the stats region: the library's, four per port, the gauge. */
+#define RT_PORT_CTRS 4u
+#define RT_PUB_PORT(p) (RT_CTR_MAX + RT_PORT_CTRS * (p))
+#define RT_PUB_PENDING RT_PUB_PORT(RT_MAX_PORTS)
+#define RT_PUB_N (RT_PUB_PENDING + 1)
 
 struct rt_proc {
     struct ipc_svc svc;
     struct fib fib;
     struct neigh_table neigh;
     struct rt_ctx ctx;
+    /* The library counts into ctr, plain and process-local; rt_publish
+     * copies it to the stats region once per pass that did work. */
+    struct rt_counters ctr;
+    _Atomic uint64_t *pub;
     /* Output rings per egress port: one per driver instance (a port's
      * queues), or the port's shaper. */
     uint8_t out_ring[RT_MAX_PORTS][IPC_SVC_MAX_RINGS];
@@ -59,21 +73,19 @@ struct rt_proc {
 static void rt_flush_full(struct rt_burst *tx, void *arg);
 
 /* Counter names: the library's, then each configured port's, then the gauge. */
-static char rt_names[RT_CTR_MAX + 4 * RT_MAX_PORTS + 1][IPC_CTR_NAME];
-static const char *rt_name_ptr[RT_CTR_MAX + 4 * RT_MAX_PORTS + 1];
+static char rt_names[RT_PUB_N][IPC_CTR_NAME];
+static const char *rt_name_ptr[RT_PUB_N];
 
-static struct rt_counters *name_counters(struct rt_proc *r)
+static void name_counters(struct rt_proc *r)
 {
-    _Static_assert(sizeof(struct rt_counters) == (RT_CTR_MAX + 4 * RT_MAX_PORTS + 1) * sizeof(uint64_t),
-                   "rt_counters is a flat array of u64");
-    _Static_assert(RT_CTR_MAX + 4 * RT_MAX_PORTS + 1 <= IPC_SVC_MAX_CTR, "the stats region holds them");
+    _Static_assert(RT_PUB_N <= IPC_SVC_MAX_CTR, "the stats region holds them");
     const struct ipc_svc_config *cfg = r->svc.cfg;
     unsigned n = 0;
     for (unsigned i = 0; i < RT_CTR_MAX; i++)
         snprintf(rt_names[n++], IPC_CTR_NAME, "%s", rt_ctr_names[i]);
-    static const char *const per_port[4] = {"rx_pkts", "rx_bytes", "tx_pkts", "tx_bytes"};
+    static const char *const per_port[RT_PORT_CTRS] = {"rx_pkts", "rx_bytes", "tx_pkts", "tx_bytes"};
     for (unsigned p = 0; p < RT_MAX_PORTS; p++)
-        for (unsigned k = 0; k < 4; k++, n++)
+        for (unsigned k = 0; k < RT_PORT_CTRS; k++, n++)
             if (p < cfg->nports)
                 snprintf(rt_names[n], IPC_CTR_NAME, "%.15s.%s", cfg->ports[p].name, per_port[k]);
             else
@@ -81,9 +93,35 @@ static struct rt_counters *name_counters(struct rt_proc *r)
     snprintf(rt_names[n++], IPC_CTR_NAME, "pending_arp");
     for (unsigned i = 0; i < n; i++)
         rt_name_ptr[i] = rt_names[i];
-    /* The counters are single-writer u64s; the supervisor reads them as
-     * such, so the library's plain increments are what it sees. */
-    return (struct rt_counters *)ipc_svc_counters(&r->svc, rt_name_ptr, n);
+    r->pub = ipc_svc_counters(&r->svc, rt_name_ptr, n);
+}
+
+static void rt_ctr_sync1(_Atomic uint64_t *shared, uint64_t *mine, bool publish)
+{
+    if (publish)
+        ipc_st_rlx(shared, *mine);
+    else
+        *mine = ipc_ld_rlx(shared);
+}
+
+/*
+ * Copy the counters to the stats region (@publish), or back from it at
+ * start: a restarted router carries on from its predecessor's figures. The
+ * supervisor reads each one as a relaxed atomic; a figure may lag by a pass.
+ */
+static void rt_ctr_sync(struct rt_proc *r, bool publish)
+{
+    struct rt_counters *c = &r->ctr;
+    for (unsigned i = 0; i < RT_CTR_MAX; i++)
+        rt_ctr_sync1(&r->pub[i], &c->c[i], publish);
+    for (unsigned p = 0; p < r->svc.cfg->nports; p++) {
+        _Atomic uint64_t *q = &r->pub[RT_PUB_PORT(p)];
+        rt_ctr_sync1(&q[0], &c->port[p].rx_pkts, publish);
+        rt_ctr_sync1(&q[1], &c->port[p].rx_bytes, publish);
+        rt_ctr_sync1(&q[2], &c->port[p].tx_pkts, publish);
+        rt_ctr_sync1(&q[3], &c->port[p].tx_bytes, publish);
+    }
+    rt_ctr_sync1(&r->pub[RT_PUB_PENDING], &c->pending, publish);
 }
 
 static int rt_setup(struct rt_proc *r, struct ipc_err *err)
@@ -102,9 +140,10 @@ static int rt_setup(struct rt_proc *r, struct ipc_err *err)
     ret = fib_attach(&r->fib, tc->fib_fd, 0, err);
     if (ret < 0)
         return ret;
-    struct rt_counters *ctr = name_counters(r);
+    name_counters(r);
+    rt_ctr_sync(r, false);
     ipc_stage_names(&r->svc, rt_stage_names, RT_ST_N);
-    ret = rt_neigh_attach_router(&r->neigh, tc->neigh_fd, ctr, err);
+    ret = rt_neigh_attach_router(&r->neigh, tc->neigh_fd, &r->ctr, err);
     if (ret < 0)
         return ret;
     struct rt_cfg rc;
@@ -115,7 +154,7 @@ static int rt_setup(struct rt_proc *r, struct ipc_err *err)
     } else {
         rc.icmp_burst = 0; /* icmp_rate = 0: never send ICMP errors */
     }
-    rt_ctx_init(&r->ctx, &r->svc.pool, &r->fib, &r->neigh, ctr, &rc);
+    rt_ctx_init(&r->ctx, &r->svc.pool, &r->fib, &r->neigh, &r->ctr, &rc);
     r->ctx.nports = (uint16_t)cfg->nports;
     for (unsigned p = 0; p < cfg->nports; p++) {
         const struct ipc_svc_port *sp = &cfg->ports[p];
@@ -131,6 +170,7 @@ static int rt_setup(struct rt_proc *r, struct ipc_err *err)
             r->out_ring[p][r->out_n[p]++] = (uint8_t)i;
     }
     r->tx = (struct rt_burst){.bufs = r->txb, .n = 0, .cap = RT_TX_CAP, .flush = rt_flush_full, .arg = r};
+    rt_ctr_sync(r, true); /* what the restart forgot (pending queues) shows at once */
     return 0;
 }
 
@@ -155,21 +195,14 @@ static void rt_send_ring(struct rt_proc *r, unsigned o, ipc_buf *bufs, uint32_t 
 static unsigned rt_flow_queue(const struct rt_proc *r, ipc_buf b, unsigned n)
 {
     const uint8_t *eth = ipc_pool_data(&r->svc.pool, b);
-    if (eth[12] != 0x08 || eth[13] != 0x00)
+    if (pkt_eth_type(eth) != PKT_ETH_P_IP)
         return 0;
-    const uint8_t *ip = eth + RT_ETH_HLEN;
-    uint32_t h;
-    memcpy(&h, ip + 12, 4);
-    uint32_t d;
-    memcpy(&d, ip + 16, 4);
-    h ^= d * 0x9e3779b1u;
-    bool frag = (ip[6] & 0x3f) || ip[7];
-    if (!frag && (ip[9] == 6 || ip[9] == 17)) {
-        uint32_t ports;
-        memcpy(&ports, ip + (ip[0] & 0x0f) * 4, 4);
-        h ^= ports * 0x85ebca6bu;
-    }
-    h *= 0x9e3779b1u;
+    const uint8_t *ip = eth + PKT_ETH_HLEN;
+    uint32_t h = pkt_get32(ip + PKT_IP_SRC) ^ pkt_get32(ip + PKT_IP_DST) * RT_HASH_MUL1;
+    if (!pkt_ip_is_fragment(ip) && pkt_ip_has_ports(ip))
+        h ^= pkt_get32(ip + pkt_ip_hlen(ip) + PKT_L4_SPORT) * RT_HASH_MUL2; /* both ports */
+    h *= RT_HASH_MUL1;
+    /* The top 16 bits, scaled to [0, n) without a division. */
     return (unsigned)(((uint64_t)(h >> 16) * n) >> 16);
 }
 
@@ -207,7 +240,7 @@ static void rt_flush_tx(struct rt_proc *r)
                 if (cnt[q])
                     rt_send_ring(r, r->out_ring[port][q], byq[q], cnt[q]);
         } else {
-            r->ctx.ctr->c[RT_CTR_DROP_BAD_NEXTHOP] += n;
+            r->ctr.c[RT_CTR_DROP_BAD_NEXTHOP] += n;
             ipc_pool_free(&r->svc.pool, same, n);
         }
     }
@@ -249,6 +282,9 @@ static void rt_run(struct rt_proc *r)
         uint64_t c = ipc_stage_start(svc);
         uint64_t now = ipc_svc_now_ns();
         uint32_t moved = 0;
+        /* The batch's one FIB read section: every burst, the ARP timers and
+         * the flushes run inside it, and it closes before the loop polls
+         * or sleeps, so the writer's reclaim waits one pass at most. */
         fib_read_begin(&r->fib);
         for (unsigned i = 0; i < r->svc.n_in; i++) {
             ipc_buf b[RT_BURST];
@@ -265,7 +301,8 @@ static void rt_run(struct rt_proc *r)
         }
         /* Looking at rings that turned out empty is receive work too. */
         c = ipc_stage_end(svc, RT_ST_RX, c, 0);
-        if (now >= next_tick) {
+        bool ticked = now >= next_tick;
+        if (ticked) {
             rt_neigh_tick(&r->ctx, now, &r->tx);
             uint32_t out = r->tx.n;
             rt_flush_tx(r);
@@ -273,6 +310,10 @@ static void rt_run(struct rt_proc *r)
             c = ipc_stage_end(svc, RT_ST_ARP, c, out);
         }
         fib_read_end(&r->fib);
+        if (moved || ticked) {
+            rt_ctr_sync(r, true);
+            c = ipc_stage_end(svc, RT_ST_PUBLISH, c, 0);
+        }
         c = ipc_stage_flush(svc, RT_ST_WAKE, c);
         ipc_svc_beat(&r->svc);
         if (moved) {
@@ -309,6 +350,7 @@ int main(void)
     }
     ipc_svc_ready(&r.svc);
     rt_run(&r);
+    rt_ctr_sync(&r, true);
     fib_detach(&r.fib);
     neigh_detach(&r.neigh);
     ipc_svc_close(&r.svc);

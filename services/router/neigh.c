@@ -14,10 +14,6 @@
 #include "ipv4.h"
 #include "pkt.h"
 
-#define RT_ARP_LEN 28u
-#define RT_ARP_OP_REQUEST 1u
-#define RT_ARP_OP_REPLY 2u
-
 static const uint8_t rt_bcast_mac[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
 
 int rt_neigh_attach_router(struct neigh_table *nt, int fd, struct rt_counters *ctr, struct ipc_err *err)
@@ -52,22 +48,22 @@ static int rt_arp_build(struct rt_ctx *ctx, uint16_t port, uint16_t op, const ui
         return -ENOBUFS;
     }
     uint8_t *f = ipc_pool_data(ctx->pool, b);
-    memset(f, 0, RT_ETH_ZLEN);
-    memcpy(f, dmac, 6);
-    memcpy(f + 6, pt->mac, 6);
-    rt_put16(f + 12, RT_ETH_P_ARP);
-    uint8_t *a = f + RT_ETH_HLEN;
-    rt_put16(a, 1);
-    rt_put16(a + 2, RT_ETH_P_IP);
-    a[4] = 6;
-    a[5] = 4;
-    rt_put16(a + 6, op);
-    memcpy(a + 8, pt->mac, 6);
-    rt_put32(a + 14, pt->ip);
-    memcpy(a + 18, tha, 6);
-    rt_put32(a + 24, tip);
+    memset(f, 0, PKT_ETH_ZLEN);
+    memcpy(f + PKT_ETH_DST, dmac, PKT_ETH_ALEN);
+    memcpy(f + PKT_ETH_SRC, pt->mac, PKT_ETH_ALEN);
+    pkt_put16(f + PKT_ETH_TYPE, PKT_ETH_P_ARP);
+    uint8_t *a = f + PKT_ETH_HLEN;
+    pkt_put16(a + RT_ARP_HTYPE, RT_ARP_HTYPE_ETHER);
+    pkt_put16(a + RT_ARP_PTYPE, PKT_ETH_P_IP);
+    a[RT_ARP_HW_LEN] = PKT_ETH_ALEN;
+    a[RT_ARP_PROTO_LEN] = RT_IPV4_ALEN;
+    pkt_put16(a + RT_ARP_OP, op);
+    memcpy(a + RT_ARP_SHA, pt->mac, PKT_ETH_ALEN);
+    pkt_put32(a + RT_ARP_SPA, pt->ip);
+    memcpy(a + RT_ARP_THA, tha, PKT_ETH_ALEN);
+    pkt_put32(a + RT_ARP_TPA, tip);
     struct ipc_meta *m = ipc_pool_meta(ctx->pool, b);
-    rt_pkt_set_len(m, RT_ETH_ZLEN);
+    pkt_set_len(m, PKT_ETH_ZLEN);
     m->in_port = IPC_PORT_NONE;
     m->out_port = port;
     rt_count(ctx, op == RT_ARP_OP_REQUEST ? RT_CTR_ARP_REQ_TX : RT_CTR_ARP_REPLY_TX);
@@ -96,21 +92,22 @@ void rt_arp_input(struct rt_ctx *ctx, ipc_buf b, uint64_t now, struct rt_burst *
 {
     struct ipc_meta *m = ipc_pool_meta(ctx->pool, b);
     uint8_t *f = ipc_pool_data(ctx->pool, b);
-    uint8_t *a = f + RT_ETH_HLEN;
+    uint8_t *a = f + PKT_ETH_HLEN;
     rt_count(ctx, RT_CTR_RX_ARP);
-    if (m->len < RT_ETH_HLEN + RT_ARP_LEN || rt_get16(a) != 1 || rt_get16(a + 2) != RT_ETH_P_IP || a[4] != 6 ||
-        a[5] != 4 || rt_mac_is_group(a + 8)) {
+    if (m->len < PKT_ETH_HLEN + RT_ARP_LEN || pkt_get16(a + RT_ARP_HTYPE) != RT_ARP_HTYPE_ETHER ||
+        pkt_get16(a + RT_ARP_PTYPE) != PKT_ETH_P_IP || a[RT_ARP_HW_LEN] != PKT_ETH_ALEN ||
+        a[RT_ARP_PROTO_LEN] != RT_IPV4_ALEN || pkt_mac_is_group(a + RT_ARP_SHA)) {
         rt_drop(ctx, b, RT_CTR_ARP_BAD);
         return;
     }
-    uint16_t op = rt_get16(a + 6);
+    uint16_t op = pkt_get16(a + RT_ARP_OP);
     if (op != RT_ARP_OP_REQUEST && op != RT_ARP_OP_REPLY) {
         rt_drop(ctx, b, RT_CTR_ARP_BAD);
         return;
     }
     uint16_t port = m->in_port;
     const struct rt_port *pt = &ctx->port[port];
-    uint32_t spa = rt_get32(a + 14), tpa = rt_get32(a + 24);
+    uint32_t spa = pkt_get32(a + RT_ARP_SPA), tpa = pkt_get32(a + RT_ARP_TPA);
     uint32_t netmask = pt->plen ? ~0u << (32 - pt->plen) : 0;
     bool garp = spa == tpa;
     bool for_us = tpa == pt->ip && !garp;
@@ -131,9 +128,9 @@ void rt_arp_input(struct rt_ctx *ctx, ipc_buf b, uint64_t now, struct rt_burst *
         }
     }
     if (e && e->state != NEIGH_STATIC) {
-        bool changed = memcmp(e->mac, a + 8, 6) != 0 || e->port != port;
+        bool changed = memcmp(e->mac, a + RT_ARP_SHA, PKT_ETH_ALEN) != 0 || e->port != port;
         neigh_wbegin(e);
-        memcpy(e->mac, a + 8, 6);
+        memcpy(e->mac, a + RT_ARP_SHA, PKT_ETH_ALEN);
         e->port = port;
         if (e->state == NEIGH_INCOMPLETE || (op == RT_ARP_OP_REPLY && for_us)) {
             /* An answer to our request (or the neighbour talking to us while we ask). */
@@ -151,13 +148,13 @@ void rt_arp_input(struct rt_ctx *ctx, ipc_buf b, uint64_t now, struct rt_burst *
     }
     if (op == RT_ARP_OP_REQUEST && for_us) {
         /* Reply in place: the request's buffer becomes the reply. */
-        rt_put16(a + 6, RT_ARP_OP_REPLY);
-        memcpy(a + 18, a + 8, 6);
-        memcpy(a + 24, a + 14, 4);
-        memcpy(a + 8, pt->mac, 6);
-        rt_put32(a + 14, pt->ip);
-        memcpy(f, a + 18, 6);
-        memcpy(f + 6, pt->mac, 6);
+        pkt_put16(a + RT_ARP_OP, RT_ARP_OP_REPLY);
+        memcpy(a + RT_ARP_THA, a + RT_ARP_SHA, PKT_ETH_ALEN);
+        memcpy(a + RT_ARP_TPA, a + RT_ARP_SPA, RT_IPV4_ALEN);
+        memcpy(a + RT_ARP_SHA, pt->mac, PKT_ETH_ALEN);
+        pkt_put32(a + RT_ARP_SPA, pt->ip);
+        memcpy(f + PKT_ETH_DST, a + RT_ARP_THA, PKT_ETH_ALEN);
+        memcpy(f + PKT_ETH_SRC, pt->mac, PKT_ETH_ALEN);
         m->out_port = port;
         rt_count(ctx, RT_CTR_ARP_REPLY_TX);
         rt_tx(ctx, tx, b);

@@ -5,7 +5,8 @@
  * the output burst every stage appends to, and struct rt_ctx, the one
  * context the per-packet functions take. The process loop (main.c) fills a
  * context from its config blob and hands it bursts of handles; nothing in
- * here allocates or blocks.
+ * here allocates or blocks. Nothing in here opens a FIB read section either:
+ * the loop opens one per batch around every call that may read ctx->fib.
  */
 #ifndef RT_H
 #define RT_H
@@ -86,7 +87,8 @@ struct rt_port_ctr {
     uint64_t rx_pkts, rx_bytes, tx_pkts, tx_bytes;
 };
 
-/* A plain struct: the process loop places it in its shared stats region. */
+/* Plain and process-local, bumped per packet without atomics; the process
+ * loop copies it to its stats region once per pass (main.c). */
 struct rt_counters {
     uint64_t c[RT_CTR_MAX];
     struct rt_port_ctr port[RT_MAX_PORTS];
@@ -135,7 +137,7 @@ struct neigh_table;
 
 struct rt_ctx {
     struct ipc_pool *pool;
-    struct fib *fib;
+    struct fib *fib; /* read only inside the caller's FIB read section */
     struct neigh_table *neigh;
     struct rt_counters *ctr;
     struct rt_port port[RT_MAX_PORTS];
@@ -157,13 +159,50 @@ static inline void rt_count(struct rt_ctx *ctx, enum rt_ctr c)
     ctx->ctr->c[c]++;
 }
 
-/* Is @ip one of the router's addresses? Returns the port, or -1. */
-static inline int rt_local_port(const struct rt_ctx *ctx, uint32_t ip)
+/* First octets with a meaning of their own (RFC 1812 §5.3.7, RFC 1122 §3.2.1.3). */
+#define RT_NET_THIS 0u       /* 0/8: "this network" */
+#define RT_NET_LOOPBACK 127u /* 127/8 */
+#define RT_NET_CLASS_D 224u  /* 224/4: multicast */
+#define RT_NET_CLASS_E 240u  /* 240/4: reserved, and 255.255.255.255 */
+#define RT_IP_LIMITED_BCAST 0xffffffffu
+
+/* A source that names no single host: 0/8, 127/8, class D and E (§4.3.2.7, §5.3.7). */
+static inline bool rt_src_not_host(uint32_t ip)
 {
-    for (unsigned p = 0; p < ctx->nports; p++)
-        if (ctx->port[p].mtu && ctx->port[p].ip == ip)
-            return (int)p;
-    return -1;
+    uint32_t a = ip >> 24;
+    return a == RT_NET_THIS || a == RT_NET_LOOPBACK || a >= RT_NET_CLASS_D;
+}
+
+static inline bool rt_ip_is_multicast(uint32_t ip)
+{
+    uint32_t a = ip >> 24;
+    return a >= RT_NET_CLASS_D && a < RT_NET_CLASS_E;
+}
+
+#define RT_PLEN_P2P 31u /* /31 and /32 subnets have no broadcast address (RFC 3021) */
+
+enum rt_addr_kind {
+    RT_ADDR_OTHER,
+    RT_ADDR_LOCAL,        /* one of the router's addresses */
+    RT_ADDR_SUBNET_BCAST, /* a connected subnet's broadcast address (RFC 1812 §5.3.5.2) */
+};
+
+/* What @ip (host byte order) is to the router: one pass over its ports. */
+static inline enum rt_addr_kind rt_addr_kind(const struct rt_ctx *ctx, uint32_t ip)
+{
+    for (unsigned p = 0; p < ctx->nports; p++) {
+        const struct rt_port *pt = &ctx->port[p];
+        if (!pt->mtu)
+            continue;
+        if (pt->ip == ip)
+            return RT_ADDR_LOCAL;
+        if (pt->plen < RT_PLEN_P2P) {
+            uint32_t host = ~0u >> pt->plen;
+            if (((ip ^ pt->ip) & ~host) == 0 && (ip & host) == host)
+                return RT_ADDR_SUBNET_BCAST;
+        }
+    }
+    return RT_ADDR_OTHER;
 }
 
 /** Queue @b for transmission on meta out_port; a full burst drops and counts it. */

@@ -5,12 +5,15 @@
  */
 #include "services/shaper/shp.h"
 
+#include "ipc/pkt.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
 #define NS 1000000000ll
 #define BYTE_COST (8ll * NS) /* one byte in bit-nanoseconds */
+#define SHP_FRAME_1500 (PKT_ETH_HLEN + 1500u) /* the largest frame of a 1500-byte MTU: CoDel's first guess */
 
 /* ---- token buckets ---- */
 
@@ -53,52 +56,42 @@ static uint64_t bucket_ready(const struct shp_bucket *b)
 
 /* ---- parsing, classification, ECN ---- */
 
-static uint16_t rd16(const uint8_t *p)
-{
-    return (uint16_t)(p[0] << 8 | p[1]);
-}
-
-static uint32_t rd32(const uint8_t *p)
-{
-    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
 void shp_parse(const uint8_t *d, uint32_t len, struct shp_pkt *pk)
 {
     memset(pk, 0, sizeof(*pk));
-    uint32_t off = 14;
+    uint32_t off = PKT_ETH_HLEN;
     if (len < off)
         return;
-    uint16_t et = rd16(d + 12);
-    if (et == 0x8100 || et == 0x88a8) {
-        if (len < 18)
+    uint16_t et = pkt_eth_type(d);
+    if (et == PKT_ETH_P_VLAN || et == PKT_ETH_P_QINQ) {
+        if (len < off + PKT_VLAN_HLEN)
             return;
-        et = rd16(d + 16);
-        off = 18;
+        et = pkt_get16(d + off + PKT_VLAN_HLEN - 2); /* the tag's inner ethertype */
+        off += PKT_VLAN_HLEN;
     }
-    if (et != 0x0800 || len < off + 20)
+    if (et != PKT_ETH_P_IP || len < off + PKT_IP_HLEN)
         return;
     const uint8_t *ip = d + off;
-    uint32_t ihl = (uint32_t)(ip[0] & 15) * 4;
-    if ((ip[0] >> 4) != 4 || ihl < 20 || len < off + ihl)
+    uint32_t ihl = pkt_ip_hlen(ip);
+    if (pkt_ip_version(ip) != 4 || ihl < PKT_IP_HLEN || len < off + ihl)
         return;
     pk->ipv4 = true;
     pk->l3off = off;
-    pk->dscp = ip[1] >> 2;
-    pk->proto = ip[9];
-    pk->src = rd32(ip + 12);
-    pk->dst = rd32(ip + 16);
-    if ((rd16(ip + 6) & 0x1fff) != 0)
-        return; /* a later fragment: no L4 header */
+    pk->dscp = pkt_ip_dscp(ip);
+    pk->proto = ip[PKT_IP_PROTO];
+    pk->src = pkt_get32(ip + PKT_IP_SRC);
+    pk->dst = pkt_get32(ip + PKT_IP_DST);
+    if (pkt_ip_is_later_fragment(ip))
+        return; /* no L4 header */
     const uint8_t *l4 = ip + ihl;
     uint32_t l4off = off + ihl;
-    if ((pk->proto == 6 || pk->proto == 17) && len >= l4off + 4) {
-        pk->sport = rd16(l4);
-        pk->dport = rd16(l4 + 2);
-        if (pk->proto == 17)
-            pk->hdr_end = l4off + 8;
-        else if (len >= l4off + 13)
-            pk->hdr_end = l4off + (uint32_t)(l4[12] >> 4) * 4;
+    if (pkt_ip_has_ports(ip) && len >= l4off + PKT_L4_DPORT + 2) {
+        pk->sport = pkt_get16(l4 + PKT_L4_SPORT);
+        pk->dport = pkt_get16(l4 + PKT_L4_DPORT);
+        if (pk->proto == PKT_IP_PROTO_UDP)
+            pk->hdr_end = l4off + PKT_UDP_HLEN;
+        else if (len > l4off + PKT_TCP_DOFF)
+            pk->hdr_end = l4off + pkt_tcp_hlen(l4);
     }
 }
 
@@ -118,7 +111,7 @@ static bool match_fits(const struct shp_match *m, const struct shp_pkt *pk)
         return false;
     if ((m->fields & SHP_MATCH_PROTO) && pk->proto != m->proto)
         return false;
-    bool l4 = pk->proto == 6 || pk->proto == 17;
+    bool l4 = pk->proto == PKT_IP_PROTO_TCP || pk->proto == PKT_IP_PROTO_UDP;
     if ((m->fields & SHP_MATCH_SPORT) && (!l4 || pk->sport < m->sport_lo || pk->sport > m->sport_hi))
         return false;
     if ((m->fields & SHP_MATCH_DPORT) && (!l4 || pk->dport < m->dport_lo || pk->dport > m->dport_hi))
@@ -140,29 +133,22 @@ uint32_t shp_classify(const struct shp *s, const struct shp_pkt *pk)
 
 bool shp_ecn_mark(uint8_t *ip)
 {
-    uint8_t ecn = ip[1] & 3;
+    uint8_t ecn = ip[PKT_IP_TOS] & PKT_IP_ECN_MASK;
     if (ecn == 0)
-        return false;
-    if (ecn == 3)
+        return false; /* Not-ECT */
+    if (ecn == PKT_IP_ECN_CE)
         return true;
-    /* RFC 1624: HC' = ~(~HC + ~m + m') over the 16-bit word holding the TOS. */
-    uint16_t old = rd16(ip);
-    ip[1] |= 3;
-    uint16_t new = rd16(ip);
-    uint32_t sum = (uint16_t)~rd16(ip + 10);
-    sum += (uint16_t)~old;
-    sum += new;
-    sum = (sum & 0xffff) + (sum >> 16);
-    sum = (sum & 0xffff) + (sum >> 16);
-    uint16_t hc = (uint16_t)~sum;
-    ip[10] = (uint8_t)(hc >> 8);
-    ip[11] = (uint8_t)hc;
+    /* The TOS byte shares a 16-bit word with the version and IHL. */
+    uint16_t old = pkt_get16(ip + PKT_IP_VIHL);
+    ip[PKT_IP_TOS] |= PKT_IP_ECN_CE;
+    uint16_t hc = pkt_get16(ip + PKT_IP_CSUM);
+    pkt_put16(ip + PKT_IP_CSUM, pkt_csum_update16(hc, old, pkt_get16(ip + PKT_IP_VIHL)));
     return true;
 }
 
 uint64_t shp_wire_bytes(const struct shp *s, const struct ipc_meta *m, const struct shp_pkt *pk)
 {
-    uint64_t len = m->pkt_len ? m->pkt_len : m->len;
+    uint64_t len = pkt_total_len(m);
     if (m->vnet.gso_type != 0 && m->vnet.gso_size != 0) {
         uint64_t hdr = pk->hdr_end ? pk->hdr_end : m->vnet.hdr_len;
         if (hdr && hdr < len) {
@@ -232,7 +218,7 @@ int shp_init(struct shp *s, struct ipc_pool *pool, const struct shp_cfg *cfg, ui
     s->target_ns = (uint64_t)(cfg->target_us ? cfg->target_us : SHP_DEF_TARGET_US) * 1000u;
     s->interval_ns = (uint64_t)(cfg->interval_us ? cfg->interval_us : SHP_DEF_INTERVAL_US) * 1000u;
     s->ecn = cfg->ecn != 0;
-    s->maxpacket = 1514;
+    s->maxpacket = SHP_FRAME_1500;
     bucket_init(&s->port, cfg->rate, cfg->burst, now);
     for (uint32_t c = 0; c < s->nclasses; c++) {
         const struct shp_cfg_class *cc = &cfg->classes[c];

@@ -304,22 +304,22 @@ static void f_fix_csums(ipc_buf b, bool ip_sum, bool icmp_sum)
 {
     struct ipc_meta *m = ipc_pool_meta(&F.drv, b);
     uint8_t *f = ipc_pool_data(&F.drv, b);
-    if (m->len < RT_ETH_HLEN + RT_IP_HLEN || rt_get16(f + 12) != RT_ETH_P_IP)
+    if (m->len < PKT_ETH_HLEN + PKT_IP_HLEN || pkt_get16(f + 12) != PKT_ETH_P_IP)
         return;
-    uint8_t *ip = f + RT_ETH_HLEN;
+    uint8_t *ip = f + PKT_ETH_HLEN;
     unsigned ihl = (ip[0] & 15u) * 4;
-    if (ihl < RT_IP_HLEN || RT_ETH_HLEN + ihl > m->len)
+    if (ihl < PKT_IP_HLEN || PKT_ETH_HLEN + ihl > m->len)
         return;
-    uint32_t tot = rt_get16(ip + RT_IP_TOTLEN);
-    if (icmp_sum && ip[RT_IP_PROTO] == RT_IP_PROTO_ICMP && tot >= ihl + RT_ICMP_HLEN &&
-        RT_ETH_HLEN + tot <= m->len) {
+    uint32_t tot = pkt_get16(ip + PKT_IP_TOTLEN);
+    if (icmp_sum && ip[PKT_IP_PROTO] == PKT_IP_PROTO_ICMP && tot >= ihl + RT_ICMP_HLEN &&
+        PKT_ETH_HLEN + tot <= m->len) {
         uint8_t *icmp = ip + ihl;
-        rt_put16(icmp + 2, 0);
-        rt_put16(icmp + 2, rt_csum(icmp, tot - ihl));
+        pkt_put16(icmp + 2, 0);
+        pkt_put16(icmp + 2, pkt_csum(icmp, tot - ihl));
     }
     if (ip_sum) {
-        rt_put16(ip + RT_IP_CSUM, 0);
-        rt_put16(ip + RT_IP_CSUM, rt_csum(ip, ihl));
+        pkt_put16(ip + PKT_IP_CSUM, 0);
+        pkt_put16(ip + PKT_IP_CSUM, pkt_csum(ip, ihl));
     }
 }
 
@@ -346,21 +346,21 @@ static void f_drain_tx(void)
         const struct ipc_meta *m = ipc_pool_meta(&F.pool, out[i]);
         F_CHECK(m->out_port < F.ctx.nports, "packet %u of %u: out_port %u", i, n, m->out_port);
         const uint8_t *f = ipc_pool_data(&F.pool, out[i]);
-        F_CHECK(m->len >= RT_ETH_HLEN, "packet %u: first frame of %u bytes", i, m->len);
+        F_CHECK(m->len >= PKT_ETH_HLEN, "packet %u: first frame of %u bytes", i, m->len);
         F_CHECK(memcmp(f + 6, F.ctx.port[m->out_port].mac, 6) == 0, "packet %u: source MAC is not port %u's", i,
                 m->out_port);
-        if (rt_get16(f + 12) == RT_ETH_P_IP) {
-            F_CHECK(m->len >= RT_ETH_HLEN + RT_IP_HLEN, "packet %u: IPv4 frame of %u bytes", i, m->len);
-            const uint8_t *ip = f + RT_ETH_HLEN;
+        if (pkt_get16(f + 12) == PKT_ETH_P_IP) {
+            F_CHECK(m->len >= PKT_ETH_HLEN + PKT_IP_HLEN, "packet %u: IPv4 frame of %u bytes", i, m->len);
+            const uint8_t *ip = f + PKT_ETH_HLEN;
             unsigned ihl = (ip[0] & 15u) * 4;
-            F_CHECK(ip[0] >> 4 == 4 && ihl >= RT_IP_HLEN && RT_ETH_HLEN + ihl <= m->len, "packet %u: vihl %#x", i,
+            F_CHECK(ip[0] >> 4 == 4 && ihl >= PKT_IP_HLEN && PKT_ETH_HLEN + ihl <= m->len, "packet %u: vihl %#x", i,
                     ip[0]);
-            F_CHECK(rt_csum(ip, ihl) == 0, "packet %u: bad IPv4 header checksum out of the router", i);
+            F_CHECK(pkt_csum(ip, ihl) == 0, "packet %u: bad IPv4 header checksum out of the router", i);
             if (m->vnet.gso_type == 0)
-                F_CHECK(rt_get16(ip + RT_IP_TOTLEN) <= rt_pkt_len(m) - RT_ETH_HLEN,
-                        "packet %u: total length %u > %u bytes sent", i, rt_get16(ip + RT_IP_TOTLEN),
-                        rt_pkt_len(m) - RT_ETH_HLEN);
-            F_CHECK(ip[RT_IP_TTL] > 0, "packet %u: TTL 0 out of the router", i);
+                F_CHECK(pkt_get16(ip + PKT_IP_TOTLEN) <= pkt_total_len(m) - PKT_ETH_HLEN,
+                        "packet %u: total length %u > %u bytes sent", i, pkt_get16(ip + PKT_IP_TOTLEN),
+                        pkt_total_len(m) - PKT_ETH_HLEN);
+            F_CHECK(ip[PKT_IP_TTL] > 0, "packet %u: TTL 0 out of the router", i);
         }
     }
     /* The driver takes them the way it takes a ring's handles. */
@@ -458,6 +458,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             nb, (unsigned long long)ctr.drop_bad_frame, (unsigned long long)ctr.drop_bad_chain);
 
     struct rt_counters before = F.ctr;
+    /* The router loop's batch: one FIB read section around the burst, its
+     * flush and the timers. */
+    fib_read_begin(&F.fibr);
     rt_input_burst(&F.ctx, burst, good, F.now, &F.tx);
     uint32_t emitted = F.tx.n;
     f_drain_tx();
@@ -465,6 +468,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         rt_neigh_tick(&F.ctx, F.now, &F.tx);
         f_drain_tx();
     }
+    fib_read_end(&F.fibr);
     uint32_t nfree = f_census();
     if (F.verbose) {
         fprintf(stderr, "fuzz_router: %u packets in, %u out:", good, emitted);

@@ -49,7 +49,8 @@ struct t_rt {
     struct rt_burst tx;
 };
 
-static inline int t_rt_setup(void **state)
+/* The fixture with a FIB sized by @p (tests that want groups and next hops recycled often). */
+static inline int t_rt_setup_fib(void **state, const struct fib_params *p)
 {
     struct t_rt *t = calloc(1, sizeof(*t));
     struct ipc_err err = {{0}};
@@ -57,8 +58,7 @@ static inline int t_rt_setup(void **state)
     assert_int_equal(ipc_pool_create("t-rt-pool", T_NBUFS, IPC_FRAME_DEFAULT, &t->pool_fd, &err), 0);
     assert_int_equal(ipc_pool_attach(&t->sup, t->pool_fd, IPC_OWNER_SUPERVISOR, &err), 0);
     assert_int_equal(ipc_pool_attach(&t->pool, t->pool_fd, T_ROUTER, &err), 0);
-    struct fib_params p = {.max_prefixes = 4096, .tbl8_groups = 256, .max_nh = 256};
-    if (fib_create("t-rt-fib", &p, &t->fibw, &t->fib_fd, &err) != 0)
+    if (fib_create("t-rt-fib", p, &t->fibw, &t->fib_fd, &err) != 0)
         fail_msg("%s", err.msg);
     if (fib_attach(&t->fibr, t->fib_fd, 0, &err) != 0)
         fail_msg("%s", err.msg);
@@ -77,6 +77,12 @@ static inline int t_rt_setup(void **state)
     t->tx.cap = T_TXCAP;
     *state = t;
     return 0;
+}
+
+static inline int t_rt_setup(void **state)
+{
+    struct fib_params p = {.max_prefixes = 4096, .tbl8_groups = 256, .max_nh = 256};
+    return t_rt_setup_fib(state, &p);
 }
 
 static inline void t_tx_free(struct t_rt *t)
@@ -117,51 +123,66 @@ static inline int t_rt_teardown(void **state)
     return 0;
 }
 
+/* Write an IPv4 frame into buffer @b, arriving on @port from its peer. */
+static inline void t_frame_fill(struct t_rt *t, ipc_buf b, uint16_t port, uint32_t src, uint32_t dst, uint8_t proto,
+                                uint8_t ttl, uint32_t payload, uint16_t frag)
+{
+    struct ipc_meta *m = ipc_pool_meta(&t->pool, b);
+    uint8_t *f = ipc_pool_data(&t->pool, b);
+    memcpy(f, t->ctx.port[port].mac, 6);
+    memcpy(f + 6, t_peer_mac[port], 6);
+    pkt_put16(f + 12, PKT_ETH_P_IP);
+    uint8_t *ip = f + PKT_ETH_HLEN;
+    memset(ip, 0, PKT_IP_HLEN);
+    ip[0] = 0x45;
+    pkt_put16(ip + PKT_IP_TOTLEN, (uint16_t)(PKT_IP_HLEN + payload));
+    pkt_put16(ip + PKT_IP_ID, 0x1234);
+    pkt_put16(ip + PKT_IP_FRAG, frag);
+    ip[PKT_IP_TTL] = ttl;
+    ip[PKT_IP_PROTO] = proto;
+    pkt_put32(ip + PKT_IP_SRC, src);
+    pkt_put32(ip + PKT_IP_DST, dst);
+    pkt_put16(ip + PKT_IP_CSUM, pkt_csum(ip, PKT_IP_HLEN));
+    for (uint32_t i = 0; i < payload; i++)
+        ip[PKT_IP_HLEN + i] = (uint8_t)(i * 7 + 3);
+    uint32_t len = PKT_ETH_HLEN + PKT_IP_HLEN + payload;
+    if (len < PKT_ETH_ZLEN) {
+        memset(f + len, 0, PKT_ETH_ZLEN - len);
+        len = PKT_ETH_ZLEN;
+    }
+    pkt_set_len(m, len);
+    m->in_port = port;
+    m->out_port = IPC_PORT_NONE;
+}
+
 /* Build an IPv4 frame in a new buffer, arriving on @port from its peer. */
 static inline ipc_buf t_frame(struct t_rt *t, uint16_t port, uint32_t src, uint32_t dst, uint8_t proto, uint8_t ttl,
                               uint32_t payload, uint16_t frag)
 {
     ipc_buf b;
     assert_int_equal(ipc_pool_alloc(&t->pool, &b, 1), 1);
-    struct ipc_meta *m = ipc_pool_meta(&t->pool, b);
-    uint8_t *f = ipc_pool_data(&t->pool, b);
-    memcpy(f, t->ctx.port[port].mac, 6);
-    memcpy(f + 6, t_peer_mac[port], 6);
-    rt_put16(f + 12, RT_ETH_P_IP);
-    uint8_t *ip = f + RT_ETH_HLEN;
-    memset(ip, 0, RT_IP_HLEN);
-    ip[0] = 0x45;
-    rt_put16(ip + RT_IP_TOTLEN, (uint16_t)(RT_IP_HLEN + payload));
-    rt_put16(ip + RT_IP_ID, 0x1234);
-    rt_put16(ip + RT_IP_FRAG, frag);
-    ip[RT_IP_TTL] = ttl;
-    ip[RT_IP_PROTO] = proto;
-    rt_put32(ip + RT_IP_SRC, src);
-    rt_put32(ip + RT_IP_DST, dst);
-    rt_put16(ip + RT_IP_CSUM, rt_csum(ip, RT_IP_HLEN));
-    for (uint32_t i = 0; i < payload; i++)
-        ip[RT_IP_HLEN + i] = (uint8_t)(i * 7 + 3);
-    uint32_t len = RT_ETH_HLEN + RT_IP_HLEN + payload;
-    if (len < RT_ETH_ZLEN) {
-        memset(f + len, 0, RT_ETH_ZLEN - len);
-        len = RT_ETH_ZLEN;
-    }
-    rt_pkt_set_len(m, len);
-    m->in_port = port;
-    m->out_port = IPC_PORT_NONE;
+    t_frame_fill(t, b, port, src, dst, proto, ttl, payload, frag);
     return b;
+}
+
+/* Receive @n frames as the router loop does: inside the batch's FIB read section. */
+static inline void t_input(struct t_rt *t, const ipc_buf *bufs, uint32_t n, uint64_t now)
+{
+    fib_read_begin(t->ctx.fib);
+    rt_input_burst(&t->ctx, bufs, n, now, &t->tx);
+    fib_read_end(t->ctx.fib);
 }
 
 static inline uint8_t *t_ip(struct t_rt *t, ipc_buf b)
 {
-    return ipc_pool_data(&t->pool, b) + RT_ETH_HLEN;
+    return ipc_pool_data(&t->pool, b) + PKT_ETH_HLEN;
 }
 
 /* Re-sum an IPv4 header after a test edits it. */
 static inline void t_ip_fix_csum(uint8_t *ip)
 {
-    rt_put16(ip + RT_IP_CSUM, 0);
-    rt_put16(ip + RT_IP_CSUM, rt_csum(ip, (ip[0] & 15u) * 4));
+    pkt_put16(ip + PKT_IP_CSUM, 0);
+    pkt_put16(ip + PKT_IP_CSUM, pkt_csum(ip, (ip[0] & 15u) * 4));
 }
 
 static inline uint64_t t_rand64(uint64_t *s)

@@ -24,20 +24,20 @@ static ipc_buf t_packet(struct t_rt *t, uint32_t payload, const uint8_t *opts, u
     memset(flat, 0, len);
     memcpy(flat, t->ctx.port[0].mac, 6);
     memcpy(flat + 6, t_peer_mac[0], 6);
-    rt_put16(flat + 12, RT_ETH_P_IP);
+    pkt_put16(flat + 12, PKT_ETH_P_IP);
     uint8_t *ip = flat + 14;
     ip[0] = (uint8_t)(0x40 | ihl / 4);
-    ip[RT_IP_TOS] = 0x10;
-    rt_put16(ip + RT_IP_TOTLEN, (uint16_t)(ihl + payload));
-    rt_put16(ip + RT_IP_ID, 0xbeef);
-    rt_put16(ip + RT_IP_FRAG, frag);
-    ip[RT_IP_TTL] = 33;
-    ip[RT_IP_PROTO] = 17;
-    rt_put32(ip + RT_IP_SRC, T_IP(10, 0, 0, 5));
-    rt_put32(ip + RT_IP_DST, T_IP(20, 0, 0, 9));
+    ip[PKT_IP_TOS] = 0x10;
+    pkt_put16(ip + PKT_IP_TOTLEN, (uint16_t)(ihl + payload));
+    pkt_put16(ip + PKT_IP_ID, 0xbeef);
+    pkt_put16(ip + PKT_IP_FRAG, frag);
+    ip[PKT_IP_TTL] = 33;
+    ip[PKT_IP_PROTO] = 17;
+    pkt_put32(ip + PKT_IP_SRC, T_IP(10, 0, 0, 5));
+    pkt_put32(ip + PKT_IP_DST, T_IP(20, 0, 0, 9));
     if (nopts)
         memcpy(ip + 20, opts, nopts);
-    rt_put16(ip + RT_IP_CSUM, rt_csum(ip, ihl));
+    pkt_put16(ip + PKT_IP_CSUM, pkt_csum(ip, ihl));
     for (uint32_t i = 0; i < payload; i++)
         ip[ihl + i] = (uint8_t)(i * 31 + (i >> 8));
     uint32_t off = 0;
@@ -57,8 +57,8 @@ static void t_check_frags(struct t_rt *t, const ipc_buf *fr, unsigned nf, const 
 {
     const uint8_t *oip = flat + 14;
     unsigned oihl = (oip[0] & 15u) * 4;
-    uint32_t payload = rt_get16(oip + RT_IP_TOTLEN) - oihl;
-    uint16_t ofrag = rt_get16(oip + RT_IP_FRAG);
+    uint32_t payload = pkt_get16(oip + PKT_IP_TOTLEN) - oihl;
+    uint16_t ofrag = pkt_get16(oip + PKT_IP_FRAG);
     uint8_t *re = calloc(1, payload + 8);
     uint32_t expect_off = 0;
     for (unsigned i = 0; i < nf; i++) {
@@ -66,18 +66,18 @@ static void t_check_frags(struct t_rt *t, const ipc_buf *fr, unsigned nf, const 
         const uint8_t *f = ipc_pool_data(&t->pool, fr[i]);
         const uint8_t *ip = f + 14;
         unsigned ihl = (ip[0] & 15u) * 4;
-        unsigned tot = rt_get16(ip + RT_IP_TOTLEN);
-        uint16_t fl = rt_get16(ip + RT_IP_FRAG);
+        unsigned tot = pkt_get16(ip + PKT_IP_TOTLEN);
+        uint16_t fl = pkt_get16(ip + PKT_IP_FRAG);
         bool last = i == nf - 1;
         assert_int_equal(m->next, IPC_BUF_NONE);
         assert_int_equal(m->len, 14 + tot);
         assert_int_equal(m->out_port, 1);
         assert_memory_equal(f, flat, 14);
         assert_true(tot <= mtu);
-        assert_int_equal(rt_csum(ip, ihl), 0);
-        assert_int_equal(rt_get16(ip + RT_IP_ID), 0xbeef);
-        assert_int_equal(ip[RT_IP_TTL], oip[RT_IP_TTL]);
-        assert_int_equal(ip[RT_IP_TOS], 0x10);
+        assert_int_equal(pkt_csum(ip, ihl), 0);
+        assert_int_equal(pkt_get16(ip + PKT_IP_ID), 0xbeef);
+        assert_int_equal(ip[PKT_IP_TTL], oip[PKT_IP_TTL]);
+        assert_int_equal(ip[PKT_IP_TOS], 0x10);
         assert_memory_equal(ip + 12, oip + 12, 8);
         if (i == 0) {
             assert_int_equal(ihl, oihl);
@@ -87,8 +87,8 @@ static void t_check_frags(struct t_rt *t, const ipc_buf *fr, unsigned nf, const 
             if (ncopied)
                 assert_memory_equal(ip + 20, copied, ncopied);
         }
-        assert_int_equal(fl & RT_IP_OFFMASK, (ofrag & RT_IP_OFFMASK) + expect_off / 8);
-        assert_int_equal(!!(fl & RT_IP_MF), last ? !!(ofrag & RT_IP_MF) : 1);
+        assert_int_equal(fl & PKT_IP_OFFMASK, (ofrag & PKT_IP_OFFMASK) + expect_off / 8);
+        assert_int_equal(!!(fl & PKT_IP_MF), last ? !!(ofrag & PKT_IP_MF) : 1);
         if (!last)
             assert_int_equal((tot - ihl) % 8, 0);
         assert_true(expect_off + tot - ihl <= payload);
@@ -139,7 +139,7 @@ static void test_rt_frag_options_and_refrag(void **state)
     t_check_frags(t, fr, nf, flat, 1000, copied, sizeof(copied));
     ipc_pool_free(&t->pool, fr, nf);
     /* A middle fragment (offset 100, MF) split again: offsets continue, the last keeps MF. */
-    b = t_packet(t, 2000, NULL, 0, RT_IP_MF | 100, flat);
+    b = t_packet(t, 2000, NULL, 0, PKT_IP_MF | 100, flat);
     nf = rt_frag(&t->ctx, b, 576, fr, RT_FRAG_MAX);
     assert_int_equal(nf, 4);
     t_check_frags(t, fr, nf, flat, 576, NULL, 0);
@@ -188,20 +188,20 @@ static void test_rt_frag_forward_path(void **state)
     t->ctx.port[1].mtu = 576;
     uint8_t *flat = malloc(10000);
     ipc_buf b = t_packet(t, 3000, NULL, 0, 0, flat);
-    rt_input_burst(&t->ctx, &b, 1, 1, &t->tx);
+    t_input(t, &b, 1, 1);
     assert_int_equal(t->tx.n, 6);
     /* TTL is decremented on each fragment, after fragmenting. */
-    rt_put16(flat + 14 + RT_IP_TOTLEN, (uint16_t)(20 + 3000));
-    flat[14 + RT_IP_TTL] = 32;
-    rt_put16(flat + 14 + RT_IP_CSUM, 0);
-    rt_put16(flat + 14 + RT_IP_CSUM, rt_csum(flat + 14, 20));
+    pkt_put16(flat + 14 + PKT_IP_TOTLEN, (uint16_t)(20 + 3000));
+    flat[14 + PKT_IP_TTL] = 32;
+    pkt_put16(flat + 14 + PKT_IP_CSUM, 0);
+    pkt_put16(flat + 14 + PKT_IP_CSUM, pkt_csum(flat + 14, 20));
     memcpy(flat, mac, 6);
     memcpy(flat + 6, t->ctx.port[1].mac, 6);
     t_check_frags(t, t->tx.bufs, t->tx.n, flat, 576, NULL, 0);
     t_tx_free(t);
     /* With DF: refused, fragmentation needed. */
-    b = t_packet(t, 3000, NULL, 0, RT_IP_DF, flat);
-    rt_input_burst(&t->ctx, &b, 1, 1, &t->tx);
+    b = t_packet(t, 3000, NULL, 0, PKT_IP_DF, flat);
+    t_input(t, &b, 1, 1);
     assert_int_equal(t->ctr.c[RT_CTR_DROP_FRAG_NEEDED], 1);
     assert_int_equal(t->ctr.c[RT_CTR_ICMP_FRAG_NEEDED_TX], 1);
     free(flat);

@@ -39,35 +39,35 @@ static ipc_buf t_gso_packet(struct t_rt *t, unsigned proto, uint32_t payload, ui
     uint8_t *f = g->flat, *ip = f + 14, *l4 = ip + 20;
     memcpy(f, t->ctx.port[0].mac, 6);
     memcpy(f + 6, t_peer_mac[0], 6);
-    rt_put16(f + 12, RT_ETH_P_IP);
+    pkt_put16(f + 12, PKT_ETH_P_IP);
     ip[0] = 0x45;
-    rt_put16(ip + RT_IP_TOTLEN, (uint16_t)(g->len - 14 > 65535 ? 65535 : g->len - 14));
-    rt_put16(ip + RT_IP_ID, 0xfff0); /* wraps within the segments */
-    rt_put16(ip + RT_IP_FRAG, RT_IP_DF);
-    ip[RT_IP_TTL] = 64;
-    ip[RT_IP_PROTO] = (uint8_t)proto;
-    rt_put32(ip + RT_IP_SRC, T_IP(10, 0, 0, 5));
-    rt_put32(ip + RT_IP_DST, T_IP(20, 0, 0, 9));
-    rt_put16(ip + RT_IP_CSUM, rt_csum(ip, 20));
-    rt_put16(l4, 40000);
-    rt_put16(l4 + 2, 5201);
+    pkt_put16(ip + PKT_IP_TOTLEN, (uint16_t)(g->len - 14 > 65535 ? 65535 : g->len - 14));
+    pkt_put16(ip + PKT_IP_ID, 0xfff0); /* wraps within the segments */
+    pkt_put16(ip + PKT_IP_FRAG, PKT_IP_DF);
+    ip[PKT_IP_TTL] = 64;
+    ip[PKT_IP_PROTO] = (uint8_t)proto;
+    pkt_put32(ip + PKT_IP_SRC, T_IP(10, 0, 0, 5));
+    pkt_put32(ip + PKT_IP_DST, T_IP(20, 0, 0, 9));
+    pkt_put16(ip + PKT_IP_CSUM, pkt_csum(ip, 20));
+    pkt_put16(l4, 40000);
+    pkt_put16(l4 + 2, 5201);
     uint8_t ph[12];
-    memcpy(ph, ip + RT_IP_SRC, 8);
+    memcpy(ph, ip + PKT_IP_SRC, 8);
     ph[8] = 0;
     ph[9] = (uint8_t)proto;
-    rt_put16(ph + 10, (uint16_t)(g->len - 34));
-    uint16_t partial = (uint16_t)~rt_csum_fold(rt_csum_add(0, ph, 12, false));
+    pkt_put16(ph + 10, (uint16_t)(g->len - 34));
+    uint16_t partial = (uint16_t)~pkt_csum_fold(pkt_csum_add(0, ph, 12, false));
     if (proto == 6) {
-        rt_put32(l4 + 4, 0xfffff000u); /* wraps within the segments */
-        rt_put32(l4 + 8, 77);
+        pkt_put32(l4 + 4, 0xfffff000u); /* wraps within the segments */
+        pkt_put32(l4 + 8, 77);
         l4[12] = (uint8_t)((20 + T_TCP_OPTS) / 4 << 4);
         l4[13] = tcp_flags;
-        rt_put16(l4 + 14, 512);
+        pkt_put16(l4 + 14, 512);
         l4[20] = 1, l4[21] = 1, l4[22] = 8, l4[23] = 10; /* NOP NOP TS */
-        rt_put16(l4 + 16, partial);
+        pkt_put16(l4 + 16, partial);
     } else {
-        rt_put16(l4 + 4, (uint16_t)(8 + payload));
-        rt_put16(l4 + 6, partial);
+        pkt_put16(l4 + 4, (uint16_t)(8 + payload));
+        pkt_put16(l4 + 6, partial);
     }
     for (uint32_t i = 0; i < payload; i++)
         f[g->hlen + i] = (uint8_t)(i * 13 + (i >> 9));
@@ -96,13 +96,13 @@ static ipc_buf t_gso_packet(struct t_rt *t, unsigned proto, uint32_t payload, ui
 static bool t_l4_ok(const uint8_t *ip)
 {
     unsigned ihl = (ip[0] & 15u) * 4;
-    uint32_t l4len = rt_get16(ip + RT_IP_TOTLEN) - ihl;
+    uint32_t l4len = pkt_get16(ip + PKT_IP_TOTLEN) - ihl;
     uint8_t ph[12];
-    memcpy(ph, ip + RT_IP_SRC, 8);
+    memcpy(ph, ip + PKT_IP_SRC, 8);
     ph[8] = 0;
-    ph[9] = ip[RT_IP_PROTO];
-    rt_put16(ph + 10, (uint16_t)l4len);
-    return rt_csum_fold(rt_csum_add(rt_csum_add(0, ph, 12, false), ip + ihl, l4len, false)) == 0;
+    ph[9] = ip[PKT_IP_PROTO];
+    pkt_put16(ph + 10, (uint16_t)l4len);
+    return pkt_csum_fold(pkt_csum_add(pkt_csum_add(0, ph, 12, false), ip + ihl, l4len, false)) == 0;
 }
 
 static void t_check_segments(struct t_rt *t, const ipc_buf *seg, unsigned n, const struct t_gso *g, unsigned proto,
@@ -124,13 +124,13 @@ static void t_check_segments(struct t_rt *t, const ipc_buf *seg, unsigned n, con
         assert_int_equal(m->out_port, 1);
         assert_int_equal(m->mark, 0xabc);
         assert_memory_equal(f, g->flat, 14);
-        assert_int_equal(rt_get16(ip + RT_IP_TOTLEN), 20 + l4h + want);
-        assert_int_equal(rt_get16(ip + RT_IP_ID), (uint16_t)(0xfff0 + i));
-        assert_int_equal(rt_csum(ip, 20), 0);
+        assert_int_equal(pkt_get16(ip + PKT_IP_TOTLEN), 20 + l4h + want);
+        assert_int_equal(pkt_get16(ip + PKT_IP_ID), (uint16_t)(0xfff0 + i));
+        assert_int_equal(pkt_csum(ip, 20), 0);
         assert_true(t_l4_ok(ip));
         assert_memory_equal(l4, ol4, 4); /* ports */
         if (proto == 6) {
-            assert_int_equal(rt_get32(l4 + 4), (uint32_t)(0xfffff000u + at));
+            assert_int_equal(pkt_get32(l4 + 4), (uint32_t)(0xfffff000u + at));
             assert_memory_equal(l4 + 8, ol4 + 8, 4); /* ack */
             assert_memory_equal(l4 + 20, ol4 + 20, T_TCP_OPTS);
             uint8_t fl = ol4[13];
@@ -140,7 +140,7 @@ static void t_check_segments(struct t_rt *t, const ipc_buf *seg, unsigned n, con
                 fl &= (uint8_t)~0x80; /* CWR: the first's */
             assert_int_equal(l4[13], fl);
         } else {
-            assert_int_equal(rt_get16(l4 + 4), 8 + want);
+            assert_int_equal(pkt_get16(l4 + 4), 8 + want);
         }
         assert_memory_equal(f + g->hlen, g->flat + g->hlen + at, want);
         at += want;
@@ -277,7 +277,7 @@ static void test_rt_gso_forward_path(void **state)
     struct t_gso g;
 
     ipc_buf b = t_gso_packet(t, 6, 30000, 1448, 0x10, &g);
-    rt_input_burst(&t->ctx, &b, 1, 1, &t->tx);
+    t_input(t, &b, 1, 1);
     assert_int_equal(t->tx.n, 1); /* a port with offloads (TAP): the chain as it came */
     assert_int_equal(t->tx.bufs[0], b);
     assert_int_equal(ipc_pool_meta(&t->pool, b)->vnet.gso_type, RT_VNET_GSO_TCPV4);
@@ -286,13 +286,13 @@ static void test_rt_gso_forward_path(void **state)
 
     t->ctx.port[1].sw_offload = true;
     b = t_gso_packet(t, 6, 30000, 1448, 0x10, &g);
-    rt_input_burst(&t->ctx, &b, 1, 1, &t->tx);
+    t_input(t, &b, 1, 1);
     assert_int_equal(t->tx.n, 21);
     for (unsigned i = 0; i < t->tx.n; i++) {
         const uint8_t *f = ipc_pool_data(&t->pool, t->tx.bufs[i]);
         assert_memory_equal(f, mac, 6);
-        assert_int_equal(f[14 + RT_IP_TTL], 63);
-        assert_int_equal(rt_csum(f + 14, 20), 0);
+        assert_int_equal(f[14 + PKT_IP_TTL], 63);
+        assert_int_equal(pkt_csum(f + 14, 20), 0);
         assert_true(t_l4_ok(f + 14));
         assert_true(ipc_pool_meta(&t->pool, t->tx.bufs[i])->len <= 14 + 1500);
     }

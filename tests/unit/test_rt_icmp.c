@@ -12,34 +12,34 @@ static void t_check_error(struct t_rt *t, ipc_buf err, ipc_buf orig, uint8_t typ
 {
     const uint8_t *f = ipc_pool_data(&t->pool, err);
     const uint8_t *of = ipc_pool_data(&t->pool, orig);
-    const uint8_t *oip = of + RT_ETH_HLEN;
+    const uint8_t *oip = of + PKT_ETH_HLEN;
     const struct ipc_meta *m = ipc_pool_meta(&t->pool, err);
     const struct ipc_meta *om = ipc_pool_meta(&t->pool, orig);
     unsigned oihl = (oip[0] & 15u) * 4;
-    unsigned olen = rt_get16(oip + RT_IP_TOTLEN);
+    unsigned olen = pkt_get16(oip + PKT_IP_TOTLEN);
     unsigned quote = oihl + 8 <= olen ? oihl + 8 : olen;
     /* Ethernet: back to the sender, from the ingress port. */
     assert_memory_equal(f, of + 6, 6);
     assert_memory_equal(f + 6, t->ctx.port[om->in_port].mac, 6);
-    assert_int_equal(rt_get16(f + 12), RT_ETH_P_IP);
+    assert_int_equal(pkt_get16(f + 12), PKT_ETH_P_IP);
     assert_int_equal(m->out_port, om->in_port);
-    assert_int_equal(m->len, RT_ETH_HLEN + 20 + 8 + quote);
-    const uint8_t *ip = f + RT_ETH_HLEN;
+    assert_int_equal(m->len, PKT_ETH_HLEN + 20 + 8 + quote);
+    const uint8_t *ip = f + PKT_ETH_HLEN;
     assert_int_equal(ip[0], 0x45);
-    assert_int_equal(ip[RT_IP_TOS], 0xc0);
-    assert_int_equal(rt_get16(ip + RT_IP_TOTLEN), 20 + 8 + quote);
-    assert_int_equal(rt_get16(ip + RT_IP_FRAG), 0);
-    assert_int_equal(ip[RT_IP_TTL], 64);
-    assert_int_equal(ip[RT_IP_PROTO], 1);
-    assert_int_equal(rt_csum(ip, 20), 0);
-    assert_int_equal(rt_get32(ip + RT_IP_SRC), t->ctx.port[om->in_port].ip);
-    assert_memory_equal(ip + RT_IP_DST, oip + RT_IP_SRC, 4);
+    assert_int_equal(ip[PKT_IP_TOS], 0xc0);
+    assert_int_equal(pkt_get16(ip + PKT_IP_TOTLEN), 20 + 8 + quote);
+    assert_int_equal(pkt_get16(ip + PKT_IP_FRAG), 0);
+    assert_int_equal(ip[PKT_IP_TTL], 64);
+    assert_int_equal(ip[PKT_IP_PROTO], 1);
+    assert_int_equal(pkt_csum(ip, 20), 0);
+    assert_int_equal(pkt_get32(ip + PKT_IP_SRC), t->ctx.port[om->in_port].ip);
+    assert_memory_equal(ip + PKT_IP_DST, oip + PKT_IP_SRC, 4);
     const uint8_t *ic = ip + 20;
     assert_int_equal(ic[0], type);
     assert_int_equal(ic[1], code);
-    assert_int_equal(rt_csum(ic, 8 + quote), 0);
-    assert_int_equal(rt_get16(ic + 4), 0);
-    assert_int_equal(rt_get16(ic + 6), mtu);
+    assert_int_equal(pkt_csum(ic, 8 + quote), 0);
+    assert_int_equal(pkt_get16(ic + 4), 0);
+    assert_int_equal(pkt_get16(ic + 6), mtu);
     assert_memory_equal(ic + 8, oip, quote); /* the header as received, then 8 bytes */
 }
 
@@ -54,7 +54,7 @@ static void test_rt_icmp_time_exceeded_bytes(void **state)
     memcpy(ipc_pool_data(&t->pool, keep), ipc_pool_data(&t->pool, orig), 14 + 120);
     *ipc_pool_meta(&t->pool, keep) = *ipc_pool_meta(&t->pool, orig);
     ipc_pool_meta(&t->pool, keep)->owner = T_ROUTER;
-    rt_input_burst(&t->ctx, &orig, 1, 5, &t->tx);
+    t_input(t, &orig, 1, 5);
     assert_int_equal(t->tx.n, 1);
     assert_int_equal(t->ctr.c[RT_CTR_ICMP_TIME_EXCEEDED_TX], 1);
     t_check_error(t, t->tx.bufs[0], keep, RT_ICMP_TIME_EXCEEDED, 0, 0);
@@ -65,8 +65,8 @@ static void test_rt_icmp_time_exceeded_bytes(void **state)
     assert_int_equal(ipc_pool_alloc(&t->pool, &copy, 1), 1);
     memcpy(ipc_pool_data(&t->pool, copy), ipc_pool_data(&t->pool, o2), 60);
     ipc_pool_meta(&t->pool, copy)->in_port = 2;
-    rt_pkt_set_len(ipc_pool_meta(&t->pool, copy), 60);
-    rt_input_burst(&t->ctx, &o2, 1, 5, &t->tx);
+    pkt_set_len(ipc_pool_meta(&t->pool, copy), 60);
+    t_input(t, &o2, 1, 5);
     assert_int_equal(t->tx.n, 1);
     t_check_error(t, t->tx.bufs[0], copy, RT_ICMP_UNREACH, RT_ICMP_UNREACH_NET, 0); /* quote: 20 + 3 */
     assert_int_equal(ipc_pool_meta(&t->pool, t->tx.bufs[0])->len, 14 + 20 + 8 + 23);
@@ -78,9 +78,9 @@ static void test_rt_icmp_time_exceeded_bytes(void **state)
     ip[20] = 0x94; /* router alert, copied flag set */
     ip[21] = 4;
     ip[22] = ip[23] = 0;
-    rt_put16(ip + RT_IP_TOTLEN, 124);
+    pkt_put16(ip + PKT_IP_TOTLEN, 124);
     t_ip_fix_csum(ip);
-    rt_pkt_set_len(ipc_pool_meta(&t->pool, keep), 14 + 124);
+    pkt_set_len(ipc_pool_meta(&t->pool, keep), 14 + 124);
     assert_true(rt_icmp_error(&t->ctx, keep, RT_ICMP_UNREACH, RT_ICMP_UNREACH_NEEDFRAG, 1280, 5, &t->tx));
     t_check_error(t, t->tx.bufs[0], keep, RT_ICMP_UNREACH, RT_ICMP_UNREACH_NEEDFRAG, 1280);
     assert_int_equal(ipc_pool_meta(&t->pool, t->tx.bufs[0])->len, 14 + 20 + 8 + 24 + 8);
@@ -102,7 +102,7 @@ static void test_rt_icmp_not_sent(void **state)
     } c[] = {
         {"plain UDP", T_IP(10, 0, 0, 5), T_IP(20, 0, 0, 1), 17, 0, 0, false, true},
         {"echo request", T_IP(10, 0, 0, 5), T_IP(20, 0, 0, 1), 1, 8, 0, false, true},
-        {"first fragment", T_IP(10, 0, 0, 5), T_IP(20, 0, 0, 1), 17, 0, RT_IP_MF, false, true},
+        {"first fragment", T_IP(10, 0, 0, 5), T_IP(20, 0, 0, 1), 17, 0, PKT_IP_MF, false, true},
         {"ICMP dest unreachable", T_IP(10, 0, 0, 5), T_IP(20, 0, 0, 1), 1, 3, 0, false, false},
         {"ICMP time exceeded", T_IP(10, 0, 0, 5), T_IP(20, 0, 0, 1), 1, 11, 0, false, false},
         {"ICMP redirect", T_IP(10, 0, 0, 5), T_IP(20, 0, 0, 1), 1, 5, 0, false, false},
@@ -187,28 +187,28 @@ static ipc_buf t_echo(struct t_rt *t, uint16_t port, uint32_t src, uint32_t dst,
         assert_int_equal(ipc_pool_alloc_chain(&t->pool, len, &b), 0);
     } else {
         assert_int_equal(ipc_pool_alloc(&t->pool, &b, 1), 1);
-        rt_pkt_set_len(ipc_pool_meta(&t->pool, b), len);
+        pkt_set_len(ipc_pool_meta(&t->pool, b), len);
     }
     /* Write the packet flat, then scatter it over the frames. */
     uint8_t *flat = calloc(1, len);
     memcpy(flat, t->ctx.port[port].mac, 6);
     memcpy(flat + 6, t_peer_mac[port], 6);
-    rt_put16(flat + 12, RT_ETH_P_IP);
+    pkt_put16(flat + 12, PKT_ETH_P_IP);
     uint8_t *ip = flat + 14;
     ip[0] = 0x45;
-    rt_put16(ip + RT_IP_TOTLEN, (uint16_t)(len - 14));
-    ip[RT_IP_TTL] = 57;
-    ip[RT_IP_PROTO] = 1;
-    rt_put32(ip + RT_IP_SRC, src);
-    rt_put32(ip + RT_IP_DST, dst);
-    rt_put16(ip + RT_IP_CSUM, rt_csum(ip, 20));
+    pkt_put16(ip + PKT_IP_TOTLEN, (uint16_t)(len - 14));
+    ip[PKT_IP_TTL] = 57;
+    ip[PKT_IP_PROTO] = 1;
+    pkt_put32(ip + PKT_IP_SRC, src);
+    pkt_put32(ip + PKT_IP_DST, dst);
+    pkt_put16(ip + PKT_IP_CSUM, pkt_csum(ip, 20));
     uint8_t *ic = ip + 20;
     ic[0] = 8;
-    rt_put16(ic + 4, 0x4242);
-    rt_put16(ic + 6, 7);
+    pkt_put16(ic + 4, 0x4242);
+    pkt_put16(ic + 6, 7);
     for (uint32_t i = 0; i < payload; i++)
         ic[8 + i] = (uint8_t)(i ^ (i >> 8));
-    rt_put16(ic + 2, rt_csum(ic, 8 + payload));
+    pkt_put16(ic + 2, pkt_csum(ic, 8 + payload));
     uint32_t off = 0;
     for (ipc_buf x = b; x != IPC_BUF_NONE; x = ipc_pool_meta(&t->pool, x)->next) {
         struct ipc_meta *m = ipc_pool_meta(&t->pool, x);
@@ -225,41 +225,41 @@ static void test_rt_icmp_echo(void **state)
     struct t_rt *t = *state;
     /* Ping port 2's address from port 0's side: answered from 10.2.0.1. */
     ipc_buf b = t_echo(t, 0, T_IP(10, 0, 0, 5), T_IP(10, 2, 0, 1), 56, false);
-    rt_input_burst(&t->ctx, &b, 1, 1, &t->tx);
+    t_input(t, &b, 1, 1);
     assert_int_equal(t->tx.n, 1);
     assert_int_equal(t->tx.bufs[0], b);
     uint8_t *f = ipc_pool_data(&t->pool, b);
     uint8_t *ip = f + 14;
     assert_memory_equal(f, t_peer_mac[0], 6);
     assert_memory_equal(f + 6, t->ctx.port[0].mac, 6);
-    assert_int_equal(rt_get32(ip + RT_IP_SRC), T_IP(10, 2, 0, 1));
-    assert_int_equal(rt_get32(ip + RT_IP_DST), T_IP(10, 0, 0, 5));
-    assert_int_equal(ip[RT_IP_TTL], 64);
-    assert_int_equal(rt_csum(ip, 20), 0);
+    assert_int_equal(pkt_get32(ip + PKT_IP_SRC), T_IP(10, 2, 0, 1));
+    assert_int_equal(pkt_get32(ip + PKT_IP_DST), T_IP(10, 0, 0, 5));
+    assert_int_equal(ip[PKT_IP_TTL], 64);
+    assert_int_equal(pkt_csum(ip, 20), 0);
     assert_int_equal(ip[20], 0);
-    assert_int_equal(rt_csum(ip + 20, 64), 0);
-    assert_int_equal(rt_get16(ip + 24), 0x4242);
+    assert_int_equal(pkt_csum(ip + 20, 64), 0);
+    assert_int_equal(pkt_get16(ip + 24), 0x4242);
     assert_int_equal(ipc_pool_meta(&t->pool, b)->out_port, 0);
     assert_int_equal(t->ctr.c[RT_CTR_ICMP_ECHO_REPLY_TX], 1);
     t_tx_free(t);
     /* A 5000-byte ping in a chain of three frames: answered, only frame 1 rewritten. */
     b = t_echo(t, 1, T_IP(10, 1, 0, 9), T_IP(10, 1, 0, 1), 5000, true);
     assert_int_not_equal(ipc_pool_meta(&t->pool, b)->next, IPC_BUF_NONE);
-    rt_input_burst(&t->ctx, &b, 1, 1, &t->tx);
+    t_input(t, &b, 1, 1);
     assert_int_equal(t->tx.n, 1);
     uint32_t got;
-    uint32_t sum = rt_pkt_csum_add(&t->pool, b, 14 + 20, 5008, 0, &got);
+    uint32_t sum = pkt_chain_csum_add(&t->pool, b, 14 + 20, 5008, 0, &got);
     assert_int_equal(got, 5008);
-    assert_int_equal(rt_csum_fold(sum), 0);
+    assert_int_equal(pkt_csum_fold(sum), 0);
     assert_int_equal(ipc_pool_data(&t->pool, b)[14 + 20], 0);
     t_tx_free(t);
     /* Bad ICMP checksum, and something that is not an echo request: dropped. */
     b = t_echo(t, 0, T_IP(10, 0, 0, 5), T_IP(10, 0, 0, 1), 56, false);
     ipc_pool_data(&t->pool, b)[14 + 20 + 8] ^= 1;
-    rt_input_burst(&t->ctx, &b, 1, 1, &t->tx);
+    t_input(t, &b, 1, 1);
     assert_int_equal(t->ctr.c[RT_CTR_DROP_ICMP_BAD_CHECKSUM], 1);
     b = t_frame(t, 0, T_IP(10, 0, 0, 5), T_IP(10, 0, 0, 1), 17, 64, 30, 0);
-    rt_input_burst(&t->ctx, &b, 1, 1, &t->tx);
+    t_input(t, &b, 1, 1);
     assert_int_equal(t->ctr.c[RT_CTR_DROP_LOCAL_OTHER], 1);
     assert_int_equal(t->tx.n, 0);
 }

@@ -24,7 +24,7 @@ static uint64_t t_ctr_total(const struct t_rt *t)
 
 static void t_run(struct t_rt *t, ipc_buf b, uint64_t now)
 {
-    rt_input_burst(&t->ctx, &b, 1, now, &t->tx);
+    t_input(t, &b, 1, now);
 }
 
 /* Route 20/8 via 10.1.0.2 on port 1 (resolved), 10.2.0/24 connected on port 2. */
@@ -110,14 +110,14 @@ static void test_rt_ipv4_validation_table(void **state)
         ipc_buf b = t_frame(t, 0, T_IP(10, 0, 0, 5), T_IP(20, 1, 2, 3), 17, 64, 100, 0);
         struct ipc_meta *m = ipc_pool_meta(&t->pool, b);
         uint8_t *f = ipc_pool_data(&t->pool, b);
-        uint8_t *ip = f + RT_ETH_HLEN;
+        uint8_t *ip = f + PKT_ETH_HLEN;
         switch (c->mut) {
         case M_ETHERTYPE:
         case M_VLAN:
-            rt_put16(f + 12, (uint16_t)c->v);
+            pkt_put16(f + 12, (uint16_t)c->v);
             break;
         case M_RUNT:
-            rt_pkt_set_len(m, c->v);
+            pkt_set_len(m, c->v);
             break;
         case M_BAD_PORT:
             m->in_port = (uint16_t)c->v;
@@ -131,32 +131,32 @@ static void test_rt_ipv4_validation_table(void **state)
             ip[0] = (uint8_t)c->v;
             t_ip_fix_csum(ip);
             if (c->mut == M_IHL_BEYOND)
-                rt_pkt_set_len(m, RT_ETH_HLEN + 40);
+                pkt_set_len(m, PKT_ETH_HLEN + 40);
             break;
         case M_CSUM:
-            ip[RT_IP_CSUM + 1] ^= 1;
+            ip[PKT_IP_CSUM + 1] ^= 1;
             break;
         case M_TOTLEN_BIG:
-            rt_put16(ip + RT_IP_TOTLEN, 121);
+            pkt_put16(ip + PKT_IP_TOTLEN, 121);
             t_ip_fix_csum(ip);
             break;
         case M_TOTLEN_SMALL:
-            rt_put16(ip + RT_IP_TOTLEN, (uint16_t)c->v);
+            pkt_put16(ip + PKT_IP_TOTLEN, (uint16_t)c->v);
             t_ip_fix_csum(ip);
             break;
         case M_SRC:
-            rt_put32(ip + RT_IP_SRC, c->v);
+            pkt_put32(ip + PKT_IP_SRC, c->v);
             t_ip_fix_csum(ip);
             break;
         case M_DST:
-            rt_put32(ip + RT_IP_DST, c->v);
+            pkt_put32(ip + PKT_IP_DST, c->v);
             t_ip_fix_csum(ip);
             break;
         case M_L2_BCAST:
             memset(f, 0xff, 6);
             break;
         case M_TTL:
-            ip[RT_IP_TTL] = (uint8_t)c->v;
+            ip[PKT_IP_TTL] = (uint8_t)c->v;
             t_ip_fix_csum(ip);
             break;
         }
@@ -182,15 +182,15 @@ static void test_rt_ipv4_padding_trimmed(void **state)
     struct t_rt *t = *state;
     ipc_buf b = t_frame(t, 0, T_IP(10, 0, 0, 5), T_IP(20, 1, 2, 3), 17, 64, 4, 0);
     struct ipc_meta *m = ipc_pool_meta(&t->pool, b);
-    assert_int_equal(m->len, RT_ETH_ZLEN);
+    assert_int_equal(m->len, PKT_ETH_ZLEN);
     enum rt_ctr why;
     assert_int_equal(rt_ipv4_validate(&t->ctx, b, &why), RT_V_FORWARD);
-    assert_int_equal(m->len, RT_ETH_HLEN + RT_IP_HLEN + 4);
+    assert_int_equal(m->len, PKT_ETH_HLEN + PKT_IP_HLEN + 4);
     ipc_pool_free(&t->pool, &b, 1);
     /* A local address and ARP are recognised as such. */
     b = t_frame(t, 1, T_IP(10, 1, 0, 9), T_IP(10, 2, 0, 1), 1, 64, 8, 0);
     assert_int_equal(rt_ipv4_validate(&t->ctx, b, &why), RT_V_LOCAL);
-    rt_put16(ipc_pool_data(&t->pool, b) + 12, RT_ETH_P_ARP);
+    pkt_put16(ipc_pool_data(&t->pool, b) + 12, PKT_ETH_P_ARP);
     assert_int_equal(rt_ipv4_validate(&t->ctx, b, &why), RT_V_ARP);
     ipc_pool_free(&t->pool, &b, 1);
 }
@@ -198,16 +198,16 @@ static void test_rt_ipv4_padding_trimmed(void **state)
 /* The header checksum after rt_ip_ttl_dec is bit for bit the recomputed one. */
 static void t_check_ttl_dec(uint8_t *ip, unsigned ihl)
 {
-    uint8_t ttl = ip[RT_IP_TTL];
+    uint8_t ttl = ip[PKT_IP_TTL];
     rt_ip_ttl_dec(ip);
-    assert_int_equal(ip[RT_IP_TTL], ttl - 1);
-    uint16_t inc = rt_get16(ip + RT_IP_CSUM);
-    rt_put16(ip + RT_IP_CSUM, 0);
-    uint16_t full = rt_csum(ip, ihl);
+    assert_int_equal(ip[PKT_IP_TTL], ttl - 1);
+    uint16_t inc = pkt_get16(ip + PKT_IP_CSUM);
+    pkt_put16(ip + PKT_IP_CSUM, 0);
+    uint16_t full = pkt_csum(ip, ihl);
     if (inc != full)
         fail_msg("ttl %u: incremental %04x, recomputed %04x", ttl, inc, full);
-    rt_put16(ip + RT_IP_CSUM, inc);
-    assert_int_equal(rt_csum(ip, ihl), 0);
+    pkt_put16(ip + PKT_IP_CSUM, inc);
+    assert_int_equal(pkt_csum(ip, ihl), 0);
 }
 
 static void test_rt_ipv4_ttl_checksum_random(void **state)
@@ -220,28 +220,28 @@ static void test_rt_ipv4_ttl_checksum_random(void **state)
         for (unsigned i = 0; i < ihl; i++)
             ip[i] = (uint8_t)t_rand64(&s);
         ip[0] = (uint8_t)(0x40 | ihl / 4);
-        ip[RT_IP_TTL] = (uint8_t)(2 + t_rand64(&s) % 254);
-        rt_put16(ip + RT_IP_CSUM, 0);
+        ip[PKT_IP_TTL] = (uint8_t)(2 + t_rand64(&s) % 254);
+        pkt_put16(ip + PKT_IP_CSUM, 0);
         if (n % 4 == 0) {
             /* RFC 1624 §3: make the result's sum 0xFFFF (checksum 0x0000), using ID as slack. */
-            ip[RT_IP_TTL]--;
-            rt_put16(ip + RT_IP_ID, 0);
-            uint16_t c = rt_csum(ip, ihl);
-            rt_put16(ip + RT_IP_ID, c);
-            ip[RT_IP_TTL]++;
+            ip[PKT_IP_TTL]--;
+            pkt_put16(ip + PKT_IP_ID, 0);
+            uint16_t c = pkt_csum(ip, ihl);
+            pkt_put16(ip + PKT_IP_ID, c);
+            ip[PKT_IP_TTL]++;
             corner++;
         }
-        rt_put16(ip + RT_IP_CSUM, rt_csum(ip, ihl));
+        pkt_put16(ip + PKT_IP_CSUM, pkt_csum(ip, ihl));
         t_check_ttl_dec(ip, ihl);
         if (n % 4 == 0)
-            assert_int_equal(rt_get16(ip + RT_IP_CSUM), 0x0000);
+            assert_int_equal(pkt_get16(ip + PKT_IP_CSUM), 0x0000);
     }
     /* And the other corner: a checksum field of 0x0000 before the update. */
     memset(ip, 0, 20);
     ip[0] = 0x45;
-    ip[RT_IP_TTL] = 9;
-    rt_put16(ip + RT_IP_ID, rt_csum(ip, 20));
-    assert_int_equal(rt_csum(ip, 20), 0);
+    ip[PKT_IP_TTL] = 9;
+    pkt_put16(ip + PKT_IP_ID, pkt_csum(ip, 20));
+    assert_int_equal(pkt_csum(ip, 20), 0);
     t_check_ttl_dec(ip, 20);
     assert_true(corner > 0);
 }
@@ -253,8 +253,8 @@ static void test_rt_ipv4_forward(void **state)
     ipc_buf in[32];
     for (unsigned i = 0; i < 32; i++)
         in[i] = t_frame(t, 0, T_IP(10, 0, 0, 5), i % 4 < 2 ? T_IP(20, 1, 2, 3) : T_IP(20, 9, 9, 9), 17,
-                        (uint8_t)(64 - i), 100 + i, RT_IP_DF);
-    rt_input_burst(&t->ctx, in, 32, 1000, &t->tx);
+                        (uint8_t)(64 - i), 100 + i, PKT_IP_DF);
+    t_input(t, in, 32, 1000);
     assert_int_equal(t->tx.n, 32);
     assert_int_equal(t->ctr.c[RT_CTR_FORWARDED], 32);
     for (unsigned i = 0; i < 32; i++) {
@@ -264,9 +264,9 @@ static void test_rt_ipv4_forward(void **state)
         assert_int_equal(m->out_port, 1);
         assert_memory_equal(f, t_nh_mac, 6);
         assert_memory_equal(f + 6, t->ctx.port[1].mac, 6);
-        assert_int_equal(f[RT_ETH_HLEN + RT_IP_TTL], 63 - i);
-        assert_int_equal(rt_csum(f + RT_ETH_HLEN, 20), 0);
-        assert_int_equal(m->len, RT_ETH_HLEN + RT_IP_HLEN + 100 + i);
+        assert_int_equal(f[PKT_ETH_HLEN + PKT_IP_TTL], 63 - i);
+        assert_int_equal(pkt_csum(f + PKT_ETH_HLEN, 20), 0);
+        assert_int_equal(m->len, PKT_ETH_HLEN + PKT_IP_HLEN + 100 + i);
     }
     assert_int_equal(t->ctr.port[0].rx_pkts, 32);
     assert_int_equal(t->ctr.port[1].tx_pkts, 32);
@@ -285,14 +285,14 @@ static void test_rt_ipv4_mtu_df_gso(void **state)
     t_routes(t);
     t->ctx.port[1].mtu = 1000;
     /* DF and too big: ICMP fragmentation needed carrying the MTU. */
-    ipc_buf b = t_frame(t, 0, T_IP(10, 0, 0, 5), T_IP(20, 1, 2, 3), 17, 64, 1200, RT_IP_DF);
+    ipc_buf b = t_frame(t, 0, T_IP(10, 0, 0, 5), T_IP(20, 1, 2, 3), 17, 64, 1200, PKT_IP_DF);
     t_run(t, b, 1000);
     assert_int_equal(t->ctr.c[RT_CTR_DROP_FRAG_NEEDED], 1);
     assert_int_equal(t->tx.n, 1);
-    uint8_t *ic = ipc_pool_data(&t->pool, t->tx.bufs[0]) + RT_ETH_HLEN + RT_IP_HLEN;
+    uint8_t *ic = ipc_pool_data(&t->pool, t->tx.bufs[0]) + PKT_ETH_HLEN + PKT_IP_HLEN;
     assert_int_equal(ic[0], RT_ICMP_UNREACH);
     assert_int_equal(ic[1], RT_ICMP_UNREACH_NEEDFRAG);
-    assert_int_equal(rt_get16(ic + 6), 1000);
+    assert_int_equal(pkt_get16(ic + 6), 1000);
     t_tx_free(t);
     /* No DF: fragmented, each piece forwarded and rewritten. */
     b = t_frame(t, 0, T_IP(10, 0, 0, 5), T_IP(20, 1, 2, 3), 17, 64, 1200, 0);
@@ -302,16 +302,16 @@ static void test_rt_ipv4_mtu_df_gso(void **state)
     for (unsigned i = 0; i < 2; i++) {
         uint8_t *f = ipc_pool_data(&t->pool, t->tx.bufs[i]);
         assert_memory_equal(f, t_nh_mac, 6);
-        assert_int_equal(f[RT_ETH_HLEN + RT_IP_TTL], 63);
-        assert_int_equal(rt_csum(f + RT_ETH_HLEN, 20), 0);
-        assert_true(rt_get16(f + RT_ETH_HLEN + RT_IP_TOTLEN) <= 1000);
+        assert_int_equal(f[PKT_ETH_HLEN + PKT_IP_TTL], 63);
+        assert_int_equal(pkt_csum(f + PKT_ETH_HLEN, 20), 0);
+        assert_true(pkt_get16(f + PKT_ETH_HLEN + PKT_IP_TOTLEN) <= 1000);
     }
     t_tx_free(t);
     /* GSO: judged by the segment size, not the whole chain; only frame 1 is touched. */
     t->ctx.port[1].mtu = 1500;
     ipc_buf head;
     assert_int_equal(ipc_pool_alloc_chain(&t->pool, 14 + 20 + 32 + 3 * 1448, &head), 0);
-    ipc_buf tmpl = t_frame(t, 0, T_IP(10, 0, 0, 5), T_IP(20, 1, 2, 3), 6, 64, 32 + 3 * 1448, RT_IP_DF);
+    ipc_buf tmpl = t_frame(t, 0, T_IP(10, 0, 0, 5), T_IP(20, 1, 2, 3), 6, 64, 32 + 3 * 1448, PKT_IP_DF);
     memcpy(ipc_pool_data(&t->pool, head), ipc_pool_data(&t->pool, tmpl), 14 + 20 + 32);
     ipc_pool_free(&t->pool, &tmpl, 1);
     struct ipc_meta *hm = ipc_pool_meta(&t->pool, head);
@@ -330,7 +330,7 @@ static void test_rt_ipv4_mtu_df_gso(void **state)
     /* The same chain towards a 1400-byte MTU: segments too big, DF: frag needed. */
     t->ctx.port[1].mtu = 1400;
     assert_int_equal(ipc_pool_alloc_chain(&t->pool, 14 + 20 + 32 + 3 * 1448, &head), 0);
-    tmpl = t_frame(t, 0, T_IP(10, 0, 0, 5), T_IP(20, 1, 2, 3), 6, 64, 32 + 3 * 1448, RT_IP_DF);
+    tmpl = t_frame(t, 0, T_IP(10, 0, 0, 5), T_IP(20, 1, 2, 3), 6, 64, 32 + 3 * 1448, PKT_IP_DF);
     memcpy(ipc_pool_data(&t->pool, head), ipc_pool_data(&t->pool, tmpl), 14 + 20 + 32);
     ipc_pool_free(&t->pool, &tmpl, 1);
     hm = ipc_pool_meta(&t->pool, head);
@@ -341,7 +341,7 @@ static void test_rt_ipv4_mtu_df_gso(void **state)
     t_run(t, head, 1000);
     assert_int_equal(t->ctr.c[RT_CTR_DROP_FRAG_NEEDED], 2);
     assert_int_equal(t->tx.n, 1); /* the ICMP error */
-    assert_int_equal(rt_get16(ipc_pool_data(&t->pool, t->tx.bufs[0]) + RT_ETH_HLEN + RT_IP_HLEN + 6), 1400);
+    assert_int_equal(pkt_get16(ipc_pool_data(&t->pool, t->tx.bufs[0]) + PKT_ETH_HLEN + PKT_IP_HLEN + 6), 1400);
 }
 
 int main(void)

@@ -29,20 +29,20 @@ static ipc_buf t_arp(struct t_rt *t, uint16_t port, uint16_t op, const uint8_t *
     memset(f, 0, 60);
     memcpy(f, eth_dst, 6);
     memcpy(f + 6, sha, 6);
-    rt_put16(f + 12, RT_ETH_P_ARP);
+    pkt_put16(f + 12, PKT_ETH_P_ARP);
     uint8_t *a = f + 14;
-    rt_put16(a, 1);
-    rt_put16(a + 2, RT_ETH_P_IP);
+    pkt_put16(a, 1);
+    pkt_put16(a + 2, PKT_ETH_P_IP);
     a[4] = 6;
     a[5] = 4;
-    rt_put16(a + 6, op);
+    pkt_put16(a + 6, op);
     memcpy(a + 8, sha, 6);
-    rt_put32(a + 14, spa);
+    pkt_put32(a + 14, spa);
     if (op == 2)
         memcpy(a + 18, t->ctx.port[port].mac, 6);
-    rt_put32(a + 24, tpa);
+    pkt_put32(a + 24, tpa);
     struct ipc_meta *m = ipc_pool_meta(&t->pool, b);
-    rt_pkt_set_len(m, 60);
+    pkt_set_len(m, 60);
     m->in_port = port;
     return b;
 }
@@ -51,7 +51,7 @@ static const uint8_t t_bcast[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
 
 static void t_in(struct t_rt *t, ipc_buf b, uint64_t now)
 {
-    rt_input_burst(&t->ctx, &b, 1, now, &t->tx);
+    t_input(t, &b, 1, now);
 }
 
 static void t_check_request(struct t_rt *t, ipc_buf b, uint16_t port, uint32_t tip, const uint8_t *dmac)
@@ -62,15 +62,15 @@ static void t_check_request(struct t_rt *t, ipc_buf b, uint16_t port, uint32_t t
     assert_int_equal(ipc_pool_meta(&t->pool, b)->len, 60);
     assert_memory_equal(f, dmac ? dmac : t_bcast, 6);
     assert_memory_equal(f + 6, t->ctx.port[port].mac, 6);
-    assert_int_equal(rt_get16(f + 12), RT_ETH_P_ARP);
-    assert_int_equal(rt_get16(a), 1);
-    assert_int_equal(rt_get16(a + 2), 0x0800);
+    assert_int_equal(pkt_get16(f + 12), PKT_ETH_P_ARP);
+    assert_int_equal(pkt_get16(a), 1);
+    assert_int_equal(pkt_get16(a + 2), 0x0800);
     assert_int_equal(a[4], 6);
     assert_int_equal(a[5], 4);
-    assert_int_equal(rt_get16(a + 6), 1);
+    assert_int_equal(pkt_get16(a + 6), 1);
     assert_memory_equal(a + 8, t->ctx.port[port].mac, 6);
-    assert_int_equal(rt_get32(a + 14), t->ctx.port[port].ip);
-    assert_int_equal(rt_get32(a + 24), tip);
+    assert_int_equal(pkt_get32(a + 14), t->ctx.port[port].ip);
+    assert_int_equal(pkt_get32(a + 24), tip);
 }
 
 static void test_rt_neigh_resolve_and_release(void **state)
@@ -97,11 +97,11 @@ static void test_rt_neigh_resolve_and_release(void **state)
         uint8_t *f = ipc_pool_data(&t->pool, t->tx.bufs[i]);
         assert_memory_equal(f, t_gw_mac, 6);
         assert_memory_equal(f + 6, t->ctx.port[1].mac, 6);
-        assert_int_equal(f[14 + RT_IP_TTL], 63);
-        assert_int_equal(rt_csum(f + 14, 20), 0);
+        assert_int_equal(f[14 + PKT_IP_TTL], 63);
+        assert_int_equal(pkt_csum(f + 14, 20), 0);
         assert_int_equal(ipc_pool_meta(&t->pool, t->tx.bufs[i])->out_port, 1);
     }
-    assert_int_equal(rt_get32(ipc_pool_data(&t->pool, t->tx.bufs[0]) + 14 + RT_IP_DST), T_IP(20, 1, 1, 1));
+    assert_int_equal(pkt_get32(ipc_pool_data(&t->pool, t->tx.bufs[0]) + 14 + PKT_IP_DST), T_IP(20, 1, 1, 1));
     t_tx_free(t);
     assert_int_equal(e->state, NEIGH_REACHABLE);
     assert_int_equal(t->ctr.pending, 0);
@@ -136,11 +136,11 @@ static void test_rt_neigh_arp_input(void **state)
     const uint8_t *f = ipc_pool_data(&t->pool, b), *a = f + 14;
     assert_memory_equal(f, h9, 6);
     assert_memory_equal(f + 6, t->ctx.port[1].mac, 6);
-    assert_int_equal(rt_get16(a + 6), 2);
+    assert_int_equal(pkt_get16(a + 6), 2);
     assert_memory_equal(a + 8, t->ctx.port[1].mac, 6);
-    assert_int_equal(rt_get32(a + 14), T_IP(10, 1, 0, 1));
+    assert_int_equal(pkt_get32(a + 14), T_IP(10, 1, 0, 1));
     assert_memory_equal(a + 18, h9, 6);
-    assert_int_equal(rt_get32(a + 24), T_IP(10, 1, 0, 9));
+    assert_int_equal(pkt_get32(a + 24), T_IP(10, 1, 0, 9));
     assert_int_equal(ipc_pool_meta(&t->pool, b)->out_port, 1);
     t_tx_free(t);
     struct neigh_entry *e = neigh_find(&t->neigh, T_IP(10, 1, 0, 9));
@@ -177,7 +177,7 @@ static void test_rt_neigh_arp_input(void **state)
     b = t_arp(t, 1, 3, h9, T_IP(10, 1, 0, 9), T_IP(10, 1, 0, 1), t_bcast);
     t_in(t, b, 50);
     b = t_arp(t, 1, 1, h9, T_IP(10, 1, 0, 9), T_IP(10, 1, 0, 1), t_bcast);
-    rt_pkt_set_len(ipc_pool_meta(&t->pool, b), 30);
+    pkt_set_len(ipc_pool_meta(&t->pool, b), 30);
     t_in(t, b, 50);
     assert_int_equal(t->ctr.c[RT_CTR_ARP_BAD], 3);
     assert_int_equal(t->tx.n, 0);
@@ -209,13 +209,13 @@ static void test_rt_neigh_queue_overflow_and_failure(void **state)
     assert_int_equal(t->tx.n, NEIGH_QMAX);
     for (unsigned i = 0; i < t->tx.n; i++) {
         const uint8_t *ip = ipc_pool_data(&t->pool, t->tx.bufs[i]) + 14;
-        assert_int_equal(rt_get32(ip + RT_IP_SRC), T_IP(10, 0, 0, 1));
-        assert_int_equal(rt_get32(ip + RT_IP_DST), T_IP(10, 0, 0, 5));
+        assert_int_equal(pkt_get32(ip + PKT_IP_SRC), T_IP(10, 0, 0, 1));
+        assert_int_equal(pkt_get32(ip + PKT_IP_DST), T_IP(10, 0, 0, 5));
         assert_int_equal(ip[20], RT_ICMP_UNREACH);
         assert_int_equal(ip[21], RT_ICMP_UNREACH_HOST);
-        assert_int_equal(ip[28 + RT_IP_TTL], 64);
-        assert_int_equal(rt_get32(ip + 28 + RT_IP_DST), T_IP(20, 0, 0, i));
-        assert_int_equal(rt_csum(ip + 28, 20), 0);
+        assert_int_equal(ip[28 + PKT_IP_TTL], 64);
+        assert_int_equal(pkt_get32(ip + 28 + PKT_IP_DST), T_IP(20, 0, 0, i));
+        assert_int_equal(pkt_csum(ip + 28, 20), 0);
     }
     assert_int_equal(t->ctr.c[RT_CTR_ICMP_HOST_UNREACH_TX], NEIGH_QMAX);
     assert_int_equal(t->ctr.c[RT_CTR_DROP_NEIGH_FAILED], NEIGH_QMAX);
