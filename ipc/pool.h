@@ -300,14 +300,4 @@ static inline uint32_t ipc_ring_recv(struct ipc_ring_cons *c, struct ipc_pool *p
     return good;
 }
 
-/**
- * Enqueue as many of @bufs[0..n) as fit; the rest stay the caller's, and
- * are neither dropped nor counted here (a driver keeps a backlog, a service
- * drops and counts full_drops). Returns the number enqueued.
- */
-static inline uint32_t ipc_ring_send(struct ipc_ring_prod *p, const ipc_buf *bufs, uint32_t n)
-{
-    return ipc_ring_enq_burst(p, bufs, n);
-}
-
 #endif

@@ -213,7 +213,13 @@ static inline void ipc_ring_release(struct ipc_ring_cons *c, uint32_t n)
     ipc_st_rel(&c->sh->cons, c->pub); /* (D) pairs with (A) */
 }
 
-/** Enqueue as many of @bufs as fit (up to @n); returns the number enqueued. */
+/**
+ * Enqueue as many of @bufs as fit (up to @n); returns the number enqueued.
+ * The rest stay the caller's, neither dropped nor counted here: a driver
+ * keeps a backlog, a service drops and counts them. Ownership does not
+ * change on the way in; the consumer re-owns each buffer as it takes it
+ * (ipc_ring_recv, ipc/pool.h).
+ */
 static inline uint32_t ipc_ring_enq_burst(struct ipc_ring_prod *p, const ipc_buf *bufs, uint32_t n)
 {
     uint32_t idx;

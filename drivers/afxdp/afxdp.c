@@ -284,7 +284,7 @@ static uint32_t rx_step(struct afxdp *x)
     }
     if (nout) {
         struct ipc_ring_prod *p = &x->svc->out[0];
-        uint32_t sent = ipc_ring_send(p, out, nout);
+        uint32_t sent = ipc_ring_enq_burst(p, out, nout);
         if (sent < nout) {
             ipc_pool_free(x->pool, out + sent, nout - sent);
             drv_ctr_add(&x->d, C_RX_DROP_RING_FULL, nout - sent);

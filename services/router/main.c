@@ -178,7 +178,7 @@ static int rt_setup(struct rt_proc *r, struct ipc_err *err)
 static void rt_send_ring(struct rt_proc *r, unsigned o, ipc_buf *bufs, uint32_t n)
 {
     struct ipc_ring_prod *p = &r->svc.out[o];
-    uint32_t sent = ipc_ring_send(p, bufs, n);
+    uint32_t sent = ipc_ring_enq_burst(p, bufs, n);
     if (sent)
         ipc_wake_mark(&r->svc.wake, p);
     if (sent < n) {

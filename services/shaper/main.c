@@ -162,7 +162,7 @@ static int sh_setup(struct sh_proc *p, struct ipc_err *err)
 static uint32_t send_out(struct sh_proc *p)
 {
     struct ipc_ring_prod *o = &p->svc.out[0];
-    uint32_t sent = ipc_ring_send(o, p->pend, p->npend);
+    uint32_t sent = ipc_ring_enq_burst(o, p->pend, p->npend);
     if (sent) {
         ipc_wake_mark(&p->svc.wake, o);
         memmove(p->pend, p->pend + sent, (p->npend - sent) * sizeof(ipc_buf));

@@ -73,7 +73,7 @@ static uint32_t fwd(struct wire *w, struct ipc_ring_cons *c, struct ipc_ring_pro
     uint32_t n = ipc_ring_recv(c, &w->pool, bufs, W_BURST);
     if (n == 0)
         return 0;
-    uint32_t s = ipc_ring_send(p, bufs, n);
+    uint32_t s = ipc_ring_enq_burst(p, bufs, n);
     if (s < n) {
         ipc_pool_free(&w->pool, bufs + s, n - s);
         ipc_count(&p->sh->full_drops, n - s);
@@ -127,7 +127,7 @@ static int inject(struct wire *w)
     for (unsigned i = 0; i < n; i++)
         if (pk[i] == IPC_BUF_NONE)
             return -1;
-    if (ipc_ring_send(&w->a_inj, pk, n) != n)
+    if (ipc_ring_enq_burst(&w->a_inj, pk, n) != n)
         return -1;
     ipc_wake_one(&w->a_inj);
     return 0;

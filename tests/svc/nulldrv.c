@@ -68,7 +68,7 @@ int main(void)
                 d[1] = port;
                 d[2] = seq++;
             }
-            uint32_t sent = ipc_ring_send(&svc.out[0], b, n);
+            uint32_t sent = ipc_ring_enq_burst(&svc.out[0], b, n);
             if (sent)
                 ipc_wake_mark(&svc.wake, &svc.out[0]);
             ipc_count(&ctr[C_GEN], sent);

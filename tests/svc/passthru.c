@@ -55,7 +55,7 @@ int main(void)
             int o = to < IPC_MAX_PORTS ? out_of_port[to] : -1;
             uint32_t sent = 0;
             if (o >= 0) {
-                sent = ipc_ring_send(&svc.out[o], b, n);
+                sent = ipc_ring_enq_burst(&svc.out[o], b, n);
                 if (sent)
                     ipc_wake_mark(&svc.wake, &svc.out[o]);
             }

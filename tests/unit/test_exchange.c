@@ -2,7 +2,7 @@
 /*
  * tests/unit/test_exchange.c: 50 million pool buffers through a pair of rings
  * between two processes, over the real data path: ipc_pool_alloc, ring A
- * (producer -> consumer) with ipc_ring_send / ipc_ring_recv, which validates
+ * (producer -> consumer) with ipc_ring_enq_burst / ipc_ring_recv, which validates
  * and re-owns every buffer, and ring B carrying each buffer back. Both ends
  * sleep on their eventfd whenever they have nothing to do, through the wake
  * protocol of ipc/wake.h, so a lost wake-up shows up as a stall with both
@@ -389,9 +389,9 @@ static int t_producer(struct t_end *e)
                 tx[i] = b;
             }
             if (want) {
-                uint32_t n = ipc_ring_send(&e->out, tx, want);
+                uint32_t n = ipc_ring_enq_burst(&e->out, tx, want);
                 if (n != want) {
-                    ret = t_fail(e, "ipc_ring_send took %u of %u after free_count said they fit", n, want);
+                    ret = t_fail(e, "ipc_ring_enq_burst took %u of %u after free_count said they fit", n, want);
                     goto out;
                 }
                 sent += want;
@@ -465,7 +465,7 @@ static int t_consumer(struct t_end *e)
             seq++;
         }
         e->st.handles = seq;
-        uint32_t n = ipc_ring_send(&e->out, rx, got);
+        uint32_t n = ipc_ring_enq_burst(&e->out, rx, got);
         if (n != got)
             return t_fail(e, "return ring took %u of %u handles (it holds the whole pool)", n, got);
         e->st.wakes_out += ipc_wake_one(&e->out);

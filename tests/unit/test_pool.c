@@ -130,7 +130,7 @@ static void test_pool_large_frames(void **state)
     assert_int_equal(total, bytes);
     assert_int_equal(ipc_pool_meta(&a, h)->len, 32768 - IPC_HEADROOM);
 
-    assert_int_equal(ipc_ring_send(&prod, &h, 1), 1);
+    assert_int_equal(ipc_ring_enq_burst(&prod, &h, 1), 1);
     ipc_buf got;
     assert_int_equal(ipc_ring_recv(&cons, &b, &got, 1), 1);
     assert_int_equal(got, h);
@@ -248,7 +248,7 @@ static void test_pool_chains(void **state)
     assert_int_equal(c.held_by[T_A], frames);
 
     /* A chain crosses a ring whole; the consumer owns every frame. */
-    assert_int_equal(ipc_ring_send(&f->prod, &head, 1), 1);
+    assert_int_equal(ipc_ring_enq_burst(&f->prod, &head, 1), 1);
     c = t_census(f);
     assert_int_equal(c.in_rings, frames);
     ipc_buf got;
@@ -406,7 +406,7 @@ static void test_pool_validation_table(void **state)
         uint64_t before = tc->counter ? ipc_ld_rlx(tc->counter(f->ring)) : 0;
         /* The bad handle sits between two copies of traffic that must pass. */
         ipc_buf out[2] = {bad, good};
-        assert_int_equal(ipc_ring_send(&f->prod, out, 2), 2);
+        assert_int_equal(ipc_ring_enq_burst(&f->prod, out, 2), 2);
         ipc_buf in[4];
         uint32_t n = ipc_ring_recv(&f->cons, &f->b, in, 4);
         if (tc->kind == T_GOOD) {
@@ -450,9 +450,9 @@ static void test_pool_reclaim_spares_rings(void **state)
     ipc_buf priv[10], sent[5], inb[6];
     assert_int_equal(ipc_pool_alloc(&f->a, priv, 10), 10);
     assert_int_equal(ipc_pool_alloc(&f->a, sent, 5), 5);
-    assert_int_equal(ipc_ring_send(&f->prod, sent, 5), 5); /* A published these */
+    assert_int_equal(ipc_ring_enq_burst(&f->prod, sent, 5), 5); /* A published these */
     assert_int_equal(ipc_pool_alloc(&f->b, inb, 6), 6);
-    assert_int_equal(ipc_ring_send(&bprod, inb, 6), 6);
+    assert_int_equal(ipc_ring_enq_burst(&bprod, inb, 6), 6);
     /* A peeks and takes 3 of B's but dies before releasing them. */
     uint32_t idx;
     assert_int_equal(ipc_ring_peek(&acons, 3, &idx), 3);

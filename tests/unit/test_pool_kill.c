@@ -87,7 +87,7 @@ static void t_child(struct t_world *w, int ready_fd, uint64_t seed)
         case 3: { /* send a batch */
             uint32_t k = (uint32_t)(r >> 8) % (nheld + 1);
             uint32_t first = nheld - k;
-            uint32_t sent = ipc_ring_send(&prod, held + first, k);
+            uint32_t sent = ipc_ring_enq_burst(&prod, held + first, k);
             /* What did not fit stays held. */
             memmove(held + first, held + first + sent, (k - sent) * sizeof(held[0]));
             nheld = first + (k - sent);
@@ -145,7 +145,7 @@ static void test_pool_kill_at_any_instruction(void **state)
         uint32_t n = ipc_pool_alloc(&w.peer, b, 32);
         for (uint32_t i = 0; i < n; i++)
             ipc_pool_meta(&w.peer, b[i])->len = 60;
-        uint32_t sent = ipc_ring_send(&w.peer_prod, b, n);
+        uint32_t sent = ipc_ring_enq_burst(&w.peer_prod, b, n);
         ipc_pool_free(&w.peer, b + sent, n - sent);
 
         int pfd[2];
