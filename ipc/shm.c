@@ -140,6 +140,20 @@ int ipc_shm_attach(int fd, uint32_t kind, uint32_t version, void **base, size_t 
     return shm_map(fd, kind, version, PROT_READ | PROT_WRITE, base, size, err);
 }
 
+int ipc_shm_attach_fixed(int fd, uint32_t kind, uint32_t version, size_t want, void **base, struct ipc_err *err)
+{
+    size_t size;
+    int ret = ipc_shm_attach(fd, kind, version, base, &size, err);
+    if (ret < 0)
+        return ret;
+    if (size != want) {
+        ipc_shm_unmap(*base, size);
+        return ipc_errf(err, -EPROTO, "%s region fd %d: %zu bytes, expected %zu", ipc_shm_kind_name(kind), fd, size,
+                        want);
+    }
+    return 0;
+}
+
 int ipc_shm_attach_ro(int fd, uint32_t kind, uint32_t version, const void **base, size_t *size, struct ipc_err *err)
 {
     return shm_map(fd, kind, version, PROT_READ, (void **)base, size, err);

@@ -55,6 +55,12 @@ int ipc_shm_create(const char *name, uint32_t kind, uint32_t version, size_t siz
  */
 int ipc_shm_attach(int fd, uint32_t kind, uint32_t version, void **base, size_t *size, struct ipc_err *err);
 
+/**
+ * ipc_shm_attach for a region of one fixed layout (stats, a mailbox): also
+ * -EPROTO unless the region is exactly @want bytes. Returns 0 with *base.
+ */
+int ipc_shm_attach_fixed(int fd, uint32_t kind, uint32_t version, size_t want, void **base, struct ipc_err *err);
+
 /** The same, mapped read-only (config blobs, and the FIB in the router). */
 int ipc_shm_attach_ro(int fd, uint32_t kind, uint32_t version, const void **base, size_t *size, struct ipc_err *err);
 

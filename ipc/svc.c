@@ -52,18 +52,7 @@ int ipc_stats_create(const char *name, int *fd, struct ipc_svc_stats **st, struc
 
 int ipc_stats_attach(int fd, struct ipc_svc_stats **st, struct ipc_err *err)
 {
-    void *base;
-    size_t size;
-    int ret = ipc_shm_attach(fd, IPC_SHM_STATS, IPC_STATS_VERSION, &base, &size, err);
-    if (ret < 0)
-        return ret;
-    if (size != sizeof(struct ipc_svc_stats)) {
-        ipc_shm_unmap(base, size);
-        return ipc_errf(err, -EPROTO, "stats region fd %d: %zu bytes, expected %zu", fd, size,
-                        sizeof(struct ipc_svc_stats));
-    }
-    *st = base;
-    return 0;
+    return ipc_shm_attach_fixed(fd, IPC_SHM_STATS, IPC_STATS_VERSION, sizeof(**st), (void **)st, err);
 }
 
 /* A standby waits here, everything mapped, until the supervisor says go.

@@ -24,6 +24,21 @@ static uint32_t fib_pow2_at_least(uint64_t v)
     return p;
 }
 
+/* The writer's recycler for @n objects (tbl8 groups or next hops) from
+ * offset @o: a free stack of indices, then the retire queue's indices and
+ * generations. Returns the offset past it. */
+static uint64_t fib_layout_recycler(uint64_t o, uint64_t n, uint64_t *free_off, uint64_t *rq_idx_off,
+                                    uint64_t *rq_gen_off)
+{
+    *free_off = o;
+    o += n * sizeof(uint32_t);
+    *rq_idx_off = o;
+    o += n * sizeof(uint32_t);
+    o = fib_align(o, sizeof(uint64_t));
+    *rq_gen_off = o;
+    return o + n * sizeof(uint64_t);
+}
+
 uint64_t fib_impl_layout(struct fib_layout *l, const struct fib_params *p)
 {
     memset(l, 0, sizeof(*l));
@@ -45,20 +60,8 @@ uint64_t fib_impl_layout(struct fib_layout *l, const struct fib_params *p)
     o = fib_align(o + (uint64_t)(l->pfx_mask + 1) * sizeof(struct fib_hslot), 64);
     l->off_nhh = o;
     o = fib_align(o + (uint64_t)(l->nhh_mask + 1) * sizeof(struct fib_hslot), 64);
-    l->off_tbl8_free = o;
-    o += (uint64_t)p->tbl8_groups * 4;
-    l->off_tbl8_rq_idx = o;
-    o += (uint64_t)p->tbl8_groups * 4;
-    o = fib_align(o, 8);
-    l->off_tbl8_rq_gen = o;
-    o += (uint64_t)p->tbl8_groups * 8;
-    l->off_nh_free = o;
-    o += (uint64_t)p->max_nh * 4;
-    l->off_nh_rq_idx = o;
-    o += (uint64_t)p->max_nh * 4;
-    o = fib_align(o, 8);
-    l->off_nh_rq_gen = o;
-    o += (uint64_t)p->max_nh * 8;
+    o = fib_layout_recycler(o, p->tbl8_groups, &l->off_tbl8_free, &l->off_tbl8_rq_idx, &l->off_tbl8_rq_gen);
+    o = fib_layout_recycler(o, p->max_nh, &l->off_nh_free, &l->off_nh_rq_idx, &l->off_nh_rq_gen);
     return fib_align(o, FIB_PAGE);
 }
 

@@ -23,17 +23,7 @@ int shp_mbox_create(const char *name, int *fd, struct shp_mbox **mb, struct ipc_
 
 int shp_mbox_attach(int fd, struct shp_mbox **mb, struct ipc_err *err)
 {
-    void *base;
-    size_t size;
-    int ret = ipc_shm_attach(fd, IPC_SHM_MBOX, SHP_MBOX_VERSION, &base, &size, err);
-    if (ret < 0)
-        return ret;
-    if (size < sizeof(struct shp_mbox)) {
-        ipc_shm_unmap(base, size);
-        return ipc_errf(err, -EPROTO, "mailbox region: %zu bytes, expected %zu", size, sizeof(struct shp_mbox));
-    }
-    *mb = base;
-    return 0;
+    return ipc_shm_attach_fixed(fd, IPC_SHM_MBOX, SHP_MBOX_VERSION, sizeof(**mb), (void **)mb, err);
 }
 
 void shp_mbox_detach(struct shp_mbox *mb)
