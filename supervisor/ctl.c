@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * supervisor/ctl.c: the control socket, both ends. The supervisor listens on
- * a Unix stream socket (mode 0600, RUN_DIR/control.sock); a client sends one
- * request line, the supervisor answers "OK\n" or "ERR\n" followed by the text
- * to print and closes. Every answer is built from what the supervisor holds
+ * supervisor/ctl.c: the control socket's requests, both ends. The supervisor
+ * listens on a Unix stream socket (mode 0600, RUN_DIR/control.sock); a client
+ * sends one request line, the supervisor answers "OK\n" or "ERR\n" followed
+ * by the text to print and closes (the connections themselves, which never
+ * block the event loop, are ctl_conn.c's). Every answer is built from what the supervisor holds
  * and from the services' shared stats regions: a query never interrupts a
  * service.
  *
@@ -31,7 +32,6 @@
 #include "supervisor/shaper_ctl.h"
 #include "supervisor/xsk.h"
 
-#define CTL_REQ_MAX 512
 
 /* The TSC and the raw monotonic clock, read together when the supervisor
  * starts listening: `stats --stages` turns cycles into time from how far
@@ -404,13 +404,26 @@ bool sup_ctl_route(struct sup *s, char **argv, int argc, FILE *f);
 bool sup_ctl_neigh(struct sup *s, char **argv, int argc, FILE *f);
 
 /* Returns false for a request the client got wrong. */
-static bool handle(struct sup *s, char *req, FILE *f)
+#define CTL_WORDS_MAX 8
+
+bool sup_ctl_handle(struct sup *s, char *req, FILE *f, struct sup_shaper_wait *wait)
 {
+    /* One line: what follows the first newline is not part of it, and a
+     * client that ends its line with CRLF means the same request. */
+    req[strcspn(req, "\n")] = '\0';
+    size_t l = strlen(req);
+    if (l && req[l - 1] == '\r')
+        req[l - 1] = '\0';
     char *save = NULL;
-    char *words[8];
+    char *words[CTL_WORDS_MAX];
     int nw = 0;
-    for (char *w = strtok_r(req, " \t\n", &save); w && nw < 8; w = strtok_r(NULL, " \t\n", &save))
+    for (char *w = strtok_r(req, " \t", &save); w; w = strtok_r(NULL, " \t", &save)) {
+        if (nw == CTL_WORDS_MAX) {
+            fprintf(f, "request: more than %d words\n", CTL_WORDS_MAX);
+            return false;
+        }
         words[nw++] = w;
+    }
     char *cmd = nw > 0 ? words[0] : NULL;
     char *arg = nw > 1 ? words[1] : NULL;
     if (cmd && strcmp(cmd, "route") == 0)
@@ -418,7 +431,7 @@ static bool handle(struct sup *s, char *req, FILE *f)
     if (cmd && strcmp(cmd, "neigh") == 0)
         return sup_ctl_neigh(s, words + 1, nw - 1, f);
     if (cmd && strcmp(cmd, "shaper") == 0) /* supervisor/shaper_ctl.c */
-        return sup_ctl_shaper(s, words + 1, nw - 1, f);
+        return sup_ctl_shaper(s, words + 1, nw - 1, f, wait);
     bool json = arg && strcmp(arg, "json") == 0;
     bool all = arg && strcmp(arg, "all") == 0;
     bool stages = arg && strcmp(arg, "stages") == 0;
@@ -457,46 +470,9 @@ static bool handle(struct sup *s, char *req, FILE *f)
     return false;
 }
 
-void sup_ctl_accept(struct sup *s)
-{
-    for (;;) {
-        int c = accept4(s->ctl_fd, NULL, NULL, SOCK_CLOEXEC);
-        if (c < 0)
-            return;
-        /* A client that connects and says nothing must not stall the loop. */
-        struct timeval tv = {.tv_sec = 0, .tv_usec = 200000};
-        setsockopt(c, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-        setsockopt(c, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-        char req[CTL_REQ_MAX];
-        size_t have = 0;
-        while (have < sizeof(req) - 1) {
-            ssize_t n = read(c, req + have, sizeof(req) - 1 - have);
-            if (n <= 0)
-                break;
-            have += (size_t)n;
-            if (memchr(req, '\n', have))
-                break;
-        }
-        req[have] = 0;
-        char *body = NULL;
-        size_t len = 0;
-        FILE *f = open_memstream(&body, &len);
-        if (f) {
-            bool ok = handle(s, req, f);
-            fclose(f);
-            const char *head = ok ? "OK\n" : "ERR\n";
-            ssize_t w = write(c, head, strlen(head));
-            for (size_t off = 0; w >= 0 && off < len; off += (size_t)w)
-                w = write(c, body + off, len - off);
-            free(body);
-        }
-        close(c);
-    }
-}
-
 int sup_ctl_client(const char *sock, int argc, char **argv)
 {
-    char req[CTL_REQ_MAX] = "";
+    char req[SUP_CTL_REQ_MAX] = "";
     size_t off = 0;
     for (int i = 0; i < argc; i++) {
         int n = snprintf(req + off, sizeof(req) - off, "%s%s", i ? " " : "", argv[i]);

@@ -18,9 +18,6 @@
 #include <time.h>
 #include <unistd.h>
 
-enum { EV_SIGNAL = 1, EV_TIMER, EV_CTL, EV_PIDFD, EV_NOTIFY, EV_SB_NOTIFY };
-
-#define EV_KEY(type, idx) (((uint64_t)(type) << 32) | (uint32_t)(idx))
 
 static int ep_add(struct sup *s, int fd, uint64_t key)
 {
@@ -32,11 +29,11 @@ int sup_watch(struct sup *s, struct sup_svc *v)
 {
     int idx = (int)(v - s->svcs);
     /* A promoted standby's pidfd is in the set already. */
-    if (ep_add(s, v->pidfd, EV_KEY(EV_PIDFD, idx)) < 0 && errno != EEXIST)
+    if (ep_add(s, v->pidfd, SUP_POLL_KEY(SUP_POLL_PIDFD, idx)) < 0 && errno != EEXIST)
         return -errno;
-    if (v->notify_fd >= 0 && ep_add(s, v->notify_fd, EV_KEY(EV_NOTIFY, idx)) < 0) {
+    if (v->notify_fd >= 0 && ep_add(s, v->notify_fd, SUP_POLL_KEY(SUP_POLL_NOTIFY, idx)) < 0) {
         /* A standby promoted before it said it was parked: re-key its pipe. */
-        struct epoll_event ev = {.events = EPOLLIN, .data.u64 = EV_KEY(EV_NOTIFY, idx)};
+        struct epoll_event ev = {.events = EPOLLIN, .data.u64 = SUP_POLL_KEY(SUP_POLL_NOTIFY, idx)};
         if (errno != EEXIST || epoll_ctl(s->ep_fd, EPOLL_CTL_MOD, v->notify_fd, &ev) < 0)
             return -errno;
     }
@@ -47,9 +44,9 @@ int sup_watch_standby(struct sup *s, struct sup_svc *v)
 {
     int idx = (int)(v - s->svcs);
     v->sb_parked = false;
-    if (ep_add(s, v->sb_pidfd, EV_KEY(EV_PIDFD, idx)) < 0)
+    if (ep_add(s, v->sb_pidfd, SUP_POLL_KEY(SUP_POLL_PIDFD, idx)) < 0)
         return -errno;
-    return ep_add(s, v->sb_notify_fd, EV_KEY(EV_SB_NOTIFY, idx)) < 0 ? -errno : 0;
+    return ep_add(s, v->sb_notify_fd, SUP_POLL_KEY(SUP_POLL_SB_NOTIFY, idx)) < 0 ? -errno : 0;
 }
 
 static void close_notify(struct sup *s, struct sup_svc *v)
@@ -215,9 +212,9 @@ int sup_run(struct sup *s)
         sup_log("%s", err.msg);
         return SUP_EXIT_SYSTEM;
     }
-    ep_add(s, s->sig_fd, EV_KEY(EV_SIGNAL, 0));
-    ep_add(s, s->timer_fd, EV_KEY(EV_TIMER, 0));
-    ep_add(s, s->ctl_fd, EV_KEY(EV_CTL, 0));
+    ep_add(s, s->sig_fd, SUP_POLL_KEY(SUP_POLL_SIGNAL, 0));
+    ep_add(s, s->timer_fd, SUP_POLL_KEY(SUP_POLL_TIMER, 0));
+    ep_add(s, s->ctl_fd, SUP_POLL_KEY(SUP_POLL_CTL, 0));
 
     sup_log("%s: %d services, %d rings, %u buffers of %u bytes; control socket %s", s->manifest_name, s->nsvcs,
             s->nrings, s->pool.nbufs, s->pool.frame_size, s->sock_path);
@@ -236,33 +233,40 @@ int sup_run(struct sup *s)
         for (int i = 0; i < n; i++) {
             uint32_t type = (uint32_t)(evs[i].data.u64 >> 32), idx = (uint32_t)evs[i].data.u64;
             switch (type) {
-            case EV_SIGNAL:
+            case SUP_POLL_SIGNAL:
                 on_signal(s);
                 break;
-            case EV_TIMER: {
+            case SUP_POLL_TIMER: {
                 uint64_t ticks;
                 ssize_t r = read(s->timer_fd, &ticks, sizeof(ticks));
                 (void)r;
                 break;
             }
-            case EV_CTL:
+            case SUP_POLL_CTL:
                 sup_ctl_accept(s);
                 break;
-            case EV_PIDFD:
+            case SUP_POLL_CONN:
+                if (idx < SUP_CTL_CONNS)
+                    sup_ctl_io(s, idx);
+                break;
+            case SUP_POLL_PIDFD:
                 on_pidfd(s, &s->svcs[idx]);
                 break;
-            case EV_NOTIFY:
+            case SUP_POLL_NOTIFY:
                 if (s->svcs[idx].notify_fd >= 0)
                     on_notify(s, &s->svcs[idx]);
                 break;
-            case EV_SB_NOTIFY:
+            case SUP_POLL_SB_NOTIFY:
                 if (s->svcs[idx].sb_notify_fd >= 0)
                     on_sb_notify(s, &s->svcs[idx]);
                 break;
             }
         }
-        sup_check_timers(s, sup_now_ns());
+        uint64_t now = sup_now_ns();
+        sup_check_timers(s, now);
+        sup_ctl_tick(s, now);
     }
+    sup_ctl_close_all(s);
     int census = final_census(s);
     unlink(s->sock_path);
     close(s->ctl_fd);

@@ -94,7 +94,9 @@ int sup_manifest_load_file(const char *path, struct sup_manifest *m, struct sup_
         err = &local;
     memset(m, 0, sizeof *m);
     memset(err, 0, sizeof *err);
-    fd = open(path, O_RDONLY | O_CLOEXEC);
+    /* O_NONBLOCK: opening a FIFO for reading would otherwise wait for a
+     * writer, forever; only a regular file is read. */
+    fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0)
         goto out_errno;
     if (fstat(fd, &st) < 0)
@@ -102,6 +104,11 @@ int sup_manifest_load_file(const char *path, struct sup_manifest *m, struct sup_
     if (S_ISDIR(st.st_mode)) {
         errno = EISDIR;
         goto out_close;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        close(fd);
+        snprintf(err->msg, sizeof err->msg, "%s: not a regular file", path);
+        return -EINVAL;
     }
     /* Read one byte past the limit, so that a file that grew after fstat
      * (or a pipe) is still caught as too large. */

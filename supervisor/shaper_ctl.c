@@ -224,7 +224,7 @@ static bool shaper_show(struct sup *s, char **argv, int argc, FILE *f)
     return true;
 }
 
-static bool shaper_set(struct sup *s, char **argv, int argc, FILE *f)
+static bool shaper_set(struct sup *s, char **argv, int argc, FILE *f, struct sup_shaper_wait *w)
 {
     if (argc < 3) {
         fprintf(f, "shaper set: expected PORT [CLASS] rate RATE [ceil RATE]\n");
@@ -305,32 +305,47 @@ static bool shaper_set(struct sup *s, char **argv, int argc, FILE *f)
         fprintf(f, "%s is %s: the change applies when it starts\n", v->name, sup_state_name(v->state));
         return true;
     }
-    /* Wait for the answer: a running shaper takes it within a loop. */
-    for (int t = 0; t < 1000; t++) {
-        if (ipc_ld_acq(&mb->ack) == seq + 1) {
-            uint64_t r = ipc_ld_rlx(&mb->result);
-            if (r) {
-                fprintf(f, "shaper set: %s refused it: %s\n", v->name, strerror((int)r));
-                return false;
-            }
-            fprintf(f, "%s %s: rate %s%s%s\n", argv[0], cls ? cls : "(port)",
-                    rate ? sup_rate_format(rate, b1, sizeof(b1)) : "unchanged", ceil ? ", ceil " : "",
-                    ceil ? sup_rate_format(ceil, b2, sizeof(b2)) : "");
-            return true;
-        }
-        struct timespec ts = {0, 1000000};
-        nanosleep(&ts, NULL);
-    }
-    fprintf(f, "%s has not answered within 1 s; the change applies when it does\n", v->name);
+    /* The answer comes within a loop of the shaper's: the connection waits
+     * for it (sup_shaper_set_poll, from the event loop's timer), the loop
+     * does not. */
+    *w = (struct sup_shaper_wait){.pending = true, .svc = (int)(v - s->svcs), .seq = seq + 1,
+                                  .deadline_ns = sup_now_ns() + SUP_SHAPER_ANSWER_NS};
+    snprintf(w->what, sizeof(w->what), "%s %s: rate %s%s%s", argv[0], cls ? cls : "(port)",
+             rate ? sup_rate_format(rate, b1, sizeof(b1)) : "unchanged", ceil ? ", ceil " : "",
+             ceil ? sup_rate_format(ceil, b2, sizeof(b2)) : "");
     return true;
 }
 
-bool sup_ctl_shaper(struct sup *s, char **argv, int argc, FILE *f)
+bool sup_shaper_set_poll(struct sup *s, struct sup_shaper_wait *w, uint64_t now, FILE *f, bool *ok)
+{
+    const struct sup_svc *v = &s->svcs[w->svc];
+    struct shp_mbox *mb = v->mbox;
+    *ok = true;
+    if (ipc_ld_acq(&mb->ack) == w->seq) {
+        /* result is the shaper's word: an errno it says it got, never trusted as more */
+        uint64_t r = ipc_ld_rlx(&mb->result);
+        if (r) {
+            fprintf(f, "shaper set: %s refused it: %s\n", v->name, r < 4096 ? strerror((int)r) : "unknown error");
+            *ok = false;
+        } else {
+            fprintf(f, "%s\n", w->what);
+        }
+    } else if (now >= w->deadline_ns) {
+        fprintf(f, "%s has not answered within %llu ms; the change applies when it does\n", v->name,
+                (unsigned long long)(SUP_SHAPER_ANSWER_NS / 1000000));
+    } else {
+        return false;
+    }
+    w->pending = false;
+    return true;
+}
+
+bool sup_ctl_shaper(struct sup *s, char **argv, int argc, FILE *f, struct sup_shaper_wait *w)
 {
     if (argc == 0 || strcmp(argv[0], "show") == 0)
         return shaper_show(s, argv + (argc ? 1 : 0), argc ? argc - 1 : 0, f);
     if (strcmp(argv[0], "set") == 0)
-        return shaper_set(s, argv + 1, argc - 1, f);
+        return shaper_set(s, argv + 1, argc - 1, f, w);
     fprintf(f, "shaper: expected show [PORT] or set PORT [CLASS] rate RATE [ceil RATE]\n");
     return false;
 }

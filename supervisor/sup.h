@@ -12,6 +12,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #include "ipc/pool.h"
@@ -100,6 +101,44 @@ struct sup_svc {
 
 struct sup_xsk; /* supervisor/xsk.c */
 
+/* What woke the event loop: the type in the top half of an epoll key, an
+ * index (service or control connection) in the bottom half. */
+enum sup_poll { SUP_POLL_SIGNAL = 1, SUP_POLL_TIMER, SUP_POLL_CTL, SUP_POLL_PIDFD, SUP_POLL_NOTIFY, SUP_POLL_SB_NOTIFY, SUP_POLL_CONN };
+#define SUP_POLL_KEY(type, idx) (((uint64_t)(type) << 32) | (uint32_t)(idx))
+
+/* Control connections (supervisor/ctl_conn.c): at most SUP_CTL_CONNS open at
+ * once, a request of at most SUP_CTL_REQ_MAX - 1 bytes, and the whole
+ * exchange within SUP_CTL_DEADLINE_NS of the accept, however slowly the
+ * client trickles: no client can hold the event loop, or a slot, for long. */
+#define SUP_CTL_CONNS 8
+#define SUP_CTL_REQ_MAX 512
+#define SUP_CTL_DEADLINE_NS 1000000000ull
+/* How long `shaper set` waits for a running shaper's answer. */
+#define SUP_SHAPER_ANSWER_NS 1000000000ull
+
+/* A `shaper set` waiting for the shaper's answer (supervisor/shaper_ctl.c). */
+struct sup_shaper_wait {
+    bool pending;
+    int svc;          /* the shaper's index in sup.svcs */
+    uint64_t seq;     /* the mailbox ack that answers it */
+    uint64_t deadline_ns;
+    char what[96];    /* the answer to print when it is taken */
+};
+
+enum sup_conn_state { SUP_CONN_FREE, SUP_CONN_READ, SUP_CONN_WAIT, SUP_CONN_WRITE };
+
+struct sup_ctl_conn {
+    enum sup_conn_state st;
+    int fd;
+    uint32_t have; /* request bytes read */
+    uint64_t deadline_ns;
+    char req[SUP_CTL_REQ_MAX];
+    FILE *out; /* the answer, while it is built (open_memstream into body) */
+    char *body;
+    size_t len, off; /* the answer's length, and how much of it is sent */
+    struct sup_shaper_wait wait;
+};
+
 struct sup {
     struct sup_manifest m;
     char manifest_name[256];
@@ -127,6 +166,7 @@ struct sup {
 
     char sock_path[128];
     int ctl_fd;
+    struct sup_ctl_conn conns[SUP_CTL_CONNS];
     int sig_fd;
     int timer_fd;
     int ep_fd;
@@ -159,9 +199,15 @@ int sup_watch(struct sup *s, struct sup_svc *v);
 int sup_watch_standby(struct sup *s, struct sup_svc *v);
 void sup_unwatch(struct sup *s, struct sup_svc *v);
 
-/* ctl.c */
+/* ctl.c: the requests */
 int sup_ctl_listen(struct sup *s, struct ipc_err *err);
-void sup_ctl_accept(struct sup *s);
+bool sup_ctl_handle(struct sup *s, char *req, FILE *f, struct sup_shaper_wait *w);
 int sup_ctl_client(const char *sock, int argc, char **argv);
+
+/* ctl_conn.c: the connections, never blocking the loop */
+void sup_ctl_accept(struct sup *s);
+void sup_ctl_io(struct sup *s, unsigned idx);
+void sup_ctl_tick(struct sup *s, uint64_t now);
+void sup_ctl_close_all(struct sup *s);
 
 #endif

@@ -16,7 +16,10 @@
 #include <errno.h>
 #include <pwd.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "supervisor/manifest.h"
 
@@ -645,6 +648,21 @@ static void test_manifest_files(void **state)
     assert_int_equal(sup_manifest_load_file("tests/manifests", &m, &err), -EISDIR);
     assert_string_equal(err.msg, "tests/manifests: cannot read: Is a directory");
     assert_null(m.ports);
+
+    /* A FIFO is refused at once: opening it to read would wait for a writer
+     * (a hang, were the open blocking), and so is a device. */
+    char dir[] = "/tmp/t_manifest.XXXXXX", fifo[64];
+    assert_non_null(mkdtemp(dir));
+    snprintf(fifo, sizeof fifo, "%s/fifo", dir);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    char want[128];
+    snprintf(want, sizeof want, "%s: not a regular file", fifo);
+    assert_int_equal(sup_manifest_load_file(fifo, &m, &err), -EINVAL);
+    assert_string_equal(err.msg, want);
+    unlink(fifo);
+    rmdir(dir);
+    assert_int_equal(sup_manifest_load_file("/dev/null", &m, &err), -EINVAL);
+    assert_string_equal(err.msg, "/dev/null: not a regular file");
 }
 
 int main(void)

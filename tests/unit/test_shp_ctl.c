@@ -19,12 +19,7 @@
 #include "services/shaper/shp.h"
 #include "supervisor/shaper_ctl.h"
 
-/* What shaper_ctl.c uses from the rest of the supervisor, stubbed. */
-void sup_log(const char *fmt, ...)
-{
-    (void)fmt;
-}
-
+/* What shaper_ctl.c uses from the rest of the supervisor (beyond log.c), stubbed. */
 const char *sup_state_name(enum sup_state st)
 {
     (void)st;

@@ -1,0 +1,208 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * supervisor/ctl_conn.c: the control socket's connections. The supervisor
+ * has one blocking point, its event loop (loop.c), and a client must never
+ * hold it: every connection is non-blocking and lives in a slot of its own
+ * (struct sup_ctl_conn), read and written as epoll says it is ready, and
+ * closed at its deadline however slowly it trickles bytes. The states:
+ *
+ *   READ   collecting the request line (at most SUP_CTL_REQ_MAX - 1 bytes)
+ *   WAIT   a `shaper set` waiting for the shaper's answer (checked each tick)
+ *   WRITE  sending the answer
+ *
+ * A client past SUP_CTL_CONNS open connections is told the supervisor is
+ * busy and closed at once. The requests themselves are ctl.c's.
+ */
+#include "supervisor/sup.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "supervisor/shaper_ctl.h"
+
+/* The answer phase's own deadline: a client that stops reading is dropped. */
+#define CTL_WRITE_NS 2000000000ull
+
+/* What a client sent past its request is read and dropped before the close:
+ * a Unix socket closed with unread bytes resets the connection, and the
+ * client would lose its answer. Bounded: the rest is the client's problem. */
+static void conn_drain(int fd)
+{
+    char junk[1024];
+    for (int i = 0; i < 16 && recv(fd, junk, sizeof(junk), MSG_DONTWAIT) > 0; i++)
+        ;
+}
+
+static void conn_close(struct sup *s, struct sup_ctl_conn *c)
+{
+    if (c->out)
+        fclose(c->out);
+    free(c->body);
+    epoll_ctl(s->ep_fd, EPOLL_CTL_DEL, c->fd, NULL);
+    close(c->fd);
+    *c = (struct sup_ctl_conn){.st = SUP_CONN_FREE, .fd = -1};
+}
+
+/* Send what the socket takes now; close once the whole answer is out. */
+static void conn_write(struct sup *s, struct sup_ctl_conn *c)
+{
+    while (c->off < c->len) {
+        ssize_t w = send(c->fd, c->body + c->off, c->len - c->off, MSG_DONTWAIT | MSG_NOSIGNAL);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            return; /* EPOLLOUT brings us back */
+        if (w <= 0)
+            break; /* the client went away: nothing more to say */
+        c->off += (size_t)w;
+    }
+    conn_drain(c->fd);
+    conn_close(s, c);
+}
+
+/* The answer is complete: "OK\n" or "ERR\n", then the text, from now on. */
+static void conn_answer(struct sup *s, struct sup_ctl_conn *c, bool ok)
+{
+    fclose(c->out);
+    c->out = NULL;
+    const char *head = ok ? "OK\n" : "ERR\n";
+    size_t hl = strlen(head);
+    char *all = malloc(hl + c->len + 1);
+    if (!all) {
+        conn_close(s, c);
+        return;
+    }
+    memcpy(all, head, hl);
+    memcpy(all + hl, c->body, c->len);
+    free(c->body);
+    c->body = all;
+    c->len += hl;
+    c->off = 0;
+    c->st = SUP_CONN_WRITE;
+    c->deadline_ns = sup_now_ns() + CTL_WRITE_NS;
+    struct epoll_event ev = {.events = EPOLLOUT, .data.u64 = SUP_POLL_KEY(SUP_POLL_CONN, c - s->conns)};
+    epoll_ctl(s->ep_fd, EPOLL_CTL_MOD, c->fd, &ev);
+    conn_write(s, c);
+}
+
+static void conn_request(struct sup *s, struct sup_ctl_conn *c, bool too_long)
+{
+    c->out = open_memstream(&c->body, &c->len);
+    if (!c->out) {
+        conn_close(s, c);
+        return;
+    }
+    c->req[c->have] = '\0';
+    bool ok;
+    if (too_long) {
+        fprintf(c->out, "request: longer than %u bytes\n", SUP_CTL_REQ_MAX - 1);
+        ok = false;
+    } else {
+        ok = sup_ctl_handle(s, c->req, c->out, &c->wait);
+    }
+    if (c->wait.pending) {
+        c->st = SUP_CONN_WAIT;
+        struct epoll_event ev = {.events = 0, .data.u64 = SUP_POLL_KEY(SUP_POLL_CONN, c - s->conns)};
+        epoll_ctl(s->ep_fd, EPOLL_CTL_MOD, c->fd, &ev);
+        return;
+    }
+    fflush(c->out);
+    conn_answer(s, c, ok);
+}
+
+/* Read what has arrived; answer once the line is whole (or the client has
+ * said all it will say, or the line is too long). */
+static void conn_read(struct sup *s, struct sup_ctl_conn *c)
+{
+    for (;;) {
+        if (c->have == SUP_CTL_REQ_MAX - 1) {
+            conn_request(s, c, true);
+            return;
+        }
+        ssize_t n = recv(c->fd, c->req + c->have, SUP_CTL_REQ_MAX - 1 - c->have, MSG_DONTWAIT);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            return;
+        if (n < 0) {
+            conn_close(s, c);
+            return;
+        }
+        if (n == 0) { /* the client shut its side: what it sent is the request */
+            conn_request(s, c, false);
+            return;
+        }
+        bool line = memchr(c->req + c->have, '\n', (size_t)n) != NULL;
+        c->have += (uint32_t)n;
+        if (line) {
+            conn_request(s, c, false);
+            return;
+        }
+    }
+}
+
+void sup_ctl_accept(struct sup *s)
+{
+    for (;;) {
+        int fd = accept4(s->ctl_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+        if (fd < 0)
+            return;
+        struct sup_ctl_conn *c = NULL;
+        for (int i = 0; i < SUP_CTL_CONNS && !c; i++)
+            if (s->conns[i].st == SUP_CONN_FREE)
+                c = &s->conns[i];
+        if (!c) {
+            static const char busy[] = "ERR\nbusy: " "too many control connections are open; try again\n";
+            ssize_t w = send(fd, busy, sizeof(busy) - 1, MSG_DONTWAIT | MSG_NOSIGNAL);
+            (void)w;
+            close(fd);
+            continue;
+        }
+        *c = (struct sup_ctl_conn){.st = SUP_CONN_READ, .fd = fd, .deadline_ns = sup_now_ns() + SUP_CTL_DEADLINE_NS};
+        struct epoll_event ev = {.events = EPOLLIN, .data.u64 = SUP_POLL_KEY(SUP_POLL_CONN, c - s->conns)};
+        if (epoll_ctl(s->ep_fd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+            close(fd);
+            c->st = SUP_CONN_FREE;
+            c->fd = -1;
+            continue;
+        }
+        conn_read(s, c); /* the request is often there already */
+    }
+}
+
+void sup_ctl_io(struct sup *s, unsigned idx)
+{
+    struct sup_ctl_conn *c = &s->conns[idx];
+    if (c->st == SUP_CONN_READ)
+        conn_read(s, c);
+    else if (c->st == SUP_CONN_WRITE)
+        conn_write(s, c);
+}
+
+void sup_ctl_tick(struct sup *s, uint64_t now)
+{
+    for (int i = 0; i < SUP_CTL_CONNS; i++) {
+        struct sup_ctl_conn *c = &s->conns[i];
+        if (c->st == SUP_CONN_WAIT) {
+            bool ok;
+            if (sup_shaper_set_poll(s, &c->wait, now, c->out, &ok)) {
+                fflush(c->out);
+                conn_answer(s, c, ok);
+            }
+        } else if (c->st != SUP_CONN_FREE && now >= c->deadline_ns) {
+            conn_close(s, c); /* too slow to ask, or to read its answer */
+        }
+    }
+}
+
+void sup_ctl_close_all(struct sup *s)
+{
+    for (int i = 0; i < SUP_CTL_CONNS; i++)
+        if (s->conns[i].st != SUP_CONN_FREE)
+            conn_close(s, &s->conns[i]);
+}
