@@ -9,7 +9,8 @@
 #   sup_manifest FILE [SVC.KEY=VALUE ...]
 #                          the stand-in manifest: two TAP ports, rr-passthru as
 #                          router, rr-null as drivers, restart_limit 1000;
-#                          arguments override or add [service SVC] keys
+#                          arguments override or add [service SVC] keys;
+#                          $SUP_ROUTER_KEYS, if set, is added to [router]
 #   sup_start NS MANIFEST [LOG]
 #                          runs `ringrouter up` inside NS (log to LOG, default
 #                          $SUP_T/log), sets $SUP_PID, waits until every
@@ -178,7 +179,9 @@ sup_manifest() { # sup_manifest FILE [SVC.KEY=VALUE ...]
         keys[$key]=${kv#*=}
     done
     {
-        printf '[router]\nname = t1\npool_buffers = 4096\nrun_dir = %s/run\n\n' "$SUP_T"
+        printf '[router]\nname = t1\npool_buffers = 4096\nrun_dir = %s/run\n' "$SUP_T"
+        [ -z "${SUP_ROUTER_KEYS:-}" ] || printf '%s\n' "$SUP_ROUTER_KEYS"
+        printf '\n'
         printf '[port a]\ndriver = tap\nifname = rrt-a\naddress = 10.91.0.1/24\n\n'
         printf '[port b]\ndriver = tap\nifname = rrt-b\naddress = 10.92.0.1/24\n'
         for svc in "${order[@]}"; do
