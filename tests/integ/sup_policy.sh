@@ -32,7 +32,9 @@ expect_down() { # expect_down SVC LAST_EXIT RESTARTS
 }
 
 # ---------------- restart = on-failure ----------------
-sup_manifest "$SUP_T/m.ini" router.restart=on-failure driver-a.restart=on-failure driver-a.binary=/bin/true \
+# hang_ms 3000: a starved machine must not kill anything here but the test.
+H=(router.hang_ms=3000 driver-a.hang_ms=3000 driver-b.hang_ms=3000)
+sup_manifest "$SUP_T/m.ini" "${H[@]}" router.restart=on-failure driver-a.restart=on-failure driver-a.binary=/bin/true \
     driver-b.restart=on-failure driver-b.binary="$SUP_T/bin/exit3"
 sup_start_nowait "$NS" "$SUP_T/m.ini"
 sup_wait 5 sup_log_line 'ringrouter: driver-a: exited with status 0; not restarting (restart = on-failure)' ||
@@ -76,7 +78,7 @@ sup_log_has 'ringrouter: census: all 4096 buffers free .*' || sup_bad "on-failur
 
 # ---------------- restart = never ----------------
 SUP_LOG=$SUP_T/log.never
-sup_manifest "$SUP_T/m.ini" router.restart=never driver-a.restart=never driver-a.binary=/bin/true \
+sup_manifest "$SUP_T/m.ini" "${H[@]}" router.restart=never driver-a.restart=never driver-a.binary=/bin/true \
     driver-b.restart=never driver-b.binary="$SUP_T/bin/exit3"
 sup_start_nowait "$NS" "$SUP_T/m.ini"
 sup_wait 5 eval 'state_is router up && [ "${SUP_STATE[driver-a]}" = down ] && [ "${SUP_STATE[driver-b]}" = down ]' ||

@@ -29,7 +29,7 @@ ids() { # ids PID: "uid=R E S F gid=R E S F groups=..."
 round() { # round USER GROUP WANT_UID WANT_GID
     local user=$1 group=$2 uid=$3 gid=$4 s p n=0
     SUP_ROUTER_KEYS=$(printf 'user = %s\ngroup = %s' "$user" "$group")
-    sup_manifest "$SUP_T/m.ini"
+    sup_manifest "$SUP_T/m.ini" router.hang_ms=3000 driver-a.hang_ms=3000 driver-b.hang_ms=3000
     : >"$SUP_LOG"
     sup_start "$NS" "$SUP_T/m.ini"
     # The standbys too: wait (bounded) until each is forked.
