@@ -34,7 +34,7 @@ static const char sup_usage[] =
     "                         and print \"FILE: ok\", or the first error on stderr\n"
     "  up [-c FILE]           run the supervisor: create the pool, rings and devices,\n"
     "                         start every service and keep them running until\n"
-    "                         SIGTERM or SIGINT (as root)\n"
+    "                         SIGTERM, SIGINT or SIGHUP (as root)\n"
     "  status [--json]        each service's state, pid, restarts, uptime, last exit\n"
     "  stats [--json] [--all] counters of every service and ring, read from shared\n"
     "                         memory without interrupting the services (the\n"

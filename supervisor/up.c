@@ -3,8 +3,8 @@
  * supervisor/up.c: `ringrouter up` and the client commands that talk to a
  * running supervisor (status, stats, restart). `up` validates the whole
  * manifest before creating anything, sets up every shared object, runs the
- * event loop until SIGTERM or SIGINT, then tears everything down, so that a
- * new `up` right after works.
+ * event loop until SIGTERM, SIGINT or SIGHUP, then tears everything down, so
+ * that a new `up` right after works.
  */
 #include "supervisor/sup.h"
 

@@ -115,9 +115,14 @@ void rt_arp_input(struct rt_ctx *ctx, ipc_buf b, uint64_t now, struct rt_burst *
 
     /* RFC 826 "merge": update a known sender; create one only for a sender
      * on the port's subnet that talks to us or announces itself. An address
-     * probe (RFC 5227, sender 0.0.0.0) teaches nothing. */
+     * probe (RFC 5227, sender 0.0.0.0) teaches nothing. A sender off the
+     * subnet is known only as the destination of a route out of this port
+     * without a gateway (`route add PREFIX port NAME`), which we asked for
+     * on this port. */
     bool on_link = spa != 0 && spa != pt->ip && ((spa ^ pt->ip) & netmask) == 0;
-    struct neigh_entry *e = on_link ? neigh_find(ctx->neigh, spa) : NULL;
+    struct neigh_entry *e = spa != 0 && spa != pt->ip ? neigh_find(ctx->neigh, spa) : NULL;
+    if (e && !on_link && e->port != port)
+        e = NULL;
     if (on_link && !e && (for_us || garp)) {
         e = neigh_insert(ctx->neigh, spa);
         if (e) {

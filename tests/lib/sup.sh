@@ -9,7 +9,8 @@
 #   sup_manifest FILE [SVC.KEY=VALUE ...]
 #                          the stand-in manifest: two TAP ports, rr-passthru as
 #                          router, rr-null as drivers, restart_limit 1000;
-#                          arguments override or add [service SVC] keys
+#                          arguments override or add [service SVC] keys;
+#                          $SUP_ROUTER_KEYS, if set, is added to [router]
 #   sup_start NS MANIFEST [LOG]
 #                          runs `ringrouter up` inside NS (log to LOG, default
 #                          $SUP_T/log), sets $SUP_PID, waits until every
@@ -178,7 +179,9 @@ sup_manifest() { # sup_manifest FILE [SVC.KEY=VALUE ...]
         keys[$key]=${kv#*=}
     done
     {
-        printf '[router]\nname = t1\npool_buffers = 4096\nrun_dir = %s/run\n\n' "$SUP_T"
+        printf '[router]\nname = t1\npool_buffers = 4096\nrun_dir = %s/run\n' "$SUP_T"
+        [ -z "${SUP_ROUTER_KEYS:-}" ] || printf '%s\n' "$SUP_ROUTER_KEYS"
+        printf '\n'
         printf '[port a]\ndriver = tap\nifname = rrt-a\naddress = 10.91.0.1/24\n\n'
         printf '[port b]\ndriver = tap\nifname = rrt-b\naddress = 10.92.0.1/24\n'
         for svc in "${order[@]}"; do
@@ -262,4 +265,64 @@ sup_dist() {
         m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
         r = int(NR * 0.99); if (r < NR * 0.99) r++; if (r < 1) r = 1
         printf "n %d median %.1f p99 %.1f max %.1f min %.1f\n", NR, m, v[r], v[NR], v[1] }'
+}
+
+# ---- helpers of the coverage tests (sup_cli, sup_policy, sup_timeouts, sup_user) ----
+#
+#   sup_bins NAME...       add more binaries of $RR_BIN_DIR to the snapshot
+#                          (rr-tap, rr-router for a test that runs the real ones)
+#   sup_stand_in NAME BODY a shell-script stand-in $SUP_T/bin/NAME (mode 755,
+#                          runnable by the services' user) whose body is BODY,
+#                          for [service X] binary = $SUP_T/bin/NAME
+#   sup_log_line LINE      the log has exactly this line (whole line, no regex)
+#   sup_log_has RE         the log has a line matching the anchored ERE RE
+#   sup_log_count RE       how many log lines match the anchored ERE RE
+#   sup_svc_json SVC KEY   one field of SVC in `status --json`
+#   sup_bad MSG / sup_timing_bad MSG / sup_verdict NAME
+#                          count a failed check (a timing-bound one apart);
+#                          exit 1 on any functional failure, 75 when the only
+#                          failures are timing-bound, else print PASS
+
+sup_bins() {
+    local b
+    for b in "$@"; do
+        [ -x "$RR_BIN_DIR/$b" ] || sup_fail "$RR_BIN_DIR/$b is missing: build with ninja first"
+        cp "$RR_BIN_DIR/$b" "$SUP_T/bin/" && chmod 755 "$SUP_T/bin/$b" || sup_fail "cannot copy $RR_BIN_DIR/$b"
+    done
+}
+
+sup_stand_in() { # sup_stand_in NAME BODY
+    printf '#!/bin/sh\n%s\n' "$2" >"$SUP_T/bin/$1" && chmod 755 "$SUP_T/bin/$1" || sup_fail "cannot write $SUP_T/bin/$1"
+}
+
+sup_log_line() { grep -qxF -- "$1" "$SUP_LOG"; }
+sup_log_has() { grep -qE "^($1)\$" "$SUP_LOG"; }
+sup_log_count() { grep -cE "^($1)\$" "$SUP_LOG"; }
+
+sup_svc_json() { # sup_svc_json SVC KEY
+    "$RR" status --json -S "$SUP_SOCK" 2>/dev/null | "$SUP_PY" -c '
+import json, sys
+for s in json.load(sys.stdin)["services"]:
+    if s["name"] == sys.argv[1]:
+        print(s[sys.argv[2]])' "$1" "$2"
+}
+
+SUP_FAILS=0 SUP_TIMING_FAILS=0
+sup_bad() {
+    echo "  BAD: $*"
+    SUP_FAILS=$((SUP_FAILS + 1))
+}
+sup_timing_bad() {
+    echo "  BAD (timing): $*"
+    SUP_TIMING_FAILS=$((SUP_TIMING_FAILS + 1))
+}
+sup_verdict() {
+    if [ "$SUP_FAILS" -gt 0 ]; then
+        sup_fail "$SUP_FAILS problems (above)"
+    elif [ "$SUP_TIMING_FAILS" -gt 0 ]; then
+        echo "FAIL (timing only): $1: $SUP_TIMING_FAILS timing-bound checks failed (above)"
+        sup_log_tail
+        exit 75
+    fi
+    echo "PASS: $1"
 }

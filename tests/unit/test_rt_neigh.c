@@ -183,6 +183,37 @@ static void test_rt_neigh_arp_input(void **state)
     assert_int_equal(t->tx.n, 0);
 }
 
+/* A route out of a port without a gateway (`route add 30.0.0.0/8 port 1`):
+ * the destination itself is off the port's subnet, and its ARP reply must
+ * still resolve it; the same reply on another port must not. */
+static void test_rt_neigh_port_route(void **state)
+{
+    struct t_rt *t = *state;
+    static const uint8_t h30[6] = {0x02, 0xcc, 0, 0, 0, 0x30};
+    struct fib_nh dev = {.gw = 0, .port = 1};
+    assert_int_equal(fib_add(&t->fibw, T_IP(30, 0, 0, 0), 8, &dev), 0);
+    t_in(t, t_frame(t, 0, T_IP(10, 0, 0, 5), T_IP(30, 1, 1, 1), 17, 64, 50, 0), 1 * T_SEC);
+    assert_int_equal(t->tx.n, 1);
+    t_check_request(t, t->tx.bufs[0], 1, T_IP(30, 1, 1, 1), NULL);
+    t_tx_free(t);
+    struct neigh_entry *e = neigh_find(&t->neigh, T_IP(30, 1, 1, 1));
+    assert_non_null(e);
+    assert_int_equal(e->state, NEIGH_INCOMPLETE);
+    /* On the wrong port: ignored, still waiting. */
+    t_in(t, t_arp(t, 0, 2, h30, T_IP(30, 1, 1, 1), T_IP(10, 0, 0, 1), t->ctx.port[0].mac), 1 * T_SEC + 1);
+    assert_int_equal(t->tx.n, 0);
+    assert_int_equal(e->state, NEIGH_INCOMPLETE);
+    assert_int_equal(t->ctr.c[RT_CTR_ARP_IGNORED], 1);
+    /* On the port we asked on: resolved, the held packet released to it. */
+    t_in(t, t_arp(t, 1, 2, h30, T_IP(30, 1, 1, 1), T_IP(10, 1, 0, 1), t->ctx.port[1].mac), 1 * T_SEC + 2);
+    assert_int_equal(t->tx.n, 1);
+    assert_memory_equal(ipc_pool_data(&t->pool, t->tx.bufs[0]), h30, 6);
+    assert_int_equal(ipc_pool_meta(&t->pool, t->tx.bufs[0])->out_port, 1);
+    t_tx_free(t);
+    assert_int_equal(e->state, NEIGH_REACHABLE);
+    assert_int_equal(t->ctr.pending, 0);
+}
+
 static void test_rt_neigh_queue_overflow_and_failure(void **state)
 {
     struct t_rt *t = *state;
@@ -328,6 +359,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_rt_neigh_resolve_and_release, t_rt_setup, t_rt_teardown),
         cmocka_unit_test_setup_teardown(test_rt_neigh_arp_input, t_rt_setup, t_rt_teardown),
+        cmocka_unit_test_setup_teardown(test_rt_neigh_port_route, t_rt_setup, t_rt_teardown),
         cmocka_unit_test_setup_teardown(test_rt_neigh_queue_overflow_and_failure, t_rt_setup, t_rt_teardown),
         cmocka_unit_test_setup_teardown(test_rt_neigh_ageing, t_rt_setup, t_rt_teardown),
         cmocka_unit_test_setup_teardown(test_rt_neigh_many_and_delete, t_rt_setup, t_rt_teardown),

@@ -1,0 +1,149 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# tests/integ/sup_route.sh: `ringrouter route show|add|del` against the real
+# router between two TAP ports in the test's own namespaces (README,
+# "Commands"). Host B also owns 10.63.N.1 and 10.64.N.1 (on its lo).
+#   - route show [--json]: the two connected networks and the manifest's
+#     [route 10.65.N.0/24] via host B, in prefix order;
+#   - before any route, A -> 10.63.N.1 gets "Destination Net Unreachable";
+#   - route add 10.63.N.0/24 via HOST_B: exit 0, "added ...", the log line
+#     "ringrouter: route add 10.63.N.0/24 via HOST_B", the row in show and
+#     --json, and A's pings to 10.63.N.1 are answered (TTL 63);
+#   - route add 10.64.N.0/24 port b (no gateway): the router ARPs for the
+#     destination itself and A's pings are answered;
+#   - route del: exit 0, "deleted ...", the log line, the row gone, and A's
+#     pings get "Destination Net Unreachable" again (icmp_net_unreach_tx up);
+#   - bad input exits 100 with a message naming the argument and changes
+#     nothing (show is the same, no log line): a prefix that is not one, host
+#     bits, an unknown port, a gateway on no port's network or the router's
+#     own address, a duplicate, deleting an absent route or a connected one,
+#     missing words, an unknown subcommand.
+set -u
+. "$(dirname "$0")/../lib/router.sh"
+rr_init sup_route
+
+n=$(($$ % 250 + 1))
+P63=10.63.$n.0/24 D63=10.63.$n.1
+P64=10.64.$n.0/24 D64=10.64.$n.1
+P65=10.65.$n.0/24
+# The manifest's route: the gateway is host B (known once rr_topology ran).
+RR_NET_B=10.62.$n
+rr_topology "$(printf '[route %s]\nvia = %s.2\n' "$P65" "$RR_NET_B")"
+rr_start
+for a in "$D63" "$D64"; do
+    ip -n "$RR_NS_B" addr add "$a/32" dev lo || rr_fail "addr $a on B's lo"
+done
+ip -n "$RR_NS_B" link set lo up
+
+route() { # route ARGS...: sets $out $err $rc
+    "$RR" route "$@" -S "$RR_SOCK" >"$RR_T/out" 2>"$RR_T/err"
+    rc=$?
+    out=$(cat "$RR_T/out")
+    err=$(cat "$RR_T/err")
+}
+show_rows() { # the rows of `route show`, blanks squeezed
+    "$RR" route show -S "$RR_SOCK" | tr -s ' ' 
+}
+json_rows() { # the routes of `route show --json` as "prefix via port" lines
+    "$RR" route show --json -S "$RR_SOCK" | "$RR_PY" -c '
+import json, sys
+for r in json.load(sys.stdin)["routes"]:
+    print(r["prefix"], r["via"] if r["via"] is not None else "null", r["port"])'
+}
+ping_ok() { # ping_ok DST: A's pings to DST are all answered, TTL 63
+    local o
+    o=$(rr_in "$RR_NS_A" ping -n -c 3 -i 0.2 -W 2 "$1" 2>&1) || rr_fail "ping $1 from A: $o"
+    grep -q " 3 received" <<<"$o" && grep -q "ttl=63" <<<"$o" || { "$RR" neigh show -S "$RR_SOCK"; "$RR" stats -S "$RR_SOCK" | head -40; ip netns exec $RR_NS_B tcpdump -c 4 -eni $RR_IF_B -w - 2>/dev/null | true; ip -n $RR_NS_B neigh; rr_fail "ping $1 from A: $o"; }
+}
+ping_unreach() { # ping_unreach DST: "Destination Net Unreachable" from the router
+    local o
+    o=$(rr_in "$RR_NS_A" ping -n -c 2 -i 0.2 -W 1 "$1" 2>&1)
+    grep -q "^From $RR_GW_A .*Destination Net Unreachable" <<<"$o" || rr_fail "ping $1 from A: no net unreachable from $RR_GW_A: $o"
+}
+log_line() { grep -qxF -- "$1" "$RR_LOG"; }
+
+# ---- show ----
+want_show="PREFIX VIA PORT
+$RR_NET_A.0/24 connected a
+$RR_NET_B.0/24 connected b
+$P65 $RR_HOST_B b"
+[ "$(show_rows)" = "$want_show" ] || rr_fail "route show: $(show_rows), expected: $want_show"
+want_json="$RR_NET_A.0/24 null a
+$RR_NET_B.0/24 null b
+$P65 $RR_HOST_B b"
+[ "$(json_rows)" = "$want_json" ] || rr_fail "route show --json: $(json_rows)"
+rr_ok "route show and --json: 2 connected networks and the manifest's $P65 via $RR_HOST_B"
+
+# ---- add via a gateway ----
+ping_unreach "$D63"
+route add "$P63" via "$RR_HOST_B"
+[ "$rc" = 0 ] && [ "$out" = "added $P63" ] || rr_fail "route add $P63 via $RR_HOST_B: exit $rc, out \"$out\", err \"$err\""
+log_line "ringrouter: route add $P63 via $RR_HOST_B" || rr_fail "no \"route add $P63 via $RR_HOST_B\" log line"
+show_rows | grep -qxF "$P63 $RR_HOST_B b" || rr_fail "route show has no row \"$P63 $RR_HOST_B b\": $(show_rows)"
+json_rows | grep -qxF "$P63 $RR_HOST_B b" || rr_fail "route show --json has no $P63 via $RR_HOST_B port b"
+ping_ok "$D63"
+rr_ok "route add $P63 via $RR_HOST_B: shown, logged, A -> $D63 answered (ttl 63)"
+
+# ---- add out of a port ----
+ping_unreach "$D64"
+route add "$P64" port b
+[ "$rc" = 0 ] && [ "$out" = "added $P64" ] || rr_fail "route add $P64 port b: exit $rc, out \"$out\", err \"$err\""
+log_line "ringrouter: route add $P64 port b" || rr_fail "no \"route add $P64 port b\" log line"
+show_rows | grep -qxF "$P64 connected b" || rr_fail "route show has no row \"$P64 connected b\": $(show_rows)"
+json_rows | grep -qxF "$P64 null b" || rr_fail "route show --json has no $P64 via null port b"
+ping_ok "$D64" || true
+rr_ok "route add $P64 port b: shown as connected, A -> $D64 answered"
+
+# ---- bad input: exit 100, the argument named, nothing changed ----
+before=$(show_rows)
+lines=$(wc -l <"$RR_LOG")
+bad_case() { # bad_case "EXPECTED STDERR" ARGS...
+    local want=$1
+    shift
+    route "$@"
+    [ "$rc" = 100 ] || rr_fail "route $*: exit $rc, expected 100 ($err)"
+    [ "$err" = "$want" ] || rr_fail "route $*: said \"$err\", expected \"$want\""
+    [ -z "$out" ] || rr_fail "route $*: printed \"$out\" on stdout"
+    echo "  route $*: exit 100: $err"
+}
+bad_case 'ringrouter: route: "10.66.0.0/33" is not an IPv4 prefix (a.b.c.d/len)' add 10.66.0.0/33 via "$RR_HOST_B"
+bad_case 'ringrouter: route: "bogus" is not an IPv4 prefix (a.b.c.d/len)' del bogus
+bad_case "ringrouter: route: 10.66.0.1/16 has host bits set; did you mean 10.66.0.0/16?" add 10.66.0.1/16 port b
+bad_case 'ringrouter: route add: no port "nosuch"' add 10.66.0.0/16 port nosuch
+bad_case 'ringrouter: route add: via "10.66.0.300" is not an IPv4 address' add 10.66.0.0/16 via 10.66.0.300
+bad_case "ringrouter: route add: gateway 10.99.0.1 is on none of the ports' networks" add 10.66.0.0/16 via 10.99.0.1
+bad_case "ringrouter: route add: gateway $RR_GW_B is the router's own address on port b" add 10.66.0.0/16 via "$RR_GW_B"
+bad_case "ringrouter: route add: $P63 exists; delete it first" add "$P63" port b
+bad_case 'ringrouter: route add: expected PREFIX via GATEWAY, or PREFIX port NAME' add 10.66.0.0/16
+bad_case 'ringrouter: route del: no route 10.66.0.0/16' del 10.66.0.0/16
+bad_case "ringrouter: route del: $RR_NET_A.0/24 is a port's connected network; change the manifest instead" del "$RR_NET_A.0/24"
+bad_case 'ringrouter: route: expected add, del or show' frob
+[ "$(show_rows)" = "$before" ] || rr_fail "a refused request changed the FIB: $(show_rows)"
+[ "$(wc -l <"$RR_LOG")" = "$lines" ] || rr_fail "a refused request was logged: $(tail -n +"$((lines + 1))" "$RR_LOG")"
+rr_ok "12 bad requests: exit 100, each names its argument, the FIB and the log unchanged"
+
+# ---- del ----
+rr_stats || rr_fail "stats"
+nu0=$(rr_ctr router.icmp_net_unreach_tx)
+for p in "$P63" "$P64" "$P65"; do
+    route del "$p"
+    [ "$rc" = 0 ] && [ "$out" = "deleted $p" ] || rr_fail "route del $p: exit $rc, out \"$out\", err \"$err\""
+    log_line "ringrouter: route del $p" || rr_fail "no \"route del $p\" log line"
+done
+want_show="PREFIX VIA PORT
+$RR_NET_A.0/24 connected a
+$RR_NET_B.0/24 connected b"
+[ "$(show_rows)" = "$want_show" ] || rr_fail "route show after del: $(show_rows)"
+[ "$(json_rows | wc -l)" = 2 ] || rr_fail "route show --json after del: $(json_rows)"
+ping_unreach "$D63"
+ping_unreach "$D64"
+rr_stats || rr_fail "stats"
+nu1=$(rr_ctr router.icmp_net_unreach_tx)
+[ $((nu1 - nu0)) -ge 4 ] || rr_fail "icmp_net_unreach_tx rose by $((nu1 - nu0)), expected >= 4"
+rr_ok "route del $P63, $P64 and the manifest's $P65: gone from show; A -> $D63, $D64 net unreachable again (icmp_net_unreach_tx $nu0 -> $nu1)"
+
+rr_zero "${RR_MALFORMED[@]}"
+rr_no_restarts
+rr_stop
+rr_census_ok
+echo "PASS sup_route"
