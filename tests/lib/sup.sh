@@ -10,6 +10,8 @@
 #                          the stand-in manifest: two TAP ports, rr-passthru as
 #                          router, rr-null as drivers, restart_limit 1000;
 #                          arguments override or add [service SVC] keys
+#                          (for each service of $SUP_SERVICES); text in
+#                          $SUP_MANIFEST_EXTRA is added before the services
 #   sup_start NS MANIFEST [LOG]
 #                          runs `ringrouter up` inside NS (log to LOG, default
 #                          $SUP_T/log), sets $SUP_PID, waits until every
@@ -181,6 +183,7 @@ sup_manifest() { # sup_manifest FILE [SVC.KEY=VALUE ...]
         printf '[router]\nname = t1\npool_buffers = 4096\nrun_dir = %s/run\n\n' "$SUP_T"
         printf '[port a]\ndriver = tap\nifname = rrt-a\naddress = 10.91.0.1/24\n\n'
         printf '[port b]\ndriver = tap\nifname = rrt-b\naddress = 10.92.0.1/24\n'
+        [ -z "${SUP_MANIFEST_EXTRA:-}" ] || printf '\n%b\n' "$SUP_MANIFEST_EXTRA"
         for svc in "${order[@]}"; do
             printf '\n[service %s]\n' "$svc"
             for key in binary restart restart_limit restart_window hang_ms cpu poll_us; do
