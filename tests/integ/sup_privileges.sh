@@ -20,8 +20,9 @@ sup_init sup_privileges
 
 sup_netns
 NS=$SUP_NS
-sup_manifest "$SUP_T/m.ini"
-sup_start "$NS" "$SUP_T/m.ini"
+MANIFEST=$SUP_T/m.ini
+sup_manifest "$MANIFEST"
+sup_start "$NS" "$MANIFEST"
 
 fails=0
 bad() {
@@ -154,14 +155,23 @@ same() { # same DESC PID1 FD1 PID2 FD2: the same object
     [ "$x" = "$y" ] || bad "$1: $x in pid $2 fd $3, $y in pid $4 fd $5"
 }
 
-check_all() {
+# Every service of $SUP_SERVICES, each running the binary its [service]
+# in $MANIFEST names.
+check_each() {
     sup_status || sup_fail "status did not answer"
-    local s
+    local s exe
     for s in "${SUP_SERVICES[@]}"; do
         checked=0
         check_service "$s" "${SUP_PIDS[$s]}"
         [ "$checked" = 1 ] || bad "$s: the check did not complete"
+        exe=$SUP_T/bin/$(sed -n "/^\[service $s\]/,/^\[/s/^binary = //p" "$MANIFEST")
+        [ "$(readlink "/proc/${SUP_PIDS[$s]}/exe")" = "$exe" ] ||
+            bad "$s: runs $(readlink "/proc/${SUP_PIDS[$s]}/exe"), not $exe"
     done
+}
+
+check_all() {
+    check_each
     # The shared objects are the same ones in every service.
     local r=${SUP_PIDS[router]} a=${SUP_PIDS[driver-a]} b=${SUP_PIDS[driver-b]}
     same "the pool" "$r" 5 "$a" 5
@@ -205,18 +215,11 @@ SUP_SERVICES=(router driver-a driver-b shaper-b)
 SUP_MANIFEST_EXTRA='[shaper b]\nrate = 100mbit'
 SUP_LOG=$SUP_T/log-real
 sup_netns
-sup_manifest "$SUP_T/real.ini" router.binary=rr-router driver-a.binary=rr-tap driver-b.binary=rr-tap shaper-b.binary=rr-shaper
-sup_start "$SUP_NS" "$SUP_T/real.ini"
+MANIFEST=$SUP_T/real.ini
+sup_manifest "$MANIFEST" router.binary=rr-router driver-a.binary=rr-tap driver-b.binary=rr-tap shaper-b.binary=rr-shaper
+sup_start "$SUP_NS" "$MANIFEST"
 check_all_real() {
-    sup_status || sup_fail "status did not answer"
-    local s
-    for s in "${SUP_SERVICES[@]}"; do
-        checked=0
-        check_service "$s" "${SUP_PIDS[$s]}"
-        [ "$checked" = 1 ] || bad "$s: the check did not complete"
-        [ "$(readlink "/proc/${SUP_PIDS[$s]}/exe")" = "$SUP_T/bin/$(sed -n "/^\[service $s\]/,/^\[/s/^binary = //p" "$SUP_T/real.ini")" ] ||
-            bad "$s: runs $(readlink "/proc/${SUP_PIDS[$s]}/exe"), not the real service"
-    done
+    check_each
     local r=${SUP_PIDS[router]} a=${SUP_PIDS[driver-a]} b=${SUP_PIDS[driver-b]} h=${SUP_PIDS[shaper-b]}
     same "the pool" "$r" 5 "$h" 5
     same "the pool" "$r" 5 "$a" 5
