@@ -46,19 +46,7 @@ rr_ok "up: A $HOST_A -- xa1 [driver-a, router, driver-b] xb1 -- B $HOST_B (AF_XD
 out=$(rr_in "$NS_A" ping -n -c 2 -i 0.2 -W 2 "$HOST_B" 2>&1) || rr_fail "ping A -> B: $out"
 rr_flow_start "$NS_A" "$NS_B" "$HOST_B" $FLOW_PORT 1000
 
-order=("${RR_SERVICES[@]}")
-for ((i = ${#order[@]} - 1; i > 0; i--)); do
-    j=$((RANDOM % (i + 1)))
-    x=${order[i]} order[i]=${order[j]} order[j]=$x
-done
-echo "order: ${order[*]}"
-for kind in kill stop restart; do
-    [ $kind = stop ] && bound=$((HANG_MS + 150)) || bound=$KILL_BOUND_MS
-    for svc in "${order[@]}"; do
-        rr_msleep $((150 + RANDOM % 51)) # past the 100 ms stable period: restarted at once
-        rr_fault "$svc" $kind $bound
-    done
-done
+rr_fault_rounds "$KILL_BOUND_MS" $((HANG_MS + 150))
 
 rr_flow_stop
 rr_stats || rr_fail "stats"
@@ -66,10 +54,4 @@ rr_zero "${RR_MALFORMED[@]}"
 rr_ok "no malformed-input drops or bad handles; limbo_recovered a $(rr_ctr driver-a.limbo_recovered) b $(rr_ctr driver-b.limbo_recovered), stale_desc a $(rr_ctr driver-a.stale_desc) b $(rr_ctr driver-b.stale_desc)"
 rr_stop
 rr_census_ok
-summary=
-for kind in kill stop restart; do
-    for svc in "${RR_SERVICES[@]}"; do summary+=" $svc.$kind ${RR_FAULT_MS[$svc.$kind]}"; done
-done
-echo "fault -> traffic back, ms:$summary"
-rr_timing_exit
-echo "PASS faults_afxdp"
+rr_fault_end

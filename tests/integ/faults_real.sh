@@ -54,24 +54,7 @@ rr_flow_start "$RR_NS_A" "$RR_NS_B" "$RR_HOST_B" $FLOW_PORT 1000
 rr_stats || rr_fail "stats"
 fwd0=$(rr_ctr router.forwarded)
 
-# The services in an order from the seed (a Fisher-Yates shuffle).
-order=("${RR_SERVICES[@]}")
-for ((i = ${#order[@]} - 1; i > 0; i--)); do
-    j=$((RANDOM % (i + 1)))
-    x=${order[i]} order[i]=${order[j]} order[j]=$x
-done
-echo "order: ${order[*]}"
-
-for kind in kill stop restart; do
-    [ $kind = stop ] && bound=$STOP_BOUND_MS || bound=$KILL_BOUND_MS
-    for svc in "${order[@]}"; do
-        # The first death after a stable period (ready for 100 ms) restarts
-        # at once; these faults are about that branch, so each waits out the
-        # stable period of the one before, plus a random 0..50 ms.
-        rr_msleep $((150 + RANDOM % 51))
-        rr_fault "$svc" $kind $bound
-    done
-done
+rr_fault_rounds "$KILL_BOUND_MS" "$STOP_BOUND_MS"
 
 # The back-off branch, on purpose.
 # shellcheck disable=SC2034 # read in the evals
@@ -114,7 +97,7 @@ backoff() { # backoff SVC
     [ "${RR_RESTARTS[$svc]}" = $((restarts + 3)) ] || rr_fail "back-off $svc: restarts $restarts -> ${RR_RESTARTS[$svc]}, expected +3"
     rr_ok "back-off $svc: 3 deaths in a row: now, 10 ms, 20 ms; ready $x ms after the last; traffic back $RR_GAP_MS ms after the first kill"
 }
-for svc in "${order[@]}"; do
+for svc in "${RR_ORDER[@]}"; do
     backoff "$svc"
 done
 
@@ -129,10 +112,4 @@ rr_ok "router forwarded $((fwd1 - fwd0)) packets; no malformed-input drops, no b
 
 rr_stop
 rr_census_ok
-summary=
-for kind in kill stop restart; do
-    for svc in "${RR_SERVICES[@]}"; do summary+=" $svc.$kind ${RR_FAULT_MS[$svc.$kind]}"; done
-done
-echo "fault -> traffic back, ms:$summary"
-rr_timing_exit
-echo "PASS faults_real"
+rr_fault_end

@@ -570,6 +570,42 @@ rr_fault() { # rr_fault SVC KIND BOUND_MS
     fi
 }
 
+# Every fault of rr_fault on every service of RR_SERVICES, in an order from
+# the seed (a Fisher-Yates shuffle, left in RR_ORDER): kill -9 and restart
+# bounded by KILL_MS, SIGSTOP by STOP_MS.
+rr_fault_rounds() { # rr_fault_rounds KILL_MS STOP_MS
+    local i j x kind svc bound
+    RR_ORDER=("${RR_SERVICES[@]}")
+    for ((i = ${#RR_ORDER[@]} - 1; i > 0; i--)); do
+        j=$((RANDOM % (i + 1)))
+        x=${RR_ORDER[i]} RR_ORDER[i]=${RR_ORDER[j]} RR_ORDER[j]=$x
+    done
+    echo "order: ${RR_ORDER[*]}"
+    for kind in kill stop restart; do
+        [ $kind = stop ] && bound=$2 || bound=$1
+        for svc in "${RR_ORDER[@]}"; do
+            # The first death after a stable period (ready for 100 ms)
+            # restarts at once; these faults are about that branch, so each
+            # waits out the stable period of the one before, plus a random
+            # 0..50 ms.
+            rr_msleep $((150 + RANDOM % 51))
+            rr_fault "$svc" $kind "$bound"
+        done
+    done
+}
+
+# The end of a fault test, after rr_census_ok: the figures, then 75 if a
+# timing bound was missed, else PASS.
+rr_fault_end() {
+    local kind svc summary=
+    for kind in kill stop restart; do
+        for svc in "${RR_SERVICES[@]}"; do summary+=" $svc.$kind ${RR_FAULT_MS[$svc.$kind]:-}"; done
+    done
+    echo "fault -> traffic back, ms:$summary"
+    rr_timing_exit
+    echo "PASS $RR_NAME"
+}
+
 # The end of a test with timing bounds: 75 if one was missed (and, since
 # every other failure has exited 1 already, nothing else failed).
 rr_timing_exit() {
