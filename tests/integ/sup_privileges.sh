@@ -11,15 +11,18 @@
 #   9 memfd:neigh-NAME (the router); 8 memfd:mbox-NAME (a shaper)
 #   10.. its input rings, its output rings, then its consumers' eventfds.
 # The shared objects are checked to be the same ones across services (memfd
-# inodes, eventfd ids), and the same again after a restart.
+# inodes, eventfd ids), and the same again after a restart. Then again with
+# the real services (rr-router, rr-tap, rr-shaper on port b), before and
+# after kill -9 of each, and a clean census at the end.
 set -u
 . "$(dirname "$0")/../lib/sup.sh"
 sup_init sup_privileges
 
 sup_netns
 NS=$SUP_NS
-sup_manifest "$SUP_T/m.ini"
-sup_start "$NS" "$SUP_T/m.ini"
+MANIFEST=$SUP_T/m.ini
+sup_manifest "$MANIFEST"
+sup_start "$NS" "$MANIFEST"
 
 fails=0
 bad() {
@@ -55,6 +58,32 @@ expected_fds() { # expected_fds SVC
         echo "10 /memfd:tx-$p$memfd_suffix"
         echo "11 /memfd:rx-$p$memfd_suffix"
         echo "12 anon_inode:[eventfd]" # the router's
+        ;;
+    esac
+}
+
+# The same for the real services, router, rr-tap drivers and rr-shaper-b on
+# port b (REAL=1): the router's second output ring is sh-b, not tx-b; the
+# shaper gets sh-b in, tx-b out and driver-b's eventfd. Beside what the
+# supervisor gives it, rr-tap makes two fds of its own (drivers/tap): its
+# io_uring (at 9, the lowest free) and its signalfd (after the rings).
+# Nothing else: no file, socket, device or memfd the supervisor did not give.
+expected_fds_real() { # expected_fds_real SVC
+    local svc=$1 d=" (deleted)"
+    case $svc in
+    router)
+        expected_fds router | sed "s|^13 /memfd:tx-b$d|13 /memfd:sh-b$d|"
+        ;;
+    driver-?)
+        expected_fds "$svc" | sed '/^10 /i 9 anon_inode:[io_uring]'
+        echo "13 anon_inode:[signalfd]"
+        ;;
+    shaper-b)
+        expected_fds "$svc"
+        echo "8 /memfd:mbox-shaper-b$d"
+        echo "10 /memfd:sh-b$d"
+        echo "11 /memfd:tx-b$d"
+        echo "12 anon_inode:[eventfd]" # driver-b's
         ;;
     esac
 }
@@ -107,7 +136,7 @@ check_service() { # check_service SVC PID
         "${st[CapBnd]}" "${st[NoNewPrivs]}"
 
     local want have
-    want=$(expected_fds "$svc")
+    if [ "${REAL:-0}" = 1 ]; then want=$(expected_fds_real "$svc"); else want=$(expected_fds "$svc"); fi
     have=$(actual_fds "$pid")
     if [ "$want" != "$have" ]; then
         bad "$svc: fds differ from the layout (- expected, + found):"
@@ -119,22 +148,32 @@ check_service() { # check_service SVC PID
     fi
 }
 
-check_all() {
+same() { # same DESC PID1 FD1 PID2 FD2: the same object
+    local x y
+    x=$(fd_id "$2" "$3")
+    y=$(fd_id "$4" "$5")
+    [ "$x" = "$y" ] || bad "$1: $x in pid $2 fd $3, $y in pid $4 fd $5"
+}
+
+# Every service of $SUP_SERVICES, each running the binary its [service]
+# in $MANIFEST names.
+check_each() {
     sup_status || sup_fail "status did not answer"
-    local s
+    local s exe
     for s in "${SUP_SERVICES[@]}"; do
         checked=0
         check_service "$s" "${SUP_PIDS[$s]}"
         [ "$checked" = 1 ] || bad "$s: the check did not complete"
+        exe=$SUP_T/bin/$(sed -n "/^\[service $s\]/,/^\[/s/^binary = //p" "$MANIFEST")
+        [ "$(readlink "/proc/${SUP_PIDS[$s]}/exe")" = "$exe" ] ||
+            bad "$s: runs $(readlink "/proc/${SUP_PIDS[$s]}/exe"), not $exe"
     done
+}
+
+check_all() {
+    check_each
     # The shared objects are the same ones in every service.
     local r=${SUP_PIDS[router]} a=${SUP_PIDS[driver-a]} b=${SUP_PIDS[driver-b]}
-    same() { # same DESC PID1 FD1 PID2 FD2
-        local x y
-        x=$(fd_id "$2" "$3")
-        y=$(fd_id "$4" "$5")
-        [ "$x" = "$y" ] || bad "$1: $x in pid $2 fd $3, $y in pid $4 fd $5"
-    }
     same "the pool" "$r" 5 "$a" 5
     same "the pool" "$r" 5 "$b" 5
     same "ring rx-a" "$r" 10 "$a" 11
@@ -162,5 +201,56 @@ check_all
 
 sup_stop TERM 10
 [ "$SUP_RC" = 0 ] || bad "the supervisor exited with status $SUP_RC after SIGTERM"
+[ "$fails" -eq 0 ] || sup_fail "$fails problems (above)"
+echo "stand-ins: ok"
+
+# Phase 2: the same checks on the real services (rr-router, rr-tap, and an
+# rr-shaper on port b), which parse packets from the network and so are the
+# ones the checks are for; again after kill -9 of each.
+for b in rr-router rr-tap rr-shaper; do
+    cp "$RR_BIN_DIR/$b" "$SUP_T/bin/" && chmod 755 "$SUP_T/bin/$b" || sup_fail "cannot copy $RR_BIN_DIR/$b (build with ninja first)"
+done
+REAL=1
+SUP_SERVICES=(router driver-a driver-b shaper-b)
+SUP_MANIFEST_EXTRA='[shaper b]\nrate = 100mbit'
+SUP_LOG=$SUP_T/log-real
+sup_netns
+MANIFEST=$SUP_T/real.ini
+sup_manifest "$MANIFEST" router.binary=rr-router driver-a.binary=rr-tap driver-b.binary=rr-tap shaper-b.binary=rr-shaper
+sup_start "$SUP_NS" "$MANIFEST"
+check_all_real() {
+    check_each
+    local r=${SUP_PIDS[router]} a=${SUP_PIDS[driver-a]} b=${SUP_PIDS[driver-b]} h=${SUP_PIDS[shaper-b]}
+    same "the pool" "$r" 5 "$h" 5
+    same "the pool" "$r" 5 "$a" 5
+    same "ring rx-a" "$r" 10 "$a" 11
+    same "ring rx-b" "$r" 11 "$b" 11
+    same "ring tx-a" "$r" 12 "$a" 10
+    same "ring sh-b" "$r" 13 "$h" 10
+    same "ring tx-b" "$h" 11 "$b" 10
+    same "driver-a's eventfd" "$r" 14 "$a" 7
+    same "shaper-b's eventfd" "$r" 15 "$h" 7
+    same "driver-b's eventfd" "$h" 12 "$b" 7
+    same "the router's eventfd" "$a" 12 "$r" 7
+    same "the router's eventfd" "$b" 12 "$r" 7
+    [ "$(fd_id "$a" 8)" = tap:rrt-a ] || bad "driver-a's fd 8 is $(fd_id "$a" 8), expected the TAP rrt-a"
+    [ "$(fd_id "$b" 8)" = tap:rrt-b ] || bad "driver-b's fd 8 is $(fd_id "$b" 8), expected the TAP rrt-b"
+}
+check_all_real
+sup_status || sup_fail "status did not answer"
+declare -A was=()
+for s in "${SUP_SERVICES[@]}"; do was[$s]=${SUP_PIDS[$s]}; done
+kill -KILL "${was[@]}"
+all_new() {
+    sup_all_up || return 1
+    local s
+    for s in "${SUP_SERVICES[@]}"; do [ "${SUP_PIDS[$s]}" != "${was[$s]}" ] || return 1; done
+}
+sup_wait 5 all_new || sup_fail "the real services were not all back within 5 s of kill -9"
+echo "after kill -9 of every real service:"
+check_all_real
+sup_stop TERM 10
+[ "$SUP_RC" = 0 ] || bad "the supervisor (real services) exited with status $SUP_RC after SIGTERM"
+grep -q '^ringrouter: census: all 4096 buffers free' "$SUP_LOG" || bad "real services: no clean census: $(grep '^ringrouter: census' "$SUP_LOG")"
 [ "$fails" -eq 0 ] || sup_fail "$fails problems (above)"
 echo "PASS: sup_privileges"

@@ -9,8 +9,10 @@
 #   sup_manifest FILE [SVC.KEY=VALUE ...]
 #                          the stand-in manifest: two TAP ports, rr-passthru as
 #                          router, rr-null as drivers, restart_limit 1000;
-#                          arguments override or add [service SVC] keys;
-#                          $SUP_ROUTER_KEYS, if set, is added to [router]
+#                          arguments override or add [service SVC] keys
+#                          (for each service of $SUP_SERVICES); $SUP_ROUTER_KEYS,
+#                          if set, is added to [router], and the text in
+#                          $SUP_MANIFEST_EXTRA before the services
 #   sup_start NS MANIFEST [LOG]
 #                          runs `ringrouter up` inside NS (log to LOG, default
 #                          $SUP_T/log), sets $SUP_PID, waits until every
@@ -184,6 +186,7 @@ sup_manifest() { # sup_manifest FILE [SVC.KEY=VALUE ...]
         printf '\n'
         printf '[port a]\ndriver = tap\nifname = rrt-a\naddress = 10.91.0.1/24\n\n'
         printf '[port b]\ndriver = tap\nifname = rrt-b\naddress = 10.92.0.1/24\n'
+        [ -z "${SUP_MANIFEST_EXTRA:-}" ] || printf '\n%b\n' "$SUP_MANIFEST_EXTRA"
         for svc in "${order[@]}"; do
             printf '\n[service %s]\n' "$svc"
             for key in binary restart restart_limit restart_window hang_ms cpu poll_us; do
