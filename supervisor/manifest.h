@@ -285,6 +285,14 @@ int sup_manifest_service(const struct sup_manifest *m, const char *name);
 
 /* Strict IPv4 parsers shared with the control commands: "a.b.c.d" and
  * "a.b.c.d/len" (no leading zeros, nothing trailing); host byte order. */
+/**
+ * Why @gw cannot be a next hop or neighbour on port @port of @m (a martian,
+ * the router's own address, the network's or its broadcast address), written
+ * into @why and returned; NULL if it can. The manifest and `route add` both
+ * ask this.
+ */
+const char *sup_gateway_why(const struct sup_manifest *m, uint32_t gw, int port, char *why, size_t len);
+
 bool sup_parse_addr(const char *v, uint32_t *out);
 bool sup_parse_prefix(const char *v, struct sup_prefix *out);
 

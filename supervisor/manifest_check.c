@@ -170,22 +170,32 @@ static int sup_port_for(const struct sup_manifest *m, uint32_t a)
 
 /* @a must be a neighbour on port @pi's network: not the router itself,
  * nor the network's own or broadcast address. */
-static int sup_check_on_link(struct sup_pctx *pc, const struct sup_src *src, unsigned line, const char *key,
-                             uint32_t a, int pi)
+const char *sup_gateway_why(const struct sup_manifest *m, uint32_t a, int pi, char *why, size_t len)
 {
-    const struct sup_port *p = &pc->m->ports[pi];
+    const struct sup_port *p = &m->ports[pi];
     uint32_t host = a & ~sup_mask(p->address.len);
     char net[20];
     sup_prefix_str(p->address.addr & sup_mask(p->address.len), p->address.len, net, sizeof net);
-    if (a == p->address.addr)
-        return sup_fail(pc, line, src->section, key, "%s is the router's own address on port %s", ADDR(a),
-                        p->name);
-    if (p->address.len < 31 && host == 0)
-        return sup_fail(pc, line, src->section, key, "%s is the network address of port %s's network %s",
-                        ADDR(a), p->name, net);
-    if (p->address.len < 31 && host == ~sup_mask(p->address.len))
-        return sup_fail(pc, line, src->section, key, "%s is the broadcast address of port %s's network %s",
-                        ADDR(a), p->name, net);
+    const char *martian = sup_martian(a);
+    if (martian)
+        snprintf(why, len, "%s is %s", ADDR(a), martian);
+    else if (a == p->address.addr)
+        snprintf(why, len, "%s is the router's own address on port %s", ADDR(a), p->name);
+    else if (p->address.len < 31 && host == 0)
+        snprintf(why, len, "%s is the network address of port %s's network %s", ADDR(a), p->name, net);
+    else if (p->address.len < 31 && host == ~sup_mask(p->address.len))
+        snprintf(why, len, "%s is the broadcast address of port %s's network %s", ADDR(a), p->name, net);
+    else
+        return NULL;
+    return why;
+}
+
+static int sup_check_on_link(struct sup_pctx *pc, const struct sup_src *src, unsigned line, const char *key,
+                             uint32_t a, int pi)
+{
+    char why[160];
+    if (sup_gateway_why(pc->m, a, pi, why, sizeof why))
+        return sup_fail(pc, line, src->section, key, "%s", why);
     return 0;
 }
 
@@ -280,7 +290,10 @@ static int sup_check_class(struct sup_pctx *pc, void *obj, size_t i)
         return sup_fail(pc, c->src.line, c->src.section, NULL, "port %s has no [shaper %s] section", c->port_name,
                         c->port_name);
     struct sup_shaper *s = &m->shapers[si];
-    s->nclasses++;
+    if (++s->nclasses > SHP_MAX_CLASSES)
+        return sup_fail(pc, c->src.line, c->src.section, NULL,
+                        "port %s has more than %u classes; its shaper takes at most %u, the default included",
+                        c->port_name, SHP_MAX_CLASSES, SHP_MAX_CLASSES);
     if (!KLINE(c, SUP_CLASS_CEIL))
         c->ceil = s->rate;
     if (c->rate > s->rate)

@@ -139,6 +139,8 @@ bool sup_in(const struct sup_prefix *net, uint32_t addr);
 char *sup_addr_str(uint32_t a, char *buf, size_t len);
 char *sup_prefix_str(uint32_t a, unsigned plen, char *buf, size_t len);
 int sup_c_ident(int c);
+/* Why no router port or next hop may have address @a (RFC 1812 5.3.7, RFC 6890), or NULL. */
+const char *sup_martian(uint32_t a);
 
 #define ADDR(a) sup_addr_str((a), (char[16]){0}, 16)
 #define PREFIX(a, l) sup_prefix_str((a), (l), (char[20]){0}, 20)

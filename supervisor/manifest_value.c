@@ -386,7 +386,7 @@ int sup_p_addr(struct sup_pctx *pc, const struct sup_key *k, const char *v, void
 }
 
 /* Addresses no router port may have (RFC 1812 5.3.7 and RFC 6890). */
-static const char *sup_martian(uint32_t a)
+const char *sup_martian(uint32_t a)
 {
     if ((a >> 24) == 0)
         return "in 0.0.0.0/8 (this network)";

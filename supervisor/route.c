@@ -91,9 +91,9 @@ static bool route_add(struct sup *s, char **argv, int argc, FILE *f)
             fprintf(f, "route add: gateway %s is on none of the ports' networks\n", argv[2]);
             return false;
         }
-        if (gw == s->m.ports[p].address.addr) {
-            fprintf(f, "route add: gateway %s is the router's own address on port %s\n", argv[2],
-                    s->m.ports[p].name);
+        char why[160];
+        if (sup_gateway_why(&s->m, gw, p, why, sizeof(why))) {
+            fprintf(f, "route add: gateway %s\n", why);
             return false;
         }
         nh = (struct fib_nh){.gw = gw, .port = (uint16_t)p};

@@ -32,20 +32,11 @@ void sup_shaper_params(const struct sup *s, const struct sup_svc *v, struct shp_
     out->burst = sh->burst;
     out->overhead = sh->overhead;
     out->ecn = 1;
-    /* At most SHP_MAX_CLASSES: the default class and the first others. */
-    size_t total = 0, others = 0;
-    for (size_t i = 0; i < s->m.nclasses; i++)
-        if (s->m.classes[i].port == v->port)
-            total++;
-    if (total > SHP_MAX_CLASSES)
-        sup_log("%s: [shaper %s] has %zu classes; the shaper takes the default class and the first %u others",
-                v->name, p->name, total, SHP_MAX_CLASSES - 1);
+    /* The manifest refuses more than SHP_MAX_CLASSES classes on a port. */
     uint32_t n = 0;
     for (size_t i = 0; i < s->m.nclasses && n < SHP_MAX_CLASSES; i++) {
         const struct sup_class *c = &s->m.classes[i];
         if (c->port != v->port)
-            continue;
-        if (!c->is_default && ++others > SHP_MAX_CLASSES - 1)
             continue;
         struct shp_cfg_class *o = &out->classes[n];
         snprintf(o->name, sizeof(o->name), "%s", c->name);

@@ -113,6 +113,10 @@ bad_case 'ringrouter: route add: no port "nosuch"' add 10.66.0.0/16 port nosuch
 bad_case 'ringrouter: route add: via "10.66.0.300" is not an IPv4 address' add 10.66.0.0/16 via 10.66.0.300
 bad_case "ringrouter: route add: gateway 10.99.0.1 is on none of the ports' networks" add 10.66.0.0/16 via 10.99.0.1
 bad_case "ringrouter: route add: gateway $RR_GW_B is the router's own address on port b" add 10.66.0.0/16 via "$RR_GW_B"
+bad_case "ringrouter: route add: gateway $RR_NET_B.0 is the network address of port b's network $RR_NET_B.0/24" \
+    add 10.66.0.0/16 via "$RR_NET_B.0"
+bad_case "ringrouter: route add: gateway $RR_NET_B.255 is the broadcast address of port b's network $RR_NET_B.0/24" \
+    add 10.66.0.0/16 via "$RR_NET_B.255"
 bad_case "ringrouter: route add: $P63 exists; delete it first" add "$P63" port b
 bad_case 'ringrouter: route add: expected PREFIX via GATEWAY, or PREFIX port NAME' add 10.66.0.0/16
 bad_case 'ringrouter: route del: no route 10.66.0.0/16' del 10.66.0.0/16
@@ -120,7 +124,7 @@ bad_case "ringrouter: route del: $RR_NET_A.0/24 is a port's connected network; c
 bad_case 'ringrouter: route: expected add, del or show' frob
 [ "$(show_rows)" = "$before" ] || rr_fail "a refused request changed the FIB: $(show_rows)"
 [ "$(wc -l <"$RR_LOG")" = "$lines" ] || rr_fail "a refused request was logged: $(tail -n +"$((lines + 1))" "$RR_LOG")"
-rr_ok "12 bad requests: exit 100, each names its argument, the FIB and the log unchanged"
+rr_ok "14 bad requests: exit 100, each names its argument, the FIB and the log unchanged"
 
 # ---- del ----
 rr_stats || rr_fail "stats"

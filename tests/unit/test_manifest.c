@@ -148,6 +148,9 @@ static const struct t_bad t_bad_cases[] = {
      "t.ini:10: [route 0.0.0.0/0] via: 10.1.0.1 is the router's own address on port a"},
     {BASE "[route 0.0.0.0/0]\nvia = 10.2.0.255\n",
      "t.ini:10: [route 0.0.0.0/0] via: 10.2.0.255 is the broadcast address of port b's network 10.2.0.0/24"},
+    /* A gateway on a port's (huge) network is still never a martian. */
+    {"[port a]\ndriver = tap\nifname = rr-a\naddress = 100.0.0.1/1\n[route 10.9.0.0/16]\nvia = 127.0.0.1\n",
+     "t.ini:6: [route 10.9.0.0/16] via: 127.0.0.1 is a loopback address"},
     {BASE "[route 10.5.0.0/16]\nvia = 10.1.0.2\nport = a\n",
      "t.ini:11: [route 10.5.0.0/16] port: give either via or port, not both"},
     {BASE "[route 10.5.0.0/16]\n",

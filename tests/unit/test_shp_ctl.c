@@ -11,6 +11,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -122,22 +123,40 @@ static void test_no_classes(void **state)
     t_free(s);
 }
 
+/* A port takes at most SHP_MAX_CLASSES classes: the manifest refuses the
+ * one past it (up once kept the first 16 and dropped the rest quietly). */
 static void test_too_many_classes(void **state)
 {
     (void)state;
     char text[8192];
     int off = snprintf(text, sizeof(text), BASE "[shaper b]\nrate = 1gbit\n");
-    for (unsigned i = 0; i < 20; i++)
+    unsigned line = 10; /* [shaper b] is line 9, rate line 10 */
+    for (unsigned i = 0; i < SHP_MAX_CLASSES; i++) {
+        off += snprintf(text + off, sizeof(text) - (size_t)off, "[class b c%u]\nrate = 1mbit\nmatch = dscp %u\n", i, i);
+        line += 3;
+    }
+    snprintf(text + off, sizeof(text) - (size_t)off, "[class b last]\nrate = 1mbit\ndefault = yes\n");
+    struct sup_manifest m;
+    struct sup_manifest_err err;
+    assert_int_equal(sup_manifest_load_string("t.ini", text, &m, &err), -EINVAL);
+    char want[200];
+    snprintf(want, sizeof(want),
+             "t.ini:%u: [class b last] port b has more than %u classes; its shaper takes at most %u, the default "
+             "included",
+             line + 1, SHP_MAX_CLASSES, SHP_MAX_CLASSES);
+    assert_string_equal(err.msg, want);
+
+    /* Exactly SHP_MAX_CLASSES, the default among them, are taken whole. */
+    off = snprintf(text, sizeof(text), BASE "[shaper b]\nrate = 1gbit\n");
+    for (unsigned i = 0; i < SHP_MAX_CLASSES - 1; i++)
         off += snprintf(text + off, sizeof(text) - (size_t)off, "[class b c%u]\nrate = 1mbit\nmatch = dscp %u\n", i, i);
     snprintf(text + off, sizeof(text) - (size_t)off, "[class b last]\nrate = 1mbit\ndefault = yes\n");
     struct sup *s = t_load(text);
     struct sup_svc v = {.kind = IPC_SVC_SHAPER, .port = 1};
-    snprintf(v.name, sizeof(v.name), "shaper-b");
     struct shp_cfg c;
     sup_shaper_params(s, &v, &c);
     assert_int_equal(c.nclasses, SHP_MAX_CLASSES);
     assert_string_equal(c.classes[c.default_class].name, "last");
-    assert_string_equal(c.classes[0].name, "c0");
     assert_string_equal(c.classes[SHP_MAX_CLASSES - 2].name, "c14");
     t_free(s);
 }
