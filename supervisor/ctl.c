@@ -19,6 +19,7 @@
 #include "supervisor/sup.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,6 +47,36 @@ static uint64_t raw_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/*
+ * The control socket's directory must be ours alone: whoever can write to it
+ * can put a socket of their own where `ringrouter` clients (as root) look, and
+ * answer their `route add` with OK. So it must be a real directory (not a
+ * symlink), owned by us, and writable by no one else. An existing one that is
+ * not is refused, not repaired: it may hold someone else's files.
+ */
+static int run_dir_ours(const char *dir, struct ipc_err *err)
+{
+    struct stat lst;
+    if (lstat(dir, &lst) == 0 && S_ISLNK(lst.st_mode))
+        return ipc_errf(err, -ELOOP, "run_dir %s: a symbolic link; it must be a directory of its own", dir);
+    /* O_NOFOLLOW: a link swapped in after the lstat is refused, not followed. */
+    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return ipc_errf(err, -errno, "run_dir %s: %s", dir, strerror(errno));
+    struct stat st;
+    int r = fstat(fd, &st);
+    close(fd);
+    if (r < 0)
+        return ipc_errf(err, -errno, "run_dir %s: %s", dir, strerror(errno));
+    if (st.st_uid != geteuid())
+        return ipc_errf(err, -EPERM, "run_dir %s: owned by uid %u, not by this supervisor (uid %u)", dir,
+                        (unsigned)st.st_uid, (unsigned)geteuid());
+    if (st.st_mode & (S_IWGRP | S_IWOTH))
+        return ipc_errf(err, -EPERM, "run_dir %s: mode %04o lets others write to it (at most 0755)", dir,
+                        (unsigned)(st.st_mode & 07777));
+    return 0;
+}
+
 int sup_ctl_listen(struct sup *s, struct ipc_err *err)
 {
     ctl_raw0 = raw_ns();
@@ -53,6 +84,9 @@ int sup_ctl_listen(struct sup *s, struct ipc_err *err)
     const char *dir = s->m.router.run_dir;
     if (mkdir(dir, 0700) < 0 && errno != EEXIST)
         return ipc_errf(err, -errno, "run_dir %s: %s", dir, strerror(errno));
+    int ret = run_dir_ours(dir, err);
+    if (ret < 0)
+        return ret;
     int n = snprintf(s->sock_path, sizeof(s->sock_path), "%s/control.sock", dir);
     struct sockaddr_un sa = {.sun_family = AF_UNIX};
     if (n < 0 || (size_t)n >= sizeof(sa.sun_path))
