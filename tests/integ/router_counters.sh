@@ -125,7 +125,7 @@ grep -q " 3 received" <<<"$out" || rr_fail "1428-byte pings A -> B lost replies 
 expect frag_packets=3 frag_created=6 drop_frag_needed=0
 snap
 # One: A's kernel then knows the path MTU and fragments (or refuses) itself.
-out=$(rr_in "$RR_NS_A" ping -n -c 1 -W 1 -M do -s 1400 "$RR_HOST_B" 2>&1)
+out=$(rr_in "$RR_NS_A" ping -n -c 1 -W 1 -M "do" -s 1400 "$RR_HOST_B" 2>&1)
 grep -q "Frag needed and DF set (mtu = 1000)" <<<"$out" || rr_fail "DF pings through mtu 1000: no frag needed from the router: $out"
 expect drop_frag_needed=1 icmp_frag_needed_tx=1 frag_packets=0
 
