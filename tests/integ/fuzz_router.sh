@@ -29,17 +29,11 @@ trap 'rm -rf "$T"' EXIT
 cp "$BIN" "$T/fuzz_router" || exit 1 # a snapshot: a rebuild meanwhile does not touch the run
 mkdir -p "$T/seeds" "$T/corpus" "$KEEP"
 
-"$PY" - "$T/seeds" <<'EOF'
+"$PY" - "$T/seeds" "$PWD/tests/lib" <<'EOF'
 import os, struct, sys
 out = sys.argv[1]
-
-def csum(b):
-    if len(b) % 2:
-        b += b"\0"
-    s = sum(struct.unpack("!%dH" % (len(b) // 2), b))
-    while s >> 16:
-        s = (s & 0xFFFF) + (s >> 16)
-    return ~s & 0xFFFF
+sys.path.insert(0, sys.argv[2])
+from rrpkt import csum
 
 def ip(a):
     return bytes(int(x) for x in a.split("."))

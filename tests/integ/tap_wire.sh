@@ -12,7 +12,14 @@
 # tx_gso_pkts > 0); kill -9 of driver A under iperf3 TCP, restarted by the
 # harness on the same rings: the flow carries on. Phase 2, offloads csum: the same TCP runs, no GSO at all.
 # After each phase both drivers exit cleanly and the pool census balances.
-# Exit 0 pass, 1 fail, 77 skip (not root, no /dev/net/tun, no iperf3).
+# UDP at a modest rate (TAP_WIRE_UDP_MBIT, default 50 Mbit/s, 1200-byte
+# datagrams, 4 MB socket buffers) loses at most 1 % (a normal check). TCP
+# with 1 stream reaches at least TAP_WIRE_MIN_GBIT (default 0.3 Gbit/s;
+# 0.8-3 measured) in each phase: the one check a loaded machine can miss,
+# so alone it fails with 75, not 1.
+# Both namespaces have IPv4 forwarding off.
+# Exit 0 pass, 1 fail, 75 only the minimum rate missed, 77 skip (not root, no
+# /dev/net/tun, no iperf3).
 # timeout: 300
 set -u
 cd "$(dirname "$0")/../.."
@@ -32,6 +39,9 @@ command -v ping >/dev/null || skip "ping not installed"
 [ -x build/bin/rr-tap ] && [ -x build/bin/tests/tap_wire ] || fail "build first: ninja tap"
 
 SECS=${TAP_WIRE_SECS:-3}
+UDP_MBIT=${TAP_WIRE_UDP_MBIT:-50}
+MIN_GBIT=${TAP_WIRE_MIN_GBIT:-0.3}
+slow= # timing-bound misses, reported at the end (exit 75)
 NA=rrt-$$-a
 NB=rrt-$$-b
 IFA=rrt$$a
@@ -57,6 +67,12 @@ ip netns add "$NA" || fail "ip netns add"
 ip netns add "$NB" || fail "ip netns add"
 ip -n "$NA" link set lo up
 ip -n "$NB" link set lo up
+# Linux's forwarding off in both namespaces, whatever the host's value.
+for ns in "$NA" "$NB"; do
+    ip netns exec "$ns" sysctl -qw net.ipv4.ip_forward=0 net.ipv4.conf.all.forwarding=0 ||
+        fail "cannot turn IPv4 forwarding off in $ns"
+    [ "$(ip netns exec "$ns" sysctl -n net.ipv4.ip_forward)" = 0 ] || fail "ip_forward is not 0 in $ns"
+done
 
 # start_wire PHASE OFFLOADS [ARGS...]: run the harness, wait (bounded) for
 # readiness on a FIFO, address the two TAPs.
@@ -123,6 +139,10 @@ iperf_tcp() {
     rate=$(echo "$out" | awk '/receiver/ { for (i = 1; i <= NF; i++) if ($i == "Gbits/sec") r = $(i - 1) } END { print r }')
     [ -n "$rate" ] || fail "$label: no iperf3 result"
     echo "RESULT $label tcp_streams=$streams gbit_s=$rate"
+    if [ "$streams" = 1 ] && ! awk -v r="$rate" -v m="$MIN_GBIT" 'BEGIN { exit !(r >= m) }'; then
+        echo "SLOW: $label: TCP 1 stream $rate Gbit/s, below the minimum $MIN_GBIT"
+        slow="$slow $label:$rate"
+    fi
 }
 
 # iperf_kill LABEL: kill -9 driver A two seconds into an 8-second TCP run;
@@ -150,13 +170,22 @@ iperf_kill() {
     check_ping "$NA" "$ADDR_B"
 }
 
+# iperf_udp LABEL: UDP at UDP_MBIT for 2 s; the receiver's loss at most 1 %.
 iperf_udp() {
-    local label=$1 out
-    out=$(timeout 30 ip netns exec "$NA" iperf3 -c "$ADDR_B" -u -b 200M -t 2 -f m 2>&1) || {
-        echo "$out" | tail -5
+    local label=$1 res
+    timeout 30 ip netns exec "$NA" iperf3 -c "$ADDR_B" -u -b "${UDP_MBIT}M" -l 1200 -w 4M -t 2 -J >"$tmp/udp.$label.json" 2>&1 || {
+        tail -c 1500 "$tmp/udp.$label.json"
         fail "$label: iperf3 UDP failed"
     }
-    echo "RESULT $label udp $(echo "$out" | awk '/receiver/ { $1 = $2 = ""; print }')"
+    res=$(python3 -c '
+import json, sys
+s = json.load(open(sys.argv[1]))["end"]["sum"]
+print(s["packets"], s["lost_packets"], "%.3f" % s["lost_percent"], "%.1f" % (s["bits_per_second"] / 1e6))' "$tmp/udp.$label.json") ||
+        fail "$label: cannot read the iperf3 UDP result: $(tail -c 1500 "$tmp/udp.$label.json")"
+    read -r pkts lost pct mbit <<<"$res"
+    echo "RESULT $label udp ${UDP_MBIT}M: $pkts datagrams, $lost lost ($pct %), $mbit Mbit/s received"
+    [ "$pkts" -gt 0 ] || fail "$label: UDP: no datagram counted"
+    [ $((lost * 100)) -le "$pkts" ] || fail "$label: UDP at ${UDP_MBIT} Mbit/s lost $lost of $pkts datagrams ($pct %), more than 1 %"
 }
 
 ip netns exec "$NB" iperf3 -s -p 5201 >"$tmp/iperf-server.log" 2>&1 &
@@ -196,4 +225,8 @@ gso=$(ctr csum A rx_gso_pkts)
 [ "${gso:-0}" -eq 0 ] || fail "csum: GSO frames without TSO ($gso)"
 [ "$(ctr csum A rx_chain_max)" -le 1 ] || fail "csum: chains without TSO"
 
+if [ -n "$slow" ]; then
+    echo "TIMING: TCP 1 stream below $MIN_GBIT Gbit/s in:$slow (every other check passed)"
+    exit 75
+fi
 echo "PASS"

@@ -15,7 +15,9 @@
 #                          hang_ms $RR_HANG_MS (default 3000) for every service,
 #                          frame_size $RR_FRAME_SIZE and every service's
 #                          sched $RR_SCHED if set; $RR_SVC_EXTRA (lines, with
-#                          \n escapes) added to every [service] section.
+#                          \n escapes) added to every [service] section; port
+#                          a's prefix length $RR_PLEN_A (default 24), port b's
+#                          mtu $RR_MTU_B.
 #                          Hosts: $RR_HOST_A (10.61.N.2), $RR_HOST_B; the
 #                          router's addresses $RR_GW_A, $RR_GW_B
 #   rr_start               `ringrouter up` (log $RR_LOG), sets $RR_PID, waits
@@ -29,6 +31,11 @@
 #                          zero or not) and $RRS[ring.NAME.counter]
 #   rr_wait SECS CMD...    run CMD every 20 ms until it succeeds, at most SECS
 #   rr_in NS CMD...        ip netns exec NS CMD...
+#   rr_netns SUFFIX        a fresh namespace rrt-PID-SUFFIX ($RR_NS), deleted at
+#                          exit, with IPv4 forwarding off (rr_no_forward)
+#   rr_resolve             pings both ways; RR_MAC_A/B the router's MACs, RR_HMAC_A/B the hosts'
+#   rr_need_hard TOOL...   fail (not skip) if a tool the test needs is missing
+#   rr_shaper_init         rr-shaper joins the snapshot of the binaries
 #   rr_trafgen_start NS DEV CFG [ARGS] / rr_trafgen_stop
 #                          trafgen (and its forked worker) by PID
 #   rr_fail MSG / rr_skip MSG / rr_ok MSG
@@ -54,6 +61,7 @@ RR_NET_A='' RR_NET_B='' RR_GW_A='' RR_GW_B='' RR_HOST_A='' RR_HOST_B=''
 declare -A RR_STATE RR_PIDS RR_RESTARTS RRS
 RR_SERVICES=(router driver-a driver-b)
 if [ -x /usr/bin/python3 ]; then RR_PY=/usr/bin/python3; else RR_PY=python3; fi
+export RR_PYLIB=$RR_ROOT/tests/lib # tests/lib/rrpkt.py, for the tests' Python
 
 rr_log_tail() {
     [ -n "$RR_LOG" ] && [ -f "$RR_LOG" ] || return 0
@@ -156,6 +164,13 @@ rr_need() { # rr_need TOOL...: skip if a tool is missing
     done
 }
 
+rr_need_hard() { # rr_need_hard TOOL...: a tool ./run installs; missing is a failure
+    local c
+    for c in "$@"; do
+        command -v "$c" >/dev/null 2>&1 || rr_fail "needs $c (./run installs it): not found"
+    done
+}
+
 rr_init() {
     RR_NAME=$1
     [ "$(id -u)" -eq 0 ] || rr_skip "needs root (creates network namespaces and TAP devices)"
@@ -196,6 +211,11 @@ rr_afxdp_init() {
     chmod 644 "$RR_T/bin/steer.bpf.o"
 }
 
+rr_shaper_init() {
+    [ -x "$RR_BIN_DIR/rr-shaper" ] || rr_fail "$RR_BIN_DIR/rr-shaper is missing: build with ninja first"
+    cp "$RR_BIN_DIR/rr-shaper" "$RR_T/bin/" && chmod 755 "$RR_T/bin/rr-shaper" || rr_fail "cannot copy rr-shaper"
+}
+
 # A host in NS_HOST behind a veth whose other end (PEER) is in NS_R, for an
 # AF_XDP port: HOST/24 on DEV, a default route via GW, TX checksum offload
 # off (veth with XDP does not complete partially offloaded checksums, so the
@@ -232,11 +252,25 @@ rr_iperf_server() { # rr_iperf_server NS ADDR PORT
     rr_wait 5 rr_listening "$1" "$3" || rr_fail "iperf3 server in $1 did not listen: $(cat "$RR_T/iperf-srv-$1.log")"
 }
 
-rr_netns() { # rr_netns SUFFIX: prints nothing, sets $RR_NS
+# rr_no_forward NS: Linux's own IPv4 forwarding off in NS, and checked off,
+# so that the kernel can never forward what ringrouter should (a new
+# namespace inherits the host's ip_forward and conf.all/default otherwise).
+rr_no_forward() {
+    local k v
+    rr_in "$1" sysctl -qw net.ipv4.ip_forward=0 net.ipv4.conf.all.forwarding=0 net.ipv4.conf.default.forwarding=0 ||
+        rr_fail "cannot turn IPv4 forwarding off in $1"
+    for k in net.ipv4.ip_forward net.ipv4.conf.all.forwarding net.ipv4.conf.default.forwarding; do
+        v=$(rr_in "$1" sysctl -n "$k") || rr_fail "sysctl $k in $1"
+        [ "$v" = 0 ] || rr_fail "$k is $v in $1 after setting it to 0"
+    done
+}
+
+rr_netns() { # rr_netns SUFFIX: prints nothing, sets $RR_NS (forwarding off: rr_no_forward)
     RR_NS=rrt-$$-$1
     ip netns add "$RR_NS" || rr_fail "ip netns add $RR_NS"
     RR_NETNS+=("$RR_NS")
     ip -n "$RR_NS" link set lo up
+    rr_no_forward "$RR_NS"
 }
 
 rr_topology() { # rr_topology [EXTRA MANIFEST TEXT]
@@ -256,8 +290,9 @@ rr_topology() { # rr_topology [EXTRA MANIFEST TEXT]
         printf '[router]\nname = rt%s\npool_buffers = 8192\nrun_dir = %s/run\n' "$$" "$RR_T"
         [ -z "${RR_FRAME_SIZE:-}" ] || printf 'frame_size = %s\n' "$RR_FRAME_SIZE"
         printf '\n'
-        printf '[port a]\ndriver = tap\nifname = %s\nnetns = %s\naddress = %s/24\n\n' "$RR_IF_A" "$RR_NS_A" "$RR_GW_A"
+        printf '[port a]\ndriver = tap\nifname = %s\nnetns = %s\naddress = %s/%s\n\n' "$RR_IF_A" "$RR_NS_A" "$RR_GW_A" "${RR_PLEN_A:-24}"
         printf '[port b]\ndriver = tap\nifname = %s\nnetns = %s\naddress = %s/24\n' "$RR_IF_B" "$RR_NS_B" "$RR_GW_B"
+        [ -z "${RR_MTU_B:-}" ] || printf 'mtu = %s\n' "$RR_MTU_B"
         # The machines here are 2 shared vCPUs; other tests' busy generators can
         # starve every process for more than the default 200 ms, which the
         # supervisor takes for a hang. These tests are about forwarding, and
@@ -398,6 +433,22 @@ rr_census_ok() {
 # The MAC a host resolved for the router's address GW in NS (after traffic).
 rr_router_mac() { # rr_router_mac NS GW
     ip -n "$1" neigh show "$2" | awk '{ for (i = 1; i < NF; i++) if ($i == "lladdr") print $(i + 1) }'
+}
+
+# rr_resolve: pings A -> B and B -> A (so both hosts and the router resolve
+# each other), then RR_MAC_A / RR_MAC_B: the router's MACs as A / B resolved
+# them, RR_HMAC_A / RR_HMAC_B: the hosts' own MACs.
+rr_resolve() {
+    local d ns dst out
+    for d in "$RR_NS_A $RR_HOST_B" "$RR_NS_B $RR_HOST_A"; do
+        read -r ns dst <<<"$d"
+        out=$(rr_in "$ns" ping -n -c 2 -i 0.2 -W 2 "$dst" 2>&1) || rr_fail "ping $dst from $ns: $out"
+    done
+    RR_MAC_A=$(rr_router_mac "$RR_NS_A" "$RR_GW_A")
+    RR_MAC_B=$(rr_router_mac "$RR_NS_B" "$RR_GW_B")
+    [ -n "$RR_MAC_A" ] && [ -n "$RR_MAC_B" ] || rr_fail "the hosts did not resolve the router's MACs"
+    RR_HMAC_A=$(rr_in "$RR_NS_A" cat "/sys/class/net/$RR_IF_A/address") || rr_fail "A's MAC"
+    RR_HMAC_B=$(rr_in "$RR_NS_B" cat "/sys/class/net/$RR_IF_B/address") || rr_fail "B's MAC"
 }
 
 # rr_trafgen_start NS DEV CFG [TRAFGEN ARGS...]: trafgen on DEV in NS, its

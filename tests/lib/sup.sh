@@ -5,7 +5,8 @@
 #
 #   sup_init NAME          root check (exit 77 if not root), binaries, temp dir
 #                          $SUP_T, EXIT trap that cleans up everything below
-#   sup_netns              a fresh, uniquely named network namespace; prints it
+#   sup_netns              a fresh, uniquely named network namespace (IPv4
+#                          forwarding off); sets $SUP_NS
 #   sup_manifest FILE [SVC.KEY=VALUE ...]
 #                          the stand-in manifest: two TAP ports, rr-passthru as
 #                          router, rr-null as drivers, restart_limit 1000;
@@ -164,6 +165,9 @@ sup_netns() { # sets $SUP_NS
     SUP_NS=rrt-$$-$SUP_NS_SEQ
     ip netns add "$SUP_NS" || sup_fail "ip netns add $SUP_NS"
     SUP_NETNS+=("$SUP_NS")
+    # The ports' TAPs live here: Linux's forwarding off, whatever the host's.
+    ip netns exec "$SUP_NS" sysctl -qw net.ipv4.ip_forward=0 net.ipv4.conf.all.forwarding=0 ||
+        sup_fail "cannot turn IPv4 forwarding off in $SUP_NS"
 }
 
 sup_manifest() { # sup_manifest FILE [SVC.KEY=VALUE ...]
