@@ -48,17 +48,22 @@ static uint64_t raw_ns(void)
 }
 
 /*
- * The control socket's directory must be ours alone: whoever can write to it
+ * run_dir, made if missing, must be ours alone: whoever can write to it
  * can put a socket of their own where `ringrouter` clients (as root) look, and
  * answer their `route add` with OK. So it must be a real directory (not a
  * symlink), owned by us, and writable by no one else. An existing one that is
- * not is refused, not repaired: it may hold someone else's files.
+ * not is refused, not repaired: it may hold someone else's files. It holds
+ * the control socket and the state a supervisor that died leaves for the next
+ * (xsk.c), so it is checked before anything is set up.
  */
-static int run_dir_ours(const char *dir, struct ipc_err *err)
+int sup_run_dir(const struct sup *s, struct ipc_err *err)
 {
+    const char *dir = s->m.router.run_dir;
+    if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+        return ipc_errf(err, -errno, "run_dir %s: %s", dir, strerror(errno));
     struct stat lst;
     if (lstat(dir, &lst) == 0 && S_ISLNK(lst.st_mode))
-        return ipc_errf(err, -ELOOP, "run_dir %s: a symbolic link; it must be a directory of its own", dir);
+        return ipc_errf(err, -EPERM, "run_dir %s: a symbolic link; it must be a directory of its own", dir);
     /* O_NOFOLLOW: a link swapped in after the lstat is refused, not followed. */
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0)
@@ -82,9 +87,7 @@ int sup_ctl_listen(struct sup *s, struct ipc_err *err)
     ctl_raw0 = raw_ns();
     ctl_tsc0 = ipc_cycles();
     const char *dir = s->m.router.run_dir;
-    if (mkdir(dir, 0700) < 0 && errno != EEXIST)
-        return ipc_errf(err, -errno, "run_dir %s: %s", dir, strerror(errno));
-    int ret = run_dir_ours(dir, err);
+    int ret = sup_run_dir(s, err);
     if (ret < 0)
         return ret;
     int n = snprintf(s->sock_path, sizeof(s->sock_path), "%s/control.sock", dir);

@@ -436,6 +436,8 @@ int sup_setup(struct sup *s, struct ipc_err *err)
         s->svcs[i] = (struct sup_svc){.wake_fd = -1, .stats_fd = -1, .cfg_fd = -1, .dev_fd = -1, .mbox_fd = -1, .pidfd = -1,
                                       .notify_fd = -1, .sb_pidfd = -1, .sb_notify_fd = -1, .sb_go_fd = -1};
     find_bindir(s);
+    if ((ret = sup_run_dir(s, err)) < 0)
+        return ret;
     ret = resolve_ids(s, err);
     if (ret < 0)
         return ret;

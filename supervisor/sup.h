@@ -200,6 +200,7 @@ int sup_watch_standby(struct sup *s, struct sup_svc *v);
 void sup_unwatch(struct sup *s, struct sup_svc *v);
 
 /* ctl.c: the requests */
+int sup_run_dir(const struct sup *s, struct ipc_err *err);
 int sup_ctl_listen(struct sup *s, struct ipc_err *err);
 bool sup_ctl_handle(struct sup *s, char *req, FILE *f, struct sup_shaper_wait *w);
 int sup_ctl_client(const char *sock, int argc, char **argv);

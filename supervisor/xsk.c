@@ -201,6 +201,39 @@ fail:;
     return e;
 }
 
+#define XSK_PROG_NAME "rr_steer" /* the program's function in drivers/afxdp/steer.bpf.c */
+
+/*
+ * A supervisor that did not stop (kill -9, a crash) leaves its steering
+ * program on the device, and the next attach would fail: "Device or resource
+ * busy". Ours is told by its name and detached; a device that also holds a
+ * program of anyone else's is left alone, and the attach then says so.
+ */
+static void xsk_detach_stale(struct xsk_req *q)
+{
+    struct xdp_multiprog *mp = xdp_multiprog__get_from_ifindex(q->x->ifindex);
+    if (!mp || libxdp_get_error(mp))
+        return; /* nothing attached */
+    unsigned ours = 0, others = 0;
+    if (xdp_multiprog__is_legacy(mp)) {
+        const struct xdp_program *p = xdp_multiprog__main_prog(mp);
+        if (p && strcmp(xdp_program__name(p), XSK_PROG_NAME) == 0)
+            ours++;
+        else if (p)
+            others++;
+    } else {
+        for (struct xdp_program *p = xdp_multiprog__next_prog(NULL, mp); p; p = xdp_multiprog__next_prog(p, mp))
+            strcmp(xdp_program__name(p), XSK_PROG_NAME) == 0 ? ours++ : others++;
+    }
+    if (ours && !others) {
+        int ret = xdp_multiprog__detach(mp);
+        sup_log("port %s: %s a steering program a supervisor that did not stop left on %s%s%s", q->p->name,
+                ret < 0 ? "could not detach" : "detached", q->p->ifname, ret < 0 ? ": " : "",
+                ret < 0 ? strerror(-ret) : "");
+    }
+    xdp_multiprog__close(mp);
+}
+
 static int xsk_attach(struct xsk_req *q, enum xdp_attach_mode mode)
 {
     int ret = xdp_program__attach(q->x->prog, q->x->ifindex, mode, 0);
@@ -327,6 +360,60 @@ static int napi_knobs(const char *ifname, const uint32_t set[2], uint32_t old[2]
 }
 
 /*
+ * The device's own NAPI knob values, as we first found them, in
+ * RUN_DIR/napi.PORT ("napi_defer_hard_irqs gro_flush_timeout"): written once
+ * before the supervisor changes them, removed once it has put them back. A
+ * supervisor that died leaves the file, so the next one restores the
+ * originals rather than the dead one's settings, which it would otherwise
+ * find on the device and take for them.
+ */
+static void knob_state_path(const struct sup *s, const struct sup_port *p, char *path, size_t len)
+{
+    snprintf(path, len, "%s/napi.%s", s->m.router.run_dir, p->name);
+}
+
+static int knob_state_read(const struct sup *s, const struct sup_port *p, uint32_t orig[2])
+{
+    char path[SUP_PATH_MAX + 32];
+    knob_state_path(s, p, path, sizeof(path));
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    char buf[64];
+    ssize_t n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    unsigned a, b;
+    if (n <= 0 || (buf[n] = '\0', sscanf(buf, "%u %u", &a, &b)) != 2) {
+        sup_log("port %s: %s is not \"N N\"; ignoring it", p->name, path);
+        return -EINVAL;
+    }
+    orig[0] = a;
+    orig[1] = b;
+    return 0;
+}
+
+static void knob_state_write(const struct sup *s, const struct sup_port *p, const uint32_t orig[2])
+{
+    char path[SUP_PATH_MAX + 32];
+    knob_state_path(s, p, path, sizeof(path));
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        sup_log("port %s: warning: %s: %s (a crash now would leave %s's NAPI knobs set)", p->name, path,
+                strerror(errno), p->ifname);
+        return;
+    }
+    dprintf(fd, "%u %u\n", orig[0], orig[1]);
+    close(fd);
+}
+
+static void knob_state_remove(const struct sup *s, const struct sup_port *p)
+{
+    char path[SUP_PATH_MAX + 32];
+    knob_state_path(s, p, path, sizeof(path));
+    unlink(path);
+}
+
+/*
  * SO_PREFER_BUSY_POLL with SO_BUSY_POLL and SO_BUSY_POLL_BUDGET: the
  * driver's recvfrom and sendto then run the device's NAPI on the driver's
  * own CPU (veth's included), the way DPDK's af_xdp driver works, so that
@@ -354,12 +441,24 @@ static int xsk_busy_poll(struct xsk_req *q, int fd)
     uint32_t set[2] = {p->napi_defer_hard_irqs, p->gro_flush_timeout};
     char msg[160];
     int ret = napi_knobs(p->ifname, set, q->x->knob_old, false, msg, sizeof(msg));
-    if (ret < 0)
+    if (ret < 0) {
         sup_log("port %s: warning: could not set %s's NAPI knobs (%s); busy polling works without them, "
                 "but the device's interrupts then compete with the driver",
                 p->name, p->ifname, msg);
-    else
-        q->x->knobs_set = true;
+        return 0;
+    }
+    q->x->knobs_set = true;
+    /* What we found may be a dead supervisor's settings: the originals are
+     * the ones it recorded. Record them once, before they are ours. */
+    uint32_t orig[2];
+    if (knob_state_read(q->s, p, orig) == 0) {
+        memcpy(q->x->knob_old, orig, sizeof(orig));
+        sup_log("port %s: %s's NAPI knobs were left set by a supervisor that did not stop; the originals "
+                "(%u, %u) will be restored",
+                p->name, p->ifname, orig[0], orig[1]);
+    } else {
+        knob_state_write(q->s, p, q->x->knob_old);
+    }
     return 0;
 }
 
@@ -432,6 +531,17 @@ static int xsk_open_in_ns(void *arg)
     x->fd = fd;
     if (p->busy_poll && (ret = xsk_busy_poll(q, fd)) < 0)
         goto out_fd;
+    uint32_t orig[2];
+    if (!p->busy_poll && !x->queue && knob_state_read(q->s, p, orig) == 0) {
+        /* A dead supervisor's knobs, and this one leaves them alone: put back
+         * the originals it recorded. */
+        char msg[160];
+        if (napi_knobs(p->ifname, orig, NULL, true, msg, sizeof(msg)) < 0)
+            sup_log("port %s: restoring %s's NAPI knobs left by a supervisor that did not stop: %s", p->name,
+                    p->ifname, msg);
+        else
+            knob_state_remove(q->s, p);
+    }
     if (q->first) { /* the port's program is loaded: our queue's slot in its socket map */
         uint32_t qi = (uint32_t)x->queue;
         int xm = map_fd(q->first->prog, "xsks");
@@ -457,6 +567,7 @@ static int xsk_open_in_ns(void *arg)
         ret = ipc_errf(q->err, (int)perr, "port %s: loading %s: %s", p->name, path, strerror((int)-perr));
         goto out_fd;
     }
+    xsk_detach_stale(q);
     if (p->xdp_mode == SUP_XDP_SKB) {
         ret = xsk_attach(q, XDP_MODE_SKB);
     } else {
@@ -541,6 +652,7 @@ int sup_xsk_open(struct sup *s, int port, int queue, int *fd, uint16_t *kown, st
 }
 
 struct xsk_detach_req {
+    const struct sup *s;
     struct sup_xsk_port *x;
     const struct sup_port *p;
 };
@@ -559,6 +671,8 @@ static int xsk_detach_in_ns(void *arg)
         char msg[160];
         if (napi_knobs(d->p->ifname, x->knob_old, NULL, true, msg, sizeof(msg)) < 0)
             sup_log("port %s: restoring %s's NAPI knobs: %s", d->p->name, d->p->ifname, msg);
+        else
+            knob_state_remove(d->s, d->p);
         x->knobs_set = false;
     }
     return ret;
@@ -573,7 +687,7 @@ void sup_xsk_release(struct sup *s)
         const struct sup_port *p = &s->m.ports[x->port];
         if (x->prog || x->knobs_set) {
             struct ipc_err err = {{0}};
-            struct xsk_detach_req d = {.x = x, .p = p};
+            struct xsk_detach_req d = {.s = s, .x = x, .p = p};
             int ret = sup_in_netns(p->netns, xsk_detach_in_ns, &d, &err);
             if (ret < 0)
                 sup_log("port %s: detaching the XDP program from %s: %s", p->name, p->ifname,

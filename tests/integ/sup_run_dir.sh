@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # tests/integ/sup_run_dir.sh: the control socket's run_dir must be the
-# supervisor's alone (supervisor/ctl.c). `up` refuses, with exit 111 and a
+# supervisor's alone (supervisor/ctl.c). `up` refuses, with exit 100 and a
 # message naming the directory and what is wrong, a run_dir that is
 #   - owned by another user (nobody could replace the socket and answer
 #     root's requests),
@@ -21,15 +21,15 @@ bad() {
     fails=$((fails + 1))
 }
 
-# up_refused DIR WANT: `up` with run_dir = DIR exits 111 at once, saying WANT.
+# up_refused DIR WANT: `up` with run_dir = DIR exits 100 at once, saying WANT.
 up_refused() {
     local dir=$1 want=$2 log=$SUP_T/log.refused rc
     sed "s|^run_dir = .*|run_dir = $dir|" "$SUP_T/m.ini" >"$SUP_T/m2.ini"
     : >"$log"
     timeout 10 ip netns exec "$NS" "$RR" up -c "$SUP_T/m2.ini" 2>"$log"
     rc=$?
-    [ "$rc" = 111 ] || bad "run_dir $dir: up exited $rc, expected 111"
-    grep -qxF "ringrouter: $want" "$log" || bad "run_dir $dir: expected \"ringrouter: $want\", got: $(grep -v census "$log" | tail -n 3)"
+    [ "$rc" = 100 ] || bad "run_dir $dir: up exited $rc, expected 100"
+    grep -qxF "ringrouter: setup: $want" "$log" || bad "run_dir $dir: expected \"ringrouter: setup: $want\", got: $(grep -v census "$log" | tail -n 3)"
     [ ! -e "$dir/control.sock" ] || bad "run_dir $dir: a control.sock was made there"
     echo "run_dir $dir: exit $rc: $want"
 }

@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# tests/integ/afxdp_sup_crash.sh: after a supervisor that did not stop (kill
+# -9), the next `up` on the same AF_XDP ports finds a clean slate
+# (supervisor/xsk.c):
+#   - the dead one's steering program is still on the devices and its NAPI
+#     knobs still set, and RUN_DIR/napi.PORT holds the originals;
+#   - the next `up` detaches the stale program (said in the log) instead of
+#     failing with "Device or resource busy", forwards, and says the
+#     originals will be restored;
+#   - a clean stop then restores the ORIGINAL knob values (not the dead
+#     supervisor's, which it found on the device), removes the state files
+#     and leaves no XDP program;
+#   - a port that now has busy_poll = no gets the originals back at start.
+#
+#   ns A --veth xa0|xa1-- [ns R: ringrouter] --veth xb1|xb0-- ns B
+set -u
+. "$(dirname "$0")/../lib/router.sh"
+rr_init afxdp_sup_crash
+rr_afxdp_init
+
+rr_three_ns 73 74
+rr_veth_host "$NS_A" xa0 xa1 "$NS_R" "$HOST_A" "$GW_A"
+rr_veth_host "$NS_B" xb0 xb1 "$NS_R" "$HOST_B" "$GW_B"
+knobs() { # knobs DEV: "napi_defer_hard_irqs gro_flush_timeout" of DEV in R
+    echo "$(rr_in "$NS_R" cat /sys/class/net/"$1"/napi_defer_hard_irqs) $(rr_in "$NS_R" cat /sys/class/net/"$1"/gro_flush_timeout)"
+}
+link_xdp() { ip -n "$NS_R" link show "$1" | head -n 1 | grep -Eo ' xdp[a-z]* ' | tr -d ' '; }
+orig_a=$(knobs xa1)
+orig_b=$(knobs xb1)
+
+# manifest LABEL PORT_A_KEYS: both ports AF_XDP, busy polling as the keys say.
+manifest() {
+    {
+        printf '[router]\nname = as%s\npool_buffers = 8192\nrun_dir = %s/run\n\n' "$$" "$RR_T"
+        printf '[port a]\ndriver = afxdp\nifname = xa1\naddress = %s/24\n%s\n\n' "$GW_A" "$2"
+        printf '[port b]\ndriver = afxdp\nifname = xb1\naddress = %s/24\n' "$GW_B"
+    } >"$RR_T/$1.ini"
+}
+up() { # up LABEL: start on LABEL's manifest, wait until every service is up
+    ip netns exec "$NS_R" "$RR" up -c "$RR_T/$1.ini" 2>>"$RR_LOG" &
+    RR_PID=$!
+    rr_wait 10 eval 'rr_all_up || ! rr_alive $RR_PID' || rr_fail "$1: not every service was up within 10 s"
+    rr_alive "$RR_PID" || rr_fail "$1: the supervisor exited at start: $(tail -n 3 "$RR_LOG")"
+}
+ping_ok() {
+    local out
+    out=$(rr_in "$NS_A" ping -n -c 3 -i 0.2 -W 2 "$HOST_B" 2>&1) || rr_fail "$1: ping A -> B: $out"
+}
+logged() { grep -qxF "ringrouter: $1" "$RR_LOG" || rr_fail "no log line \"ringrouter: $1\""; }
+
+# 1. Up with busy polling; then kill -9 the supervisor.
+manifest busy ''
+up busy
+ping_ok "first up"
+set_a=$(knobs xa1)
+[ "$set_a" != "$orig_a" ] || rr_fail "busy polling did not change xa1's NAPI knobs ($set_a)"
+rr_status
+pids=("${RR_PIDS[@]}")
+kill -KILL "$RR_PID"
+wait "$RR_PID" 2>/dev/null
+RR_PID=
+gone() { local p; for p in "${pids[@]}"; do [ ! -d /proc/"$p" ] || return 1; done; }
+rr_wait 5 gone || rr_fail "services outlived the supervisor's kill -9 by 5 s (pids ${pids[*]})"
+[ -n "$(link_xdp xa1)" ] || rr_fail "after kill -9 no program is left on xa1: nothing to test"
+[ "$(knobs xa1)" = "$set_a" ] || rr_fail "after kill -9 xa1's knobs are $(knobs xa1), expected the dead one's $set_a"
+[ "$(cat "$RR_T/run/napi.a")" = "$orig_a" ] || rr_fail "RUN_DIR/napi.a holds \"$(cat "$RR_T/run/napi.a" 2>&1)\", expected \"$orig_a\""
+rr_ok "kill -9: program and knobs ($set_a) left on xa1, the originals ($orig_a) in RUN_DIR/napi.a"
+
+# 2. The next up: clean slate.
+: >"$RR_LOG"
+up busy
+logged "port a: detached a steering program a supervisor that did not stop left on xa1"
+logged "port b: detached a steering program a supervisor that did not stop left on xb1"
+read -r oa1 oa2 <<<"$orig_a"
+logged "port a: xa1's NAPI knobs were left set by a supervisor that did not stop; the originals ($oa1, $oa2) will be restored"
+ping_ok "second up"
+rr_stop
+rr_census_ok
+for d in xa1 xb1; do
+    [ -z "$(link_xdp $d)" ] || rr_fail "an XDP program is still on $d after a clean stop"
+done
+[ "$(knobs xa1)" = "$orig_a" ] || rr_fail "xa1's knobs are $(knobs xa1) after a clean stop, expected the originals $orig_a"
+[ "$(knobs xb1)" = "$orig_b" ] || rr_fail "xb1's knobs are $(knobs xb1) after a clean stop, expected the originals $orig_b"
+[ ! -e "$RR_T/run/napi.a" ] && [ ! -e "$RR_T/run/napi.b" ] || rr_fail "state files left after a clean stop: $(ls "$RR_T/run")"
+rr_ok "second up: stale programs detached, forwarding, a clean stop restored $orig_a / $orig_b"
+
+# 3. Killed again, then up with busy_poll = no on port a: its originals come back at start.
+: >"$RR_LOG"
+up busy
+rr_status
+pids=("${RR_PIDS[@]}")
+kill -KILL "$RR_PID"
+wait "$RR_PID" 2>/dev/null
+RR_PID=
+rr_wait 5 gone || rr_fail "services outlived the supervisor's second kill -9 by 5 s"
+manifest nobusy 'busy_poll = no'
+: >"$RR_LOG"
+up nobusy
+[ "$(knobs xa1)" = "$orig_a" ] || rr_fail "busy_poll = no: xa1's knobs are $(knobs xa1) at start, expected the originals $orig_a"
+[ ! -e "$RR_T/run/napi.a" ] || rr_fail "busy_poll = no: RUN_DIR/napi.a is still there"
+ping_ok "busy_poll = no"
+rr_stop
+rr_census_ok
+[ "$(knobs xb1)" = "$orig_b" ] || rr_fail "xb1's knobs are $(knobs xb1) after the last stop, expected $orig_b"
+rr_ok "busy_poll = no after a kill -9: xa1's originals restored at start"
+echo "PASS afxdp_sup_crash"
