@@ -256,11 +256,41 @@ void sup_standby_spawn(struct sup *s, struct sup_svc *v)
 }
 
 /* Promote the standby: it becomes the running instance. */
+/*
+ * The scheduler state of @pid (/proc/PID/stat's third field), '?' if it is
+ * gone. The command name in parentheses may itself hold ')' or spaces: the
+ * state follows the last ')'.
+ */
+static char proc_state(pid_t pid)
+{
+    char path[32], buf[512];
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return '?';
+    ssize_t n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0)
+        return '?';
+    buf[n] = '\0';
+    char *rp = strrchr(buf, ')');
+    return rp && rp[1] == ' ' && rp[2] ? rp[2] : '?';
+}
+
 bool sup_standby_activate(struct sup *s, struct sup_svc *v)
 {
-    (void)s;
     if (v->sb_pid <= 0)
         return false;
+    /* A standby someone stopped (SIGSTOP) or is tracing would take the go
+     * and never report ready: the port would be down until the ready
+     * timeout. Start afresh instead, at the cost of an exec. */
+    char st = proc_state(v->sb_pid);
+    if (st == 'T' || st == 't' || st == 'Z' || st == 'X' || st == '?') {
+        sup_log("%s: standby pid %d is %s; starting a new instance instead", v->name, (int)v->sb_pid,
+                st == 'T' ? "stopped" : st == 't' ? "being traced" : "gone");
+        sup_standby_dismiss(s, v);
+        return false;
+    }
     ssize_t r = write(v->sb_go_fd, "g", 1);
     close(v->sb_go_fd);
     v->sb_go_fd = -1;
