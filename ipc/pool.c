@@ -443,23 +443,25 @@ void ipc_pool_detach(struct ipc_pool *pool)
 
 /* Mark the frames of the packets in @rings' published ranges in @bits;
  * returns the number of frames marked twice. */
-static uint32_t mark_rings(const struct ipc_pool *pool, struct ipc_ring_shared *const *rings, unsigned nrings,
+static uint32_t mark_rings(const struct ipc_pool *pool, const struct ipc_ring_ref *rings, unsigned nrings,
                            uint16_t only, uint8_t *bits, uint32_t *marked)
 {
     uint32_t dup = 0;
     for (unsigned r = 0; r < nrings; r++) {
-        struct ipc_ring_shared *sh = rings[r];
-        if (only != IPC_OWNER_FREE && sh->prod_owner != only && sh->cons_owner != only)
+        const struct ipc_ring_ref *ref = &rings[r];
+        struct ipc_ring_shared *sh = ref->sh;
+        if (only != IPC_OWNER_FREE && ref->prod_owner != only && ref->cons_owner != only)
             continue;
         /* cons first, with acquire: a slot consumed before this load was
          * re-owned by the consumer before it released, so reclaim cannot
-         * mistake it for the dead producer's. */
+         * mistake it for the dead producer's. The indices are the ends'
+         * to write, so they bound nothing: the private size does. */
         uint32_t cons = ipc_ld_acq(&sh->cons);
         uint32_t prod = ipc_ld_acq(&sh->prod);
-        if (prod - cons > sh->size)
+        if (prod - cons > ref->size)
             continue;
         for (uint32_t i = cons; i != prod; i++) {
-            ipc_buf b = sh->slots[i & sh->mask];
+            ipc_buf b = sh->slots[i & (ref->size - 1)];
             for (uint32_t k = 0; b < pool->nbufs && k < IPC_CHAIN_MAX; k++) {
                 if (bits[b])
                     dup++;
@@ -476,24 +478,25 @@ static uint32_t mark_rings(const struct ipc_pool *pool, struct ipc_ring_shared *
 /* A dead consumer's input ring: packets in the published range that it had
  * re-owned before dying return to the producer's id. The producer is alive
  * but never touches published slots, and the consumer is dead. */
-static void give_back_unreleased(struct ipc_pool *pool, struct ipc_ring_shared *sh, uint16_t dead)
+static void give_back_unreleased(struct ipc_pool *pool, const struct ipc_ring_ref *ref, uint16_t dead)
 {
+    struct ipc_ring_shared *sh = ref->sh;
     uint32_t cons = ipc_ld_acq(&sh->cons);
     uint32_t prod = ipc_ld_acq(&sh->prod);
-    if (prod - cons > sh->size)
+    if (prod - cons > ref->size)
         return;
     for (uint32_t i = cons; i != prod; i++) {
-        ipc_buf b = sh->slots[i & sh->mask];
+        ipc_buf b = sh->slots[i & (ref->size - 1)];
         for (uint32_t k = 0; b < pool->nbufs && k < IPC_CHAIN_MAX; k++) {
             if (ipc_pool_owner(pool, b) != dead)
                 break;
-            ipc_st_rlx(&pool->meta[b].owner, sh->prod_owner);
+            ipc_st_rlx(&pool->meta[b].owner, ref->prod_owner);
             b = pool->meta[b].next;
         }
     }
 }
 
-int ipc_pool_reclaim(struct ipc_pool *pool, uint16_t dead, struct ipc_ring_shared *const *rings, unsigned nrings)
+int ipc_pool_reclaim(struct ipc_pool *pool, uint16_t dead, const struct ipc_ring_ref *rings, unsigned nrings)
 {
     if (dead == IPC_OWNER_FREE || dead == pool->self || dead > IPC_OWNER_SERVICE_MAX)
         return -EINVAL;
@@ -529,8 +532,8 @@ int ipc_pool_reclaim(struct ipc_pool *pool, uint16_t dead, struct ipc_ring_share
         return -ENOMEM;
     mark_rings(pool, rings, nrings, dead, in_ring, NULL);
     for (unsigned r = 0; r < nrings; r++)
-        if (rings[r]->cons_owner == dead && rings[r]->prod_owner != dead)
-            give_back_unreleased(pool, rings[r], dead);
+        if (rings[r].cons_owner == dead && rings[r].prod_owner != dead)
+            give_back_unreleased(pool, &rings[r], dead);
 
     /* 3. Everything else with the dead id was held privately: free it. */
     for (ipc_buf b = 0; b < pool->nbufs; b++) {
@@ -546,7 +549,7 @@ int ipc_pool_reclaim(struct ipc_pool *pool, uint16_t dead, struct ipc_ring_share
     return reclaimed;
 }
 
-int ipc_pool_census(const struct ipc_pool *pool, struct ipc_ring_shared *const *rings, unsigned nrings,
+int ipc_pool_census(const struct ipc_pool *pool, const struct ipc_ring_ref *rings, unsigned nrings,
                     struct ipc_census *c)
 {
     memset(c, 0, sizeof(*c));

@@ -251,14 +251,14 @@ uint32_t ipc_pool_give(struct ipc_pool *pool, const ipc_buf *bufs, uint32_t n, u
  * (the rings it produced or consumed). Safe while the other processes run.
  * Returns the number of frames reclaimed.
  */
-int ipc_pool_reclaim(struct ipc_pool *pool, uint16_t dead, struct ipc_ring_shared *const *rings, unsigned nrings);
+int ipc_pool_reclaim(struct ipc_pool *pool, uint16_t dead, const struct ipc_ring_ref *rings, unsigned nrings);
 
 /**
  * Count where every buffer is, with @rings the rings of the graph. Meant for
  * a quiet graph (no process mid-operation). Returns 0 when each buffer is in
  * exactly one place, -EUCLEAN otherwise (lost, duplicated or bad owner).
  */
-int ipc_pool_census(const struct ipc_pool *pool, struct ipc_ring_shared *const *rings, unsigned nrings,
+int ipc_pool_census(const struct ipc_pool *pool, const struct ipc_ring_ref *rings, unsigned nrings,
                     struct ipc_census *out);
 
 static inline struct ipc_meta *ipc_pool_meta(const struct ipc_pool *pool, ipc_buf b)

@@ -95,3 +95,16 @@ void ipc_ring_cons_init(struct ipc_ring_cons *c, struct ipc_ring_shared *sh)
     c->head = c->pub;
     c->cached_prod = ipc_ld_acq(&sh->prod);
 }
+
+bool ipc_ring_ref_repair(const struct ipc_ring_ref *r)
+{
+    struct ipc_ring_shared *sh = r->sh;
+    if (sh->size == r->size && sh->mask == r->size - 1 && sh->prod_owner == r->prod_owner &&
+        sh->cons_owner == r->cons_owner)
+        return false;
+    sh->size = r->size;
+    sh->mask = r->size - 1;
+    sh->prod_owner = r->prod_owner;
+    sh->cons_owner = r->cons_owner;
+    return true;
+}

@@ -86,6 +86,31 @@ _Static_assert(offsetof(struct ipc_ring_shared, cons) == 192, "ring: consumer li
 _Static_assert(offsetof(struct ipc_ring_shared, need_wake) == 256, "ring: wake line");
 _Static_assert(offsetof(struct ipc_ring_shared, slots) == 320, "ring: slots after the wake line");
 
+/*
+ * A ring as its creator knows it: the shared header, and a private copy of
+ * the geometry and owners it wrote there. The header is writable by the
+ * ring's two ends, so code that must not trust them (the supervisor's reclaim
+ * and census) reads the copy, and ipc_ring_ref_repair() puts the header back.
+ * Take the copy when the ring is created, before any service maps it.
+ */
+struct ipc_ring_ref {
+    struct ipc_ring_shared *sh;
+    uint32_t size; /* a power of two; the slot array's length */
+    uint16_t prod_owner, cons_owner;
+};
+
+static inline struct ipc_ring_ref ipc_ring_ref_take(struct ipc_ring_shared *sh)
+{
+    return (struct ipc_ring_ref){.sh = sh, .size = sh->size, .prod_owner = sh->prod_owner, .cons_owner = sh->cons_owner};
+}
+
+/**
+ * Rewrite @r's immutable header fields from the private copy if someone
+ * changed them. Returns true if they had been changed (corruption, to count
+ * and log), false if they were intact.
+ */
+bool ipc_ring_ref_repair(const struct ipc_ring_ref *r);
+
 /* Producer end, private to the producing process. Do not touch the fields. */
 struct ipc_ring_prod {
     struct ipc_ring_shared *sh;

@@ -172,7 +172,8 @@ static int final_census(struct sup *s)
     int drained = sup_drain_rings(s);
     ipc_pool_flush(&s->pool);
     struct ipc_census c;
-    int ret = ipc_pool_census(&s->pool, s->ring_sh, (unsigned)s->nrings, &c);
+    sup_rings_repair(s, NULL, s->nrings);
+    int ret = ipc_pool_census(&s->pool, s->ring_ref, (unsigned)s->nrings, &c);
     if (ret == 0 && c.free == c.total) {
         sup_log("census: all %u buffers free (%d packets drained from rings)", c.total, drained);
         return 0;

@@ -85,14 +85,33 @@ static void describe_exit(struct sup_svc *v, int status)
         snprintf(v->last_exit, sizeof(v->last_exit), "ended (status %#x)", status);
 }
 
+/*
+ * Rings @idx[0..n) (all of them if @idx is NULL): a ring's size and owners
+ * are fixed at creation, but its two ends can write them, and a dead or
+ * hostile one may have. Put back what was changed, and say so: reclaim and
+ * the census read the supervisor's own copy either way.
+ */
+void sup_rings_repair(struct sup *s, const int *idx, int n)
+{
+    for (int i = 0; i < n; i++) {
+        int r = idx ? idx[i] : i;
+        if (ipc_ring_ref_repair(&s->ring_ref[r]))
+            sup_log("ring %s: its header's size or owners were overwritten; repaired", s->rings[r].name);
+    }
+}
+
 static void reclaim(struct sup *s, struct sup_svc *v)
 {
-    struct ipc_ring_shared *rings[2 * IPC_SVC_MAX_RINGS];
+    struct ipc_ring_ref rings[2 * IPC_SVC_MAX_RINGS];
+    int idx[2 * IPC_SVC_MAX_RINGS];
     unsigned n = 0;
     for (int i = 0; i < v->n_in; i++)
-        rings[n++] = s->rings[v->in[i]].sh;
+        idx[n++] = v->in[i];
     for (int i = 0; i < v->n_out; i++)
-        rings[n++] = s->rings[v->out[i]].sh;
+        idx[n++] = v->out[i];
+    sup_rings_repair(s, idx, (int)n);
+    for (unsigned i = 0; i < n; i++)
+        rings[i] = s->ring_ref[idx[i]];
     int r = ipc_pool_reclaim(&s->pool, v->owner, rings, n);
     if (r < 0)
         sup_log("%s: reclaim failed: %s", v->name, strerror(-r));

@@ -71,7 +71,7 @@ static int add_ring(struct sup *s, const char *prefix, int port, int queue, int 
                               s->svcs[cons].owner, 0, &r->fd, &r->sh, err);
     if (ret < 0)
         return ret;
-    s->ring_sh[s->nrings] = r->sh;
+    s->ring_ref[s->nrings] = ipc_ring_ref_take(r->sh);
     struct sup_svc *p = &s->svcs[prod], *c = &s->svcs[cons];
     p->out[p->n_out++] = s->nrings;
     c->in[c->n_in++] = s->nrings;

@@ -155,7 +155,7 @@ struct sup {
 
     struct sup_ring rings[SUP_MAX_RINGS];
     int nrings;
-    struct ipc_ring_shared *ring_sh[SUP_MAX_RINGS];
+    struct ipc_ring_ref ring_ref[SUP_MAX_RINGS]; /* each ring's geometry and owners as created: trusted */
 
     struct sup_svc svcs[SUP_MAX_SERVICES];
     int nsvcs;
@@ -192,6 +192,7 @@ enum sup_event { SUP_EV_EXIT, SUP_EV_READY, SUP_EV_TIMEOUT, SUP_EV_HANG, SUP_EV_
 void sup_event(struct sup *s, struct sup_svc *v, enum sup_event ev, int status);
 const char *sup_state_name(enum sup_state st);
 void sup_check_timers(struct sup *s, uint64_t now);
+void sup_rings_repair(struct sup *s, const int *idx, int n);
 
 /* loop.c */
 int sup_run(struct sup *s);

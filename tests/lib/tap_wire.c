@@ -251,7 +251,7 @@ static int restart_a(struct wire *w)
         fprintf(stderr, "tap_wire: driver-a did not die of SIGKILL (status %#x)\n", st);
         return -1;
     }
-    struct ipc_ring_shared *rings[3] = {w->sh[R_A_RX], w->sh[R_A_TX], w->sh[R_A_INJ]};
+    struct ipc_ring_ref rings[3] = {ipc_ring_ref_take(w->sh[R_A_RX]), ipc_ring_ref_take(w->sh[R_A_TX]), ipc_ring_ref_take(w->sh[R_A_INJ])};
     int n = ipc_pool_reclaim(&w->pool, W_OWNER_A, rings, 3);
     if (n < 0 || t_svc_restart(&w->a, w->bin, &err) < 0 || t_svc_wait_ready(&w->a, 5000) != 1) {
         fprintf(stderr, "tap_wire: restarting driver-a: %s\n", err.msg[0] ? err.msg : "not ready");
@@ -409,7 +409,10 @@ int main(int argc, char **argv)
      * free or in a ring; nobody holds any. */
     ipc_pool_flush(&w.pool);
     struct ipc_census cs;
-    int cr = ipc_pool_census(&w.pool, w.sh, R_N, &cs);
+    struct ipc_ring_ref refs[R_N];
+    for (int r = 0; r < R_N; r++)
+        refs[r] = ipc_ring_ref_take(w.sh[r]);
+    int cr = ipc_pool_census(&w.pool, refs, R_N, &cs);
     int balanced = cr == 0 && cs.held == 0 && cs.kernel == 0 && cs.free + cs.in_rings == cs.total;
     printf("census: total %u free %u in_rings %u held %u (a %u b %u wire %u) kernel %u lost %u dup %u bad_owner %u: "
            "%s\n",

@@ -606,7 +606,7 @@ static void t_check_end(struct t_setup *s, struct t_end *prod, struct ipc_pool *
     assert_true(cs->wakeups <= prod->st.wakes_out);
     assert_true(prod->st.wakeups <= cs->wakes_out);
 
-    struct ipc_ring_shared *rings[2] = {s->a, s->b};
+    struct ipc_ring_ref rings[2] = {ipc_ring_ref_take(s->a), ipc_ring_ref_take(s->b)};
     struct ipc_census c;
     int ret = ipc_pool_census(pool, rings, 2, &c);
     if (ret != 0 || c.free != T_NBUFS || c.in_rings != 0 || c.held != 0)

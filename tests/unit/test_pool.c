@@ -67,7 +67,7 @@ static int t_teardown(void **state)
 static struct ipc_census t_census(struct t_fix *f)
 {
     struct ipc_census c;
-    struct ipc_ring_shared *rings[] = {f->ring};
+    struct ipc_ring_ref rings[] = {ipc_ring_ref_take(f->ring)};
     int ret = ipc_pool_census(&f->sup, rings, 1, &c);
     if (ret != 0)
         fail_msg("census does not balance: free %u rings %u held %u kernel %u lost %u dup %u bad %u of %u", c.free,
@@ -425,7 +425,7 @@ static void test_pool_validation_table(void **state)
         }
         /* A bad chain's tail frames stay with the producer that built them;
          * the producer's reclaim is what returns them. */
-        struct ipc_ring_shared *rings[] = {f->ring};
+        struct ipc_ring_ref rings[] = {ipc_ring_ref_take(f->ring)};
         int r = ipc_pool_reclaim(&f->sup, T_A, rings, 1);
         assert_true(r >= 0);
         struct ipc_census c = t_census(f);
@@ -461,7 +461,7 @@ static void test_pool_reclaim_spares_rings(void **state)
         taken[i] = ipc_ring_cons_slot(&acons, idx + i);
     assert_int_equal(ipc_pool_take(&f->a, T_B, taken, 3, back), 3);
 
-    struct ipc_ring_shared *rings[] = {f->ring, back};
+    struct ipc_ring_ref rings[] = {ipc_ring_ref_take(f->ring), ipc_ring_ref_take(back)};
     struct ipc_census c;
     assert_int_equal(ipc_pool_census(&f->sup, rings, 2, &c), 0);
     assert_int_equal(c.in_rings, 11);
@@ -497,7 +497,7 @@ static void test_pool_lend_to_kernel(void **state)
     struct ipc_census c = t_census(f);
     assert_int_equal(c.kernel, 8);
     /* Lent buffers survive their driver's death. */
-    struct ipc_ring_shared *rings[] = {f->ring};
+    struct ipc_ring_ref rings[] = {ipc_ring_ref_take(f->ring)};
     assert_int_equal(ipc_pool_reclaim(&f->sup, T_A, rings, 1), 0);
     c = t_census(f);
     assert_int_equal(c.kernel, 8);
@@ -522,7 +522,7 @@ static void test_pool_census_detects_loss_and_dup(void **state)
     /* The same buffer in a ring twice. */
     ipc_buf two[2] = {b, b};
     assert_int_equal(ipc_ring_enq_burst(&f->prod, two, 2), 2);
-    struct ipc_ring_shared *rings[] = {f->ring};
+    struct ipc_ring_ref rings[] = {ipc_ring_ref_take(f->ring)};
     assert_int_equal(ipc_pool_census(&f->sup, rings, 1, &c), -EUCLEAN);
     assert_int_equal(c.dup, 1);
     ipc_buf in[2];
@@ -530,6 +530,44 @@ static void test_pool_census_detects_loss_and_dup(void **state)
     assert_int_equal(ipc_ld_rlx(&f->ring->drop_bad_owner), 1);
     assert_int_equal(ipc_pool_free(&f->b, in, 1), 1);
     t_census(f);
+}
+
+/*
+ * A ring's two ends can write its header, so a dead (or hostile) one may have
+ * changed the size, mask and owners that reclaim and the census follow. They
+ * read the creator's private copy instead: a mask of all ones or a size of
+ * 2^31 must not send them past the slot array (ASan would see it), and owners
+ * swapped must not make them hand A's buffers to B. The repair puts the
+ * header back and says it had to.
+ */
+static void test_pool_reclaim_hostile_ring_header(void **state)
+{
+    struct t_fix *f = *state;
+    struct ipc_ring_ref ref = ipc_ring_ref_take(f->ring); /* taken at creation: trusted */
+    ipc_buf b[12];
+    assert_int_equal(ipc_pool_alloc(&f->a, b, 12), 12);
+    assert_int_equal(ipc_ring_enq_burst(&f->prod, b, 4), 4); /* 4 in the ring, 8 held by A */
+
+    f->ring->size = 1u << 31;
+    f->ring->mask = UINT32_MAX;
+    f->ring->prod_owner = T_B;
+    f->ring->cons_owner = T_A;
+    ipc_st_rlx(&f->ring->prod, ipc_ld_rlx(&f->ring->cons) + (1u << 30)); /* far past the slots */
+
+    /* A dies: the wild indices bound nothing, so no ring slot is followed;
+     * its 8 private buffers and the 4 it published (nothing shows them in
+     * the ring now) come back, and nothing is read out of bounds. */
+    assert_int_equal(ipc_pool_reclaim(&f->sup, T_A, &ref, 1), 12);
+    struct ipc_census c;
+    ipc_st_rlx(&f->ring->prod, ipc_ld_rlx(&f->ring->cons));
+    assert_true(ipc_ring_ref_repair(&ref));
+    assert_false(ipc_ring_ref_repair(&ref));
+    assert_int_equal(f->ring->size, 256);
+    assert_int_equal(f->ring->mask, 255);
+    assert_int_equal(f->ring->prod_owner, T_A);
+    assert_int_equal(f->ring->cons_owner, T_B);
+    assert_int_equal(ipc_pool_census(&f->sup, &ref, 1, &c), 0);
+    assert_int_equal(c.free, T_NBUFS);
 }
 
 int main(void)
@@ -545,6 +583,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_pool_reclaim_spares_rings, t_setup, t_teardown),
         cmocka_unit_test_setup_teardown(test_pool_lend_to_kernel, t_setup, t_teardown),
         cmocka_unit_test_setup_teardown(test_pool_census_detects_loss_and_dup, t_setup, t_teardown),
+        cmocka_unit_test_setup_teardown(test_pool_reclaim_hostile_ring_header, t_setup, t_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

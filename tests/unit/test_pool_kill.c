@@ -108,7 +108,7 @@ static void t_child(struct t_world *w, int ready_fd, uint64_t seed)
 static struct ipc_census t_census_ok(struct t_world *w, unsigned round)
 {
     struct ipc_census c;
-    struct ipc_ring_shared *rings[] = {w->out, w->in};
+    struct ipc_ring_ref rings[] = {ipc_ring_ref_take(w->out), ipc_ring_ref_take(w->in)};
     if (ipc_pool_census(&w->sup, rings, 2, &c) != 0)
         fail_msg("round %u: census does not balance: free %u rings %u held %u lost %u dup %u bad %u", round, c.free,
                  c.in_rings, c.held, c.lost, c.dup, c.bad_owner);
@@ -171,7 +171,7 @@ static void test_pool_kill_at_any_instruction(void **state)
             fail_msg("round %u: child failed before ready (status %#x)", round, status);
         assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
 
-        struct ipc_ring_shared *rings[] = {w.out, w.in};
+        struct ipc_ring_ref rings[] = {ipc_ring_ref_take(w.out), ipc_ring_ref_take(w.in)};
         int rec = ipc_pool_reclaim(&w.sup, T_CHILD, rings, 2);
         assert_true(rec >= 0);
         reclaimed_total += (uint64_t)rec;
