@@ -161,6 +161,6 @@ echo "after kill -9 of router and driver-a:"
 check_all
 
 sup_stop TERM 10
-[ "$SUP_RC" = 0 ] || bad "the supervisor exited with status $SUP_RC after SIGTERM"
+census=$(t_census_check "$SUP_LOG" "$SUP_RC") || bad "$census"
 [ "$fails" -eq 0 ] || sup_fail "$fails problems (above)"
 echo "PASS: sup_privileges"
