@@ -14,8 +14,8 @@
 #     in the pool.
 # RR_SHAPER_SECS (default 6) sets the iperf3 run length.
 # Timing-bound (t_timing_fail, exit 75 if only these fail): the goodputs'
-# tight bounds and the ping p99. A goodput off by more than 25 % (a shaper
-# that does not shape, or a rate change not taken) is a plain failure.
+# tight bounds and the ping p99. A goodput over the rate by more than 25 %
+# (a shaper that does not shape) or under a quarter of it is a plain failure.
 set -u
 . "$(dirname "$0")/../lib/router.sh"
 rr_init shaper_basic
@@ -62,9 +62,8 @@ rr_msleep 1000
 iperf_tcp tcp1 "$SECS"
 wait "$ping_pid"
 expect=$(awk 'BEGIN { printf "%.2f", 100 * 1448 / 1538 }')
-t_within "$GOODPUT" "$expect" 25 || rr_fail "TCP goodput $GOODPUT Mbit/s through a 100 Mbit/s shaper; expected $expect +- 25 % at least"
-t_within "$GOODPUT" "$expect" 3 ||
-    t_timing_fail "TCP goodput $GOODPUT Mbit/s through a 100 Mbit/s shaper; expected $expect +- 3 %"
+t_rate "$GOODPUT" "$expect" 3 "TCP goodput through a 100 Mbit/s shaper, Mbit/s" ||
+    rr_fail "TCP goodput $GOODPUT Mbit/s through a 100 Mbit/s shaper; expected $expect, not over it by 25 % nor under a quarter"
 rr_ok "TCP goodput $GOODPUT Mbit/s (expected $expect +- 3 %)"
 GOODPUT100=$GOODPUT
 read -r n med p99 <<<"$("$RR_PY" -c '
@@ -94,9 +93,8 @@ out=$("$RR" shaper set b rate 50mbit -S "$RR_SOCK" 2>&1) || rr_fail "shaper set 
 rr_ok "shaper set: $out"
 iperf_tcp tcp50 4
 expect50=$(awk 'BEGIN { printf "%.2f", 50 * 1448 / 1538 }')
-t_within "$GOODPUT" "$expect50" 25 || rr_fail "after shaper set 50mbit: goodput $GOODPUT Mbit/s, expected $expect50 +- 25 % at least"
-t_within "$GOODPUT" "$expect50" 5 ||
-    t_timing_fail "after shaper set 50mbit: goodput $GOODPUT Mbit/s, expected $expect50 +- 5 %"
+t_rate "$GOODPUT" "$expect50" 5 "after shaper set 50mbit: goodput, Mbit/s" ||
+    rr_fail "after shaper set 50mbit: goodput $GOODPUT Mbit/s, expected $expect50, not over it by 25 % nor under a quarter"
 rr_ok "after shaper set b rate 50mbit: goodput $GOODPUT Mbit/s (expected $expect50)"
 "$RR" shaper set b nope rate 1mbit -S "$RR_SOCK" >/dev/null 2>&1 && rr_fail "shaper set to a class that does not exist succeeded"
 out=$("$RR" shaper set b rate 90mbit -S "$RR_SOCK" 2>&1) || rr_fail "shaper set b rate 90mbit: $out"

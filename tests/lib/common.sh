@@ -20,6 +20,12 @@
 #   t_pass WHAT            the end of a test: "PASS: WHAT", or exit 75 if a
 #                          timing-bound check failed
 #   t_within GOT EXPECT PCT   is GOT within +-PCT % of EXPECT (numbers)?
+#   t_rate GOT EXPECT PCT WHAT
+#                          a measured rate: over EXPECT by more than 25 % (a
+#                          limit not applied) or under a quarter of it (a flow
+#                          starved) returns 1, a plain failure for the caller;
+#                          else off by more than PCT % is t_timing_fail, since
+#                          a loaded machine carries less, not more
 #   t_exit_rc RC           for an EXIT trap: RC, but 75 for a 0 after a timing
 #                          failure (a test that forgot t_pass cannot pass)
 #   t_census_check LOG RC  the census rule, after `ringrouter up` (log LOG)
@@ -53,6 +59,12 @@ t_pass() {
 
 t_within() {
     awk -v g="$1" -v e="$2" -v p="$3" 'BEGIN { exit !(g >= e * (1 - p / 100) && g <= e * (1 + p / 100)) }'
+}
+
+t_rate() {
+    awk -v g="$1" -v e="$2" 'BEGIN { exit !(g <= e * 1.25 && g >= e / 4) }' || return 1
+    t_within "$1" "$2" "$3" || t_timing_fail "$4: $1, expected $2 +- $3 %"
+    return 0
 }
 
 t_exit_rc() {
