@@ -12,13 +12,19 @@
 #             hang_ms + 50 held is printed too).
 # The peers keep their pids. The total-within-bound check is the one
 # timing-bound check (t_timing_fail: exit 75 if it alone fails); a kill
-# before hang_ms, a missing log line or a changed peer exits 1.
+# clearly before hang_ms, a missing log line or a changed peer exits 1.
+# "Clearly": the supervisor times the silence from the last heartbeat it saw,
+# which precedes our SIGSTOP by up to a service loop, and counts half a tick
+# (hang_ms / 32) for its own sampling (supervisor/policy.c,
+# sup_check_timers), so a kill a few ms before hang_ms after the SIGSTOP is
+# by design (one was seen at 199.8 ms); EARLY_MS = hang_ms / 32 + 5 ms.
 set -u
 . "$(dirname "$0")/../lib/sup.sh"
 sup_init sup_hang
 
 HANG_MS=200
 LIMIT_MS=$((HANG_MS + 100))
+EARLY_MS=$((HANG_MS / 32 + 5))
 sup_netns
 sup_manifest "$SUP_T/m.ini" router.hang_ms=$HANG_MS driver-a.hang_ms=$HANG_MS driver-b.hang_ms=$HANG_MS
 sup_start "$SUP_NS" "$SUP_T/m.ini"
@@ -79,8 +85,8 @@ for victim in router driver-a driver-b; do
         "$victim" "$(ms "$detect")" "$x" "$total" "$within50" "$(ms $((t_seen - t_stop)))"
     awk -v t="$total" -v l=$LIMIT_MS 'BEGIN { exit !(t <= l) }' ||
         t_timing_fail "$victim: ready $total ms after SIGSTOP, over hang_ms + 100 = $LIMIT_MS ms"
-    [ "$detect" -ge $((HANG_MS * 1000)) ] ||
-        bad "$victim: killed $(ms "$detect") ms after SIGSTOP, before hang_ms = $HANG_MS ms had passed"
+    [ "$detect" -ge $(((HANG_MS - EARLY_MS) * 1000)) ] ||
+        bad "$victim: killed $(ms "$detect") ms after SIGSTOP, more than $EARLY_MS ms before hang_ms = $HANG_MS ms had passed"
     for s in "${SUP_SERVICES[@]}"; do
         [ "$s" = "$victim" ] && continue
         [ "${SUP_PIDS[$s]}" = "${before[$s]}" ] || bad "peer $s changed pid ${before[$s]} -> ${SUP_PIDS[$s]}"
