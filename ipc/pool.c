@@ -549,6 +549,22 @@ int ipc_pool_reclaim(struct ipc_pool *pool, uint16_t dead, const struct ipc_ring
     return reclaimed;
 }
 
+int ipc_pool_held(const struct ipc_pool *pool, uint16_t who, const struct ipc_ring_ref *rings, unsigned nrings)
+{
+    uint8_t *in_ring = calloc(pool->nbufs, 1);
+    if (!in_ring)
+        return -ENOMEM;
+    /* The rings first, as reclaim does: a packet a live peer takes meanwhile
+     * has been re-owned before its slot was released, so it is not counted. */
+    mark_rings(pool, rings, nrings, who, in_ring, NULL);
+    int held = 0;
+    for (ipc_buf b = 0; b < pool->nbufs; b++)
+        if (!in_ring[b] && ipc_pool_owner(pool, b) == who)
+            held++;
+    free(in_ring);
+    return held;
+}
+
 int ipc_pool_census(const struct ipc_pool *pool, const struct ipc_ring_ref *rings, unsigned nrings,
                     struct ipc_census *c)
 {

@@ -254,6 +254,15 @@ uint32_t ipc_pool_give(struct ipc_pool *pool, const ipc_buf *bufs, uint32_t n, u
 int ipc_pool_reclaim(struct ipc_pool *pool, uint16_t dead, const struct ipc_ring_ref *rings, unsigned nrings);
 
 /**
+ * Supervisor, after owner @who has exited and before ipc_pool_reclaim(): the
+ * frames @who holds privately, i.e. what step 3 of reclaim would free (owner
+ * word @who, not in one of @rings). Changes nothing. The shutdown census
+ * calls it for a service that stopped cleanly, which must hold none.
+ * Returns the count, or -ENOMEM.
+ */
+int ipc_pool_held(const struct ipc_pool *pool, uint16_t who, const struct ipc_ring_ref *rings, unsigned nrings);
+
+/**
  * Count where every buffer is, with @rings the rings of the graph. Meant for
  * a quiet graph (no process mid-operation). Returns 0 when each buffer is in
  * exactly one place, -EUCLEAN otherwise (lost, duplicated or bad owner).

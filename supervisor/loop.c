@@ -166,7 +166,9 @@ static uint64_t pick_tick(const struct sup *s)
     return ms * 1000000ull;
 }
 
-/* The census after every service is gone: every buffer must be free. */
+/* The census after every service is gone: every buffer must be free, and
+ * no service may have left any behind at its clean exit (s->leaked, counted
+ * by policy.c before the reclaim that freed them). */
 static int final_census(struct sup *s)
 {
     int drained = sup_drain_rings(s);
@@ -175,6 +177,11 @@ static int final_census(struct sup *s)
     sup_rings_repair(s, NULL, s->nrings);
     int ret = ipc_pool_census(&s->pool, s->ring_ref, (unsigned)s->nrings, &c);
     if (ret == 0 && c.free == c.total) {
+        if (s->leaked) {
+            sup_log("census: LEAK: %u buffers left held by services at exit (named above); all %u free after reclaim",
+                    s->leaked, c.total);
+            return -1;
+        }
         sup_log("census: all %u buffers free (%d packets drained from rings)", c.total, drained);
         return 0;
     }

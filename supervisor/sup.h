@@ -145,6 +145,7 @@ struct sup {
     char bindir[200];
     bool shutting_down;
     int exit_code;
+    unsigned leaked; /* buffers held by services at a clean exit (policy.c) */
 
     int pool_fd;
     struct ipc_pool pool;

@@ -36,6 +36,23 @@ int rt_neigh_attach_router(struct neigh_table *nt, int fd, struct rt_counters *c
     return 0;
 }
 
+void rt_neigh_free_pending(struct rt_ctx *ctx)
+{
+    struct neigh_table *nt = ctx->neigh;
+    for (uint32_t i = 0; i <= nt->mask; i++) {
+        struct neigh_entry *e = &nt->e[i];
+        if (!e->ip || !e->qlen)
+            continue;
+        ctx->ctr->c[RT_CTR_DROP_PENDING_RESTART] += e->qlen;
+        ipc_pool_free(ctx->pool, e->q, e->qlen);
+        neigh_wbegin(e);
+        e->qlen = 0;
+        neigh_wend(e);
+    }
+    nt->sh->queued = 0;
+    ctx->ctr->pending = 0;
+}
+
 /* ---- ARP ---- */
 
 static int rt_arp_build(struct rt_ctx *ctx, uint16_t port, uint16_t op, const uint8_t *dmac, const uint8_t *tha,

@@ -21,6 +21,14 @@
 int rt_neigh_attach_router(struct neigh_table *nt, int fd, struct rt_counters *ctr, struct ipc_err *err);
 
 /**
+ * Clean stop: free every packet still waiting in a pending queue (counted as
+ * drop_pending_restart) and leave the queues empty, so that the router exits
+ * holding no buffer and the shutdown census finds no leak. The entries
+ * themselves stay for the next instance.
+ */
+void rt_neigh_free_pending(struct rt_ctx *ctx);
+
+/**
  * A forwarding use of usable entry @e at @now: a stale entry gets one
  * unicast probe (appended to @tx).
  */

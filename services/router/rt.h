@@ -54,7 +54,7 @@ enum rt_ctr {
     RT_CTR_DROP_PENDING_FULL,    /* neighbour's pending queue full */
     RT_CTR_DROP_NEIGH_FULL,      /* neighbour table full */
     RT_CTR_DROP_NEIGH_FAILED,    /* queued for a neighbour that never answered */
-    RT_CTR_DROP_PENDING_RESTART, /* queued when the previous router instance died */
+    RT_CTR_DROP_PENDING_RESTART, /* queued when the router stopped, or when the previous instance died */
     RT_CTR_DROP_BAD_OPTIONS,     /* malformed IP options met while fragmenting */
     RT_CTR_DROP_GSO_BAD,         /* offloads pending for a port without them that we could not finish */
     RT_CTR_GSO_SW_PKTS,          /* GSO packets segmented in software (for a port without offloads) */

@@ -13,6 +13,9 @@
 #     before (90mbit), traffic resumes, and at shutdown every buffer is back
 #     in the pool.
 # RR_SHAPER_SECS (default 6) sets the iperf3 run length.
+# Timing-bound (t_timing_fail, exit 75 if only these fail): the goodputs'
+# tight bounds and the ping p99. A goodput over the rate by more than 25 %
+# (a shaper that does not shape) or under a quarter of it is a plain failure.
 set -u
 . "$(dirname "$0")/../lib/router.sh"
 rr_init shaper_basic
@@ -59,8 +62,8 @@ rr_msleep 1000
 iperf_tcp tcp1 "$SECS"
 wait "$ping_pid"
 expect=$(awk 'BEGIN { printf "%.2f", 100 * 1448 / 1538 }')
-awk -v g="$GOODPUT" -v e="$expect" 'BEGIN { exit !(g >= e * 0.97 && g <= e * 1.03) }' ||
-    rr_fail "TCP goodput $GOODPUT Mbit/s through a 100 Mbit/s shaper; expected $expect +- 3 %"
+t_rate "$GOODPUT" "$expect" 3 "TCP goodput through a 100 Mbit/s shaper, Mbit/s" ||
+    rr_fail "TCP goodput $GOODPUT Mbit/s through a 100 Mbit/s shaper; expected $expect, not over it by 25 % nor under a quarter"
 rr_ok "TCP goodput $GOODPUT Mbit/s (expected $expect +- 3 %)"
 GOODPUT100=$GOODPUT
 read -r n med p99 <<<"$("$RR_PY" -c '
@@ -76,7 +79,7 @@ r = [(float(t), int(s)) for s, t in re.findall(r"icmp_seq=([0-9]+) ttl=[0-9]+ ti
 print(" ".join("seq %d: %.1f ms" % (s, t) for t, s in sorted(r)[-3:]))' "$RR_T/ping.log")
 [ "$n" -gt 10 ] || rr_fail "ping during saturation: only $n replies: $(tail -n 3 "$RR_T/ping.log")"
 awk -v p="$p99" -v m="$P99_MAX_MS" 'BEGIN { exit !(p <= m) }' ||
-    rr_fail "ping during saturation: p99 $p99 ms > $P99_MAX_MS ms (median $med ms; slowest: $slow)"
+    t_timing_fail "ping during saturation: p99 $p99 ms > $P99_MAX_MS ms (median $med ms; slowest: $slow)"
 rr_ok "ping during saturation: $n replies, median $med ms, p99 $p99 ms (slowest: $slow)"
 
 # 2. shaper show; shaper set without a restart.
@@ -90,8 +93,8 @@ out=$("$RR" shaper set b rate 50mbit -S "$RR_SOCK" 2>&1) || rr_fail "shaper set 
 rr_ok "shaper set: $out"
 iperf_tcp tcp50 4
 expect50=$(awk 'BEGIN { printf "%.2f", 50 * 1448 / 1538 }')
-awk -v g="$GOODPUT" -v e="$expect50" 'BEGIN { exit !(g >= e * 0.95 && g <= e * 1.05) }' ||
-    rr_fail "after shaper set 50mbit: goodput $GOODPUT Mbit/s, expected $expect50 +- 5 %"
+t_rate "$GOODPUT" "$expect50" 5 "after shaper set 50mbit: goodput, Mbit/s" ||
+    rr_fail "after shaper set 50mbit: goodput $GOODPUT Mbit/s, expected $expect50, not over it by 25 % nor under a quarter"
 rr_ok "after shaper set b rate 50mbit: goodput $GOODPUT Mbit/s (expected $expect50)"
 "$RR" shaper set b nope rate 1mbit -S "$RR_SOCK" >/dev/null 2>&1 && rr_fail "shaper set to a class that does not exist succeeded"
 out=$("$RR" shaper set b rate 90mbit -S "$RR_SOCK" 2>&1) || rr_fail "shaper set b rate 90mbit: $out"
@@ -121,5 +124,5 @@ rr_ok "the restarted shaper resumed the rate set before the kill (90mbit)"
 
 rr_stop
 rr_census_ok
-printf 'PASS shaper_basic: TCP goodput %s Mbit/s through 100mbit (expected %s), ping under load median %s ms p99 %s ms\n' \
-    "$GOODPUT100" "$expect" "$med" "$p99"
+t_pass "$(printf 'shaper_basic: TCP goodput %s Mbit/s through 100mbit (expected %s), ping under load median %s ms p99 %s ms' \
+    "$GOODPUT100" "$expect" "$med" "$p99")"

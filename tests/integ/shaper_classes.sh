@@ -8,7 +8,9 @@
 #   - small and rest together: small at its ceil, rest gets the remaining ~70;
 #   - `shaper set b small ceil 50mbit` raises small's share live;
 #   - `shaper show --json` reports both classes; the census balances at the end.
-# Goodputs are checked within +-6 % of rate x 1448/1538.
+# Goodputs are checked within +-6 % of rate x 1448/1538: a timing-bound
+# check (t_timing_fail, exit 75 if only these fail); over by more than 25 %
+# (a class not limited) or under a quarter (starved) is a plain failure.
 set -u
 . "$(dirname "$0")/../lib/router.sh"
 rr_init shaper_classes
@@ -48,8 +50,7 @@ print("%.2f" % (json.load(open(sys.argv[1]))["end"]["sum_received"]["bits_per_se
 near() { # near LABEL GOT RATE_MBIT: within +-6 % of RATE x 1448/1538
     local e
     e=$(awk -v r="$3" 'BEGIN { printf "%.2f", r * 1448 / 1538 }')
-    awk -v g="$2" -v e="$e" 'BEGIN { exit !(g >= e * 0.94 && g <= e * 1.06) }' ||
-        rr_fail "$1: $2 Mbit/s, expected $e (+-6 %)"
+    t_rate "$2" "$e" 6 "$1, Mbit/s" || rr_fail "$1: $2 Mbit/s, expected $e, not over it by 25 % nor under a quarter"
     rr_ok "$1: $2 Mbit/s (expected $e)"
 }
 
@@ -88,4 +89,4 @@ rr_no_restarts
 
 rr_stop
 rr_census_ok
-echo "PASS shaper_classes"
+t_pass shaper_classes

@@ -91,8 +91,7 @@ sup_log_line 'ringrouter: Hangup: stopping every service' || sup_bad "SIGHUP: no
 for s in "${SUP_SERVICES[@]}"; do
     sup_log_line "ringrouter: $s: stopped (exited with status 0)" || sup_bad "SIGHUP: no \"$s: stopped (exited with status 0)\" line"
 done
-sup_log_line 'ringrouter: census: all 4096 buffers free (0 packets drained from rings)' ||
-    sup_log_has 'ringrouter: census: all 4096 buffers free \([0-9]+ packets drained from rings\)' || sup_bad "SIGHUP: no clean census"
+out=$(t_census_check "$SUP_LOG" "$SUP_RC") || sup_bad "SIGHUP: $out"
 sup_log_line 'ringrouter: down' || sup_bad "SIGHUP: no \"down\" line"
 for p in $pids; do
     sup_alive "$p" && sup_bad "SIGHUP: service pid $p is still there"

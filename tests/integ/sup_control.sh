@@ -114,7 +114,7 @@ sup_all_up || bad "the first supervisor no longer answers, or a service is down"
 
 # No supervisor: exit 111, "cannot reach the supervisor".
 sup_stop TERM 10
-[ "$SUP_RC" = 0 ] || bad "the supervisor exited with status $SUP_RC after SIGTERM"
+census=$(t_census_check "$SUP_LOG" "$SUP_RC") || bad "$census"
 run "$RR" status -S "$SUP_SOCK"
 [ "$rc" = 111 ] || bad "status with no supervisor: exit $rc, expected 111"
 grep -q "cannot reach the supervisor at $SUP_SOCK" <<<"$err" || bad "status with no supervisor said: $err"

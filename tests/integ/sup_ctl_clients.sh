@@ -81,7 +81,7 @@ SUP_EXTRA_PIDS+=("$!")
 sup_msleep 200
 sup_stop TERM 5
 [ "$SUP_RC" = 0 ] || bad "the supervisor exited with status $SUP_RC after SIGTERM with a client connected"
-grep -Eq "^ringrouter: census: all [0-9]+ buffers free" "$SUP_LOG" || bad "no clean census line"
+out=$(t_census_check "$SUP_LOG" "$SUP_RC") || bad "census: $out"
 
 [ "$fails" -eq 0 ] || sup_fail "$fails problems (above)"
 echo "PASS: sup_ctl_clients"

@@ -10,13 +10,21 @@
 #   total   = detect + restart; asserted <= hang_ms + 100 ms (the issue's
 #             "hang_ms + 50 ms" plus 50 ms for the restart itself; whether
 #             hang_ms + 50 held is printed too).
-# The peers keep their pids.
+# The peers keep their pids. The total-within-bound check is the one
+# timing-bound check (t_timing_fail: exit 75 if it alone fails); a kill
+# clearly before hang_ms, a missing log line or a changed peer exits 1.
+# "Clearly": the supervisor times the silence from the last heartbeat it saw,
+# which precedes our SIGSTOP by up to a service loop, and counts half a tick
+# (hang_ms / 32) for its own sampling (supervisor/policy.c,
+# sup_check_timers), so a kill a few ms before hang_ms after the SIGSTOP is
+# by design (one was seen at 199.8 ms); EARLY_MS = hang_ms / 32 + 5 ms.
 set -u
 . "$(dirname "$0")/../lib/sup.sh"
 sup_init sup_hang
 
 HANG_MS=200
 LIMIT_MS=$((HANG_MS + 100))
+EARLY_MS=$((HANG_MS / 32 + 5))
 sup_netns
 sup_manifest "$SUP_T/m.ini" router.hang_ms=$HANG_MS driver-a.hang_ms=$HANG_MS driver-b.hang_ms=$HANG_MS
 sup_start "$SUP_NS" "$SUP_T/m.ini"
@@ -76,9 +84,9 @@ for victim in router driver-a driver-b; do
     printf '%-9s SIGSTOP -> killed and reaped %s ms, death -> ready %s ms: total %s ms (hang_ms + 50: %s; SIGSTOP -> status shows it up %s ms)\n' \
         "$victim" "$(ms "$detect")" "$x" "$total" "$within50" "$(ms $((t_seen - t_stop)))"
     awk -v t="$total" -v l=$LIMIT_MS 'BEGIN { exit !(t <= l) }' ||
-        bad "$victim: ready $total ms after SIGSTOP, over hang_ms + 100 = $LIMIT_MS ms"
-    [ "$detect" -ge $((HANG_MS * 1000)) ] ||
-        bad "$victim: killed $(ms "$detect") ms after SIGSTOP, before hang_ms = $HANG_MS ms had passed"
+        t_timing_fail "$victim: ready $total ms after SIGSTOP, over hang_ms + 100 = $LIMIT_MS ms"
+    [ "$detect" -ge $(((HANG_MS - EARLY_MS) * 1000)) ] ||
+        bad "$victim: killed $(ms "$detect") ms after SIGSTOP, more than $EARLY_MS ms before hang_ms = $HANG_MS ms had passed"
     for s in "${SUP_SERVICES[@]}"; do
         [ "$s" = "$victim" ] && continue
         [ "${SUP_PIDS[$s]}" = "${before[$s]}" ] || bad "peer $s changed pid ${before[$s]} -> ${SUP_PIDS[$s]}"
@@ -86,7 +94,7 @@ for victim in router driver-a driver-b; do
 done
 
 sup_stop TERM 10
-[ "$SUP_RC" = 0 ] || bad "the supervisor exited with status $SUP_RC after SIGTERM"
-grep -q "^ringrouter: census: all 4096 buffers free" "$SUP_LOG" || bad "no clean census at shutdown"
+census=$(t_census_check "$SUP_LOG" "$SUP_RC") || bad "$census"
+echo "$census"
 [ "$fails" -eq 0 ] || sup_fail "$fails problems (above)"
-echo "PASS: sup_hang"
+t_pass sup_hang

@@ -74,7 +74,7 @@ sup_log_has 'ringrouter: router: standby pid [0-9]+ takes over' ||
 echo "on-failure: router SIGTERM (exit 0) -> down, not restarted"
 sup_stop TERM 10
 [ "$SUP_RC" = 0 ] || sup_bad "on-failure: the supervisor exited with status $SUP_RC"
-sup_log_has 'ringrouter: census: all 4096 buffers free .*' || sup_bad "on-failure: no clean census"
+out=$(t_census_check "$SUP_LOG" "$SUP_RC") || sup_bad "on-failure: $out"
 
 # ---------------- restart = never ----------------
 SUP_LOG=$SUP_T/log.never
@@ -104,5 +104,5 @@ done
 echo "never: exit 0, exit 3 and SIGKILL -> down, each started once, no standby"
 sup_stop TERM 10
 [ "$SUP_RC" = 0 ] || sup_bad "never: the supervisor exited with status $SUP_RC"
-sup_log_has 'ringrouter: census: all 4096 buffers free .*' || sup_bad "never: no clean census"
+out=$(t_census_check "$SUP_LOG" "$SUP_RC") || sup_bad "never: $out"
 sup_verdict sup_policy

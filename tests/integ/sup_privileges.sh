@@ -200,7 +200,7 @@ echo "after kill -9 of router and driver-a:"
 check_all
 
 sup_stop TERM 10
-[ "$SUP_RC" = 0 ] || bad "the supervisor exited with status $SUP_RC after SIGTERM"
+census=$(t_census_check "$SUP_LOG" "$SUP_RC") || bad "$census"
 [ "$fails" -eq 0 ] || sup_fail "$fails problems (above)"
 echo "stand-ins: ok"
 
@@ -251,6 +251,6 @@ echo "after kill -9 of every real service:"
 check_all_real
 sup_stop TERM 10
 [ "$SUP_RC" = 0 ] || bad "the supervisor (real services) exited with status $SUP_RC after SIGTERM"
-grep -q '^ringrouter: census: all 4096 buffers free' "$SUP_LOG" || bad "real services: no clean census: $(grep '^ringrouter: census' "$SUP_LOG")"
+out=$(t_census_check "$SUP_LOG" "$SUP_RC") || bad "real services: $out"
 [ "$fails" -eq 0 ] || sup_fail "$fails problems (above)"
 echo "PASS: sup_privileges"

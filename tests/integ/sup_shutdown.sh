@@ -44,7 +44,7 @@ round() { # round SIG
         grep -q "^ringrouter: $s: stopped (exited with status 0)$" "$SUP_LOG" ||
             sup_fail "SIG$sig: $s did not stop cleanly on SIGTERM"
     done
-    grep -q "^ringrouter: census: all 4096 buffers free" "$SUP_LOG" || sup_fail "SIG$sig: no clean census"
+    sup_census_ok "SIG$sig" >/dev/null
     grep -q "^ringrouter: down$" "$SUP_LOG" || sup_fail "SIG$sig: no \"down\" line"
     links=$(ip -n "$NS" -o link show | awk -F': ' '{ print $2 }' | tr '\n' ' ')
     [ "$links" = "lo " ] || sup_fail "SIG$sig: links left in the namespace: $links"

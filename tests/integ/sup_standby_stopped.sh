@@ -46,7 +46,7 @@ sup_wait 5 parked || bad "no new standby parked for driver-a within 5 s"
 
 sup_stop TERM 10
 [ "$SUP_RC" = 0 ] || bad "the supervisor exited with status $SUP_RC"
-grep -Eq "^ringrouter: census: all [0-9]+ buffers free" "$SUP_LOG" || bad "no clean census line"
+out=$(t_census_check "$SUP_LOG" "$SUP_RC") || bad "census: $out"
 [ "$fails" -eq 0 ] || sup_fail "$fails problems (above)"
 [ -z "${timing:-}" ] || { echo "FAIL (timing): sup_standby_stopped"; exit 75; }
 echo "PASS: sup_standby_stopped"

@@ -89,7 +89,7 @@ sup_log_line "ringrouter: router: did not stop within 2 s; killing pid $router" 
 sup_log_line 'ringrouter: router: stopped (killed by signal 9 (Killed))' || sup_bad "no \"router: stopped (killed by signal 9 (Killed))\" line"
 sup_log_line 'ringrouter: driver-a: stopped (killed by signal 15 (Terminated))' ||
     sup_bad "no \"driver-a: stopped (killed by signal 15 (Terminated))\" line (a starting service gets SIGTERM too)"
-sup_log_has 'ringrouter: census: all 4096 buffers free .*' || sup_bad "no clean census"
+out=$(t_census_check "$SUP_LOG" "$SUP_RC") || sup_bad "$out"
 sup_log_line 'ringrouter: down' || sup_bad "no \"down\" line"
 [ "$t_gone" -ge 1900000 ] || sup_bad "the router was gone $((t_gone / 1000)) ms after SIGTERM, before the 2 s grace"
 [ "$t_gone" -le 3000000 ] || sup_timing_bad "the router was gone $((t_gone / 1000)) ms after SIGTERM, expected ~2000"

@@ -24,8 +24,10 @@
 #                          (bounded) until every service is up, then configures
 #                          the hosts' side (address, link up, default route)
 #   rr_stop                SIGTERM, bounded wait, SIGKILL; $RR_RC = exit status
-#   rr_census_ok           after rr_stop: exit 0 and the log's census line says
-#                          "census: all N buffers free" (else rr_fail)
+#   rr_census_ok           after rr_stop: exit 0, the log's last census line
+#                          says "census: all N buffers free", no "census: LEAK"
+#                          line (else rr_fail); tests/lib/common.sh
+#   t_seed, t_timing_fail, t_pass   the exit-code convention (common.sh)
 #   rr_status              $RR_STATE[svc], $RR_PIDS[svc], $RR_RESTARTS[svc]
 #   rr_stats               $RRS[svc.counter] from `stats --json` (every counter,
 #                          zero or not) and $RRS[ring.NAME.counter]
@@ -46,6 +48,7 @@
 set -u
 
 RR_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+. "$RR_ROOT/tests/lib/common.sh"
 RR_BIN_DIR=${RR_BIN_DIR:-$RR_ROOT/build/bin}
 RR=
 RR_T=
@@ -154,7 +157,7 @@ rr_cleanup() {
     done
     [ -n "$RR_SLEEP_FD" ] && exec {RR_SLEEP_FD}>&-
     [ -n "$RR_T" ] && [ -d "$RR_T" ] && rm -rf "$RR_T"
-    exit "$rc"
+    exit "$(t_exit_rc "$rc")"
 }
 
 rr_need() { # rr_need TOOL...: skip if a tool is missing
@@ -422,12 +425,10 @@ rr_stop() { # rr_stop [SECS]
     RR_PID=
 }
 
-rr_census_ok() {
-    local census
-    census=$(grep '^ringrouter: census: ' "$RR_LOG" | tail -n 1)
-    [ "$RR_RC" = 0 ] || rr_fail "the supervisor exited with status $RR_RC (census: ${census:-none})"
-    [[ $census =~ ^ringrouter:\ census:\ all\ ([0-9]+)\ buffers\ free ]] || rr_fail "census: ${census:-no census line}"
-    rr_ok "${census#ringrouter: }"
+rr_census_ok() { # the census rule: tests/lib/common.sh t_census_check
+    local out
+    out=$(t_census_check "$RR_LOG" "$RR_RC") || rr_fail "$out"
+    rr_ok "$out"
 }
 
 # The MAC a host resolved for the router's address GW in NS (after traffic).

@@ -25,6 +25,10 @@
 #   sup_msleep MS          sleep without a fork
 #   sup_now                $SUP_NOW = wall clock in microseconds, no fork
 #   sup_fail MSG           print FAIL and the log's tail, exit 1
+#   sup_census_ok [WHAT]   after sup_stop: exit status 0, the last census line
+#                          "census: all N buffers free", no "census: LEAK" line
+#                          (tests/lib/common.sh t_census_check); else sup_fail
+#   t_seed, t_timing_fail, t_pass   the exit-code convention (common.sh)
 #
 # Everything this file starts is ended by the PID it recorded; the namespaces
 # it made are deleted; the temp dir is removed. Nothing is matched by name.
@@ -32,6 +36,7 @@
 set -u
 
 SUP_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+. "$SUP_ROOT/tests/lib/common.sh"
 # RR_BIN_DIR: where ringrouter and the stand-ins are (default build/bin).
 RR_BIN_DIR=${RR_BIN_DIR:-$SUP_ROOT/build/bin}
 RR=$RR_BIN_DIR/ringrouter
@@ -127,7 +132,7 @@ sup_cleanup() {
     done
     [ -n "$SUP_SLEEP_FD" ] && exec {SUP_SLEEP_FD}>&-
     [ -n "$SUP_T" ] && [ -d "$SUP_T" ] && rm -rf "$SUP_T"
-    exit "$rc"
+    exit "$(t_exit_rc "$rc")"
 }
 
 sup_init() {
@@ -255,6 +260,12 @@ sup_stop() { # sup_stop [SIG] [SECS]
     wait "$SUP_PID" 2>/dev/null
     SUP_RC=$?
     SUP_PID=
+}
+
+sup_census_ok() { # sup_census_ok [WHAT]
+    local out
+    out=$(t_census_check "$SUP_LOG" "$SUP_RC") || sup_fail "${1:+$1: }$out"
+    echo "$out"
 }
 
 # The counters of `ringrouter stats` (human form) as "svc.counter value" lines.

@@ -6,11 +6,20 @@
  * 64 per millisecond, and "transmits" by taking what arrives on its input
  * rings, checking the stamp of the other port, and freeing it. So traffic
  * flows through whatever stands between two of them, with no device at all.
+ *
+ * Leak mode, test-only: run under the name rr-null-leak-N (a copy of this
+ * binary, named so in the manifest's `binary` key) it also allocates N
+ * buffers once ready and keeps them until it exits, cleanly, after SIGTERM:
+ * the shutdown census must name it (tests/integ/sup_leak.sh). The name,
+ * because the supervisor execs a service with no arguments and a fixed
+ * environment; getauxval(AT_EXECFN) is the path it was exec'd by.
  */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -20,6 +29,20 @@
 #define STAMP 0x6e756c6c706b7400ull /* "nullpkt" */
 
 static volatile sig_atomic_t stop;
+
+#define LEAK_MAX 1024u
+
+/* N from an exec name ending in "rr-null-leak-N", else 0. */
+static uint32_t leak_mode(void)
+{
+    const char *path = (const char *)getauxval(AT_EXECFN);
+    const char *base = path ? strrchr(path, '/') : NULL;
+    base = base ? base + 1 : path;
+    if (!base || strncmp(base, "rr-null-leak-", 13) != 0)
+        return 0;
+    unsigned long n = strtoul(base + 13, NULL, 10);
+    return n > LEAK_MAX ? LEAK_MAX : (uint32_t)n;
+}
 
 enum { C_GEN, C_GEN_NOBUF, C_GEN_FULL, C_RX, C_RX_BAD, C_NCTR };
 static const char *const ctr_names[C_NCTR] = {"gen_pkts", "gen_drop_nobufs", "gen_drop_ring_full", "sink_pkts",
@@ -37,7 +60,19 @@ int main(void)
     _Atomic uint64_t *ctr = ipc_svc_counters(&svc, ctr_names, C_NCTR);
     uint16_t port = svc.cfg->port;
     uint64_t seq = 0;
+    static ipc_buf leaked[LEAK_MAX];
+    uint32_t nleak = leak_mode(), got = 0;
     ipc_svc_ready(&svc);
+    /* Leak mode: hold these until exit, never freed (the supervisor reclaims
+     * them after the census has counted them). */
+    while (got < nleak) {
+        uint32_t n = ipc_pool_alloc(&svc.pool, leaked + got, nleak - got);
+        if (!n)
+            break;
+        got += n;
+    }
+    if (nleak)
+        fprintf(stderr, "rr-null: leak mode: holding %u buffers until exit\n", got);
 
     while (!stop) {
         /* Sink first: what comes back frees the buffers we generate with. */

@@ -467,8 +467,12 @@ static void test_pool_reclaim_spares_rings(void **state)
     assert_int_equal(c.in_rings, 11);
     assert_int_equal(c.held_by[T_A], 10);
 
+    /* What the census counts as A's at a clean exit: its 10 private buffers,
+     * not what it published nor the 3 it took without releasing. */
+    assert_int_equal(ipc_pool_held(&f->sup, T_A, rings, 2), 10);
     /* A dies. Only its 10 private buffers come back. */
     assert_int_equal(ipc_pool_reclaim(&f->sup, T_A, rings, 2), 10);
+    assert_int_equal(ipc_pool_held(&f->sup, T_A, rings, 2), 0);
     assert_int_equal(ipc_pool_census(&f->sup, rings, 2, &c), 0);
     assert_int_equal(c.held_by[T_A], 0);
     assert_int_equal(c.in_rings, 11);

@@ -354,6 +354,27 @@ static void test_rt_neigh_restart(void **state)
     close(fd);
 }
 
+/* A clean stop gives the pending queues back, so the router exits holding
+ * nothing and the shutdown census finds no leak; the entries stay. */
+static void test_rt_neigh_free_pending_at_stop(void **state)
+{
+    struct t_rt *t = *state;
+    t_route(t);
+    for (unsigned i = 0; i < 4; i++)
+        t_in(t, t_frame(t, 0, T_IP(10, 0, 0, 5), T_IP(20, 0, 0, i), 17, 64, 30, 0), 0);
+    t_tx_free(t);
+    assert_int_equal(t->neigh.sh->queued, 4);
+    rt_neigh_free_pending(&t->ctx);
+    assert_int_equal(t->neigh.sh->queued, 0);
+    assert_int_equal(t->ctr.c[RT_CTR_DROP_PENDING_RESTART], 4);
+    struct neigh_entry *e = neigh_find(&t->neigh, T_IP(10, 1, 0, 2));
+    assert_non_null(e);
+    assert_int_equal(e->qlen, 0);
+    ipc_pool_flush(&t->pool);
+    assert_int_equal(ipc_pool_held(&t->sup, T_ROUTER, NULL, 0), 0);
+    t_no_leak(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -364,6 +385,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_rt_neigh_ageing, t_rt_setup, t_rt_teardown),
         cmocka_unit_test_setup_teardown(test_rt_neigh_many_and_delete, t_rt_setup, t_rt_teardown),
         cmocka_unit_test_setup_teardown(test_rt_neigh_restart, t_rt_setup, t_rt_teardown),
+        cmocka_unit_test_setup_teardown(test_rt_neigh_free_pending_at_stop, t_rt_setup, t_rt_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
