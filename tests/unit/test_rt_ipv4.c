@@ -344,6 +344,34 @@ static void test_rt_ipv4_mtu_df_gso(void **state)
     assert_int_equal(pkt_get16(ipc_pool_data(&t->pool, t->tx.bufs[0]) + PKT_ETH_HLEN + PKT_IP_HLEN + 6), 1400);
 }
 
+/*
+ * The two drops no traffic from outside can reach (tests/integ/
+ * router_counters.sh shows they stay 0 there): a next hop on a port the
+ * router does not have (only a corrupted or foreign FIB holds one), and an
+ * output burst that is full with no flush to empty it (the router process
+ * always gives its burst one).
+ */
+static void test_rt_ipv4_unreachable_drops(void **state)
+{
+    struct t_rt *t = *state;
+    t_routes(t);
+    struct fib_nh nowhere = {.gw = 0, .port = 7}; /* nports is 3 */
+    assert_int_equal(fib_add(&t->fibw, T_IP(30, 0, 0, 0), 8, &nowhere), 0);
+    t_run(t, t_frame(t, 0, T_IP(10, 0, 0, 5), T_IP(30, 1, 2, 3), 17, 64, 50, 0), 1000);
+    assert_int_equal(t->ctr.c[RT_CTR_DROP_BAD_NEXTHOP], 1);
+    assert_int_equal(t->tx.n, 0);
+
+    t->tx.cap = 2; /* and no flush */
+    ipc_buf in[3];
+    for (unsigned i = 0; i < 3; i++)
+        in[i] = t_frame(t, 0, T_IP(10, 0, 0, 5), T_IP(20, 1, 2, 3), 17, 64, 60, 0);
+    t_input(t, in, 3, 1000);
+    assert_int_equal(t->tx.n, 2);
+    assert_int_equal(t->ctr.c[RT_CTR_DROP_TX_FULL], 1);
+    t_tx_free(t);
+    t->tx.cap = T_TXCAP;
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -352,6 +380,7 @@ int main(void)
         cmocka_unit_test(test_rt_ipv4_ttl_checksum_random),
         cmocka_unit_test_setup_teardown(test_rt_ipv4_forward, t_rt_setup, t_rt_teardown),
         cmocka_unit_test_setup_teardown(test_rt_ipv4_mtu_df_gso, t_rt_setup, t_rt_teardown),
+        cmocka_unit_test_setup_teardown(test_rt_ipv4_unreachable_drops, t_rt_setup, t_rt_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
