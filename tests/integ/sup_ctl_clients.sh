@@ -20,11 +20,6 @@ sup_netns
 NS=$SUP_NS
 sup_manifest "$SUP_T/m.ini"
 sup_start "$NS" "$SUP_T/m.ini"
-fails=0
-bad() {
-    echo "  BAD: $*"
-    fails=$((fails + 1))
-}
 CLIENTS=("$SUP_PY" "$SUP_ROOT/tests/lib/ctl_clients.py")
 between() { awk -v t="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(t >= lo && t <= hi) }'; }
 
@@ -35,53 +30,52 @@ SUP_EXTRA_PIDS+=("$trickle")
 sup_msleep 300
 sup_now
 t0=$SUP_NOW
-"$RR" status -S "$SUP_SOCK" >"$SUP_T/st" 2>&1 || bad "status while six clients trickle: $(cat "$SUP_T/st")"
+"$RR" status -S "$SUP_SOCK" >"$SUP_T/st" 2>&1 || sup_bad "status while six clients trickle: $(cat "$SUP_T/st")"
 sup_now
 echo "status while six clients trickle: $(((SUP_NOW - t0) / 1000)) ms"
-[ $(((SUP_NOW - t0) / 1000)) -lt 2000 ] || bad "status took $(((SUP_NOW - t0) / 1000)) ms while six clients trickle"
+[ $(((SUP_NOW - t0) / 1000)) -lt 2000 ] || sup_timing_bad "status took $(((SUP_NOW - t0) / 1000)) ms while six clients trickle"
 sup_status
 old=${SUP_PIDS[driver-a]}
 kill -KILL "$old"
 sup_wait 3 eval 'sup_status && [ "${SUP_STATE[driver-a]}" = up ] && [ "${SUP_PIDS[driver-a]}" != "$old" ]' ||
-    bad "driver-a (pid $old) was not restarted within 3 s of kill -9 while clients trickle"
+    sup_bad "driver-a (pid $old) was not restarted within 3 s of kill -9 while clients trickle"
 grep -q "^ringrouter: driver-a: killed by signal 9 (Killed); restarting now$" "$SUP_LOG" ||
-    bad "no \"driver-a: killed by signal 9\" line"
+    sup_bad "no \"driver-a: killed by signal 9\" line"
 wait "$trickle"
 rc=$?
 cat "$SUP_T/trickle"
-[ "$rc" = 0 ] || bad "a trickling client was still open after 6 s"
+[ "$rc" = 0 ] || sup_bad "a trickling client was still open after 6 s"
 for t in $(sed -n 's/^trickle: open for //p' "$SUP_T/trickle"); do
-    between "$t" 0.8 3.0 || bad "a trickling client was kept open $t s (its deadline is 1 s)"
+    between "$t" 0.8 3.0 || sup_bad "a trickling client was kept open $t s (its deadline is 1 s)"
 done
 
 # 2. Idle connections: SUP_CTL_CONNS (8) kept until their deadline, the rest busy.
 out=$("${CLIENTS[@]}" idle "$SUP_SOCK" 12 2>&1)
 echo "$out"
 [[ $out =~ ^idle:\ busy\ 4,\ kept\ 8,\ closed\ after\ (.*),\ still\ open\ 0$ ]] ||
-    bad "twelve idle connections: expected 4 busy and 8 closed at their deadline: $out"
+    sup_bad "twelve idle connections: expected 4 busy and 8 closed at their deadline: $out"
 for t in ${BASH_REMATCH[1]:-}; do
-    between "$t" 0.8 3.0 || bad "an idle connection was kept $t s (its deadline is 1 s)"
+    between "$t" 0.8 3.0 || sup_bad "an idle connection was kept $t s (its deadline is 1 s)"
 done
-"$RR" status -S "$SUP_SOCK" >/dev/null 2>&1 || bad "status after the idle connections were closed"
+"$RR" status -S "$SUP_SOCK" >/dev/null 2>&1 || sup_bad "status after the idle connections were closed"
 
 # 3. Malformed requests.
 long=$(printf 'a%.0s' $(seq 600) | od -An -v -tx1 | tr -d ' \n')
 out=$("${CLIENTS[@]}" send "$SUP_SOCK" "$long")
-[ "$out" = $'ERR\nrequest: longer than 511 bytes' ] || bad "a 600-byte request got: $out"
+[ "$out" = $'ERR\nrequest: longer than 511 bytes' ] || sup_bad "a 600-byte request got: $out"
 out=$("${CLIENTS[@]}" send "$SUP_SOCK" "$(printf 'status a b c d e f g h\n' | od -An -v -tx1 | tr -d ' \n')")
-[ "$out" = $'ERR\nrequest: more than 8 words' ] || bad "a 9-word request got: $out"
+[ "$out" = $'ERR\nrequest: more than 8 words' ] || sup_bad "a 9-word request got: $out"
 out=$("${CLIENTS[@]}" send "$SUP_SOCK" "$(printf 'status json\r\n' | od -An -v -tx1 | tr -d ' \n')")
-head -n 1 <<<"$out" | grep -qx OK || bad "\"status json\" with CRLF got: $(head -n 2 <<<"$out")"
+head -n 1 <<<"$out" | grep -qx OK || sup_bad "\"status json\" with CRLF got: $(head -n 2 <<<"$out")"
 sed -n 2p <<<"$out" | "$SUP_PY" -c 'import json, sys; json.load(sys.stdin)' 2>/dev/null ||
-    bad "\"status json\" with CRLF: the answer is not JSON: $(sed -n 2p <<<"$out")"
+    sup_bad "\"status json\" with CRLF: the answer is not JSON: $(sed -n 2p <<<"$out")"
 
 # 4. SIGTERM with a client trickling.
 "${CLIENTS[@]}" trickle "$SUP_SOCK" 1 3 >/dev/null 2>&1 &
 SUP_EXTRA_PIDS+=("$!")
 sup_msleep 200
 sup_stop TERM 5
-[ "$SUP_RC" = 0 ] || bad "the supervisor exited with status $SUP_RC after SIGTERM with a client connected"
-out=$(t_census_check "$SUP_LOG" "$SUP_RC") || bad "census: $out"
+[ "$SUP_RC" = 0 ] || sup_bad "the supervisor exited with status $SUP_RC after SIGTERM with a client connected"
+out=$(t_census_check "$SUP_LOG" "$SUP_RC") || sup_bad "census: $out"
 
-[ "$fails" -eq 0 ] || sup_fail "$fails problems (above)"
-echo "PASS: sup_ctl_clients"
+sup_verdict sup_ctl_clients

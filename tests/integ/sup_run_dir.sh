@@ -15,11 +15,6 @@ sup_init sup_run_dir
 sup_netns
 NS=$SUP_NS
 sup_manifest "$SUP_T/m.ini"
-fails=0
-bad() {
-    echo "  BAD: $*"
-    fails=$((fails + 1))
-}
 
 # up_refused DIR WANT: `up` with run_dir = DIR exits 100 at once, saying WANT.
 up_refused() {
@@ -28,9 +23,9 @@ up_refused() {
     : >"$log"
     timeout 10 ip netns exec "$NS" "$RR" up -c "$SUP_T/m2.ini" 2>"$log"
     rc=$?
-    [ "$rc" = 100 ] || bad "run_dir $dir: up exited $rc, expected 100"
-    grep -qxF "ringrouter: setup: $want" "$log" || bad "run_dir $dir: expected \"ringrouter: setup: $want\", got: $(grep -v census "$log" | tail -n 3)"
-    [ ! -e "$dir/control.sock" ] || bad "run_dir $dir: a control.sock was made there"
+    [ "$rc" = 100 ] || sup_bad "run_dir $dir: up exited $rc, expected 100"
+    grep -qxF "ringrouter: setup: $want" "$log" || sup_bad "run_dir $dir: expected \"ringrouter: setup: $want\", got: $(grep -v census "$log" | tail -n 3)"
+    [ ! -e "$dir/control.sock" ] || sup_bad "run_dir $dir: a control.sock was made there"
     echo "run_dir $dir: exit $rc: $want"
 }
 
@@ -50,10 +45,9 @@ up_refused "$SUP_T/link" "run_dir $SUP_T/link: a symbolic link; it must be a dir
 
 # A missing run_dir is made 0700 and used.
 sup_start "$NS" "$SUP_T/m.ini"
-[ "$(stat -c %a "$SUP_T/run")" = 700 ] || bad "run_dir was made with mode $(stat -c %a "$SUP_T/run"), expected 700"
-[ "$(stat -c %a "$SUP_SOCK")" = 600 ] || bad "the socket has mode $(stat -c %a "$SUP_SOCK"), expected 600"
+[ "$(stat -c %a "$SUP_T/run")" = 700 ] || sup_bad "run_dir was made with mode $(stat -c %a "$SUP_T/run"), expected 700"
+[ "$(stat -c %a "$SUP_SOCK")" = 600 ] || sup_bad "the socket has mode $(stat -c %a "$SUP_SOCK"), expected 600"
 sup_stop TERM 10
-[ "$SUP_RC" = 0 ] || bad "the supervisor exited with status $SUP_RC after SIGTERM"
+[ "$SUP_RC" = 0 ] || sup_bad "the supervisor exited with status $SUP_RC after SIGTERM"
 
-[ "$fails" -eq 0 ] || sup_fail "$fails problems (above)"
-echo "PASS: sup_run_dir"
+sup_verdict sup_run_dir

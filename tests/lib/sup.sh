@@ -325,22 +325,15 @@ for s in json.load(sys.stdin)["services"]:
         print(s[sys.argv[2]])' "$1" "$2"
 }
 
-SUP_FAILS=0 SUP_TIMING_FAILS=0
+SUP_FAILS=0
 sup_bad() {
     echo "  BAD: $*"
     SUP_FAILS=$((SUP_FAILS + 1))
 }
-sup_timing_bad() {
-    echo "  BAD (timing): $*"
-    SUP_TIMING_FAILS=$((SUP_TIMING_FAILS + 1))
-}
+sup_timing_bad() { t_timing_fail "$@"; } # tests/lib/common.sh: counted, exit 75 at the end
+# The end of a test that counted its problems with sup_bad: a plain failure
+# if any, else t_pass (PASS, or exit 75 after a timing-bound failure).
 sup_verdict() {
-    if [ "$SUP_FAILS" -gt 0 ]; then
-        sup_fail "$SUP_FAILS problems (above)"
-    elif [ "$SUP_TIMING_FAILS" -gt 0 ]; then
-        echo "FAIL (timing only): $1: $SUP_TIMING_FAILS timing-bound checks failed (above)"
-        sup_log_tail
-        exit 75
-    fi
-    echo "PASS: $1"
+    [ "$SUP_FAILS" -eq 0 ] || sup_fail "$SUP_FAILS problems (above)"
+    t_pass "$1"
 }
