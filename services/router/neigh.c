@@ -51,6 +51,7 @@ void rt_neigh_free_pending(struct rt_ctx *ctx)
     }
     nt->sh->queued = 0;
     ctx->ctr->pending = 0;
+    memset(ctx->pending_port, 0, sizeof(ctx->pending_port));
 }
 
 /* ---- ARP ---- */
@@ -94,13 +95,21 @@ int rt_arp_request(struct rt_ctx *ctx, uint16_t port, uint32_t tip, const uint8_
     return rt_arp_build(ctx, port, RT_ARP_OP_REQUEST, dmac ? dmac : rt_bcast_mac, zero, tip, tx);
 }
 
-/* Send what waited for @e, now that it has a MAC. */
-static void rt_neigh_release(struct rt_ctx *ctx, struct neigh_entry *e, struct rt_burst *tx)
+/* @n packets that waited on port @port stop waiting (sent, failed, freed). */
+static void rt_pending_done(struct rt_ctx *ctx, uint16_t port, uint16_t n)
+{
+    if (port < RT_MAX_PORTS)
+        ctx->pending_port[port] -= n < ctx->pending_port[port] ? n : ctx->pending_port[port];
+    ctx->neigh->sh->queued -= n;
+    ctx->ctr->pending = ctx->neigh->sh->queued;
+}
+
+/* Send what waited for @e on port @port, now that it has a MAC. */
+static void rt_neigh_release(struct rt_ctx *ctx, struct neigh_entry *e, uint16_t port, struct rt_burst *tx)
 {
     uint16_t n = e->qlen;
     e->qlen = 0;
-    ctx->neigh->sh->queued -= n;
-    ctx->ctr->pending = ctx->neigh->sh->queued;
+    rt_pending_done(ctx, port, n);
     for (uint16_t i = 0; i < n; i++)
         rt_fwd_finish(ctx, e->q[i], e->mac, tx);
 }
@@ -150,6 +159,7 @@ void rt_arp_input(struct rt_ctx *ctx, ipc_buf b, uint64_t now, struct rt_burst *
         }
     }
     if (e && e->state != NEIGH_STATIC) {
+        uint16_t held_on = e->port; /* where its waiting packets are counted */
         bool changed = memcmp(e->mac, a + RT_ARP_SHA, PKT_ETH_ALEN) != 0 || e->port != port;
         neigh_wbegin(e);
         memcpy(e->mac, a + RT_ARP_SHA, PKT_ETH_ALEN);
@@ -166,7 +176,7 @@ void rt_arp_input(struct rt_ctx *ctx, ipc_buf b, uint64_t now, struct rt_burst *
         }
         neigh_wend(e);
         if (e->qlen)
-            rt_neigh_release(ctx, e, tx);
+            rt_neigh_release(ctx, e, held_on, tx);
     }
     if (op == RT_ARP_OP_REQUEST && for_us) {
         /* Reply in place: the request's buffer becomes the reply. */
@@ -204,6 +214,19 @@ void rt_neigh_hold(struct rt_ctx *ctx, uint32_t ip, uint16_t port, ipc_buf b, ui
 {
     struct neigh_table *nt = ctx->neigh;
     struct neigh_entry *e = neigh_find(nt, ip);
+    if (e && e->qlen >= NEIGH_QMAX) {
+        rt_drop(ctx, b, RT_CTR_DROP_PENDING_FULL);
+        return;
+    }
+    /* The port's share: a scan of unused addresses on one port makes an
+     * entry and holds a packet per address; past its share it costs no
+     * entry, no request and no buffer, and nothing of another port's. */
+    uint16_t on = e ? e->port : port;
+    uint32_t share = rt_pending_share(ctx);
+    if (on >= RT_MAX_PORTS || ctx->pending_port[on] >= share || nt->sh->queued >= ctx->cfg.pending_max) {
+        rt_drop(ctx, b, RT_CTR_DROP_PENDING_LIMIT);
+        return;
+    }
     if (!e) {
         e = neigh_insert(nt, ip);
         if (!e) {
@@ -219,11 +242,8 @@ void rt_neigh_hold(struct rt_ctx *ctx, uint32_t ip, uint16_t port, ipc_buf b, ui
         neigh_wend(e);
         rt_arp_request(ctx, port, ip, NULL, tx);
     }
-    if (e->qlen >= NEIGH_QMAX) {
-        rt_drop(ctx, b, RT_CTR_DROP_PENDING_FULL);
-        return;
-    }
     e->q[e->qlen++] = b;
+    ctx->pending_port[on]++;
     nt->sh->queued++;
     ctx->ctr->pending = nt->sh->queued;
 }
@@ -251,8 +271,7 @@ void rt_neigh_tick(struct rt_ctx *ctx, uint64_t now, struct rt_burst *tx)
                 rt_count(ctx, RT_CTR_DROP_NEIGH_FAILED);
             }
             ipc_pool_free(ctx->pool, e->q, e->qlen);
-            nt->sh->queued -= e->qlen;
-            ctx->ctr->pending = nt->sh->queued;
+            rt_pending_done(ctx, e->port, e->qlen);
             gone = true;
             break;
         case NEIGH_REACHABLE:

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "icmp.h"
+#include "tables/neigh.h"
 
 const char *const rt_ctr_names[RT_CTR_MAX] = {
     [RT_CTR_RX_IPV4] = "rx_ipv4",
@@ -41,6 +42,7 @@ const char *const rt_ctr_names[RT_CTR_MAX] = {
     [RT_CTR_DROP_NO_BUFS] = "drop_no_bufs",
     [RT_CTR_DROP_TX_FULL] = "drop_tx_full",
     [RT_CTR_DROP_PENDING_FULL] = "drop_pending_full",
+    [RT_CTR_DROP_PENDING_LIMIT] = "drop_pending_limit",
     [RT_CTR_DROP_NEIGH_FULL] = "drop_neigh_table_full",
     [RT_CTR_DROP_NEIGH_FAILED] = "drop_neigh_failed",
     [RT_CTR_DROP_PENDING_RESTART] = "drop_pending_restart",
@@ -91,6 +93,16 @@ void rt_ctx_init(struct rt_ctx *ctx, struct ipc_pool *pool, struct fib *fib, str
         ctx->cfg = *cfg;
     else
         rt_cfg_default(&ctx->cfg);
+    if (!ctx->cfg.pending_max) {
+        /* A sixteenth of the pool, and at most half the neighbour table's
+         * room, since each waiting neighbour takes an entry: the learned
+         * neighbours keep the other half whatever a scan sends. */
+        uint32_t room = neigh ? (neigh->mask + 1) / 4 * 3 / 2 : NEIGH_QMAX;
+        uint32_t m = pool ? pool->nbufs / 16 : NEIGH_QMAX;
+        ctx->cfg.pending_max = m < room ? m : room;
+        if (ctx->cfg.pending_max < NEIGH_QMAX)
+            ctx->cfg.pending_max = NEIGH_QMAX;
+    }
     rt_tb_init(&ctx->icmp_tb, ctx->cfg.icmp_interval_ns, ctx->cfg.icmp_burst, 0);
 }
 

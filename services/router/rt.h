@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "ipc/pool.h"
+#include "tables/neigh.h"
 
 #define RT_MAX_PORTS 16u
 #define RT_BURST 32u
@@ -52,6 +53,7 @@ enum rt_ctr {
     RT_CTR_DROP_NO_BUFS,         /* pool empty while building fragments or ICMP */
     RT_CTR_DROP_TX_FULL,         /* the output burst was full */
     RT_CTR_DROP_PENDING_FULL,    /* neighbour's pending queue full */
+    RT_CTR_DROP_PENDING_LIMIT,   /* the port's share of the packets waiting for ARP used up (a scan) */
     RT_CTR_DROP_NEIGH_FULL,      /* neighbour table full */
     RT_CTR_DROP_NEIGH_FAILED,    /* queued for a neighbour that never answered */
     RT_CTR_DROP_PENDING_RESTART, /* queued when the router stopped, or when the previous instance died */
@@ -119,6 +121,7 @@ struct rt_cfg {
     uint64_t stale_gc_ns;      /* stale and unused -> removed; default 60 s */
     uint64_t retrans_ns;       /* between ARP requests; default 1 s */
     uint32_t max_retries;      /* requests before giving up; default 3 */
+    uint32_t pending_max;      /* packets waiting for ARP in all; 0: rt_ctx_init's default (see there) */
 };
 
 /* Where stages put packets to transmit (meta out_port set). */
@@ -145,7 +148,20 @@ struct rt_ctx {
     uint16_t ip_id; /* IP identification for packets the router originates */
     struct rt_cfg cfg;
     struct rt_tb icmp_tb;
+    /* Packets waiting for ARP, per port of their neighbour: each port may
+     * hold cfg.pending_max / nports of them, so that a scan of one port's
+     * unused addresses cannot take the pool, the table, or another port's
+     * share (rt_neigh_hold). Process-local: a restart forgets the queues. */
+    uint32_t pending_port[RT_MAX_PORTS];
 };
+
+/* How many packets waiting for ARP one port's neighbours may hold: an even
+ * share of cfg.pending_max, and at least one neighbour's whole queue. */
+static inline uint32_t rt_pending_share(const struct rt_ctx *ctx)
+{
+    uint32_t s = ctx->cfg.pending_max / (ctx->nports ? ctx->nports : 1u);
+    return s > NEIGH_QMAX ? s : NEIGH_QMAX;
+}
 
 /** Defaults for @cfg (RFC 1812 §4.3.2.8 rate limit, Linux-like ARP timers). */
 void rt_cfg_default(struct rt_cfg *cfg);

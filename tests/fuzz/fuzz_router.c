@@ -119,15 +119,7 @@ static void f_static(uint32_t ip, uint8_t last, uint16_t port)
 /* Free everything still queued for ARP: the router's state between runs. */
 static void f_flush_neigh(void)
 {
-    for (uint32_t i = 0; i <= F.neigh.mask; i++) {
-        struct neigh_entry *e = &F.neigh.e[i];
-        if (e->ip && e->qlen) {
-            ipc_pool_free(&F.pool, e->q, e->qlen);
-            F.neigh.sh->queued -= e->qlen;
-            e->qlen = 0;
-        }
-    }
-    F.ctr.pending = F.neigh.sh->queued;
+    rt_neigh_free_pending(&F.ctx);
 }
 
 static void f_teardown(void)
@@ -377,12 +369,14 @@ static void f_drain_tx(void)
 /* Returns the number of free buffers. */
 static uint32_t f_census(void)
 {
-    uint32_t pend_pkts = 0, pend_frames = 0;
+    uint32_t pend_pkts = 0, pend_frames = 0, pend_port[RT_MAX_PORTS] = {0};
     for (uint32_t i = 0; i <= F.neigh.mask; i++) {
         const struct neigh_entry *e = &F.neigh.e[i];
         if (!e->ip)
             continue;
         F_CHECK(e->qlen <= NEIGH_QMAX, "entry %u: qlen %u", i, e->qlen);
+        if (e->port < RT_MAX_PORTS)
+            pend_port[e->port] += e->qlen;
         for (uint16_t k = 0; k < e->qlen; k++) {
             pend_pkts++;
             pend_frames += f_chain_frames(e->q[k]);
@@ -392,6 +386,13 @@ static uint32_t f_census(void)
             F.neigh.sh->queued);
     F_CHECK(F.ctr.pending == F.neigh.sh->queued, "pending gauge %llu, queued %u", (unsigned long long)F.ctr.pending,
             F.neigh.sh->queued);
+    /* Each port's share is what its neighbours hold, and never past it. */
+    for (unsigned p = 0; p < RT_MAX_PORTS; p++) {
+        F_CHECK(F.ctx.pending_port[p] == pend_port[p], "port %u: %u pending counted, %u queued", p,
+                F.ctx.pending_port[p], pend_port[p]);
+        F_CHECK(pend_port[p] <= rt_pending_share(&F.ctx),
+                "port %u: %u pending, past its share", p, pend_port[p]);
+    }
     ipc_pool_flush(&F.pool);
     ipc_pool_flush(&F.drv);
     struct ipc_census c;

@@ -375,6 +375,49 @@ static void test_rt_neigh_free_pending_at_stop(void **state)
     t_no_leak(t);
 }
 
+/*
+ * A scan of one port's unused addresses (a packet to each) holds at most the
+ * port's share of packets waiting for ARP: past it, no entry, no request, no
+ * buffer (drop_pending_limit). Another port's neighbour still resolves, with
+ * its packet held and released: the scan costs it nothing.
+ */
+static void test_rt_neigh_scan_bounded(void **state)
+{
+    struct t_rt *t = *state;
+    struct fib_nh conn0 = {.gw = 0, .port = 0}, conn2 = {.gw = 0, .port = 2};
+    assert_int_equal(fib_add(&t->fibw, T_IP(10, 0, 0, 0), 24, &conn0), 0);
+    assert_int_equal(fib_add(&t->fibw, T_IP(10, 2, 0, 0), 24, &conn2), 0);
+    uint32_t share = rt_pending_share(&t->ctx);
+    assert_true(share < 40 && t->ctx.cfg.pending_max > share);
+    for (unsigned i = 0; i < 40; i++)
+        t_in(t, t_frame(t, 1, T_IP(10, 1, 0, 5), T_IP(10, 0, 0, 10 + i), 17, 64, 30, 0), T_SEC);
+    assert_int_equal(t->ctx.pending_port[0], share);
+    assert_int_equal(t->ctr.c[RT_CTR_DROP_PENDING_LIMIT], 40 - share);
+    assert_int_equal(t->ctr.c[RT_CTR_ARP_REQ_TX], share);
+    assert_int_equal(t->tx.n, share);
+    t_tx_free(t);
+
+    t_in(t, t_frame(t, 1, T_IP(10, 1, 0, 5), T_IP(10, 2, 0, 9), 17, 64, 30, 0), T_SEC);
+    assert_int_equal(t->tx.n, 1);
+    t_check_request(t, t->tx.bufs[0], 2, T_IP(10, 2, 0, 9), NULL);
+    t_tx_free(t);
+    assert_int_equal(t->ctx.pending_port[2], 1);
+    t_in(t, t_arp(t, 2, 2, t_gw_mac, T_IP(10, 2, 0, 9), T_IP(10, 2, 0, 1), t->ctx.port[2].mac), T_SEC + 1);
+    assert_int_equal(t->tx.n, 1);
+    assert_int_equal(ipc_pool_meta(&t->pool, t->tx.bufs[0])->out_port, 2);
+    t_tx_free(t);
+    assert_int_equal(t->ctx.pending_port[2], 0);
+    assert_int_equal(t->ctr.c[RT_CTR_DROP_PENDING_LIMIT], 40 - share);
+
+    /* The scan's entries give up; the port's share is whole again. */
+    for (uint64_t s = 2; s <= 5; s++) {
+        rt_neigh_tick(&t->ctx, s * T_SEC, &t->tx);
+        t_tx_free(t);
+    }
+    assert_int_equal(t->ctx.pending_port[0], 0);
+    assert_int_equal(t->ctr.pending, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -386,6 +429,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_rt_neigh_many_and_delete, t_rt_setup, t_rt_teardown),
         cmocka_unit_test_setup_teardown(test_rt_neigh_restart, t_rt_setup, t_rt_teardown),
         cmocka_unit_test_setup_teardown(test_rt_neigh_free_pending_at_stop, t_rt_setup, t_rt_teardown),
+        cmocka_unit_test_setup_teardown(test_rt_neigh_scan_bounded, t_rt_setup, t_rt_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
