@@ -103,7 +103,7 @@ static void t_die(const char *what, const char *msg)
 /* ---- the world ---- */
 
 struct t_world {
-    int pool_fd, fib_fd, neigh_fd;
+    int pool_fd, fib_fd, fib_rfd, neigh_fd;
     struct ipc_pool pool;
     struct fib fibw, fib;
     struct neigh_table neigh;
@@ -152,8 +152,8 @@ static void t_setup(struct t_world *w)
         ipc_pool_attach(&w->pool, w->pool_fd, SELF, &err) != 0)
         t_die("pool", err.msg);
     struct fib_params fp = {.max_prefixes = 1024, .tbl8_groups = 64, .max_nh = 64};
-    if (fib_create("bench-fwd-fib", &fp, &w->fibw, &w->fib_fd, &err) != 0 ||
-        fib_attach(&w->fib, w->fib_fd, 0, &err) != 0)
+    if (fib_create("bench-fwd-fib", &fp, &w->fibw, &w->fib_fd, &w->fib_rfd, &err) != 0 ||
+        fib_attach(&w->fib, w->fib_fd, w->fib_rfd, 0, &err) != 0)
         t_die("fib", err.msg);
     if (neigh_create("bench-fwd-neigh", 64, &w->neigh, &w->neigh_fd, &err) != 0)
         t_die("neigh", err.msg);

@@ -296,9 +296,9 @@ int main(int argc, char **argv)
 
     struct ipc_err err = {{0}};
     struct fib fibw, fib;
-    int fd;
+    int fd, rfd;
     struct fib_params fp = {.max_prefixes = nprefix + nprefix / 8, .tbl8_groups = TBL8_GROUPS, .max_nh = 256};
-    if (fib_create("bench-lpm", &fp, &fibw, &fd, &err) != 0 || fib_attach(&fib, fd, 0, &err) != 0) {
+    if (fib_create("bench-lpm", &fp, &fibw, &fd, &rfd, &err) != 0 || fib_attach(&fib, fd, rfd, 0, &err) != 0) {
         fprintf(stderr, "bench_lpm: fib: %s\n", err.msg);
         return 1;
     }
@@ -484,6 +484,7 @@ int main(int argc, char **argv)
     fib_detach(&fib);
     fib_detach(&fibw);
     close(fd);
+    close(rfd);
     free(addr);
     free(pfx);
     printf("\n");

@@ -42,6 +42,8 @@ const char *ipc_shm_kind_name(uint32_t kind)
         return "neigh";
     case IPC_SHM_MBOX:
         return "mailbox";
+    case IPC_SHM_FIB_READERS:
+        return "fib-readers";
     }
     return "unknown";
 }
@@ -64,9 +66,10 @@ int ipc_shm_create(const char *name, uint32_t kind, uint32_t version, size_t siz
     }
     /* The size is part of the layout: sealing it means a buggy or hostile
      * service cannot shrink the region under its peers (SIGBUS). */
-    /* A config blob is sealed against writes once filled in, so its seals
-     * stay open until then (ipc_svc_config_create). */
-    int seals = F_SEAL_SHRINK | F_SEAL_GROW | (kind == IPC_SHM_CONFIG ? 0 : F_SEAL_SEAL);
+    /* A config blob and the FIB are sealed against writes once their
+     * creator has them mapped (ipc_shm_seal_writes), so their seals stay
+     * open until then. */
+    int seals = F_SEAL_SHRINK | F_SEAL_GROW | (kind == IPC_SHM_CONFIG || kind == IPC_SHM_FIB ? 0 : F_SEAL_SEAL);
     if (fcntl(fd, F_ADD_SEALS, seals) < 0) {
         ret = ipc_errf(err, -errno, "sealing %s: %s", name, strerror(errno));
         goto out_fd;
@@ -163,4 +166,11 @@ void ipc_shm_unmap(void *base, size_t size)
 {
     if (base)
         munmap(base, size);
+}
+
+int ipc_shm_seal_writes(int fd, const char *name, struct ipc_err *err)
+{
+    if (fcntl(fd, F_ADD_SEALS, F_SEAL_FUTURE_WRITE | F_SEAL_SEAL) < 0)
+        return ipc_errf(err, -errno, "sealing %s against writes: %s", name, strerror(errno));
+    return 0;
 }

@@ -21,6 +21,7 @@ enum ipc_shm_kind {
     IPC_SHM_CONFIG = 5,
     IPC_SHM_NEIGH = 6,
     IPC_SHM_MBOX = 7, /* a control mailbox (tables/shaper.h) */
+    IPC_SHM_FIB_READERS = 8, /* the FIB's generation and reader slots (tables/fib.h) */
 };
 
 struct ipc_shm_hdr {
@@ -60,6 +61,13 @@ int ipc_shm_attach(int fd, uint32_t kind, uint32_t version, void **base, size_t 
  * -EPROTO unless the region is exactly @want bytes. Returns 0 with *base.
  */
 int ipc_shm_attach_fixed(int fd, uint32_t kind, uint32_t version, size_t want, void **base, struct ipc_err *err);
+
+/**
+ * Seal the region behind @fd against every future write: no one, the owner of
+ * a copy of the fd included, can map it writable or write() to it again. The
+ * mappings that exist (the creator's) keep writing. Returns 0 or -errno.
+ */
+int ipc_shm_seal_writes(int fd, const char *name, struct ipc_err *err);
 
 /** The same, mapped read-only (config blobs, and the FIB in the router). */
 int ipc_shm_attach_ro(int fd, uint32_t kind, uint32_t version, const void **base, size_t *size, struct ipc_err *err);

@@ -36,14 +36,15 @@
 #include "supervisor/xsk.h"
 
 /* Fixed fd numbers inside every service (ipc/svc.h). */
-/* Fixed fd numbers in every service; FD_KIND0 and FD_KIND1 are the fds its
- * kind's typed config names (a driver's device; the router's FIB and
- * neighbour table; a shaper's mailbox), -1 where the kind has fewer. */
+/* Fixed fd numbers in every service; FD_KIND0..FD_KIND2 are the fds its
+ * kind's typed config names (a driver's device; the router's FIB tables, FIB
+ * reader slots and neighbour table; a shaper's mailbox), -1 where the kind
+ * has fewer. */
 /* The neighbour table's size: a router of 16 ports with a /24 on each fills
  * a quarter of it (it refuses entries past three quarters). */
 #define SUP_NEIGH_ENTRIES 4096u
 
-enum { FD_CFG = IPC_SVC_CONFIG_FD, FD_NOTIFY, FD_POOL, FD_STATS, FD_WAKE, FD_KIND0, FD_KIND1, FD_FIRST_RING };
+enum { FD_CFG = IPC_SVC_CONFIG_FD, FD_NOTIFY, FD_POOL, FD_STATS, FD_WAKE, FD_KIND0, FD_KIND1, FD_KIND2, FD_FIRST_RING };
 
 static int svc_index(const struct sup *s, const char *name)
 {
@@ -215,7 +216,8 @@ static uint32_t typed_config(const struct sup *s, const struct sup_svc *v, void 
         struct tbl_router_cfg *r = x;
         tbl_cfg_hdr_init(&r->hdr, v->kind, TBL_ROUTER_CFG_VERSION, sizeof(*r));
         r->fib_fd = FD_KIND0;
-        r->neigh_fd = FD_KIND1;
+        r->fib_readers_fd = FD_KIND1;
+        r->neigh_fd = FD_KIND2;
         r->icmp_rate = s->m.router.icmp_rate;
         r->icmp_burst = s->m.router.icmp_burst;
         return sizeof(*r);
@@ -301,7 +303,8 @@ int sup_svc_fds(const struct sup *s, const struct sup_svc *v, int notify_w, int 
     src[FD_WAKE] = v->wake_fd;
     if (v->kind == IPC_SVC_ROUTER) {
         src[FD_KIND0] = s->fib_fd;
-        src[FD_KIND1] = s->neigh_fd;
+        src[FD_KIND1] = s->fib_readers_fd;
+        src[FD_KIND2] = s->neigh_fd;
     } else if (v->kind == IPC_SVC_SHAPER) {
         src[FD_KIND0] = v->mbox_fd;
     } else {
@@ -396,7 +399,7 @@ static int setup_tables(struct sup *s, struct ipc_err *err)
 {
     char name[64];
     snprintf(name, sizeof(name), "fib-%s", s->m.router.name);
-    int ret = fib_create(name, NULL, &s->fib, &s->fib_fd, err);
+    int ret = fib_create(name, NULL, &s->fib, &s->fib_fd, &s->fib_readers_fd, err);
     if (ret < 0)
         return ret;
     for (size_t p = 0; p < s->m.nports; p++) {
@@ -431,6 +434,7 @@ int sup_setup(struct sup *s, struct ipc_err *err)
     int ret;
     s->pool_fd = -1;
     s->fib_fd = -1;
+    s->fib_readers_fd = -1;
     s->neigh_fd = -1;
     for (int i = 0; i < SUP_MAX_SERVICES; i++)
         s->svcs[i] = (struct sup_svc){.wake_fd = -1, .stats_fd = -1, .cfg_fd = -1, .dev_fd = -1, .mbox_fd = -1, .pidfd = -1,
@@ -577,6 +581,7 @@ void sup_teardown(struct sup *s)
     if (s->fib_fd >= 0)
         fib_detach(&s->fib);
     close_fd(&s->fib_fd);
+    close_fd(&s->fib_readers_fd);
     if (s->neigh_fd >= 0)
         neigh_detach(&s->neigh);
     close_fd(&s->neigh_fd);

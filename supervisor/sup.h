@@ -149,7 +149,8 @@ struct sup {
 
     int pool_fd;
     struct ipc_pool pool;
-    int fib_fd; /* the supervisor writes the FIB, the router reads it */
+    int fib_fd;         /* the supervisor writes the FIB (sealed: no one else can), the router reads it */
+    int fib_readers_fd; /* the FIB's reader slots, which the router writes */
     struct fib fib;
     int neigh_fd;
     struct neigh_table neigh;

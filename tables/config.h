@@ -29,12 +29,14 @@ struct tbl_cfg_hdr {
     uint32_t size;    /* sizeof the whole typed struct */
 };
 
-#define TBL_ROUTER_CFG_VERSION 1u
+#define TBL_ROUTER_CFG_VERSION 2u
 
 struct tbl_router_cfg {
     struct tbl_cfg_hdr hdr;
-    int32_t fib_fd;      /* the FIB region, mapped read-only */
-    int32_t neigh_fd;    /* the neighbour table */
+    int32_t fib_fd;         /* the FIB's tables, sealed: mapped read-only */
+    int32_t fib_readers_fd; /* the FIB's reader slots */
+    int32_t neigh_fd;       /* the neighbour table */
+    uint32_t pad;
     uint32_t icmp_rate;  /* ICMP errors per second (0: no limit) */
     uint32_t icmp_burst; /* token bucket depth */
 };

@@ -9,7 +9,6 @@
 
 #include <errno.h>
 #include <string.h>
-#include <sys/mman.h>
 
 static uint64_t fib_align(uint64_t v, uint64_t a)
 {
@@ -70,22 +69,22 @@ void fib_impl_bind(struct fib *fib, void *base, size_t size)
     uint8_t *b = base;
     fib->base = base;
     fib->size = size;
-    fib->sh = base;
     fib->lay = (struct fib_layout *)(b + FIB_PAGE);
     fib->tbl24 = (_Atomic uint32_t *)(b + fib->lay->off_tbl24);
     fib->tbl8 = (_Atomic uint32_t *)(b + fib->lay->off_tbl8);
     fib->nh = (_Atomic uint64_t *)(b + fib->lay->off_nh);
 }
 
-int fib_attach(struct fib *fib, int fd, int reader_slot, struct ipc_err *err)
+int fib_attach(struct fib *fib, int fd, int rfd, int reader_slot, struct ipc_err *err)
 {
-    void *base;
+    const void *cbase;
     size_t size;
     if (reader_slot != FIB_WRITER && (reader_slot < 0 || reader_slot >= (int)FIB_MAX_READERS))
         return ipc_errf(err, -EINVAL, "fib: reader slot %d out of range", reader_slot);
-    int ret = ipc_shm_attach(fd, IPC_SHM_FIB, FIB_VERSION, &base, &size, err);
+    int ret = ipc_shm_attach_ro(fd, IPC_SHM_FIB, FIB_VERSION, &cbase, &size, err);
     if (ret < 0)
         return ret;
+    void *base = (void *)cbase; /* PROT_READ: the tables are read through atomic loads only */
     memset(fib, 0, sizeof(*fib));
     struct fib_layout l;
     memcpy(&l, (uint8_t *)base + FIB_PAGE, sizeof(l));
@@ -96,22 +95,21 @@ int fib_attach(struct fib *fib, int fd, int reader_slot, struct ipc_err *err)
         goto out_unmap;
     }
     if (reader_slot == FIB_WRITER) {
-        if (l.dirty) {
-            ret = ipc_errf(err, -EUCLEAN, "fib region: the previous writer died mid-update; rebuild it");
-            goto out_unmap;
-        }
-        fib->writer = true;
-    } else if (mprotect((uint8_t *)base + FIB_PAGE, size - FIB_PAGE, PROT_READ) < 0) {
-        /* The router only reads the tables: a stray store faults instead of
-         * corrupting every router's routes. Page 0 stays writable for the slot. */
-        ret = ipc_errf(err, -errno, "fib region: mprotect: %s", strerror(errno));
+        ret = l.dirty ? ipc_errf(err, -EUCLEAN, "fib region: the previous writer died mid-update; rebuild it")
+                      : ipc_errf(err, -EPERM, "fib region: sealed against writes; only the supervisor that made it "
+                                              "writes it");
         goto out_unmap;
     }
+    void *rbase;
+    ret = ipc_shm_attach_fixed(rfd, IPC_SHM_FIB_READERS, FIB_READERS_VERSION, sizeof(struct fib_shared), &rbase,
+                               err);
+    if (ret < 0)
+        goto out_unmap;
     fib_impl_bind(fib, base, size);
-    if (reader_slot != FIB_WRITER) {
-        fib->slot = &fib->sh->reader[reader_slot];
-        ipc_st_rel(&fib->slot->active, 0);
-    }
+    fib->sh = rbase;
+    fib->sh_size = sizeof(struct fib_shared);
+    fib->slot = &fib->sh->reader[reader_slot];
+    ipc_st_rel(&fib->slot->active, 0);
     return 0;
 
 out_unmap:
@@ -123,6 +121,8 @@ void fib_detach(struct fib *fib)
 {
     if (fib->slot)
         ipc_st_rel(&fib->slot->active, 0);
+    if (fib->sh)
+        ipc_shm_unmap(fib->sh, fib->sh_size);
     ipc_shm_unmap(fib->base, fib->size);
     memset(fib, 0, sizeof(*fib));
 }

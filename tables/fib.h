@@ -1,15 +1,23 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * tables/fib.h: the IPv4 forwarding table, a DIR-24-8 longest-prefix
- * match in one shared-memory region. The supervisor is the only writer
- * (manifest routes, connected routes, `ringrouter route add|del`); each
- * router instance maps the tables read-only and looks up bursts of
- * addresses. The prefix list and the next-hop table live in the same region,
- * so `route show` and a restarted supervisor read them back from there.
+ * match in shared memory. The supervisor is the only writer (manifest
+ * routes, connected routes, `ringrouter route add|del`); each router
+ * instance maps the tables read-only and looks up bursts of addresses. The
+ * prefix list and the next-hop table live in the same region, so `route
+ * show` reads them back from there.
  *
- * Region layout (each part page-aligned):
- *   page 0   struct fib_shared: shm header, the generation counter and one
- *            reader slot per router instance. The only page a reader writes.
+ * Two regions. The tables' region is sealed against writes once the
+ * supervisor has it mapped (ipc_shm_seal_writes): no process can map it
+ * writable or write() it again, even one that opens a router's fd through
+ * /proc, so no service can rewrite a route, nor the words the supervisor
+ * follows as indices when it writes. The readers' region (struct
+ * fib_shared: the generation counter and one slot per router instance) is
+ * the only part a reader writes; the writer only compares what it reads
+ * there.
+ *
+ * The tables' region (each part page-aligned):
+ *   page 0   the shm header.
  *   page 1   struct fib_layout: sizes, offsets and the writer's state.
  *   tbl24    2^24 x uint32_t entries, indexed by the address's top 24 bits.
  *   tbl8     tbl8_groups x 256 x uint32_t, one group per /24 that holds a
@@ -57,7 +65,8 @@
 #include "ipc/atomic.h"
 #include "ipc/shm.h"
 
-#define FIB_VERSION 0x46420001u /* "FB" 1 */
+#define FIB_VERSION 0x46420002u /* "FB" 2: the reader slots in a region of their own */
+#define FIB_READERS_VERSION 1u
 #define FIB_MAX_READERS 16u
 #define FIB_WRITER (-1)
 #define FIB_MISS UINT32_MAX
@@ -89,13 +98,14 @@ struct fib_shared {
     _Alignas(IPC_CACHELINE) _Atomic uint64_t gen; /* starts at 1; bumped when something is unlinked */
     struct fib_reader_slot reader[FIB_MAX_READERS];
 };
-_Static_assert(sizeof(struct fib_shared) <= 4096, "reader page is one page");
+_Static_assert(sizeof(struct fib_shared) <= 4096, "the readers' region is one page");
 
 struct fib_layout; /* tables/fib_impl.h */
 
 /* Process-local view of a FIB region. */
 struct fib {
-    struct fib_shared *sh;
+    struct fib_shared *sh; /* the readers' region */
+    size_t sh_size;
     struct fib_layout *lay;
     _Atomic uint32_t *tbl24;
     _Atomic uint32_t *tbl8;
@@ -109,12 +119,15 @@ struct fib {
 /* ---- both halves ---- */
 
 /**
- * Map the FIB behind @fd. @reader_slot FIB_WRITER maps it read-write as
- * the writer (-EUCLEAN if a previous writer died mid-update); 0..15 maps the
- * tables PROT_READ and uses that reader slot (assigned by the supervisor, one
- * per router instance). Returns 0 or -errno with @err filled.
+ * Map the FIB behind @fd (the tables) and @rfd (the readers' region).
+ * @reader_slot 0..15 maps the tables read-only and takes that reader slot
+ * (assigned by the supervisor, one per router instance; a dead predecessor's
+ * announcement in it is cleared). FIB_WRITER is refused: the tables are
+ * sealed against writes, so their one writer is the supervisor that made them
+ * (-EUCLEAN first if that writer died mid-update: rebuild). Returns 0 or
+ * -errno with @err filled.
  */
-int fib_attach(struct fib *fib, int fd, int reader_slot, struct ipc_err *err);
+int fib_attach(struct fib *fib, int fd, int rfd, int reader_slot, struct ipc_err *err);
 
 void fib_detach(struct fib *fib);
 

@@ -10,6 +10,7 @@
 
 #include <errno.h>
 #include <sched.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -53,7 +54,8 @@ static struct fib_w fib_w(const struct fib *fib)
     return w;
 }
 
-int fib_create(const char *name, const struct fib_params *p, struct fib *fib, int *fd, struct ipc_err *err)
+int fib_create(const char *name, const struct fib_params *p, struct fib *fib, int *fd, int *rfd,
+               struct ipc_err *err)
 {
     struct fib_params def = {.max_prefixes = 1100000, .tbl8_groups = 65536, .max_nh = 65536};
     if (!p)
@@ -64,16 +66,35 @@ int fib_create(const char *name, const struct fib_params *p, struct fib *fib, in
                         p->max_prefixes, p->tbl8_groups, p->max_nh);
     struct fib_layout l;
     uint64_t size = fib_impl_layout(&l, p);
-    void *base;
-    int ret = ipc_shm_create(name, IPC_SHM_FIB, FIB_VERSION, size, fd, &base, err);
+    void *base, *rbase;
+    char rname[64];
+    snprintf(rname, sizeof(rname), "%.50s-readers", name);
+    int ret = ipc_shm_create(rname, IPC_SHM_FIB_READERS, FIB_READERS_VERSION, sizeof(struct fib_shared), rfd, &rbase,
+                             err);
     if (ret < 0)
         return ret;
+    ret = ipc_shm_create(name, IPC_SHM_FIB, FIB_VERSION, size, fd, &base, err);
+    if (ret < 0)
+        goto out_readers;
+    /* Our mapping is writable; from here on no other can be. */
+    if ((ret = ipc_shm_seal_writes(*fd, name, err)) < 0)
+        goto out_tables;
     memset(fib, 0, sizeof(*fib));
     memcpy((uint8_t *)base + FIB_PAGE, &l, sizeof(l));
     fib_impl_bind(fib, base, size);
+    fib->sh = rbase;
+    fib->sh_size = sizeof(struct fib_shared);
     fib->writer = true;
     ipc_st_rel(&fib->sh->gen, 1);
     return 0;
+
+out_tables:
+    ipc_shm_unmap(base, size);
+    close(*fd);
+out_readers:
+    ipc_shm_unmap(rbase, sizeof(struct fib_shared));
+    close(*rfd);
+    return ret;
 }
 
 /* ---- hashes (writer only; linear probing, backward-shift deletion) ---- */

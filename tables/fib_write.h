@@ -17,10 +17,12 @@ struct fib_stats {
 };
 
 /**
- * Create a FIB region sized by @p (NULL: defaults) in a new memfd, and map it
- * as the writer. Returns 0 with *fd set, or -errno with @err filled.
+ * Create a FIB sized by @p (NULL: defaults): the tables in a new memfd *@fd,
+ * mapped as the writer and then sealed against any other write, and the
+ * readers' region in *@rfd. Returns 0, or -errno with @err filled.
  */
-int fib_create(const char *name, const struct fib_params *p, struct fib *fib, int *fd, struct ipc_err *err);
+int fib_create(const char *name, const struct fib_params *p, struct fib *fib, int *fd, int *rfd,
+               struct ipc_err *err);
 
 /**
  * Add @addr/@len (host byte order, host bits must be zero) via @nh. Returns

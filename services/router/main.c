@@ -137,7 +137,7 @@ static int rt_setup(struct rt_proc *r, struct ipc_err *err)
         return -EPROTO;
     /* Slot 0 is this router's; attach clears whatever a dead predecessor
      * left in it, which would pin retired FIB entries forever. */
-    ret = fib_attach(&r->fib, tc->fib_fd, 0, err);
+    ret = fib_attach(&r->fib, tc->fib_fd, tc->fib_readers_fd, 0, err);
     if (ret < 0)
         return ret;
     name_counters(r);

@@ -74,7 +74,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv);
 
 static struct {
     bool ready;
-    int pool_fd, fib_fd, neigh_fd;
+    int pool_fd, fib_fd, fib_rfd, neigh_fd;
     struct ipc_pool sup, pool, drv;
     struct fib fibw, fibr;
     struct neigh_table neigh;
@@ -140,6 +140,7 @@ static void f_teardown(void)
     ipc_pool_detach(&F.sup);
     close(F.neigh_fd);
     close(F.fib_fd);
+    close(F.fib_rfd);
     close(F.pool_fd);
 }
 
@@ -153,9 +154,9 @@ static void f_setup(void)
         ipc_pool_attach(&F.drv, F.pool_fd, F_DRIVER, &err) != 0)
         f_die("ipc_pool_attach", &err);
     struct fib_params p = {.max_prefixes = 1024, .tbl8_groups = 64, .max_nh = 64};
-    if (fib_create("fuzz-rt-fib", &p, &F.fibw, &F.fib_fd, &err) != 0)
+    if (fib_create("fuzz-rt-fib", &p, &F.fibw, &F.fib_fd, &F.fib_rfd, &err) != 0)
         f_die("fib_create", &err);
-    if (fib_attach(&F.fibr, F.fib_fd, 0, &err) != 0)
+    if (fib_attach(&F.fibr, F.fib_fd, F.fib_rfd, 0, &err) != 0)
         f_die("fib_attach", &err);
     if (neigh_create("fuzz-rt-neigh", 64, &F.neigh, &F.neigh_fd, &err) != 0)
         f_die("neigh_create", &err);

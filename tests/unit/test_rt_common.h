@@ -39,7 +39,7 @@ static const uint8_t t_peer_mac[3][6] = {
     {0x02, 0, 0, 0, 1, 0}, {0x02, 0, 0, 0, 1, 1}, {0x02, 0, 0, 0, 1, 2}};
 
 struct t_rt {
-    int pool_fd, fib_fd, neigh_fd;
+    int pool_fd, fib_fd, fib_rfd, neigh_fd;
     struct ipc_pool sup, pool;
     struct fib fibw, fibr;
     struct neigh_table neigh;
@@ -58,9 +58,9 @@ static inline int t_rt_setup_fib(void **state, const struct fib_params *p)
     assert_int_equal(ipc_pool_create("t-rt-pool", T_NBUFS, IPC_FRAME_DEFAULT, &t->pool_fd, &err), 0);
     assert_int_equal(ipc_pool_attach(&t->sup, t->pool_fd, IPC_OWNER_SUPERVISOR, &err), 0);
     assert_int_equal(ipc_pool_attach(&t->pool, t->pool_fd, T_ROUTER, &err), 0);
-    if (fib_create("t-rt-fib", p, &t->fibw, &t->fib_fd, &err) != 0)
+    if (fib_create("t-rt-fib", p, &t->fibw, &t->fib_fd, &t->fib_rfd, &err) != 0)
         fail_msg("%s", err.msg);
-    if (fib_attach(&t->fibr, t->fib_fd, 0, &err) != 0)
+    if (fib_attach(&t->fibr, t->fib_fd, t->fib_rfd, 0, &err) != 0)
         fail_msg("%s", err.msg);
     assert_int_equal(neigh_create("t-rt-neigh", 64, &t->neigh, &t->neigh_fd, &err), 0);
     rt_ctx_init(&t->ctx, &t->pool, &t->fibr, &t->neigh, &t->ctr, NULL);
@@ -118,6 +118,7 @@ static inline int t_rt_teardown(void **state)
     ipc_pool_detach(&t->sup);
     close(t->neigh_fd);
     close(t->fib_fd);
+    close(t->fib_rfd);
     close(t->pool_fd);
     free(t);
     return 0;

@@ -14,11 +14,13 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -139,7 +141,7 @@ static bool t_ref_lookup(const struct t_ref *r, uint32_t addr, struct fib_nh *nh
 /* ---- fixture ---- */
 
 struct t_fib {
-    int fd;
+    int fd, rfd;
     struct fib w, r;
 };
 
@@ -149,9 +151,9 @@ static struct t_fib *t_fib_new(uint32_t prefixes, uint32_t groups, uint32_t nh)
     struct ipc_err err = {{0}};
     struct fib_params p = {.max_prefixes = prefixes, .tbl8_groups = groups, .max_nh = nh};
     assert_non_null(f);
-    if (fib_create("t-fib", &p, &f->w, &f->fd, &err) != 0)
+    if (fib_create("t-fib", &p, &f->w, &f->fd, &f->rfd, &err) != 0)
         fail_msg("create: %s", err.msg);
-    if (fib_attach(&f->r, f->fd, 0, &err) != 0)
+    if (fib_attach(&f->r, f->fd, f->rfd, 0, &err) != 0)
         fail_msg("attach: %s", err.msg);
     return f;
 }
@@ -161,6 +163,7 @@ static void t_fib_free(struct t_fib *f)
     fib_detach(&f->r);
     fib_detach(&f->w);
     close(f->fd);
+    close(f->rfd);
     free(f);
 }
 
@@ -331,16 +334,33 @@ static void test_rt_fib_attach_checks(void **state)
     struct t_fib *f = t_fib_new(64, 4, 4);
     struct fib x;
     struct ipc_err err = {{0}};
-    assert_int_equal(fib_attach(&x, f->fd, 16, &err), -EINVAL);
-    assert_int_equal(fib_attach(&x, f->fd, FIB_WRITER, &err), 0);
-    fib_detach(&x);
+    assert_int_equal(fib_attach(&x, f->fd, f->rfd, 16, &err), -EINVAL);
+    /* The tables are sealed: no second writer, and a reader maps them read-only. */
+    assert_int_equal(fib_attach(&x, f->fd, f->rfd, FIB_WRITER, &err), -EPERM);
     /* A reader cannot change what it maps. */
     assert_int_equal(fib_add(&f->r, 0, 0, &(struct fib_nh){0}), -EINVAL);
-    /* Writer died mid-update: the next writer is told to rebuild. */
+    /* Writer died mid-update: whoever attaches next is told to rebuild. */
     uint32_t *dirty = (uint32_t *)((uint8_t *)f->w.base + 4096 + 6 * 4 + 12 * 8);
     *dirty = 1;
-    assert_int_equal(fib_attach(&x, f->fd, FIB_WRITER, &err), -EUCLEAN);
+    assert_int_equal(fib_attach(&x, f->fd, f->rfd, FIB_WRITER, &err), -EUCLEAN);
     *dirty = 0;
+    /* Sealed means sealed for everyone, whatever way they got the fd: no
+     * writable mapping, no write(), not through /proc either (how another
+     * process of the services' uid reaches a router's fd). */
+    size_t sz = f->w.size;
+    assert_true(mmap(NULL, sz, PROT_READ | PROT_WRITE, MAP_SHARED, f->fd, 0) == MAP_FAILED);
+    assert_int_equal(errno, EPERM);
+    assert_int_equal(pwrite(f->fd, "x", 1, 8192), -1);
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/self/fd/%d", f->fd);
+    int again = open(path, O_RDWR);
+    assert_true(again >= 0);
+    assert_true(mmap(NULL, sz, PROT_READ | PROT_WRITE, MAP_SHARED, again, 0) == MAP_FAILED);
+    close(again);
+    /* The writer's own mapping still writes. */
+    struct fib_nh nh = {.gw = T_IP(10, 0, 0, 9), .port = 1};
+    assert_int_equal(fib_add(&f->w, T_IP(77, 0, 0, 0), 8, &nh), 0);
+    assert_int_equal(fib_lookup(&f->r, T_IP(77, 1, 2, 3)) != FIB_MISS, 1);
     t_fib_free(f);
 }
 

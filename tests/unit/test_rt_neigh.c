@@ -345,13 +345,14 @@ static void test_rt_neigh_restart(void **state)
     neigh_detach(&nt2);
     t_no_leak(t);
     /* A region of the wrong layout is refused. */
-    int fd;
+    int fd, rfd;
     struct fib other;
     struct fib_params p = {.max_prefixes = 16, .tbl8_groups = 1, .max_nh = 1};
-    assert_int_equal(fib_create("t-not-neigh", &p, &other, &fd, &err), 0);
-    assert_int_equal(neigh_attach(&nt2, fd, &err), -EPROTO);
+    assert_int_equal(fib_create("t-not-neigh", &p, &other, &fd, &rfd, &err), 0);
+    assert_int_equal(neigh_attach(&nt2, rfd, &err), -EPROTO);
     fib_detach(&other);
     close(fd);
+    close(rfd);
 }
 
 /* A clean stop gives the pending queues back, so the router exits holding
