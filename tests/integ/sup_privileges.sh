@@ -12,7 +12,9 @@
 #   8 memfd:mbox-NAME (a shaper)
 #   11.. its input rings, its output rings, then its consumers' eventfds.
 # The shared objects are checked to be the same ones across services (memfd
-# inodes, eventfd ids), and the same again after a restart. Then again with
+# inodes, eventfd ids), and the same again after a restart. No service is
+# dumpable: another process of its uid cannot open its fds through /proc.
+# Then again with
 # the real services (rr-router, rr-tap, rr-shaper on port b), before and
 # after kill -9 of each, and a clean census at the end.
 set -u
@@ -131,6 +133,12 @@ check_service() { # check_service SVC PID
     for v in "${gids[@]}"; do [ "$v" != 0 ] || bad "$svc: a gid is 0 (Gid: ${st[Gid]})"; done
     [ -z "${st[Groups]// /}" ] || bad "$svc: supplementary groups ${st[Groups]}, expected none"
     [ "${st[PPid]:-}" = "$SUP_PID" ] || bad "$svc: parent is ${st[PPid]:-?}, not the supervisor $SUP_PID"
+    # Not dumpable (ipc_svc_open): another process of the same uid can
+    # neither open its fds through /proc (the pool at 5) nor read its memory.
+    [ "$(stat -c %u "/proc/$pid/fd")" = 0 ] || bad "$svc: /proc/$pid/fd belongs to uid $(stat -c %u "/proc/$pid/fd"), not root: dumpable"
+    if setpriv --reuid="${uids[0]}" --regid="${gids[0]}" --clear-groups -- head -c 1 "/proc/$pid/fd/5" >/dev/null 2>&1; then
+        bad "$svc: a process of its uid ${uids[0]} opened its pool through /proc/$pid/fd/5"
+    fi
     # Ignored signals are inherited across exec; a service should start with
     # default dispositions. Reported, not failed (see the report of issue 3).
     [ "${st[SigIgn]:-}" = 0000000000000000 ] || echo "  note: SigIgn ${st[SigIgn]:-?} (inherited ignored signals)"
