@@ -213,9 +213,10 @@ static void do_stats(struct sup *s, FILE *f, bool json, bool all)
             for (uint32_t k = 0, first = 1; k < n; k++) {
                 if (!st->ctr_name[k][0])
                     continue; /* unused slot */
+                char name[IPC_CTR_NAME + 1];
                 fprintf(f, "%s", first ? "" : ",");
                 first = 0;
-                json_str(f, st->ctr_name[k]);
+                json_str(f, sup_shm_name(name, sizeof(name), st->ctr_name[k], IPC_CTR_NAME));
                 fprintf(f, ":%llu", (unsigned long long)ipc_ld_rlx(&((struct ipc_svc_stats *)st)->ctr[k]));
             }
             fprintf(f, "}}");
@@ -228,8 +229,10 @@ static void do_stats(struct sup *s, FILE *f, bool json, bool all)
             fputc('\n', f);
             for (uint32_t k = 0; k < n; k++) {
                 uint64_t val = ipc_ld_rlx(&((struct ipc_svc_stats *)st)->ctr[k]);
+                char name[IPC_CTR_NAME + 1];
                 if (st->ctr_name[k][0] && (val || all))
-                    fprintf(f, "  %-28s %llu\n", st->ctr_name[k], (unsigned long long)val);
+                    fprintf(f, "  %-28s %llu\n", sup_shm_name(name, sizeof(name), st->ctr_name[k], IPC_CTR_NAME),
+                            (unsigned long long)val);
             }
         }
     }
@@ -318,7 +321,7 @@ static uint64_t driver_tx_pkts(const struct sup *s)
         struct ipc_svc_stats *st = v->stats;
         uint32_t n = ipc_ld_acq(&st->nctr);
         for (uint32_t k = 0; k < n && k < IPC_SVC_MAX_CTR; k++)
-            if (strcmp(st->ctr_name[k], "tx_pkts") == 0)
+            if (strncmp(st->ctr_name[k], "tx_pkts", IPC_CTR_NAME) == 0)
                 sum += ipc_ld_rlx(&st->ctr[k]);
     }
     return sum;
@@ -400,11 +403,13 @@ static bool do_stages(struct sup *s, FILE *f, bool json)
         }
         for (uint32_t k = 0; k < n; k++) {
             struct ipc_stage *g = &st->stage[k];
+            char gname[IPC_STAGE_NAME + 1];
+            sup_shm_name(gname, sizeof(gname), g->name, IPC_STAGE_NAME);
             uint64_t cycles = ipc_ld_rlx(&g->cycles), pkts = ipc_ld_rlx(&g->pkts), calls = ipc_ld_rlx(&g->calls);
             svc_cycles += cycles;
             if (json) {
                 fprintf(f, "%s{\"name\":", k ? "," : "");
-                json_str(f, g->name);
+                json_str(f, gname);
                 fprintf(f, ",\"calls\":%llu,\"packets\":%llu,\"cycles\":%llu", (unsigned long long)calls,
                         (unsigned long long)pkts, (unsigned long long)cycles);
                 json_ratio(f, "pkts_per_call", (double)pkts, calls);
@@ -413,7 +418,7 @@ static bool do_stages(struct sup *s, FILE *f, bool json)
                 json_ratio(f, "ns_per_fwd", (double)cycles * ns_per_cycle, fwd);
                 fprintf(f, "}");
             } else {
-                stage_row(f, v->name, g->name, calls, pkts, cycles, fwd, ns_per_cycle, false);
+                stage_row(f, v->name, gname, calls, pkts, cycles, fwd, ns_per_cycle, false);
             }
         }
         all += svc_cycles;

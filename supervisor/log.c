@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * supervisor/log.c: the supervisor's clock and log lines (log.h).
+ * supervisor/log.c: the supervisor's clock, its log lines, and the one way
+ * it prints a name a service wrote (log.h).
  */
 #include "supervisor/log.h"
 
@@ -25,4 +26,15 @@ void sup_log(const char *fmt, ...)
     va_end(ap);
     /* One write per line, so lines from several processes never interleave. */
     dprintf(STDERR_FILENO, "ringrouter: %s\n", line);
+}
+
+const char *sup_shm_name(char *buf, size_t len, const char *src, size_t max)
+{
+    size_t n = 0;
+    for (; n + 1 < len && n < max && src[n]; n++) {
+        unsigned char c = (unsigned char)src[n];
+        buf[n] = c >= 0x20 && c < 0x7f ? (char)c : '?';
+    }
+    buf[n] = '\0';
+    return buf;
 }

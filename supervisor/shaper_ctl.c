@@ -146,8 +146,9 @@ static void show_port(struct sup *s, struct sup_svc *v, bool json, bool first, F
     uint32_t n = ipc_ld_acq(&st->nctr);
     bool cfirst = true;
     for (uint32_t i = 0; i < n && i < IPC_SVC_MAX_CTR; i++) {
-        const char *cn = st->ctr_name[i];
-        size_t l = strnlen(cn, IPC_CTR_NAME);
+        char cnb[IPC_CTR_NAME + 1];
+        const char *cn = sup_shm_name(cnb, sizeof(cnb), st->ctr_name[i], IPC_CTR_NAME);
+        size_t l = strlen(cn);
         if (strncmp(cn, "class.", 6) != 0 || l < 11 || strcmp(cn + l - 5, ".rate") != 0)
             continue;
         snprintf(name, sizeof(name), "%.*s", (int)(l - 11), cn + 6);

@@ -13,6 +13,12 @@
  * the shutdown census must name it (tests/integ/sup_leak.sh). The name,
  * because the supervisor execs a service with no arguments and a fixed
  * environment; getauxval(AT_EXECFN) is the path it was exec'd by.
+ *
+ * Hostile-stats mode, test-only: run as rr-null-evil-stats it fills its stats
+ * region's names with what a compromised service could write there (no NUL
+ * in 32 bytes, quotes, backslashes, control bytes) and claims more counters
+ * and stages than the region holds: the supervisor must bound and clean what
+ * it prints (tests/integ/sup_hostile_stats.sh).
  */
 #include <errno.h>
 #include <signal.h>
@@ -33,11 +39,16 @@ static volatile sig_atomic_t stop;
 #define LEAK_MAX 1024u
 
 /* N from an exec name ending in "rr-null-leak-N", else 0. */
-static uint32_t leak_mode(void)
+static const char *exec_name(void)
 {
     const char *path = (const char *)getauxval(AT_EXECFN);
     const char *base = path ? strrchr(path, '/') : NULL;
-    base = base ? base + 1 : path;
+    return base ? base + 1 : path;
+}
+
+static uint32_t leak_mode(void)
+{
+    const char *base = exec_name();
     if (!base || strncmp(base, "rr-null-leak-", 13) != 0)
         return 0;
     unsigned long n = strtoul(base + 13, NULL, 10);
@@ -73,6 +84,19 @@ int main(void)
     }
     if (nleak)
         fprintf(stderr, "rr-null: leak mode: holding %u buffers until exit\n", got);
+    const char *me = exec_name();
+    if (me && strcmp(me, "rr-null-evil-stats") == 0) {
+        static const char junk[] = "\"\\\n\x01\x7f\xff{}[],:";
+        for (unsigned i = 0; i < IPC_SVC_MAX_CTR; i++)
+            for (unsigned k = 0; k < IPC_CTR_NAME; k++)
+                svc.stats->ctr_name[i][k] = junk[(i + k) % (sizeof(junk) - 1)];
+        for (unsigned i = 0; i < IPC_STAGE_MAX; i++)
+            for (unsigned k = 0; k < IPC_STAGE_NAME; k++)
+                svc.stats->stage[i].name[k] = junk[(i + k + 3) % (sizeof(junk) - 1)];
+        ipc_st_rel(&svc.stats->nctr, UINT32_MAX);
+        ipc_st_rel(&svc.stats->nstage, UINT32_MAX);
+        fprintf(stderr, "rr-null: evil-stats mode: names without NUL, counts past the region\n");
+    }
 
     while (!stop) {
         /* Sink first: what comes back frees the buffers we generate with. */
