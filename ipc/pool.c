@@ -262,6 +262,20 @@ uint32_t ipc_pool_alloc(struct ipc_pool *pool, ipc_buf *bufs, uint32_t n)
         if (a->cnt == 0 && !mag_refill(pool))
             break;
         ipc_buf b = a->head;
+        /* Every buffer on a magazine is FREE and links to one in range
+         * (R2, R3), unless a process wrote the links or the owner words,
+         * which every service can: drop the rest of the magazine rather
+         * than follow a link out of the pool or hand out a buffer someone
+         * holds. The census finds what was dropped (lost), and the
+         * supervisor puts it back. The owner word shares b's line with the
+         * link we read anyway. */
+        if (ipc_unlikely(b >= pool->nbufs || ipc_ld_rlx(&pool->meta[b].owner) != IPC_OWNER_FREE)) {
+            ipc_add_rlx(&pool->hdr->mag_bad, 1);
+            a->head = IPC_BUF_NONE;
+            a->cnt = 0;
+            mag_publish(pool, a);
+            continue;
+        }
         struct ipc_meta *m = &pool->meta[b];
         /* R2: owner first, then the depot word drops b. A death in between
          * leaves b on our magazine with our id: reclaim frees it once. */
@@ -392,7 +406,10 @@ uint32_t ipc_pool_take(struct ipc_pool *pool, uint16_t from, ipc_buf *bufs, uint
         }
         enum take_verdict v = take_check(pool, from, b);
         if (ipc_likely(v == TAKE_OK)) {
-            for (ipc_buf f = b; f != IPC_BUF_NONE; f = pool->meta[f].next)
+            /* Bounded again: the producer can relink the chain after
+             * take_check has walked it. */
+            ipc_buf f = b;
+            for (uint32_t k = 0; f < pool->nbufs && k < IPC_CHAIN_MAX; k++, f = pool->meta[f].next)
                 ipc_st_rlx(&pool->meta[f].owner, pool->self);
             bufs[good++] = b;
             continue;

@@ -108,6 +108,7 @@ struct ipc_pool_hdr {
     _Atomic uint32_t hint_room;
     _Atomic uint64_t alloc_fail; /* allocations that found the pool empty */
     _Atomic uint64_t free_bad;   /* frees of a buffer the caller did not own (double free) */
+    _Atomic uint64_t mag_bad;    /* magazines dropped at a link out of range or a buffer not free */
 };
 
 /* One depot word per cache line, so claiming one never disturbs a neighbour's cache. */

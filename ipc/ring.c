@@ -6,6 +6,7 @@
 #include "ring.h"
 
 #include <errno.h>
+#include <string.h>
 
 static bool ring_size_ok(uint32_t size)
 {
@@ -100,8 +101,9 @@ bool ipc_ring_ref_repair(const struct ipc_ring_ref *r)
 {
     struct ipc_ring_shared *sh = r->sh;
     if (sh->size == r->size && sh->mask == r->size - 1 && sh->prod_owner == r->prod_owner &&
-        sh->cons_owner == r->cons_owner)
+        sh->cons_owner == r->cons_owner && memcmp(&sh->shm, &r->shm, sizeof(r->shm)) == 0)
         return false;
+    sh->shm = r->shm;
     sh->size = r->size;
     sh->mask = r->size - 1;
     sh->prod_owner = r->prod_owner;

@@ -95,13 +95,15 @@ _Static_assert(offsetof(struct ipc_ring_shared, slots) == 320, "ring: slots afte
  */
 struct ipc_ring_ref {
     struct ipc_ring_shared *sh;
-    uint32_t size; /* a power of two; the slot array's length */
+    struct ipc_shm_hdr shm; /* what a service checks when it maps the ring */
+    uint32_t size;          /* a power of two; the slot array's length */
     uint16_t prod_owner, cons_owner;
 };
 
 static inline struct ipc_ring_ref ipc_ring_ref_take(struct ipc_ring_shared *sh)
 {
-    return (struct ipc_ring_ref){.sh = sh, .size = sh->size, .prod_owner = sh->prod_owner, .cons_owner = sh->cons_owner};
+    return (struct ipc_ring_ref){
+        .sh = sh, .shm = sh->shm, .size = sh->size, .prod_owner = sh->prod_owner, .cons_owner = sh->cons_owner};
 }
 
 /**

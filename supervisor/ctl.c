@@ -285,12 +285,14 @@ static void do_stats(struct sup *s, FILE *f, bool json, bool all)
         shown++;
     }
     uint64_t af = ipc_ld_rlx(&s->pool.hdr->alloc_fail), fb = ipc_ld_rlx(&s->pool.hdr->free_bad);
+    uint64_t mb = ipc_ld_rlx(&s->pool.hdr->mag_bad);
     if (json)
-        fprintf(f, "],\"pool\":{\"buffers\":%u,\"frame_size\":%u,\"alloc_fail\":%llu,\"free_bad\":%llu}}\n",
-                s->pool.nbufs, s->pool.frame_size, (unsigned long long)af, (unsigned long long)fb);
+        fprintf(f, "],\"pool\":{\"buffers\":%u,\"frame_size\":%u,\"alloc_fail\":%llu,\"free_bad\":%llu,\"mag_bad\":%llu}}\n",
+                s->pool.nbufs, s->pool.frame_size, (unsigned long long)af, (unsigned long long)fb,
+                (unsigned long long)mb);
     else
-        fprintf(f, "\npool: %u buffers of %u bytes, alloc_fail %llu, free_bad %llu\n", s->pool.nbufs,
-                s->pool.frame_size, (unsigned long long)af, (unsigned long long)fb);
+        fprintf(f, "\npool: %u buffers of %u bytes, alloc_fail %llu, free_bad %llu, mag_bad %llu\n", s->pool.nbufs,
+                s->pool.frame_size, (unsigned long long)af, (unsigned long long)fb, (unsigned long long)mb);
 }
 
 /* TSC ticks per second (ipc_cycles()), and the span it was measured over. */

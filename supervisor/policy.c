@@ -17,6 +17,7 @@
 
 #include <errno.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -98,6 +99,35 @@ void sup_rings_repair(struct sup *s, const int *idx, int n)
         if (ipc_ring_ref_repair(&s->ring_ref[r]))
             sup_log("ring %s: its header's size or owners were overwritten; repaired", s->rings[r].name);
     }
+}
+
+/*
+ * Before a process of @v maps anything: what it will check when it attaches
+ * must be what the supervisor created. The pool's header is writable by every
+ * service, a ring's by its two ends and a stats region's by its service, and
+ * a hostile one that rewrote a size or a magic there would otherwise keep
+ * every successor from starting (it refuses a region that does not check).
+ * The live services keep their own copies of the geometry from their attach,
+ * so a rewrite hurts only those that start after it; this puts it back.
+ */
+void sup_shared_repair(struct sup *s, struct sup_svc *v)
+{
+    struct ipc_pool_hdr *h = s->pool.hdr;
+    if (memcmp(h, &s->pool_hdr, offsetof(struct ipc_pool_hdr, hint_full)) != 0) {
+        sup_log("pool: its header (geometry, %u buffers of %u bytes) was overwritten; repaired", s->pool_hdr.nbufs,
+                s->pool_hdr.frame_size);
+        memcpy(h, &s->pool_hdr, offsetof(struct ipc_pool_hdr, hint_full));
+    }
+    if (memcmp(&v->stats->shm, &v->stats_shm, sizeof(v->stats_shm)) != 0) {
+        sup_log("%s: its stats region's header was overwritten; repaired", v->name);
+        v->stats->shm = v->stats_shm;
+    }
+    int idx[2 * IPC_SVC_MAX_RINGS], n = 0;
+    for (int i = 0; i < v->n_in; i++)
+        idx[n++] = v->in[i];
+    for (int i = 0; i < v->n_out; i++)
+        idx[n++] = v->out[i];
+    sup_rings_repair(s, idx, n);
 }
 
 /* A service that exited 0 after our SIGTERM has had its chance to give back

@@ -454,6 +454,7 @@ int sup_setup(struct sup *s, struct ipc_err *err)
     ret = ipc_pool_attach(&s->pool, s->pool_fd, IPC_OWNER_SUPERVISOR, err);
     if (ret < 0)
         return ret;
+    s->pool_hdr = *s->pool.hdr;
 
     /* Services, in the manifest's start order; owner ids from 2. */
     for (size_t i = 0; i < s->m.nservices; i++) {
@@ -477,6 +478,7 @@ int sup_setup(struct sup *s, struct ipc_err *err)
         ret = ipc_stats_create(name, &v->stats_fd, &v->stats, err);
         if (ret < 0)
             return ret;
+        v->stats_shm = v->stats->shm;
         if (v->kind == IPC_SVC_SHAPER) {
             snprintf(name, sizeof(name), "mbox-%s", v->name);
             if ((ret = shp_mbox_create(name, &v->mbox_fd, &v->mbox, err)) < 0)

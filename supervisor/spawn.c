@@ -128,6 +128,7 @@ static void place_fds_or_fail(int *src, int n, int *errfd)
 
 int sup_spawn(struct sup *s, struct sup_svc *v, bool standby, struct ipc_err *err)
 {
+    sup_shared_repair(s, v);
     int notify[2], errp[2], go[2] = {-1, -1};
     if (pipe2(notify, O_CLOEXEC) < 0)
         return ipc_errf(err, -errno, "%s: pipe: %s", v->name, strerror(errno));

@@ -66,6 +66,7 @@ struct sup_svc {
     int wake_fd;  /* its eventfd */
     int stats_fd;
     struct ipc_svc_stats *stats;
+    struct ipc_shm_hdr stats_shm; /* its header as created: a successor checks it */
     int cfg_fd;
     int dev_fd; /* TAP or XSK fd kept by the supervisor, -1 if none */
     int mbox_fd; /* shapers: their control mailbox (tables/shaper.h), -1 otherwise */
@@ -149,6 +150,7 @@ struct sup {
 
     int pool_fd;
     struct ipc_pool pool;
+    struct ipc_pool_hdr pool_hdr; /* the pool's header as created: every process that attaches checks it */
     int fib_fd;         /* the supervisor writes the FIB (sealed: no one else can), the router reads it */
     int fib_readers_fd; /* the FIB's reader slots, which the router writes */
     struct fib fib;
@@ -195,6 +197,7 @@ void sup_event(struct sup *s, struct sup_svc *v, enum sup_event ev, int status);
 const char *sup_state_name(enum sup_state st);
 void sup_check_timers(struct sup *s, uint64_t now);
 void sup_rings_repair(struct sup *s, const int *idx, int n);
+void sup_shared_repair(struct sup *s, struct sup_svc *v);
 
 /* loop.c */
 int sup_run(struct sup *s);

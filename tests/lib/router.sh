@@ -363,7 +363,7 @@ rr_ctr() { echo "${RRS[$1]:-0}"; } # rr_ctr KEY: a counter of the last rr_stats
 # Counters that only malformed input (or a broken peer) raises.
 RR_MALFORMED=(router.drop_runt router.drop_bad_version router.drop_bad_ihl router.drop_bad_checksum
     router.drop_bad_total_length router.drop_bad_port router.arp_bad router.drop_icmp_bad_checksum
-    router.drop_bad_options pool.free_bad)
+    router.drop_bad_options pool.free_bad pool.mag_bad)
 for _r in rx-a rx-b tx-a tx-b; do
     for _c in drop_bad_handle drop_bad_owner drop_bad_frame drop_bad_chain; do
         RR_MALFORMED+=("ring.$_r.$_c")
