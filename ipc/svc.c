@@ -83,9 +83,10 @@ int ipc_svc_open(struct ipc_svc *svc, uint32_t kind, struct ipc_err *err)
 {
     memset(svc, 0, sizeof(*svc));
     /* Not dumpable: /proc/PID/{fd,mem,...} become root's, and no process of
-     * the services' uid can ptrace us or open our fds (the pool, the rings,
-     * a TAP) through /proc. exec made us dumpable again, so it is done here,
-     * before the first fd is mapped, not in the supervisor's fork. */
+     * our uid (our standby; every service, with a shared [router] user) can
+     * ptrace us or open our fds (the pool, the rings, a TAP) through /proc.
+     * exec made us dumpable again, so it is done here, before the first fd
+     * is mapped, not in the supervisor's fork. */
     if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
         return ipc_errf(err, -errno, "prctl(PR_SET_DUMPABLE, 0): %s", strerror(errno));
     int ret = ipc_svc_config_map(IPC_SVC_CONFIG_FD, &svc->cfg, &svc->cfg_size, err);

@@ -149,10 +149,12 @@ static void do_status(struct sup *s, FILE *f, bool json)
             const struct sup_svc *v = &s->svcs[i];
             fprintf(f, "%s{\"name\":", i ? "," : "");
             json_str(f, v->name);
-            fprintf(f, ",\"state\":\"%s\",\"pid\":%d,\"restarts\":%u,\"uptime_ms\":%llu,\"ready_ms\":%.3f,"
-                       "\"standby_pid\":%d,\"standby_parked\":%s,\"last_exit\":",
+            fprintf(f,
+                    ",\"state\":\"%s\",\"pid\":%d,\"restarts\":%u,\"uptime_ms\":%llu,\"ready_ms\":%.3f,"
+                    "\"standby_pid\":%d,\"standby_parked\":%s,\"uid\":%u,\"gid\":%u,\"last_exit\":",
                     sup_state_name(v->state), (int)v->pid, v->restarts, (unsigned long long)uptime_ms(v, now),
-                    (double)v->ready_ms_last / 1000.0, (int)v->sb_pid, v->sb_parked ? "true" : "false");
+                    (double)v->ready_ms_last / 1000.0, (int)v->sb_pid, v->sb_parked ? "true" : "false",
+                    (unsigned)v->uid, (unsigned)v->gid);
             json_str(f, v->last_exit);
             fprintf(f, "}");
         }

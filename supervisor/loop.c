@@ -226,6 +226,7 @@ int sup_run(struct sup *s)
 
     sup_log("%s: %d services, %d rings, %u buffers of %u bytes; control socket %s", s->manifest_name, s->nsvcs,
             s->nrings, s->pool.nbufs, s->pool.frame_size, s->sock_path);
+    sup_ids_log(s);
     for (int i = 0; i < s->nsvcs; i++)
         sup_event(s, &s->svcs[i], SUP_EV_RESTART, 0);
 

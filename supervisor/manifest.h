@@ -53,6 +53,7 @@ enum sup_router_key {
     SUP_ROUTER_RING_SIZE,
     SUP_ROUTER_USER,
     SUP_ROUTER_GROUP,
+    SUP_ROUTER_UIDS,
     SUP_ROUTER_RUN_DIR,
     SUP_ROUTER_ICMP_RATE,
     SUP_ROUTER_ICMP_BURST,
@@ -60,14 +61,30 @@ enum sup_router_key {
     SUP_ROUTER_NKEYS
 };
 
+/* A range of uids, both ends included. */
+struct sup_uids {
+    uint32_t first, last;
+};
+
+/* The uids `uids` may hold: not 0 (root), and below 2^31, since some
+ * programs take a uid for a signed 32-bit number (and 2^32 - 1 is -1). */
+#define SUP_UID_MAX 2147483647u
+#define SUP_UID_OVERFLOW 65534u  /* nobody: the kernel's overflow uid */
+#define SUP_UID_MINUS1_16 65535u /* (uid_t)-1 to the 16-bit system calls */
+
 struct sup_router {
     struct sup_src src;
     char name[33];
     uint32_t pool_buffers;
     uint32_t frame_size;  /* a power of two, 2048..IPC_FRAME_MAX; afxdp ports take 2048 or 4096 */
     uint32_t ring_size;   /* a power of two */
-    char user[SUP_USER_MAX + 1];  /* resolved: never empty after a load */
-    char group[SUP_USER_MAX + 1]; /* resolved: the user's primary group by default */
+    /* Who the services run as: with `user` set, every service runs as that
+     * user (user and group resolved: the group is the user's primary group
+     * by default); otherwise user and group are "" and each service has a
+     * uid of its own from `uids` (sup_service.uid). */
+    char user[SUP_USER_MAX + 1];
+    char group[SUP_USER_MAX + 1];
+    struct sup_uids uids; /* the range each service's own uid comes from */
     char run_dir[SUP_PATH_MAX + 1];
     uint32_t icmp_rate;   /* ICMP errors per second; 0: never send them */
     uint32_t icmp_burst;
@@ -225,6 +242,10 @@ struct sup_service {
     uint32_t poll_us;
     char binary[SUP_PATH_MAX + 1]; /* "": the kind's own (rr-router, rr-tap, ...) */
     enum sup_sched sched;          /* SCHED_OTHER, or SCHED_BATCH: woken, it does not preempt */
+    /* Its own uid, also its gid: router.uids.first + its index in
+     * sup_manifest.services, the same across restarts and for its standby;
+     * 0 when router.user is set and every service runs as that user. */
+    uint32_t uid;
 };
 
 struct sup_manifest {

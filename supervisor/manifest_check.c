@@ -2,13 +2,14 @@
 /*
  * supervisor/manifest_check.c: the checks that need the whole manifest,
  * run once the last line is read, in the order of the manifest's own
- * dependencies: the router (its user and group exist), the pool (its size),
- * the ports (required keys, keys of the other driver, AF_XDP frame limits,
- * shared interfaces, overlapping networks, shared MACs), the routes and
- * neighbours (their gateway or address is on a port's network and is a
- * host there), the shapers and classes (their port, the computed burst,
- * class rates against the port's), and last the services: the list every
- * port and shaper implies, with the [service] sections merged into it.
+ * dependencies: the router (a shared user and group that exist, or none),
+ * the pool (its size), the ports (required keys, keys of the other driver,
+ * AF_XDP frame limits, shared interfaces, overlapping networks, shared
+ * MACs), the routes and neighbours (their gateway or address is on a port's
+ * network and is a host there), the shapers and classes (their port, the
+ * computed burst, class rates against the port's), the services: the list
+ * every port and shaper implies, with the [service] sections merged into
+ * it, and last their uids (the range holds one for each).
  * Each error names the line of the key that is wrong, or of its section.
  */
 #include <errno.h>
@@ -27,6 +28,13 @@
 
 #define KLINE(o, key) ((o)->src.key_line[key])
 
+/*
+ * Who the services run as. By default each has a uid of its own from
+ * `uids` (sup_check_uids, once the services are known); `user` instead makes
+ * every service that one user, the old and weaker way: services sharing a
+ * uid can signal each other. The two exclude each other, and `group` only
+ * means something with `user`.
+ */
 static int sup_check_router(struct sup_pctx *pc)
 {
     struct sup_router *r = &pc->m->router;
@@ -34,30 +42,28 @@ static int sup_check_router(struct sup_pctx *pc)
     struct passwd pw, *pwp = NULL;
     struct group gr, *grp = NULL;
     const char *sec = r->src.section;
+    unsigned luser = KLINE(r, SUP_ROUTER_USER), luids = KLINE(r, SUP_ROUTER_UIDS);
 
-    if (r->user[0]) {
-        if (getpwnam_r(r->user, &pw, buf, sizeof buf, &pwp) != 0 || !pwp)
-            return sup_fail(pc, KLINE(r, SUP_ROUTER_USER), sec, "user", "no such user \"%s\"", r->user);
-    } else {
-        /* Default: the dedicated system user the install step creates. */
-        if (getpwnam_r("ringrouter", &pw, buf, sizeof buf, &pwp) == 0 && pwp)
-            snprintf(r->user, sizeof r->user, "ringrouter");
-        else if (getpwnam_r("nobody", &pw, buf, sizeof buf, &pwp) == 0 && pwp)
-            snprintf(r->user, sizeof r->user, "nobody");
-        else
-            return sup_fail(pc, r->src.line, sec, "user",
-                            "missing, and neither user \"ringrouter\" nor \"nobody\" exists");
+    if (r->user[0] && luids)
+        return sup_fail(pc, luids > luser ? luids : luser, sec, luids > luser ? "uids" : "user",
+                        "give either user (every service runs as that one user) or uids (each service its own "
+                        "uid), not both");
+    if (!r->user[0]) {
+        if (r->group[0])
+            return sup_fail(pc, KLINE(r, SUP_ROUTER_GROUP), sec, "group",
+                            "only with user: without it, each service runs with its own uid as its gid");
+        return 0;
     }
+    if (getpwnam_r(r->user, &pw, buf, sizeof buf, &pwp) != 0 || !pwp)
+        return sup_fail(pc, luser, sec, "user", "no such user \"%s\"", r->user);
     if (r->group[0]) {
         if (getgrnam_r(r->group, &gr, buf, sizeof buf, &grp) != 0 || !grp)
             return sup_fail(pc, KLINE(r, SUP_ROUTER_GROUP), sec, "group", "no such group \"%s\"", r->group);
     } else {
-        if (getpwnam_r(r->user, &pw, buf, sizeof buf, &pwp) != 0 || !pwp)
-            return sup_fail(pc, r->src.line, sec, "user", "no such user \"%s\"", r->user);
         gid_t gid = pw.pw_gid;
         if (getgrgid_r(gid, &gr, buf, sizeof buf, &grp) != 0 || !grp || strlen(gr.gr_name) > SUP_USER_MAX)
-            return sup_fail(pc, r->src.line, sec, "group", "the primary group %u of user \"%s\" has no name",
-                            (unsigned)gid, r->user);
+            return sup_fail(pc, luser, sec, "group", "the primary group %u of user \"%s\" has no name", (unsigned)gid,
+                            r->user);
         snprintf(r->group, sizeof r->group, "%s", gr.gr_name);
     }
     return 0;
@@ -475,6 +481,27 @@ static int sup_check_services(struct sup_pctx *pc)
     return 0;
 }
 
+/* Without `user`, service i runs as uids.first + i: the range must hold
+ * them all. Whether those uids are free is for `up` to see (uids.c): it
+ * depends on the machine, not on the manifest. */
+static int sup_check_uids(struct sup_pctx *pc)
+{
+    struct sup_manifest *m = pc->m;
+    struct sup_router *r = &m->router;
+    if (r->user[0])
+        return 0;
+    uint64_t have = (uint64_t)r->uids.last - r->uids.first + 1;
+    if (have < m->nservices) {
+        unsigned line = KLINE(r, SUP_ROUTER_UIDS);
+        return sup_fail(pc, line ? line : r->src.line, r->src.section, "uids",
+                        "%u-%u holds %llu uid%s, and the manifest has %zu services: each needs its own", r->uids.first,
+                        r->uids.last, (unsigned long long)have, have == 1 ? "" : "s", m->nservices);
+    }
+    for (size_t i = 0; i < m->nservices; i++)
+        m->services[i].uid = r->uids.first + (uint32_t)i;
+    return 0;
+}
+
 int sup_check(struct sup_pctx *pc)
 {
     if (sup_check_router(pc) || sup_check_pool(pc) || sup_check_ports(pc) ||
@@ -482,5 +509,7 @@ int sup_check(struct sup_pctx *pc)
         sup_each(pc, SUP_SEC_SHAPER, sup_check_shaper) || sup_each(pc, SUP_SEC_CLASS, sup_check_class) ||
         sup_each(pc, SUP_SEC_SHAPER, sup_check_class_sums))
         return pc->rc;
-    return sup_check_services(pc);
+    if (sup_check_services(pc))
+        return pc->rc;
+    return sup_check_uids(pc);
 }

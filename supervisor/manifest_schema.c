@@ -69,10 +69,16 @@ static const struct sup_key sup_router_keys[] = {
                                .def = "2048"},
     [SUP_ROUTER_RING_SIZE] = {"ring_size", sup_p_pow2, KEY(struct sup_router, ring_size), 64, 65536,
                               .def = "1024"},
-    /* "": the dedicated user "ringrouter" if it exists, else "nobody" */
+    /* "": no shared user; each service runs as its own uid from uids */
     [SUP_ROUTER_USER] = {"user", sup_p_user, KEY(struct sup_router, user), .def = ""},
-    /* "": the user's primary group */
+    /* "": the user's primary group (only with user) */
     [SUP_ROUTER_GROUP] = {"group", sup_p_user, KEY(struct sup_router, group), .def = ""},
+    /* Outside every range systemd documents (system 0-999, regular
+     * 1000-60000, homed 60001-60513, DynamicUser 61184-65519, nobody 65534,
+     * nspawn containers 524288-1879048191) and below 2^31: no passwd entry
+     * is needed, as with systemd's DynamicUser. */
+    [SUP_ROUTER_UIDS] = {"uids", sup_p_uids, KEY(struct sup_router, uids), 1, SUP_UID_MAX,
+                         .def = "1900000000-1900065535"},
     [SUP_ROUTER_RUN_DIR] = {"run_dir", sup_p_path, KEY(struct sup_router, run_dir), 1, SUP_PATH_MAX,
                             .def = "/run/ringrouter"},
     [SUP_ROUTER_ICMP_RATE] = {"icmp_rate", sup_p_u32, KEY(struct sup_router, icmp_rate), 0, 1000000,

@@ -358,6 +358,34 @@ int sup_p_user(struct sup_pctx *pc, const struct sup_key *k, const char *v, void
     return 0;
 }
 
+/* A range of uids "FIRST-LAST", both ends included, within the key's range
+ * (1..SUP_UID_MAX), and touching neither uid that means someone else: the
+ * kernel's overflow uid (nobody), or -1 to the 16-bit system calls. Whether
+ * it holds every service is checked once the services are known
+ * (manifest_check.c), whether its uids are free on this machine at `up`
+ * (supervisor/uids.c). */
+int sup_p_uids(struct sup_pctx *pc, const struct sup_key *k, const char *v, void *dst)
+{
+    uint64_t first, last;
+    bool over1, over2;
+    const char *p = sup_digits(v, &first, &over1);
+    const char *q = p && *p == '-' ? sup_digits(p + 1, &last, &over2) : NULL;
+    if (!q || *q)
+        return sup_vfail(pc, k, "\"%s\" is not a uid range: expected FIRST-LAST, such as %s", v, k->def);
+    if (first == 0)
+        return sup_vfail(pc, k, "%s includes uid 0, root", v);
+    if (over1 || over2 || first > (uint64_t)k->max || last > (uint64_t)k->max)
+        return sup_vfail(pc, k, "%s is out of range %lld..%lld", v, (long long)k->min, (long long)k->max);
+    if (first > last)
+        return sup_vfail(pc, k, "%s is backwards: FIRST must not be above LAST", v);
+    if (first <= SUP_UID_OVERFLOW && last >= SUP_UID_OVERFLOW)
+        return sup_vfail(pc, k, "%s includes uid %u, nobody: the kernel's overflow uid", v, SUP_UID_OVERFLOW);
+    if (first <= SUP_UID_MINUS1_16 && last >= SUP_UID_MINUS1_16)
+        return sup_vfail(pc, k, "%s includes uid %u, which is -1 to the 16-bit system calls", v, SUP_UID_MINUS1_16);
+    *(struct sup_uids *)dst = (struct sup_uids){(uint32_t)first, (uint32_t)last};
+    return 0;
+}
+
 int sup_p_path(struct sup_pctx *pc, const struct sup_key *k, const char *v, void *dst)
 {
     int r = sup_p_chars(pc, k, v, dst, sup_c_path, "an absolute path of at most 80 of A-Z a-z 0-9 _ - . /");

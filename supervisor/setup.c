@@ -17,11 +17,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <libgen.h>
 #include <linux/if.h>
 #include <linux/if_tun.h>
-#include <pwd.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -346,26 +344,6 @@ static uint32_t kind_ipc(const struct sup *s, const struct sup_service *ms)
     return 0;
 }
 
-static int resolve_ids(struct sup *s, struct ipc_err *err)
-{
-    struct passwd *pw = getpwnam(s->m.router.user);
-    if (!pw)
-        return ipc_errf(err, -ENOENT, "%s: [router] user: no user \"%s\" on this system", s->manifest_name,
-                        s->m.router.user);
-    s->uid = pw->pw_uid;
-    s->gid = pw->pw_gid;
-    if (s->m.router.group[0]) {
-        struct group *gr = getgrnam(s->m.router.group);
-        if (!gr)
-            return ipc_errf(err, -ENOENT, "%s: [router] group: no group \"%s\" on this system", s->manifest_name,
-                            s->m.router.group);
-        s->gid = gr->gr_gid;
-    }
-    if (s->uid == 0)
-        return ipc_errf(err, -EPERM, "%s: [router] user: services must not run as root", s->manifest_name);
-    return 0;
-}
-
 static void find_bindir(struct sup *s)
 {
     const char *env = getenv("RINGROUTER_BINDIR");
@@ -442,7 +420,7 @@ int sup_setup(struct sup *s, struct ipc_err *err)
     find_bindir(s);
     if ((ret = sup_run_dir(s, err)) < 0)
         return ret;
-    ret = resolve_ids(s, err);
+    ret = sup_ids_resolve(s, err);
     if (ret < 0)
         return ret;
 
@@ -465,6 +443,7 @@ int sup_setup(struct sup *s, struct ipc_err *err)
         v->kind = kind_ipc(s, ms);
         v->owner = (uint16_t)(IPC_OWNER_SERVICE_MIN + s->nsvcs);
         v->port = ms->port;
+        sup_svc_ids(s, v);
         const char *bin = ms->binary[0] ? ms->binary : kind_binary(s, ms);
         if (bin[0] == '/')
             snprintf(v->binary, sizeof(v->binary), "%s", bin);

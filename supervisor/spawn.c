@@ -3,7 +3,8 @@
  * supervisor/spawn.c: start one service. fork, then in the child: put the
  * service's fds at their fixed numbers and close every other fd, pin the CPU
  * if asked, drop the capability bounding set, PR_SET_NO_NEW_PRIVS, switch to
- * the unprivileged uid and gid, clear every capability with libcap, and exec.
+ * the service's unprivileged uid and gid (its own, uids.c), clear every
+ * capability with libcap, and exec.
  * A child that fails before exec reports errno through a close-on-exec pipe,
  * so the parent can say why instead of seeing an anonymous exit 111.
  */
@@ -194,7 +195,7 @@ int sup_spawn(struct sup *s, struct sup_svc *v, bool standby, struct ipc_err *er
                 child_fail(errfd, STEP_SCHED);
         }
         drop_caps_or_fail(errfd);
-        become_user_or_fail(errfd, s->uid, s->gid);
+        become_user_or_fail(errfd, v->uid, v->gid);
         /* A service dies with the supervisor rather than run unsupervised. */
         prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
         char *const argv[] = {v->name, NULL};

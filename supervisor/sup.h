@@ -3,9 +3,9 @@
  * supervisor/sup.h: the supervisor's state. One struct sup holds everything
  * the privileged process created from the manifest (pool, rings, eventfds,
  * stats regions, devices, config blobs) and the live state of every service.
- * setup.c builds and tears it down, spawn.c starts services, policy.c decides
- * what a death or a hang means, loop.c is the one blocking point, ctl.c
- * answers the control socket.
+ * setup.c builds and tears it down, uids.c says who the services run as,
+ * spawn.c starts services, policy.c decides what a death or a hang means,
+ * loop.c is the one blocking point, ctl.c answers the control socket.
  */
 #ifndef SUP_SUP_H
 #define SUP_SUP_H
@@ -62,6 +62,8 @@ struct sup_svc {
     uint32_t kind; /* enum ipc_svc_kind */
     uint16_t owner;
     int port;
+    uid_t uid; /* what it runs as (uids.c): its own uid and gid, or [router] user's */
+    gid_t gid;
     uint16_t kown; /* AF_XDP drivers: the pool owner id of their socket's kernel side */
     int wake_fd;  /* its eventfd */
     int stats_fd;
@@ -165,7 +167,7 @@ struct sup {
     int nsvcs;
     struct sup_xsk *xsk; /* AF_XDP ports' sockets and XDP programs (xsk.c); NULL if none */
 
-    uid_t uid;
+    uid_t uid; /* [router] user's uid and gid, when set: every service's */
     gid_t gid;
 
     char sock_path[128];
@@ -184,6 +186,11 @@ void sup_teardown(struct sup *s);
 int sup_drain_rings(struct sup *s);
 int sup_in_netns(const char *netns, int (*fn)(void *), void *arg, struct ipc_err *err);
 int sup_svc_fds(const struct sup *s, const struct sup_svc *v, int notify_w, int *src, int max);
+
+/* uids.c */
+int sup_ids_resolve(struct sup *s, struct ipc_err *err);
+void sup_svc_ids(const struct sup *s, struct sup_svc *v);
+void sup_ids_log(const struct sup *s);
 
 /* spawn.c */
 int sup_spawn(struct sup *s, struct sup_svc *v, bool standby, struct ipc_err *err);

@@ -14,6 +14,8 @@
 # The shared objects are checked to be the same ones across services (memfd
 # inodes, eventfd ids), and the same again after a restart. No service is
 # dumpable: another process of its uid cannot open its fds through /proc.
+# Each service runs as a uid of its own (the default [router] uids), its gid
+# the same number: no two services share a uid, before or after a restart.
 # Then again with
 # the real services (rr-router, rr-tap, rr-shaper on port b), before and
 # after kill -9 of each, and a clean census at the end.
@@ -169,8 +171,14 @@ same() { # same DESC PID1 FD1 PID2 FD2: the same object
 # in $MANIFEST names.
 check_each() {
     sup_status || sup_fail "status did not answer"
-    local s exe
+    local s exe u
+    declare -A owner=()
     for s in "${SUP_SERVICES[@]}"; do
+        u=$(awk '$1 == "Uid:" { print $2 }' "/proc/${SUP_PIDS[$s]}/status")
+        u=${u:-unknown}
+        [ "$(awk '$1 == "Gid:" { print $2 }' "/proc/${SUP_PIDS[$s]}/status")" = "$u" ] || bad "$s: gid is not its uid $u"
+        [ -z "${owner[$u]:-}" ] || bad "$s and ${owner[$u]} share uid $u"
+        owner[$u]=$s
         checked=0
         check_service "$s" "${SUP_PIDS[$s]}"
         [ "$checked" = 1 ] || bad "$s: the check did not complete"

@@ -236,6 +236,44 @@ static const struct t_bad t_bad_cases[] = {
     {BASE "[service router]\n[service router]\n", "t.ini:10: [service router] duplicate section, first on line 9"},
     /* router */
     {BASE "[router]\nuser = no-such-user-rr\n", "t.ini:10: [router] user: no such user \"no-such-user-rr\""},
+    /* uids: each service's own; user is the other, shared, way */
+    {BASE "[router]\nuids = 5000-5001\n",
+     "t.ini:10: [router] uids: 5000-5001 holds 2 uids, and the manifest has 3 services: each needs its own"},
+    {SHAPER_B "[router]\nuids = 5000-5002\n",
+     "t.ini:12: [router] uids: 5000-5002 holds 3 uids, and the manifest has 4 services: each needs its own"},
+    {BASE "[router]\nuids = 7-7\n", "t.ini:10: [router] uids: 7-7 holds 1 uid, and the manifest has 3 services: each needs its own"},
+    {BASE "[router]\nuids = 0-100\n", "t.ini:10: [router] uids: 0-100 includes uid 0, root"},
+    {BASE "[router]\nuids = 65000-65534\n",
+     "t.ini:10: [router] uids: 65000-65534 includes uid 65534, nobody: the kernel's overflow uid"},
+    {BASE "[router]\nuids = 65535-70000\n",
+     "t.ini:10: [router] uids: 65535-70000 includes uid 65535, which is -1 to the 16-bit system calls"},
+    {BASE "[router]\nuids = 4294967290-4294967295\n",
+     "t.ini:10: [router] uids: 4294967290-4294967295 is out of range 1..2147483647"},
+    {BASE "[router]\nuids = 2147483640-2147483648\n",
+     "t.ini:10: [router] uids: 2147483640-2147483648 is out of range 1..2147483647"},
+    {BASE "[router]\nuids = 100-99999999999999999999999\n",
+     "t.ini:10: [router] uids: 100-99999999999999999999999 is out of range 1..2147483647"},
+    {BASE "[router]\nuids = 6000-5000\n", "t.ini:10: [router] uids: 6000-5000 is backwards: FIRST must not be above LAST"},
+    {BASE "[router]\nuids = 5000\n",
+     "t.ini:10: [router] uids: \"5000\" is not a uid range: expected FIRST-LAST, such as 1900000000-1900065535"},
+    {BASE "[router]\nuids = 5000-\n",
+     "t.ini:10: [router] uids: \"5000-\" is not a uid range: expected FIRST-LAST, such as 1900000000-1900065535"},
+    {BASE "[router]\nuids = -5-10\n",
+     "t.ini:10: [router] uids: \"-5-10\" is not a uid range: expected FIRST-LAST, such as 1900000000-1900065535"},
+    {BASE "[router]\nuids = 5000 - 6000\n",
+     "t.ini:10: [router] uids: \"5000 - 6000\" is not a uid range: expected FIRST-LAST, such as 1900000000-1900065535"},
+    {BASE "[router]\nuids =\n",
+     "t.ini:10: [router] uids: \"\" is not a uid range: expected FIRST-LAST, such as 1900000000-1900065535"},
+    {BASE "[router]\nuser = nobody\nuids = 5000-5100\n",
+     "t.ini:11: [router] uids: give either user (every service runs as that one user) or uids (each service its own "
+     "uid), not both"},
+    {BASE "[router]\nuids = 5000-5100\nname = x\nuser = no-such-user-rr\n",
+     "t.ini:12: [router] user: give either user (every service runs as that one user) or uids (each service its own "
+     "uid), not both"},
+    {BASE "[router]\ngroup = users\n",
+     "t.ini:10: [router] group: only with user: without it, each service runs with its own uid as its gid"},
+    {BASE "[router]\nuids = 5000-5100\ngroup = users\n",
+     "t.ini:11: [router] group: only with user: without it, each service runs with its own uid as its gid"},
     {BASE "[router]\nrun_dir = run/rr\n", "t.ini:10: [router] run_dir: \"run/rr\" is not an absolute path"},
     {BASE "[router]\nstages = yes\n", "t.ini:10: [router] stages: \"yes\" is not on or off"},
     {BASE "[router]\nstages = On\n", "t.ini:10: [router] stages: \"On\" is not on or off"},
@@ -281,11 +319,6 @@ static void test_manifest_err_line(void **state)
     assert_int_equal(sup_manifest_load_string("x.ini", "", &m, NULL), -EINVAL);
 }
 
-static const char *t_expected_user(void)
-{
-    return getpwnam("ringrouter") ? "ringrouter" : "nobody";
-}
-
 static void test_manifest_default(void **state)
 {
     (void)state;
@@ -303,8 +336,13 @@ static void test_manifest_default(void **state)
     assert_int_equal(m.router.icmp_burst, 50);
     assert_false(m.router.stages);
     assert_string_equal(m.router.run_dir, "/run/ringrouter");
-    assert_string_equal(m.router.user, t_expected_user());
-    assert_true(m.router.group[0] != '\0');
+    /* No shared user: each service its own uid from the default range,
+     * in the service table's order. */
+    assert_string_equal(m.router.user, "");
+    assert_string_equal(m.router.group, "");
+    assert_int_equal(m.router.uids.first, 1900000000u);
+    assert_int_equal(m.router.uids.last, 1900065535u);
+    assert_int_equal(m.router.src.key_line[SUP_ROUTER_UIDS], 0);
 
     assert_int_equal(m.nports, 2);
     const struct sup_port *a = &m.ports[0], *b = &m.ports[1];
@@ -342,6 +380,7 @@ static void test_manifest_default(void **state)
         assert_int_equal(s->poll_us, 0);
         assert_int_equal(s->sched, SUP_SCHED_NORMAL);
         assert_int_equal(s->src.line, 0);
+        assert_int_equal(s->uid, 1900000000u + i);
     }
     assert_int_equal(sup_manifest_port(&m, "b"), 1);
     assert_int_equal(sup_manifest_port(&m, "c"), -1);
@@ -464,8 +503,11 @@ static void test_manifest_full(void **state)
     assert_int_equal(m.router.pool_buffers, 65536);
     assert_int_equal(m.router.frame_size, 4096);
     assert_int_equal(m.router.ring_size, 4096);
+    /* user: every service runs as nobody, with nobody's primary group; no
+     * service has a uid of its own. */
     assert_string_equal(m.router.user, "nobody");
     assert_true(m.router.group[0] != '\0');
+    assert_int_equal(m.router.src.key_line[SUP_ROUTER_UIDS], 0);
     assert_string_equal(m.router.run_dir, "/tmp/rr-test");
     assert_int_equal(m.router.icmp_rate, 0);
     assert_int_equal(m.router.icmp_burst, 10);
@@ -579,7 +621,51 @@ static void test_manifest_full(void **state)
     assert_int_equal(m.services[5].restart_window_ms, 500);
     assert_int_equal(m.services[5].hang_ms, 200);
     assert_int_equal(m.services[6].port, 2);
+    for (size_t i = 0; i < 7; i++)
+        assert_int_equal(m.services[i].uid, 0);
     sup_manifest_free(&m);
+}
+
+/* [router] uids: service i of the service table runs as FIRST + i (and
+ * gid FIRST + i); a range that holds every service exactly is enough. Each
+ * queue of an AF_XDP port and each shaper is a service of its own. */
+static void test_manifest_uids(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *text;
+        uint32_t first, last;
+        unsigned line;
+        size_t nservices;
+        const char *names[6];
+    } cases[] = {
+        {BASE "[router]\nuids = 5000-5002\n", 5000, 5002, 10, 3, {"router", "driver-a", "driver-b"}},
+        {SHAPER_B "[router]\nname = x\nuids = 70000-80000 ; in the middle\n", 70000, 80000, 13, 4,
+         {"router", "driver-a", "driver-b", "shaper-b"}},
+        {BASE "[port x]\ndriver = afxdp\nifname = xx\naddress = 10.3.0.1/24\nqueues = 2\n"
+              "[router]\nuids = 2147483642-2147483647\n",
+         2147483642u, 2147483647u, 15, 5, {"router", "driver-a", "driver-b", "driver-x", "driver-x.1"}},
+        {BASE "[router]\nuser =\ngroup =\nuids = 1-3\n", 1, 3, 12, 3, {"router", "driver-a", "driver-b"}},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        struct sup_manifest m;
+        struct sup_manifest_err err;
+        int rc = sup_manifest_load_string("t.ini", cases[i].text, &m, &err);
+        if (rc)
+            print_error("case %zu: %s\n", i, err.msg);
+        assert_int_equal(rc, 0);
+        assert_string_equal(m.router.user, "");
+        assert_string_equal(m.router.group, "");
+        assert_int_equal(m.router.uids.first, cases[i].first);
+        assert_int_equal(m.router.uids.last, cases[i].last);
+        assert_int_equal(m.router.src.key_line[SUP_ROUTER_UIDS], cases[i].line);
+        assert_int_equal(m.nservices, cases[i].nservices);
+        for (size_t j = 0; j < m.nservices; j++) {
+            assert_string_equal(m.services[j].name, cases[i].names[j]);
+            assert_int_equal(m.services[j].uid, cases[i].first + j);
+        }
+        sup_manifest_free(&m);
+    }
 }
 
 /* [router] stages: off unless the manifest says on. */
@@ -676,6 +762,7 @@ int main(void)
         cmocka_unit_test(test_manifest_default),
         cmocka_unit_test(test_manifest_large_frames),
         cmocka_unit_test(test_manifest_full),
+        cmocka_unit_test(test_manifest_uids),
         cmocka_unit_test(test_manifest_stages),
         cmocka_unit_test(test_manifest_rate_format),
         cmocka_unit_test(test_manifest_files),
