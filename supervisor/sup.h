@@ -146,6 +146,9 @@ struct sup {
     bool shutting_down;
     int exit_code;
     unsigned leaked; /* buffers held by services at a clean exit (policy.c) */
+    /* Corrupt words the supervisor found (and repaired or refused) in ring
+     * headers and shapers' mailboxes; the pool counts its own, pool.corrupt. */
+    uint64_t shm_corrupt;
 
     int pool_fd;
     struct ipc_pool pool;
