@@ -70,6 +70,7 @@ struct sup_svc {
     int dev_fd; /* TAP or XSK fd kept by the supervisor, -1 if none */
     int mbox_fd; /* shapers: their control mailbox (tables/shaper.h), -1 otherwise */
     struct shp_mbox *mbox;
+    uint64_t mbox_seq; /* the last command's seq we wrote: the mailbox's copy is the shaper's to spoil too */
     int in[IPC_SVC_MAX_RINGS], n_in;   /* ring indices */
     int out[IPC_SVC_MAX_RINGS], n_out;
 
