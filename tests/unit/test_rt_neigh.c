@@ -111,9 +111,10 @@ static void test_rt_neigh_resolve_and_release(void **state)
     assert_memory_equal(ipc_pool_data(&t->pool, t->tx.bufs[0]), t_gw_mac, 6);
     /* `neigh show` sees it. */
     unsigned found = 0;
+    uint32_t budget = NEIGH_READ_BUDGET;
     for (uint32_t i = 0; i <= t->neigh.mask; i++) {
         struct neigh_entry copy;
-        if (neigh_read(&t->neigh, i, &copy)) {
+        if (neigh_read(&t->neigh, i, &copy, &budget) == 1) {
             found++;
             assert_int_equal(copy.ip, T_IP(10, 1, 0, 2));
             assert_memory_equal(copy.mac, t_gw_mac, 6);
@@ -419,6 +420,39 @@ static void test_rt_neigh_scan_bounded(void **state)
     assert_int_equal(t->ctr.pending, 0);
 }
 
+/*
+ * `neigh show` reads each entry under its sequence lock from the
+ * supervisor's event loop. A router that keeps every sequence odd (or died
+ * inside a write) must cost one whole read of the table a bounded number of
+ * retries, not NEIGH_READ_BUDGET per entry: each such entry reads as busy
+ * once the shared budget is spent, and a settled entry still reads at once.
+ */
+static void test_rt_neigh_show_budget(void **state)
+{
+    struct t_rt *t = *state;
+    assert_int_equal(neigh_add_static(&t->neigh, T_IP(10, 1, 0, 9), t_gw_mac, 1), 0);
+    struct neigh_entry *settled = neigh_find(&t->neigh, T_IP(10, 1, 0, 9));
+    for (uint32_t i = 0; i <= t->neigh.mask; i++)
+        if (&t->neigh.e[i] != settled)
+            t->neigh.e[i].seq |= 1;
+    uint32_t budget = 1000;
+    unsigned busy = 0, found = 0;
+    for (uint32_t i = 0; i <= t->neigh.mask; i++) {
+        struct neigh_entry copy;
+        int r = neigh_read(&t->neigh, i, &copy, &budget);
+        busy += r == -EBUSY;
+        if (r == 1) {
+            found++;
+            assert_int_equal(copy.ip, T_IP(10, 1, 0, 9));
+        }
+    }
+    assert_int_equal(budget, 0);
+    assert_int_equal(busy, t->neigh.mask);
+    assert_int_equal(found, 1);
+    for (uint32_t i = 0; i <= t->neigh.mask; i++)
+        t->neigh.e[i].seq &= ~1u;
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -431,6 +465,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_rt_neigh_restart, t_rt_setup, t_rt_teardown),
         cmocka_unit_test_setup_teardown(test_rt_neigh_free_pending_at_stop, t_rt_setup, t_rt_teardown),
         cmocka_unit_test_setup_teardown(test_rt_neigh_scan_bounded, t_rt_setup, t_rt_teardown),
+        cmocka_unit_test_setup_teardown(test_rt_neigh_show_budget, t_rt_setup, t_rt_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
