@@ -17,7 +17,9 @@
  * States: incomplete (request sent, packets queue), reachable (confirmed by
  * a reply within reachable_ns), stale (usable; the first use sends a unicast
  * probe, and max_retries unanswered probes remove it), static (manifest,
- * never changed by ARP).
+ * never changed by ARP). When the table is full, the router evicts an
+ * incomplete entry to make room for a new one, never a complete one
+ * (services/router/neigh.c).
  */
 #ifndef TABLES_NEIGH_H
 #define TABLES_NEIGH_H
