@@ -123,6 +123,15 @@ struct ipc_mag {
     uint32_t cnt;
 };
 
+/*
+ * Where the supervisor's side of the pool (reclaim, held, drain, repair) tells
+ * of corruption it found in the shared metadata: one line, e.g. "pool
+ * pool-r: buffer 123 meta at offset 0x6180: owner 777 names no one; freed".
+ * At most IPC_POOL_TELL_MAX lines per call, then one line with how many more.
+ */
+typedef void ipc_pool_report_fn(void *arg, const char *line);
+#define IPC_POOL_TELL_MAX 16u
+
 /* Process-local view of the pool. */
 struct ipc_pool {
     struct ipc_pool_hdr *hdr;
@@ -136,6 +145,13 @@ struct ipc_pool {
     uint32_t ndepot;
     uint16_t self;
     struct ipc_mag mag[2]; /* [0] allocate from, [1] free into */
+    /* The supervisor's: corruption found and repaired, and where it is told
+     * (ipc_pool_set_report). Process-local, so no service can reset it. */
+    char name[40];
+    uint64_t corrupt;
+    ipc_pool_report_fn *report;
+    void *report_arg;
+    uint32_t told, untold; /* lines told and held back in the current call */
 };
 
 /* What ipc_pool_census() found. */
@@ -148,6 +164,8 @@ struct ipc_census {
     uint32_t lost;      /* owner word says free, but on no magazine */
     uint32_t dup;       /* reached twice (two magazines, two ring slots, ...) */
     uint32_t bad_owner; /* owner word that names nobody */
+    uint32_t bad_depot; /* depot words with an owner, count, head or chain that cannot be */
+    uint32_t bad_link;  /* links of packets in rings that leave the pool, the ring's two ends, or IPC_CHAIN_MAX */
     uint32_t held_by[IPC_OWNER_SERVICE_MAX + 1];
 };
 
@@ -246,30 +264,77 @@ uint32_t ipc_pool_take(struct ipc_pool *pool, uint16_t from, ipc_buf *bufs, uint
  */
 uint32_t ipc_pool_give(struct ipc_pool *pool, const ipc_buf *bufs, uint32_t n, uint16_t to);
 
+/*
+ * The supervisor's side. Every service maps the metadata and the depot
+ * read-write, so everything below treats each word it reads there as input:
+ * an index is checked against the pool's size before it is used, a chain is
+ * followed at most IPC_MAG (magazines) or IPC_CHAIN_MAX (packets) steps and
+ * never twice through one buffer, a count is capped, and a ring is read
+ * through the supervisor's own copy of its geometry and owners (struct
+ * ipc_ring_ref). What does not hold is counted in pool->corrupt, told
+ * (ipc_pool_set_report) and repaired from what the supervisor knows, never
+ * followed. docs/ipc.md, "What the supervisor checks", has the list.
+ */
+
+/** Supervisor: tell corruption found in the pool to @fn (NULL: count it only). */
+void ipc_pool_set_report(struct ipc_pool *pool, ipc_pool_report_fn *fn, void *arg);
+
 /**
  * Supervisor, after owner @dead has exited and before its successor starts:
  * return to the pool every buffer @dead held that is not in one of @rings
  * (the rings it produced or consumed). Safe while the other processes run.
- * Returns the number of frames reclaimed.
+ * On the way it repairs what it can repair while they run: @dead's depot
+ * words (a count past IPC_MAG, a chain out of range, looping, or through a
+ * buffer that is not free is cut where it goes wrong), depot words that name
+ * no process, owner words that name no one (those buffers are freed), and
+ * packets @dead took from an input ring whose chain is malformed (the first
+ * frame goes back alone, the rest is freed). Free buffers cut off a magazine
+ * are found by ipc_pool_repair() in a quiet graph.
+ * Returns the number of frames reclaimed, or -EINVAL, -ENOMEM.
  */
 int ipc_pool_reclaim(struct ipc_pool *pool, uint16_t dead, const struct ipc_ring_ref *rings, unsigned nrings);
 
 /**
  * Supervisor, after owner @who has exited and before ipc_pool_reclaim(): the
  * frames @who holds privately, i.e. what step 3 of reclaim would free (owner
- * word @who, not in one of @rings). Changes nothing. The shutdown census
- * calls it for a service that stopped cleanly, which must hold none.
- * Returns the count, or -ENOMEM.
+ * word @who, not in one of @rings). Changes nothing in the pool. The
+ * shutdown census calls it for a service that stopped cleanly, which must
+ * hold none. Returns the count, or -ENOMEM.
  */
-int ipc_pool_held(const struct ipc_pool *pool, uint16_t who, const struct ipc_ring_ref *rings, unsigned nrings);
+int ipc_pool_held(struct ipc_pool *pool, uint16_t who, const struct ipc_ring_ref *rings, unsigned nrings);
 
 /**
  * Count where every buffer is, with @rings the rings of the graph. Meant for
- * a quiet graph (no process mid-operation). Returns 0 when each buffer is in
- * exactly one place, -EUCLEAN otherwise (lost, duplicated or bad owner).
+ * a quiet graph (no process mid-operation). Reads only, and tells nothing:
+ * what it finds malformed is in out->bad_depot and out->bad_link. Every
+ * buffer is counted once in free, in_rings, held, kernel, lost or bad_owner.
+ * Returns 0 when each buffer is in exactly one place and the depot is sound,
+ * -EUCLEAN otherwise (lost, duplicated, bad owner, bad depot word).
  */
 int ipc_pool_census(const struct ipc_pool *pool, const struct ipc_ring_ref *rings, unsigned nrings,
                     struct ipc_census *out);
+
+/**
+ * Supervisor, quiet graph only (every service gone, the rings drained or
+ * about to be counted): make the census balance again from what can be
+ * known. Each depot word is cut to its longest sound chain of free buffers
+ * (and made FREE if it names no process, or the supervisor, which holds
+ * none here); then every buffer that is on no magazine and in no ring, and
+ * whose owner word says free or names no one, is freed. Buffers a service
+ * id still holds are left to the census to report. Returns the number of
+ * repairs (each told), or -ENOMEM.
+ */
+int ipc_pool_repair(struct ipc_pool *pool, const struct ipc_ring_ref *rings, unsigned nrings);
+
+/**
+ * Supervisor, quiet graph (both ends of @ref's ring gone): take every packet
+ * still published in the ring, as its consumer would (ipc_pool_take: checked,
+ * counted in the ring's drop counters when bad), and free it. The ring is
+ * read through @ref's size and producer, never its header's; indices more
+ * than the size apart are told and the ring is emptied without following a
+ * slot. Returns the number of frames freed.
+ */
+int ipc_pool_drain(struct ipc_pool *pool, const struct ipc_ring_ref *ref);
 
 static inline struct ipc_meta *ipc_pool_meta(const struct ipc_pool *pool, ipc_buf b)
 {

@@ -68,6 +68,8 @@ out_unmap:
     return ret;
 }
 
+/* The header's size: a service's own mapping at exit. The supervisor, which
+ * must not trust it, detaches by its private copy (ipc_ring_ref_detach). */
 void ipc_ring_detach(struct ipc_ring_shared *sh)
 {
     if (sh)
@@ -109,4 +111,10 @@ bool ipc_ring_ref_repair(const struct ipc_ring_ref *r)
     sh->prod_owner = r->prod_owner;
     sh->cons_owner = r->cons_owner;
     return true;
+}
+
+void ipc_ring_ref_detach(const struct ipc_ring_ref *r)
+{
+    if (r->sh)
+        ipc_shm_unmap(r->sh, ipc_ring_region_size(r->size));
 }

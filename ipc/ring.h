@@ -98,12 +98,16 @@ struct ipc_ring_ref {
     struct ipc_shm_hdr shm; /* what a service checks when it maps the ring */
     uint32_t size;          /* a power of two; the slot array's length */
     uint16_t prod_owner, cons_owner;
+    char name[40]; /* for the supervisor's log lines: not the header's, which the ends can rewrite */
 };
 
 static inline struct ipc_ring_ref ipc_ring_ref_take(struct ipc_ring_shared *sh)
 {
-    return (struct ipc_ring_ref){
+    struct ipc_ring_ref r = {
         .sh = sh, .shm = sh->shm, .size = sh->size, .prod_owner = sh->prod_owner, .cons_owner = sh->cons_owner};
+    for (size_t i = 0; i + 1 < sizeof(r.name) && i < sizeof(sh->shm.name) && sh->shm.name[i]; i++)
+        r.name[i] = sh->shm.name[i] >= 0x20 && sh->shm.name[i] < 0x7f ? sh->shm.name[i] : '?';
+    return r;
 }
 
 /**
@@ -112,6 +116,9 @@ static inline struct ipc_ring_ref ipc_ring_ref_take(struct ipc_ring_shared *sh)
  * and log), false if they were intact.
  */
 bool ipc_ring_ref_repair(const struct ipc_ring_ref *r);
+
+/** Unmap @r's ring by the size it was created with, never by its header's. */
+void ipc_ring_ref_detach(const struct ipc_ring_ref *r);
 
 /* Producer end, private to the producing process. Do not touch the fields. */
 struct ipc_ring_prod {
@@ -152,6 +159,7 @@ int ipc_ring_create(const char *name, uint32_t size, uint32_t id, uint16_t prod_
 /** Map a ring created by ipc_ring_create() and check its header and size. */
 int ipc_ring_attach(int fd, struct ipc_ring_shared **sh, struct ipc_err *err);
 
+/** Unmap by the header's recorded size: a service's own ring at exit (see ipc_ring_ref_detach). */
 void ipc_ring_detach(struct ipc_ring_shared *sh);
 
 /**

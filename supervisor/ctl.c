@@ -249,17 +249,17 @@ static void do_stats(struct sup *s, FILE *f, bool json, bool all)
         fprintf(f, "\n");
     for (int i = 0; i < s->nrings; i++) {
         const struct sup_ring *r = &s->rings[i];
-        uint32_t occ = ipc_ring_count(r->sh);
+        uint32_t occ = ipc_ring_count(r->sh), size = s->ring_ref[i].size; /* the size it was made with */
         if (json) {
             fprintf(f, "%s{\"name\":\"%s\",\"from\":\"%s\",\"to\":\"%s\",\"occupancy\":%u,\"size\":%u", i ? "," : "",
-                    r->name, s->svcs[r->prod].name, s->svcs[r->cons].name, occ, r->sh->size);
+                    r->name, s->svcs[r->prod].name, s->svcs[r->cons].name, occ, size);
             for (size_t k = 0; k < sizeof(ring_ctrs) / sizeof(ring_ctrs[0]); k++)
                 fprintf(f, ",\"%s\":%llu", ring_ctrs[k].name, (unsigned long long)ring_ctr(r->sh, &ring_ctrs[k]));
             fprintf(f, "}");
         } else {
             char edge[48], occs[24];
             snprintf(edge, sizeof(edge), "%s -> %s", s->svcs[r->prod].name, s->svcs[r->cons].name);
-            snprintf(occs, sizeof(occs), "%u/%u", occ, r->sh->size);
+            snprintf(occs, sizeof(occs), "%u/%u", occ, size);
             fprintf(f, "%-12s %-24s %11s", r->name, edge, occs);
             for (size_t k = 0; k < sizeof(ring_ctrs) / sizeof(ring_ctrs[0]); k++)
                 fprintf(f, " %*llu", (int)strlen(ring_ctrs[k].name), (unsigned long long)ring_ctr(r->sh, &ring_ctrs[k]));
@@ -286,15 +286,21 @@ static void do_stats(struct sup *s, FILE *f, bool json, bool all)
         }
         shown++;
     }
+    /* alloc_fail, free_bad and mag_bad are the services' to bump, in the pool's
+     * header; corrupt is the supervisor's own count (docs/stats.md). */
     uint64_t af = ipc_ld_rlx(&s->pool.hdr->alloc_fail), fb = ipc_ld_rlx(&s->pool.hdr->free_bad);
     uint64_t mb = ipc_ld_rlx(&s->pool.hdr->mag_bad);
+    unsigned long long corrupt = (unsigned long long)(s->pool.corrupt + s->shm_corrupt);
     if (json)
-        fprintf(f, "],\"pool\":{\"buffers\":%u,\"frame_size\":%u,\"alloc_fail\":%llu,\"free_bad\":%llu,\"mag_bad\":%llu}}\n",
+        fprintf(f, "],\"pool\":{\"buffers\":%u,\"frame_size\":%u,\"alloc_fail\":%llu,\"free_bad\":%llu,\"mag_bad\":%llu},"
+                   "\"shm_corrupt\":%llu}\n",
                 s->pool.nbufs, s->pool.frame_size, (unsigned long long)af, (unsigned long long)fb,
-                (unsigned long long)mb);
+                (unsigned long long)mb, corrupt);
     else
-        fprintf(f, "\npool: %u buffers of %u bytes, alloc_fail %llu, free_bad %llu, mag_bad %llu\n", s->pool.nbufs,
-                s->pool.frame_size, (unsigned long long)af, (unsigned long long)fb, (unsigned long long)mb);
+        fprintf(f, "\npool: %u buffers of %u bytes, alloc_fail %llu, free_bad %llu, mag_bad %llu\nshared memory: %llu "
+                   "corrupt words found and repaired\n",
+                s->pool.nbufs, s->pool.frame_size, (unsigned long long)af, (unsigned long long)fb,
+                (unsigned long long)mb, corrupt);
 }
 
 /* TSC ticks per second (ipc_cycles()), and the span it was measured over. */

@@ -166,15 +166,30 @@ static uint64_t pick_tick(const struct sup *s)
     return ms * 1000000ull;
 }
 
+static void census_line(const char *what, const struct ipc_census *c)
+{
+    sup_log("census: %s%u of %u free, %u held, %u in rings, %u lent, %u lost, %u duplicated, %u bad owner, %u bad depot "
+            "words, %u bad links",
+            what, c->free, c->total, c->held, c->in_rings, c->kernel, c->lost, c->dup, c->bad_owner, c->bad_depot,
+            c->bad_link);
+}
+
 /* The census after every service is gone: every buffer must be free, and
  * no service may have left any behind at its clean exit (s->leaked, counted
- * by policy.c before the reclaim that freed them). */
+ * by policy.c before the reclaim that freed them). A census that finds a
+ * buffer in two places or in none, or a malformed magazine, repairs the pool
+ * from what can be known (ipc_pool_repair) and counts again, so the log says
+ * where every buffer ended up; the exit status stays 101. */
 static int final_census(struct sup *s)
 {
+    sup_rings_repair(s, NULL, s->nrings);
     int drained = sup_drain_rings(s);
     ipc_pool_flush(&s->pool);
+    uint64_t corrupt = s->pool.corrupt + s->shm_corrupt;
+    if (corrupt)
+        sup_log("census: %llu corrupt words were found in shared memory during the run, each logged above and "
+                "repaired", (unsigned long long)corrupt);
     struct ipc_census c;
-    sup_rings_repair(s, NULL, s->nrings);
     int ret = ipc_pool_census(&s->pool, s->ring_ref, (unsigned)s->nrings, &c);
     if (ret == 0 && c.free == c.total) {
         if (s->leaked) {
@@ -185,11 +200,27 @@ static int final_census(struct sup *s)
         sup_log("census: all %u buffers free (%d packets drained from rings)", c.total, drained);
         return 0;
     }
-    sup_log("census: LEAK: %u of %u free, %u held, %u in rings, %u lent, %u lost, %u duplicated, %u bad owner",
-            c.free, c.total, c.held, c.in_rings, c.kernel, c.lost, c.dup, c.bad_owner);
-    for (int i = 0; i < s->nsvcs; i++)
-        if (c.held_by[s->svcs[i].owner])
-            sup_log("census: %s holds %u buffers", s->svcs[i].name, c.held_by[s->svcs[i].owner]);
+    census_line("LEAK: ", &c);
+    if (ret == -EUCLEAN) {
+        int fixed = ipc_pool_repair(&s->pool, s->ring_ref, (unsigned)s->nrings);
+        if (fixed > 0 && ipc_pool_census(&s->pool, s->ring_ref, (unsigned)s->nrings, &c) != -ENOMEM) {
+            char what[64];
+            snprintf(what, sizeof(what), "after %d repairs: ", fixed);
+            census_line(what, &c);
+        }
+    }
+    for (unsigned o = IPC_OWNER_SUPERVISOR; o <= IPC_OWNER_SERVICE_MAX; o++) {
+        if (!c.held_by[o])
+            continue;
+        const char *who = o == IPC_OWNER_SUPERVISOR ? "the supervisor" : NULL;
+        for (int i = 0; i < s->nsvcs && !who; i++)
+            if (s->svcs[i].owner == o)
+                who = s->svcs[i].name;
+        if (who)
+            sup_log("census: %s holds %u buffers", who, c.held_by[o]);
+        else
+            sup_log("census: owner id %u, which no service has, holds %u buffers", o, c.held_by[o]);
+    }
     return -1;
 }
 

@@ -96,8 +96,15 @@ void sup_rings_repair(struct sup *s, const int *idx, int n)
 {
     for (int i = 0; i < n; i++) {
         int r = idx ? idx[i] : i;
-        if (ipc_ring_ref_repair(&s->ring_ref[r]))
-            sup_log("ring %s: its header's size or owners were overwritten; repaired", s->rings[r].name);
+        const struct ipc_ring_shared *sh = s->ring_ref[r].sh;
+        uint32_t size = sh->size, mask = sh->mask; /* for the log line only */
+        uint16_t po = sh->prod_owner, co = sh->cons_owner;
+        if (ipc_ring_ref_repair(&s->ring_ref[r])) {
+            s->shm_corrupt++;
+            sup_log("ring %s: its header's size, mask or owners at offset %#zx were overwritten (size %u, mask %#x, "
+                    "owners %u -> %u); repaired", s->rings[r].name, offsetof(struct ipc_ring_shared, size), size, mask,
+                    po, co);
+        }
     }
 }
 
@@ -159,7 +166,7 @@ static void count_leak(struct sup *s, struct sup_svc *v, const struct ipc_ring_r
 static void reclaim(struct sup *s, struct sup_svc *v, bool clean_stop)
 {
     struct ipc_ring_ref rings[2 * IPC_SVC_MAX_RINGS];
-    int idx[2 * IPC_SVC_MAX_RINGS];
+    int idx[2 * IPC_SVC_MAX_RINGS] = {0}; /* all written below; gcc cannot tell once sup_rings_repair is inlined */
     unsigned n = 0;
     for (int i = 0; i < v->n_in; i++)
         idx[n++] = v->in[i];
@@ -241,9 +248,14 @@ static void act_ready(struct sup *s, struct sup_svc *v, int status)
     /* Where the time went: fork and exec until the service's first line of
      * ipc_svc_open, then its own initialisation, then our noticing. */
     uint64_t t_open = ipc_ld_rlx(&v->stats->open_ns), t_ready = ipc_ld_rlx(&v->stats->ready_ns);
-    double exec_ms = t_open > v->started_ns ? (double)(t_open - v->started_ns) / 1e6 : 0;
-    double init_ms = t_ready > t_open ? (double)(t_ready - t_open) / 1e6 : 0;
-    double seen_ms = now > t_ready && t_ready ? (double)(now - t_ready) / 1e6 : 0;
+    /* The service writes both: they count only in order, between its start and now. */
+    if (t_open < v->started_ns || t_open > now)
+        t_open = t_ready = 0;
+    else if (t_ready < t_open || t_ready > now)
+        t_ready = 0;
+    double exec_ms = t_open ? (double)(t_open - v->started_ns) / 1e6 : 0;
+    double init_ms = t_ready ? (double)(t_ready - t_open) / 1e6 : 0;
+    double seen_ms = t_ready ? (double)(now - t_ready) / 1e6 : 0;
     double before_ms = v->started_ns > from ? (double)(v->started_ns - from) / 1e6 : 0;
     sup_log("%s: ready, pid %d, %.1f ms after %s (reclaim and fork %.1f, exec %.1f, init %.1f, notice %.1f)",
             v->name, (int)v->pid, (double)(now - from) / 1e6,

@@ -254,10 +254,13 @@ bool sup_ctl_neigh(struct sup *s, char **argv, int argc, FILE *f)
         fprintf(f, "{\"neighbours\":[");
     else
         fprintf(f, "%-16s %-18s %-8s %-11s %s\n", "ADDRESS", "MAC", "PORT", "STATE", "QUEUED");
-    unsigned shown = 0;
+    unsigned shown = 0, busy = 0;
+    uint32_t budget = NEIGH_READ_BUDGET;
     for (uint32_t i = 0; i <= s->neigh.mask; i++) {
         struct neigh_entry e;
-        if (!neigh_read(&s->neigh, i, &e) || e.ip == 0)
+        int r = neigh_read(&s->neigh, i, &e, &budget);
+        busy += r == -EBUSY;
+        if (r <= 0)
             continue;
         char mac[24];
         snprintf(mac, sizeof(mac), "%02x:%02x:%02x:%02x:%02x:%02x", e.mac[0], e.mac[1], e.mac[2], e.mac[3], e.mac[4],
@@ -272,6 +275,8 @@ bool sup_ctl_neigh(struct sup *s, char **argv, int argc, FILE *f)
         shown++;
     }
     if (json)
-        fprintf(f, "]}\n");
+        fprintf(f, "],\"busy\":%u}\n", busy);
+    else if (busy)
+        fprintf(f, "(%u entries were being rewritten by the router and are not shown)\n", busy);
     return true;
 }

@@ -407,6 +407,14 @@ static int setup_tables(struct sup *s, struct ipc_err *err)
     return 0;
 }
 
+/* What the pool's supervisor side found in the shared metadata, one line
+ * each (ipc_pool_set_report); pool.corrupt counts it for `stats`. */
+static void pool_report(void *arg, const char *line)
+{
+    (void)arg;
+    sup_log("%s", line);
+}
+
 int sup_setup(struct sup *s, struct ipc_err *err)
 {
     int ret;
@@ -433,6 +441,7 @@ int sup_setup(struct sup *s, struct ipc_err *err)
     if (ret < 0)
         return ret;
     s->pool_hdr = *s->pool.hdr;
+    ipc_pool_set_report(&s->pool, pool_report, NULL);
 
     /* Services, in the manifest's start order; owner ids from 2. */
     for (size_t i = 0; i < s->m.nservices; i++) {
@@ -518,20 +527,16 @@ static void close_fd(int *fd)
 /*
  * After every service has stopped: free what is left in the rings (their
  * packets belong to the producers' names), so that the census can demand
- * that every buffer is free. Returns the number of packets freed.
+ * that every buffer is free. Each ring is read through the supervisor's own
+ * copy of its size and producer (ipc_pool_drain), never its header, which
+ * the ring's ends could write. Returns the number of frames freed.
  */
 int sup_drain_rings(struct sup *s)
 {
     int freed = 0;
     sup_xsk_release(s); /* AF_XDP: detach, close, free what the kernel held */
-    for (int i = 0; i < s->nrings; i++) {
-        struct ipc_ring_cons c;
-        ipc_ring_cons_init(&c, s->rings[i].sh);
-        ipc_buf b[64];
-        uint32_t n;
-        while ((n = ipc_ring_recv(&c, &s->pool, b, 64)) > 0)
-            freed += (int)ipc_pool_free(&s->pool, b, n);
-    }
+    for (int i = 0; i < s->nrings; i++)
+        freed += ipc_pool_drain(&s->pool, &s->ring_ref[i]);
     return freed;
 }
 
@@ -555,7 +560,8 @@ void sup_teardown(struct sup *s)
         close_fd(&v->mbox_fd);
     }
     for (int i = 0; i < s->nrings; i++) {
-        ipc_ring_detach(s->rings[i].sh);
+        ipc_ring_ref_detach(&s->ring_ref[i]); /* by the size it was made with, not its header's */
+        s->rings[i].sh = NULL;
         close_fd(&s->rings[i].fd);
     }
     s->nrings = 0;

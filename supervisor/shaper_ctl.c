@@ -12,8 +12,17 @@
  *                       wake the shaper, wait for ack. A shaper that is
  *                       down applies it when it starts; the rates in effect
  *                       outlive a restart.
+ *
+ * The shaper writes its stats region and may write all of its mailbox, so
+ * nothing read there is trusted: a port's classes and their order come from
+ * the manifest (the order the shaper's config gives them), a class counter
+ * is read at the index the shaper puts it and only under the name it gives
+ * it, and the mailbox's seq is the supervisor's own copy (sup_svc.mbox_seq).
+ * An ack or a result that cannot be is logged with its offset, counted in
+ * shm_corrupt, and answered as what it is.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -88,6 +97,41 @@ static uint64_t ctr_get(struct ipc_svc_stats *st, const char *name)
     return i < 0 ? 0 : ipc_ld_rlx(&st->ctr[i]);
 }
 
+_Static_assert(SHP_I_CLASS0 + SHP_MAX_CLASSES * SHP_C_N <= IPC_SVC_MAX_CTR, "every class counter fits the region");
+
+/* Class @name of shaper @v, as the manifest has it: its index in the config
+ * the shaper runs (@cfg, filled), or -1. */
+static int class_of(const struct sup *s, const struct sup_svc *v, const char *name, struct shp_cfg *cfg)
+{
+    sup_shaper_params(s, v, cfg);
+    for (uint32_t c = 0; c < cfg->nclasses && c < SHP_MAX_CLASSES; c++)
+        if (strcmp(cfg->classes[c].name, name) == 0)
+            return (int)c;
+    return -1;
+}
+
+/* Counter @k of class @c, at the index where the shaper puts it
+ * (tables/shaper.h) and only if it is named there as the shaper names it
+ * (services/shaper/main.c); else @dflt (a shaper that has not started, or a
+ * region that says something else). */
+static uint64_t class_ctr(struct ipc_svc_stats *st, const struct shp_cfg *cfg, uint32_t c, unsigned k, uint64_t dflt)
+{
+    uint32_t i = SHP_I_CLASS0 + c * SHP_C_N + k;
+    char want[IPC_CTR_NAME];
+    snprintf(want, sizeof(want), "class.%.15s.%s", cfg->classes[c].name, shp_cctr_names[k]);
+    if (c >= SHP_MAX_CLASSES || i >= ipc_ld_acq(&st->nctr) || strncmp(st->ctr_name[i], want, IPC_CTR_NAME) != 0)
+        return dflt;
+    return ipc_ld_rlx(&st->ctr[i]);
+}
+
+/* A mailbox word that cannot be: logged with its offset, counted. */
+static void mbox_corrupt(struct sup *s, const struct sup_svc *v, const char *word, size_t off, uint64_t val,
+                         const char *why)
+{
+    s->shm_corrupt++;
+    sup_log("%s: mailbox %s at offset %#zx is %llu, %s; not trusted", v->name, word, off, (unsigned long long)val, why);
+}
+
 static struct sup_svc *shaper_of(struct sup *s, int port)
 {
     for (int i = 0; i < s->nsvcs; i++)
@@ -123,7 +167,7 @@ static void show_port(struct sup *s, struct sup_svc *v, bool json, bool first, F
 {
     struct ipc_svc_stats *st = v->stats;
     const struct sup_port *p = &s->m.ports[v->port];
-    char b1[32], b2[32], b3[32], name[IPC_CTR_NAME];
+    char b1[32], b2[32], b3[32];
     uint64_t rate = ctr_get(st, "rate");
     if (!rate)
         rate = s->m.shapers[p->shaper].rate; /* not started yet */
@@ -142,26 +186,20 @@ static void show_port(struct sup *s, struct sup_svc *v, bool json, bool first, F
                 (unsigned long long)ctr_get(st, "overflow_drops"), (unsigned long long)ctr_get(st, "codel_drops"),
                 (unsigned long long)ctr_get(st, "marks"), "class", "rate", "ceil", "measured", "backlog", "drops",
                 "marks");
-    /* The classes, in the order the shaper named them. */
-    uint32_t n = ipc_ld_acq(&st->nctr);
-    bool cfirst = true;
-    for (uint32_t i = 0; i < n && i < IPC_SVC_MAX_CTR; i++) {
-        char cnb[IPC_CTR_NAME + 1];
-        const char *cn = sup_shm_name(cnb, sizeof(cnb), st->ctr_name[i], IPC_CTR_NAME);
-        size_t l = strlen(cn);
-        if (strncmp(cn, "class.", 6) != 0 || l < 11 || strcmp(cn + l - 5, ".rate") != 0)
-            continue;
-        snprintf(name, sizeof(name), "%.*s", (int)(l - 11), cn + 6);
-        char key[IPC_CTR_NAME + 8];
+    /* The classes, in the manifest's order (the shaper's); their counters
+     * where the shaper puts them, by the names it gives them. */
+    struct shp_cfg cfg;
+    sup_shaper_params(s, v, &cfg);
+    for (uint32_t c = 0; c < cfg.nclasses && c < SHP_MAX_CLASSES; c++) {
         uint64_t val[SHP_C_N];
-        for (unsigned k = 0; k < SHP_C_N; k++) {
-            snprintf(key, sizeof(key), "class.%s.%s", name, shp_cctr_names[k]);
-            val[k] = ctr_get(st, key);
-        }
+        for (unsigned k = 0; k < SHP_C_N; k++)
+            val[k] = class_ctr(st, &cfg, c, k,
+                               k == SHP_C_RATE ? cfg.classes[c].rate : k == SHP_C_CEIL ? cfg.classes[c].ceil : 0);
+        const char *name = cfg.classes[c].name;
         if (json)
             fprintf(f, "%s{\"name\":\"%s\",\"rate\":%llu,\"ceil\":%llu,\"measured\":%llu,\"tx_pkts\":%llu,"
                        "\"tx_bytes\":%llu,\"backlog\":%llu,\"drops\":%llu,\"marks\":%llu}",
-                    cfirst ? "" : ",", name, (unsigned long long)val[SHP_C_RATE], (unsigned long long)val[SHP_C_CEIL],
+                    c ? "," : "", name, (unsigned long long)val[SHP_C_RATE], (unsigned long long)val[SHP_C_CEIL],
                     (unsigned long long)val[SHP_C_BPS], (unsigned long long)val[SHP_C_TX_PKTS],
                     (unsigned long long)val[SHP_C_TX_BYTES], (unsigned long long)val[SHP_C_BACKLOG],
                     (unsigned long long)val[SHP_C_DROPS], (unsigned long long)val[SHP_C_MARKS]);
@@ -170,7 +208,6 @@ static void show_port(struct sup *s, struct sup_svc *v, bool json, bool first, F
                     sup_rate_format(val[SHP_C_RATE], b1, sizeof(b1)), sup_rate_format(val[SHP_C_CEIL], b2, sizeof(b2)),
                     sup_rate_format((val[SHP_C_BPS] + 50000) / 100000 * 100000, b3, sizeof(b3)), (unsigned long long)val[SHP_C_BACKLOG],
                     (unsigned long long)val[SHP_C_DROPS], (unsigned long long)val[SHP_C_MARKS]);
-        cfirst = false;
     }
     if (json)
         fprintf(f, "]}");
@@ -249,19 +286,18 @@ static bool shaper_set(struct sup *s, char **argv, int argc, FILE *f, struct sup
         }
     }
     uint64_t target = 0; /* 0: the port, c + 1: class c */
-    char key[IPC_CTR_NAME + 8];
     if (cls) {
-        snprintf(key, sizeof(key), "class.%s.rate", cls);
-        int ci = ctr_index(v->stats, key);
+        struct shp_cfg cfg;
+        int ci = class_of(s, v, cls, &cfg);
         if (ci < 0) {
             fprintf(f, "shaper set: port %s has no class \"%s\" (see ringrouter shaper show %s)\n", argv[0], cls,
                     argv[0]);
             return false;
         }
-        target = (uint64_t)((ci - SHP_I_CLASS0) / SHP_C_N) + 1;
+        target = (uint64_t)ci + 1;
         uint64_t port_rate = ctr_get(v->stats, "rate");
-        uint64_t cur_rate = ipc_ld_rlx(&v->stats->ctr[ci]);
-        uint64_t cur_ceil = ipc_ld_rlx(&v->stats->ctr[ci + 1]);
+        uint64_t cur_rate = class_ctr(v->stats, &cfg, (uint32_t)ci, SHP_C_RATE, cfg.classes[ci].rate);
+        uint64_t cur_ceil = class_ctr(v->stats, &cfg, (uint32_t)ci, SHP_C_CEIL, cfg.classes[ci].ceil);
         uint64_t r = rate ? rate : cur_rate, c = ceil ? ceil : cur_ceil;
         if (c < r && ceil) {
             fprintf(f, "shaper set: ceil below the rate\n");
@@ -277,14 +313,19 @@ static bool shaper_set(struct sup *s, char **argv, int argc, FILE *f, struct sup
         return false;
     }
     struct shp_mbox *mb = v->mbox;
-    uint64_t seq = ipc_ld_rlx(&mb->seq);
-    if (ipc_ld_acq(&mb->ack) != seq) {
+    uint64_t seq = v->mbox_seq, mseq = ipc_ld_rlx(&mb->seq), ack = ipc_ld_acq(&mb->ack);
+    if (mseq != seq)
+        mbox_corrupt(s, v, "seq", offsetof(struct shp_mbox, seq), mseq, "not the last command the supervisor wrote");
+    if (seq && ack == seq - 1) {
         fprintf(f, "shaper set: %s has not taken the previous change yet; try again\n", v->name);
         return false;
     }
+    if (ack != seq) /* neither taken nor pending: no answer to wait for */
+        mbox_corrupt(s, v, "ack", offsetof(struct shp_mbox, ack), ack, "neither the last command nor the one before");
     ipc_st_rlx(&mb->cls, target);
     ipc_st_rlx(&mb->rate, rate);
     ipc_st_rlx(&mb->ceil, ceil);
+    v->mbox_seq = seq + 1;
     ipc_st_rel(&mb->seq, seq + 1);
     uint64_t one = 1;
     if (write(v->wake_fd, &one, sizeof(one)) < 0) {
@@ -313,15 +354,26 @@ bool sup_shaper_set_poll(struct sup *s, struct sup_shaper_wait *w, uint64_t now,
     const struct sup_svc *v = &s->svcs[w->svc];
     struct shp_mbox *mb = v->mbox;
     *ok = true;
-    if (ipc_ld_acq(&mb->ack) == w->seq) {
+    uint64_t ack = ipc_ld_acq(&mb->ack);
+    if (ack == w->seq) {
         /* result is the shaper's word: an errno it says it got, never trusted as more */
         uint64_t r = ipc_ld_rlx(&mb->result);
-        if (r) {
-            fprintf(f, "shaper set: %s refused it: %s\n", v->name, r < 4096 ? strerror((int)r) : "unknown error");
+        if (r >= 4096) {
+            mbox_corrupt(s, v, "result", offsetof(struct shp_mbox, result), r, "not an errno");
+            fprintf(f, "shaper set: %s answered with result %llu, which is not an error number; see ringrouter "
+                       "shaper show\n", v->name, (unsigned long long)r);
+            *ok = false;
+        } else if (r) {
+            fprintf(f, "shaper set: %s refused it: %s\n", v->name, strerror((int)r));
             *ok = false;
         } else {
             fprintf(f, "%s\n", w->what);
         }
+    } else if (ack != w->seq - 1) {
+        mbox_corrupt(s, v, "ack", offsetof(struct shp_mbox, ack), ack, "neither the command sent nor the one before");
+        fprintf(f, "shaper set: %s answered with a corrupt mailbox (ack %llu for command %llu); see ringrouter "
+                   "shaper show\n", v->name, (unsigned long long)ack, (unsigned long long)w->seq);
+        *ok = false;
     } else if (now >= w->deadline_ns) {
         fprintf(f, "%s has not answered within %llu ms; the change applies when it does\n", v->name,
                 (unsigned long long)(SUP_SHAPER_ANSWER_NS / 1000000));

@@ -73,6 +73,7 @@ struct sup_svc {
     int dev_fd; /* TAP or XSK fd kept by the supervisor, -1 if none */
     int mbox_fd; /* shapers: their control mailbox (tables/shaper.h), -1 otherwise */
     struct shp_mbox *mbox;
+    uint64_t mbox_seq; /* the last command's seq we wrote: the mailbox's copy is the shaper's to spoil too */
     int in[IPC_SVC_MAX_RINGS], n_in;   /* ring indices */
     int out[IPC_SVC_MAX_RINGS], n_out;
 
@@ -149,6 +150,9 @@ struct sup {
     bool shutting_down;
     int exit_code;
     unsigned leaked; /* buffers held by services at a clean exit (policy.c) */
+    /* Corrupt words the supervisor found (and repaired or refused) in ring
+     * headers and shapers' mailboxes; the pool counts its own, pool.corrupt. */
+    uint64_t shm_corrupt;
 
     int pool_fd;
     struct ipc_pool pool;

@@ -46,23 +46,26 @@ void neigh_detach(struct neigh_table *nt)
     memset(nt, 0, sizeof(*nt));
 }
 
-bool neigh_read(const struct neigh_table *nt, uint32_t i, struct neigh_entry *out)
+int neigh_read(const struct neigh_table *nt, uint32_t i, struct neigh_entry *out, uint32_t *budget)
 {
     struct neigh_entry *e = &nt->e[i & nt->mask];
     /* Bounded: the supervisor reads from its event loop, and a router that
      * died inside a write leaves the sequence odd until its successor
-     * repairs it. Such an entry reads as absent meanwhile. */
-    for (unsigned tries = 0; tries < 100000; tries++) {
+     * repairs it. Such an entry reads as busy meanwhile. */
+    for (;;) {
         uint32_t s = ipc_ld_acq(&e->seq);
-        if (s & 1)
-            continue;
-        memcpy((uint8_t *)out + sizeof(out->seq), (uint8_t *)e + sizeof(e->seq), sizeof(*e) - sizeof(e->seq));
-        atomic_thread_fence(memory_order_acquire);
-        if (ipc_ld_rlx(&e->seq) == s)
-            return out->ip != 0;
+        if (!(s & 1)) {
+            memcpy((uint8_t *)out + sizeof(out->seq), (uint8_t *)e + sizeof(e->seq), sizeof(*e) - sizeof(e->seq));
+            atomic_thread_fence(memory_order_acquire);
+            if (ipc_ld_rlx(&e->seq) == s)
+                return out->ip != 0;
+        }
+        if (*budget == 0) {
+            out->ip = 0;
+            return -EBUSY;
+        }
+        (*budget)--;
     }
-    out->ip = 0;
-    return false;
 }
 
 struct neigh_entry *neigh_find(const struct neigh_table *nt, uint32_t ip)

@@ -17,7 +17,9 @@
  * States: incomplete (request sent, packets queue), reachable (confirmed by
  * a reply within reachable_ns), stale (usable; the first use sends a unicast
  * probe, and max_retries unanswered probes remove it), static (manifest,
- * never changed by ARP).
+ * never changed by ARP). When the table is full, the router evicts an
+ * incomplete entry to make room for a new one, never a complete one
+ * (services/router/neigh.c).
  */
 #ifndef TABLES_NEIGH_H
 #define TABLES_NEIGH_H
@@ -80,8 +82,18 @@ void neigh_detach(struct neigh_table *nt);
 /** The entry for @ip, or NULL. */
 struct neigh_entry *neigh_find(const struct neigh_table *nt, uint32_t ip);
 
-/** Consistent copy of slot @i for `neigh show`; false if the slot is free. */
-bool neigh_read(const struct neigh_table *nt, uint32_t i, struct neigh_entry *out);
+/* Retries one `neigh show` may spend on entries that do not hold still. */
+#define NEIGH_READ_BUDGET 100000u
+
+/**
+ * Consistent copy of slot @i for `neigh show`: 1 with @out filled, 0 if the
+ * slot is free, -EBUSY if it was being rewritten and did not hold still
+ * before *@budget ran out. A read that finds the entry still costs nothing;
+ * each retry costs one from *@budget, which the caller shares over the whole
+ * table, so a router that keeps every sequence odd (or died in a write) costs
+ * one `neigh show` NEIGH_READ_BUDGET retries, not that many per entry.
+ */
+int neigh_read(const struct neigh_table *nt, uint32_t i, struct neigh_entry *out, uint32_t *budget);
 
 static inline bool neigh_usable(const struct neigh_entry *e)
 {

@@ -28,6 +28,7 @@ int shp_mbox_attach(int fd, struct shp_mbox **mb, struct ipc_err *err)
 
 void shp_mbox_detach(struct shp_mbox *mb)
 {
+    /* The layout's size, never the header's: the shaper can write that. */
     if (mb)
-        ipc_shm_unmap(mb, mb->shm.size);
+        ipc_shm_unmap(mb, sizeof(*mb));
 }

@@ -16,7 +16,11 @@
  * applies the change, writes result (0 or an errno), then ack = seq
  * (release). Each word has one writer, and the two writers' words sit on
  * separate cache lines. A shaper that starts with seq != ack applies the
- * command its predecessor left unanswered.
+ * command its predecessor left unanswered. Both map the region read-write,
+ * so each side treats what it reads as input: the shaper checks the class
+ * and the rates; the supervisor keeps its own copy of seq, takes ack as an
+ * answer only if it is that seq (seq - 1: not taken yet; anything else is
+ * corruption, logged), and result only as an errno below 4096.
  */
 #ifndef TABLES_SHAPER_H
 #define TABLES_SHAPER_H

@@ -104,6 +104,48 @@ static void rt_pending_done(struct rt_ctx *ctx, uint16_t port, uint16_t n)
     ctx->ctr->pending = ctx->neigh->sh->queued;
 }
 
+/*
+ * The table is full and a new neighbour needs an entry: evict an incomplete
+ * one (its request unanswered so far), the longest waiting among the next
+ * RT_NEIGH_EVICT_SCAN slots from the clock hand, and free what it held.
+ * Complete entries (reachable, stale, static) are never evicted: a scan of
+ * unused addresses, which makes only incomplete ones, cannot push out a
+ * resolved neighbour, and a resolved neighbour can always displace what a
+ * scan left. Returns false when the slots looked at hold no incomplete
+ * entry (the caller drops and counts, as for a full table).
+ */
+static bool rt_neigh_evict(struct rt_ctx *ctx)
+{
+    struct neigh_table *nt = ctx->neigh;
+    uint32_t look = nt->mask < RT_NEIGH_EVICT_SCAN ? nt->mask + 1 : RT_NEIGH_EVICT_SCAN;
+    struct neigh_entry *victim = NULL;
+    for (uint32_t k = 0; k < look; k++) {
+        struct neigh_entry *e = &nt->e[(ctx->neigh_hand + k) & nt->mask];
+        if (e->ip && e->state == NEIGH_INCOMPLETE && (!victim || e->used_ns < victim->used_ns))
+            victim = e;
+    }
+    ctx->neigh_hand = (ctx->neigh_hand + look) & nt->mask;
+    if (!victim)
+        return false;
+    uint16_t n = victim->qlen < NEIGH_QMAX ? victim->qlen : NEIGH_QMAX;
+    rt_count(ctx, RT_CTR_NEIGH_EVICTED);
+    ctx->ctr->c[RT_CTR_DROP_NEIGH_EVICTED] += n;
+    ipc_pool_free(ctx->pool, victim->q, n);
+    rt_pending_done(ctx, victim->port, n);
+    neigh_remove(nt, victim);
+    return true;
+}
+
+/* A new entry for @ip (absent), making room by evicting an incomplete one
+ * when the table is full; NULL if there is none to evict. */
+static struct neigh_entry *rt_neigh_new(struct rt_ctx *ctx, uint32_t ip)
+{
+    struct neigh_entry *e = neigh_insert(ctx->neigh, ip);
+    if (!e && ip && rt_neigh_evict(ctx))
+        e = neigh_insert(ctx->neigh, ip);
+    return e;
+}
+
 /* Send what waited for @e on port @port, now that it has a MAC. */
 static void rt_neigh_release(struct rt_ctx *ctx, struct neigh_entry *e, uint16_t port, struct rt_burst *tx)
 {
@@ -150,7 +192,7 @@ void rt_arp_input(struct rt_ctx *ctx, ipc_buf b, uint64_t now, struct rt_burst *
     if (e && !on_link && e->port != port)
         e = NULL;
     if (on_link && !e && (for_us || garp)) {
-        e = neigh_insert(ctx->neigh, spa);
+        e = rt_neigh_new(ctx, spa);
         if (e) {
             e->state = NEIGH_STALE;
             rt_count(ctx, RT_CTR_NEIGH_LEARNED);
@@ -228,7 +270,7 @@ void rt_neigh_hold(struct rt_ctx *ctx, uint32_t ip, uint16_t port, ipc_buf b, ui
         return;
     }
     if (!e) {
-        e = neigh_insert(nt, ip);
+        e = rt_neigh_new(ctx, ip);
         if (!e) {
             rt_drop(ctx, b, RT_CTR_DROP_NEIGH_FULL);
             return;

@@ -37,13 +37,18 @@ void rt_neigh_touch(struct rt_ctx *ctx, struct neigh_entry *e, uint64_t now, str
 /**
  * Hold packet @b (meta out_port set, not yet rewritten) until @ip on @port
  * resolves: creates an incomplete entry and broadcasts a request if there is
- * none. A full queue or table drops and counts @b.
+ * none. On a full table the longest-waiting incomplete entry near the clock
+ * hand is evicted, its queue freed (drop_neigh_evicted); never a complete
+ * one. A full queue, or a table with no incomplete entry to evict, drops
+ * and counts @b.
  */
 void rt_neigh_hold(struct rt_ctx *ctx, uint32_t ip, uint16_t port, ipc_buf b, uint64_t now, struct rt_burst *tx);
 
 /**
- * An ARP frame @b arrived: learn, answer requests for the port's address in
- * place, release queued packets of a neighbour that resolved. Consumes @b.
+ * An ARP frame @b arrived: learn (on a full table, in the place of an
+ * evicted incomplete entry, as rt_neigh_hold), answer requests for the
+ * port's address in place, release queued packets of a neighbour that
+ * resolved. Consumes @b.
  */
 void rt_arp_input(struct rt_ctx *ctx, ipc_buf b, uint64_t now, struct rt_burst *tx);
 

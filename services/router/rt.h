@@ -56,6 +56,7 @@ enum rt_ctr {
     RT_CTR_DROP_PENDING_LIMIT,   /* the port's share of the packets waiting for ARP used up (a scan) */
     RT_CTR_DROP_NEIGH_FULL,      /* neighbour table full */
     RT_CTR_DROP_NEIGH_FAILED,    /* queued for a neighbour that never answered */
+    RT_CTR_DROP_NEIGH_EVICTED,   /* queued for an incomplete neighbour evicted to make room */
     RT_CTR_DROP_PENDING_RESTART, /* queued when the router stopped, or when the previous instance died */
     RT_CTR_DROP_BAD_OPTIONS,     /* malformed IP options met while fragmenting */
     RT_CTR_DROP_GSO_BAD,         /* offloads pending for a port without them that we could not finish */
@@ -73,6 +74,7 @@ enum rt_ctr {
     RT_CTR_ARP_REPLY_TX,
     RT_CTR_NEIGH_LEARNED,
     RT_CTR_NEIGH_EXPIRED,
+    RT_CTR_NEIGH_EVICTED,        /* incomplete entries evicted from a full table for a new one */
     RT_CTR_ICMP_ECHO_REPLY_TX,
     RT_CTR_ICMP_TIME_EXCEEDED_TX,
     RT_CTR_ICMP_NET_UNREACH_TX,
@@ -153,7 +155,16 @@ struct rt_ctx {
      * unused addresses cannot take the pool, the table, or another port's
      * share (rt_neigh_hold). Process-local: a restart forgets the queues. */
     uint32_t pending_port[RT_MAX_PORTS];
+    /* Where the next search for an incomplete entry to evict starts
+     * (rt_neigh_hold, rt_arp_input on a full table): a clock hand, so that
+     * each search looks at RT_NEIGH_EVICT_SCAN slots and the next ones
+     * follow on. */
+    uint32_t neigh_hand;
 };
+
+/* Slots one eviction search looks at: a full table costs a new neighbour
+ * that many reads at most, whatever a scan sends. */
+#define RT_NEIGH_EVICT_SCAN 64u
 
 /* How many packets waiting for ARP one port's neighbours may hold: an even
  * share of cfg.pending_max, and at least one neighbour's whole queue. */

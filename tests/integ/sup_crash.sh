@@ -12,6 +12,7 @@
 #   - its restart count goes up by one.
 # Then traffic still flows (both drivers' sink_pkts rise), no packet came
 # back with a bad stamp, no ring counted a bad handle, owner, frame or chain,
+# the supervisor found nothing corrupt in shared memory (shm_corrupt 0),
 # and on SIGTERM the supervisor exits 0 with every buffer free.
 # The ready-within-bound check is the one timing-bound check (t_timing_fail:
 # exit 75 if it alone fails); any other failure exits 1. Victims and gaps
@@ -135,12 +136,14 @@ for s in driver-a driver-b; do
     [ "$v" = 0 ] || bad "$s sink_bad_stamp is ${v:-missing}"
 done
 "$RR" stats --json -S "$SUP_SOCK" >"$SUP_T/stats.json" || sup_fail "stats --json did not answer"
-"$SUP_PY" - "$SUP_T/stats.json" <<'EOF' || bad "bad-handle counters are not all 0 (above)"
+"$SUP_PY" - "$SUP_T/stats.json" <<'EOF' || bad "bad-handle counters or shm_corrupt are not all 0 (above)"
 import json, sys
 d = json.load(open(sys.argv[1]))
 bad = [(r["name"], k, v) for r in d["rings"] for k, v in r.items() if k.startswith("drop_bad_") and v]
 if d["pool"]["free_bad"]:
     bad.append(("pool", "free_bad", d["pool"]["free_bad"]))
+if d["shm_corrupt"]:  # a plain kill leaves nothing the supervisor takes for corruption
+    bad.append(("supervisor", "shm_corrupt", d["shm_corrupt"]))
 for b in bad:
     print("  %s %s = %d" % b)
 print("rings: %s; pool alloc_fail %d, free_bad %d" % (

@@ -30,9 +30,12 @@
 #                          failure (a test that forgot t_pass cannot pass)
 #   t_census_check LOG RC  the census rule, after `ringrouter up` (log LOG)
 #                          exited with status RC: RC is 0, the last census line
-#                          is "^ringrouter: census: all N buffers free", and no
-#                          line says "census: LEAK". Prints the census line
-#                          ($T_CENSUS) or what is wrong; returns 0 or 1
+#                          is "^ringrouter: census: all N buffers free", no
+#                          line says "census: LEAK", and none says the
+#                          supervisor found corrupt shared memory (no test
+#                          but the hostile ones writes any). Prints the
+#                          census line ($T_CENSUS) or what is wrong; returns
+#                          0 or 1
 
 T_TIMING_FAILS=0
 T_SEED=
@@ -87,6 +90,11 @@ t_census_check() { # t_census_check LOG RC
     if [ "$leaks" != 0 ]; then
         echo "the census found leaks:"
         grep '^ringrouter: census: LEAK' "$log" | sed 's/^/  /'
+        return 1
+    fi
+    if grep -q '^ringrouter: census: [0-9]* corrupt words were found' "$log"; then
+        echo "the supervisor found corrupt shared memory:"
+        grep -E '^ringrouter: (census: [0-9]+ corrupt|pool |ring .*overwritten|.*: mailbox )' "$log" | head -n 20 | sed 's/^/  /'
         return 1
     fi
     if ! [[ $T_CENSUS =~ ^ringrouter:\ census:\ all\ [0-9]+\ buffers\ free ]]; then

@@ -336,7 +336,8 @@ rr_all_up() {
 }
 
 # Every counter of `stats --json` into RRS: "svc.counter" and
-# "ring.NAME.counter", plus "pool.alloc_fail" and "pool.free_bad".
+# "ring.NAME.counter", plus "pool.alloc_fail", "pool.free_bad" and
+# "shm_corrupt" (what the supervisor found corrupt in shared memory).
 rr_stats() {
     local out k v
     out=$("$RR" stats --json -S "$RR_SOCK" 2>/dev/null) || return 1
@@ -351,7 +352,8 @@ for r in d["rings"]:
         if isinstance(v, int):
             print("ring." + r["name"] + "." + k, v)
 for k, v in d["pool"].items():
-    print("pool." + k, v)' <<<"$out") || return 1
+    print("pool." + k, v)
+print("shm_corrupt", d.get("shm_corrupt", 0))' <<<"$out") || return 1
     RRS=()
     while read -r k v; do
         RRS[$k]=$v
@@ -363,7 +365,7 @@ rr_ctr() { echo "${RRS[$1]:-0}"; } # rr_ctr KEY: a counter of the last rr_stats
 # Counters that only malformed input (or a broken peer) raises.
 RR_MALFORMED=(router.drop_runt router.drop_bad_version router.drop_bad_ihl router.drop_bad_checksum
     router.drop_bad_total_length router.drop_bad_port router.arp_bad router.drop_icmp_bad_checksum
-    router.drop_bad_options pool.free_bad pool.mag_bad)
+    router.drop_bad_options pool.free_bad pool.mag_bad shm_corrupt)
 for _r in rx-a rx-b tx-a tx-b; do
     for _c in drop_bad_handle drop_bad_owner drop_bad_frame drop_bad_chain; do
         RR_MALFORMED+=("ring.$_r.$_c")

@@ -19,6 +19,14 @@
  * in 32 bytes, quotes, backslashes, control bytes) and claims more counters
  * and stages than the region holds: the supervisor must bound and clean what
  * it prints (tests/integ/sup_hostile_stats.sh).
+ *
+ * Hostile-pool mode, test-only: run as rr-null-evil-pool it holds 8 buffers
+ * and, once ready, writes what a compromised service could write where the
+ * supervisor reads: three of those buffers' owner words name no one (777),
+ * its allocation magazine's depot word claims 65535 buffers while the chain
+ * loops after three, and its output ring's header says 2^31 slots with a mask
+ * of all ones. Then it kills itself, so that the supervisor's reclaim meets
+ * it all (tests/integ/sup_hostile_pool.sh).
  */
 #include <errno.h>
 #include <signal.h>
@@ -59,6 +67,31 @@ enum { C_GEN, C_GEN_NOBUF, C_GEN_FULL, C_RX, C_RX_BAD, C_NCTR };
 static const char *const ctr_names[C_NCTR] = {"gen_pkts", "gen_drop_nobufs", "gen_drop_ring_full", "sink_pkts",
                                               "sink_bad_stamp"};
 
+/* Hostile-pool mode (see the top): spoil, then die as a crash would, with
+ * nothing flushed. */
+static void evil_pool(struct ipc_svc *svc)
+{
+    struct ipc_pool *p = &svc->pool;
+    ipc_buf held[8];
+    if (ipc_pool_alloc(p, held, 8) != 8 || p->mag[0].slot == IPC_BUF_NONE || p->mag[0].cnt < 3) {
+        fprintf(stderr, "rr-null: evil-pool mode: the pool is too empty to spoil\n");
+        _exit(1);
+    }
+    for (int i = 0; i < 3; i++)
+        ipc_st_rlx(&ipc_pool_meta(p, held[i])->owner, 777);
+    ipc_buf head = p->mag[0].head;
+    ipc_buf third = ipc_pool_meta(p, ipc_pool_meta(p, head)->link)->link;
+    ipc_pool_meta(p, third)->link = head;
+    /* The depot word's layout (ipc/pool.h): owner:16, count:16, head:32. */
+    ipc_st_rel(&p->depot[p->mag[0].slot].word, ((uint64_t)p->self << 48) | (0xffffull << 32) | head);
+    if (svc->n_out) {
+        svc->out[0].sh->size = 1u << 31;
+        svc->out[0].sh->mask = UINT32_MAX;
+    }
+    fprintf(stderr, "rr-null: evil-pool mode: owners 777, a depot word of 65535 that loops, a ring of 2^31\n");
+    raise(SIGKILL);
+}
+
 int main(void)
 {
     struct ipc_svc svc;
@@ -97,6 +130,8 @@ int main(void)
         ipc_st_rel(&svc.stats->nstage, UINT32_MAX);
         fprintf(stderr, "rr-null: evil-stats mode: names without NUL, counts past the region\n");
     }
+    if (me && strcmp(me, "rr-null-evil-pool") == 0)
+        evil_pool(&svc);
 
     while (!stop) {
         /* Sink first: what comes back frees the buffers we generate with. */

@@ -178,6 +178,11 @@ static void test_pool_kill_at_any_instruction(void **state)
         struct ipc_census cs = t_census_ok(&w, round);
         if (cs.held_by[T_CHILD] != 0)
             fail_msg("round %u: the dead child still holds %u buffers", round, cs.held_by[T_CHILD]);
+        /* A kill at any instruction leaves nothing the supervisor's checks
+         * take for corruption: no false alarm, nothing "repaired". */
+        if (w.sup.corrupt != 0 || cs.bad_depot != 0 || cs.bad_link != 0)
+            fail_msg("round %u: reclaim found %llu corrupt words, the census %u bad depot words and %u bad links "
+                     "after a plain kill", round, (unsigned long long)w.sup.corrupt, cs.bad_depot, cs.bad_link);
 
         /* The peer drains what the child published: every packet valid. */
         uint32_t got;

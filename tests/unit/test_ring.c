@@ -562,6 +562,41 @@ static void test_ring_attach_bad_geometry(void **state)
     t_ring_close(&r);
 }
 
+/*
+ * The supervisor unmaps a ring by the size it created it with
+ * (ipc_ring_ref_detach), not by its header's, which either end can write: a
+ * header claiming two pages more must not unmap the page after the ring.
+ */
+static void test_ring_ref_detach_hostile_size(void **state)
+{
+    (void)state;
+    struct ipc_err err = {{0}};
+    int fd;
+    struct ipc_ring_shared *sh;
+    assert_int_equal(ipc_ring_create("t_detach", 64, 0, 2, 3, 0, &fd, &sh, &err), 0);
+    struct ipc_ring_ref ref = ipc_ring_ref_take(sh);
+    size_t len = ipc_ring_region_size(64), page = (size_t)sysconf(_SC_PAGESIZE);
+    assert_true(len <= page);
+    ipc_shm_unmap(sh, len);
+    /* The ring again, with a page of our own right after it. */
+    uint8_t *base = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    assert_true(base != MAP_FAILED);
+    sh = mmap(base, page, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0);
+    assert_true((void *)sh == (void *)base);
+    ref.sh = sh;
+    uint8_t *after = base + page;
+    after[0] = 42;
+    sh->shm.size = 2 * (uint64_t)page;
+    sh->size = 1u << 24;
+    ipc_ring_ref_detach(&ref);
+    unsigned char vec;
+    if (mincore(after, page, &vec) != 0)
+        fail_msg("the page after the ring was unmapped with it");
+    assert_int_equal(after[0], 42);
+    munmap(after, page);
+    close(fd);
+}
+
 /* A restarted consumer continues from the released index. */
 static void test_ring_restart_consumer(void **state)
 {
@@ -632,6 +667,7 @@ int main(void)
         cmocka_unit_test(test_ring_attach_wrong_version),
         cmocka_unit_test(test_ring_attach_truncated),
         cmocka_unit_test(test_ring_attach_bad_geometry),
+        cmocka_unit_test(test_ring_ref_detach_hostile_size),
         cmocka_unit_test(test_ring_restart_consumer),
         cmocka_unit_test(test_ring_restart_producer),
     };

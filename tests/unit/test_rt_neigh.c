@@ -111,9 +111,10 @@ static void test_rt_neigh_resolve_and_release(void **state)
     assert_memory_equal(ipc_pool_data(&t->pool, t->tx.bufs[0]), t_gw_mac, 6);
     /* `neigh show` sees it. */
     unsigned found = 0;
+    uint32_t budget = NEIGH_READ_BUDGET;
     for (uint32_t i = 0; i <= t->neigh.mask; i++) {
         struct neigh_entry copy;
-        if (neigh_read(&t->neigh, i, &copy)) {
+        if (neigh_read(&t->neigh, i, &copy, &budget) == 1) {
             found++;
             assert_int_equal(copy.ip, T_IP(10, 1, 0, 2));
             assert_memory_equal(copy.mac, t_gw_mac, 6);
@@ -419,6 +420,123 @@ static void test_rt_neigh_scan_bounded(void **state)
     assert_int_equal(t->ctr.pending, 0);
 }
 
+/*
+ * A full table: 38 resolved neighbours learned from gratuitous ARP and 2
+ * static ones, then a scan of 30 unused addresses on the same port, each
+ * holding a packet for ARP. The scan takes the table's last 8 slots and then
+ * churns through them: each new address evicts the longest-waiting
+ * incomplete entry and its packet (drop_neigh_evicted), never a resolved
+ * one. A neighbour that then announces itself gets an entry the same way (the
+ * old table refused it: drop_neigh_table_full), one of the scanned
+ * addresses still resolves and its packet goes out, and every buffer is
+ * accounted for: what waits is counted in the pending gauges and held by the
+ * router, the rest is free.
+ */
+static void test_rt_neigh_full_evicts_incomplete_first(void **state)
+{
+    struct t_rt *t = *state;
+    struct fib_nh conn0 = {.gw = 0, .port = 0};
+    assert_int_equal(fib_add(&t->fibw, T_IP(10, 0, 0, 0), 24, &conn0), 0);
+    const uint32_t room = (t->neigh.mask + 1) / 4 * 3; /* 48 */
+    uint8_t mac[6] = {0x02, 0xcc, 0, 0, 0, 0};
+    assert_int_equal(neigh_add_static(&t->neigh, T_IP(10, 0, 0, 250), mac, 0), 0);
+    assert_int_equal(neigh_add_static(&t->neigh, T_IP(10, 0, 0, 251), mac, 0), 0);
+    for (unsigned i = 0; i < 38; i++) {
+        mac[5] = (uint8_t)i;
+        uint32_t ip = T_IP(10, 0, 0, 100 + i);
+        t_in(t, t_arp(t, 0, 1, mac, ip, ip, t_bcast), T_SEC);
+    }
+    t_tx_free(t);
+    assert_int_equal(t->ctr.c[RT_CTR_NEIGH_LEARNED], 38);
+    assert_int_equal(t->neigh.sh->count, 40);
+
+    for (unsigned i = 0; i < 30; i++)
+        t_in(t, t_frame(t, 1, T_IP(10, 1, 0, 5), T_IP(10, 0, 0, 10 + i), 17, 64, 30, 0), 2 * T_SEC + i);
+    assert_int_equal(t->neigh.sh->count, room);
+    assert_int_equal(t->ctr.c[RT_CTR_DROP_NEIGH_FULL], 0);
+    assert_int_equal(t->ctr.c[RT_CTR_NEIGH_EVICTED], 30 - (room - 40));
+    assert_int_equal(t->ctr.c[RT_CTR_DROP_NEIGH_EVICTED], 30 - (room - 40));
+    assert_int_equal(t->ctr.c[RT_CTR_ARP_REQ_TX], 30);
+    t_tx_free(t);
+    /* The resolved survive, untouched; the scan holds the last 8 addresses. */
+    for (unsigned i = 0; i < 38; i++) {
+        struct neigh_entry *e = neigh_find(&t->neigh, T_IP(10, 0, 0, 100 + i));
+        assert_non_null(e);
+        assert_int_equal(e->state, NEIGH_STALE);
+    }
+    assert_int_equal(neigh_find(&t->neigh, T_IP(10, 0, 0, 250))->state, NEIGH_STATIC);
+    assert_int_equal(neigh_find(&t->neigh, T_IP(10, 0, 0, 251))->state, NEIGH_STATIC);
+    for (unsigned i = 0; i < 30; i++)
+        assert_int_equal(neigh_find(&t->neigh, T_IP(10, 0, 0, 10 + i)) != NULL, i >= 30 - (room - 40));
+    assert_int_equal(t->neigh.sh->queued, room - 40);
+    assert_int_equal(t->ctr.pending, room - 40);
+    assert_int_equal(t->ctx.pending_port[0], room - 40);
+    ipc_pool_flush(&t->pool);
+    assert_int_equal(ipc_pool_held(&t->sup, T_ROUTER, NULL, 0), room - 40);
+
+    /* A neighbour announces itself: it takes an incomplete entry's place. */
+    mac[5] = 0x77;
+    t_in(t, t_arp(t, 0, 1, mac, T_IP(10, 0, 0, 200), T_IP(10, 0, 0, 200), t_bcast), 3 * T_SEC);
+    struct neigh_entry *e = neigh_find(&t->neigh, T_IP(10, 0, 0, 200));
+    if (!e)
+        fail_msg("a resolved neighbour found no room in a table full of a scan's incomplete entries "
+                 "(drop_neigh_table_full %llu)", (unsigned long long)t->ctr.c[RT_CTR_DROP_NEIGH_FULL]);
+    assert_int_equal(e->state, NEIGH_STALE);
+    assert_int_equal(t->ctr.c[RT_CTR_NEIGH_EVICTED], 30 - (room - 40) + 1);
+    assert_int_equal(t->neigh.sh->count, room);
+    /* The last scanned address answers: its packet goes out. */
+    uint32_t last = T_IP(10, 0, 0, 39);
+    assert_non_null(neigh_find(&t->neigh, last));
+    mac[5] = 0x39;
+    t_in(t, t_arp(t, 0, 2, mac, last, T_IP(10, 0, 0, 1), t->ctx.port[0].mac), 3 * T_SEC + 1);
+    assert_int_equal(t->tx.n, 1);
+    assert_memory_equal(ipc_pool_data(&t->pool, t->tx.bufs[0]), mac, 6);
+    t_tx_free(t);
+    assert_int_equal(neigh_find(&t->neigh, last)->state, NEIGH_REACHABLE);
+    uint32_t waiting = room - 40 - 2; /* one evicted, one sent */
+    assert_int_equal(t->neigh.sh->queued, waiting);
+    assert_int_equal(t->ctr.pending, waiting);
+    assert_int_equal(t->ctx.pending_port[0], waiting);
+    ipc_pool_flush(&t->pool);
+    assert_int_equal(ipc_pool_held(&t->sup, T_ROUTER, NULL, 0), waiting);
+    struct ipc_census c;
+    assert_int_equal(ipc_pool_census(&t->sup, NULL, 0, &c), 0);
+    assert_int_equal(c.free + c.held_by[T_ROUTER], T_NBUFS);
+}
+
+/*
+ * `neigh show` reads each entry under its sequence lock from the
+ * supervisor's event loop. A router that keeps every sequence odd (or died
+ * inside a write) must cost one whole read of the table a bounded number of
+ * retries, not NEIGH_READ_BUDGET per entry: each such entry reads as busy
+ * once the shared budget is spent, and a settled entry still reads at once.
+ */
+static void test_rt_neigh_show_budget(void **state)
+{
+    struct t_rt *t = *state;
+    assert_int_equal(neigh_add_static(&t->neigh, T_IP(10, 1, 0, 9), t_gw_mac, 1), 0);
+    struct neigh_entry *settled = neigh_find(&t->neigh, T_IP(10, 1, 0, 9));
+    for (uint32_t i = 0; i <= t->neigh.mask; i++)
+        if (&t->neigh.e[i] != settled)
+            t->neigh.e[i].seq |= 1;
+    uint32_t budget = 1000;
+    unsigned busy = 0, found = 0;
+    for (uint32_t i = 0; i <= t->neigh.mask; i++) {
+        struct neigh_entry copy;
+        int r = neigh_read(&t->neigh, i, &copy, &budget);
+        busy += r == -EBUSY;
+        if (r == 1) {
+            found++;
+            assert_int_equal(copy.ip, T_IP(10, 1, 0, 9));
+        }
+    }
+    assert_int_equal(budget, 0);
+    assert_int_equal(busy, t->neigh.mask);
+    assert_int_equal(found, 1);
+    for (uint32_t i = 0; i <= t->neigh.mask; i++)
+        t->neigh.e[i].seq &= ~1u;
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -431,6 +549,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_rt_neigh_restart, t_rt_setup, t_rt_teardown),
         cmocka_unit_test_setup_teardown(test_rt_neigh_free_pending_at_stop, t_rt_setup, t_rt_teardown),
         cmocka_unit_test_setup_teardown(test_rt_neigh_scan_bounded, t_rt_setup, t_rt_teardown),
+        cmocka_unit_test_setup_teardown(test_rt_neigh_full_evicts_incomplete_first, t_rt_setup, t_rt_teardown),
+        cmocka_unit_test_setup_teardown(test_rt_neigh_show_budget, t_rt_setup, t_rt_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
