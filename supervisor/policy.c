@@ -121,11 +121,13 @@ void sup_shared_repair(struct sup *s, struct sup_svc *v)
 {
     struct ipc_pool_hdr *h = s->pool.hdr;
     if (memcmp(h, &s->pool_hdr, offsetof(struct ipc_pool_hdr, hint_full)) != 0) {
+        s->shm_corrupt++;
         sup_log("pool: its header (geometry, %u buffers of %u bytes) was overwritten; repaired", s->pool_hdr.nbufs,
                 s->pool_hdr.frame_size);
         memcpy(h, &s->pool_hdr, offsetof(struct ipc_pool_hdr, hint_full));
     }
     if (memcmp(&v->stats->shm, &v->stats_shm, sizeof(v->stats_shm)) != 0) {
+        s->shm_corrupt++;
         sup_log("%s: its stats region's header was overwritten; repaired", v->name);
         v->stats->shm = v->stats_shm;
     }

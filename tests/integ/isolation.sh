@@ -136,10 +136,17 @@ for k in "${!RRS[@]}"; do
 done
 [ "$dropped" -ge 5 ] || rr_fail "the ring from c counted $dropped bad handles, frames or chains; rr-evil forged at least 5: $(for k in "${!RRS[@]}"; do [[ $k == ring.* ]] && echo "$k=${RRS[$k]}"; done | sort | tr '\n' ' ')"
 echo "the router dropped $dropped forged handles and chains from c, and counted them"
-grep -q "its header's size or owners were overwritten; repaired" "$RR_LOG" ||
-    rr_fail "the supervisor did not report the ring headers rr-evil scribbled"
+for what in "ring rx-c: its header's size, mask or owners at offset" "ring tx-c: its header's size, mask or owners at offset" \
+    "pool: its header (geometry, 8192 buffers of 2048 bytes) was overwritten; repaired"; do
+    grep -qF "ringrouter: $what" "$RR_LOG" || rr_fail "the supervisor did not report what rr-evil scribbled: no \"$what\""
+done
+echo "the supervisor repaired the ring and pool headers rr-evil scribbled, and said so"
 
 rr_stop
-rr_census_ok
+# rr-evil wrote where no service may: the census must say how much, and
+# then find every buffer free.
+grep -qE '^ringrouter: census: [0-9]+ corrupt words were found in shared memory during the run' "$RR_LOG" ||
+    rr_fail "the census did not count the corruption: $(grep 'census' "$RR_LOG" | tail -n 3)"
+T_CORRUPT_EXPECTED=1 rr_census_ok
 [ "$bad" = 0 ] || rr_fail "isolation breached: the attacks above worked"
 t_pass "isolation ($ISO_ROUND supervisor)"
