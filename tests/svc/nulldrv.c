@@ -73,7 +73,10 @@ int main(void)
     uint64_t seq = 0;
     static ipc_buf leaked[LEAK_MAX];
     uint32_t nleak = leak_mode(), got = 0;
-    ipc_svc_ready(&svc);
+    if (ipc_svc_ready(&svc, &err) < 0) {
+        fprintf(stderr, "rr-null: %s\n", err.msg);
+        return 111;
+    }
     /* Leak mode: hold these until exit, never freed (the supervisor reclaims
      * them after the census has counted them). */
     while (got < nleak) {
