@@ -133,6 +133,7 @@ static const struct sbx_rule sbx_rules[] = {
     {__NR_seccomp, S_START, K_ALL, ARG_ANY},      /* the RUN stage (a filter only ever narrows) */
     {__NR_fcntl, S_START, K_TAP, ARG_ANY},        /* clear O_NONBLOCK on the TAP fd */
     {__NR_io_uring_setup, S_START, K_TAP, ARG_ANY},
+    {__NR_io_uring_register, S_START, K_TAP, ARG_ANY}, /* restrictions, then enable */
     {__NR_signalfd4, S_START, K_TAP, ARG_ANY},
 };
 
