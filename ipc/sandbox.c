@@ -268,9 +268,10 @@ int ipc_sandbox_enter(enum ipc_sandbox_profile profile, enum ipc_sandbox_stage s
     struct sock_fprog fp = {.len = (unsigned short)p.n, .filter = p.ins};
     if (sbx_seccomp(&fp) == 0)
         return 0;
-    /* EACCES: no PR_SET_NO_NEW_PRIVS (the supervisor sets it before exec;
-     * a test harness may not have). Any process may set it, and a filtered
-     * one has it already, so this prctl never runs under a filter. */
+    /* EACCES: no PR_SET_NO_NEW_PRIVS and no CAP_SYS_ADMIN (the supervisor
+     * sets the first before exec; an unprivileged test harness may not).
+     * Any process may set it, and a filtered one has it or the capability
+     * already, so this prctl never runs under a filter. */
     if (errno == EACCES && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0 && sbx_seccomp(&fp) == 0)
         return 0;
     int e = errno;

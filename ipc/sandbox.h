@@ -19,8 +19,9 @@
  * and, on x86_64, x32 calls. docs/security.md lists each kind's calls and
  * why each is there; the table in sandbox.c is the list.
  *
- * Requires PR_SET_NO_NEW_PRIVS, which the supervisor sets before exec; a
- * process started another way (a test harness) gets it set here.
+ * Requires PR_SET_NO_NEW_PRIVS (or CAP_SYS_ADMIN), which the supervisor sets
+ * before exec; a process started another way without either (an
+ * unprivileged test harness) gets it set here.
  * Built with a sanitizer (ASan, TSan) or with ./configure --no-sandbox
  * (benchmarks only), ipc_sandbox_enter installs nothing: the sanitizers'
  * runtimes make calls no list has.
