@@ -2,7 +2,8 @@
 /*
  * ipc/svc.c: the service side of the supervisor contract (ipc/svc.h):
  * reading the config blob, attaching what it names, readiness, and the idle
- * wait. Also the creation of stats regions, which the supervisor does.
+ * wait, and when each stage of the seccomp filter goes on (ipc/sandbox.h).
+ * Also the creation of stats regions, which the supervisor does.
  */
 #include "svc.h"
 
@@ -79,6 +80,23 @@ static int standby_wait(int svc_notify_fd, struct ipc_err *err)
     return 0;
 }
 
+/* The allow-list of a binary of @kind (0: a test stand-in). */
+static enum ipc_sandbox_profile sandbox_profile(uint32_t kind)
+{
+    switch (kind) {
+    case IPC_SVC_ROUTER:
+        return IPC_SANDBOX_ROUTER;
+    case IPC_SVC_SHAPER:
+        return IPC_SANDBOX_SHAPER;
+    case IPC_SVC_TAP:
+        return IPC_SANDBOX_TAP;
+    case IPC_SVC_AFXDP:
+        return IPC_SANDBOX_AFXDP;
+    default:
+        return IPC_SANDBOX_STANDIN;
+    }
+}
+
 int ipc_svc_open(struct ipc_svc *svc, uint32_t kind, struct ipc_err *err)
 {
     memset(svc, 0, sizeof(*svc));
@@ -89,7 +107,14 @@ int ipc_svc_open(struct ipc_svc *svc, uint32_t kind, struct ipc_err *err)
      * is mapped, not in the supervisor's fork. */
     if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
         return ipc_errf(err, -errno, "prctl(PR_SET_DUMPABLE, 0): %s", strerror(errno));
-    int ret = ipc_svc_config_map(IPC_SVC_CONFIG_FD, &svc->cfg, &svc->cfg_size, err);
+    /* The start stage of our seccomp allow-list, before we read a byte the
+     * supervisor wrote: what follows (mapping, a standby's wait, the kind's
+     * own set-up) runs under it, and ipc_svc_ready narrows it to the loop. */
+    svc->sandbox = sandbox_profile(kind);
+    int ret = ipc_sandbox_enter(svc->sandbox, IPC_SANDBOX_START, err);
+    if (ret < 0)
+        return ret;
+    ret = ipc_svc_config_map(IPC_SVC_CONFIG_FD, &svc->cfg, &svc->cfg_size, err);
     if (ret < 0)
         return ret;
     const struct ipc_svc_config *cfg = svc->cfg;
@@ -171,8 +196,14 @@ _Atomic uint64_t *ipc_svc_counters(struct ipc_svc *svc, const char *const *names
     return svc->stats->ctr;
 }
 
-void ipc_svc_ready(struct ipc_svc *svc)
+int ipc_svc_ready(struct ipc_svc *svc, struct ipc_err *err)
 {
+    /* Every set-up call is behind us: from here on, the loop's list. Before
+     * the readiness line, so that the supervisor never sees a ready service
+     * without it. */
+    int ret = ipc_sandbox_enter(svc->sandbox, IPC_SANDBOX_RUN, err);
+    if (ret < 0)
+        return ret;
     ipc_st_rlx(&svc->stats->ready_ns, ipc_svc_now_ns());
     ipc_st_rel(&svc->stats->state, IPC_SVC_READY);
     if (svc->cfg->notify_fd >= 0) {
@@ -180,6 +211,7 @@ void ipc_svc_ready(struct ipc_svc *svc)
         (void)r; /* the supervisor also sees the state word */
         close(svc->cfg->notify_fd);
     }
+    return 0;
 }
 
 int ipc_svc_wait(struct ipc_svc *svc, int timeout_ms)

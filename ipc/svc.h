@@ -33,6 +33,7 @@
 
 #include "pool.h"
 #include "ring.h"
+#include "sandbox.h"
 #include "shm.h"
 #include "wake.h"
 
@@ -162,12 +163,17 @@ struct ipc_svc {
     struct ipc_wake_set wake;
     int wake_fd;
     bool stages_on; /* IPC_SVC_F_STAGES: the one branch ipc/stage.h costs when off */
+    enum ipc_sandbox_profile sandbox; /* the binary's seccomp allow-list (ipc/sandbox.h) */
 };
 
 /**
  * Service side: map the config blob at IPC_SVC_CONFIG_FD, check it is a
  * config of @kind (0: any, for test stand-ins), attach the pool, the stats region and every ring. Returns
  * 0 or -errno with @err naming what is wrong.
+ *
+ * Its first steps: not dumpable, then the START stage of the seccomp
+ * allow-list of @kind (the stand-ins' for 0; ipc/sandbox.h), so that
+ * everything after, a standby's wait included, runs under it.
  */
 int ipc_svc_open(struct ipc_svc *svc, uint32_t kind, struct ipc_err *err);
 
@@ -177,8 +183,14 @@ int ipc_svc_open(struct ipc_svc *svc, uint32_t kind, struct ipc_err *err);
  */
 _Atomic uint64_t *ipc_svc_counters(struct ipc_svc *svc, const char *const *names, unsigned n);
 
-/** Report readiness to the supervisor: state READY and "\n" on the pipe. */
-void ipc_svc_ready(struct ipc_svc *svc);
+/**
+ * Set-up is over: install the RUN stage of the service's seccomp allow-list
+ * (ipc/sandbox.h), then report readiness to the supervisor (state READY and
+ * "\n" on the pipe). So a service that says it is ready runs its steady
+ * state, and only it, under the filter. Returns 0, or -errno with @err (the
+ * filter could not be installed: not ready; exit 111).
+ */
+int ipc_svc_ready(struct ipc_svc *svc, struct ipc_err *err);
 
 /** One loop done: bump the heartbeat. */
 static inline void ipc_svc_beat(struct ipc_svc *svc)

@@ -85,7 +85,9 @@ static void on_pidfd(struct sup *s, struct sup_svc *v)
 {
     int status;
     if (v->sb_pidfd >= 0 && reap(v->sb_pidfd, &status)) {
-        sup_log("%s: standby pid %d ended (status %#x); another in 1 s", v->name, (int)v->sb_pid, status);
+        char how[96];
+        sup_exit_text(how, sizeof(how), status);
+        sup_log("%s: standby pid %d %s; another in 1 s", v->name, (int)v->sb_pid, how);
         close(v->sb_pidfd);
         close(v->sb_notify_fd);
         close(v->sb_go_fd);

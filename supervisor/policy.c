@@ -75,15 +75,25 @@ static void start(struct sup *s, struct sup_svc *v)
     sup_log("%s: started, pid %d", v->name, (int)v->pid);
 }
 
+void sup_exit_text(char *buf, size_t size, int status)
+{
+    /* A service's seccomp filter (ipc/sandbox.h) kills it with SIGSYS when
+     * it makes a call off its allow-list: a bug, or a compromised service.
+     * Nothing else sends a service SIGSYS, so the log names the filter as
+     * the cause. (The kernel log's audit line, type=1326, names the call.) */
+    if (WIFSIGNALED(status) && WTERMSIG(status) == SIGSYS)
+        snprintf(buf, size, "killed by SIGSYS: a forbidden system call (seccomp)");
+    else if (WIFSIGNALED(status))
+        snprintf(buf, size, "killed by signal %d (%s)", WTERMSIG(status), strsignal(WTERMSIG(status)));
+    else if (WIFEXITED(status))
+        snprintf(buf, size, "exited with status %d", WEXITSTATUS(status));
+    else
+        snprintf(buf, size, "ended (status %#x)", status);
+}
+
 static void describe_exit(struct sup_svc *v, int status)
 {
-    if (WIFSIGNALED(status))
-        snprintf(v->last_exit, sizeof(v->last_exit), "killed by signal %d (%s)", WTERMSIG(status),
-                 strsignal(WTERMSIG(status)));
-    else if (WIFEXITED(status))
-        snprintf(v->last_exit, sizeof(v->last_exit), "exited with status %d", WEXITSTATUS(status));
-    else
-        snprintf(v->last_exit, sizeof(v->last_exit), "ended (status %#x)", status);
+    sup_exit_text(v->last_exit, sizeof(v->last_exit), status);
 }
 
 /*

@@ -206,6 +206,8 @@ void sup_standby_dismiss(struct sup *s, struct sup_svc *v);
 enum sup_event { SUP_EV_EXIT, SUP_EV_READY, SUP_EV_TIMEOUT, SUP_EV_HANG, SUP_EV_STOP, SUP_EV_RESTART, SUP_NEVENTS };
 void sup_event(struct sup *s, struct sup_svc *v, enum sup_event ev, int status);
 const char *sup_state_name(enum sup_state st);
+/** How a process ended (a wait status), as the log and `status` say it. */
+void sup_exit_text(char *buf, size_t size, int status);
 void sup_check_timers(struct sup *s, uint64_t now);
 void sup_rings_repair(struct sup *s, const int *idx, int n);
 void sup_shared_repair(struct sup *s, struct sup_svc *v);

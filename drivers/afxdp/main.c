@@ -25,7 +25,12 @@ int main(void)
         return 111;
     }
     afxdp_recover(x);
-    ipc_svc_ready(&svc);
+    if (ipc_svc_ready(&svc, &err) < 0) {
+        fprintf(stderr, "rr-afxdp: %s\n", err.msg);
+        afxdp_fini(x);
+        ipc_svc_close(&svc);
+        return 111;
+    }
     int ret = afxdp_run(x);
     afxdp_fini(x);
     ipc_svc_close(&svc);

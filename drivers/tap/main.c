@@ -25,7 +25,12 @@ int main(void)
         ipc_svc_close(&svc);
         return 111;
     }
-    ipc_svc_ready(&svc);
+    if (ipc_svc_ready(&svc, &err) < 0) {
+        fprintf(stderr, "rr-tap: %s\n", err.msg);
+        tap_fini(t);
+        ipc_svc_close(&svc);
+        return 111;
+    }
     int ret = tap_run(t);
     tap_fini(t);
     ipc_svc_close(&svc);

@@ -2,9 +2,10 @@
 /*
  * drivers/tap/setup.c: the TAP driver's start and stop (tap.h). Start: check
  * the config, size the receive slots from the port's offloads and the pool,
- * set up the io_uring and the signal fd, name the counters, and arm the
- * first reads. Stop: cancel what is in flight, wait for the kernel to let go
- * of every buffer it may still write, and hand the rest back to the pool.
+ * set up the io_uring (restricted to what the loop submits: uring.c) and
+ * the signal fd, name the counters, and arm the first reads. Stop: cancel
+ * what is in flight, wait for the kernel to let go of every buffer it may
+ * still write, and hand the rest back to the pool.
  * The loop in between is tap.c.
  */
 #include <errno.h>
@@ -19,6 +20,7 @@
 #include "ipc/stage.h"
 #include "tables/config.h"
 #include "tap_impl.h"
+#include "uring.h"
 
 static const char *const tap_ctr_names[C_N] = {
     [C_RX_PKTS] = "rx_pkts",
@@ -137,19 +139,11 @@ int tap_init(struct ipc_svc *svc, struct tap **out, struct ipc_err *err)
     unsigned entries = 8;
     while (entries < t->n_rx + TAP_TX_INFLIGHT + 8)
         entries <<= 1;
+    /* Restricted to the opcodes the loop issues (uring.c). */
     struct io_uring_params p;
-    memset(&p, 0, sizeof(p));
-    p.flags = IORING_SETUP_SUBMIT_ALL | IORING_SETUP_COOP_TASKRUN | IORING_SETUP_TASKRUN_FLAG |
-              IORING_SETUP_SINGLE_ISSUER;
-    ret = io_uring_queue_init_params(entries, &t->ring, &p);
-    if (ret == -EINVAL) {
-        memset(&p, 0, sizeof(p));
-        ret = io_uring_queue_init_params(entries, &t->ring, &p);
-    }
-    if (ret < 0) {
-        ret = ipc_errf(err, ret, "%s: io_uring_queue_init(%u): %s", cfg->name, entries, strerror(-ret));
+    ret = tap_uring_init(&t->ring, entries, &p, cfg->name, err);
+    if (ret < 0)
         goto out_free;
-    }
     if (!(p.features & IORING_FEAT_EXT_ARG)) {
         ret = ipc_errf(err, -ENOSYS, "%s: the kernel's io_uring lacks IORING_FEAT_EXT_ARG (5.11+)", cfg->name);
         goto out_ring;

@@ -348,7 +348,10 @@ int main(void)
         fprintf(stderr, "rr-router: %s\n", err.msg);
         return 111;
     }
-    ipc_svc_ready(&r.svc);
+    if (ipc_svc_ready(&r.svc, &err) < 0) {
+        fprintf(stderr, "rr-router: %s\n", err.msg);
+        return 111;
+    }
     rt_run(&r);
     /* Give back what we hold: a clean exit holding a buffer is a leak to
      * the supervisor's census. rt_flush_tx leaves nothing in r.tx. */

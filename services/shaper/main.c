@@ -235,7 +235,10 @@ int main(void)
         fprintf(stderr, "rr-shaper: %s\n", err.msg);
         return 111;
     }
-    ipc_svc_ready(&p.svc);
+    if (ipc_svc_ready(&p.svc, &err) < 0) {
+        fprintf(stderr, "rr-shaper: %s\n", err.msg);
+        return 111;
+    }
     sh_run(&p);
     /* Stopping (shutdown, or `ringrouter restart` for an upgrade): hand the
      * queue to the driver, as much as its ring takes now, rather than drop

@@ -27,6 +27,13 @@
  * loops after three, and its output ring's header says 2^31 slots with a mask
  * of all ones. Then it kills itself, so that the supervisor's reclaim meets
  * it all (tests/integ/sup_hostile_pool.sh).
+ *
+ * Forbidden-call mode, test-only: run as rr-null-evil-syscall it names one
+ * more counter, evil_syscalls, and once ready, if that counter is still 0,
+ * bumps it and calls socket(AF_INET): a call no service's seccomp allow-list
+ * has (ipc/sandbox.h), made where a compromised service would make it, in
+ * its steady state. The filter kills it with SIGSYS; the counter lives on in
+ * the stats region, so its successor behaves (tests/integ/sup_seccomp.sh).
  */
 #include <errno.h>
 #include <signal.h>
@@ -34,6 +41,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -63,9 +71,9 @@ static uint32_t leak_mode(void)
     return n > LEAK_MAX ? LEAK_MAX : (uint32_t)n;
 }
 
-enum { C_GEN, C_GEN_NOBUF, C_GEN_FULL, C_RX, C_RX_BAD, C_NCTR };
-static const char *const ctr_names[C_NCTR] = {"gen_pkts", "gen_drop_nobufs", "gen_drop_ring_full", "sink_pkts",
-                                              "sink_bad_stamp"};
+enum { C_GEN, C_GEN_NOBUF, C_GEN_FULL, C_RX, C_RX_BAD, C_NCTR, C_EVIL = C_NCTR };
+static const char *const ctr_names[C_NCTR + 1] = {"gen_pkts",  "gen_drop_nobufs", "gen_drop_ring_full",
+                                                  "sink_pkts", "sink_bad_stamp",  "evil_syscalls"};
 
 /* Hostile-pool mode (see the top): spoil, then die as a crash would, with
  * nothing flushed. */
@@ -101,12 +109,17 @@ int main(void)
         return 111;
     }
     ipc_svc_catch_stop(&stop);
-    _Atomic uint64_t *ctr = ipc_svc_counters(&svc, ctr_names, C_NCTR);
+    const char *me = exec_name();
+    bool evil_syscall = me && strcmp(me, "rr-null-evil-syscall") == 0;
+    _Atomic uint64_t *ctr = ipc_svc_counters(&svc, ctr_names, evil_syscall ? C_NCTR + 1 : C_NCTR);
     uint16_t port = svc.cfg->port;
     uint64_t seq = 0;
     static ipc_buf leaked[LEAK_MAX];
     uint32_t nleak = leak_mode(), got = 0;
-    ipc_svc_ready(&svc);
+    if (ipc_svc_ready(&svc, &err) < 0) {
+        fprintf(stderr, "rr-null: %s\n", err.msg);
+        return 111;
+    }
     /* Leak mode: hold these until exit, never freed (the supervisor reclaims
      * them after the census has counted them). */
     while (got < nleak) {
@@ -117,7 +130,14 @@ int main(void)
     }
     if (nleak)
         fprintf(stderr, "rr-null: leak mode: holding %u buffers until exit\n", got);
-    const char *me = exec_name();
+    if (evil_syscall && ipc_ld_rlx(&ctr[C_EVIL]) == 0) {
+        ipc_count(&ctr[C_EVIL], 1); /* first, in the stats region: the successor reads it */
+        fprintf(stderr, "rr-null: evil-syscall mode: socket(AF_INET) after ready\n");
+        int fd = socket(AF_INET, SOCK_DGRAM, 0);
+        fprintf(stderr, "rr-null: evil-syscall mode: socket() returned %d: no seccomp filter stopped it\n", fd);
+        if (fd >= 0)
+            close(fd);
+    }
     if (me && strcmp(me, "rr-null-evil-stats") == 0) {
         static const char junk[] = "\"\\\n\x01\x7f\xff{}[],:";
         for (unsigned i = 0; i < IPC_SVC_MAX_CTR; i++)

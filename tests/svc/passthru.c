@@ -40,7 +40,10 @@ int main(void)
     for (unsigned i = 0; i < svc.n_out; i++)
         if (cfg->out[i].port < IPC_MAX_PORTS)
             out_of_port[cfg->out[i].port] = (int)i;
-    ipc_svc_ready(&svc);
+    if (ipc_svc_ready(&svc, &err) < 0) {
+        fprintf(stderr, "rr-passthru: %s\n", err.msg);
+        return 111;
+    }
 
     int idle = ipc_svc_idle_ms(&svc);
     while (!stop) {

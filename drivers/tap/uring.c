@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * drivers/tap/uring.c: the TAP driver's restricted io_uring (uring.h).
+ *
+ * The seccomp filter (ipc/sandbox.h) lets the driver call io_uring_enter,
+ * but it cannot see what the SQEs ask for: an io_uring can open files,
+ * connect sockets, send, splice ... on the process's behalf, past any system
+ * call filter. So the ring itself is restricted to what tap.c submits:
+ *
+ *   READV   a receive slot: vnet header + the slot's frames (rx_arm)
+ *   READ    reset our eventfd after its poll fired (tap_wake_arm)
+ *   WRITEV  a packet to the device: header + frames (tap_tx_push)
+ *   WRITE   the wake-up we owe the router: its eventfd (rx_kick)
+ *   POLL_ADD     the device (multishot), our eventfd, the signalfd
+ *   POLL_REMOVE  the device's poll while the router's ring is full
+ *   ASYNC_CANCEL the reads at stop, then everything (tap_fini)
+ *
+ * SQE flags: IO_LINK (eventfd poll -> read) and CQE_SKIP_SUCCESS. No
+ * register operation: the driver registers no files or buffers, and
+ * waits with IORING_ENTER_EXT_ARG, so it needs no TIMEOUT opcode either.
+ * The restrictions can be registered only on a ring created disabled, and
+ * once; enabling it seals them. IORING_SETUP_SINGLE_ISSUER binds the ring to
+ * the task that enables it: this one.
+ */
+#include "uring.h"
+
+#include <errno.h>
+#include <string.h>
+
+static const unsigned char tap_uring_ops[] = {
+    IORING_OP_READV,    IORING_OP_READ,        IORING_OP_WRITEV,       IORING_OP_WRITE,
+    IORING_OP_POLL_ADD, IORING_OP_POLL_REMOVE, IORING_OP_ASYNC_CANCEL,
+};
+#define TAP_URING_NOPS (sizeof(tap_uring_ops) / sizeof(tap_uring_ops[0]))
+#define TAP_URING_SQE_FLAGS (IOSQE_IO_LINK | IOSQE_CQE_SKIP_SUCCESS)
+
+int tap_uring_init(struct io_uring *ring, unsigned entries, struct io_uring_params *p, const char *who,
+                   struct ipc_err *err)
+{
+    memset(p, 0, sizeof(*p));
+    p->flags = IORING_SETUP_R_DISABLED | IORING_SETUP_SUBMIT_ALL | IORING_SETUP_COOP_TASKRUN |
+               IORING_SETUP_TASKRUN_FLAG | IORING_SETUP_SINGLE_ISSUER;
+    int ret = io_uring_queue_init_params(entries, ring, p);
+    if (ret == -EINVAL) {
+        /* A kernel before 6.0 lacks some of the tuning flags; never the
+         * restriction (5.10, before EXT_ARG, which the driver needs). */
+        memset(p, 0, sizeof(*p));
+        p->flags = IORING_SETUP_R_DISABLED;
+        ret = io_uring_queue_init_params(entries, ring, p);
+    }
+    if (ret < 0)
+        return ipc_errf(err, ret, "%s: io_uring_queue_init(%u, R_DISABLED): %s", who, entries, strerror(-ret));
+
+    struct io_uring_restriction res[TAP_URING_NOPS + 1];
+    memset(res, 0, sizeof(res));
+    for (unsigned i = 0; i < TAP_URING_NOPS; i++) {
+        res[i].opcode = IORING_RESTRICTION_SQE_OP;
+        res[i].sqe_op = tap_uring_ops[i];
+    }
+    res[TAP_URING_NOPS].opcode = IORING_RESTRICTION_SQE_FLAGS_ALLOWED;
+    res[TAP_URING_NOPS].sqe_flags = TAP_URING_SQE_FLAGS;
+    /* io_uring_register_restrictions() and io_uring_enable_rings() are
+     * missing from liburing 2.3's shared library (its version script left
+     * them out), so the register calls are made directly. */
+    ret = io_uring_register((unsigned)ring->ring_fd, IORING_REGISTER_RESTRICTIONS, res, TAP_URING_NOPS + 1);
+    if (ret < 0) {
+        ret = ipc_errf(err, ret,
+                       "%s: the kernel refuses io_uring restrictions (IORING_REGISTER_RESTRICTIONS): %s; "
+                       "the TAP driver runs only on a restricted ring",
+                       who, strerror(-ret));
+        goto out_ring;
+    }
+    ret = io_uring_register((unsigned)ring->ring_fd, IORING_REGISTER_ENABLE_RINGS, NULL, 0);
+    if (ret < 0) {
+        ret = ipc_errf(err, ret, "%s: enabling the restricted io_uring (IORING_REGISTER_ENABLE_RINGS): %s", who,
+                       strerror(-ret));
+        goto out_ring;
+    }
+    return 0;
+
+out_ring:
+    io_uring_queue_exit(ring);
+    return ret;
+}
