@@ -434,7 +434,11 @@ int main(void)
     /* Counter 0 still holds the step our predecessor reached. */
     uint64_t next = ipc_ld_rlx(&svc.stats->ctr[0]);
     _Atomic uint64_t *ctr = ipc_svc_counters(&svc, ctr_names, 2);
-    ipc_svc_ready(&svc);
+    /* Under the run-stage filter from here, as a real service would be. */
+    if (ipc_svc_ready(&svc, &err) < 0) {
+        fprintf(stderr, "rr-evil: %s\n", err.msg);
+        return 111;
+    }
     /* The first incarnation waits for the test's SIGUSR1, so that the
      * attacks run under the test's traffic; the next ones go on at once. */
     if (next == 0) {
