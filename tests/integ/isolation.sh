@@ -69,8 +69,12 @@ rr_in "$RR_NS_A" ping -c 1 -W 2 "$RR_HOST_B" >/dev/null || rr_fail "no first pin
 ip netns exec "$RR_NS_A" ping -i 0.1 -W 1 "$RR_HOST_B" >"$RR_T/ping.log" 2>&1 &
 ping_pid=$!
 RR_EXTRA_PIDS+=("$ping_pid")
-rr_status && [ "${RR_PIDS[driver-c]:--}" != - ] || rr_fail "rr-evil (driver-c) is not running"
-kill -USR1 "${RR_PIDS[driver-c]}" || rr_fail "cannot signal rr-evil (pid ${RR_PIDS[driver-c]})"
+# A pid, never 0 or empty: kill -USR1 0 would signal this whole process group.
+rr_wait 5 eval 'rr_status && [[ "${RR_PIDS[driver-c]:-}" =~ ^[1-9][0-9]*$ ]] && [ "${RR_STATE[driver-c]}" = up ]' ||
+    rr_fail "rr-evil (driver-c) is not up: state ${RR_STATE[driver-c]:-none}, pid ${RR_PIDS[driver-c]:-none}"
+evil_pid=${RR_PIDS[driver-c]}
+[ "$(cat "/proc/$evil_pid/comm" 2>/dev/null)" = rr-evil ] || rr_fail "pid $evil_pid is not rr-evil"
+kill -USR1 "$evil_pid" || rr_fail "cannot signal rr-evil (pid $evil_pid)"
 
 rr_wait 60 grep -q 'rr-evil: all [0-9]* attacks made' "$RR_LOG" ||
     rr_fail "rr-evil did not get through its attacks within 60 s: $(grep 'rr-evil' "$RR_LOG" | tail -n 5)"
@@ -89,7 +93,7 @@ verdicts=$(awk '
         v[cur] = "contained: " substr($0, index($0, ": contained: ") + 13); cur = ""; next }
     cur != "" && index($0, "rr-evil: step " cur " " name[cur] ": BREACH: ") {
         v[cur] = "BREACH: " substr($0, index($0, ": BREACH: ") + 10); cur = ""; next }
-    cur != "" && /driver-c: (killed by signal|exited with status)/ {
+    cur != "" && /driver-c: (killed by|exited with status)/ {
         v[cur] = "died: " substr($0, index($0, "driver-c: ") + 10); cur = ""; next }
     END { for (i = 1; i in tried; i++) print i, name[i], (i in v ? v[i] : "none") }' "$RR_LOG")
 bad=0

@@ -430,10 +430,11 @@ int main(void)
         return 111;
     }
     ipc_svc_catch_stop(&stop);
-    setvbuf(stderr, NULL, _IOLBF, 0);
     /* Counter 0 still holds the step our predecessor reached. */
     uint64_t next = ipc_ld_rlx(&svc.stats->ctr[0]);
     _Atomic uint64_t *ctr = ipc_svc_counters(&svc, ctr_names, 2);
+    /* The handler before the run-stage filter, which has no rt_sigaction. */
+    signal(SIGUSR1, on_go);
     /* Under the run-stage filter from here, as a real service would be. */
     if (ipc_svc_ready(&svc, &err) < 0) {
         fprintf(stderr, "rr-evil: %s\n", err.msg);
@@ -442,7 +443,6 @@ int main(void)
     /* The first incarnation waits for the test's SIGUSR1, so that the
      * attacks run under the test's traffic; the next ones go on at once. */
     if (next == 0) {
-        signal(SIGUSR1, on_go);
         while (!go && !stop) {
             ipc_svc_beat(&svc);
             ipc_svc_wait(&svc, 10);
