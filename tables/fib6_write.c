@@ -347,6 +347,7 @@ void fib6_reader_reset(struct fib6 *fib, unsigned slot)
 static bool fib6_wait_free(struct fib6 *fib, const struct fib6_rq *q, const uint32_t *hwm, uint32_t want)
 {
     struct timespec t0, t;
+    uint64_t bad = fib->corrupt;
     clock_gettime(CLOCK_MONOTONIC, &t0);
     for (;;) {
         if ((uint64_t)*q->nfree + (q->cap - *hwm) >= want)
@@ -354,6 +355,8 @@ static bool fib6_wait_free(struct fib6 *fib, const struct fib6_rq *q, const uint
         if (*q->len == 0)
             return false;
         fib6_rq_reclaim(fib, q);
+        if (fib->corrupt != bad)
+            return false; /* the queue failed a check: the caller says -EUCLEAN */
         if ((uint64_t)*q->nfree + (q->cap - *hwm) >= want)
             return true;
         clock_gettime(CLOCK_MONOTONIC, &t);
@@ -390,9 +393,11 @@ static int fib6_nh_room(struct fib6 *fib, const struct fib6_w *w, const struct f
     if (fib6_h_find(w->nhh, fib->lim.nhh_mask, v[0], v[1], (uint32_t)v[2]))
         return 0;
     struct fib6_rq q = fib6_rq_nh(fib, w);
-    if (fib6_wait_free(fib, &q, &fib->lay->nh_hwm, 1))
-        return 0;
-    return *q.len ? -EAGAIN : -ENOSPC;
+    uint64_t bad = fib->corrupt;
+    bool ok = fib6_wait_free(fib, &q, &fib->lay->nh_hwm, 1);
+    if (fib->corrupt != bad) /* a retire-queue slot failed its check */
+        return -EUCLEAN;
+    return ok ? 0 : *q.len ? -EAGAIN : -ENOSPC;
 }
 
 /* Find or create the next hop @nh (fib6_nh_room said it can); takes a reference. */
@@ -567,9 +572,11 @@ static int fib6_groups_room(struct fib6 *fib, const struct fib6_w *w, uint32_t w
     if (want == 0)
         return 0;
     struct fib6_rq q = fib6_rq_tbl8(fib, w);
-    if (fib6_wait_free(fib, &q, &fib->lay->tbl8_hwm, want))
-        return 0;
-    return *q.len ? -EAGAIN : -ENOSPC;
+    uint64_t bad = fib->corrupt;
+    bool ok = fib6_wait_free(fib, &q, &fib->lay->tbl8_hwm, want);
+    if (fib->corrupt != bad) /* a retire-queue slot failed its check */
+        return -EUCLEAN;
+    return ok ? 0 : *q.len ? -EAGAIN : -ENOSPC;
 }
 
 static int fib6_group_new(struct fib6 *fib, const struct fib6_w *w, uint32_t *g)
@@ -680,11 +687,18 @@ int fib6_replace(struct fib6 *fib, const uint8_t *addr, unsigned len, const stru
     return fib6_set(fib, addr, len, nh, true);
 }
 
-/* Does group @t hold one value, with no link, in all its 256 entries? */
-static bool fib6_group_flat(const _Atomic uint32_t *t)
+/*
+ * Can group @t (at @level) fold back into its parent entry: do all its 256
+ * entries hold one value, with no link, written by a prefix that covers the
+ * whole group (no longer than the parent entry's span)? The last condition
+ * matters: sibling prefixes with the same next hop (two /33s, say) also
+ * write 256 equal entries, but the parent entry cannot hold them (its span
+ * is /32), and deleting one of them must find its group.
+ */
+static bool fib6_group_flat(const _Atomic uint32_t *t, unsigned level)
 {
     uint32_t v = ipc_ld_rlx(&t[0]);
-    if (v & FIB6_E_EXT)
+    if ((v & FIB6_E_EXT) || fib6_entry_depth(v) > (int)(16 + 8 * level))
         return false;
     for (unsigned j = 1; j < 256; j++)
         if (ipc_ld_rlx(&t[j]) != v)
@@ -738,7 +752,7 @@ int fib6_del(struct fib6 *fib, const uint8_t *a, unsigned len)
      * reads the same), and the group retires once the links are gone. */
     uint32_t retired[FIB6_LEVELS];
     unsigned nret = 0;
-    for (unsigned kk = level; kk >= 1 && fib6_group_flat(p.t[kk]); kk--) {
+    for (unsigned kk = level; kk >= 1 && fib6_group_flat(p.t[kk], kk); kk--) {
         ipc_st_rel(&p.t[kk - 1][p.i[kk - 1]], ipc_ld_rlx(&p.t[kk][0]));
         retired[nret++] = p.g[kk];
     }
