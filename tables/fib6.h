@@ -31,7 +31,9 @@
  * overwrite only entries of shorter prefixes, a delete find exactly the
  * entries its prefix wrote (rewriting them with the covering prefix's), and
  * the writer fold a group back into its parent entry once its 256 entries
- * are one value again.
+ * are one value again, written by a prefix no longer than the parent
+ * entry's span (sibling prefixes with one next hop also make 256 equal
+ * entries, but those must stay where their deletes will look for them).
  *
  * The tables' region (each part page-aligned):
  *   page 0   the shm header.

@@ -747,9 +747,10 @@ int fib6_del(struct fib6 *fib, const uint8_t *a, unsigned len)
     if (ret < 0)
         return ret;
 
-    /* Fold back, bottom up, each group on the path that is one value again:
-     * its parent entry takes the value (a reader still inside the group
-     * reads the same), and the group retires once the links are gone. */
+    /* Fold back, bottom up, each group on the path that is one value again
+     * (fib6_group_flat): its parent entry takes the value (a reader still
+     * inside the group reads the same), and the group retires once the
+     * links are gone. */
     uint32_t retired[FIB6_LEVELS];
     unsigned nret = 0;
     for (unsigned kk = level; kk >= 1 && fib6_group_flat(p.t[kk], kk); kk--) {
