@@ -102,13 +102,13 @@ int fib6_attach(struct fib6 *fib, int fd, int rfd, int reader_slot, struct ipc_e
     }
     if (reader_slot == FIB6_WRITER) {
         ret = l.dirty ? ipc_errf(err, -EUCLEAN, "fib6 region: the previous writer died mid-update; rebuild it")
-                      : ipc_errf(err, -EPERM, "fib6 region: sealed against writes; only the supervisor that made it "
-                                              "writes it");
+                      : ipc_errf(err, -EPERM,
+                                 "fib6 region: sealed against writes; only the supervisor that made it "
+                                 "writes it");
         goto out_unmap;
     }
     void *rbase;
-    ret = ipc_shm_attach_fixed(rfd, IPC_SHM_FIB_READERS, FIB_READERS_VERSION, sizeof(struct fib_shared), &rbase,
-                               err);
+    ret = ipc_shm_attach_fixed(rfd, IPC_SHM_FIB_READERS, FIB_READERS_VERSION, sizeof(struct fib_shared), &rbase, err);
     if (ret < 0)
         goto out_unmap;
     fib6_impl_bind(fib, base, size);

@@ -97,9 +97,9 @@
 #define FIB6_VERSION 0x36420001u /* "B6" 1 */
 #define FIB6_WRITER (-1)
 #define FIB6_MISS UINT32_MAX
-#define FIB6_LEVELS 14u                /* tbl24, then 13 group levels */
-#define FIB6_MAX_NH (1u << 22)         /* next-hop indices fit the entry's 22 bits */
-#define FIB6_MAX_GROUPS (1u << 22)     /* so do group indices */
+#define FIB6_LEVELS 14u            /* tbl24, then 13 group levels */
+#define FIB6_MAX_NH (1u << 22)     /* next-hop indices fit the entry's 22 bits */
+#define FIB6_MAX_GROUPS (1u << 22) /* so do group indices */
 #define FIB6_MAX_PREFIXES (1u << 26)
 
 #define FIB6_E_VALID 0x80000000u

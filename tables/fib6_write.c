@@ -88,10 +88,10 @@ static bool fib6_state_ok(struct fib6 *fib)
 {
     const struct fib6_layout *l = fib->lay;
     const struct fib6_limits *m = &fib->lim;
-    return FIB6_OK(fib, l->n_prefixes <= m->max_prefixes && l->n_nh <= m->max_nh &&
-                            l->tbl8_hwm <= m->tbl8_groups && l->tbl8_nfree <= l->tbl8_hwm &&
-                            l->tbl8_rq_head < m->tbl8_groups && l->tbl8_rq_len <= l->tbl8_hwm - l->tbl8_nfree &&
-                            l->nh_hwm <= m->max_nh && l->nh_nfree <= l->nh_hwm && l->nh_rq_head < m->max_nh &&
+    return FIB6_OK(fib, l->n_prefixes <= m->max_prefixes && l->n_nh <= m->max_nh && l->tbl8_hwm <= m->tbl8_groups &&
+                            l->tbl8_nfree <= l->tbl8_hwm && l->tbl8_rq_head < m->tbl8_groups &&
+                            l->tbl8_rq_len <= l->tbl8_hwm - l->tbl8_nfree && l->nh_hwm <= m->max_nh &&
+                            l->nh_nfree <= l->nh_hwm && l->nh_rq_head < m->max_nh &&
                             l->nh_rq_len <= l->nh_hwm - l->nh_nfree);
 }
 

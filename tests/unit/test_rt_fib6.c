@@ -137,7 +137,7 @@ static void t_expect(struct t_fib6 *f, struct t6 a, const struct fib6_nh *want)
 /* Look @n addresses up in bursts (of up to 64, the span) and singly, and compare both with the reference. */
 static void t_check(struct t_fib6 *f, const struct t_ref *ref, const struct t6 *addrs, size_t n, const char *phase)
 {
-    uint8_t (*b)[16] = malloc(64 * 16);
+    uint8_t(*b)[16] = malloc(64 * 16);
     uint32_t out[64];
     assert_non_null(b);
     char s[64];
@@ -375,7 +375,7 @@ static void test_rt_fib6_args_replace_get(void **state)
     assert_int_equal(st.nh, 2);
     assert_int_equal(t_replace(&f->w, A6(0x20010db800010000ull, 0), 48, &b), 0);
     t_stats(f, &st);
-    assert_int_equal(st.nh, 1);     /* two routes, one shared next hop */
+    assert_int_equal(st.nh, 1); /* two routes, one shared next hop */
     assert_int_equal(st.nh_retired, 1);
     /* Replace of an absent prefix adds it. */
     assert_int_equal(t_replace(&f->w, A6(0x20010db900000000ull, 0), 32, &a), 0);
@@ -876,11 +876,10 @@ __attribute__((unused)) static void test_rt_fib6_random_20k(void **state)
 static const struct {
     unsigned len, per100k;
 } t_dfz[] = {
-    {0, 1},      {8, 1},      {12, 2},     {16, 8},      {19, 20},    {20, 30},    {22, 40},   {24, 60},
-    {28, 120},   {29, 4200},  {30, 500},   {31, 400},    {32, 13000}, {33, 900},   {34, 1200}, {35, 700},
-    {36, 3000},  {37, 500},   {38, 900},   {39, 500},    {40, 6000},  {41, 500},   {42, 1300}, {43, 500},
-    {44, 8000},  {45, 1200},  {46, 2500},  {47, 2600},   {48, 50000}, {52, 60},    {56, 250},  {60, 30},
-    {64, 300},   {96, 20},    {127, 10},   {128, 150},
+    {0, 1},     {8, 1},      {12, 2},    {16, 8},     {19, 20},   {20, 30},   {22, 40},   {24, 60},   {28, 120},
+    {29, 4200}, {30, 500},   {31, 400},  {32, 13000}, {33, 900},  {34, 1200}, {35, 700},  {36, 3000}, {37, 500},
+    {38, 900},  {39, 500},   {40, 6000}, {41, 500},   {42, 1300}, {43, 500},  {44, 8000}, {45, 1200}, {46, 2500},
+    {47, 2600}, {48, 50000}, {52, 60},   {56, 250},   {60, 30},   {64, 300},  {96, 20},   {127, 10},  {128, 150},
 };
 
 /* An address the way the DFZ's are spread: in the RIRs' blocks, longer
@@ -889,8 +888,8 @@ static const struct {
 static struct t6 t_dfz_addr(uint64_t *s, unsigned len, const struct t_pfx *alloc, uint32_t nalloc)
 {
     static const uint64_t rir[] = {0x2001, 0x2400, 0x2600, 0x2800, 0x2a00, 0x2a10, 0x2c00, 0x2404, 0x2604, 0x2a02};
-    static const uint64_t pi[] = {0x20010678, 0x2a0e0b00, 0x26200000, 0x2a0c9a40, 0x2001067c, 0x24050000,
-                                  0x2a0f8000, 0x26020000};
+    static const uint64_t pi[] = {0x20010678, 0x2a0e0b00, 0x26200000, 0x2a0c9a40,
+                                  0x2001067c, 0x24050000, 0x2a0f8000, 0x26020000};
     struct t6 a = {t_rand64(s), t_rand64(s)};
     if (len <= 32 || nalloc == 0) {
         a.hi = rir[t_rand64(s) % 10] << 48 | (a.hi & 0x000fffffffffffffull);
@@ -992,7 +991,9 @@ __attribute__((unused)) static void test_rt_fib6_dfz_200k(void **state)
             t_set_add(&x, t_dfz_addr(&s, q.len, x.p, x.np), q.len);
             break;
         }
-        struct t6 near[4] = {q.a, t6_last(q.a, q.len), {q.a.hi - (q.a.lo == 0), q.a.lo - 1},
+        struct t6 near[4] = {q.a,
+                             t6_last(q.a, q.len),
+                             {q.a.hi - (q.a.lo == 0), q.a.lo - 1},
                              {t6_last(q.a, q.len).hi + (t6_last(q.a, q.len).lo == ~0ull), t6_last(q.a, q.len).lo + 1}};
         t_check(x.f, &x.ref, near, 4, "200k interleaved");
     }
