@@ -44,6 +44,8 @@ const char *ipc_shm_kind_name(uint32_t kind)
         return "mailbox";
     case IPC_SHM_FIB_READERS:
         return "fib-readers";
+    case IPC_SHM_FIB6:
+        return "fib6";
     }
     return "unknown";
 }
@@ -66,10 +68,11 @@ int ipc_shm_create(const char *name, uint32_t kind, uint32_t version, size_t siz
     }
     /* The size is part of the layout: sealing it means a buggy or hostile
      * service cannot shrink the region under its peers (SIGBUS). */
-    /* A config blob and the FIB are sealed against writes once their
+    /* A config blob and the FIBs are sealed against writes once their
      * creator has them mapped (ipc_shm_seal_writes), so their seals stay
      * open until then. */
-    int seals = F_SEAL_SHRINK | F_SEAL_GROW | (kind == IPC_SHM_CONFIG || kind == IPC_SHM_FIB ? 0 : F_SEAL_SEAL);
+    int seals = F_SEAL_SHRINK | F_SEAL_GROW |
+                (kind == IPC_SHM_CONFIG || kind == IPC_SHM_FIB || kind == IPC_SHM_FIB6 ? 0 : F_SEAL_SEAL);
     if (fcntl(fd, F_ADD_SEALS, seals) < 0) {
         ret = ipc_errf(err, -errno, "sealing %s: %s", name, strerror(errno));
         goto out_fd;
