@@ -255,16 +255,7 @@ check_all_real() {
     [ "$(fd_id "$b" 8)" = tap:rrt-b ] || bad "driver-b's fd 8 is $(fd_id "$b" 8), expected the TAP rrt-b"
 }
 check_all_real
-sup_status || sup_fail "status did not answer"
-declare -A was=()
-for s in "${SUP_SERVICES[@]}"; do was[$s]=${SUP_PIDS[$s]}; done
-kill -KILL "${was[@]}"
-all_new() {
-    sup_all_up || return 1
-    local s
-    for s in "${SUP_SERVICES[@]}"; do [ "${SUP_PIDS[$s]}" != "${was[$s]}" ] || return 1; done
-}
-sup_wait 5 all_new || sup_fail "the real services were not all back within 5 s of kill -9"
+sup_kill_all_wait 5 || sup_fail "the real services were not all back within 5 s of kill -9"
 echo "after kill -9 of every real service:"
 check_all_real
 sup_stop TERM 10

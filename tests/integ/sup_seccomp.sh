@@ -166,16 +166,7 @@ ping_ok() { # ping_ok WHAT
 ping_ok "first start"
 check_all
 
-sup_status || sup_fail "status did not answer"
-declare -A was=()
-for s in "${SUP_SERVICES[@]}"; do was[$s]=${SUP_PIDS[$s]}; done
-kill -KILL "${was[@]}"
-all_new() {
-    sup_all_up || return 1
-    local s
-    for s in "${SUP_SERVICES[@]}"; do [ "${SUP_PIDS[$s]}" != "${was[$s]}" ] || return 1; done
-}
-sup_wait 10 all_new || sup_fail "the real services were not all back within 10 s of kill -9"
+sup_kill_all_wait 10 || sup_fail "the real services were not all back within 10 s of kill -9"
 echo "after kill -9 of every service:"
 check_all
 ping_ok "after the restarts"

@@ -22,6 +22,7 @@
 #                          $SUP_RC to the exit status (137 if it had to be killed)
 #   sup_status             refresh $SUP_STATE[svc], $SUP_PIDS[svc], $SUP_RESTARTS[svc]
 #   sup_wait SECS CMD...   run CMD every 10 ms until it succeeds, at most SECS
+#   sup_kill_all_wait SECS kill -9 every service, wait until all are up again
 #   sup_msleep MS          sleep without a fork
 #   sup_now                $SUP_NOW = wall clock in microseconds, no fork
 #   sup_fail MSG           print FAIL and the log's tail, exit 1
@@ -227,6 +228,21 @@ sup_all_up() {
     for s in "${SUP_SERVICES[@]}"; do
         [ "${SUP_STATE[$s]:-}" = up ] || return 1
     done
+}
+
+# Kill -9 every service at once and wait (bounded) until each is up again
+# as a new process; 1 if not within SECS.
+sup_kill_all_wait() { # sup_kill_all_wait SECS
+    sup_status || return 1
+    local -A was=()
+    local s
+    for s in "${SUP_SERVICES[@]}"; do was[$s]=${SUP_PIDS[$s]}; done
+    kill -KILL "${was[@]}"
+    _sup_all_new() {
+        sup_all_up || return 1
+        for s in "${SUP_SERVICES[@]}"; do [ "${SUP_PIDS[$s]}" != "${was[$s]}" ] || return 1; done
+    }
+    sup_wait "$1" _sup_all_new
 }
 
 sup_socket_answers() { "$RR" status -S "$SUP_SOCK" >/dev/null 2>&1; }
