@@ -13,7 +13,8 @@
  *                       occupancy and counters
  *   stats stages [json] per service and stage: CPU cycles per packet
  *   restart NAME        stop NAME and start it again
- *   route ..., neigh show   see supervisor/route.c
+ *   route ...           see supervisor/route.c
+ *   neigh ...           see supervisor/neigh_ctl.c
  *   shaper show|set         see supervisor/shaper_ctl.c
  */
 #include "supervisor/sup.h"
@@ -54,32 +55,41 @@ static uint64_t raw_ns(void)
  * symlink), owned by us, and writable by no one else. An existing one that is
  * not is refused, not repaired: it may hold someone else's files. It holds
  * the control socket and the state a supervisor that died leaves for the next
- * (xsk.c), so it is checked before anything is set up.
+ * (xsk.c), so it is checked before anything is set up. state_dir, where
+ * `route save` writes the routes `up` adds back, is held to the same rule:
+ * whoever could write there could route our traffic.
  */
-int sup_run_dir(const struct sup *s, struct ipc_err *err)
+int sup_own_dir(const char *dir, const char *key, struct ipc_err *err)
 {
-    const char *dir = s->m.router.run_dir;
     if (mkdir(dir, 0700) < 0 && errno != EEXIST)
-        return ipc_errf(err, -errno, "run_dir %s: %s", dir, strerror(errno));
+        return ipc_errf(err, -errno, "%s %s: %s", key, dir, strerror(errno));
     struct stat lst;
     if (lstat(dir, &lst) == 0 && S_ISLNK(lst.st_mode))
-        return ipc_errf(err, -EPERM, "run_dir %s: a symbolic link; it must be a directory of its own", dir);
+        return ipc_errf(err, -EPERM, "%s %s: a symbolic link; it must be a directory of its own", key, dir);
     /* O_NOFOLLOW: a link swapped in after the lstat is refused, not followed. */
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0)
-        return ipc_errf(err, -errno, "run_dir %s: %s", dir, strerror(errno));
+        return ipc_errf(err, -errno, "%s %s: %s", key, dir, strerror(errno));
     struct stat st;
     int r = fstat(fd, &st);
     close(fd);
     if (r < 0)
-        return ipc_errf(err, -errno, "run_dir %s: %s", dir, strerror(errno));
+        return ipc_errf(err, -errno, "%s %s: %s", key, dir, strerror(errno));
     if (st.st_uid != geteuid())
-        return ipc_errf(err, -EPERM, "run_dir %s: owned by uid %u, not by this supervisor (uid %u)", dir,
+        return ipc_errf(err, -EPERM, "%s %s: owned by uid %u, not by this supervisor (uid %u)", key, dir,
                         (unsigned)st.st_uid, (unsigned)geteuid());
     if (st.st_mode & (S_IWGRP | S_IWOTH))
-        return ipc_errf(err, -EPERM, "run_dir %s: mode %04o lets others write to it (at most 0755)", dir,
+        return ipc_errf(err, -EPERM, "%s %s: mode %04o lets others write to it (at most 0755)", key, dir,
                         (unsigned)(st.st_mode & 07777));
     return 0;
+}
+
+int sup_run_dir(const struct sup *s, struct ipc_err *err)
+{
+    int ret = sup_own_dir(s->m.router.run_dir, "run_dir", err);
+    if (ret == 0 && s->m.router.state_dir[0])
+        ret = sup_own_dir(s->m.router.state_dir, "state_dir", err);
+    return ret;
 }
 
 int sup_ctl_listen(struct sup *s, struct ipc_err *err)
@@ -121,7 +131,7 @@ int sup_ctl_listen(struct sup *s, struct ipc_err *err)
     return 0;
 }
 
-static void json_str(FILE *f, const char *str)
+void sup_json_str(FILE *f, const char *str)
 {
     fputc('"', f);
     for (const unsigned char *p = (const unsigned char *)str; *p; p++) {
@@ -148,14 +158,14 @@ static void do_status(struct sup *s, FILE *f, bool json)
         for (int i = 0; i < s->nsvcs; i++) {
             const struct sup_svc *v = &s->svcs[i];
             fprintf(f, "%s{\"name\":", i ? "," : "");
-            json_str(f, v->name);
+            sup_json_str(f, v->name);
             fprintf(f,
                     ",\"state\":\"%s\",\"pid\":%d,\"restarts\":%u,\"uptime_ms\":%llu,\"ready_ms\":%.3f,"
                     "\"standby_pid\":%d,\"standby_parked\":%s,\"uid\":%u,\"gid\":%u,\"last_exit\":",
                     sup_state_name(v->state), (int)v->pid, v->restarts, (unsigned long long)uptime_ms(v, now),
                     (double)v->ready_ms_last / 1000.0, (int)v->sb_pid, v->sb_parked ? "true" : "false",
                     (unsigned)v->uid, (unsigned)v->gid);
-            json_str(f, v->last_exit);
+            sup_json_str(f, v->last_exit);
             fprintf(f, "}");
         }
         fprintf(f, "]}\n");
@@ -208,7 +218,7 @@ static void do_stats(struct sup *s, FILE *f, bool json, bool all)
         uint64_t missed = ipc_ld_rlx(&((struct ipc_svc_stats *)st)->wake_missed);
         if (json) {
             fprintf(f, "%s{\"name\":", i ? "," : "");
-            json_str(f, v->name);
+            sup_json_str(f, v->name);
             fprintf(f, ",\"loops\":%llu,\"sleeps\":%llu,\"wakes_sent\":%llu,\"wake_missed\":%llu,\"counters\":{",
                     (unsigned long long)loops, (unsigned long long)sleeps, (unsigned long long)wakes,
                     (unsigned long long)missed);
@@ -218,7 +228,7 @@ static void do_stats(struct sup *s, FILE *f, bool json, bool all)
                 char name[IPC_CTR_NAME + 1];
                 fprintf(f, "%s", first ? "" : ",");
                 first = 0;
-                json_str(f, sup_shm_name(name, sizeof(name), st->ctr_name[k], IPC_CTR_NAME));
+                sup_json_str(f, sup_shm_name(name, sizeof(name), st->ctr_name[k], IPC_CTR_NAME));
                 fprintf(f, ":%llu", (unsigned long long)ipc_ld_rlx(&((struct ipc_svc_stats *)st)->ctr[k]));
             }
             fprintf(f, "}}");
@@ -274,7 +284,7 @@ static void do_stats(struct sup *s, FILE *f, bool json, bool all)
             continue;
         if (json) {
             fprintf(f, "%s{\"port\":", shown ? "," : "");
-            json_str(f, s->m.ports[p].name);
+            sup_json_str(f, s->m.ports[p].name);
             for (int k = 0; k < SUP_XDP_NCTR; k++)
                 fprintf(f, ",\"%s\":%llu", sup_xsk_counter_name(k), (unsigned long long)c[k]);
             fprintf(f, "}");
@@ -406,7 +416,7 @@ static bool do_stages(struct sup *s, FILE *f, bool json)
         uint64_t svc_cycles = 0;
         if (json) {
             fprintf(f, "%s{\"name\":", i ? "," : "");
-            json_str(f, v->name);
+            sup_json_str(f, v->name);
             fprintf(f, ",\"stages\":[");
         } else if (n == 0) {
             fprintf(f, "%-16s (no stage counters in this service's binary)\n", v->name);
@@ -419,7 +429,7 @@ static bool do_stages(struct sup *s, FILE *f, bool json)
             svc_cycles += cycles;
             if (json) {
                 fprintf(f, "%s{\"name\":", k ? "," : "");
-                json_str(f, gname);
+                sup_json_str(f, gname);
                 fprintf(f, ",\"calls\":%llu,\"packets\":%llu,\"cycles\":%llu", (unsigned long long)calls,
                         (unsigned long long)pkts, (unsigned long long)cycles);
                 json_ratio(f, "pkts_per_call", (double)pkts, calls);
@@ -452,13 +462,10 @@ static bool do_stages(struct sup *s, FILE *f, bool json)
     return true;
 }
 
-bool sup_ctl_route(struct sup *s, char **argv, int argc, FILE *f);
-bool sup_ctl_neigh(struct sup *s, char **argv, int argc, FILE *f);
-
 /* Returns false for a request the client got wrong. */
 #define CTL_WORDS_MAX 8
 
-bool sup_ctl_handle(struct sup *s, char *req, FILE *f, struct sup_shaper_wait *wait)
+bool sup_ctl_handle(struct sup *s, char *req, FILE *f, struct sup_ctl_wait *wait)
 {
     /* One line: what follows the first newline is not part of it, and a
      * client that ends its line with CRLF means the same request. */
@@ -481,7 +488,7 @@ bool sup_ctl_handle(struct sup *s, char *req, FILE *f, struct sup_shaper_wait *w
     if (cmd && strcmp(cmd, "route") == 0)
         return sup_ctl_route(s, words + 1, nw - 1, f);
     if (cmd && strcmp(cmd, "neigh") == 0)
-        return sup_ctl_neigh(s, words + 1, nw - 1, f);
+        return sup_ctl_neigh(s, words + 1, nw - 1, f, wait);
     if (cmd && strcmp(cmd, "shaper") == 0) /* supervisor/shaper_ctl.c */
         return sup_ctl_shaper(s, words + 1, nw - 1, f, wait);
     bool json = arg && strcmp(arg, "json") == 0;

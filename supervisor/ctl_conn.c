@@ -7,7 +7,8 @@
  * closed at its deadline however slowly it trickles bytes. The states:
  *
  *   READ   collecting the request line (at most SUP_CTL_REQ_MAX - 1 bytes)
- *   WAIT   a `shaper set` waiting for the shaper's answer (checked each tick)
+ *   WAIT   a `shaper set` or neighbour command waiting for the service's
+ *          answer (checked each tick)
  *   WRITE  sending the answer
  *
  * A client past SUP_CTL_CONNS open connections is told the supervisor is
@@ -190,7 +191,9 @@ void sup_ctl_tick(struct sup *s, uint64_t now)
         struct sup_ctl_conn *c = &s->conns[i];
         if (c->st == SUP_CONN_WAIT) {
             bool ok;
-            if (sup_shaper_set_poll(s, &c->wait, now, c->out, &ok)) {
+            bool done = c->wait.kind == SUP_WAIT_NEIGH ? sup_neigh_poll(s, &c->wait, now, c->out, &ok)
+                                                       : sup_shaper_set_poll(s, &c->wait, now, c->out, &ok);
+            if (done) {
                 fflush(c->out);
                 conn_answer(s, c, ok);
             }

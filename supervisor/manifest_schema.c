@@ -81,6 +81,8 @@ static const struct sup_key sup_router_keys[] = {
                          .def = "1900000000-1900065535"},
     [SUP_ROUTER_RUN_DIR] = {"run_dir", sup_p_path, KEY(struct sup_router, run_dir), 1, SUP_PATH_MAX,
                             .def = "/run/ringrouter"},
+    /* no default: run_dir (supervisor/route.c, sup_state_dir) */
+    [SUP_ROUTER_STATE_DIR] = {"state_dir", sup_p_path, KEY(struct sup_router, state_dir), 1, SUP_PATH_MAX},
     [SUP_ROUTER_ICMP_RATE] = {"icmp_rate", sup_p_u32, KEY(struct sup_router, icmp_rate), 0, 1000000,
                               .def = "1000"},
     [SUP_ROUTER_ICMP_BURST] = {"icmp_burst", sup_p_u32, KEY(struct sup_router, icmp_burst), 1, 100000,

@@ -449,20 +449,25 @@ int sup_p_host_prefix(struct sup_pctx *pc, const struct sup_key *k, const char *
     return 0;
 }
 
-int sup_p_mac(struct sup_pctx *pc, const struct sup_key *k, const char *v, void *dst)
+bool sup_parse_mac(const char *v, uint8_t mac[6])
 {
-    uint8_t mac[6];
     const char *p = v;
     for (int i = 0; i < 6; i++) {
         if (i && *p++ != ':')
-            goto bad;
+            return false;
         if (!isxdigit((unsigned char)p[0]) || !isxdigit((unsigned char)p[1]))
-            goto bad;
+            return false;
         char hex[3] = {p[0], p[1], 0};
         mac[i] = (uint8_t)strtoul(hex, NULL, 16);
         p += 2;
     }
-    if (*p)
+    return *p == '\0';
+}
+
+int sup_p_mac(struct sup_pctx *pc, const struct sup_key *k, const char *v, void *dst)
+{
+    uint8_t mac[6];
+    if (!sup_parse_mac(v, mac))
         goto bad;
     if (mac[0] & 1)
         return sup_vfail(pc, k, "%s is a multicast address, expected a unicast MAC address", v);

@@ -511,6 +511,7 @@ int sup_setup(struct sup *s, struct ipc_err *err)
     }
     if ((ret = setup_tables(s, err)) < 0)
         return ret;
+    sup_routes_load(s); /* what `route save` wrote: logged, never fatal */
     for (int i = 0; i < s->nsvcs; i++)
         if ((ret = write_config(s, &s->svcs[i], err)) < 0)
             return ret;
@@ -565,6 +566,7 @@ void sup_teardown(struct sup *s)
         close_fd(&s->rings[i].fd);
     }
     s->nrings = 0;
+    sup_routes_free(s);
     if (s->fib_fd >= 0)
         fib_detach(&s->fib);
     close_fd(&s->fib_fd);

@@ -253,7 +253,7 @@ static bool shaper_show(struct sup *s, char **argv, int argc, FILE *f)
     return true;
 }
 
-static bool shaper_set(struct sup *s, char **argv, int argc, FILE *f, struct sup_shaper_wait *w)
+static bool shaper_set(struct sup *s, char **argv, int argc, FILE *f, struct sup_ctl_wait *w)
 {
     if (argc < 3) {
         fprintf(f, "shaper set: expected PORT [CLASS] rate RATE [ceil RATE]\n");
@@ -341,7 +341,7 @@ static bool shaper_set(struct sup *s, char **argv, int argc, FILE *f, struct sup
     /* The answer comes within a loop of the shaper's: the connection waits
      * for it (sup_shaper_set_poll, from the event loop's timer), the loop
      * does not. */
-    *w = (struct sup_shaper_wait){.pending = true, .svc = (int)(v - s->svcs), .seq = seq + 1,
+    *w = (struct sup_ctl_wait){.pending = true, .kind = SUP_WAIT_SHAPER, .svc = (int)(v - s->svcs), .seq = seq + 1,
                                   .deadline_ns = sup_now_ns() + SUP_SHAPER_ANSWER_NS};
     snprintf(w->what, sizeof(w->what), "%s %s: rate %s%s%s", argv[0], cls ? cls : "(port)",
              rate ? sup_rate_format(rate, b1, sizeof(b1)) : "unchanged", ceil ? ", ceil " : "",
@@ -349,7 +349,7 @@ static bool shaper_set(struct sup *s, char **argv, int argc, FILE *f, struct sup
     return true;
 }
 
-bool sup_shaper_set_poll(struct sup *s, struct sup_shaper_wait *w, uint64_t now, FILE *f, bool *ok)
+bool sup_shaper_set_poll(struct sup *s, struct sup_ctl_wait *w, uint64_t now, FILE *f, bool *ok)
 {
     const struct sup_svc *v = &s->svcs[w->svc];
     struct shp_mbox *mb = v->mbox;
@@ -384,7 +384,7 @@ bool sup_shaper_set_poll(struct sup *s, struct sup_shaper_wait *w, uint64_t now,
     return true;
 }
 
-bool sup_ctl_shaper(struct sup *s, char **argv, int argc, FILE *f, struct sup_shaper_wait *w)
+bool sup_ctl_shaper(struct sup *s, char **argv, int argc, FILE *f, struct sup_ctl_wait *w)
 {
     if (argc == 0 || strcmp(argv[0], "show") == 0)
         return shaper_show(s, argv + (argc ? 1 : 0), argc ? argc - 1 : 0, f);

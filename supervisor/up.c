@@ -81,8 +81,8 @@ int sup_cmd_ctl(const char *cmd, int argc, char **argv)
     const char *sock = getenv("RINGROUTER_SOCKET");
     if (!sock || !sock[0])
         sock = "/run/ringrouter/control.sock";
-    bool json = false, all = false, stages = false;
-    char *req[12];
+    bool json = false, all = false, stages = false, force = false;
+    char *req[16];
     int n = 0;
     req[n++] = (char *)cmd;
     /* Options may stand anywhere: `ringrouter route show --json`. */
@@ -92,6 +92,8 @@ int sup_cmd_ctl(const char *cmd, int argc, char **argv)
             json = true;
         } else if (strcmp(a, "--all") == 0 || strcmp(a, "-a") == 0) {
             all = true;
+        } else if (strcmp(a, "--force") == 0 && (strcmp(cmd, "route") == 0 || strcmp(cmd, "neigh") == 0)) {
+            force = true;
         } else if (strcmp(a, "--stages") == 0 && strcmp(cmd, "stats") == 0) {
             stages = true;
         } else if (strcmp(a, "--socket") == 0 || strcmp(a, "-S") == 0) {
@@ -127,6 +129,8 @@ int sup_cmd_ctl(const char *cmd, int argc, char **argv)
         req[n++] = "show";
     if (stages)
         req[n++] = "stages";
+    if (force)
+        req[n++] = "force";
     if (json)
         req[n++] = "json";
     else if (all && strcmp(cmd, "stats") == 0 && !stages)

@@ -17,7 +17,8 @@
 #                          sched $RR_SCHED if set; $RR_SVC_EXTRA (lines, with
 #                          \n escapes) added to every [service] section; port
 #                          a's prefix length $RR_PLEN_A (default 24), port b's
-#                          mtu $RR_MTU_B.
+#                          mtu $RR_MTU_B; $RR_ROUTER_EXTRA (lines, with \n
+#                          escapes) added to [router].
 #                          Hosts: $RR_HOST_A (10.61.N.2), $RR_HOST_B; the
 #                          router's addresses $RR_GW_A, $RR_GW_B
 #   rr_start               `ringrouter up` (log $RR_LOG), sets $RR_PID, waits
@@ -292,6 +293,7 @@ rr_topology() { # rr_topology [EXTRA MANIFEST TEXT]
     {
         printf '[router]\nname = rt%s\npool_buffers = 8192\nrun_dir = %s/run\n' "$$" "$RR_T"
         [ -z "${RR_FRAME_SIZE:-}" ] || printf 'frame_size = %s\n' "$RR_FRAME_SIZE"
+        [ -z "${RR_ROUTER_EXTRA:-}" ] || printf '%b\n' "$RR_ROUTER_EXTRA"
         printf '\n'
         printf '[port a]\ndriver = tap\nifname = %s\nnetns = %s\naddress = %s/%s\n\n' "$RR_IF_A" "$RR_NS_A" "$RR_GW_A" "${RR_PLEN_A:-24}"
         printf '[port b]\ndriver = tap\nifname = %s\nnetns = %s\naddress = %s/24\n' "$RR_IF_B" "$RR_NS_B" "$RR_GW_B"

@@ -275,6 +275,7 @@ static const struct t_bad t_bad_cases[] = {
     {BASE "[router]\nuids = 5000-5100\ngroup = users\n",
      "t.ini:11: [router] group: only with user: without it, each service runs with its own uid as its gid"},
     {BASE "[router]\nrun_dir = run/rr\n", "t.ini:10: [router] run_dir: \"run/rr\" is not an absolute path"},
+    {BASE "[router]\nstate_dir = var/lib/rr\n", "t.ini:10: [router] state_dir: \"var/lib/rr\" is not an absolute path"},
     {BASE "[router]\nstages = yes\n", "t.ini:10: [router] stages: \"yes\" is not on or off"},
     {BASE "[router]\nstages = On\n", "t.ini:10: [router] stages: \"On\" is not on or off"},
     {BASE "[router]\nstages = on\nstages = off\n", "t.ini:11: [router] stages: duplicate key, first set on line 10"},
@@ -336,6 +337,7 @@ static void test_manifest_default(void **state)
     assert_int_equal(m.router.icmp_burst, 50);
     assert_false(m.router.stages);
     assert_string_equal(m.router.run_dir, "/run/ringrouter");
+    assert_string_equal(m.router.state_dir, ""); /* run_dir's (supervisor/route.c) */
     /* No shared user: each service its own uid from the default range,
      * in the service table's order. */
     assert_string_equal(m.router.user, "");

@@ -239,7 +239,7 @@ static const char *t_log_end(void)
 }
 
 /* One control request; its answer text in @out (the caller frees). */
-static bool t_ctl(struct sup *s, const char *req, char **out, struct sup_shaper_wait *w)
+static bool t_ctl(struct sup *s, const char *req, char **out, struct sup_ctl_wait *w)
 {
     char line[200], *argv[8];
     int argc = 0;
@@ -249,14 +249,14 @@ static bool t_ctl(struct sup *s, const char *req, char **out, struct sup_shaper_
     size_t len;
     FILE *f = open_memstream(out, &len);
     assert_non_null(f);
-    *w = (struct sup_shaper_wait){0};
+    *w = (struct sup_ctl_wait){0};
     bool ok = sup_ctl_shaper(s, argv, argc, f, w);
     fclose(f);
     return ok;
 }
 
 /* The pending `set` @w, once the shaper wrote what it wrote. */
-static bool t_poll(struct sup *s, struct sup_shaper_wait *w, char **out, bool *ok)
+static bool t_poll(struct sup *s, struct sup_ctl_wait *w, char **out, bool *ok)
 {
     size_t len;
     FILE *f = open_memstream(out, &len);
@@ -279,7 +279,7 @@ static void test_mbox_hostile(void **state)
     struct t_sh t;
     t_shaper(&t);
     struct shp_mbox *mb = t.v->mbox;
-    struct sup_shaper_wait w;
+    struct sup_ctl_wait w;
     char *out = NULL;
     bool ok;
 
@@ -361,7 +361,7 @@ static void test_stats_hostile_class_counters(void **state)
     snprintf(st->ctr_name[IPC_SVC_MAX_CTR - 1], IPC_CTR_NAME, "class.x.rate");
     snprintf(st->ctr_name[IPC_SVC_MAX_CTR - 2], IPC_CTR_NAME, "class.\"evil.rate");
     ipc_st_rel(&st->nctr, IPC_SVC_MAX_CTR);
-    struct sup_shaper_wait w;
+    struct sup_ctl_wait w;
     char *out = NULL;
 
     assert_true(t_ctl(t.s, "set b voice rate 5mbit", &out, &w));
