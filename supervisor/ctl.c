@@ -8,9 +8,13 @@
  * and from the services' shared stats regions: a query never interrupts a
  * service.
  *
- *   status [json]       each service's state, pid, restarts, uptime, last exit
- *   stats [json|all]    per service counters (non-zero ones, or all), per ring
- *                       occupancy and counters
+ *   status [json]       each service's state, pid, restarts, uptime, last exit;
+ *                       answered "FAILED" instead of "OK" when a service is
+ *                       failed, so that the client exits 3
+ *   stats [port NAME] [json|all]
+ *                       per service counters (non-zero ones, or all), per ring
+ *                       occupancy and counters; of one port's services only
+ *   link [port NAME] [json]   see supervisor/link.c
  *   stats stages [json] per service and stage: CPU cycles per packet
  *   restart NAME        stop NAME and start it again
  *   route ...           see supervisor/route.c
@@ -202,12 +206,17 @@ static uint64_t ring_ctr(const struct ipc_ring_shared *sh, const struct ring_ctr
     return ipc_ld_rlx((_Atomic uint64_t *)((const char *)sh + c->off));
 }
 
-static void do_stats(struct sup *s, FILE *f, bool json, bool all)
+/* `stats` of every service and ring, or (@port >= 0) of one port's: its
+ * drivers and shaper, its rings, its steering program. The pool and
+ * shm_corrupt are the router's as a whole either way. */
+static void do_stats(struct sup *s, FILE *f, bool json, bool all, int port)
 {
     if (json)
         fprintf(f, "{\"services\":[");
-    for (int i = 0; i < s->nsvcs; i++) {
+    for (int i = 0, shown = 0; i < s->nsvcs; i++) {
         const struct sup_svc *v = &s->svcs[i];
+        if (port >= 0 && v->port != port)
+            continue;
         const struct ipc_svc_stats *st = v->stats;
         uint32_t n = ipc_ld_acq(&((struct ipc_svc_stats *)st)->nctr);
         if (n > IPC_SVC_MAX_CTR)
@@ -217,7 +226,7 @@ static void do_stats(struct sup *s, FILE *f, bool json, bool all)
         uint64_t wakes = ipc_ld_rlx(&((struct ipc_svc_stats *)st)->wakes_sent);
         uint64_t missed = ipc_ld_rlx(&((struct ipc_svc_stats *)st)->wake_missed);
         if (json) {
-            fprintf(f, "%s{\"name\":", i ? "," : "");
+            fprintf(f, "%s{\"name\":", shown++ ? "," : "");
             sup_json_str(f, v->name);
             fprintf(f, ",\"loops\":%llu,\"sleeps\":%llu,\"wakes_sent\":%llu,\"wake_missed\":%llu,\"counters\":{",
                     (unsigned long long)loops, (unsigned long long)sleeps, (unsigned long long)wakes,
@@ -257,11 +266,13 @@ static void do_stats(struct sup *s, FILE *f, bool json, bool all)
             fprintf(f, " %s", ring_ctrs[k].name);
     if (!json)
         fprintf(f, "\n");
-    for (int i = 0; i < s->nrings; i++) {
+    for (int i = 0, shown = 0; i < s->nrings; i++) {
         const struct sup_ring *r = &s->rings[i];
+        if (port >= 0 && r->port != port)
+            continue;
         uint32_t occ = ipc_ring_count(r->sh), size = s->ring_ref[i].size; /* the size it was made with */
         if (json) {
-            fprintf(f, "%s{\"name\":\"%s\",\"from\":\"%s\",\"to\":\"%s\",\"occupancy\":%u,\"size\":%u", i ? "," : "",
+            fprintf(f, "%s{\"name\":\"%s\",\"from\":\"%s\",\"to\":\"%s\",\"occupancy\":%u,\"size\":%u", shown++ ? "," : "",
                     r->name, s->svcs[r->prod].name, s->svcs[r->cons].name, occ, size);
             for (size_t k = 0; k < sizeof(ring_ctrs) / sizeof(ring_ctrs[0]); k++)
                 fprintf(f, ",\"%s\":%llu", ring_ctrs[k].name, (unsigned long long)ring_ctr(r->sh, &ring_ctrs[k]));
@@ -280,7 +291,8 @@ static void do_stats(struct sup *s, FILE *f, bool json, bool all)
     fprintf(f, json ? "],\"xdp\":[" : "");
     for (size_t p = 0, shown = 0; p < s->m.nports; p++) {
         uint64_t c[SUP_XDP_NCTR];
-        if (s->m.ports[p].driver != SUP_DRIVER_AFXDP || sup_xsk_counters(s, (int)p, c) < 0)
+        if (s->m.ports[p].driver != SUP_DRIVER_AFXDP || (port >= 0 && (int)p != port) ||
+            sup_xsk_counters(s, (int)p, c) < 0)
             continue;
         if (json) {
             fprintf(f, "%s{\"port\":", shown ? "," : "");
@@ -462,55 +474,108 @@ static bool do_stages(struct sup *s, FILE *f, bool json)
     return true;
 }
 
-/* Returns false for a request the client got wrong. */
 #define CTL_WORDS_MAX 8
 
-bool sup_ctl_handle(struct sup *s, char *req, FILE *f, struct sup_ctl_wait *wait)
+/* Is any service failed (given up after restart_limit)? `status` says so
+ * in its exit code. */
+static bool any_failed(const struct sup *s)
 {
-    /* One line: what follows the first newline is not part of it, and a
-     * client that ends its line with CRLF means the same request. */
-    req[strcspn(req, "\n")] = '\0';
-    size_t l = strlen(req);
-    if (l && req[l - 1] == '\r')
-        req[l - 1] = '\0';
-    char *save = NULL;
-    char *words[CTL_WORDS_MAX];
-    int nw = 0;
-    for (char *w = strtok_r(req, " \t", &save); w; w = strtok_r(NULL, " \t", &save)) {
-        if (nw == CTL_WORDS_MAX) {
-            fprintf(f, "request: more than %d words\n", CTL_WORDS_MAX);
+    for (int i = 0; i < s->nsvcs; i++)
+        if (s->svcs[i].state == SUP_ST_FAILED)
+            return true;
+    return false;
+}
+
+/* The flag words the client adds for its options (json, all, stages), then
+ * `port NAME` for a port filter; anything else is named in the error. */
+enum { O_JSON = 1, O_ALL = 2, O_STAGES = 4, O_PORT = 8 };
+struct ctl_opts {
+    bool json, all, stages;
+    int port; /* -1: every port */
+};
+
+static bool ctl_opts(struct sup *s, const char *cmd, char **w, int n, unsigned allowed, struct ctl_opts *o, FILE *f)
+{
+    *o = (struct ctl_opts){.port = -1};
+    for (int i = 0; i < n; i++) {
+        unsigned bit = strcmp(w[i], "json") == 0 ? O_JSON : strcmp(w[i], "all") == 0 ? O_ALL
+                       : strcmp(w[i], "stages") == 0 ? O_STAGES : strcmp(w[i], "port") == 0 ? O_PORT : 0;
+        if (!(bit & allowed)) {
+            const char *opt = bit == O_JSON ? "--json" : bit == O_ALL ? "--all" : bit == O_STAGES ? "--stages"
+                              : strcmp(w[i], "force") == 0 ? "--force" : NULL;
+            if (opt)
+                fprintf(f, "%s: %s is not one of its options\n", cmd, opt);
+            else
+                fprintf(f, "%s: unexpected argument \"%s\"\n", cmd, bit == O_PORT && i + 1 < n ? w[i + 1] : w[i]);
             return false;
         }
-        words[nw++] = w;
+        if (bit == O_PORT) {
+            if (++i == n || o->port >= 0) {
+                fprintf(f, "%s: name one port\n", cmd);
+                return false;
+            }
+            o->port = sup_manifest_port(&s->m, w[i]);
+            if (o->port < 0) {
+                fprintf(f, "%s: no port \"%s\"; the ports are:", cmd, w[i]);
+                for (size_t p = 0; p < s->m.nports; p++)
+                    fprintf(f, " %s", s->m.ports[p].name);
+                fprintf(f, "\n");
+                return false;
+            }
+        }
+        o->json |= bit == O_JSON;
+        o->all |= bit == O_ALL;
+        o->stages |= bit == O_STAGES;
     }
+    return true;
+}
+
+static bool ctl_dispatch(struct sup *s, char **words, int nw, FILE *f, struct sup_ctl_wait *wait, bool *failed)
+{
     char *cmd = nw > 0 ? words[0] : NULL;
-    char *arg = nw > 1 ? words[1] : NULL;
-    if (cmd && strcmp(cmd, "route") == 0)
-        return sup_ctl_route(s, words + 1, nw - 1, f);
-    if (cmd && strcmp(cmd, "neigh") == 0)
-        return sup_ctl_neigh(s, words + 1, nw - 1, f, wait);
-    if (cmd && strcmp(cmd, "shaper") == 0) /* supervisor/shaper_ctl.c */
-        return sup_ctl_shaper(s, words + 1, nw - 1, f, wait);
-    bool json = arg && strcmp(arg, "json") == 0;
-    bool all = arg && strcmp(arg, "all") == 0;
-    bool stages = arg && strcmp(arg, "stages") == 0;
-    if (stages)
-        json = nw > 2 && strcmp(words[2], "json") == 0;
+    struct ctl_opts o;
     if (!cmd) {
         fprintf(f, "empty request\n");
         return false;
     }
+    if (strcmp(cmd, "route") == 0)
+        return sup_ctl_route(s, words + 1, nw - 1, f);
+    if (strcmp(cmd, "neigh") == 0)
+        return sup_ctl_neigh(s, words + 1, nw - 1, f, wait);
+    if (strcmp(cmd, "shaper") == 0) /* supervisor/shaper_ctl.c */
+        return sup_ctl_shaper(s, words + 1, nw - 1, f, wait);
     if (strcmp(cmd, "status") == 0) {
-        do_status(s, f, json);
+        if (!ctl_opts(s, cmd, words + 1, nw - 1, O_JSON, &o, f))
+            return false;
+        do_status(s, f, o.json);
+        *failed = any_failed(s);
         return true;
     }
-    if (strcmp(cmd, "stats") == 0 && stages)
-        return do_stages(s, f, json);
+    if (strcmp(cmd, "link") == 0) { /* supervisor/link.c */
+        if (!ctl_opts(s, cmd, words + 1, nw - 1, O_JSON | O_PORT, &o, f))
+            return false;
+        sup_ctl_link(s, o.port, o.json, f);
+        return true;
+    }
     if (strcmp(cmd, "stats") == 0) {
-        do_stats(s, f, json, all);
+        if (!ctl_opts(s, cmd, words + 1, nw - 1, O_JSON | O_ALL | O_STAGES | O_PORT, &o, f))
+            return false;
+        if (o.stages && o.port >= 0) {
+            fprintf(f, "stats: --stages covers every service; it takes no PORT\n");
+            return false;
+        }
+        if (o.stages)
+            return do_stages(s, f, o.json);
+        do_stats(s, f, o.json, o.all, o.port);
         return true;
     }
     if (strcmp(cmd, "restart") == 0) {
+        const char *arg = nw > 1 ? words[1] : NULL;
+        if (nw > 2) {
+            fprintf(f, "restart: %s\n", strcmp(words[2], "json") == 0 ? "--json is not one of its options (it prints one line)"
+                                                                       : "name one service");
+            return false;
+        }
         for (int i = 0; arg && i < s->nsvcs; i++) {
             if (strcmp(s->svcs[i].name, arg) == 0) {
                 sup_log("%s: restart requested", arg);
@@ -527,6 +592,30 @@ bool sup_ctl_handle(struct sup *s, char *req, FILE *f, struct sup_ctl_wait *wait
     }
     fprintf(f, "unknown request \"%s\"\n", cmd);
     return false;
+}
+
+enum sup_answer sup_ctl_handle(struct sup *s, char *req, FILE *f, struct sup_ctl_wait *wait)
+{
+    /* One line: what follows the first newline is not part of it, and a
+     * client that ends its line with CRLF means the same request. */
+    req[strcspn(req, "\n")] = '\0';
+    size_t l = strlen(req);
+    if (l && req[l - 1] == '\r')
+        req[l - 1] = '\0';
+    char *save = NULL;
+    char *words[CTL_WORDS_MAX];
+    int nw = 0;
+    for (char *w = strtok_r(req, " \t", &save); w; w = strtok_r(NULL, " \t", &save)) {
+        if (nw == CTL_WORDS_MAX) {
+            fprintf(f, "request: more than %d words\n", CTL_WORDS_MAX);
+            return SUP_ANS_ERR;
+        }
+        words[nw++] = w;
+    }
+    bool failed = false;
+    if (!ctl_dispatch(s, words, nw, f, wait, &failed))
+        return SUP_ANS_ERR;
+    return failed ? SUP_ANS_FAILED : SUP_ANS_OK;
 }
 
 int sup_ctl_client(const char *sock, int argc, char **argv)
@@ -584,6 +673,10 @@ int sup_ctl_client(const char *sock, int argc, char **argv)
     if (len >= 3 && memcmp(resp, "OK\n", 3) == 0) {
         fwrite(resp + 3, 1, len - 3, stdout);
         rc = SUP_EXIT_OK;
+    } else if (len >= 7 && memcmp(resp, "FAILED\n", 7) == 0) {
+        /* status: the whole answer, and an exit code a script can test */
+        fwrite(resp + 7, 1, len - 7, stdout);
+        rc = SUP_EXIT_FAILED;
     } else if (len >= 4 && memcmp(resp, "ERR\n", 4) == 0) {
         fprintf(stderr, "ringrouter: ");
         fwrite(resp + 4, 1, len - 4, stderr);

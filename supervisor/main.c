@@ -142,7 +142,10 @@ int main(int argc, char **argv)
         return sup_cmd_check(argc - 1, argv + 1);
     if (strcmp(cmd, "up") == 0)
         return sup_cmd_up(argc - 1, argv + 1);
+    if (strcmp(cmd, "port") == 0)
+        cmd = "link";
     if (strcmp(cmd, "status") == 0 || strcmp(cmd, "stats") == 0 || strcmp(cmd, "restart") == 0 ||
+        strcmp(cmd, "link") == 0 ||
         strcmp(cmd, "route") == 0 || strcmp(cmd, "neigh") == 0 || strcmp(cmd, "shaper") == 0)
         return sup_cmd_ctl(cmd, argc - 1, argv + 1);
     return sup_usage_error("unknown command \"%s\"", cmd);

@@ -177,7 +177,7 @@ out_fd:
     return ret;
 }
 
-static void port_mac(const struct sup_port *p, int index, uint8_t mac[6])
+void sup_port_mac(const struct sup_port *p, int index, uint8_t mac[6])
 {
     if (p->has_mac) {
         memcpy(mac, p->mac, 6);
@@ -194,7 +194,7 @@ static void fill_port(const struct sup *s, int i, struct ipc_svc_port *o)
     snprintf(o->name, sizeof(o->name), "%s", p->name);
     snprintf(o->ifname, sizeof(o->ifname), "%s", p->ifname);
     snprintf(o->netns, sizeof(o->netns), "%s", p->netns);
-    port_mac(p, i, o->mac);
+    sup_port_mac(p, i, o->mac);
     o->mtu = (uint16_t)p->mtu;
     o->addr = p->address.addr;
     o->plen = p->address.len;

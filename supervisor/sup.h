@@ -35,6 +35,7 @@
 #define SUP_EXIT_USAGE 100
 #define SUP_EXIT_INTERNAL 101
 #define SUP_EXIT_SYSTEM 111
+#define SUP_EXIT_FAILED 3 /* `status`: some service is failed (systemctl status's 3: not running) */
 
 enum sup_state {
     SUP_ST_DOWN,     /* not running and not due to start (never started, or exited for good) */
@@ -240,7 +241,10 @@ int sup_own_dir(const char *dir, const char *key, struct ipc_err *err);
 int sup_run_dir(const struct sup *s, struct ipc_err *err);
 void sup_json_str(FILE *f, const char *str);
 int sup_ctl_listen(struct sup *s, struct ipc_err *err);
-bool sup_ctl_handle(struct sup *s, char *req, FILE *f, struct sup_ctl_wait *w);
+/* The head of an answer: "ERR" (the client's mistake, exit 100), "OK", or
+ * "FAILED" (`status` with a failed service: the text as for OK, exit 3). */
+enum sup_answer { SUP_ANS_ERR, SUP_ANS_OK, SUP_ANS_FAILED };
+enum sup_answer sup_ctl_handle(struct sup *s, char *req, FILE *f, struct sup_ctl_wait *w);
 int sup_ctl_client(const char *sock, int argc, char **argv);
 
 /* route.c: routes at run time; neigh_ctl.c: neighbours at run time */
@@ -252,6 +256,10 @@ void sup_routes_load(struct sup *s);
 void sup_routes_free(struct sup *s);
 const char *sup_ip_str(uint32_t a, char *buf, size_t len);
 int sup_port_of_addr(const struct sup *s, uint32_t a);
+
+/* link.c: `link`, a port's view in the spirit of `ip -s link` */
+void sup_ctl_link(struct sup *s, int port, bool json, FILE *f);
+void sup_port_mac(const struct sup_port *p, int index, uint8_t mac[6]);
 
 /* ctl_conn.c: the connections, never blocking the loop */
 void sup_ctl_accept(struct sup *s);

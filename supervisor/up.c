@@ -117,7 +117,16 @@ int sup_cmd_ctl(const char *cmd, int argc, char **argv)
     }
     bool takes_args = strcmp(cmd, "route") == 0 || strcmp(cmd, "neigh") == 0 || strcmp(cmd, "restart") == 0 ||
                       strcmp(cmd, "shaper") == 0;
-    if (!takes_args && n > 1) {
+    /* stats PORT, link PORT: sent as `port NAME`, so that no port name can
+     * pass for one of the flag words. */
+    if ((strcmp(cmd, "stats") == 0 || strcmp(cmd, "link") == 0) && n > 2) {
+        fprintf(stderr, "ringrouter %s: unexpected argument %s (name one port)\n", cmd, req[2]);
+        return SUP_EXIT_USAGE;
+    } else if ((strcmp(cmd, "stats") == 0 || strcmp(cmd, "link") == 0) && n == 2) {
+        req[2] = req[1];
+        req[1] = "port";
+        n = 3;
+    } else if (!takes_args && n > 1) {
         fprintf(stderr, "ringrouter %s: unexpected argument %s\n", cmd, req[1]);
         return SUP_EXIT_USAGE;
     }

@@ -315,7 +315,10 @@ rr_topology() { # rr_topology [EXTRA MANIFEST TEXT]
 # One status query: fills RR_STATE, RR_PIDS, RR_RESTARTS. 1 if no answer.
 rr_status() {
     local out
-    out=$("$RR" status --json -S "$RR_SOCK" 2>/dev/null) || return 1
+    local rc
+    out=$("$RR" status --json -S "$RR_SOCK" 2>/dev/null)
+    rc=$?
+    [ "$rc" = 0 ] || [ "$rc" = 3 ] || return 1 # 3: a service is failed
     out=$("$RR_PY" -c '
 import json, sys
 for s in json.load(sys.stdin)["services"]:
@@ -548,7 +551,10 @@ rr_flow_gap() { # rr_flow_gap T_US
 # starts, or -).
 rr_svc_line() { # rr_svc_line SVC
     local out name
-    out=$("$RR" status -S "$RR_SOCK" 2>/dev/null) || return 1
+    local rc
+    out=$("$RR" status -S "$RR_SOCK" 2>/dev/null)
+    rc=$?
+    [ "$rc" = 0 ] || [ "$rc" = 3 ] || return 1 # 3: a service is failed
     while read -r name RR_L_STATE RR_L_PID RR_L_SB _; do
         [ "$name" = "$1" ] && return 0
     done <<<"$out"
