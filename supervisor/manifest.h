@@ -321,6 +321,10 @@ bool sup_parse_addr(const char *v, uint32_t *out);
 bool sup_parse_mac(const char *v, uint8_t mac[6]);
 bool sup_parse_prefix(const char *v, struct sup_prefix *out);
 
+/* Levenshtein distance between @a and @b, case-blind (99 past 62 chars):
+ * the "did you mean" of the manifest's keys and of the command line. */
+unsigned sup_edit_distance(const char *a, const char *b);
+
 /* sup_rate_format() - write a rate in bits/s the way the manifest spells it
  * ("100mbit", "1500kbit", "12bit"); returns @buf. */
 char *sup_rate_format(uint64_t bits, char *buf, size_t len);

@@ -26,8 +26,9 @@ static void sup_copy(char *dst, size_t len, const char *src)
     dst[n] = '\0';
 }
 
-/* Levenshtein distance, for "did you mean" on unknown keys. */
-static unsigned sup_distance(const char *a, const char *b)
+/* Levenshtein distance, case-blind, for "did you mean" on unknown keys (and
+ * on the command line: supervisor/cli.c). */
+unsigned sup_edit_distance(const char *a, const char *b)
 {
     size_t la = strlen(a), lb = strlen(b);
     unsigned row[64];
@@ -447,7 +448,7 @@ static int sup_unknown_key(struct sup_pctx *pc, const struct sup_section_type *t
     const char *best = NULL;
     unsigned bd = 3;
     for (size_t i = 0; i < t->nkeys; i++) {
-        unsigned d = sup_distance(name, t->keys[i].name);
+        unsigned d = sup_edit_distance(name, t->keys[i].name);
         if (d < bd) {
             bd = d;
             best = t->keys[i].name;

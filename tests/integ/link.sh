@@ -138,7 +138,7 @@ bad() { # bad "EXPECTED STDERR" ARGS...
 bad 'ringrouter: link: no port "nosuch"; the ports are: a b' link nosuch
 bad 'ringrouter: stats: no port "nosuch"; the ports are: a b' stats nosuch
 bad 'ringrouter: stats: --stages covers every service; it takes no PORT' stats a --stages
-bad 'ringrouter link: unexpected argument extra (name one port)' link a extra
+bad 'ringrouter link: unexpected argument "extra" (name one port)' link a extra
 rr_ok "bad ports and arguments: exit 100, named"
 
 rr_zero "${RR_MALFORMED[@]}"

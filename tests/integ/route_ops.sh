@@ -205,7 +205,7 @@ bad 'neigh del: unexpected argument "extra"' neigh del "$RR_NET_B.20" extra
 bad 'neigh flush: unexpected argument "--json"' neigh flush --json
 bad 'neigh show: "bogus" is not an IPv4 address' neigh show bogus
 bad 'neigh show: unexpected argument "extra"' neigh show "$RR_HOST_B" extra
-bad 'neigh: unknown subcommand "frob"; expected add, replace, del, flush or show' neigh frob
+bad 'unknown neigh subcommand "frob"; neigh takes show, add, replace, del or flush (see ringrouter help neigh)' neigh frob
 bad 'route get: "10.63.1" is not an IPv4 address' route get 10.63.1
 bad 'route get: expected ADDRESS' route get
 bad 'route get: unexpected argument "extra"' route get "$D63" extra
