@@ -325,8 +325,18 @@ bool sup_parse_prefix(const char *v, struct sup_prefix *out);
  * the "did you mean" of the manifest's keys and of the command line. */
 unsigned sup_edit_distance(const char *a, const char *b);
 
-/* sup_rate_format() - write a rate in bits/s the way the manifest spells it
- * ("100mbit", "1500kbit", "12bit"); returns @buf. */
+/**
+ * sup_parse_rate() - the one rate parser of the manifest and the command
+ * line: a number (decimals allowed, exact) with tc's units, bit, kbit, mbit,
+ * gbit, tbit for bits per second and bps, kbps, mbps, gbps, tbps for bytes
+ * per second (so 50mbps is 400mbit), within 1kbit..1tbit; a bare number is
+ * refused (100 what?). Returns NULL with *@bits, or @why filled.
+ */
+const char *sup_parse_rate(const char *v, uint64_t *bits, char *why, size_t len);
+
+/* sup_rate_format() - write a rate in bits/s in the one style the supervisor
+ * prints rates in: the largest unit it reaches, exact decimals ("100mbit",
+ * "49.8mbit", "12bit"), which sup_parse_rate reads back; returns @buf. */
 char *sup_rate_format(uint64_t bits, char *buf, size_t len);
 
 #endif /* SUP_MANIFEST_H */
