@@ -8,12 +8,17 @@
  * and from the services' shared stats regions: a query never interrupts a
  * service.
  *
- *   status [json]       each service's state, pid, restarts, uptime, last exit
- *   stats [json|all]    per service counters (non-zero ones, or all), per ring
- *                       occupancy and counters
+ *   status [json]       each service's state, pid, restarts, uptime, last exit;
+ *                       answered "FAILED" instead of "OK" when a service is
+ *                       failed, so that the client exits 3
+ *   stats [port NAME] [json|all]
+ *                       per service counters (non-zero ones, or all), per ring
+ *                       occupancy and counters; of one port's services only
+ *   link [port NAME] [json]   see supervisor/link.c
  *   stats stages [json] per service and stage: CPU cycles per packet
  *   restart NAME        stop NAME and start it again
- *   route ..., neigh show   see supervisor/route.c
+ *   route ...           see supervisor/route.c
+ *   neigh ...           see supervisor/neigh_ctl.c
  *   shaper show|set         see supervisor/shaper_ctl.c
  */
 #include "supervisor/sup.h"
@@ -54,32 +59,41 @@ static uint64_t raw_ns(void)
  * symlink), owned by us, and writable by no one else. An existing one that is
  * not is refused, not repaired: it may hold someone else's files. It holds
  * the control socket and the state a supervisor that died leaves for the next
- * (xsk.c), so it is checked before anything is set up.
+ * (xsk.c), so it is checked before anything is set up. state_dir, where
+ * `route save` writes the routes `up` adds back, is held to the same rule:
+ * whoever could write there could route our traffic.
  */
-int sup_run_dir(const struct sup *s, struct ipc_err *err)
+int sup_own_dir(const char *dir, const char *key, struct ipc_err *err)
 {
-    const char *dir = s->m.router.run_dir;
     if (mkdir(dir, 0700) < 0 && errno != EEXIST)
-        return ipc_errf(err, -errno, "run_dir %s: %s", dir, strerror(errno));
+        return ipc_errf(err, -errno, "%s %s: %s", key, dir, strerror(errno));
     struct stat lst;
     if (lstat(dir, &lst) == 0 && S_ISLNK(lst.st_mode))
-        return ipc_errf(err, -EPERM, "run_dir %s: a symbolic link; it must be a directory of its own", dir);
+        return ipc_errf(err, -EPERM, "%s %s: a symbolic link; it must be a directory of its own", key, dir);
     /* O_NOFOLLOW: a link swapped in after the lstat is refused, not followed. */
     int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0)
-        return ipc_errf(err, -errno, "run_dir %s: %s", dir, strerror(errno));
+        return ipc_errf(err, -errno, "%s %s: %s", key, dir, strerror(errno));
     struct stat st;
     int r = fstat(fd, &st);
     close(fd);
     if (r < 0)
-        return ipc_errf(err, -errno, "run_dir %s: %s", dir, strerror(errno));
+        return ipc_errf(err, -errno, "%s %s: %s", key, dir, strerror(errno));
     if (st.st_uid != geteuid())
-        return ipc_errf(err, -EPERM, "run_dir %s: owned by uid %u, not by this supervisor (uid %u)", dir,
+        return ipc_errf(err, -EPERM, "%s %s: owned by uid %u, not by this supervisor (uid %u)", key, dir,
                         (unsigned)st.st_uid, (unsigned)geteuid());
     if (st.st_mode & (S_IWGRP | S_IWOTH))
-        return ipc_errf(err, -EPERM, "run_dir %s: mode %04o lets others write to it (at most 0755)", dir,
+        return ipc_errf(err, -EPERM, "%s %s: mode %04o lets others write to it (at most 0755)", key, dir,
                         (unsigned)(st.st_mode & 07777));
     return 0;
+}
+
+int sup_run_dir(const struct sup *s, struct ipc_err *err)
+{
+    int ret = sup_own_dir(s->m.router.run_dir, "run_dir", err);
+    if (ret == 0 && s->m.router.state_dir[0])
+        ret = sup_own_dir(s->m.router.state_dir, "state_dir", err);
+    return ret;
 }
 
 int sup_ctl_listen(struct sup *s, struct ipc_err *err)
@@ -121,7 +135,7 @@ int sup_ctl_listen(struct sup *s, struct ipc_err *err)
     return 0;
 }
 
-static void json_str(FILE *f, const char *str)
+void sup_json_str(FILE *f, const char *str)
 {
     fputc('"', f);
     for (const unsigned char *p = (const unsigned char *)str; *p; p++) {
@@ -148,14 +162,14 @@ static void do_status(struct sup *s, FILE *f, bool json)
         for (int i = 0; i < s->nsvcs; i++) {
             const struct sup_svc *v = &s->svcs[i];
             fprintf(f, "%s{\"name\":", i ? "," : "");
-            json_str(f, v->name);
+            sup_json_str(f, v->name);
             fprintf(f,
                     ",\"state\":\"%s\",\"pid\":%d,\"restarts\":%u,\"uptime_ms\":%llu,\"ready_ms\":%.3f,"
                     "\"standby_pid\":%d,\"standby_parked\":%s,\"uid\":%u,\"gid\":%u,\"last_exit\":",
                     sup_state_name(v->state), (int)v->pid, v->restarts, (unsigned long long)uptime_ms(v, now),
                     (double)v->ready_ms_last / 1000.0, (int)v->sb_pid, v->sb_parked ? "true" : "false",
                     (unsigned)v->uid, (unsigned)v->gid);
-            json_str(f, v->last_exit);
+            sup_json_str(f, v->last_exit);
             fprintf(f, "}");
         }
         fprintf(f, "]}\n");
@@ -192,12 +206,17 @@ static uint64_t ring_ctr(const struct ipc_ring_shared *sh, const struct ring_ctr
     return ipc_ld_rlx((_Atomic uint64_t *)((const char *)sh + c->off));
 }
 
-static void do_stats(struct sup *s, FILE *f, bool json, bool all)
+/* `stats` of every service and ring, or (@port >= 0) of one port's: its
+ * drivers and shaper, its rings, its steering program. The pool and
+ * shm_corrupt are the router's as a whole either way. */
+static void do_stats(struct sup *s, FILE *f, bool json, bool all, int port)
 {
     if (json)
         fprintf(f, "{\"services\":[");
-    for (int i = 0; i < s->nsvcs; i++) {
+    for (int i = 0, shown = 0; i < s->nsvcs; i++) {
         const struct sup_svc *v = &s->svcs[i];
+        if (port >= 0 && v->port != port)
+            continue;
         const struct ipc_svc_stats *st = v->stats;
         uint32_t n = ipc_ld_acq(&((struct ipc_svc_stats *)st)->nctr);
         if (n > IPC_SVC_MAX_CTR)
@@ -207,8 +226,8 @@ static void do_stats(struct sup *s, FILE *f, bool json, bool all)
         uint64_t wakes = ipc_ld_rlx(&((struct ipc_svc_stats *)st)->wakes_sent);
         uint64_t missed = ipc_ld_rlx(&((struct ipc_svc_stats *)st)->wake_missed);
         if (json) {
-            fprintf(f, "%s{\"name\":", i ? "," : "");
-            json_str(f, v->name);
+            fprintf(f, "%s{\"name\":", shown++ ? "," : "");
+            sup_json_str(f, v->name);
             fprintf(f, ",\"loops\":%llu,\"sleeps\":%llu,\"wakes_sent\":%llu,\"wake_missed\":%llu,\"counters\":{",
                     (unsigned long long)loops, (unsigned long long)sleeps, (unsigned long long)wakes,
                     (unsigned long long)missed);
@@ -218,7 +237,7 @@ static void do_stats(struct sup *s, FILE *f, bool json, bool all)
                 char name[IPC_CTR_NAME + 1];
                 fprintf(f, "%s", first ? "" : ",");
                 first = 0;
-                json_str(f, sup_shm_name(name, sizeof(name), st->ctr_name[k], IPC_CTR_NAME));
+                sup_json_str(f, sup_shm_name(name, sizeof(name), st->ctr_name[k], IPC_CTR_NAME));
                 fprintf(f, ":%llu", (unsigned long long)ipc_ld_rlx(&((struct ipc_svc_stats *)st)->ctr[k]));
             }
             fprintf(f, "}}");
@@ -247,11 +266,13 @@ static void do_stats(struct sup *s, FILE *f, bool json, bool all)
             fprintf(f, " %s", ring_ctrs[k].name);
     if (!json)
         fprintf(f, "\n");
-    for (int i = 0; i < s->nrings; i++) {
+    for (int i = 0, shown = 0; i < s->nrings; i++) {
         const struct sup_ring *r = &s->rings[i];
+        if (port >= 0 && r->port != port)
+            continue;
         uint32_t occ = ipc_ring_count(r->sh), size = s->ring_ref[i].size; /* the size it was made with */
         if (json) {
-            fprintf(f, "%s{\"name\":\"%s\",\"from\":\"%s\",\"to\":\"%s\",\"occupancy\":%u,\"size\":%u", i ? "," : "",
+            fprintf(f, "%s{\"name\":\"%s\",\"from\":\"%s\",\"to\":\"%s\",\"occupancy\":%u,\"size\":%u", shown++ ? "," : "",
                     r->name, s->svcs[r->prod].name, s->svcs[r->cons].name, occ, size);
             for (size_t k = 0; k < sizeof(ring_ctrs) / sizeof(ring_ctrs[0]); k++)
                 fprintf(f, ",\"%s\":%llu", ring_ctrs[k].name, (unsigned long long)ring_ctr(r->sh, &ring_ctrs[k]));
@@ -270,11 +291,12 @@ static void do_stats(struct sup *s, FILE *f, bool json, bool all)
     fprintf(f, json ? "],\"xdp\":[" : "");
     for (size_t p = 0, shown = 0; p < s->m.nports; p++) {
         uint64_t c[SUP_XDP_NCTR];
-        if (s->m.ports[p].driver != SUP_DRIVER_AFXDP || sup_xsk_counters(s, (int)p, c) < 0)
+        if (s->m.ports[p].driver != SUP_DRIVER_AFXDP || (port >= 0 && (int)p != port) ||
+            sup_xsk_counters(s, (int)p, c) < 0)
             continue;
         if (json) {
             fprintf(f, "%s{\"port\":", shown ? "," : "");
-            json_str(f, s->m.ports[p].name);
+            sup_json_str(f, s->m.ports[p].name);
             for (int k = 0; k < SUP_XDP_NCTR; k++)
                 fprintf(f, ",\"%s\":%llu", sup_xsk_counter_name(k), (unsigned long long)c[k]);
             fprintf(f, "}");
@@ -406,7 +428,7 @@ static bool do_stages(struct sup *s, FILE *f, bool json)
         uint64_t svc_cycles = 0;
         if (json) {
             fprintf(f, "%s{\"name\":", i ? "," : "");
-            json_str(f, v->name);
+            sup_json_str(f, v->name);
             fprintf(f, ",\"stages\":[");
         } else if (n == 0) {
             fprintf(f, "%-16s (no stage counters in this service's binary)\n", v->name);
@@ -419,7 +441,7 @@ static bool do_stages(struct sup *s, FILE *f, bool json)
             svc_cycles += cycles;
             if (json) {
                 fprintf(f, "%s{\"name\":", k ? "," : "");
-                json_str(f, gname);
+                sup_json_str(f, gname);
                 fprintf(f, ",\"calls\":%llu,\"packets\":%llu,\"cycles\":%llu", (unsigned long long)calls,
                         (unsigned long long)pkts, (unsigned long long)cycles);
                 json_ratio(f, "pkts_per_call", (double)pkts, calls);
@@ -452,58 +474,108 @@ static bool do_stages(struct sup *s, FILE *f, bool json)
     return true;
 }
 
-bool sup_ctl_route(struct sup *s, char **argv, int argc, FILE *f);
-bool sup_ctl_neigh(struct sup *s, char **argv, int argc, FILE *f);
-
-/* Returns false for a request the client got wrong. */
 #define CTL_WORDS_MAX 8
 
-bool sup_ctl_handle(struct sup *s, char *req, FILE *f, struct sup_shaper_wait *wait)
+/* Is any service failed (given up after restart_limit)? `status` says so
+ * in its exit code. */
+static bool any_failed(const struct sup *s)
 {
-    /* One line: what follows the first newline is not part of it, and a
-     * client that ends its line with CRLF means the same request. */
-    req[strcspn(req, "\n")] = '\0';
-    size_t l = strlen(req);
-    if (l && req[l - 1] == '\r')
-        req[l - 1] = '\0';
-    char *save = NULL;
-    char *words[CTL_WORDS_MAX];
-    int nw = 0;
-    for (char *w = strtok_r(req, " \t", &save); w; w = strtok_r(NULL, " \t", &save)) {
-        if (nw == CTL_WORDS_MAX) {
-            fprintf(f, "request: more than %d words\n", CTL_WORDS_MAX);
+    for (int i = 0; i < s->nsvcs; i++)
+        if (s->svcs[i].state == SUP_ST_FAILED)
+            return true;
+    return false;
+}
+
+/* The flag words the client adds for its options (json, all, stages), then
+ * `port NAME` for a port filter; anything else is named in the error. */
+enum { O_JSON = 1, O_ALL = 2, O_STAGES = 4, O_PORT = 8 };
+struct ctl_opts {
+    bool json, all, stages;
+    int port; /* -1: every port */
+};
+
+static bool ctl_opts(struct sup *s, const char *cmd, char **w, int n, unsigned allowed, struct ctl_opts *o, FILE *f)
+{
+    *o = (struct ctl_opts){.port = -1};
+    for (int i = 0; i < n; i++) {
+        unsigned bit = strcmp(w[i], "json") == 0 ? O_JSON : strcmp(w[i], "all") == 0 ? O_ALL
+                       : strcmp(w[i], "stages") == 0 ? O_STAGES : strcmp(w[i], "port") == 0 ? O_PORT : 0;
+        if (!(bit & allowed)) {
+            const char *opt = bit == O_JSON ? "--json" : bit == O_ALL ? "--all" : bit == O_STAGES ? "--stages"
+                              : strcmp(w[i], "force") == 0 ? "--force" : NULL;
+            if (opt)
+                fprintf(f, "%s: %s is not one of its options\n", cmd, opt);
+            else
+                fprintf(f, "%s: unexpected argument \"%s\"\n", cmd, bit == O_PORT && i + 1 < n ? w[i + 1] : w[i]);
             return false;
         }
-        words[nw++] = w;
+        if (bit == O_PORT) {
+            if (++i == n || o->port >= 0) {
+                fprintf(f, "%s: name one port\n", cmd);
+                return false;
+            }
+            o->port = sup_manifest_port(&s->m, w[i]);
+            if (o->port < 0) {
+                fprintf(f, "%s: no port \"%s\"; the ports are:", cmd, w[i]);
+                for (size_t p = 0; p < s->m.nports; p++)
+                    fprintf(f, " %s", s->m.ports[p].name);
+                fprintf(f, "\n");
+                return false;
+            }
+        }
+        o->json |= bit == O_JSON;
+        o->all |= bit == O_ALL;
+        o->stages |= bit == O_STAGES;
     }
+    return true;
+}
+
+static bool ctl_dispatch(struct sup *s, char **words, int nw, FILE *f, struct sup_ctl_wait *wait, bool *failed)
+{
     char *cmd = nw > 0 ? words[0] : NULL;
-    char *arg = nw > 1 ? words[1] : NULL;
-    if (cmd && strcmp(cmd, "route") == 0)
-        return sup_ctl_route(s, words + 1, nw - 1, f);
-    if (cmd && strcmp(cmd, "neigh") == 0)
-        return sup_ctl_neigh(s, words + 1, nw - 1, f);
-    if (cmd && strcmp(cmd, "shaper") == 0) /* supervisor/shaper_ctl.c */
-        return sup_ctl_shaper(s, words + 1, nw - 1, f, wait);
-    bool json = arg && strcmp(arg, "json") == 0;
-    bool all = arg && strcmp(arg, "all") == 0;
-    bool stages = arg && strcmp(arg, "stages") == 0;
-    if (stages)
-        json = nw > 2 && strcmp(words[2], "json") == 0;
+    struct ctl_opts o;
     if (!cmd) {
         fprintf(f, "empty request\n");
         return false;
     }
+    if (strcmp(cmd, "route") == 0)
+        return sup_ctl_route(s, words + 1, nw - 1, f);
+    if (strcmp(cmd, "neigh") == 0)
+        return sup_ctl_neigh(s, words + 1, nw - 1, f, wait);
+    if (strcmp(cmd, "shaper") == 0) /* supervisor/shaper_ctl.c */
+        return sup_ctl_shaper(s, words + 1, nw - 1, f, wait);
     if (strcmp(cmd, "status") == 0) {
-        do_status(s, f, json);
+        if (!ctl_opts(s, cmd, words + 1, nw - 1, O_JSON, &o, f))
+            return false;
+        do_status(s, f, o.json);
+        *failed = any_failed(s);
         return true;
     }
-    if (strcmp(cmd, "stats") == 0 && stages)
-        return do_stages(s, f, json);
+    if (strcmp(cmd, "link") == 0) { /* supervisor/link.c */
+        if (!ctl_opts(s, cmd, words + 1, nw - 1, O_JSON | O_PORT, &o, f))
+            return false;
+        sup_ctl_link(s, o.port, o.json, f);
+        return true;
+    }
     if (strcmp(cmd, "stats") == 0) {
-        do_stats(s, f, json, all);
+        if (!ctl_opts(s, cmd, words + 1, nw - 1, O_JSON | O_ALL | O_STAGES | O_PORT, &o, f))
+            return false;
+        if (o.stages && o.port >= 0) {
+            fprintf(f, "stats: --stages covers every service; it takes no PORT\n");
+            return false;
+        }
+        if (o.stages)
+            return do_stages(s, f, o.json);
+        do_stats(s, f, o.json, o.all, o.port);
         return true;
     }
     if (strcmp(cmd, "restart") == 0) {
+        const char *arg = nw > 1 ? words[1] : NULL;
+        if (nw > 2) {
+            fprintf(f, "restart: %s\n", strcmp(words[2], "json") == 0 ? "--json is not one of its options (it prints one line)"
+                                                                       : "name one service");
+            return false;
+        }
         for (int i = 0; arg && i < s->nsvcs; i++) {
             if (strcmp(s->svcs[i].name, arg) == 0) {
                 sup_log("%s: restart requested", arg);
@@ -520,6 +592,30 @@ bool sup_ctl_handle(struct sup *s, char *req, FILE *f, struct sup_shaper_wait *w
     }
     fprintf(f, "unknown request \"%s\"\n", cmd);
     return false;
+}
+
+enum sup_answer sup_ctl_handle(struct sup *s, char *req, FILE *f, struct sup_ctl_wait *wait)
+{
+    /* One line: what follows the first newline is not part of it, and a
+     * client that ends its line with CRLF means the same request. */
+    req[strcspn(req, "\n")] = '\0';
+    size_t l = strlen(req);
+    if (l && req[l - 1] == '\r')
+        req[l - 1] = '\0';
+    char *save = NULL;
+    char *words[CTL_WORDS_MAX];
+    int nw = 0;
+    for (char *w = strtok_r(req, " \t", &save); w; w = strtok_r(NULL, " \t", &save)) {
+        if (nw == CTL_WORDS_MAX) {
+            fprintf(f, "request: more than %d words\n", CTL_WORDS_MAX);
+            return SUP_ANS_ERR;
+        }
+        words[nw++] = w;
+    }
+    bool failed = false;
+    if (!ctl_dispatch(s, words, nw, f, wait, &failed))
+        return SUP_ANS_ERR;
+    return failed ? SUP_ANS_FAILED : SUP_ANS_OK;
 }
 
 int sup_ctl_client(const char *sock, int argc, char **argv)
@@ -577,6 +673,10 @@ int sup_ctl_client(const char *sock, int argc, char **argv)
     if (len >= 3 && memcmp(resp, "OK\n", 3) == 0) {
         fwrite(resp + 3, 1, len - 3, stdout);
         rc = SUP_EXIT_OK;
+    } else if (len >= 7 && memcmp(resp, "FAILED\n", 7) == 0) {
+        /* status: the whole answer, and an exit code a script can test */
+        fwrite(resp + 7, 1, len - 7, stdout);
+        rc = SUP_EXIT_FAILED;
     } else if (len >= 4 && memcmp(resp, "ERR\n", 4) == 0) {
         fprintf(stderr, "ringrouter: ");
         fwrite(resp + 4, 1, len - 4, stderr);

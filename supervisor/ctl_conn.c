@@ -4,10 +4,13 @@
  * has one blocking point, its event loop (loop.c), and a client must never
  * hold it: every connection is non-blocking and lives in a slot of its own
  * (struct sup_ctl_conn), read and written as epoll says it is ready, and
- * closed at its deadline however slowly it trickles bytes. The states:
+ * closed at its deadline however slowly it trickles bytes. An answer is
+ * "OK\n", "ERR\n" or "FAILED\n" (status with a failed service), then the
+ * text. The states:
  *
  *   READ   collecting the request line (at most SUP_CTL_REQ_MAX - 1 bytes)
- *   WAIT   a `shaper set` waiting for the shaper's answer (checked each tick)
+ *   WAIT   a `shaper set` or neighbour command waiting for the service's
+ *          answer (checked each tick)
  *   WRITE  sending the answer
  *
  * A client past SUP_CTL_CONNS open connections is told the supervisor is
@@ -66,11 +69,11 @@ static void conn_write(struct sup *s, struct sup_ctl_conn *c)
 }
 
 /* The answer is complete: "OK\n" or "ERR\n", then the text, from now on. */
-static void conn_answer(struct sup *s, struct sup_ctl_conn *c, bool ok)
+static void conn_answer(struct sup *s, struct sup_ctl_conn *c, enum sup_answer ans)
 {
     fclose(c->out);
     c->out = NULL;
-    const char *head = ok ? "OK\n" : "ERR\n";
+    const char *head = ans == SUP_ANS_OK ? "OK\n" : ans == SUP_ANS_FAILED ? "FAILED\n" : "ERR\n";
     size_t hl = strlen(head);
     char *all = malloc(hl + c->len + 1);
     if (!all) {
@@ -98,12 +101,12 @@ static void conn_request(struct sup *s, struct sup_ctl_conn *c, bool too_long)
         return;
     }
     c->req[c->have] = '\0';
-    bool ok;
+    enum sup_answer ans;
     if (too_long) {
         fprintf(c->out, "request: longer than %u bytes\n", SUP_CTL_REQ_MAX - 1);
-        ok = false;
+        ans = SUP_ANS_ERR;
     } else {
-        ok = sup_ctl_handle(s, c->req, c->out, &c->wait);
+        ans = sup_ctl_handle(s, c->req, c->out, &c->wait);
     }
     if (c->wait.pending) {
         c->st = SUP_CONN_WAIT;
@@ -112,7 +115,7 @@ static void conn_request(struct sup *s, struct sup_ctl_conn *c, bool too_long)
         return;
     }
     fflush(c->out);
-    conn_answer(s, c, ok);
+    conn_answer(s, c, ans);
 }
 
 /* Read what has arrived; answer once the line is whole (or the client has
@@ -190,9 +193,11 @@ void sup_ctl_tick(struct sup *s, uint64_t now)
         struct sup_ctl_conn *c = &s->conns[i];
         if (c->st == SUP_CONN_WAIT) {
             bool ok;
-            if (sup_shaper_set_poll(s, &c->wait, now, c->out, &ok)) {
+            bool done = c->wait.kind == SUP_WAIT_NEIGH ? sup_neigh_poll(s, &c->wait, now, c->out, &ok)
+                                                       : sup_shaper_set_poll(s, &c->wait, now, c->out, &ok);
+            if (done) {
                 fflush(c->out);
-                conn_answer(s, c, ok);
+                conn_answer(s, c, ok ? SUP_ANS_OK : SUP_ANS_ERR);
             }
         } else if (c->st != SUP_CONN_FREE && now >= c->deadline_ns) {
             conn_close(s, c); /* too slow to ask, or to read its answer */

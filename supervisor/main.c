@@ -1,65 +1,45 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * supervisor/main.c: the `ringrouter` command. It parses argv and dispatches
- * to a subcommand: `check` loads a manifest (supervisor/manifest.c) and
- * reports the first error; `up` runs the supervisor (supervisor/up.c); the
- * control commands talk to a running supervisor over its socket
- * (supervisor/ctl.c). --help lists only what exists, and anything else is an
- * unknown command.
+ * supervisor/main.c: the `ringrouter` command. It parses the whole line
+ * first, options anywhere (before or after the command: `ringrouter -S
+ * SOCK status` and `ringrouter status -S SOCK` are one request), resolves
+ * the command and subcommand (unique prefixes, supervisor/cli.c), and
+ * dispatches: `check` loads a manifest (supervisor/manifest.c) and reports
+ * the first error; `up` runs the supervisor (supervisor/up.c); the control
+ * commands send one request line to a running supervisor (supervisor/ctl.c),
+ * whose own checks of the words are the last word on them.
  *
- * Exit codes (s6's convention, STYLE.md §7): 0 ok; 100 for a usage error or
- * an invalid manifest, including a manifest path that does not exist or
- * cannot be read (a mistake in what the user typed); 111 for a system
- * failure that is not the user's doing (out of memory, an I/O error).
+ * Exit codes (s6's convention, STYLE.md §7): 0 ok; 3 `status` found a failed
+ * service; 100 for a usage error or an invalid manifest, including a
+ * manifest path that does not exist or cannot be read (a mistake in what
+ * the user typed); 111 for a system failure that is not the user's doing
+ * (out of memory, an I/O error, no supervisor to talk to).
  */
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "supervisor/cli.h"
 #include "supervisor/manifest.h"
 
 #define SUP_EXIT_OK 0
 #define SUP_EXIT_USAGE 100
 #define SUP_EXIT_SYSTEM 111
+#define CLI_POS_MAX 10
 
-int sup_cmd_up(int argc, char **argv);
-int sup_cmd_ctl(const char *cmd, int argc, char **argv);
+int sup_cmd_up(const char *file);
+int sup_ctl_client(const char *sock, int argc, char **argv);
 
-static const char sup_usage[] =
-    "usage: ringrouter COMMAND [OPTIONS]\n"
-    "\n"
-    "commands:\n"
-    "  check [-c FILE]        validate a manifest (default: the built-in demo manifest)\n"
-    "                         and print \"FILE: ok\", or the first error on stderr\n"
-    "  up [-c FILE]           run the supervisor: create the pool, rings and devices,\n"
-    "                         start every service and keep them running until\n"
-    "                         SIGTERM, SIGINT or SIGHUP (as root)\n"
-    "  status [--json]        each service's state, pid, restarts, uptime, last exit\n"
-    "  stats [--json] [--all] counters of every service and ring, read from shared\n"
-    "                         memory without interrupting the services (the\n"
-    "                         human form skips zero counters unless --all)\n"
-    "  stats --stages [--json]  CPU cycles per packet in each stage of each service\n"
-    "                         (needs stages = on in the manifest's [router])\n"
-    "  restart SERVICE        stop SERVICE and start it again\n"
-    "  route show [--json]    the FIB: connected networks, manifest and added routes\n"
-    "  route add PREFIX via GATEWAY | route add PREFIX port NAME\n"
-    "  route del PREFIX       change the running router's FIB, without stopping it\n"
-    "  neigh show [--json]    the neighbour (ARP) table\n"
-    "  shaper show [PORT] [--json]  each shaped port's classes: rate, ceil, measured\n"
-    "                         rate, backlog, drops, ECN marks\n"
-    "  shaper set PORT [CLASS] rate RATE [ceil RATE]\n"
-    "                         change a running shaper's rates (e.g. 50mbit), no restart\n"
-    "\n"
-    "options:\n"
-    "  -S, --socket PATH      the control socket of status, stats and restart\n"
-    "                         (default $RINGROUTER_SOCKET, else /run/ringrouter/control.sock)\n"
-    "  -h, --help             show this help\n"
-    "\n"
-    "exit status: 0 ok, 100 usage or manifest error, 111 system failure.\n"
-    "The manifest format is described in docs/manifest.md.\n";
+/* The command line, options taken out wherever they stood. */
+struct cli_line {
+    const char *socket, *config;
+    bool json, all, stages, force, help, version;
+    const char *pos[CLI_POS_MAX];
+    int npos;
+};
 
-static int sup_usage_error(const char *fmt, const char *arg)
+static int usage_error(const char *fmt, const char *arg)
 {
     fprintf(stderr, "ringrouter: ");
     fprintf(stderr, fmt, arg);
@@ -67,8 +47,72 @@ static int sup_usage_error(const char *fmt, const char *arg)
     return SUP_EXIT_USAGE;
 }
 
+static const char *const cli_long[] = {"--socket", "--config", "--json", "--all", "--stages", "--force", "--help",
+                                       "--version"};
+enum { L_SOCKET, L_CONFIG, L_JSON, L_ALL, L_STAGES, L_FORCE, L_HELP, L_VERSION, L_N };
+
+/* Parse argv into @l. Returns 0, or an exit code after saying what is wrong. */
+static int cli_parse(int argc, char **argv, struct cli_line *l)
+{
+    *l = (struct cli_line){0};
+    bool opts = true;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        int which = -1;
+        const char *val = NULL;
+        if (opts && strcmp(a, "--") == 0) {
+            opts = false;
+            continue;
+        }
+        if (opts && a[0] == '-' && a[1] == '-') {
+            char name[32], err[160];
+            const char *eq = strchr(a, '=');
+            snprintf(name, sizeof(name), "%.*s", eq ? (int)(eq - a) : 31, a);
+            which = cli_match(name, cli_long, L_N, "option", err, sizeof(err));
+            if (which < 0) {
+                fprintf(stderr, "ringrouter: %s (see ringrouter --help)\n", err);
+                return SUP_EXIT_USAGE;
+            }
+            if (eq && which != L_SOCKET && which != L_CONFIG)
+                return usage_error("option \"%s\" takes no value", name);
+            val = eq ? eq + 1 : NULL;
+        } else if (opts && a[0] == '-' && a[1] && !a[2]) {
+            static const char shorts[] = "Scja\0fhV"; /* by L_* (no short --stages) */
+            const char *p = a[1] ? memchr(shorts, a[1], sizeof(shorts) - 1) : NULL;
+            if (!p)
+                return usage_error("unknown option \"%s\"", a);
+            which = (int)(p - shorts);
+        } else if (opts && a[0] == '-' && a[1]) {
+            return usage_error("unknown option \"%s\"", a);
+        } else {
+            if (l->npos == CLI_POS_MAX)
+                return usage_error("too many arguments (from \"%s\" on)", a);
+            l->pos[l->npos++] = a;
+            continue;
+        }
+        if (which == L_SOCKET || which == L_CONFIG) {
+            if (!val) {
+                if (i + 1 == argc)
+                    return usage_error("option \"%s\" needs an argument", a);
+                val = argv[++i];
+            }
+            if (which == L_SOCKET)
+                l->socket = val;
+            else
+                l->config = val;
+        }
+        l->json |= which == L_JSON;
+        l->all |= which == L_ALL;
+        l->stages |= which == L_STAGES;
+        l->force |= which == L_FORCE;
+        l->help |= which == L_HELP;
+        l->version |= which == L_VERSION;
+    }
+    return 0;
+}
+
 /* Errors that name a bad path are the user's to fix: exit 100. */
-static int sup_exit_for(int rc)
+static int exit_for(int rc)
 {
     switch (-rc) {
     case 0:
@@ -88,62 +132,173 @@ static int sup_exit_for(int rc)
     }
 }
 
-static int sup_cmd_check(int argc, char **argv)
+static int load(const char *file, struct sup_manifest *m)
 {
-    static const struct option opts[] = {
-        {"config", required_argument, NULL, 'c'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    const char *file = NULL;
-    int c;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "+:c:h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'c':
-            file = optarg;
-            break;
-        case 'h':
-            fputs(sup_usage, stdout);
-            return SUP_EXIT_OK;
-        case ':':
-            return sup_usage_error("check: option \"%s\" needs an argument", argv[optind - 1]);
-        default:
-            return sup_usage_error("check: unknown option \"%s\"", argv[optind - 1]);
-        }
-    }
-    if (optind < argc)
-        return sup_usage_error("check: unexpected argument \"%s\"", argv[optind]);
-
-    struct sup_manifest m;
     struct sup_manifest_err err;
-    int rc = file ? sup_manifest_load_file(file, &m, &err)
-                  : sup_manifest_load_string(SUP_DEFAULT_MANIFEST_NAME, sup_default_manifest, &m, &err);
-    if (rc) {
+    int rc = file ? sup_manifest_load_file(file, m, &err)
+                  : sup_manifest_load_string(SUP_DEFAULT_MANIFEST_NAME, sup_default_manifest, m, &err);
+    if (rc)
         fprintf(stderr, "%s\n", err.msg);
-        return sup_exit_for(rc);
-    }
+    return rc;
+}
+
+static int cmd_check(const char *file)
+{
+    struct sup_manifest m;
+    int rc = load(file, &m);
+    if (rc)
+        return exit_for(rc);
     printf("%s: ok\n", file ? file : SUP_DEFAULT_MANIFEST_NAME);
     sup_manifest_free(&m);
     return SUP_EXIT_OK;
 }
 
+/* Options that @cmd does not take: named, never ignored. The control
+ * commands' words (--json of `route add`, ...) are the supervisor's to
+ * judge, with the same messages for every client. */
+static int refuse_options(const char *cmd, const struct cli_line *l)
+{
+    bool local = strcmp(cmd, "check") == 0 || strcmp(cmd, "up") == 0 || strcmp(cmd, "help") == 0 ||
+                 strcmp(cmd, "version") == 0;
+    const char *bad = local && l->json ? "--json" : local && l->socket ? "--socket" : NULL;
+    if (!bad && strcmp(cmd, "stats") != 0)
+        bad = l->all ? "--all" : l->stages ? "--stages" : NULL;
+    if (!bad && strcmp(cmd, "route") != 0 && strcmp(cmd, "neigh") != 0 && l->force)
+        bad = "--force";
+    if (!bad && (strcmp(cmd, "help") == 0 || strcmp(cmd, "version") == 0) && l->config)
+        bad = "--config";
+    if (!bad)
+        return 0;
+    fprintf(stderr, "ringrouter %s: %s is not one of its options (see ringrouter help %s)\n", cmd, bad, cmd);
+    return SUP_EXIT_USAGE;
+}
+
+/* Where the supervisor listens: -S, else -c's run_dir, else
+ * $RINGROUTER_SOCKET, else the default run_dir's. */
+static int find_socket(const struct cli_line *l, char *buf, size_t len)
+{
+    if (l->socket) {
+        snprintf(buf, len, "%s", l->socket);
+        return 0;
+    }
+    if (l->config) {
+        struct sup_manifest m;
+        int rc = load(l->config, &m);
+        if (rc)
+            return exit_for(rc);
+        snprintf(buf, len, "%s/control.sock", m.router.run_dir);
+        sup_manifest_free(&m);
+        return 0;
+    }
+    const char *env = getenv("RINGROUTER_SOCKET");
+    snprintf(buf, len, "%s", env && env[0] ? env : "/run/ringrouter/control.sock");
+    return 0;
+}
+
+/*
+ * A control command as the request line the supervisor reads: the command,
+ * its subcommand, the positional words, then the flag words (`port NAME`
+ * for stats and link's PORT, so that no port name can pass for a flag).
+ */
+static int cmd_ctl(const struct cli_cmd *c, const struct cli_line *l)
+{
+    char *req[CLI_POS_MAX + 8];
+    int n = 0;
+    char err[256];
+    req[n++] = (char *)c->name;
+    int first = 1;
+    if (c->subs) {
+        const char *sub = c->subs[0]; /* show */
+        if (l->npos > 1) {
+            sub = cli_subcommand(c, l->pos[1], err, sizeof(err));
+            if (!sub) {
+                fprintf(stderr, "ringrouter: %s (see ringrouter help %s)\n", err, c->name);
+                return SUP_EXIT_USAGE;
+            }
+            first = 2;
+        }
+        req[n++] = (char *)sub;
+    } else if ((strcmp(c->name, "stats") == 0 || strcmp(c->name, "link") == 0) && l->npos > 1) {
+        if (l->npos > 2) {
+            fprintf(stderr, "ringrouter %s: unexpected argument \"%s\" (name one port)\n", c->name, l->pos[2]);
+            return SUP_EXIT_USAGE;
+        }
+        req[n++] = "port";
+    } else if (strcmp(c->name, "status") == 0 && l->npos > 1) {
+        fprintf(stderr, "ringrouter status: unexpected argument \"%s\"\n", l->pos[1]);
+        return SUP_EXIT_USAGE;
+    } else if (strcmp(c->name, "restart") == 0 && l->npos != 2) {
+        fprintf(stderr, "ringrouter restart: name one service (see ringrouter status)\n");
+        return SUP_EXIT_USAGE;
+    }
+    for (int i = first; i < l->npos; i++)
+        req[n++] = (char *)l->pos[i];
+    if (l->stages)
+        req[n++] = "stages";
+    if (l->force)
+        req[n++] = "force";
+    if (l->all)
+        req[n++] = "all";
+    if (l->json)
+        req[n++] = "json";
+    char sock[256];
+    int rc = find_socket(l, sock, sizeof(sock));
+    if (rc)
+        return rc;
+    return sup_ctl_client(sock, n, req);
+}
+
 int main(int argc, char **argv)
 {
-    if (argc < 2)
-        return sup_usage_error("%s", "no command given");
-    const char *cmd = argv[1];
-    if (strcmp(cmd, "-h") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "help") == 0) {
-        fputs(sup_usage, stdout);
+    struct cli_line l;
+    int rc = cli_parse(argc, argv, &l);
+    if (rc)
+        return rc;
+    char err[256];
+    const struct cli_cmd *c = NULL;
+    if (l.npos > 0 && !(c = cli_command(l.pos[0], err, sizeof(err)))) {
+        fprintf(stderr, "ringrouter: %s (see ringrouter --help)\n", err);
+        return SUP_EXIT_USAGE;
+    }
+    if (l.version && !l.help) {
+        puts(cli_version());
         return SUP_EXIT_OK;
     }
-    if (strcmp(cmd, "check") == 0)
-        return sup_cmd_check(argc - 1, argv + 1);
-    if (strcmp(cmd, "up") == 0)
-        return sup_cmd_up(argc - 1, argv + 1);
-    if (strcmp(cmd, "status") == 0 || strcmp(cmd, "stats") == 0 || strcmp(cmd, "restart") == 0 ||
-        strcmp(cmd, "route") == 0 || strcmp(cmd, "neigh") == 0 || strcmp(cmd, "shaper") == 0)
-        return sup_cmd_ctl(cmd, argc - 1, argv + 1);
-    return sup_usage_error("unknown command \"%s\"", cmd);
+    if (!c && l.help) {
+        cli_help(stdout, NULL);
+        return SUP_EXIT_OK;
+    }
+    if (!c)
+        return usage_error("%s", "no command given");
+    if (strcmp(c->name, "help") == 0 || l.help) {
+        /* help: the list; help CMD, CMD --help: CMD's; help --help: help's */
+        const struct cli_cmd *about = c;
+        if (strcmp(c->name, "help") == 0 && l.npos > 1) {
+            if (!(about = cli_command(l.pos[1], err, sizeof(err)))) {
+                fprintf(stderr, "ringrouter: %s (see ringrouter --help)\n", err);
+                return SUP_EXIT_USAGE;
+            }
+        } else if (strcmp(c->name, "help") == 0 && !l.help) {
+            about = NULL;
+        }
+        cli_help(stdout, about);
+        return SUP_EXIT_OK;
+    }
+    if ((rc = refuse_options(c->name, &l)))
+        return rc;
+    if (strcmp(c->name, "version") == 0) {
+        if (l.npos > 1)
+            return usage_error("version: unexpected argument \"%s\"", l.pos[1]);
+        puts(cli_version());
+        return SUP_EXIT_OK;
+    }
+    if (strcmp(c->name, "check") == 0 || strcmp(c->name, "up") == 0) {
+        if (l.npos > 1) {
+            fprintf(stderr, "ringrouter %s: unexpected argument \"%s\" (the manifest is -c FILE)\n", c->name,
+                    l.pos[1]);
+            return SUP_EXIT_USAGE;
+        }
+        return strcmp(c->name, "check") == 0 ? cmd_check(l.config) : sup_cmd_up(l.config);
+    }
+    return cmd_ctl(c, &l);
 }

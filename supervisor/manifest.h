@@ -55,6 +55,7 @@ enum sup_router_key {
     SUP_ROUTER_GROUP,
     SUP_ROUTER_UIDS,
     SUP_ROUTER_RUN_DIR,
+    SUP_ROUTER_STATE_DIR,
     SUP_ROUTER_ICMP_RATE,
     SUP_ROUTER_ICMP_BURST,
     SUP_ROUTER_STAGES,
@@ -86,6 +87,7 @@ struct sup_router {
     char group[SUP_USER_MAX + 1];
     struct sup_uids uids; /* the range each service's own uid comes from */
     char run_dir[SUP_PATH_MAX + 1];
+    char state_dir[SUP_PATH_MAX + 1]; /* "": run_dir; where `route save` writes and `up` reads */
     uint32_t icmp_rate;   /* ICMP errors per second; 0: never send them */
     uint32_t icmp_burst;
     bool stages;          /* count CPU cycles per stage in every service (stats --stages) */
@@ -315,10 +317,26 @@ int sup_manifest_service(const struct sup_manifest *m, const char *name);
 const char *sup_gateway_why(const struct sup_manifest *m, uint32_t gw, int port, char *why, size_t len);
 
 bool sup_parse_addr(const char *v, uint32_t *out);
+/* "xx:xx:xx:xx:xx:xx", any byte values (the caller refuses multicast and zero). */
+bool sup_parse_mac(const char *v, uint8_t mac[6]);
 bool sup_parse_prefix(const char *v, struct sup_prefix *out);
 
-/* sup_rate_format() - write a rate in bits/s the way the manifest spells it
- * ("100mbit", "1500kbit", "12bit"); returns @buf. */
+/* Levenshtein distance between @a and @b, case-blind (99 past 62 chars):
+ * the "did you mean" of the manifest's keys and of the command line. */
+unsigned sup_edit_distance(const char *a, const char *b);
+
+/**
+ * sup_parse_rate() - the one rate parser of the manifest and the command
+ * line: a number (decimals allowed, exact) with tc's units, bit, kbit, mbit,
+ * gbit, tbit for bits per second and bps, kbps, mbps, gbps, tbps for bytes
+ * per second (so 50mbps is 400mbit), within 1kbit..1tbit; a bare number is
+ * refused (100 what?). Returns NULL with *@bits, or @why filled.
+ */
+const char *sup_parse_rate(const char *v, uint64_t *bits, char *why, size_t len);
+
+/* sup_rate_format() - write a rate in bits/s in the one style the supervisor
+ * prints rates in: the largest unit it reaches, exact decimals ("100mbit",
+ * "49.8mbit", "12bit"), which sup_parse_rate reads back; returns @buf. */
 char *sup_rate_format(uint64_t bits, char *buf, size_t len);
 
 #endif /* SUP_MANIFEST_H */

@@ -26,8 +26,9 @@ static void sup_copy(char *dst, size_t len, const char *src)
     dst[n] = '\0';
 }
 
-/* Levenshtein distance, for "did you mean" on unknown keys. */
-static unsigned sup_distance(const char *a, const char *b)
+/* Levenshtein distance, case-blind, for "did you mean" on unknown keys (and
+ * on the command line: supervisor/cli.c). */
+unsigned sup_edit_distance(const char *a, const char *b)
 {
     size_t la = strlen(a), lb = strlen(b);
     unsigned row[64];
@@ -81,6 +82,8 @@ static const struct sup_key sup_router_keys[] = {
                          .def = "1900000000-1900065535"},
     [SUP_ROUTER_RUN_DIR] = {"run_dir", sup_p_path, KEY(struct sup_router, run_dir), 1, SUP_PATH_MAX,
                             .def = "/run/ringrouter"},
+    /* no default: run_dir (supervisor/route.c, sup_state_dir) */
+    [SUP_ROUTER_STATE_DIR] = {"state_dir", sup_p_path, KEY(struct sup_router, state_dir), 1, SUP_PATH_MAX},
     [SUP_ROUTER_ICMP_RATE] = {"icmp_rate", sup_p_u32, KEY(struct sup_router, icmp_rate), 0, 1000000,
                               .def = "1000"},
     [SUP_ROUTER_ICMP_BURST] = {"icmp_burst", sup_p_u32, KEY(struct sup_router, icmp_burst), 1, 100000,
@@ -445,7 +448,7 @@ static int sup_unknown_key(struct sup_pctx *pc, const struct sup_section_type *t
     const char *best = NULL;
     unsigned bd = 3;
     for (size_t i = 0; i < t->nkeys; i++) {
-        unsigned d = sup_distance(name, t->keys[i].name);
+        unsigned d = sup_edit_distance(name, t->keys[i].name);
         if (d < bd) {
             bd = d;
             best = t->keys[i].name;

@@ -190,21 +190,43 @@ static int sup_units(const char *v, const struct sup_unit *units, uint64_t *out,
     return SUP_UNIT_OK;
 }
 
+/*
+ * One style for every rate the supervisor prints (show, logs, errors): the
+ * largest unit the rate reaches, with as many decimals as it takes to be
+ * exact and none it does not ("100mbit", "49.8mbit", "1.5gbit", "12bit"),
+ * so that what is printed reads back through the same parser to the same
+ * number (at most 9 decimals, the parser's limit: past that, a smaller unit).
+ */
 char *sup_rate_format(uint64_t bits, char *buf, size_t len)
 {
     static const struct sup_unit order[] = {
-        {"tbit", 1000000000000}, {"gbit", 1000000000}, {"mbit", 1000000}, {"kbit", 1000}, {"bit", 1},
+        {"tbit", 1000000000000}, {"gbit", 1000000000}, {"mbit", 1000000}, {"kbit", 1000},
     };
     for (size_t i = 0; i < sizeof order / sizeof order[0]; i++) {
-        if (bits && bits % order[i].mult == 0) {
-            snprintf(buf, len, "%llu%s", (unsigned long long)(bits / order[i].mult), order[i].suffix);
+        uint64_t m = order[i].mult;
+        if (bits < m)
+            continue;
+        uint64_t whole = bits / m, rem = bits % m;
+        if (rem == 0) {
+            snprintf(buf, len, "%llu%s", (unsigned long long)whole, order[i].suffix);
             return buf;
         }
+        unsigned digits = 0;
+        for (uint64_t x = m; x > 1; x /= 10)
+            digits++;
+        char frac[16];
+        snprintf(frac, sizeof frac, "%0*llu", (int)digits, (unsigned long long)rem);
+        size_t fl = strlen(frac);
+        while (fl && frac[fl - 1] == '0')
+            frac[--fl] = '\0';
+        if (fl > 9)
+            continue;
+        snprintf(buf, len, "%llu.%s%s", (unsigned long long)whole, frac, order[i].suffix);
+        return buf;
     }
-    snprintf(buf, len, "0bit");
+    snprintf(buf, len, "%llubit", (unsigned long long)bits);
     return buf;
 }
-
 
 /* ---- value parsers ---- */
 
@@ -449,20 +471,25 @@ int sup_p_host_prefix(struct sup_pctx *pc, const struct sup_key *k, const char *
     return 0;
 }
 
-int sup_p_mac(struct sup_pctx *pc, const struct sup_key *k, const char *v, void *dst)
+bool sup_parse_mac(const char *v, uint8_t mac[6])
 {
-    uint8_t mac[6];
     const char *p = v;
     for (int i = 0; i < 6; i++) {
         if (i && *p++ != ':')
-            goto bad;
+            return false;
         if (!isxdigit((unsigned char)p[0]) || !isxdigit((unsigned char)p[1]))
-            goto bad;
+            return false;
         char hex[3] = {p[0], p[1], 0};
         mac[i] = (uint8_t)strtoul(hex, NULL, 16);
         p += 2;
     }
-    if (*p)
+    return *p == '\0';
+}
+
+int sup_p_mac(struct sup_pctx *pc, const struct sup_key *k, const char *v, void *dst)
+{
+    uint8_t mac[6];
+    if (!sup_parse_mac(v, mac))
         goto bad;
     if (mac[0] & 1)
         return sup_vfail(pc, k, "%s is a multicast address, expected a unicast MAC address", v);
@@ -491,22 +518,22 @@ struct sup_quantity {
     const char *example; /* "a rate such as 100mbit" */
     const char *names;   /* the units, listed */
     bool wide;           /* a uint64_t destination; else uint32_t */
-    void (*range)(const struct sup_key *k, char *buf, size_t len); /* "LOW..HIGH", as written */
+    void (*range)(int64_t min, int64_t max, char *buf, size_t len); /* "LOW..HIGH", as written */
 };
 
-static void sup_rate_range(const struct sup_key *k, char *buf, size_t len)
+static void sup_rate_range(int64_t min, int64_t max, char *buf, size_t len)
 {
-    snprintf(buf, len, "%s..%s", RATE((uint64_t)k->min), RATE((uint64_t)k->max));
+    snprintf(buf, len, "%s..%s", RATE((uint64_t)min), RATE((uint64_t)max));
 }
 
-static void sup_size_range(const struct sup_key *k, char *buf, size_t len)
+static void sup_size_range(int64_t min, int64_t max, char *buf, size_t len)
 {
-    snprintf(buf, len, "%lld..%lld bytes", (long long)k->min, (long long)k->max);
+    snprintf(buf, len, "%lld..%lld bytes", (long long)min, (long long)max);
 }
 
-static void sup_time_range(const struct sup_key *k, char *buf, size_t len)
+static void sup_time_range(int64_t min, int64_t max, char *buf, size_t len)
 {
-    snprintf(buf, len, "%lldms..%llds", (long long)k->min, (long long)k->max / 1000);
+    snprintf(buf, len, "%lldms..%llds", (long long)min, (long long)max / 1000);
 }
 
 static const struct sup_quantity sup_rate_q = {sup_rate_units, "bits per second", "a rate such as 100mbit",
@@ -516,30 +543,47 @@ static const struct sup_quantity sup_size_q = {sup_size_units, "bytes", "a size 
 static const struct sup_quantity sup_time_q = {sup_time_units, "milliseconds", "a duration such as 10s or 500ms",
                                                SUP_TIME_UNITS, false, sup_time_range};
 
+/* @v as a @q within @min..@max: true with *@x, or false with why in @why. */
+static bool sup_quantity(const struct sup_quantity *q, const char *v, int64_t min, int64_t max, uint64_t *x,
+                         char *why, size_t len)
+{
+    const char *unit = "";
+    char range[80];
+    int r = sup_units(v, q->units, x, &unit);
+    if (r == SUP_UNIT_FRACTION)
+        snprintf(why, len, "%s is not a whole number of %s", v, q->whole);
+    else if (r == SUP_UNIT_NONE)
+        snprintf(why, len, "\"%s\" has no unit, expected %s (%s)", v, q->example, q->names);
+    else if (r == SUP_UNIT_UNKNOWN)
+        snprintf(why, len, "\"%s\" has an unknown unit \"%s\", expected %s", v, unit, q->names);
+    else if (r == SUP_UNIT_SYNTAX)
+        snprintf(why, len, "\"%s\" is not %s", v, q->example);
+    else if (r == SUP_UNIT_RANGE || *x < (uint64_t)min || *x > (uint64_t)max) {
+        q->range(min, max, range, sizeof range);
+        snprintf(why, len, "%s is out of range %s", v, range);
+    } else {
+        return true;
+    }
+    return false;
+}
+
 static int sup_p_quantity(struct sup_pctx *pc, const struct sup_key *k, const char *v, void *dst,
                           const struct sup_quantity *q)
 {
     uint64_t x;
-    const char *unit = "";
-    char range[80];
-    int r = sup_units(v, q->units, &x, &unit);
-    if (r == SUP_UNIT_FRACTION)
-        return sup_vfail(pc, k, "%s is not a whole number of %s", v, q->whole);
-    if (r == SUP_UNIT_NONE)
-        return sup_vfail(pc, k, "\"%s\" has no unit, expected %s (%s)", v, q->example, q->names);
-    if (r == SUP_UNIT_UNKNOWN)
-        return sup_vfail(pc, k, "\"%s\" has an unknown unit \"%s\", expected %s", v, unit, q->names);
-    if (r == SUP_UNIT_SYNTAX)
-        return sup_vfail(pc, k, "\"%s\" is not %s", v, q->example);
-    if (r == SUP_UNIT_RANGE || x < (uint64_t)k->min || x > (uint64_t)k->max) {
-        q->range(k, range, sizeof range);
-        return sup_vfail(pc, k, "%s is out of range %s", v, range);
-    }
+    char why[SUP_MANIFEST_ERR_MAX];
+    if (!sup_quantity(q, v, k->min, k->max, &x, why, sizeof why))
+        return sup_vfail(pc, k, "%s", why);
     if (q->wide)
         *(uint64_t *)dst = x;
     else
         *(uint32_t *)dst = (uint32_t)x;
     return 0;
+}
+
+const char *sup_parse_rate(const char *v, uint64_t *bits, char *why, size_t len)
+{
+    return sup_quantity(&sup_rate_q, v, SUP_RATE_MIN, SUP_RATE_MAX, bits, why, len) ? NULL : why;
 }
 
 int sup_p_rate(struct sup_pctx *pc, const struct sup_key *k, const char *v, void *dst)

@@ -1,27 +1,39 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * supervisor/route.c: the control socket's route and neighbour commands.
- * The supervisor is the FIB's only writer: `route add` and `route del`
- * change the running router's table in place (each entry switches with one
- * atomic store, tables/fib.h), and `route show` / `neigh show` read
- * the tables without stopping anybody.
+ * supervisor/route.c: the control socket's route commands, and the routes
+ * kept across a restart. The supervisor is the FIB's only writer: each
+ * command changes the running router's table in place (each entry switches
+ * with one atomic store, tables/fib.h), and show and get read it back
+ * without stopping anybody.
  *
  *   route add PREFIX via GATEWAY | route add PREFIX port NAME
- *   route del PREFIX
- *   route show [json]
- *   neigh show [json]
+ *   route replace PREFIX via GATEWAY | ... port NAME   (adds it if absent)
+ *   route del PREFIX [force]
+ *   route get ADDRESS [json]
+ *   route show [PREFIX] [json]
+ *   route save
+ *
+ * PREFIX may be `default` (0.0.0.0/0). Every route has an origin: connected
+ * (a port's network: never changed at run time), manifest (a [route]
+ * section, deleted only with force) or runtime (added or replaced since
+ * `up`, or loaded at `up` from what `route save` wrote). `route save`
+ * writes the runtime routes to STATE_DIR/routes (state_dir, else run_dir);
+ * `up` adds them back after the manifest's, each as a `route replace`.
  */
 #include "supervisor/sup.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
-bool sup_ctl_route(struct sup *s, char **argv, int argc, FILE *f);
-bool sup_ctl_neigh(struct sup *s, char **argv, int argc, FILE *f);
+#define ROUTES_FILE "routes"
+#define ROUTES_LINE_MAX 256
 
-static const char *ip_str(uint32_t a, char *buf, size_t len)
+const char *sup_ip_str(uint32_t a, char *buf, size_t len)
 {
     snprintf(buf, len, "%u.%u.%u.%u", a >> 24, (a >> 16) & 255, (a >> 8) & 255, a & 255);
     return buf;
@@ -32,8 +44,14 @@ static uint32_t mask_of(unsigned len)
     return len ? (uint32_t)(0xffffffffull << (32 - len)) : 0;
 }
 
-/* The port whose connected network holds @a, or -1. */
-static int port_of_addr(const struct sup *s, uint32_t a)
+static const char *pfx_str(uint32_t addr, unsigned len, char *buf, size_t blen)
+{
+    char a[20];
+    snprintf(buf, blen, "%s/%u", sup_ip_str(addr, a, sizeof(a)), len);
+    return buf;
+}
+
+int sup_port_of_addr(const struct sup *s, uint32_t a)
 {
     for (size_t p = 0; p < s->m.nports; p++) {
         const struct sup_prefix *n = &s->m.ports[p].address;
@@ -43,121 +61,286 @@ static int port_of_addr(const struct sup *s, uint32_t a)
     return -1;
 }
 
-static bool is_connected(const struct sup *s, const struct sup_prefix *pfx)
+/* The port whose connected network is exactly @addr/@len, or -1. */
+static int connected_port(const struct sup *s, uint32_t addr, unsigned len)
 {
     for (size_t p = 0; p < s->m.nports; p++) {
         const struct sup_prefix *n = &s->m.ports[p].address;
-        if (n->len == pfx->len && ((n->addr ^ pfx->addr) & mask_of(n->len)) == 0)
-            return true;
+        if (n->len == len && (n->addr & mask_of(n->len)) == addr)
+            return (int)p;
     }
-    return false;
+    return -1;
 }
 
-static bool parse_prefix_arg(const char *arg, struct sup_prefix *pfx, FILE *f)
+/* The manifest's [route] for @addr/@len, or NULL. */
+static const struct sup_route *manifest_route(const struct sup *s, uint32_t addr, unsigned len)
 {
-    char buf[24];
+    for (size_t i = 0; i < s->m.nroutes; i++)
+        if (s->m.routes[i].prefix.addr == addr && s->m.routes[i].prefix.len == len)
+            return &s->m.routes[i];
+    return NULL;
+}
+
+static struct sup_rt_route *rt_find(struct sup *s, uint32_t addr, unsigned len)
+{
+    for (size_t i = 0; i < s->n_rt_routes; i++)
+        if (s->rt_routes[i].addr == addr && s->rt_routes[i].len == len)
+            return &s->rt_routes[i];
+    return NULL;
+}
+
+static int rt_set(struct sup *s, uint32_t addr, unsigned len, const struct fib_nh *nh)
+{
+    struct sup_rt_route *r = rt_find(s, addr, len);
+    if (!r) {
+        if (s->n_rt_routes == s->cap_rt_routes) {
+            size_t cap = s->cap_rt_routes ? s->cap_rt_routes * 2 : 16;
+            struct sup_rt_route *n = realloc(s->rt_routes, cap * sizeof(*n));
+            if (!n)
+                return -ENOMEM;
+            s->rt_routes = n;
+            s->cap_rt_routes = cap;
+        }
+        r = &s->rt_routes[s->n_rt_routes++];
+    }
+    *r = (struct sup_rt_route){.addr = addr, .len = (uint8_t)len, .nh = *nh};
+    return 0;
+}
+
+static void rt_remove(struct sup *s, uint32_t addr, unsigned len)
+{
+    struct sup_rt_route *r = rt_find(s, addr, len);
+    if (r)
+        *r = s->rt_routes[--s->n_rt_routes];
+}
+
+void sup_routes_free(struct sup *s)
+{
+    free(s->rt_routes);
+    s->rt_routes = NULL;
+    s->n_rt_routes = s->cap_rt_routes = 0;
+}
+
+static const char *origin_of(struct sup *s, uint32_t addr, unsigned len)
+{
+    if (connected_port(s, addr, len) >= 0)
+        return "connected";
+    if (rt_find(s, addr, len))
+        return "runtime";
+    return "manifest";
+}
+
+/* PREFIX, or `default`. False with the message in @e. */
+static bool parse_prefix_word(const char *arg, struct sup_prefix *pfx, char *e, size_t elen)
+{
+    char b[24];
+    if (arg && strcmp(arg, "default") == 0) {
+        *pfx = (struct sup_prefix){0, 0};
+        return true;
+    }
     if (!arg || !sup_parse_prefix(arg, pfx)) {
-        fprintf(f, "route: \"%s\" is not an IPv4 prefix (a.b.c.d/len)\n", arg ? arg : "");
+        snprintf(e, elen, "route: \"%s\" is not an IPv4 prefix (a.b.c.d/len, or default)", arg ? arg : "");
         return false;
     }
     uint32_t net = pfx->addr & mask_of(pfx->len);
     if (net != pfx->addr) {
-        fprintf(f, "route: %s has host bits set; did you mean %s/%u?\n", arg, ip_str(net, buf, sizeof(buf)),
-                pfx->len);
+        snprintf(e, elen, "route: %s has host bits set; did you mean %s/%u?", arg, sup_ip_str(net, b, sizeof(b)),
+                 pfx->len);
         return false;
     }
     return true;
 }
 
-static bool route_add(struct sup *s, char **argv, int argc, FILE *f)
+/* `via GATEWAY` or `port NAME` (@kind, @val) as a next hop. */
+static bool parse_nexthop(const struct sup *s, const char *cmd, const char *kind, const char *val, struct fib_nh *nh,
+                          char *e, size_t elen)
 {
-    struct sup_prefix pfx;
-    char b1[24], b2[24];
-    if (argc != 3 || (strcmp(argv[1], "via") != 0 && strcmp(argv[1], "port") != 0)) {
-        fprintf(f, "route add: expected PREFIX via GATEWAY, or PREFIX port NAME\n");
-        return false;
-    }
-    if (!parse_prefix_arg(argv[0], &pfx, f))
-        return false;
-    struct fib_nh nh = {0};
-    if (strcmp(argv[1], "via") == 0) {
+    if (strcmp(kind, "via") == 0) {
         uint32_t gw;
-        if (!sup_parse_addr(argv[2], &gw)) {
-            fprintf(f, "route add: via \"%s\" is not an IPv4 address\n", argv[2]);
+        if (!sup_parse_addr(val, &gw)) {
+            snprintf(e, elen, "%s: via \"%s\" is not an IPv4 address", cmd, val);
             return false;
         }
-        int p = port_of_addr(s, gw);
+        int p = sup_port_of_addr(s, gw);
         if (p < 0) {
-            fprintf(f, "route add: gateway %s is on none of the ports' networks\n", argv[2]);
+            snprintf(e, elen, "%s: gateway %s is on none of the ports' networks", cmd, val);
             return false;
         }
         char why[160];
         if (sup_gateway_why(&s->m, gw, p, why, sizeof(why))) {
-            fprintf(f, "route add: gateway %s\n", why);
+            snprintf(e, elen, "%s: gateway %s", cmd, why);
             return false;
         }
-        nh = (struct fib_nh){.gw = gw, .port = (uint16_t)p};
-    } else {
-        int p = sup_manifest_port(&s->m, argv[2]);
-        if (p < 0) {
-            fprintf(f, "route add: no port \"%s\"\n", argv[2]);
-            return false;
-        }
-        nh = (struct fib_nh){.gw = 0, .port = (uint16_t)p};
+        *nh = (struct fib_nh){.gw = gw, .port = (uint16_t)p};
+        return true;
     }
-    int ret = fib_add(&s->fib, pfx.addr, pfx.len, &nh);
-    if (ret == -EEXIST) {
-        fprintf(f, "route add: %s/%u exists; delete it first\n", ip_str(pfx.addr, b1, sizeof(b1)), pfx.len);
+    int p = sup_manifest_port(&s->m, val);
+    if (p < 0) {
+        snprintf(e, elen, "%s: no port \"%s\"", cmd, val);
         return false;
     }
+    *nh = (struct fib_nh){.gw = 0, .port = (uint16_t)p};
+    return true;
+}
+
+/* "via 10.2.0.2" or "port b": how a next hop reads in the log and the state file. */
+static const char *nh_words(const struct sup *s, const struct fib_nh *nh, char *buf, size_t len)
+{
+    char b[20];
+    if (nh->gw)
+        snprintf(buf, len, "via %s", sup_ip_str(nh->gw, b, sizeof(b)));
+    else
+        snprintf(buf, len, "port %s", nh->port < s->m.nports ? s->m.ports[nh->port].name : "?");
+    return buf;
+}
+
+/* Words after a command's own that it does not take: `json` gets its own
+ * message, since the client adds it for --json. */
+static bool no_extra(const char *cmd, char **argv, int argc, int used, char *e, size_t elen)
+{
+    if (argc <= used)
+        return true;
+    if (strcmp(argv[used], "json") == 0)
+        snprintf(e, elen, "%s: --json is only for route show and route get", cmd);
+    else if (strcmp(argv[used], "force") == 0)
+        snprintf(e, elen, "%s: --force is only for route del", cmd);
+    else
+        snprintf(e, elen, "%s: unexpected argument \"%s\"", cmd, argv[used]);
+    return false;
+}
+
+/*
+ * `route add|replace PREFIX via GATEWAY | PREFIX port NAME` (@argv from
+ * PREFIX on), and each line of the state file (@replace). On success the
+ * route is in the FIB and in the runtime list, *@existed says whether a
+ * route for PREFIX was there; on failure @e says why and nothing changed.
+ */
+static bool route_set(struct sup *s, const char *cmd, char **argv, int argc, bool replace, struct sup_prefix *pfx,
+                      struct fib_nh *nh, bool *existed, char *e, size_t elen)
+{
+    char b1[24];
+    if (argc < 3 || (strcmp(argv[1], "via") != 0 && strcmp(argv[1], "port") != 0)) {
+        snprintf(e, elen, "%s: expected PREFIX via GATEWAY, or PREFIX port NAME", cmd);
+        return false;
+    }
+    if (!no_extra(cmd, argv, argc, 3, e, elen) || !parse_prefix_word(argv[0], pfx, e, elen))
+        return false;
+    const char *p = pfx_str(pfx->addr, pfx->len, b1, sizeof(b1));
+    int cp = connected_port(s, pfx->addr, pfx->len);
+    if (cp >= 0) {
+        snprintf(e, elen, "%s: %s is port %s's connected network; change the manifest instead", cmd, p,
+                 s->m.ports[cp].name);
+        return false;
+    }
+    if (!parse_nexthop(s, cmd, argv[1], argv[2], nh, e, elen))
+        return false;
+    struct fib_nh old;
+    *existed = fib_get(&s->fib, pfx->addr, pfx->len, &old) == 0;
+    if (*existed && !replace) {
+        snprintf(e, elen, "%s: %s exists (%s); route replace changes it", cmd, p, origin_of(s, pfx->addr, pfx->len));
+        return false;
+    }
+    /* Replace writes each entry of the prefix's range once, old next hop to
+     * new, with one atomic store: a packet takes the old route or the new,
+     * never no route (tables/fib_write.c, fib_set). */
+    int ret = replace ? fib_replace(&s->fib, pfx->addr, pfx->len, nh) : fib_add(&s->fib, pfx->addr, pfx->len, nh);
     if (ret < 0) {
-        fprintf(f, "route add: %s/%u: %s\n", ip_str(pfx.addr, b1, sizeof(b1)), pfx.len, strerror(-ret));
+        snprintf(e, elen, "%s: %s: %s", cmd, p, strerror(-ret));
         return false;
     }
     fib_reclaim(&s->fib);
-    sup_log("route add %s/%u %s %s", ip_str(pfx.addr, b1, sizeof(b1)), pfx.len, argv[1],
-            nh.gw ? ip_str(nh.gw, b2, sizeof(b2)) : s->m.ports[nh.port].name);
-    fprintf(f, "added %s/%u\n", b1, pfx.len);
+    if (rt_set(s, pfx->addr, pfx->len, nh) < 0) {
+        /* The FIB has it; `route show` would call it manifest, and `route save` miss it. */
+        snprintf(e, elen, "%s: %s is in the FIB, but out of memory to remember it as runtime", cmd, p);
+        return false;
+    }
+    return true;
+}
+
+static bool route_add(struct sup *s, char **argv, int argc, bool replace, FILE *f)
+{
+    const char *cmd = replace ? "route replace" : "route add";
+    struct sup_prefix pfx;
+    struct fib_nh nh;
+    bool existed = false;
+    char e[256], b1[24], b2[48];
+    if (!route_set(s, cmd, argv, argc, replace, &pfx, &nh, &existed, e, sizeof(e))) {
+        fprintf(f, "%s\n", e);
+        return false;
+    }
+    pfx_str(pfx.addr, pfx.len, b1, sizeof(b1));
+    sup_log("%s %s %s", existed ? "route replace" : "route add", b1, nh_words(s, &nh, b2, sizeof(b2)));
+    fprintf(f, "%s %s\n", existed ? "replaced" : "added", b1);
     return true;
 }
 
 static bool route_del(struct sup *s, char **argv, int argc, FILE *f)
 {
     struct sup_prefix pfx;
-    char b1[24];
-    if (argc != 1) {
+    char b1[24], e[256];
+    bool force = false;
+    if (argc < 1) {
         fprintf(f, "route del: expected PREFIX\n");
         return false;
     }
-    if (!parse_prefix_arg(argv[0], &pfx, f))
+    if (argc >= 2 && strcmp(argv[1], "force") == 0)
+        force = true;
+    if (!no_extra("route del", argv, argc, force ? 2 : 1, e, sizeof(e)) ||
+        !parse_prefix_word(argv[0], &pfx, e, sizeof(e))) {
+        fprintf(f, "%s\n", e);
         return false;
-    if (is_connected(s, &pfx)) {
+    }
+    const char *p = pfx_str(pfx.addr, pfx.len, b1, sizeof(b1));
+    if (connected_port(s, pfx.addr, pfx.len) >= 0) {
         fprintf(f, "route del: %s is a port's connected network; change the manifest instead\n", argv[0]);
         return false;
     }
-    int ret = fib_del(&s->fib, pfx.addr, pfx.len);
-    if (ret == -ENOENT) {
-        fprintf(f, "route del: no route %s/%u\n", ip_str(pfx.addr, b1, sizeof(b1)), pfx.len);
+    struct fib_nh nh;
+    if (fib_get(&s->fib, pfx.addr, pfx.len, &nh) < 0) {
+        fprintf(f, "route del: no route %s\n", p);
         return false;
     }
+    const struct sup_route *mr = rt_find(s, pfx.addr, pfx.len) ? NULL : manifest_route(s, pfx.addr, pfx.len);
+    if (mr && !force) {
+        fprintf(f, "route del: %s is the manifest's [%s] (line %u); with --force it is deleted until the next start\n",
+                p, mr->src.section, mr->src.line);
+        return false;
+    }
+    int ret = fib_del(&s->fib, pfx.addr, pfx.len);
     if (ret < 0) {
-        fprintf(f, "route del: %s: %s\n", argv[0], strerror(-ret));
+        fprintf(f, "route del: %s: %s\n", p, strerror(-ret));
         return false;
     }
     fib_reclaim(&s->fib);
-    sup_log("route del %s/%u", ip_str(pfx.addr, b1, sizeof(b1)), pfx.len);
-    fprintf(f, "deleted %s/%u\n", b1, pfx.len);
+    rt_remove(s, pfx.addr, pfx.len);
+    sup_log("route del %s%s", p, mr ? " (the manifest's, --force)" : "");
+    fprintf(f, "deleted %s\n", p);
     return true;
 }
 
-struct route_row {
-    uint32_t addr;
-    unsigned len;
-    struct fib_nh nh;
-};
+static void route_row(struct sup *s, uint32_t addr, unsigned len, const struct fib_nh *nh, bool json, bool first,
+                      FILE *f)
+{
+    char pfx[32], gw[24];
+    const char *port = nh->port < s->m.nports ? s->m.ports[nh->port].name : "?";
+    pfx_str(addr, len, pfx, sizeof(pfx));
+    const char *origin = origin_of(s, addr, len);
+    if (json) {
+        fprintf(f, "%s{\"prefix\":\"%s\",\"via\":", first ? "" : ",", pfx);
+        if (nh->gw)
+            fprintf(f, "\"%s\"", sup_ip_str(nh->gw, gw, sizeof(gw)));
+        else
+            fprintf(f, "null");
+        fprintf(f, ",\"port\":");
+        sup_json_str(f, port);
+        fprintf(f, ",\"origin\":\"%s\"}", origin);
+    } else {
+        fprintf(f, "%-20s %-16s %-16s %s\n", pfx, nh->gw ? sup_ip_str(nh->gw, gw, sizeof(gw)) : "-", port, origin);
+    }
+}
 
 struct route_list {
-    struct route_row *rows;
+    struct sup_rt_route *rows;
     size_t n, cap;
 };
 
@@ -166,26 +349,45 @@ static int collect_route(void *arg, uint32_t addr, unsigned len, const struct fi
     struct route_list *l = arg;
     if (l->n == l->cap) {
         size_t cap = l->cap ? l->cap * 2 : 64;
-        struct route_row *r = realloc(l->rows, cap * sizeof(*r));
+        struct sup_rt_route *r = realloc(l->rows, cap * sizeof(*r));
         if (!r)
             return -ENOMEM;
         l->rows = r;
         l->cap = cap;
     }
-    l->rows[l->n++] = (struct route_row){addr, len, *nh};
+    l->rows[l->n++] = (struct sup_rt_route){addr, (uint8_t)len, *nh};
     return 0;
 }
 
 static int cmp_route(const void *a, const void *b)
 {
-    const struct route_row *x = a, *y = b;
+    const struct sup_rt_route *x = a, *y = b;
     if (x->addr != y->addr)
         return x->addr < y->addr ? -1 : 1;
     return (int)x->len - (int)y->len;
 }
 
-static bool route_show(struct sup *s, bool json, FILE *f)
+/* `route show [PREFIX] [json]`: every route, or the one for exactly PREFIX
+ * (none: an empty table, as `ip route show` prints nothing). */
+static bool route_show(struct sup *s, char **argv, int argc, FILE *f)
 {
+    bool json = false, filter = false;
+    struct sup_prefix want = {0, 0};
+    char e[256];
+    for (int i = 0; i < argc; i++) {
+        if (strcmp(argv[i], "json") == 0) {
+            json = true;
+        } else if (!filter && strcmp(argv[i], "force") != 0) {
+            if (!parse_prefix_word(argv[i], &want, e, sizeof(e))) {
+                fprintf(f, "%s\n", e);
+                return false;
+            }
+            filter = true;
+        } else {
+            fprintf(f, "route show: unexpected argument \"%s\"\n", strcmp(argv[i], "force") ? argv[i] : "--force");
+            return false;
+        }
+    }
     struct route_list l = {0};
     if (fib_iterate(&s->fib, collect_route, &l) < 0) {
         free(l.rows);
@@ -193,21 +395,17 @@ static bool route_show(struct sup *s, bool json, FILE *f)
         return false;
     }
     qsort(l.rows, l.n, sizeof(*l.rows), cmp_route);
-    char b1[24], b2[24];
     if (json)
         fprintf(f, "{\"routes\":[");
     else
-        fprintf(f, "%-20s %-16s %s\n", "PREFIX", "VIA", "PORT");
+        fprintf(f, "%-20s %-16s %-16s %s\n", "PREFIX", "VIA", "PORT", "ORIGIN");
+    bool first = true;
     for (size_t i = 0; i < l.n; i++) {
-        const struct route_row *r = &l.rows[i];
-        const char *port = r->nh.port < s->m.nports ? s->m.ports[r->nh.port].name : "?";
-        char pfx[32];
-        snprintf(pfx, sizeof(pfx), "%s/%u", ip_str(r->addr, b1, sizeof(b1)), r->len);
-        if (json)
-            fprintf(f, "%s{\"prefix\":\"%s\",\"via\":%s%s%s,\"port\":\"%s\"}", i ? "," : "", pfx, r->nh.gw ? "\"" : "",
-                    r->nh.gw ? ip_str(r->nh.gw, b2, sizeof(b2)) : "null", r->nh.gw ? "\"" : "", port);
-        else
-            fprintf(f, "%-20s %-16s %s\n", pfx, r->nh.gw ? ip_str(r->nh.gw, b2, sizeof(b2)) : "connected", port);
+        const struct sup_rt_route *r = &l.rows[i];
+        if (filter && (r->addr != want.addr || r->len != want.len))
+            continue;
+        route_row(s, r->addr, r->len, &r->nh, json, first, f);
+        first = false;
     }
     if (json)
         fprintf(f, "]}\n");
@@ -215,68 +413,189 @@ static bool route_show(struct sup *s, bool json, FILE *f)
     return true;
 }
 
-bool sup_ctl_route(struct sup *s, char **argv, int argc, FILE *f)
+/* `route get ADDRESS [json]`: the route the router takes to ADDRESS. */
+static bool route_get(struct sup *s, char **argv, int argc, FILE *f)
 {
-    if (argc >= 1 && strcmp(argv[0], "add") == 0)
-        return route_add(s, argv + 1, argc - 1, f);
-    if (argc >= 1 && strcmp(argv[0], "del") == 0)
-        return route_del(s, argv + 1, argc - 1, f);
-    if (argc == 0 || strcmp(argv[0], "show") == 0)
-        return route_show(s, argc >= 2 && strcmp(argv[1], "json") == 0, f);
-    fprintf(f, "route: expected add, del or show\n");
-    return false;
-}
-
-static const char *neigh_state(uint8_t st)
-{
-    switch (st) {
-    case NEIGH_INCOMPLETE:
-        return "incomplete";
-    case NEIGH_REACHABLE:
-        return "reachable";
-    case NEIGH_STALE:
-        return "stale";
-    case NEIGH_STATIC:
-        return "static";
-    }
-    return "?";
-}
-
-bool sup_ctl_neigh(struct sup *s, char **argv, int argc, FILE *f)
-{
-    if (argc >= 1 && strcmp(argv[0], "show") != 0) {
-        fprintf(f, "neigh: expected show\n");
+    char e[256], b1[24], b2[24], b3[48];
+    if (argc < 1 || strcmp(argv[0], "json") == 0) {
+        fprintf(f, "route get: expected ADDRESS\n");
         return false;
     }
     bool json = argc >= 2 && strcmp(argv[1], "json") == 0;
-    char b1[24];
-    if (json)
-        fprintf(f, "{\"neighbours\":[");
-    else
-        fprintf(f, "%-16s %-18s %-8s %-11s %s\n", "ADDRESS", "MAC", "PORT", "STATE", "QUEUED");
-    unsigned shown = 0, busy = 0;
-    uint32_t budget = NEIGH_READ_BUDGET;
-    for (uint32_t i = 0; i <= s->neigh.mask; i++) {
-        struct neigh_entry e;
-        int r = neigh_read(&s->neigh, i, &e, &budget);
-        busy += r == -EBUSY;
-        if (r <= 0)
-            continue;
-        char mac[24];
-        snprintf(mac, sizeof(mac), "%02x:%02x:%02x:%02x:%02x:%02x", e.mac[0], e.mac[1], e.mac[2], e.mac[3], e.mac[4],
-                 e.mac[5]);
-        const char *port = e.port < s->m.nports ? s->m.ports[e.port].name : "?";
-        if (json)
-            fprintf(f, "%s{\"address\":\"%s\",\"mac\":\"%s\",\"port\":\"%s\",\"state\":\"%s\",\"queued\":%u}",
-                    shown ? "," : "", ip_str(e.ip, b1, sizeof(b1)), mac, port, neigh_state(e.state), e.qlen);
-        else
-            fprintf(f, "%-16s %-18s %-8s %-11s %u\n", ip_str(e.ip, b1, sizeof(b1)),
-                    e.state == NEIGH_INCOMPLETE ? "-" : mac, port, neigh_state(e.state), e.qlen);
-        shown++;
+    if (!no_extra("route get", argv, argc, json ? 2 : 1, e, sizeof(e))) {
+        fprintf(f, "%s\n", e);
+        return false;
     }
-    if (json)
-        fprintf(f, "],\"busy\":%u}\n", busy);
-    else if (busy)
-        fprintf(f, "(%u entries were being rewritten by the router and are not shown)\n", busy);
+    uint32_t a;
+    if (!sup_parse_addr(argv[0], &a)) {
+        fprintf(f, "route get: \"%s\" is not an IPv4 address\n", argv[0]);
+        return false;
+    }
+    uint32_t pfx;
+    unsigned len;
+    struct fib_nh nh;
+    if (fib_match(&s->fib, a, &pfx, &len, &nh) < 0) {
+        fprintf(f, "route get: no route to %s\n", argv[0]);
+        return false;
+    }
+    if (json) {
+        fprintf(f, "{\"address\":\"%s\",\"route\":", sup_ip_str(a, b1, sizeof(b1)));
+        route_row(s, pfx, len, &nh, true, true, f);
+        fprintf(f, "}\n");
+    } else {
+        fprintf(f, "%s: %s %s (%s)\n", sup_ip_str(a, b1, sizeof(b1)), pfx_str(pfx, len, b2, sizeof(b2)),
+                nh_words(s, &nh, b3, sizeof(b3)), origin_of(s, pfx, len));
+    }
     return true;
+}
+
+const char *sup_state_dir(const struct sup *s)
+{
+    return s->m.router.state_dir[0] ? s->m.router.state_dir : s->m.router.run_dir;
+}
+
+/*
+ * `route save`: the runtime routes to STATE_DIR/routes, written whole to a
+ * temporary file, synced and renamed over the old one, so that a crash
+ * leaves the old list or the new, never half of one. The directory is the
+ * supervisor's own (sup_own_dir, at `up`).
+ */
+static bool route_save(struct sup *s, char **argv, int argc, FILE *f)
+{
+    char e[256], path[SUP_PATH_MAX + 16], tmp[SUP_PATH_MAX + 24];
+    if (!no_extra("route save", argv, argc, 0, e, sizeof(e))) {
+        fprintf(f, "%s\n", e);
+        return false;
+    }
+    snprintf(path, sizeof(path), "%s/" ROUTES_FILE, sup_state_dir(s));
+    snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+    FILE *out = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (!out) {
+        fprintf(f, "route save: %s: %s\n", tmp, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return false;
+    }
+    struct sup_rt_route *rows = malloc((s->n_rt_routes + 1) * sizeof(*rows));
+    if (!rows) {
+        fclose(out);
+        unlink(tmp);
+        fprintf(f, "route save: out of memory\n");
+        return false;
+    }
+    memcpy(rows, s->rt_routes, s->n_rt_routes * sizeof(*rows));
+    qsort(rows, s->n_rt_routes, sizeof(*rows), cmp_route);
+    fprintf(out, "# ringrouter's runtime routes, written by `ringrouter route save`; `ringrouter up` adds them\n"
+                 "# back after the manifest's, each as a `route replace`. One route a line: PREFIX via GATEWAY,\n"
+                 "# or PREFIX port NAME.\n");
+    char b1[24], b2[48];
+    for (size_t i = 0; i < s->n_rt_routes; i++)
+        fprintf(out, "%s %s\n", pfx_str(rows[i].addr, rows[i].len, b1, sizeof(b1)),
+                nh_words(s, &rows[i].nh, b2, sizeof(b2)));
+    free(rows);
+    bool ok = fflush(out) == 0 && fsync(fileno(out)) == 0;
+    int werr = errno;
+    if (fclose(out) != 0 && ok) {
+        ok = false;
+        werr = errno;
+    }
+    if (!ok || rename(tmp, path) < 0) {
+        if (ok)
+            werr = errno;
+        unlink(tmp);
+        fprintf(f, "route save: %s: %s\n", path, strerror(werr));
+        return false;
+    }
+    int dfd = open(sup_state_dir(s), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd >= 0) {
+        fsync(dfd); /* the rename itself */
+        close(dfd);
+    }
+    sup_log("route save: %zu runtime routes to %s", s->n_rt_routes, path);
+    fprintf(f, "saved %zu routes to %s\n", s->n_rt_routes, path);
+    return true;
+}
+
+/*
+ * At `up`, after the manifest's routes are in the FIB: what `route save`
+ * wrote, each line as a `route replace` (so a saved route for a manifest
+ * prefix wins, and is runtime from then on). A line that no longer fits the
+ * manifest (a port gone, a gateway off every network) is logged with its
+ * line number and skipped: the router still comes up. A missing file is no
+ * routes. The file must be ours and writable by no one else, like its
+ * directory.
+ */
+void sup_routes_load(struct sup *s)
+{
+    char path[SUP_PATH_MAX + 16];
+    snprintf(path, sizeof(path), "%s/" ROUTES_FILE, sup_state_dir(s));
+    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) {
+        if (errno != ENOENT)
+            sup_log("%s: %s; no saved routes added", path, strerror(errno));
+        return;
+    }
+    struct stat st;
+    if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH))) {
+        sup_log("%s: not a file of this supervisor's alone (owner, mode); no saved routes added", path);
+        close(fd);
+        return;
+    }
+    FILE *in = fdopen(fd, "r");
+    if (!in) {
+        close(fd);
+        return;
+    }
+    char line[ROUTES_LINE_MAX];
+    unsigned lineno = 0, added = 0, bad = 0;
+    while (fgets(line, sizeof(line), in)) {
+        lineno++;
+        if (!strchr(line, '\n') && !feof(in)) {
+            sup_log("%s:%u: longer than %d bytes; skipped", path, lineno, ROUTES_LINE_MAX - 1);
+            bad++;
+            int c;
+            while ((c = fgetc(in)) != EOF && c != '\n')
+                ;
+            continue;
+        }
+        char *words[8], *save = NULL;
+        int n = 0;
+        for (char *w = strtok_r(line, " \t\r\n", &save); w && n < 8; w = strtok_r(NULL, " \t\r\n", &save))
+            words[n++] = w;
+        if (n == 0 || words[0][0] == '#')
+            continue;
+        struct sup_prefix pfx;
+        struct fib_nh nh;
+        bool existed;
+        char e[256];
+        if (!route_set(s, "route", words, n, true, &pfx, &nh, &existed, e, sizeof(e))) {
+            sup_log("%s:%u: %s; skipped", path, lineno, e);
+            bad++;
+            continue;
+        }
+        added++;
+    }
+    fclose(in);
+    sup_log("%s: %u saved routes added%s", path, added, bad ? ", some lines skipped (above)" : "");
+}
+
+bool sup_ctl_route(struct sup *s, char **argv, int argc, FILE *f)
+{
+    if (argc == 0 || strcmp(argv[0], "show") == 0)
+        return route_show(s, argv + (argc ? 1 : 0), argc ? argc - 1 : 0, f);
+    if (strcmp(argv[0], "json") == 0)
+        return route_show(s, argv, argc, f);
+    if (strcmp(argv[0], "add") == 0)
+        return route_add(s, argv + 1, argc - 1, false, f);
+    if (strcmp(argv[0], "replace") == 0)
+        return route_add(s, argv + 1, argc - 1, true, f);
+    if (strcmp(argv[0], "del") == 0)
+        return route_del(s, argv + 1, argc - 1, f);
+    if (strcmp(argv[0], "get") == 0)
+        return route_get(s, argv + 1, argc - 1, f);
+    if (strcmp(argv[0], "save") == 0)
+        return route_save(s, argv + 1, argc - 1, f);
+    fprintf(f, "route: unknown subcommand \"%s\"; expected add, replace, del, get, show or save\n", argv[0]);
+    return false;
 }

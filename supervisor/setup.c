@@ -177,7 +177,7 @@ out_fd:
     return ret;
 }
 
-static void port_mac(const struct sup_port *p, int index, uint8_t mac[6])
+void sup_port_mac(const struct sup_port *p, int index, uint8_t mac[6])
 {
     if (p->has_mac) {
         memcpy(mac, p->mac, 6);
@@ -194,7 +194,7 @@ static void fill_port(const struct sup *s, int i, struct ipc_svc_port *o)
     snprintf(o->name, sizeof(o->name), "%s", p->name);
     snprintf(o->ifname, sizeof(o->ifname), "%s", p->ifname);
     snprintf(o->netns, sizeof(o->netns), "%s", p->netns);
-    port_mac(p, i, o->mac);
+    sup_port_mac(p, i, o->mac);
     o->mtu = (uint16_t)p->mtu;
     o->addr = p->address.addr;
     o->plen = p->address.len;
@@ -511,6 +511,7 @@ int sup_setup(struct sup *s, struct ipc_err *err)
     }
     if ((ret = setup_tables(s, err)) < 0)
         return ret;
+    sup_routes_load(s); /* what `route save` wrote: logged, never fatal */
     for (int i = 0; i < s->nsvcs; i++)
         if ((ret = write_config(s, &s->svcs[i], err)) < 0)
             return ret;
@@ -565,6 +566,7 @@ void sup_teardown(struct sup *s)
         close_fd(&s->rings[i].fd);
     }
     s->nrings = 0;
+    sup_routes_free(s);
     if (s->fib_fd >= 0)
         fib_detach(&s->fib);
     close_fd(&s->fib_fd);

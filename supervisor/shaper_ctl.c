@@ -7,6 +7,9 @@
  *                       per port and class: rate, ceil, measured rate,
  *                       backlog, drops, marks, read from the shaper's stats
  *   shaper set PORT [CLASS] rate R [ceil C]
+ *                       rates read by the manifest's parser (sup_parse_rate),
+ *                       refused when the classes' guarantees would no longer
+ *                       fit the port (guarantees_fit); then
  *                       changes a running shaper through its mailbox
  *                       (tables/shaper.h): write the command, bump seq,
  *                       wake the shaper, wait for ack. A shaper that is
@@ -140,29 +143,6 @@ static struct sup_svc *shaper_of(struct sup *s, int port)
     return NULL;
 }
 
-/* "100mbit", "1.5gbit", "800kbit", "64000bit", "64000" (bit/s); false when it is none of those. */
-static bool parse_rate(const char *v, uint64_t *out)
-{
-    char *end;
-    errno = 0;
-    double x = strtod(v, &end);
-    if (errno || end == v || x <= 0)
-        return false;
-    static const struct {
-        const char *unit;
-        double mul;
-    } units[] = {{"", 1}, {"bit", 1}, {"kbit", 1e3}, {"mbit", 1e6}, {"gbit", 1e9}, {"tbit", 1e12}};
-    for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++)
-        if (strcasecmp(end, units[i].unit) == 0) {
-            double b = x * units[i].mul;
-            if (b < 1000 || b > 1e12)
-                return false;
-            *out = (uint64_t)(b + 0.5);
-            return true;
-        }
-    return false;
-}
-
 static void show_port(struct sup *s, struct sup_svc *v, bool json, bool first, FILE *f)
 {
     struct ipc_svc_stats *st = v->stats;
@@ -238,7 +218,7 @@ static bool shaper_show(struct sup *s, char **argv, int argc, FILE *f)
     }
     bool first = true;
     if (json)
-        fprintf(f, "[");
+        fprintf(f, "{\"shapers\":[");
     for (int i = 0; i < s->nsvcs; i++) {
         struct sup_svc *v = &s->svcs[i];
         if (v->kind != IPC_SVC_SHAPER || (port >= 0 && v->port != port))
@@ -247,13 +227,69 @@ static bool shaper_show(struct sup *s, char **argv, int argc, FILE *f)
         first = false;
     }
     if (json)
-        fprintf(f, "]\n");
+        fprintf(f, "]}\n");
     else if (first)
         fprintf(f, "no port has a shaper\n");
     return true;
 }
 
-static bool shaper_set(struct sup *s, char **argv, int argc, FILE *f, struct sup_shaper_wait *w)
+/*
+ * Would the change leave the port's classes as `check` accepts them? Each
+ * class's rate at most its ceil, each ceil at most the port's rate, and the
+ * guaranteed rates adding up to at most the port's rate. The rates in
+ * effect are the shaper's (its counters; the manifest's until it runs); a
+ * port change is judged after what the shaper does with it (rates and ceils
+ * that were the old port rate follow it, those above the new one come down
+ * to it: shp_set_rate), so that lowering a port below what its classes
+ * guarantee is refused, not silently overbooked. @ci is the class changed,
+ * -1 for the port.
+ */
+static bool guarantees_fit(struct sup *s, struct sup_svc *v, const struct shp_cfg *cfg, int ci, uint64_t rate,
+                           uint64_t ceil, FILE *f)
+{
+    char b1[32], b2[32], b3[32], b4[32];
+    uint64_t port = ctr_get(v->stats, "rate");
+    if (!port)
+        port = cfg->rate; /* not started yet */
+    uint64_t sum = 0;
+    if (ci < 0) {
+        for (uint32_t c = 0; c < cfg->nclasses && c < SHP_MAX_CLASSES; c++) {
+            uint64_t r = class_ctr(v->stats, cfg, c, SHP_C_RATE, cfg->classes[c].rate);
+            sum += r == port || r > rate ? rate : r;
+        }
+        if (sum > rate) {
+            fprintf(f, "shaper set: port %s's classes guarantee %s in all, more than %s; lower their rates first\n",
+                    s->m.ports[v->port].name, sup_rate_format(sum, b1, sizeof(b1)), sup_rate_format(rate, b2, sizeof(b2)));
+            return false;
+        }
+        return true;
+    }
+    uint64_t cur_rate = class_ctr(v->stats, cfg, (uint32_t)ci, SHP_C_RATE, cfg->classes[ci].rate);
+    uint64_t cur_ceil = class_ctr(v->stats, cfg, (uint32_t)ci, SHP_C_CEIL, cfg->classes[ci].ceil);
+    uint64_t r = rate ? rate : cur_rate, c = ceil ? ceil : cur_ceil;
+    if (ceil && c < r) {
+        fprintf(f, "shaper set: ceil %s is below the rate %s\n", sup_rate_format(c, b1, sizeof(b1)),
+                sup_rate_format(r, b2, sizeof(b2)));
+        return false;
+    }
+    if (r > port || (ceil && c > port)) {
+        fprintf(f, "shaper set: a class's rate and ceil are at most the port's rate (%s)\n",
+                sup_rate_format(port, b1, sizeof(b1)));
+        return false;
+    }
+    for (uint32_t k = 0; k < cfg->nclasses && k < SHP_MAX_CLASSES; k++)
+        sum += k == (uint32_t)ci ? r : class_ctr(v->stats, cfg, k, SHP_C_RATE, cfg->classes[k].rate);
+    if (sum > port) {
+        fprintf(f, "shaper set: class %s's rate %s and the other classes' %s add up to %s, more than the port's rate "
+                   "%s\n", cfg->classes[ci].name, sup_rate_format(r, b1, sizeof(b1)),
+                sup_rate_format(sum - r, b2, sizeof(b2)), sup_rate_format(sum, b3, sizeof(b3)),
+                sup_rate_format(port, b4, sizeof(b4)));
+        return false;
+    }
+    return true;
+}
+
+static bool shaper_set(struct sup *s, char **argv, int argc, FILE *f, struct sup_ctl_wait *w)
 {
     if (argc < 3) {
         fprintf(f, "shaper set: expected PORT [CLASS] rate RATE [ceil RATE]\n");
@@ -280,38 +316,32 @@ static bool shaper_set(struct sup *s, char **argv, int argc, FILE *f, struct sup
             fprintf(f, "shaper set: expected rate RATE or ceil RATE, not \"%s\"\n", argv[i]);
             return false;
         }
-        if (!parse_rate(argv[i + 1], dst)) {
-            fprintf(f, "shaper set: %s \"%s\" is not a rate (1kbit..1tbit, e.g. 50mbit)\n", argv[i], argv[i + 1]);
+        char why[SUP_MANIFEST_ERR_MAX];
+        if (sup_parse_rate(argv[i + 1], dst, why, sizeof(why))) { /* the manifest's parser, its words */
+            fprintf(f, "shaper set: %s: %s\n", argv[i], why);
             return false;
         }
     }
     uint64_t target = 0; /* 0: the port, c + 1: class c */
+    if (!cls && (ceil || !rate)) {
+        fprintf(f, "shaper set: a port has a rate only (shaper set PORT rate RATE)\n");
+        return false;
+    }
+    struct shp_cfg cfg;
+    int ci = -1;
     if (cls) {
-        struct shp_cfg cfg;
-        int ci = class_of(s, v, cls, &cfg);
+        ci = class_of(s, v, cls, &cfg);
         if (ci < 0) {
             fprintf(f, "shaper set: port %s has no class \"%s\" (see ringrouter shaper show %s)\n", argv[0], cls,
                     argv[0]);
             return false;
         }
         target = (uint64_t)ci + 1;
-        uint64_t port_rate = ctr_get(v->stats, "rate");
-        uint64_t cur_rate = class_ctr(v->stats, &cfg, (uint32_t)ci, SHP_C_RATE, cfg.classes[ci].rate);
-        uint64_t cur_ceil = class_ctr(v->stats, &cfg, (uint32_t)ci, SHP_C_CEIL, cfg.classes[ci].ceil);
-        uint64_t r = rate ? rate : cur_rate, c = ceil ? ceil : cur_ceil;
-        if (c < r && ceil) {
-            fprintf(f, "shaper set: ceil below the rate\n");
-            return false;
-        }
-        if (port_rate && (r > port_rate || c > port_rate)) {
-            fprintf(f, "shaper set: a class's rate and ceil are at most the port's rate (%llu bit/s)\n",
-                    (unsigned long long)port_rate);
-            return false;
-        }
-    } else if (ceil || !rate) {
-        fprintf(f, "shaper set: a port has a rate only (shaper set PORT rate RATE)\n");
-        return false;
+    } else {
+        sup_shaper_params(s, v, &cfg);
     }
+    if (!guarantees_fit(s, v, &cfg, ci, rate, ceil, f))
+        return false;
     struct shp_mbox *mb = v->mbox;
     uint64_t seq = v->mbox_seq, mseq = ipc_ld_rlx(&mb->seq), ack = ipc_ld_acq(&mb->ack);
     if (mseq != seq)
@@ -341,7 +371,7 @@ static bool shaper_set(struct sup *s, char **argv, int argc, FILE *f, struct sup
     /* The answer comes within a loop of the shaper's: the connection waits
      * for it (sup_shaper_set_poll, from the event loop's timer), the loop
      * does not. */
-    *w = (struct sup_shaper_wait){.pending = true, .svc = (int)(v - s->svcs), .seq = seq + 1,
+    *w = (struct sup_ctl_wait){.pending = true, .kind = SUP_WAIT_SHAPER, .svc = (int)(v - s->svcs), .seq = seq + 1,
                                   .deadline_ns = sup_now_ns() + SUP_SHAPER_ANSWER_NS};
     snprintf(w->what, sizeof(w->what), "%s %s: rate %s%s%s", argv[0], cls ? cls : "(port)",
              rate ? sup_rate_format(rate, b1, sizeof(b1)) : "unchanged", ceil ? ", ceil " : "",
@@ -349,7 +379,7 @@ static bool shaper_set(struct sup *s, char **argv, int argc, FILE *f, struct sup
     return true;
 }
 
-bool sup_shaper_set_poll(struct sup *s, struct sup_shaper_wait *w, uint64_t now, FILE *f, bool *ok)
+bool sup_shaper_set_poll(struct sup *s, struct sup_ctl_wait *w, uint64_t now, FILE *f, bool *ok)
 {
     const struct sup_svc *v = &s->svcs[w->svc];
     struct shp_mbox *mb = v->mbox;
@@ -384,7 +414,7 @@ bool sup_shaper_set_poll(struct sup *s, struct sup_shaper_wait *w, uint64_t now,
     return true;
 }
 
-bool sup_ctl_shaper(struct sup *s, char **argv, int argc, FILE *f, struct sup_shaper_wait *w)
+bool sup_ctl_shaper(struct sup *s, char **argv, int argc, FILE *f, struct sup_ctl_wait *w)
 {
     if (argc == 0 || strcmp(argv[0], "show") == 0)
         return shaper_show(s, argv + (argc ? 1 : 0), argc ? argc - 1 : 0, f);

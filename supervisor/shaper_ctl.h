@@ -24,13 +24,13 @@ void sup_shaper_params(const struct sup *s, const struct sup_svc *v, struct shp_
  * A `set` that reached a running shaper leaves @w pending: the answer is
  * written by sup_shaper_set_poll once the shaper has taken it.
  */
-bool sup_ctl_shaper(struct sup *s, char **argv, int argc, FILE *f, struct sup_shaper_wait *w);
+bool sup_ctl_shaper(struct sup *s, char **argv, int argc, FILE *f, struct sup_ctl_wait *w);
 
 /**
  * A pending `shaper set` (@w): if the shaper answered, or @now is past the
  * wait's deadline, write the answer to @f, set *@ok, clear @w->pending and
  * return true; false while it is still pending.
  */
-bool sup_shaper_set_poll(struct sup *s, struct sup_shaper_wait *w, uint64_t now, FILE *f, bool *ok);
+bool sup_shaper_set_poll(struct sup *s, struct sup_ctl_wait *w, uint64_t now, FILE *f, bool *ok);
 
 #endif

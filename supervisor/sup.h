@@ -35,6 +35,7 @@
 #define SUP_EXIT_USAGE 100
 #define SUP_EXIT_INTERNAL 101
 #define SUP_EXIT_SYSTEM 111
+#define SUP_EXIT_FAILED 3 /* `status`: some service is failed (systemctl status's 3: not running) */
 
 enum sup_state {
     SUP_ST_DOWN,     /* not running and not due to start (never started, or exited for good) */
@@ -117,15 +118,22 @@ enum sup_poll { SUP_POLL_SIGNAL = 1, SUP_POLL_TIMER, SUP_POLL_CTL, SUP_POLL_PIDF
 #define SUP_CTL_CONNS 8
 #define SUP_CTL_REQ_MAX 512
 #define SUP_CTL_DEADLINE_NS 1000000000ull
-/* How long `shaper set` waits for a running shaper's answer. */
+/* How long `shaper set` and `neigh add|del|...` wait for a running
+ * service's answer. */
 #define SUP_SHAPER_ANSWER_NS 1000000000ull
 
-/* A `shaper set` waiting for the shaper's answer (supervisor/shaper_ctl.c). */
-struct sup_shaper_wait {
+/* A request waiting for a service's answer through a mailbox: `shaper set`
+ * (supervisor/shaper_ctl.c) or a neighbour command (supervisor/neigh_ctl.c). */
+enum sup_wait_kind { SUP_WAIT_SHAPER = 1, SUP_WAIT_NEIGH };
+
+struct sup_ctl_wait {
     bool pending;
-    int svc;          /* the shaper's index in sup.svcs */
+    enum sup_wait_kind kind;
+    int svc;          /* the service's index in sup.svcs */
     uint64_t seq;     /* the mailbox ack that answers it */
     uint64_t deadline_ns;
+    int op;           /* SUP_WAIT_NEIGH: the command (enum neigh_op) */
+    char arg[24];     /* SUP_WAIT_NEIGH: its address, for the errors */
     char what[96];    /* the answer to print when it is taken */
 };
 
@@ -140,7 +148,16 @@ struct sup_ctl_conn {
     FILE *out; /* the answer, while it is built (open_memstream into body) */
     char *body;
     size_t len, off; /* the answer's length, and how much of it is sent */
-    struct sup_shaper_wait wait;
+    struct sup_ctl_wait wait;
+};
+
+/* A route added or replaced with `ringrouter route` since `up` (or loaded
+ * from the state directory at `up`): what `route show` calls runtime and
+ * `route save` writes. */
+struct sup_rt_route {
+    uint32_t addr;
+    uint8_t len;
+    struct fib_nh nh;
 };
 
 struct sup {
@@ -162,6 +179,9 @@ struct sup {
     struct fib fib;
     int neigh_fd;
     struct neigh_table neigh;
+    uint64_t neigh_seq; /* the last neighbour command we wrote: the mailbox's copy is the router's to spoil */
+    struct sup_rt_route *rt_routes; /* runtime routes, unordered */
+    size_t n_rt_routes, cap_rt_routes;
 
     struct sup_ring rings[SUP_MAX_RINGS];
     int nrings;
@@ -219,10 +239,29 @@ int sup_watch_standby(struct sup *s, struct sup_svc *v);
 void sup_unwatch(struct sup *s, struct sup_svc *v);
 
 /* ctl.c: the requests */
+int sup_own_dir(const char *dir, const char *key, struct ipc_err *err);
 int sup_run_dir(const struct sup *s, struct ipc_err *err);
+void sup_json_str(FILE *f, const char *str);
 int sup_ctl_listen(struct sup *s, struct ipc_err *err);
-bool sup_ctl_handle(struct sup *s, char *req, FILE *f, struct sup_shaper_wait *w);
+/* The head of an answer: "ERR" (the client's mistake, exit 100), "OK", or
+ * "FAILED" (`status` with a failed service: the text as for OK, exit 3). */
+enum sup_answer { SUP_ANS_ERR, SUP_ANS_OK, SUP_ANS_FAILED };
+enum sup_answer sup_ctl_handle(struct sup *s, char *req, FILE *f, struct sup_ctl_wait *w);
 int sup_ctl_client(const char *sock, int argc, char **argv);
+
+/* route.c: routes at run time; neigh_ctl.c: neighbours at run time */
+bool sup_ctl_route(struct sup *s, char **argv, int argc, FILE *f);
+bool sup_ctl_neigh(struct sup *s, char **argv, int argc, FILE *f, struct sup_ctl_wait *w);
+bool sup_neigh_poll(struct sup *s, struct sup_ctl_wait *w, uint64_t now, FILE *f, bool *ok);
+const char *sup_state_dir(const struct sup *s);
+void sup_routes_load(struct sup *s);
+void sup_routes_free(struct sup *s);
+const char *sup_ip_str(uint32_t a, char *buf, size_t len);
+int sup_port_of_addr(const struct sup *s, uint32_t a);
+
+/* link.c: `link`, a port's view in the spirit of `ip -s link` */
+void sup_ctl_link(struct sup *s, int port, bool json, FILE *f);
+void sup_port_mac(const struct sup_port *p, int index, uint8_t mac[6]);
 
 /* ctl_conn.c: the connections, never blocking the loop */
 void sup_ctl_accept(struct sup *s);

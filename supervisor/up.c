@@ -1,15 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * supervisor/up.c: `ringrouter up` and the client commands that talk to a
- * running supervisor (status, stats, restart). `up` validates the whole
- * manifest before creating anything, sets up every shared object, runs the
+ * supervisor/up.c: `ringrouter up` (its command line is main.c's). It
+ * validates the whole manifest before creating anything, sets up every
+ * shared object, runs the
  * event loop until SIGTERM, SIGINT or SIGHUP, then tears everything down, so
  * that a new `up` right after works.
  */
 #include "supervisor/sup.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,37 +16,10 @@
 
 static struct sup sup_state; /* large; one per process */
 
-int sup_cmd_up(int argc, char **argv);
-int sup_cmd_ctl(const char *cmd, int argc, char **argv);
+int sup_cmd_up(const char *file);
 
-int sup_cmd_up(int argc, char **argv)
+int sup_cmd_up(const char *file)
 {
-    static const struct option opts[] = {
-        {"config", required_argument, NULL, 'c'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    const char *file = NULL;
-    int c;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "+c:h", opts, NULL)) != -1) {
-        switch (c) {
-        case 'c':
-            file = optarg;
-            break;
-        case 'h':
-            printf("usage: ringrouter up [-c FILE]\n");
-            return SUP_EXIT_OK;
-        default:
-            fprintf(stderr, "ringrouter up: unknown option %s (see ringrouter --help)\n", argv[optind - 1]);
-            return SUP_EXIT_USAGE;
-        }
-    }
-    if (optind < argc) {
-        fprintf(stderr, "ringrouter up: unexpected argument %s (see ringrouter --help)\n", argv[optind]);
-        return SUP_EXIT_USAGE;
-    }
     if (geteuid() != 0) {
         fprintf(stderr, "ringrouter up: the supervisor must run as root (it creates devices and drops privileges)\n");
         return SUP_EXIT_USAGE;
@@ -74,62 +46,4 @@ int sup_cmd_up(int argc, char **argv)
     sup_manifest_free(&s->m);
     sup_log("down");
     return rc;
-}
-
-int sup_cmd_ctl(const char *cmd, int argc, char **argv)
-{
-    const char *sock = getenv("RINGROUTER_SOCKET");
-    if (!sock || !sock[0])
-        sock = "/run/ringrouter/control.sock";
-    bool json = false, all = false, stages = false;
-    char *req[12];
-    int n = 0;
-    req[n++] = (char *)cmd;
-    /* Options may stand anywhere: `ringrouter route show --json`. */
-    for (int i = 1; i < argc; i++) {
-        const char *a = argv[i];
-        if (strcmp(a, "--json") == 0 || strcmp(a, "-j") == 0) {
-            json = true;
-        } else if (strcmp(a, "--all") == 0 || strcmp(a, "-a") == 0) {
-            all = true;
-        } else if (strcmp(a, "--stages") == 0 && strcmp(cmd, "stats") == 0) {
-            stages = true;
-        } else if (strcmp(a, "--socket") == 0 || strcmp(a, "-S") == 0) {
-            if (++i == argc) {
-                fprintf(stderr, "ringrouter %s: %s needs a path\n", cmd, a);
-                return SUP_EXIT_USAGE;
-            }
-            sock = argv[i];
-        } else if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-            printf("usage: ringrouter %s ARGS [--json] [-S SOCKET] (see ringrouter --help)\n", cmd);
-            return SUP_EXIT_OK;
-        } else if (a[0] == '-') {
-            fprintf(stderr, "ringrouter %s: unknown option %s (see ringrouter --help)\n", cmd, a);
-            return SUP_EXIT_USAGE;
-        } else if (n < 10) {
-            req[n++] = argv[i];
-        } else {
-            fprintf(stderr, "ringrouter %s: too many arguments\n", cmd);
-            return SUP_EXIT_USAGE;
-        }
-    }
-    bool takes_args = strcmp(cmd, "route") == 0 || strcmp(cmd, "neigh") == 0 || strcmp(cmd, "restart") == 0 ||
-                      strcmp(cmd, "shaper") == 0;
-    if (!takes_args && n > 1) {
-        fprintf(stderr, "ringrouter %s: unexpected argument %s\n", cmd, req[1]);
-        return SUP_EXIT_USAGE;
-    }
-    if (strcmp(cmd, "restart") == 0 && n != 2) {
-        fprintf(stderr, "ringrouter restart: name one service (see ringrouter status)\n");
-        return SUP_EXIT_USAGE;
-    }
-    if ((strcmp(cmd, "route") == 0 || strcmp(cmd, "neigh") == 0 || strcmp(cmd, "shaper") == 0) && n == 1)
-        req[n++] = "show";
-    if (stages)
-        req[n++] = "stages";
-    if (json)
-        req[n++] = "json";
-    else if (all && strcmp(cmd, "stats") == 0 && !stages)
-        req[n++] = "all";
-    return sup_ctl_client(sock, n, req);
 }

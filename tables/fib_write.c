@@ -471,6 +471,21 @@ int fib_get(const struct fib *fib, uint32_t addr, unsigned len, struct fib_nh *n
     return 0;
 }
 
+int fib_match(const struct fib *fib, uint32_t addr, uint32_t *pfx, unsigned *len, struct fib_nh *nh)
+{
+    /* The writer's own tables: nothing changes them under this read. */
+    uint32_t e = ipc_ld_rlx(&fib->tbl24[addr >> 8]);
+    if (e & FIB_E_EXT)
+        e = ipc_ld_rlx(&fib->tbl8[(size_t)(e & FIB_E_IDX) << 8 | (addr & 0xff)]);
+    int depth = fib_entry_depth(e);
+    if (depth < 0)
+        return -ENOENT;
+    *len = (unsigned)depth;
+    *pfx = addr & fib_mask((unsigned)depth);
+    *nh = fib_nh_at(fib, e & FIB_E_IDX);
+    return 0;
+}
+
 int fib_iterate(const struct fib *fib, int (*cb)(void *arg, uint32_t addr, unsigned len, const struct fib_nh *nh),
                    void *arg)
 {

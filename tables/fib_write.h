@@ -2,7 +2,7 @@
 /*
  * tables/fib_write.h: the FIB's writer half (tables/fib_write.c), for the
  * supervisor alone: manifest and connected routes, `ringrouter route
- * add|del|show`, and the reader-slot reset after a router dies. The region's
+ * add|replace|del|get|show`, and the reader-slot reset after a router dies. The region's
  * layout and the ordering argument that makes the updates safe for readers
  * that never lock are in tables/fib.h.
  */
@@ -40,6 +40,14 @@ int fib_replace(struct fib *fib, uint32_t addr, unsigned len, const struct fib_n
  * to no route). Returns 0 or -ENOENT.
  */
 int fib_del(struct fib *fib, uint32_t addr, unsigned len);
+
+/**
+ * The route a packet to @addr takes: the longest prefix that covers it, read
+ * from the tables the router reads (the length each entry carries), so it is
+ * the router's answer, not a second computation. Returns 0 with *@pfx,
+ * *@len and *@nh, or -ENOENT when no prefix covers @addr. Writer only.
+ */
+int fib_match(const struct fib *fib, uint32_t addr, uint32_t *pfx, unsigned *len, struct fib_nh *nh);
 
 /** Exact-match query of the prefix list. Returns 0 with *nh, or -ENOENT. */
 int fib_get(const struct fib *fib, uint32_t addr, unsigned len, struct fib_nh *nh);

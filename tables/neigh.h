@@ -14,6 +14,18 @@
  * the next instance forgets them (rt_neigh_attach_router) before it uses the
  * table.
  *
+ * Commands: the supervisor changes static entries while the router runs
+ * (`ringrouter neigh add|replace|del|flush`) through a mailbox in page 0,
+ * so the table keeps one writer. The supervisor writes op, ip, port and mac,
+ * then seq (release), and wakes the router; the router applies the command
+ * within a loop, writes result (0 or an errno) and count, then ack = seq
+ * (release). A router that starts with seq != ack applies the command its
+ * predecessor left unanswered (add and flush are idempotent). Each word has
+ * one writer, and the two writers' words sit on separate cache lines. The
+ * router can write the whole region, so the supervisor keeps its own copy
+ * of seq and takes ack, result and count only as what they can be, as it
+ * does with a shaper's mailbox (tables/shaper.h).
+ *
  * States: incomplete (request sent, packets queue), reachable (confirmed by
  * a reply within reachable_ns), stale (usable; the first use sends a unicast
  * probe, and max_retries unanswered probes remove it), static (manifest,
@@ -33,7 +45,7 @@
 #include "ipc/shm.h"
 
 #define NEIGH_SHM_KIND IPC_SHM_NEIGH
-#define NEIGH_VERSION 0x4e420001u /* "NB" 1 */
+#define NEIGH_VERSION 0x4e420002u /* "NB" 2: the command mailbox in page 0 */
 #define NEIGH_QMAX 16u
 #define NEIGH_HDR_BYTES 4096u /* page 0: struct neigh_shared; the entries follow */
 
@@ -60,12 +72,48 @@ struct neigh_entry {
     ipc_buf q[NEIGH_QMAX];
 };
 
+enum neigh_op {
+    NEIGH_OP_ADD = 1, /* a static entry; refused (EEXIST) over a static one with another MAC or port */
+    NEIGH_OP_REPLACE, /* a static entry, whatever was there */
+    NEIGH_OP_DEL,     /* remove the entry, whatever its state (ENOENT: none) */
+    NEIGH_OP_FLUSH,   /* remove every entry that is not static; count says how many */
+};
+
+struct neigh_mbox {
+    /* Written by the supervisor. */
+    _Alignas(IPC_CACHELINE) _Atomic uint64_t seq;
+    _Atomic uint64_t op;   /* enum neigh_op */
+    _Atomic uint64_t ip;   /* host byte order */
+    _Atomic uint64_t port;
+    _Atomic uint64_t mac;  /* mac[i] in bits 8i..8i+7 */
+    /* Written by the router. */
+    _Alignas(IPC_CACHELINE) _Atomic uint64_t ack;
+    _Atomic uint64_t result; /* 0 or an errno */
+    _Atomic uint64_t count;  /* flush: entries removed; del: packets that were waiting */
+};
+
 struct neigh_shared {
     struct ipc_shm_hdr shm;
     _Alignas(IPC_CACHELINE) uint32_t cap; /* power of two */
     uint32_t count;
     uint32_t queued; /* packets in all pending queues */
+    struct neigh_mbox cmd;
 };
+_Static_assert(sizeof(struct neigh_shared) <= NEIGH_HDR_BYTES, "the header and mailbox fit page 0");
+
+static inline uint64_t neigh_mac_pack(const uint8_t mac[6])
+{
+    uint64_t v = 0;
+    for (int i = 0; i < 6; i++)
+        v |= (uint64_t)mac[i] << (8 * i);
+    return v;
+}
+
+static inline void neigh_mac_unpack(uint64_t v, uint8_t mac[6])
+{
+    for (int i = 0; i < 6; i++)
+        mac[i] = (uint8_t)(v >> (8 * i));
+}
 
 struct neigh_table {
     struct neigh_shared *sh;

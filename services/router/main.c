@@ -68,6 +68,7 @@ struct rt_proc {
     uint8_t out_n[RT_MAX_PORTS];
     ipc_buf txb[RT_TX_CAP];
     struct rt_burst tx;
+    uint64_t neigh_ack; /* the last command of the supervisor's this router answered */
 };
 
 static void rt_flush_full(struct rt_burst *tx, void *arg);
@@ -146,6 +147,8 @@ static int rt_setup(struct rt_proc *r, struct ipc_err *err)
     ret = rt_neigh_attach_router(&r->neigh, tc->neigh_fd, &r->ctr, err);
     if (ret < 0)
         return ret;
+    /* A command a predecessor left unanswered is the first loop's to apply. */
+    r->neigh_ack = ipc_ld_acq(&r->neigh.sh->cmd.ack);
     struct rt_cfg rc;
     rt_cfg_default(&rc);
     if (tc->icmp_rate) {
@@ -308,6 +311,15 @@ static void rt_run(struct rt_proc *r)
             rt_flush_tx(r);
             next_tick = now + RT_TICK_NS;
             c = ipc_stage_end(svc, RT_ST_ARP, c, out);
+        }
+        /* A neighbour command from the supervisor (`ringrouter neigh ...`):
+         * one load of a line that changes only when someone types one. */
+        uint64_t cmd = ipc_ld_acq(&r->neigh.sh->cmd.seq);
+        if (ipc_unlikely(cmd != r->neigh_ack)) {
+            rt_neigh_command(&r->ctx, cmd, now, &r->tx);
+            r->neigh_ack = cmd;
+            rt_flush_tx(r);
+            ticked = true; /* publish the counters it moved */
         }
         fib_read_end(&r->fib);
         if (moved || ticked) {

@@ -239,6 +239,95 @@ void rt_arp_input(struct rt_ctx *ctx, ipc_buf b, uint64_t now, struct rt_burst *
     ipc_pool_free(ctx->pool, &b, 1);
 }
 
+/* ---- the supervisor's commands (tables/neigh.h, "Commands") ---- */
+
+/* Free what waited for @e (it is about to go): counted as drop_neigh_removed. */
+static uint16_t rt_neigh_drop_queue(struct rt_ctx *ctx, struct neigh_entry *e)
+{
+    uint16_t n = e->qlen < NEIGH_QMAX ? e->qlen : NEIGH_QMAX;
+    ctx->ctr->c[RT_CTR_DROP_NEIGH_REMOVED] += n;
+    ipc_pool_free(ctx->pool, e->q, n);
+    rt_pending_done(ctx, e->port, n);
+    e->qlen = 0;
+    return n;
+}
+
+/* Add or replace a static entry; what waited for the address goes out now. */
+static int rt_neigh_cmd_static(struct rt_ctx *ctx, uint32_t ip, uint16_t port, const uint8_t *mac, bool replace,
+                               uint64_t now, struct rt_burst *tx)
+{
+    static const uint8_t zero[6];
+    if (ip == 0 || port >= ctx->nports || pkt_mac_is_group(mac) || memcmp(mac, zero, 6) == 0)
+        return EINVAL;
+    struct neigh_entry *e = neigh_find(ctx->neigh, ip);
+    if (e && e->state == NEIGH_STATIC && !replace && (memcmp(e->mac, mac, 6) != 0 || e->port != port))
+        return EEXIST;
+    if (!e)
+        e = rt_neigh_new(ctx, ip);
+    if (!e)
+        return ENOSPC;
+    uint16_t held_on = e->port; /* where its waiting packets are counted */
+    neigh_wbegin(e);
+    memcpy(e->mac, mac, 6);
+    e->port = port;
+    e->state = NEIGH_STATIC;
+    e->retries = 0;
+    e->confirmed_ns = now;
+    neigh_wend(e);
+    if (e->qlen)
+        rt_neigh_release(ctx, e, held_on, tx);
+    return 0;
+}
+
+void rt_neigh_command(struct rt_ctx *ctx, uint64_t seq, uint64_t now, struct rt_burst *tx)
+{
+    struct neigh_table *nt = ctx->neigh;
+    struct neigh_mbox *mb = &nt->sh->cmd;
+    uint64_t op = ipc_ld_rlx(&mb->op), ip = ipc_ld_rlx(&mb->ip), port = ipc_ld_rlx(&mb->port);
+    uint8_t mac[6];
+    neigh_mac_unpack(ipc_ld_rlx(&mb->mac), mac);
+    uint64_t result = 0, count = 0;
+    struct neigh_entry *e;
+    switch (op) {
+    case NEIGH_OP_ADD:
+    case NEIGH_OP_REPLACE:
+        if (ip > UINT32_MAX || port > UINT16_MAX)
+            result = EINVAL;
+        else
+            result = (uint64_t)rt_neigh_cmd_static(ctx, (uint32_t)ip, (uint16_t)port, mac, op == NEIGH_OP_REPLACE,
+                                                   now, tx);
+        break;
+    case NEIGH_OP_DEL:
+        e = ip <= UINT32_MAX ? neigh_find(nt, (uint32_t)ip) : NULL;
+        if (!e) {
+            result = ENOENT;
+            break;
+        }
+        count = rt_neigh_drop_queue(ctx, e);
+        neigh_remove(nt, e);
+        break;
+    case NEIGH_OP_FLUSH:
+        /* As rt_neigh_tick: a removal shifts a later entry into slot i. */
+        for (uint32_t i = 0; i <= nt->mask;) {
+            e = &nt->e[i];
+            if (e->ip && e->state != NEIGH_STATIC) {
+                rt_neigh_drop_queue(ctx, e);
+                neigh_remove(nt, e);
+                count++;
+                continue;
+            }
+            i++;
+        }
+        break;
+    default:
+        result = EINVAL;
+        break;
+    }
+    ipc_st_rlx(&mb->result, result);
+    ipc_st_rlx(&mb->count, count);
+    ipc_st_rel(&mb->ack, seq); /* after the entries and the answer */
+}
+
 /* ---- forwarding side ---- */
 
 void rt_neigh_touch(struct rt_ctx *ctx, struct neigh_entry *e, uint64_t now, struct rt_burst *tx)

@@ -59,6 +59,15 @@ void rt_arp_input(struct rt_ctx *ctx, ipc_buf b, uint64_t now, struct rt_burst *
  */
 void rt_neigh_tick(struct rt_ctx *ctx, uint64_t now, struct rt_burst *tx);
 
+/**
+ * The supervisor's command @seq in the table's mailbox (tables/neigh.h):
+ * add, replace or delete one entry, or flush every entry that is not
+ * static. What waited for a neighbour that gets a static entry goes out
+ * (appended to @tx); what waited for one removed is freed and counted as
+ * drop_neigh_removed. Writes result and count, then ack = @seq.
+ */
+void rt_neigh_command(struct rt_ctx *ctx, uint64_t seq, uint64_t now, struct rt_burst *tx);
+
 /** Build an ARP request for @tip out of @port (to @dmac, or broadcast if NULL). */
 int rt_arp_request(struct rt_ctx *ctx, uint16_t port, uint32_t tip, const uint8_t *dmac, struct rt_burst *tx);
 

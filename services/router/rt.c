@@ -47,6 +47,7 @@ const char *const rt_ctr_names[RT_CTR_MAX] = {
     [RT_CTR_DROP_NEIGH_FAILED] = "drop_neigh_failed",
     [RT_CTR_DROP_NEIGH_EVICTED] = "drop_neigh_evicted",
     [RT_CTR_DROP_PENDING_RESTART] = "drop_pending_restart",
+    [RT_CTR_DROP_NEIGH_REMOVED] = "drop_neigh_removed",
     [RT_CTR_DROP_BAD_OPTIONS] = "drop_bad_options",
     [RT_CTR_DROP_GSO_BAD] = "drop_gso_bad",
     [RT_CTR_GSO_SW_PKTS] = "gso_sw_packets",

@@ -58,6 +58,7 @@ enum rt_ctr {
     RT_CTR_DROP_NEIGH_FAILED,    /* queued for a neighbour that never answered */
     RT_CTR_DROP_NEIGH_EVICTED,   /* queued for an incomplete neighbour evicted to make room */
     RT_CTR_DROP_PENDING_RESTART, /* queued when the router stopped, or when the previous instance died */
+    RT_CTR_DROP_NEIGH_REMOVED,   /* queued for a neighbour that `neigh del` or `neigh flush` removed */
     RT_CTR_DROP_BAD_OPTIONS,     /* malformed IP options met while fragmenting */
     RT_CTR_DROP_GSO_BAD,         /* offloads pending for a port without them that we could not finish */
     RT_CTR_GSO_SW_PKTS,          /* GSO packets segmented in software (for a port without offloads) */

@@ -70,7 +70,7 @@ near "rest beside small, the remaining 70mbit" "$(goodput rest-both)" 70
 out=$("$RR" shaper show --json -S "$RR_SOCK" 2>&1) || rr_fail "shaper show --json: $out"
 "$RR_PY" -c '
 import json, sys
-d = json.loads(sys.argv[1])
+d = json.loads(sys.argv[1])["shapers"]
 c = {k["name"]: k for k in d[0]["classes"]}
 assert set(c) == {"small", "rest"}, c
 assert c["small"]["rate"] == 20000000 and c["small"]["ceil"] == 30000000, c

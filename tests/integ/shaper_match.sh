@@ -55,7 +55,7 @@ classes() { # classes ARRAY: every class's tx_pkts and tx_bytes
     out=$("$RR" shaper show b --json -S "$RR_SOCK" 2>&1) || rr_fail "shaper show --json: $out"
     out=$("$RR_PY" -c '
 import json, sys
-for c in json.loads(sys.argv[1])[0]["classes"]:
+for c in json.loads(sys.argv[1])["shapers"][0]["classes"]:
     print(c["name"], c["tx_pkts"], c["tx_bytes"])' "$out") || rr_fail "shaper show --json: $out"
     local -n arr=$1
     arr=()

@@ -16,6 +16,18 @@
 #     over it; a $RINGROUTER_SOCKET with nothing there: exit 111, "cannot reach
 #     the supervisor at PATH"; with neither, the default
 #     /run/ringrouter/control.sock (the CLI run inside the mount namespace);
+#   - the command line (issue 19, item 5): --version, -V and `version` print
+#     "ringrouter VERSION (git DESCRIBE)" naming a commit of this tree, and
+#     tools/version.sh outside git writes VERSION alone; unique prefixes
+#     (`ro sh` is `route show`, `li a` is `link a`), ambiguous ones refused
+#     with both candidates (`st`, `stat`: status, stats; `route s`: show,
+#     save), typos answered with "did you mean" (rotue, route shwo, --jsn);
+#     `help` (= --help) lists every command, `help CMD` = `CMD --help` =
+#     an abbreviation's --help, for each command; options before or after
+#     the command (-S, --socket=, --json), -c FILE finds the socket in the
+#     manifest's run_dir (over $RINGROUTER_SOCKET; -S over -c); options a
+#     command does not take refused by name (`restart router --json`, and
+#     the router not restarted; check --json; status --force);
 #   - SIGHUP stops it as SIGTERM does (docs/supervisor.md, "Shutdown"):
 #     "Hangup: stopping every service", each service "stopped (exited with
 #     status 0)", a clean census, "down", exit 0, no service left.
@@ -55,9 +67,9 @@ for x in a b; do
     grep -q " mtu 1500 " <<<"$l" || sup_bad "rr-$x: $l"
 done
 routes=$(RINGROUTER_SOCKET=$SOCK "$RR" route show | tr -s ' ')
-[ "$routes" = "PREFIX VIA PORT
-10.1.0.0/24 connected a
-10.2.0.0/24 connected b" ] || sup_bad "route show: $routes"
+[ "$routes" = "PREFIX VIA PORT ORIGIN
+10.1.0.0/24 - a connected
+10.2.0.0/24 - b connected" ] || sup_bad "route show: $routes"
 pool=$(RINGROUTER_SOCKET=$SOCK "$RR" stats --json | "$SUP_PY" -c 'import json, sys; p = json.load(sys.stdin)["pool"]; print(p["buffers"], p["frame_size"])')
 [ "$pool" = "4096 32768" ] || sup_bad "the pool is \"$pool\", expected 4096 buffers of 32768 bytes"
 # The demo's hosts, and a ping from one namespace to the other through it.
@@ -81,6 +93,97 @@ run env RINGROUTER_SOCKET="$SUP_T/nothing.sock" "$RR" status
 run inside env -u RINGROUTER_SOCKET "$RR" status
 [ "$rc" = 0 ] && [ "$(head -c 7 <<<"$out")" = SERVICE ] || sup_bad "no -S, no \$RINGROUTER_SOCKET (inside): exit $rc: $err"
 echo "\$RINGROUTER_SOCKET found it; -S wins over it; a dead one: exit 111; neither: /run/ringrouter/control.sock"
+
+# ---- the command line ----
+expect() { # expect RC STDERR CMD...: exit RC and exactly STDERR, nothing on stdout unless RC is 0
+    local want_rc=$1 want_err=$2
+    shift 2
+    run "$@"
+    [ "$rc" = "$want_rc" ] && [ "$err" = "$want_err" ] || {
+        sup_bad "${*#"$RR" }: exit $rc, said \"$err\"; expected exit $want_rc, \"$want_err\""
+        return 1
+    }
+}
+vre='^ringrouter [0-9]+\.[0-9]+\.[0-9]+( \(git [^ ()]+\))?$'
+for form in --version -V version; do
+    run "$RR" $form
+    [ "$rc" = 0 ] && [[ $out =~ $vre ]] || sup_bad "ringrouter $form: exit $rc, \"$out\""
+done
+version=$out
+if command -v git >/dev/null && git -C "$SUP_ROOT" rev-parse --git-dir >/dev/null 2>&1; then
+    d=${version#*(git }
+    d=${d%)}
+    d=${d%-dirty}
+    [[ $d == *-g* ]] && d=${d##*-g}
+    [[ $version == *"(git "* ]] && git -C "$SUP_ROOT" cat-file -e "$d^{commit}" 2>/dev/null ||
+        sup_bad "--version \"$version\" names no commit of $SUP_ROOT"
+fi
+mkdir -p "$SUP_T/vt/tools" && cp "$SUP_ROOT/tools/version.sh" "$SUP_T/vt/tools/" && cp "$SUP_ROOT/VERSION" "$SUP_T/vt/" ||
+    sup_fail "copy tools/version.sh"
+sh "$SUP_T/vt/tools/version.sh" "$SUP_T/vt/v.h" && [ "$(cat "$SUP_T/vt/v.h")" = "#define RR_VERSION \"$(cat "$SUP_ROOT/VERSION")\"" ] ||
+    sup_bad "tools/version.sh outside git wrote: $(cat "$SUP_T/vt/v.h" 2>&1)"
+echo "--version, -V, version: \"$version\"; outside git: \"$(cat "$SUP_ROOT/VERSION")\""
+
+full=$("$RR" route show -S "$SOCK")
+run "$RR" ro sh -S "$SOCK"
+[ "$rc" = 0 ] && [ "$out" = "$full" ] || sup_bad "ro sh: exit $rc: $out $err"
+run "$RR" li a --json -S "$SOCK"
+[ "$rc" = 0 ] && [ "$("$SUP_PY" -c 'import json, sys; print([l["name"] for l in json.load(sys.stdin)["links"]])' <<<"$out")" = "['a']" ] ||
+    sup_bad "li a --json: exit $rc: $out $err"
+expect 100 'ringrouter: "st" is ambiguous: status, stats (see ringrouter --help)' "$RR" st -S "$SOCK"
+expect 100 'ringrouter: "stat" is ambiguous: status, stats (see ringrouter --help)' "$RR" stat -S "$SOCK"
+expect 100 'ringrouter: route: "s" is ambiguous: show, save (see ringrouter help route)' "$RR" route s -S "$SOCK"
+expect 100 'ringrouter: unknown command "rotue"; did you mean "route"? (see ringrouter --help)' "$RR" rotue show -S "$SOCK"
+expect 100 'ringrouter: unknown route subcommand "shwo"; did you mean "show"? (see ringrouter help route)' "$RR" route shwo -S "$SOCK"
+expect 100 'ringrouter: unknown option "--jsn"; did you mean "--json"? (see ringrouter --help)' "$RR" status --jsn -S "$SOCK"
+expect 100 'ringrouter: unknown command "frobnicate" (see ringrouter --help)' "$RR" frobnicate
+echo "abbreviations: ro sh = route show, li a = link a; st, stat, route s ambiguous (both named); rotue, shwo, --jsn: did you mean"
+
+run "$RR" help
+top=$out
+[ "$rc" = 0 ] && [ "$top" = "$("$RR" --help)" ] || sup_bad "help: exit $rc, or not the same as --help"
+for c in check up status stats link restart route neigh shaper help version; do
+    grep -qE "^  $c +[a-z]" <<<"$top" || sup_bad "help does not list $c"
+    run "$RR" help "$c"
+    [ "$rc" = 0 ] && [ "$(head -n 1 <<<"$out" | cut -d' ' -f1-3)" = "usage: ringrouter $c" ] && [ "$(grep -c '' <<<"$out")" -ge 4 ] ||
+        sup_bad "help $c: exit $rc: $out"
+    [ "$("$RR" "$c" --help)" = "$out" ] || sup_bad "$c --help is not help $c"
+done
+[ "$("$RR" ro --help)" = "$("$RR" help route)" ] && [ "$("$RR" help port)" = "$("$RR" help link)" ] ||
+    sup_bad "ro --help / help port"
+grep -q "replace PREFIX via GATEWAY" <<<"$("$RR" help route)" || sup_bad "help route says nothing of replace"
+expect 100 'ringrouter: unknown command "nosuch" (see ringrouter --help)' "$RR" help nosuch
+echo "help: every command listed, help CMD = CMD --help for each, and for an abbreviation"
+
+run "$RR" -S "$SOCK" status
+[ "$rc" = 0 ] && [ "$(head -c 7 <<<"$out")" = SERVICE ] || sup_bad "-S before the command: exit $rc: $err"
+for form in "--json -S $SOCK status" "status --json --socket=$SOCK" "-j status -S $SOCK"; do
+    # shellcheck disable=SC2086
+    run "$RR" $form
+    [ "$rc" = 0 ] && "$SUP_PY" -c 'import json, sys; assert json.load(sys.stdin)["services"]' <<<"$out" ||
+        sup_bad "ringrouter $form: exit $rc: $out $err"
+done
+printf '[router]\nname = demo\nframe_size = 32768\npool_buffers = 4096\n\n[port a]\ndriver = tap\nifname = rr-a\nnetns = rr-demo-a\naddress = 10.1.0.1/24\n\n[port b]\ndriver = tap\nifname = rr-b\nnetns = rr-demo-b\naddress = 10.2.0.1/24\n' >"$SUP_T/demo.ini"
+run inside env RINGROUTER_SOCKET=/nonexistent.sock "$RR" -c "$SUP_T/demo.ini" status
+[ "$rc" = 0 ] && [ "$(head -c 7 <<<"$out")" = SERVICE ] || sup_bad "-c FILE (run_dir /run/ringrouter) over \$RINGROUTER_SOCKET: exit $rc: $err"
+run inside "$RR" status -c "$SUP_T/demo.ini" -S /nonexistent.sock
+[ "$rc" = 111 ] || sup_bad "-S over -c: exit $rc, expected 111 (the wrong socket)"
+for form in "-c $SUP_T/demo.ini check" "check -c $SUP_T/demo.ini" "check --config=$SUP_T/demo.ini"; do
+    # shellcheck disable=SC2086
+    run "$RR" $form
+    [ "$rc" = 0 ] && [ "$out" = "$SUP_T/demo.ini: ok" ] || sup_bad "ringrouter $form: exit $rc: $out $err"
+done
+echo "options before or after the command: -S, --socket=, --json, -j; -c finds the socket (over \$RINGROUTER_SOCKET, under -S)"
+
+router_pid=$(RINGROUTER_SOCKET=$SOCK "$RR" status --json | "$SUP_PY" -c 'import json, sys; print([s["pid"] for s in json.load(sys.stdin)["services"] if s["name"] == "router"][0])')
+expect 100 'ringrouter: restart: --json is not one of its options (it prints one line)' "$RR" restart router --json -S "$SOCK"
+sup_msleep 300
+[ "$(RINGROUTER_SOCKET=$SOCK "$RR" status --json | "$SUP_PY" -c 'import json, sys; print([(s["pid"], s["restarts"]) for s in json.load(sys.stdin)["services"] if s["name"] == "router"][0])')" = "($router_pid, 0)" ] ||
+    sup_bad "restart router --json was refused, yet the router restarted"
+expect 100 'ringrouter check: --json is not one of its options (see ringrouter help check)' "$RR" check --json
+expect 100 'ringrouter status: --force is not one of its options (see ringrouter help status)' "$RR" status --force -S "$SOCK"
+expect 100 'ringrouter route: --all is not one of its options (see ringrouter help route)' "$RR" route show --all -S "$SOCK"
+echo "options a command does not take: refused by name, never ignored (restart router --json: not restarted)"
 
 # ---- SIGHUP ----
 sup_status || sup_fail "status"

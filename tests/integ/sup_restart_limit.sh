@@ -6,6 +6,9 @@
 # "failed: 4 deaths within 10000 ms exceed restart_limit 3", nothing restarts
 # it afterwards, and the supervisor and the other services keep running
 # (same pids, still answering, still beating). `restart driver-b` tries again.
+# `status` (and --json) exits 3 while driver-b is failed, with the whole
+# table all the same (sup_control.sh: 0 when all are up); `link b` says its
+# port is failed.
 set -u
 . "$(dirname "$0")/../lib/sup.sh"
 sup_init sup_restart_limit
@@ -23,7 +26,20 @@ echo "driver-b failed $(((SUP_NOW - t0) / 1000)) ms after the supervisor answere
 sup_wait 10 eval 'sup_status && [ "${SUP_STATE[router]}" = up ] && [ "${SUP_STATE[driver-a]}" = up ]' ||
     sup_fail "router and driver-a are not up (router ${SUP_STATE[router]:-?}, driver-a ${SUP_STATE[driver-a]:-?})"
 
-"$RR" status -S "$SUP_SOCK" | sed 's/^/  /'
+"$RR" status -S "$SUP_SOCK" >"$SUP_T/st.out" 2>"$SUP_T/st.err"
+rc=$?
+sed 's/^/  /' "$SUP_T/st.out"
+[ "$rc" = 3 ] || sup_fail "status with driver-b failed: exit $rc, expected 3 ($(cat "$SUP_T/st.err"))"
+[ -s "$SUP_T/st.err" ] && sup_fail "status with driver-b failed wrote to stderr: $(cat "$SUP_T/st.err")"
+[ "$(grep -cE '^(router|driver-a) +up |^driver-b +failed ' "$SUP_T/st.out")" = 3 ] || sup_fail "status did not print every row"
+"$RR" status --json -S "$SUP_SOCK" >"$SUP_T/st.json"
+rc=$?
+[ "$rc" = 3 ] || sup_fail "status --json with driver-b failed: exit $rc, expected 3"
+"$SUP_PY" -c 'import json, sys; json.load(open(sys.argv[1]))' "$SUP_T/st.json" || sup_fail "status --json with a failed service is not JSON"
+link_state() { "$RR" link "$1" --json -S "$SUP_SOCK" | "$SUP_PY" -c 'import json, sys; l = json.load(sys.stdin)["links"][0]; print(l["state"], *(s["name"] + ":" + s["state"] for s in l["services"]))'; }
+[ "$(link_state b)" = "failed driver-b:failed" ] && [ "$(link_state a)" = "up driver-a:up" ] ||
+    sup_fail "link: b \"$(link_state b)\", a \"$(link_state a)\""
+echo "status and status --json exit 3 with driver-b failed (every row printed); link b: failed, link a: up"
 [ "${SUP_RESTARTS[driver-b]}" = 3 ] || sup_fail "driver-b was restarted ${SUP_RESTARTS[driver-b]} times, expected 3"
 line=$(grep "^ringrouter: driver-b: .*failed: " "$SUP_LOG")
 echo "  log: $line"

@@ -4,20 +4,25 @@
 # router between two TAP ports in the test's own namespaces (README,
 # "Commands"). Host B also owns 10.63.N.1 and 10.64.N.1 (on its lo).
 #   - route show [--json]: the two connected networks and the manifest's
-#     [route 10.65.N.0/24] via host B, in prefix order;
+#     [route 10.65.N.0/24] via host B, in prefix order, each with its origin
+#     (connected, manifest);
 #   - before any route, A -> 10.63.N.1 gets "Destination Net Unreachable";
 #   - route add 10.63.N.0/24 via HOST_B: exit 0, "added ...", the log line
-#     "ringrouter: route add 10.63.N.0/24 via HOST_B", the row in show and
-#     --json, and A's pings to 10.63.N.1 are answered (TTL 63);
-#   - route add 10.64.N.0/24 port b (no gateway): the router ARPs for the
+#     "ringrouter: route add 10.63.N.0/24 via HOST_B", the row (origin
+#     runtime) in show and --json, and A's pings to 10.63.N.1 are answered
+#     (TTL 63);
+#   - route add 10.64.N.0/24 port b (no gateway): shown as a runtime route
+#     with no gateway (not as connected); the router ARPs for the
 #     destination itself and A's pings are answered;
 #   - route del: exit 0, "deleted ...", the log line, the row gone, and A's
 #     pings get "Destination Net Unreachable" again (icmp_net_unreach_tx up);
+#     the manifest's route only with --force (refused without it, by name);
 #   - bad input exits 100 with a message naming the argument and changes
 #     nothing (show is the same, no log line): a prefix that is not one, host
 #     bits, an unknown port, a gateway on no port's network or the router's
 #     own address, a duplicate, deleting an absent route or a connected one,
-#     missing words, an unknown subcommand.
+#     missing words, an unknown subcommand, an extra argument, --json on
+#     add.
 set -u
 . "$(dirname "$0")/../lib/router.sh"
 rr_init sup_route
@@ -44,11 +49,11 @@ route() { # route ARGS...: sets $out $err $rc
 show_rows() { # the rows of `route show`, blanks squeezed
     "$RR" route show -S "$RR_SOCK" | tr -s ' ' 
 }
-json_rows() { # the routes of `route show --json` as "prefix via port" lines
+json_rows() { # the routes of `route show --json` as "prefix via port origin" lines
     "$RR" route show --json -S "$RR_SOCK" | "$RR_PY" -c '
 import json, sys
 for r in json.load(sys.stdin)["routes"]:
-    print(r["prefix"], r["via"] if r["via"] is not None else "null", r["port"])'
+    print(r["prefix"], r["via"] if r["via"] is not None else "null", r["port"], r["origin"])'
 }
 ping_ok() { # ping_ok DST: A's pings to DST are all answered, TTL 63
     local o
@@ -63,14 +68,14 @@ ping_unreach() { # ping_unreach DST: "Destination Net Unreachable" from the rout
 log_line() { grep -qxF -- "$1" "$RR_LOG"; }
 
 # ---- show ----
-want_show="PREFIX VIA PORT
-$RR_NET_A.0/24 connected a
-$RR_NET_B.0/24 connected b
-$P65 $RR_HOST_B b"
+want_show="PREFIX VIA PORT ORIGIN
+$RR_NET_A.0/24 - a connected
+$RR_NET_B.0/24 - b connected
+$P65 $RR_HOST_B b manifest"
 [ "$(show_rows)" = "$want_show" ] || rr_fail "route show: $(show_rows), expected: $want_show"
-want_json="$RR_NET_A.0/24 null a
-$RR_NET_B.0/24 null b
-$P65 $RR_HOST_B b"
+want_json="$RR_NET_A.0/24 null a connected
+$RR_NET_B.0/24 null b connected
+$P65 $RR_HOST_B b manifest"
 [ "$(json_rows)" = "$want_json" ] || rr_fail "route show --json: $(json_rows)"
 rr_ok "route show and --json: 2 connected networks and the manifest's $P65 via $RR_HOST_B"
 
@@ -79,8 +84,8 @@ ping_unreach "$D63"
 route add "$P63" via "$RR_HOST_B"
 [ "$rc" = 0 ] && [ "$out" = "added $P63" ] || rr_fail "route add $P63 via $RR_HOST_B: exit $rc, out \"$out\", err \"$err\""
 log_line "ringrouter: route add $P63 via $RR_HOST_B" || rr_fail "no \"route add $P63 via $RR_HOST_B\" log line"
-show_rows | grep -qxF "$P63 $RR_HOST_B b" || rr_fail "route show has no row \"$P63 $RR_HOST_B b\": $(show_rows)"
-json_rows | grep -qxF "$P63 $RR_HOST_B b" || rr_fail "route show --json has no $P63 via $RR_HOST_B port b"
+grep -qxF "$P63 $RR_HOST_B b runtime" <<<"$(show_rows)" || rr_fail "route show has no row \"$P63 $RR_HOST_B b runtime\": $(show_rows)"
+grep -qxF "$P63 $RR_HOST_B b runtime" <<<"$(json_rows)" || rr_fail "route show --json has no $P63 via $RR_HOST_B port b runtime"
 ping_ok "$D63"
 rr_ok "route add $P63 via $RR_HOST_B: shown, logged, A -> $D63 answered (ttl 63)"
 
@@ -89,10 +94,10 @@ ping_unreach "$D64"
 route add "$P64" port b
 [ "$rc" = 0 ] && [ "$out" = "added $P64" ] || rr_fail "route add $P64 port b: exit $rc, out \"$out\", err \"$err\""
 log_line "ringrouter: route add $P64 port b" || rr_fail "no \"route add $P64 port b\" log line"
-show_rows | grep -qxF "$P64 connected b" || rr_fail "route show has no row \"$P64 connected b\": $(show_rows)"
-json_rows | grep -qxF "$P64 null b" || rr_fail "route show --json has no $P64 via null port b"
-ping_ok "$D64" || true
-rr_ok "route add $P64 port b: shown as connected, A -> $D64 answered"
+grep -qxF "$P64 - b runtime" <<<"$(show_rows)" || rr_fail "route show has no row \"$P64 - b runtime\": $(show_rows)"
+grep -qxF "$P64 null b runtime" <<<"$(json_rows)" || rr_fail "route show --json has no $P64 via null port b runtime"
+ping_ok "$D64"
+rr_ok "route add $P64 port b: shown as a runtime route without a gateway (not connected), A -> $D64 answered"
 
 # ---- bad input: exit 100, the argument named, nothing changed ----
 before=$(show_rows)
@@ -106,8 +111,8 @@ bad_case() { # bad_case "EXPECTED STDERR" ARGS...
     [ -z "$out" ] || rr_fail "route $*: printed \"$out\" on stdout"
     echo "  route $*: exit 100: $err"
 }
-bad_case 'ringrouter: route: "10.66.0.0/33" is not an IPv4 prefix (a.b.c.d/len)' add 10.66.0.0/33 via "$RR_HOST_B"
-bad_case 'ringrouter: route: "bogus" is not an IPv4 prefix (a.b.c.d/len)' del bogus
+bad_case 'ringrouter: route: "10.66.0.0/33" is not an IPv4 prefix (a.b.c.d/len, or default)' add 10.66.0.0/33 via "$RR_HOST_B"
+bad_case 'ringrouter: route: "bogus" is not an IPv4 prefix (a.b.c.d/len, or default)' del bogus
 bad_case "ringrouter: route: 10.66.0.1/16 has host bits set; did you mean 10.66.0.0/16?" add 10.66.0.1/16 port b
 bad_case 'ringrouter: route add: no port "nosuch"' add 10.66.0.0/16 port nosuch
 bad_case 'ringrouter: route add: via "10.66.0.300" is not an IPv4 address' add 10.66.0.0/16 via 10.66.0.300
@@ -117,26 +122,35 @@ bad_case "ringrouter: route add: gateway $RR_NET_B.0 is the network address of p
     add 10.66.0.0/16 via "$RR_NET_B.0"
 bad_case "ringrouter: route add: gateway $RR_NET_B.255 is the broadcast address of port b's network $RR_NET_B.0/24" \
     add 10.66.0.0/16 via "$RR_NET_B.255"
-bad_case "ringrouter: route add: $P63 exists; delete it first" add "$P63" port b
+bad_case "ringrouter: route add: $P63 exists (runtime); route replace changes it" add "$P63" port b
+bad_case "ringrouter: route add: $P65 exists (manifest); route replace changes it" add "$P65" port b
+bad_case "ringrouter: route add: $RR_NET_A.0/24 is port a's connected network; change the manifest instead" add "$RR_NET_A.0/24" via "$RR_HOST_B"
 bad_case 'ringrouter: route add: expected PREFIX via GATEWAY, or PREFIX port NAME' add 10.66.0.0/16
 bad_case 'ringrouter: route del: no route 10.66.0.0/16' del 10.66.0.0/16
 bad_case "ringrouter: route del: $RR_NET_A.0/24 is a port's connected network; change the manifest instead" del "$RR_NET_A.0/24"
-bad_case 'ringrouter: route: expected add, del or show' frob
+bad_case "ringrouter: route del: $P65 is the manifest's [route $P65] (line $(grep -n "^\[route $P65\]" "$RR_T/m.ini" | cut -d: -f1)); with --force it is deleted until the next start" del "$P65"
+bad_case 'ringrouter: unknown route subcommand "frob"; route takes show, get, add, replace, del or save (see ringrouter help route)' frob
+bad_case 'ringrouter: route add: unexpected argument "extra"' add 10.66.0.0/16 port b extra
+bad_case 'ringrouter: route add: --json is only for route show and route get' add 10.66.0.0/16 port b --json
 [ "$(show_rows)" = "$before" ] || rr_fail "a refused request changed the FIB: $(show_rows)"
 [ "$(wc -l <"$RR_LOG")" = "$lines" ] || rr_fail "a refused request was logged: $(tail -n +"$((lines + 1))" "$RR_LOG")"
-rr_ok "14 bad requests: exit 100, each names its argument, the FIB and the log unchanged"
+rr_ok "19 bad requests: exit 100, each names its argument, the FIB and the log unchanged"
 
 # ---- del ----
 rr_stats || rr_fail "stats"
 nu0=$(rr_ctr router.icmp_net_unreach_tx)
 for p in "$P63" "$P64" "$P65"; do
-    route del "$p"
-    [ "$rc" = 0 ] && [ "$out" = "deleted $p" ] || rr_fail "route del $p: exit $rc, out \"$out\", err \"$err\""
-    log_line "ringrouter: route del $p" || rr_fail "no \"route del $p\" log line"
+    force=()
+    [ "$p" = "$P65" ] && force=(--force)
+    route del "$p" "${force[@]}"
+    [ "$rc" = 0 ] && [ "$out" = "deleted $p" ] || rr_fail "route del $p ${force[*]}: exit $rc, out \"$out\", err \"$err\""
+    want="ringrouter: route del $p"
+    [ "$p" = "$P65" ] && want+=" (the manifest's, --force)"
+    log_line "$want" || rr_fail "no \"$want\" log line"
 done
-want_show="PREFIX VIA PORT
-$RR_NET_A.0/24 connected a
-$RR_NET_B.0/24 connected b"
+want_show="PREFIX VIA PORT ORIGIN
+$RR_NET_A.0/24 - a connected
+$RR_NET_B.0/24 - b connected"
 [ "$(show_rows)" = "$want_show" ] || rr_fail "route show after del: $(show_rows)"
 [ "$(json_rows | wc -l)" = 2 ] || rr_fail "route show --json after del: $(json_rows)"
 ping_unreach "$D63"
@@ -144,7 +158,7 @@ ping_unreach "$D64"
 rr_stats || rr_fail "stats"
 nu1=$(rr_ctr router.icmp_net_unreach_tx)
 [ $((nu1 - nu0)) -ge 4 ] || rr_fail "icmp_net_unreach_tx rose by $((nu1 - nu0)), expected >= 4"
-rr_ok "route del $P63, $P64 and the manifest's $P65: gone from show; A -> $D63, $D64 net unreachable again (icmp_net_unreach_tx $nu0 -> $nu1)"
+rr_ok "route del $P63, $P64 and (--force) the manifest's $P65: gone from show; A -> $D63, $D64 net unreachable again (icmp_net_unreach_tx $nu0 -> $nu1)"
 
 rr_zero "${RR_MALFORMED[@]}"
 rr_no_restarts

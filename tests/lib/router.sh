@@ -17,7 +17,8 @@
 #                          sched $RR_SCHED if set; $RR_SVC_EXTRA (lines, with
 #                          \n escapes) added to every [service] section; port
 #                          a's prefix length $RR_PLEN_A (default 24), port b's
-#                          mtu $RR_MTU_B.
+#                          mtu $RR_MTU_B; $RR_ROUTER_EXTRA (lines, with \n
+#                          escapes) added to [router].
 #                          Hosts: $RR_HOST_A (10.61.N.2), $RR_HOST_B; the
 #                          router's addresses $RR_GW_A, $RR_GW_B
 #   rr_start               `ringrouter up` (log $RR_LOG), sets $RR_PID, waits
@@ -292,6 +293,7 @@ rr_topology() { # rr_topology [EXTRA MANIFEST TEXT]
     {
         printf '[router]\nname = rt%s\npool_buffers = 8192\nrun_dir = %s/run\n' "$$" "$RR_T"
         [ -z "${RR_FRAME_SIZE:-}" ] || printf 'frame_size = %s\n' "$RR_FRAME_SIZE"
+        [ -z "${RR_ROUTER_EXTRA:-}" ] || printf '%b\n' "$RR_ROUTER_EXTRA"
         printf '\n'
         printf '[port a]\ndriver = tap\nifname = %s\nnetns = %s\naddress = %s/%s\n\n' "$RR_IF_A" "$RR_NS_A" "$RR_GW_A" "${RR_PLEN_A:-24}"
         printf '[port b]\ndriver = tap\nifname = %s\nnetns = %s\naddress = %s/24\n' "$RR_IF_B" "$RR_NS_B" "$RR_GW_B"
@@ -313,7 +315,10 @@ rr_topology() { # rr_topology [EXTRA MANIFEST TEXT]
 # One status query: fills RR_STATE, RR_PIDS, RR_RESTARTS. 1 if no answer.
 rr_status() {
     local out
-    out=$("$RR" status --json -S "$RR_SOCK" 2>/dev/null) || return 1
+    local rc
+    out=$("$RR" status --json -S "$RR_SOCK" 2>/dev/null)
+    rc=$?
+    [ "$rc" = 0 ] || [ "$rc" = 3 ] || return 1 # 3: a service is failed
     out=$("$RR_PY" -c '
 import json, sys
 for s in json.load(sys.stdin)["services"]:
@@ -546,7 +551,10 @@ rr_flow_gap() { # rr_flow_gap T_US
 # starts, or -).
 rr_svc_line() { # rr_svc_line SVC
     local out name
-    out=$("$RR" status -S "$RR_SOCK" 2>/dev/null) || return 1
+    local rc
+    out=$("$RR" status -S "$RR_SOCK" 2>/dev/null)
+    rc=$?
+    [ "$rc" = 0 ] || [ "$rc" = 3 ] || return 1 # 3: a service is failed
     while read -r name RR_L_STATE RR_L_PID RR_L_SB _; do
         [ "$name" = "$1" ] && return 0
     done <<<"$out"

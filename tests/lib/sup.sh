@@ -207,10 +207,13 @@ sup_manifest() { # sup_manifest FILE [SVC.KEY=VALUE ...]
 }
 
 # One status query: fills SUP_STATE, SUP_PIDS, SUP_RESTARTS. Returns 1 if the
-# supervisor does not answer.
+# supervisor does not answer. (`status` exits 3 when a service is failed,
+# with the whole table all the same.)
 sup_status() {
-    local out name state pid restarts
-    out=$("$RR" status -S "$SUP_SOCK" 2>"$SUP_T/status.err") || return 1
+    local out name state pid restarts rc
+    out=$("$RR" status -S "$SUP_SOCK" 2>"$SUP_T/status.err")
+    rc=$?
+    [ "$rc" = 0 ] || [ "$rc" = 3 ] || return 1
     SUP_STATE=() SUP_PIDS=() SUP_RESTARTS=() SUP_STANDBY=()
     while read -r name state pid standby restarts _; do
         [ "$name" = SERVICE ] && continue
@@ -245,7 +248,12 @@ sup_kill_all_wait() { # sup_kill_all_wait SECS
     sup_wait "$1" _sup_all_new
 }
 
-sup_socket_answers() { "$RR" status -S "$SUP_SOCK" >/dev/null 2>&1; }
+sup_socket_answers() { # exit 3 (a service failed) is an answer too
+    local rc
+    "$RR" status -S "$SUP_SOCK" >/dev/null 2>&1
+    rc=$?
+    [ "$rc" = 0 ] || [ "$rc" = 3 ]
+}
 
 sup_start_nowait() { # sup_start_nowait NS MANIFEST [LOG]
     local ns=$1 m=$2 log=${3:-$SUP_LOG}

@@ -275,6 +275,7 @@ static const struct t_bad t_bad_cases[] = {
     {BASE "[router]\nuids = 5000-5100\ngroup = users\n",
      "t.ini:11: [router] group: only with user: without it, each service runs with its own uid as its gid"},
     {BASE "[router]\nrun_dir = run/rr\n", "t.ini:10: [router] run_dir: \"run/rr\" is not an absolute path"},
+    {BASE "[router]\nstate_dir = var/lib/rr\n", "t.ini:10: [router] state_dir: \"var/lib/rr\" is not an absolute path"},
     {BASE "[router]\nstages = yes\n", "t.ini:10: [router] stages: \"yes\" is not on or off"},
     {BASE "[router]\nstages = On\n", "t.ini:10: [router] stages: \"On\" is not on or off"},
     {BASE "[router]\nstages = on\nstages = off\n", "t.ini:11: [router] stages: duplicate key, first set on line 10"},
@@ -336,6 +337,7 @@ static void test_manifest_default(void **state)
     assert_int_equal(m.router.icmp_burst, 50);
     assert_false(m.router.stages);
     assert_string_equal(m.router.run_dir, "/run/ringrouter");
+    assert_string_equal(m.router.state_dir, ""); /* run_dir's (supervisor/route.c) */
     /* No shared user: each service its own uid from the default range,
      * in the service table's order. */
     assert_string_equal(m.router.user, "");
@@ -700,9 +702,40 @@ static void test_manifest_rate_format(void **state)
     (void)state;
     char buf[32];
     assert_string_equal(sup_rate_format(100000000, buf, sizeof buf), "100mbit");
-    assert_string_equal(sup_rate_format(1500000, buf, sizeof buf), "1500kbit");
+    assert_string_equal(sup_rate_format(1500000, buf, sizeof buf), "1.5mbit");
+    assert_string_equal(sup_rate_format(49800000, buf, sizeof buf), "49.8mbit");
     assert_string_equal(sup_rate_format(12, buf, sizeof buf), "12bit");
+    assert_string_equal(sup_rate_format(999, buf, sizeof buf), "999bit");
+    assert_string_equal(sup_rate_format(1001, buf, sizeof buf), "1.001kbit");
     assert_string_equal(sup_rate_format(2000000000000, buf, sizeof buf), "2tbit");
+    /* 12 decimals of tbit is past the parser's 9: one unit down. */
+    assert_string_equal(sup_rate_format(1000000000001, buf, sizeof buf), "1000.000000001gbit");
+    /* What is printed reads back, through the one parser, as the same rate. */
+    uint64_t x = 88172645463325252ull;
+    for (int i = 0; i < 100000; i++) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        uint64_t bits = 1000 + x % (1000000000000ull - 1000 + 1);
+        if (i % 3 == 0)
+            bits = bits / 1000000 * 1000000 + (x >> 40) % 1000; /* round figures with a tail */
+        if (bits < 1000)
+            bits = 1000;
+        uint64_t back = 0;
+        char why[256];
+        sup_rate_format(bits, buf, sizeof buf);
+        if (sup_parse_rate(buf, &back, why, sizeof why) || back != bits)
+            fail_msg("%llu printed as %s reads back as %llu (%s)", (unsigned long long)bits, buf,
+                     (unsigned long long)back, why);
+    }
+    /* The byte forms are tc's: 50mbps is 400mbit. */
+    uint64_t r;
+    char why[256];
+    assert_null(sup_parse_rate("50mbps", &r, why, sizeof why));
+    assert_int_equal(r, 400000000);
+    assert_null(sup_parse_rate("2.5mbps", &r, why, sizeof why));
+    assert_int_equal(r, 20000000);
+    assert_non_null(sup_parse_rate("50", &r, why, sizeof why));
 }
 
 /* Files: the path as given names the file in every message. */

@@ -654,6 +654,100 @@ static void test_rt_fib_concurrent_reader(void **state)
     t_fib_free(f);
 }
 
+/* ---- route replace under a reader: no gap ---- */
+
+struct t_flip {
+    struct fib *r;
+    _Atomic int stop;
+    _Atomic uint64_t checked;
+    _Atomic int bad;
+    uint32_t bad_addr, bad_idx;
+};
+
+/* 10.0.5.0/24 always routes to port 3; the rest of 10.0.0.0/16 and all of
+ * 10.1.0.0/28 to port 1 or port 2, whichever replace put there last: never
+ * a miss, never anything else. */
+static void *t_flip_reader(void *arg)
+{
+    struct t_flip *x = arg;
+    uint64_t s = 0xfeed;
+    uint32_t addrs[64], out[64];
+    uint64_t checked = 0;
+    while (!atomic_load(&x->stop)) {
+        for (unsigned i = 0; i < 64; i++)
+            addrs[i] = i % 2 ? T_IP(10, 0, t_rand64(&s) % 16, t_rand64(&s) & 255)
+                             : T_IP(10, 1, 0, t_rand64(&s) % 16);
+        fib_read_begin(x->r);
+        fib_lookup_burst(x->r, addrs, out, 64);
+        for (unsigned i = 0; i < 64; i++) {
+            bool ok = out[i] != FIB_MISS;
+            if (ok) {
+                struct fib_nh nh = fib_nh_at(x->r, out[i]);
+                bool deep = (addrs[i] & 0xffffff00u) == T_IP(10, 0, 5, 0);
+                ok = deep ? nh.port == 3 : (nh.port == 1 || nh.port == 2) && nh.gw == T_IP(192, 0, 2, nh.port);
+            }
+            if (!ok && !atomic_load(&x->bad)) {
+                x->bad_addr = addrs[i];
+                x->bad_idx = out[i];
+                atomic_store(&x->bad, 1);
+            }
+        }
+        fib_read_end(x->r);
+        checked += 64;
+    }
+    atomic_store(&x->checked, checked);
+    return NULL;
+}
+
+/*
+ * `ringrouter route replace` moves a route with no moment of no route: a
+ * reader looking up addresses of a /16 (tbl24 entries) and of a /28 (a tbl8
+ * group) while the writer replaces both, back and forth between two next
+ * hops, never misses and never sees a third next hop; a /24 inside the /16
+ * keeps its own. Then fib_match (`route get`) names the longest prefix.
+ */
+static void test_rt_fib_replace_no_gap(void **state)
+{
+    struct t_fib *f = t_fib_new(64, 8, 16);
+    struct fib_nh p1 = t_nh(1, T_IP(192, 0, 2, 1)), p2 = t_nh(2, T_IP(192, 0, 2, 2)), p3 = t_nh(3, T_IP(192, 0, 2, 3));
+    assert_int_equal(fib_add(&f->w, T_IP(10, 0, 0, 0), 16, &p1), 0);
+    assert_int_equal(fib_add(&f->w, T_IP(10, 0, 5, 0), 24, &p3), 0);
+    assert_int_equal(fib_add(&f->w, T_IP(10, 1, 0, 0), 28, &p1), 0);
+    struct t_flip x = {.r = &f->r};
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, t_flip_reader, &x), 0);
+    unsigned iters = T_SLOW ? 20000 : 200000;
+    for (unsigned i = 0; i < iters && !atomic_load(&x.bad); i++) {
+        const struct fib_nh *nh = i % 2 ? &p1 : &p2;
+        assert_int_equal(fib_replace(&f->w, T_IP(10, 0, 0, 0), 16, nh), 0);
+        assert_int_equal(fib_replace(&f->w, T_IP(10, 1, 0, 0), 28, nh), 0);
+        fib_reclaim(&f->w);
+    }
+    atomic_store(&x.stop, 1);
+    pthread_join(th, NULL);
+    if (atomic_load(&x.bad))
+        fail_msg("reader saw %08x -> next hop %u during a replace", x.bad_addr, x.bad_idx);
+    assert_true(atomic_load(&x.checked) > 0);
+    print_message("%u replaces of each, %llu lookups checked\n", iters, (unsigned long long)atomic_load(&x.checked));
+
+    uint32_t pfx;
+    unsigned len;
+    struct fib_nh nh;
+    assert_int_equal(fib_match(&f->w, T_IP(10, 0, 5, 77), &pfx, &len, &nh), 0);
+    assert_true(pfx == T_IP(10, 0, 5, 0) && len == 24 && nh.port == 3);
+    assert_int_equal(fib_match(&f->w, T_IP(10, 0, 200, 1), &pfx, &len, &nh), 0);
+    assert_true(pfx == T_IP(10, 0, 0, 0) && len == 16 && nh.port == 1);
+    assert_int_equal(fib_match(&f->w, T_IP(10, 1, 0, 9), &pfx, &len, &nh), 0);
+    assert_true(pfx == T_IP(10, 1, 0, 0) && len == 28 && nh.port == 1);
+    assert_int_equal(fib_match(&f->w, T_IP(10, 1, 0, 16), &pfx, &len, &nh), -ENOENT);
+    assert_int_equal(fib_add(&f->w, 0, 0, &p2), 0);
+    assert_int_equal(fib_match(&f->w, T_IP(10, 1, 0, 16), &pfx, &len, &nh), 0);
+    assert_true(pfx == 0 && len == 0 && nh.port == 2);
+    assert_int_equal(fib_match(&f->w, T_IP(10, 1, 0, 15), &pfx, &len, &nh), 0);
+    assert_true(pfx == T_IP(10, 1, 0, 0) && len == 28);
+    t_fib_free(f);
+}
+
 static struct timespec t_start;
 
 static int t_time_setup(void **state)
@@ -683,6 +777,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_rt_fib_1m, t_time_setup, t_time_teardown),
 #endif
         cmocka_unit_test_setup_teardown(test_rt_fib_concurrent_reader, t_time_setup, t_time_teardown),
+        cmocka_unit_test_setup_teardown(test_rt_fib_replace_no_gap, t_time_setup, t_time_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

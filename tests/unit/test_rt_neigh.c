@@ -356,6 +356,88 @@ static void test_rt_neigh_restart(void **state)
     close(rfd);
 }
 
+/* One supervisor command through the table's mailbox; returns its result. */
+static uint64_t t_cmd(struct t_rt *t, enum neigh_op op, uint32_t ip, uint16_t port, const uint8_t *mac, uint64_t now)
+{
+    static const uint8_t zero[6];
+    struct neigh_mbox *mb = &t->neigh.sh->cmd;
+    uint64_t seq = ipc_ld_rlx(&mb->seq) + 1;
+    ipc_st_rlx(&mb->op, op);
+    ipc_st_rlx(&mb->ip, ip);
+    ipc_st_rlx(&mb->port, port);
+    ipc_st_rlx(&mb->mac, neigh_mac_pack(mac ? mac : zero));
+    ipc_st_rel(&mb->seq, seq);
+    rt_neigh_command(&t->ctx, seq, now, &t->tx);
+    assert_int_equal(ipc_ld_acq(&mb->ack), seq);
+    return ipc_ld_rlx(&mb->result);
+}
+
+/*
+ * `ringrouter neigh add|replace|del|flush` while the router runs: the
+ * router applies them (the table's one writer). A static entry for an
+ * address that packets wait for sends them on at once, without ARP; add
+ * over a static entry with another MAC is refused, replace takes it; flush
+ * removes the learned and incomplete entries (their waiting packets freed
+ * and counted) and keeps the static ones; del removes any; bad commands
+ * change nothing. Every buffer is accounted for.
+ */
+static void test_rt_neigh_commands(void **state)
+{
+    struct t_rt *t = *state;
+    static const uint8_t other[6] = {0x02, 0xcc, 0, 0, 0, 3}, mcast[6] = {0x01, 0, 0x5e, 0, 0, 1};
+    t_route(t);
+    t_in(t, t_frame(t, 0, T_IP(10, 0, 0, 5), T_IP(20, 1, 1, 1), 17, 64, 50, 0), 1 * T_SEC);
+    t_in(t, t_frame(t, 0, T_IP(10, 0, 0, 5), T_IP(20, 2, 2, 2), 17, 64, 50, 0), 1 * T_SEC);
+    t_tx_free(t); /* the ARP request */
+    assert_int_equal(t->ctr.pending, 2);
+    assert_int_equal(t_cmd(t, NEIGH_OP_ADD, T_IP(10, 1, 0, 2), 1, t_gw_mac, 2 * T_SEC), 0);
+    assert_int_equal(t->tx.n, 2); /* released at once, rewritten for the static MAC */
+    for (unsigned i = 0; i < 2; i++)
+        assert_memory_equal(ipc_pool_data(&t->pool, t->tx.bufs[i]), t_gw_mac, 6);
+    t_tx_free(t);
+    assert_int_equal(t->ctr.pending, 0);
+    struct neigh_entry *e = neigh_find(&t->neigh, T_IP(10, 1, 0, 2));
+    assert_non_null(e);
+    assert_int_equal(e->state, NEIGH_STATIC);
+    assert_int_equal(t->ctr.c[RT_CTR_ARP_REQ_TX], 1);
+    /* The same again is no change; another MAC needs replace. */
+    assert_int_equal(t_cmd(t, NEIGH_OP_ADD, T_IP(10, 1, 0, 2), 1, t_gw_mac, 2 * T_SEC), 0);
+    assert_int_equal(t_cmd(t, NEIGH_OP_ADD, T_IP(10, 1, 0, 2), 1, other, 2 * T_SEC), EEXIST);
+    assert_memory_equal(e->mac, t_gw_mac, 6);
+    assert_int_equal(t_cmd(t, NEIGH_OP_REPLACE, T_IP(10, 1, 0, 2), 1, other, 2 * T_SEC), 0);
+    assert_memory_equal(e->mac, other, 6);
+    /* A learned neighbour and an incomplete one holding a packet. */
+    t_in(t, t_arp(t, 0, 1, t_gw_mac, T_IP(10, 0, 0, 7), t->ctx.port[0].ip, t_bcast), 3 * T_SEC);
+    t_tx_free(t); /* our reply */
+    struct fib_nh via3 = {.gw = T_IP(10, 1, 0, 3), .port = 1};
+    assert_int_equal(fib_add(&t->fibw, T_IP(30, 0, 0, 0), 8, &via3), 0);
+    t_in(t, t_frame(t, 0, T_IP(10, 0, 0, 5), T_IP(30, 1, 1, 1), 17, 64, 50, 0), 3 * T_SEC);
+    t_tx_free(t); /* its ARP request */
+    assert_int_equal(neigh_find(&t->neigh, T_IP(10, 0, 0, 7))->state, NEIGH_STALE);
+    assert_int_equal(neigh_find(&t->neigh, T_IP(10, 1, 0, 3))->state, NEIGH_INCOMPLETE);
+    assert_int_equal(t_cmd(t, NEIGH_OP_FLUSH, 0, 0, NULL, 4 * T_SEC), 0);
+    assert_int_equal(ipc_ld_rlx(&t->neigh.sh->cmd.count), 2);
+    assert_null(neigh_find(&t->neigh, T_IP(10, 0, 0, 7)));
+    assert_null(neigh_find(&t->neigh, T_IP(10, 1, 0, 3)));
+    assert_non_null(neigh_find(&t->neigh, T_IP(10, 1, 0, 2)));
+    assert_int_equal(t->ctr.c[RT_CTR_DROP_NEIGH_REMOVED], 1);
+    assert_int_equal(t->ctr.pending, 0);
+    assert_int_equal(t->neigh.sh->queued, 0);
+    /* Bad commands change nothing. */
+    assert_int_equal(t_cmd(t, NEIGH_OP_ADD, T_IP(10, 1, 0, 9), 99, t_gw_mac, 5 * T_SEC), EINVAL);
+    assert_int_equal(t_cmd(t, NEIGH_OP_ADD, T_IP(10, 1, 0, 9), 1, mcast, 5 * T_SEC), EINVAL);
+    assert_int_equal(t_cmd(t, NEIGH_OP_ADD, 0, 1, t_gw_mac, 5 * T_SEC), EINVAL);
+    assert_int_equal(t_cmd(t, (enum neigh_op)77, T_IP(10, 1, 0, 2), 1, t_gw_mac, 5 * T_SEC), EINVAL);
+    assert_null(neigh_find(&t->neigh, T_IP(10, 1, 0, 9)));
+    assert_non_null(neigh_find(&t->neigh, T_IP(10, 1, 0, 2)));
+    /* del takes any entry; twice is ENOENT. */
+    assert_int_equal(t_cmd(t, NEIGH_OP_DEL, T_IP(10, 1, 0, 2), 0, NULL, 6 * T_SEC), 0);
+    assert_null(neigh_find(&t->neigh, T_IP(10, 1, 0, 2)));
+    assert_int_equal(t_cmd(t, NEIGH_OP_DEL, T_IP(10, 1, 0, 2), 0, NULL, 6 * T_SEC), ENOENT);
+    assert_int_equal(t->tx.n, 0);
+    t_no_leak(t);
+}
+
 /* A clean stop gives the pending queues back, so the router exits holding
  * nothing and the shutdown census finds no leak; the entries stay. */
 static void test_rt_neigh_free_pending_at_stop(void **state)
@@ -551,6 +633,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_rt_neigh_scan_bounded, t_rt_setup, t_rt_teardown),
         cmocka_unit_test_setup_teardown(test_rt_neigh_full_evicts_incomplete_first, t_rt_setup, t_rt_teardown),
         cmocka_unit_test_setup_teardown(test_rt_neigh_show_budget, t_rt_setup, t_rt_teardown),
+        cmocka_unit_test_setup_teardown(test_rt_neigh_commands, t_rt_setup, t_rt_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

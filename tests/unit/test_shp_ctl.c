@@ -239,7 +239,7 @@ static const char *t_log_end(void)
 }
 
 /* One control request; its answer text in @out (the caller frees). */
-static bool t_ctl(struct sup *s, const char *req, char **out, struct sup_shaper_wait *w)
+static bool t_ctl(struct sup *s, const char *req, char **out, struct sup_ctl_wait *w)
 {
     char line[200], *argv[8];
     int argc = 0;
@@ -249,14 +249,14 @@ static bool t_ctl(struct sup *s, const char *req, char **out, struct sup_shaper_
     size_t len;
     FILE *f = open_memstream(out, &len);
     assert_non_null(f);
-    *w = (struct sup_shaper_wait){0};
+    *w = (struct sup_ctl_wait){0};
     bool ok = sup_ctl_shaper(s, argv, argc, f, w);
     fclose(f);
     return ok;
 }
 
 /* The pending `set` @w, once the shaper wrote what it wrote. */
-static bool t_poll(struct sup *s, struct sup_shaper_wait *w, char **out, bool *ok)
+static bool t_poll(struct sup *s, struct sup_ctl_wait *w, char **out, bool *ok)
 {
     size_t len;
     FILE *f = open_memstream(out, &len);
@@ -279,13 +279,13 @@ static void test_mbox_hostile(void **state)
     struct t_sh t;
     t_shaper(&t);
     struct shp_mbox *mb = t.v->mbox;
-    struct sup_shaper_wait w;
+    struct sup_ctl_wait w;
     char *out = NULL;
     bool ok;
 
     ipc_st_rlx(&mb->ack, 12345);
     t_log_begin();
-    bool sent = t_ctl(t.s, "set b rate 50mbit", &out, &w);
+    bool sent = t_ctl(t.s, "set b rate 70mbit", &out, &w);
     const char *log = t_log_end();
     if (!sent)
         fail_msg("a spoiled ack locked shaper set out: %s", out);
@@ -299,7 +299,7 @@ static void test_mbox_hostile(void **state)
     ipc_st_rel(&mb->ack, 1); /* the shaper answers */
     assert_true(t_poll(t.s, &w, &out, &ok));
     assert_true(ok);
-    assert_string_equal(out, "b (port): rate 50mbit\n");
+    assert_string_equal(out, "b (port): rate 70mbit\n");
     free(out);
 
     /* Its seq overwritten: the next command is the supervisor's 2, not 2^64 - 1 + 1. */
@@ -361,7 +361,7 @@ static void test_stats_hostile_class_counters(void **state)
     snprintf(st->ctr_name[IPC_SVC_MAX_CTR - 1], IPC_CTR_NAME, "class.x.rate");
     snprintf(st->ctr_name[IPC_SVC_MAX_CTR - 2], IPC_CTR_NAME, "class.\"evil.rate");
     ipc_st_rel(&st->nctr, IPC_SVC_MAX_CTR);
-    struct sup_shaper_wait w;
+    struct sup_ctl_wait w;
     char *out = NULL;
 
     assert_true(t_ctl(t.s, "set b voice rate 5mbit", &out, &w));
@@ -378,6 +378,57 @@ static void test_stats_hostile_class_counters(void **state)
     assert_null(strstr(out, "\"x\""));
     assert_non_null(strstr(out, "{\"name\":\"voice\",\"rate\":10000000,\"ceil\":20000000,"));
     assert_non_null(strstr(out, "{\"name\":\"bulk\",\"rate\":50000000,"));
+    free(out);
+    t_shaper_free(&t);
+}
+
+/*
+ * `shaper set` reads rates with the manifest's parser (tc's units, the byte
+ * forms too, no bare numbers) and refuses what `check` would: a port lowered
+ * below what its classes guarantee, a class whose rate would make the
+ * guarantees overflow the port, a ceil above the port or below the rate.
+ * Nothing refused reaches the mailbox.
+ */
+static void test_set_rates_and_guarantees(void **state)
+{
+    (void)state;
+    struct t_sh t;
+    t_shaper(&t); /* port 100mbit; voice 10mbit ceil 20mbit, bulk 50mbit */
+    struct shp_mbox *mb = t.v->mbox;
+    struct sup_ctl_wait w;
+    char *out = NULL;
+    static const struct {
+        const char *req, *err;
+    } bad[] = {
+        {"set b rate 55mbit", "shaper set: port b's classes guarantee 60mbit in all, more than 55mbit; lower their rates first\n"},
+        {"set b voice rate 50.5mbit", "shaper set: class voice's rate 50.5mbit and the other classes' 50mbit add up to "
+                                      "100.5mbit, more than the port's rate 100mbit\n"},
+        {"set b voice ceil 101mbit", "shaper set: a class's rate and ceil are at most the port's rate (100mbit)\n"},
+        {"set b voice rate 15mbit ceil 12mbit", "shaper set: ceil 12mbit is below the rate 15mbit\n"},
+        {"set b rate 64000", "shaper set: rate: \"64000\" has no unit, expected a rate such as 100mbit (bit, kbit, "
+                             "mbit, gbit, tbit, bps, kbps, mbps, gbps or tbps)\n"},
+        {"set b rate 50mbx", "shaper set: rate: \"50mbx\" has an unknown unit \"mbx\", expected bit, kbit, mbit, "
+                             "gbit, tbit, bps, kbps, mbps, gbps or tbps\n"},
+        {"set b rate 2tbit", "shaper set: rate: 2tbit is out of range 1kbit..1tbit\n"},
+        {"set b voice rate 1.0000005kbit", "shaper set: rate: 1.0000005kbit is not a whole number of bits per second\n"},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        assert_false(t_ctl(t.s, bad[i].req, &out, &w));
+        if (strcmp(out, bad[i].err) != 0)
+            fail_msg("%s: said \"%s\", expected \"%s\"", bad[i].req, out, bad[i].err);
+        free(out);
+        assert_int_equal(ipc_ld_rlx(&mb->seq), 0);
+    }
+    /* The byte forms: 1.25mbps is 10mbit; 60mbit is what the classes guarantee. */
+    assert_true(t_ctl(t.s, "set b voice rate 1.25mbps", &out, &w));
+    free(out);
+    assert_int_equal(ipc_ld_rlx(&mb->rate), 10000000);
+    ipc_st_rel(&mb->ack, ipc_ld_rlx(&mb->seq));
+    assert_true(t_ctl(t.s, "set b rate 60mbit", &out, &w));
+    free(out);
+    assert_int_equal(ipc_ld_rlx(&mb->rate), 60000000);
+    ipc_st_rel(&mb->ack, ipc_ld_rlx(&mb->seq));
+    assert_true(t_ctl(t.s, "set b voice rate 50mbit", &out, &w)); /* 50 + 50 = the port's 100 */
     free(out);
     t_shaper_free(&t);
 }
@@ -417,6 +468,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_classes),
+        cmocka_unit_test(test_set_rates_and_guarantees),
         cmocka_unit_test(test_no_classes),
         cmocka_unit_test(test_too_many_classes),
         cmocka_unit_test(test_mbox_hostile),

@@ -1,0 +1,260 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * supervisor/cli.c: what `ringrouter` knows of its own command line: the
+ * commands and their subcommands, their help, and how a typed word becomes
+ * one of them. As `ip` and `birdc` do, a unique prefix is enough (`ringrouter
+ * rou sh` is `route show`); a prefix of two is an error that names both
+ * (`"st" is ambiguous: status, stats`), and a word that is no prefix gets
+ * the nearest name when it is within two edits (`did you mean "status"?`).
+ * The parsing of the whole line is main.c's.
+ */
+#include "supervisor/cli.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "rr_version.h" /* written at every build by tools/version.sh */
+#include "supervisor/manifest.h"
+
+#define SUBS(...) ((const char *const[]){__VA_ARGS__, NULL})
+
+static const struct cli_cmd cli_cmds[] = {
+    {"check", NULL, NULL, "validate a manifest",
+     "usage: ringrouter check [-c FILE]\n"
+     "\n"
+     "Parse and validate the manifest FILE (default: the built-in demo manifest),\n"
+     "all of it, as `up` would before creating anything, and print \"FILE: ok\", or\n"
+     "the first error on stderr as FILE:LINE: [section] key: what is wrong.\n"
+     "It does not look at the machine (users, devices, namespaces): `up` does.\n"
+     "\n"
+     "exit status: 0 valid, 100 invalid or unreadable.\n"
+     "The manifest format: docs/manifest.md.\n"},
+    {"up", NULL, NULL, "run the supervisor (as root)",
+     "usage: ringrouter up [-c FILE]\n"
+     "\n"
+     "Run the supervisor: validate the manifest FILE (default: the built-in demo\n"
+     "manifest), create the pool, rings, tables and TAP devices, add back the routes\n"
+     "`route save` wrote, start every service as a uid of its own, and keep them\n"
+     "running (restarting the ones that die or hang) until SIGTERM, SIGINT or\n"
+     "SIGHUP; then stop them, check that every buffer is back, remove everything\n"
+     "and exit. It logs one line per event on stderr. Must run as root.\n"
+     "\n"
+     "exit status: 0 clean stop, 100 manifest or setup refused, 101 the shutdown\n"
+     "census found a leaked buffer, 111 a failed system call.\n"
+     "See docs/supervisor.md.\n"},
+    {"status", NULL, NULL, "each service's state, pid, restarts, uptime, last exit",
+     "usage: ringrouter status [--json]\n"
+     "\n"
+     "Each service's state (starting, up, backoff, stopping, down, failed), pid,\n"
+     "warm standby (pid, with * while it starts), restarts, uptime and last exit;\n"
+     "--json adds its uid, gid and kill-to-ready time.\n"
+     "\n"
+     "exit status: 0, or 3 when a service is failed (the table is printed all the\n"
+     "same); 111 no supervisor.\n"},
+    {"stats", NULL, NULL, "counters of every service and ring (or of one port's)",
+     "usage: ringrouter stats [PORT] [--json] [--all]\n"
+     "       ringrouter stats --stages [--json]\n"
+     "\n"
+     "Every service's named counters, every ring's occupancy and counters, the\n"
+     "pool's failure counters, read from shared memory without interrupting\n"
+     "anyone. With PORT, only that port's driver instances, shaper, rings and\n"
+     "steering program. The text leaves out zero counters unless --all; --json\n"
+     "has them all. --stages: CPU cycles per packet in each stage of each service\n"
+     "(needs `stages = on` in the manifest's [router]).\n"
+     "Every counter: docs/stats.md.\n"},
+    {"link", NULL, NULL, "each port: device, MAC, MTU, state, rx/tx packets, bytes, drops",
+     "usage: ringrouter link [PORT] [--json]\n"
+     "       ringrouter port [PORT] [--json]\n"
+     "\n"
+     "Each port (or PORT) as `ip -s link` shows a device: its ifname, netns,\n"
+     "driver and queues, the router's MAC, MTU and address on it, the worst state\n"
+     "of its services, and its packets, bytes and drops both ways, side by side\n"
+     "from its drivers (what crossed the device) and from the router (what it\n"
+     "took from and gave to the port).\n"
+     "See docs/cli.md, \"Ports\".\n"},
+    {"port", "link", NULL, "the same as link", NULL},
+    {"restart", NULL, NULL, "stop a service and start it again",
+     "usage: ringrouter restart SERVICE\n"
+     "\n"
+     "Stop SERVICE (SIGTERM) and start it again on the same rings, through its\n"
+     "warm standby; a failed service is tried again. The services are those\n"
+     "`ringrouter status` lists. It prints one line and has no --json.\n"},
+    {"route", NULL, SUBS("show", "get", "add", "replace", "del", "save"), "the FIB: show, get, add, replace, del, save",
+     "usage: ringrouter route [show] [PREFIX] [--json]\n"
+     "       ringrouter route get ADDRESS [--json]\n"
+     "       ringrouter route add PREFIX via GATEWAY\n"
+     "       ringrouter route add PREFIX port NAME\n"
+     "       ringrouter route replace PREFIX via GATEWAY | PREFIX port NAME\n"
+     "       ringrouter route del PREFIX [--force]\n"
+     "       ringrouter route save\n"
+     "\n"
+     "PREFIX is a.b.c.d/len with no host bits, or `default`. Each route has an\n"
+     "origin: connected (a port's network; never changed here), manifest (a\n"
+     "[route] section; deleted only with --force, until the next start) or\n"
+     "runtime (added or replaced since `up`, or saved and loaded back).\n"
+     "  show     every route, or exactly PREFIX (none: the header alone)\n"
+     "  get      the route a packet to ADDRESS takes: the longest prefix\n"
+     "  add      a new route; an existing prefix is refused\n"
+     "  replace  a new next hop for PREFIX, or a new route, with no moment of no\n"
+     "           route: each FIB entry switches in one atomic store\n"
+     "  del      delete a route\n"
+     "  save     write the runtime routes to STATE_DIR/routes, which `up` adds back\n"
+     "--json is for show and get. See docs/cli.md, \"Routes\".\n"},
+    {"neigh", NULL, SUBS("show", "add", "replace", "del", "flush"), "the neighbour table: show, add, replace, del, flush",
+     "usage: ringrouter neigh [show] [ADDRESS] [--json]\n"
+     "       ringrouter neigh add ADDRESS mac MAC [port NAME]\n"
+     "       ringrouter neigh replace ADDRESS mac MAC [port NAME]\n"
+     "       ringrouter neigh del ADDRESS [--force]\n"
+     "       ringrouter neigh flush\n"
+     "\n"
+     "  show     the neighbour (ARP) table, or the entry of ADDRESS: MAC, port,\n"
+     "           state (incomplete, reachable, stale, static), packets waiting\n"
+     "  add      a static entry: the router never ARPs for ADDRESS; refused over a\n"
+     "           static entry with another MAC or port\n"
+     "  replace  a static entry, over whatever is there\n"
+     "  del      remove an entry (a manifest [neigh] only with --force)\n"
+     "  flush    remove every entry that is not static\n"
+     "The router applies the changes (it is the table's writer) and answers\n"
+     "within a second; a router that is down applies them when it starts.\n"
+     "--json is for show. See docs/cli.md, \"Neighbours\".\n"},
+    {"shaper", NULL, SUBS("show", "set"), "the shapers: show, set",
+     "usage: ringrouter shaper [show] [PORT] [--json]\n"
+     "       ringrouter shaper set PORT [CLASS] rate RATE [ceil RATE]\n"
+     "\n"
+     "  show  each shaped port's rate, backlog, drops and ECN marks, and per class\n"
+     "        its rate, ceil, measured rate, backlog, drops and marks\n"
+     "  set   change a running shaper's port or class rates (e.g. 50mbit) without\n"
+     "        a restart; the answer comes once the shaper took it\n"
+     "--json is for show. See docs/shaper.md.\n"},
+    {"help", NULL, NULL, "this list, or a command's help",
+     "usage: ringrouter help [COMMAND]\n"
+     "       ringrouter COMMAND --help\n"
+     "\n"
+     "The list of commands, or COMMAND's usage, options and exit status.\n"},
+    {"version", NULL, NULL, "the version (also --version)",
+     "usage: ringrouter version\n"
+     "       ringrouter --version\n"
+     "\n"
+     "The version and, when it was built from git, `git describe` of the tree.\n"},
+};
+#define CLI_NCMDS (sizeof(cli_cmds) / sizeof(cli_cmds[0]))
+
+const char *cli_version(void)
+{
+    return "ringrouter " RR_VERSION;
+}
+
+int cli_match(const char *word, const char *const *names, size_t n, const char *what, char *err, size_t len)
+{
+    int hit = -1, hits = 0;
+    size_t wl = strlen(word);
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(word, names[i]) == 0)
+            return (int)i;
+    for (size_t i = 0; i < n && wl; i++)
+        if (strncmp(word, names[i], wl) == 0) {
+            hit = (int)i;
+            hits++;
+        }
+    if (hits == 1)
+        return hit;
+    if (hits > 1) {
+        int off = snprintf(err, len, "\"%s\" is ambiguous:", word);
+        for (size_t i = 0, k = 0; i < n && off > 0 && (size_t)off < len; i++)
+            if (strncmp(word, names[i], wl) == 0)
+                off += snprintf(err + off, len - (size_t)off, "%s %s", k++ ? "," : "", names[i]);
+        return -1;
+    }
+    /* The nearest name, if it is near (two edits, one for a word of up to
+     * three letters, so that "x" is not taken for "up") and the only one
+     * that near. */
+    unsigned best = wl > 3 ? 3 : 2, ties = 0;
+    int near = -1;
+    for (size_t i = 0; i < n; i++) {
+        unsigned d = sup_edit_distance(word, names[i]);
+        if (d < best) {
+            best = d;
+            near = (int)i;
+            ties = 0;
+        } else if (d == best) {
+            ties++;
+        }
+    }
+    if (near >= 0 && !ties)
+        snprintf(err, len, "unknown %s \"%s\"; did you mean \"%s\"?", what, word, names[near]);
+    else
+        snprintf(err, len, "unknown %s \"%s\"", what, word);
+    return -1;
+}
+
+const struct cli_cmd *cli_command(const char *word, char *err, size_t len)
+{
+    const char *names[CLI_NCMDS];
+    for (size_t i = 0; i < CLI_NCMDS; i++)
+        names[i] = cli_cmds[i].name;
+    int i = cli_match(word, names, CLI_NCMDS, "command", err, len);
+    if (i < 0)
+        return NULL;
+    const struct cli_cmd *c = &cli_cmds[i];
+    if (c->alias_of)
+        for (size_t k = 0; k < CLI_NCMDS; k++)
+            if (strcmp(cli_cmds[k].name, c->alias_of) == 0)
+                return &cli_cmds[k];
+    return c;
+}
+
+const char *cli_subcommand(const struct cli_cmd *c, const char *word, char *err, size_t len)
+{
+    size_t n = 0;
+    while (c->subs && c->subs[n])
+        n++;
+    char what[32];
+    snprintf(what, sizeof(what), "%s subcommand", c->name);
+    int i = cli_match(word, c->subs, n, what, err, len);
+    char tmp[256];
+    if (i < 0 && strncmp(err, "\"", 1) == 0) { /* ambiguous: say whose */
+        snprintf(tmp, sizeof(tmp), "%s: %s", c->name, err);
+        snprintf(err, len, "%s", tmp);
+    } else if (i < 0 && !strstr(err, "did you mean")) { /* nothing near: the list */
+        int off = snprintf(tmp, sizeof(tmp), "%s; %s takes", err, c->name);
+        for (size_t k = 0; k < n && off > 0 && (size_t)off < sizeof(tmp); k++)
+            off += snprintf(tmp + off, sizeof(tmp) - (size_t)off, "%s%s", k == 0 ? " " : k + 1 == n ? " or " : ", ",
+                            c->subs[k]);
+        snprintf(err, len, "%s", tmp);
+    }
+    return i < 0 ? NULL : c->subs[i];
+}
+
+void cli_help(FILE *f, const struct cli_cmd *c)
+{
+    if (c) {
+        fputs(c->help, f);
+        return;
+    }
+    fprintf(f, "usage: ringrouter [OPTIONS] COMMAND [ARGS] [OPTIONS]\n\ncommands:\n");
+    for (size_t i = 0; i < CLI_NCMDS; i++)
+        if (!cli_cmds[i].alias_of)
+            fprintf(f, "  %-9s %s\n", cli_cmds[i].name, cli_cmds[i].summary);
+    fprintf(f, "\n"
+               "A command or subcommand may be shortened to any unique prefix: `ringrouter\n"
+               "ro sh` is `ringrouter route show`. `ringrouter help COMMAND` (or COMMAND\n"
+               "--help) says what COMMAND takes.\n"
+               "\n"
+               "options, before or after the command:\n"
+               "  -S, --socket PATH  the control socket (default: -c's run_dir, else\n"
+               "                     $RINGROUTER_SOCKET, else /run/ringrouter/control.sock)\n"
+               "  -c, --config FILE  the manifest: what check and up read; the other\n"
+               "                     commands find the socket in its run_dir\n"
+               "  -j, --json         JSON output (status, stats, link, route show|get,\n"
+               "                     neigh show, shaper show)\n"
+               "  -a, --all          stats: the zero counters too\n"
+               "      --stages       stats: CPU cycles per packet by stage\n"
+               "  -f, --force        route del, neigh del: a manifest route or neighbour\n"
+               "  -h, --help         this help, or the command's\n"
+               "  -V, --version      the version\n"
+               "\n"
+               "exit status: 0 ok, 3 status found a failed service, 100 usage error or\n"
+               "refused request, 101 leaked buffer at shutdown (up), 111 system failure or\n"
+               "no supervisor.\n"
+               "The manifest format: docs/manifest.md; the commands: docs/cli.md.\n");
+}
