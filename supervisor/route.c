@@ -244,6 +244,14 @@ static bool route_set(struct sup *s, const char *cmd, char **argv, int argc, boo
      * new, with one atomic store: a packet takes the old route or the new,
      * never no route (tables/fib_write.c, fib_set). */
     int ret = replace ? fib_replace(&s->fib, pfx->addr, pfx->len, nh) : fib_add(&s->fib, pfx->addr, pfx->len, nh);
+    if (ret == -EAGAIN) {
+        /* Every free table entry was retired under a read section the router
+         * has held for more than the writer's 10 ms (stopped, or not
+         * scheduled): nothing changed. */
+        snprintf(e, elen, "%s: %s: the router still reads the table entries this change needs; nothing changed, try again",
+                 cmd, p);
+        return false;
+    }
     if (ret < 0) {
         snprintf(e, elen, "%s: %s: %s", cmd, p, strerror(-ret));
         return false;
