@@ -12,6 +12,7 @@
  *   neigh show [json]
  */
 #include "supervisor/sup.h"
+#include "supervisor/route6.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -210,17 +211,21 @@ static bool route_show(struct sup *s, bool json, FILE *f)
             fprintf(f, "%-20s %-16s %s\n", pfx, r->nh.gw ? ip_str(r->nh.gw, b2, sizeof(b2)) : "connected", port);
     }
     if (json)
-        fprintf(f, "]}\n");
+        fprintf(f, "]");
+    bool ok = sup_route6_show(s, json, f); /* route6.c: the IPv6 FIB */
+    if (json)
+        fprintf(f, "}\n");
     free(l.rows);
-    return true;
+    return ok;
 }
 
 bool sup_ctl_route(struct sup *s, char **argv, int argc, FILE *f)
 {
+    bool v6 = argc >= 2 && sup_route6_arg(argv[1]); /* route6.c */
     if (argc >= 1 && strcmp(argv[0], "add") == 0)
-        return route_add(s, argv + 1, argc - 1, f);
+        return v6 ? sup_route6_add(s, argv + 1, argc - 1, f) : route_add(s, argv + 1, argc - 1, f);
     if (argc >= 1 && strcmp(argv[0], "del") == 0)
-        return route_del(s, argv + 1, argc - 1, f);
+        return v6 ? sup_route6_del(s, argv + 1, argc - 1, f) : route_del(s, argv + 1, argc - 1, f);
     if (argc == 0 || strcmp(argv[0], "show") == 0)
         return route_show(s, argc >= 2 && strcmp(argv[1], "json") == 0, f);
     fprintf(f, "route: expected add, del or show\n");
@@ -275,8 +280,11 @@ bool sup_ctl_neigh(struct sup *s, char **argv, int argc, FILE *f)
         shown++;
     }
     if (json)
-        fprintf(f, "],\"busy\":%u}\n", busy);
+        fprintf(f, "],\"busy\":%u", busy);
     else if (busy)
         fprintf(f, "(%u entries were being rewritten by the router and are not shown)\n", busy);
+    sup_neigh6_show(s, json, f); /* route6.c: the IPv6 table */
+    if (json)
+        fprintf(f, "}\n");
     return true;
 }

@@ -18,7 +18,9 @@
 #include "ipc/pool.h"
 #include "ipc/ring.h"
 #include "ipc/svc.h"
+#include "tables/fib6_write.h"
 #include "tables/fib_write.h"
+#include "tables/neigh6_write.h"
 #include "tables/neigh_write.h"
 #include "tables/shaper.h"
 #include "supervisor/log.h"
@@ -162,6 +164,10 @@ struct sup {
     struct fib fib;
     int neigh_fd;
     struct neigh_table neigh;
+    int fib6_fd; /* the IPv6 FIB's tables; its readers are the IPv4 FIB's (fib_readers_fd) */
+    struct fib6 fib6;
+    int neigh6_fd;
+    struct neigh6_table neigh6;
 
     struct sup_ring rings[SUP_MAX_RINGS];
     int nrings;
