@@ -290,8 +290,8 @@ const char *sup_gateway6_why(const struct sup_manifest *m, const uint8_t gw[16],
         memcpy(net, p->addr6[k].addr, 16);
         sup_mask6(net, p->addr6[k].len);
         if (p->addr6[k].len < 127 && memcmp(net, gw, 16) == 0) {
-            snprintf(why, len, "%s is the subnet-router anycast address of port %s's network %s/%u", ADDR6(gw),
-                     p->name, ADDR6(net), p->addr6[k].len);
+            snprintf(why, len, "%s is the subnet-router anycast address of port %s's network %s/%u", ADDR6(gw), p->name,
+                     ADDR6(net), p->addr6[k].len);
             return why;
         }
     }
@@ -377,11 +377,10 @@ int sup_check_route6(struct sup_pctx *pc, struct sup_route *r)
     } else {
         int on = sup_port_for6(m, r->via6);
         if (on < 0)
-            return sup_fail(pc, lvia, r->src.section, "via", "%s is not on any port's IPv6 network",
-                            ADDR6(r->via6));
+            return sup_fail(pc, lvia, r->src.section, "via", "%s is not on any port's IPv6 network", ADDR6(r->via6));
         if (lport && on != r->port)
-            return sup_fail(pc, lport, r->src.section, "port", "the gateway %s is on port %s, not %s",
-                            ADDR6(r->via6), m->ports[on].name, r->port_name);
+            return sup_fail(pc, lport, r->src.section, "port", "the gateway %s is on port %s, not %s", ADDR6(r->via6),
+                            m->ports[on].name, r->port_name);
         r->port = on;
     }
     char why[200];
@@ -401,14 +400,13 @@ int sup_check_neigh6(struct sup_pctx *pc, struct sup_neigh *n)
         if (n->port < 0)
             return pc->rc;
         if (!sup_ll6(n->addr6) && on != n->port)
-            return sup_fail(pc, lport, n->src.section, "port", "%s is not on port %s's IPv6 networks",
-                            ADDR6(n->addr6), n->port_name);
+            return sup_fail(pc, lport, n->src.section, "port", "%s is not on port %s's IPv6 networks", ADDR6(n->addr6),
+                            n->port_name);
     } else if (sup_ll6(n->addr6)) {
         return sup_fail(pc, n->src.line, n->src.section, "port",
                         "missing: %s is link-local, say which port's link it is on", ADDR6(n->addr6));
     } else if (on < 0) {
-        return sup_fail(pc, n->src.line, n->src.section, NULL, "%s is not on any port's IPv6 network",
-                        ADDR6(n->addr6));
+        return sup_fail(pc, n->src.line, n->src.section, NULL, "%s is not on any port's IPv6 network", ADDR6(n->addr6));
     } else {
         n->port = on;
     }

@@ -273,9 +273,9 @@ void sup_neigh6_show(struct sup *s, bool json, FILE *f)
                  e.mac[5]);
         const char *port = e.port < s->m.nports ? s->m.ports[e.port].name : "?";
         if (json) {
-            fprintf(f, "%s{\"address\":\"%s\",\"mac\":\"%s\",\"port\":\"%s\",\"state\":\"%s\",\"router\":%s,\"queued\":%u}",
-                    shown ? "," : "", A6(e.ip), mac, port, neigh6_state(e.state), e.is_router ? "true" : "false",
-                    e.qlen);
+            fprintf(
+                f, "%s{\"address\":\"%s\",\"mac\":\"%s\",\"port\":\"%s\",\"state\":\"%s\",\"router\":%s,\"queued\":%u}",
+                shown ? "," : "", A6(e.ip), mac, port, neigh6_state(e.state), e.is_router ? "true" : "false", e.qlen);
         } else {
             if (!shown)
                 fprintf(f, "\n%-40s %-18s %-8s %-11s %s\n", "ADDRESS6", "MAC", "PORT", "STATE", "QUEUED");

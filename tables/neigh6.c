@@ -41,8 +41,7 @@ int neigh6_attach(struct neigh6_table *nt, int fd, struct ipc_err *err)
     if (sh->cap < 16 || (sh->cap & (sh->cap - 1)) ||
         NEIGH_HDR_BYTES + (size_t)sh->cap * sizeof(struct neigh6_entry) != size) {
         ipc_shm_unmap(base, size);
-        return ipc_errf(err, -EPROTO, "IPv6 neighbour region: capacity %u does not match its size %zu", sh->cap,
-                        size);
+        return ipc_errf(err, -EPROTO, "IPv6 neighbour region: capacity %u does not match its size %zu", sh->cap, size);
     }
     neigh6_impl_bind(nt, base, size);
     return 0;

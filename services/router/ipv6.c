@@ -271,10 +271,10 @@ void rt_ipv6_input(struct rt_ctx *ctx, ipc_buf b, uint64_t now, struct rt_burst 
         return;
     }
     unsigned mtu = ctx->port[nh.port].mtu;
-    uint32_t size = gso ? (m->vnet.hdr_len > PKT_ETH_HLEN + PKT_IP6_HLEN ? m->vnet.hdr_len - PKT_ETH_HLEN
-                                                                       : PKT_IP6_HLEN + 20u) +
-                              m->vnet.gso_size
-                        : PKT_IP6_HLEN + plen;
+    uint32_t size =
+        gso ? (m->vnet.hdr_len > PKT_ETH_HLEN + PKT_IP6_HLEN ? m->vnet.hdr_len - PKT_ETH_HLEN : PKT_IP6_HLEN + 20u) +
+                  m->vnet.gso_size
+            : PKT_IP6_HLEN + plen;
     if (size > mtu) {
         /* Never fragment (RFC 8200 §5): tell the source the MTU (RFC 8201). */
         rt_icmp6_error(ctx, b, RT_ICMP6_TOO_BIG, 0, mtu, now, tx);

@@ -34,9 +34,9 @@
 
 /* What the walk found. */
 struct rt_ip6_l4 {
-    uint8_t proto; /* the upper layer's protocol (or RT_IP6_NO_NEXT) */
+    uint8_t proto;       /* the upper layer's protocol (or RT_IP6_NO_NEXT) */
     bool later_fragment; /* a fragment past the first: no upper-layer header here */
-    uint16_t off;  /* its offset from the IPv6 header */
+    uint16_t off;        /* its offset from the IPv6 header */
 };
 
 enum rt_ip6_walk_rc { RT_IP6_WALK_OK, RT_IP6_WALK_BAD, RT_IP6_WALK_RH0 };

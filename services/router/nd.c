@@ -65,8 +65,7 @@ static void rt_nd_pending_done(struct rt_ctx *ctx, uint16_t port, uint16_t n)
 
 /* ---- messages ---- */
 
-int rt_nd_solicit(struct rt_ctx *ctx, uint16_t port, const uint8_t *target, const uint8_t *dmac,
-                  struct rt_burst *tx)
+int rt_nd_solicit(struct rt_ctx *ctx, uint16_t port, const uint8_t *target, const uint8_t *dmac, struct rt_burst *tx)
 {
     const struct rt_port *pt = &ctx->port[port];
     const uint8_t *src = pt->ll6 >= 0 ? pt->a6[pt->ll6].a : rt_ip6_src_for(ctx, port, target);
@@ -277,7 +276,7 @@ void rt_nd_input(struct rt_ctx *ctx, ipc_buf b, uint32_t off, uint64_t now, stru
     bool dad = rt_ip6_is_unspec(src);
     const uint8_t *lla;
     if (rt_ip6_is_mcast(target) || !rt_nd_opts(ic + RT_ND_NS_LEN, PKT_IP6_HLEN + plen - off - RT_ND_NS_LEN,
-                                                type == RT_ICMP6_NS ? RT_ND_OPT_SLLA : RT_ND_OPT_TLLA, &lla)) {
+                                               type == RT_ICMP6_NS ? RT_ND_OPT_SLLA : RT_ND_OPT_TLLA, &lla)) {
         rt_drop(ctx, b, RT_CTR_ND_BAD);
         return;
     }

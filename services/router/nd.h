@@ -66,7 +66,6 @@ void rt_nd_tick(struct rt_ctx *ctx, uint64_t now, struct rt_burst *tx);
  * the port's link-local address, with its MAC in a source link-layer
  * option. Returns 0 or -ENOBUFS.
  */
-int rt_nd_solicit(struct rt_ctx *ctx, uint16_t port, const uint8_t *target, const uint8_t *dmac,
-                  struct rt_burst *tx);
+int rt_nd_solicit(struct rt_ctx *ctx, uint16_t port, const uint8_t *target, const uint8_t *dmac, struct rt_burst *tx);
 
 #endif

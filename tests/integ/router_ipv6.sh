@@ -21,8 +21,10 @@
 #     the router: icmp6_too_big_tx);
 #   - iperf3 -6 TCP (1 stream) and UDP A -> B, every datagram through;
 #   - `route add`/`route del` of an IPv6 prefix via B changes the path;
-#   - every malformed-input counter stays 0, no service restarted, and at
-#     shutdown every buffer is back in the pool.
+#   - every malformed-input counter stays 0, no service restarted;
+#   - a restarted router forwards A -> B at once, without soliciting B again
+#     (the IPv6 neighbour table is in shared memory);
+#   - at shutdown every buffer is back in the pool.
 # traceroute, tracepath and iperf3 are required (./run installs them).
 set -u
 . "$(dirname "$0")/../lib/router.sh"
@@ -182,6 +184,17 @@ rr_zero "${RR_MALFORMED[@]}" router.drop6_runt router.drop6_bad_version router.d
     router.drop6_icmp_bad_checksum router.drop6_extension_headers
 rr_no_restarts
 rr_ok "no malformed-input drops, no bad handles, no restarts; forwarded_ipv6 $(rr_ctr router.forwarded_ipv6)"
+
+# ---- a restarted router keeps its IPv6 neighbours (shared memory) ----
+"$RR" restart router -S "$RR_SOCK" >/dev/null || rr_fail "restart router"
+rr_wait 10 rr_all_up || rr_fail "the router was not up again within 10 s"
+rr_stats || rr_fail "stats"
+nds0=$(rr_ctr router.nd_solicit_tx)
+ping6_ok "$RR_NS_A" "$HOST6_B" 3
+rr_stats || rr_fail "stats"
+[ "$(rr_ctr router.nd_solicit_tx)" = "$nds0" ] ||
+    rr_fail "the restarted router solicited B again ($nds0 -> $(rr_ctr router.nd_solicit_tx)): its table was lost"
+rr_ok "restart router: A -> B 3/3 at once, no new solicitation"
 
 rr_stop
 rr_census_ok

@@ -367,7 +367,7 @@ static void test_rt_ipv6_echo_reply(void **state)
         uint8_t *ip6 = t_ip(t, b);
         ip6[40] = RT_ICMP6_ECHO_REQUEST;
         ip6[41] = 0;
-        pkt_put16(ip6 + 44, 0x1234); /* identifier */
+        pkt_put16(ip6 + 44, 0x1234);      /* identifier */
         pkt_put16(ip6 + 46, (uint16_t)k); /* sequence */
         t6_icmp_csum(ip6, 40, 64);
         uint8_t req[104];
