@@ -55,6 +55,18 @@
 #define PKT_IP_PROTO_TCP 6u
 #define PKT_IP_PROTO_UDP 17u
 
+/* IPv6 (RFC 8200 §3): the fixed header's fields, and the protocols the
+ * router itself speaks over it. Addresses are 16 bytes in network order. */
+#define PKT_ETH_P_IPV6 0x86ddu
+#define PKT_IP6_VTC 0u  /* version, traffic class, flow label */
+#define PKT_IP6_PLEN 4u /* payload length: what follows the fixed header */
+#define PKT_IP6_NXT 6u  /* next header */
+#define PKT_IP6_HLIM 7u /* hop limit */
+#define PKT_IP6_SRC 8u
+#define PKT_IP6_DST 24u
+#define PKT_IP6_HLEN 40u
+#define PKT_IP_PROTO_ICMPV6 58u
+
 /* TCP (RFC 793 §3.1) and UDP (RFC 768): the ports are where both have them. */
 #define PKT_L4_SPORT 0u
 #define PKT_L4_DPORT 2u

@@ -46,6 +46,8 @@ const char *ipc_shm_kind_name(uint32_t kind)
         return "fib-readers";
     case IPC_SHM_FIB6:
         return "fib6";
+    case IPC_SHM_NEIGH6:
+        return "neigh6";
     }
     return "unknown";
 }

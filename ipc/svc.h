@@ -38,12 +38,12 @@
 #include "wake.h"
 
 #define IPC_SVC_VERSION 3
-#define IPC_STATS_VERSION 3
+#define IPC_STATS_VERSION 4 /* 4: IPC_SVC_MAX_CTR 192 (the router's IPv6 counters) */
 #define IPC_SVC_CONFIG_FD 3
 #define IPC_SVC_STANDBY_ENV "RINGROUTER_STANDBY_FD"
 #define IPC_SVC_MAX_RINGS 16
 #define IPC_MAX_PORTS 16
-#define IPC_SVC_MAX_CTR 160
+#define IPC_SVC_MAX_CTR 192
 #define IPC_CTR_NAME 32
 #define IPC_STAGE_MAX 16
 #define IPC_STAGE_NAME 40

@@ -109,7 +109,7 @@ static void link_one(struct sup *s, int p, bool json, bool first, FILE *f)
 {
     const struct sup_port *pt = &s->m.ports[p];
     uint8_t m[6];
-    sup_port_mac(pt, p, m);
+    sup_port_mac(&s->m, p, m);
     char mac[24], addr[24], ip[20];
     snprintf(mac, sizeof(mac), "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4], m[5]);
     snprintf(addr, sizeof(addr), "%s/%u", sup_ip_str(pt->address.addr, ip, sizeof(ip)), pt->address.len);

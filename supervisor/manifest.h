@@ -26,7 +26,7 @@
 #define SUP_SERVICE_MAX 27  /* "driver-" + a port name + ".63" */
 #define SUP_SECTION_MAX 48  /* the longest valid section header is "class NAME NAME" */
 #define SUP_PORTS_MAX 32    /* each port costs a driver (and maybe a shaper) process */
-#define SUP_SRC_KEYS 16
+#define SUP_SRC_KEYS 20
 #define SUP_DRIVERS_MAX 16 /* driver instances (ports x queues): the router takes a ring from each */
 #define SUP_MANIFEST_ERR_MAX 512
 #define SUP_RESTART_LIMIT_MAX 1000 /* the supervisor keeps this many deaths + 1 per service */
@@ -45,6 +45,18 @@ struct sup_prefix {
     uint32_t addr;
     uint8_t len;
 };
+
+/* An IPv6 address with a prefix length; addr in network byte order, as in
+ * packets and the IPv6 FIB (tables/fib6.h). */
+struct sup_prefix6 {
+    uint8_t addr[16];
+    uint8_t len;
+};
+
+/* IPv6 addresses a port may have: the manifest's `address6` entries, and
+ * one more for the link-local address derived from the MAC when none of
+ * them is link-local (TBL_ADDR6_MAX in tables/config.h). */
+#define SUP_ADDR6_MAX 7
 
 enum sup_router_key {
     SUP_ROUTER_NAME,
@@ -120,6 +132,7 @@ enum sup_port_key {
     SUP_PORT_BUSY_POLL_BUDGET,
     SUP_PORT_NAPI_DEFER_HARD_IRQS,
     SUP_PORT_GRO_FLUSH_TIMEOUT,
+    SUP_PORT_ADDRESS6,
     SUP_PORT_NKEYS
 };
 
@@ -146,6 +159,11 @@ struct sup_port {
     uint32_t napi_defer_hard_irqs; /* the device's, while the port is up */
     uint32_t gro_flush_timeout;    /* ns, the device's, while the port is up */
     int shaper; /* index into sup_manifest.shapers, or -1 */
+    /* IPv6: the `address6` entries in manifest order, then (added by the
+     * checks unless one was given) the EUI-64 link-local fe80::/64 one. */
+    struct sup_prefix6 addr6[SUP_ADDR6_MAX + 1];
+    unsigned addr6_line[SUP_ADDR6_MAX + 1]; /* 0: derived */
+    uint8_t naddr6;
 };
 
 enum sup_route_key { SUP_ROUTE_VIA, SUP_ROUTE_PORT, SUP_ROUTE_NKEYS };
@@ -157,12 +175,19 @@ struct sup_route {
     uint32_t via;             /* gateway (host order), when !direct */
     int port;                 /* egress port index, resolved either way */
     char port_name[SUP_NAME_MAX + 1];
+    /* An IPv6 route ([route 2001:db8::/32]): prefix6 and via6 instead of
+     * prefix and via; a link-local via6 needs port too (its scope). */
+    bool v6;
+    struct sup_prefix6 prefix6;
+    uint8_t via6[16];
 };
 
 enum sup_neigh_key { SUP_NEIGH_MAC, SUP_NEIGH_PORT, SUP_NEIGH_NKEYS };
 
 struct sup_neigh {
     struct sup_src src;
+    bool v6;          /* [neigh 2001:db8::2]: addr6, not addr */
+    uint8_t addr6[16];
     uint32_t addr;
     uint8_t mac[6];
     int port; /* resolved: given, or the port whose network holds addr */
@@ -333,6 +358,34 @@ unsigned sup_edit_distance(const char *a, const char *b);
  * refused (100 what?). Returns NULL with *@bits, or @why filled.
  */
 const char *sup_parse_rate(const char *v, uint64_t *bits, char *why, size_t len);
+
+/* ---- IPv6 (supervisor/manifest_v6.c), shared with the control commands ---- */
+
+/* "2001:db8::1" and "2001:db8::/32", each in its one canonical spelling
+ * (RFC 5952: lower case, longest run of zeros as ::); @canon, when not
+ * NULL, gets the canonical form of an address that parsed but is spelt
+ * otherwise (and the parse then fails). */
+bool sup_parse_addr6(const char *v, uint8_t out[16], char *canon, size_t clen);
+bool sup_parse_prefix6(const char *v, struct sup_prefix6 *out, char *canon, size_t clen);
+char *sup_addr6_str(const uint8_t a[16], char *buf, size_t len);
+bool sup_in6(const struct sup_prefix6 *net, const uint8_t a[16]);
+void sup_mask6(uint8_t a[16], unsigned len);
+static inline bool sup_ll6(const uint8_t a[16])
+{
+    return a[0] == 0xfe && (a[1] & 0xc0) == 0x80;
+}
+/* Why no port or next hop may have @a (unspecified, loopback, multicast,
+ * IPv4-mapped), or NULL. */
+const char *sup_martian6(const uint8_t a[16]);
+/* The port whose global IPv6 networks hold @a; -1 if none (link-local
+ * addresses are on every port: this never answers for them). */
+int sup_port_for6(const struct sup_manifest *m, const uint8_t a[16]);
+/* Why @gw cannot be a next hop or neighbour on port @port; NULL if it can. */
+const char *sup_gateway6_why(const struct sup_manifest *m, const uint8_t gw[16], int port, char *why, size_t len);
+/* Port @i's MAC: the manifest's, or the default 02:72:72:00:00:i+1. */
+void sup_port_mac(const struct sup_manifest *m, int i, uint8_t mac[6]);
+/* The EUI-64 link-local address of @mac (RFC 4291 §2.5.1, appendix A). */
+void sup_ll6_from_mac(const uint8_t mac[6], uint8_t out[16]);
 
 /* sup_rate_format() - write a rate in bits/s in the one style the supervisor
  * prints rates in: the largest unit it reaches, exact decimals ("100mbit",

@@ -102,8 +102,8 @@ static int sup_each(struct sup_pctx *pc, int type, sup_check_fn *fn)
 
 /* The index of the port that @src names as @name; -1, with the error at
  * @line and @key, when there is none. */
-static int sup_port_ref(struct sup_pctx *pc, const struct sup_src *src, unsigned line, const char *key,
-                        const char *name)
+int sup_port_ref(struct sup_pctx *pc, const struct sup_src *src, unsigned line, const char *key,
+                 const char *name)
 {
     int i = sup_manifest_port(pc->m, name);
     if (i < 0)
@@ -209,6 +209,8 @@ static int sup_check_route(struct sup_pctx *pc, void *obj, size_t i)
 {
     struct sup_manifest *m = pc->m;
     struct sup_route *r = obj;
+    if (r->v6)
+        return sup_check_route6(pc, r);
     unsigned lvia = KLINE(r, SUP_ROUTE_VIA), lport = KLINE(r, SUP_ROUTE_PORT);
     if (lvia && lport)
         return sup_fail(pc, lvia > lport ? lvia : lport, r->src.section, lvia > lport ? "via" : "port",
@@ -241,6 +243,8 @@ static int sup_check_neigh(struct sup_pctx *pc, void *obj, size_t i)
 {
     struct sup_manifest *m = pc->m;
     struct sup_neigh *n = obj;
+    if (n->v6)
+        return sup_check_neigh6(pc, n);
     int on = sup_port_for(m, n->addr);
     if (KLINE(n, SUP_NEIGH_PORT)) {
         n->port = sup_port_ref(pc, &n->src, KLINE(n, SUP_NEIGH_PORT), "port", n->port_name);
@@ -504,7 +508,7 @@ static int sup_check_uids(struct sup_pctx *pc)
 
 int sup_check(struct sup_pctx *pc)
 {
-    if (sup_check_router(pc) || sup_check_pool(pc) || sup_check_ports(pc) ||
+    if (sup_check_router(pc) || sup_check_pool(pc) || sup_check_ports(pc) || sup_check_ports6(pc) ||
         sup_each(pc, SUP_SEC_ROUTE, sup_check_route) || sup_each(pc, SUP_SEC_NEIGH, sup_check_neigh) ||
         sup_each(pc, SUP_SEC_SHAPER, sup_check_shaper) || sup_each(pc, SUP_SEC_CLASS, sup_check_class) ||
         sup_each(pc, SUP_SEC_SHAPER, sup_check_class_sums))

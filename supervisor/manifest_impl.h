@@ -56,6 +56,7 @@ struct sup_key {
     const char *expect;           /* "an IPv4 prefix": what an error says was expected */
     unsigned drivers;             /* port keys: SUP_DRIVER_* it belongs to; 0: any */
     bool required;
+    bool multi; /* may be given more than once (each adds to a list): address6 */
 };
 
 struct sup_section_type {
@@ -149,5 +150,22 @@ const char *sup_martian(uint32_t a);
 sup_parse_fn sup_p_u32, sup_p_i32, sup_p_pow2, sup_p_frame, sup_p_enum, sup_p_bool, sup_p_ident, sup_p_ifname,
     sup_p_netns, sup_p_user, sup_p_uids, sup_p_path, sup_p_binary, sup_p_addr, sup_p_host_prefix, sup_p_mac,
     sup_p_port_mac, sup_p_rate, sup_p_size, sup_p_duration, sup_p_offloads, sup_p_match;
+
+/* ---- IPv6 (manifest_v6.c) ---- */
+
+/* address6 (the whole port: it appends), a route's via (the whole route:
+ * IPv4 or IPv6 as its prefix is). */
+sup_parse_fn sup_p_address6, sup_p_route_via;
+
+/* [route PREFIX] and [neigh ADDRESS] headers naming IPv6 (they hold a ':'). */
+int sup_init_route6(struct sup_pctx *pc, const char *sec, const char *name, struct sup_route *r);
+int sup_init_neigh6(struct sup_pctx *pc, const char *sec, const char *name, struct sup_neigh *n);
+
+/* Whole-manifest checks: each port's IPv6 networks (overlaps, the derived
+ * link-local address), then IPv6 routes and neighbours. */
+int sup_check_ports6(struct sup_pctx *pc);
+int sup_check_route6(struct sup_pctx *pc, struct sup_route *r);
+int sup_check_neigh6(struct sup_pctx *pc, struct sup_neigh *n);
+int sup_port_ref(struct sup_pctx *pc, const struct sup_src *src, unsigned line, const char *key, const char *name);
 
 #endif /* SUP_MANIFEST_IMPL_H */

@@ -134,10 +134,14 @@ static const struct sup_key sup_port_keys[] = {
                                        .drivers = SUP_DRIVER_AFXDP},
     [SUP_PORT_GRO_FLUSH_TIMEOUT] = {"gro_flush_timeout", sup_p_u32, KEY(struct sup_port, gro_flush_timeout), 0,
                                     100000000, .def = "200000", .drivers = SUP_DRIVER_AFXDP},
+    /* appends: several per port, one per key or a comma-separated list */
+    [SUP_PORT_ADDRESS6] = {"address6", sup_p_address6, .off = 0, .expect = "an IPv6 prefix such as 2001:db8:1::1/64",
+                           .multi = true},
 };
 
 static const struct sup_key sup_route_keys[] = {
-    [SUP_ROUTE_VIA] = {"via", sup_p_addr, KEY(struct sup_route, via)},
+    /* the whole route: IPv4 or IPv6, as its prefix */
+    [SUP_ROUTE_VIA] = {"via", sup_p_route_via, .off = 0},
     [SUP_ROUTE_PORT] = {"port", sup_p_ident, KEY(struct sup_route, port_name), 1, SUP_NAME_MAX},
 };
 
@@ -313,6 +317,8 @@ static int sup_init_port(struct sup_pctx *pc, const char *sec, char **names, uni
 static int sup_init_route(struct sup_pctx *pc, const char *sec, char **names, union sup_any *o)
 {
     struct sup_prefix *pf = &o->route.prefix;
+    if (strchr(names[0], ':'))
+        return sup_init_route6(pc, sec, names[0], &o->route);
     if (!sup_parse_prefix(names[0], pf))
         return sup_fail(pc, pc->line, sec, NULL, "\"%s\" is not an IPv4 prefix", names[0]);
     if (pf->addr & ~sup_mask(pf->len))
@@ -324,6 +330,8 @@ static int sup_init_route(struct sup_pctx *pc, const char *sec, char **names, un
 
 static int sup_init_neigh(struct sup_pctx *pc, const char *sec, char **names, union sup_any *o)
 {
+    if (strchr(names[0], ':'))
+        return sup_init_neigh6(pc, sec, names[0], &o->neigh);
     if (!sup_parse_addr(names[0], &o->neigh.addr))
         return sup_fail(pc, pc->line, sec, NULL, "\"%s\" is not an IPv4 address", names[0]);
     o->neigh.port = -1;
@@ -471,9 +479,10 @@ int sup_set_key(struct sup_pctx *pc, const char *name, const char *value)
     void *obj = sup_obj(pc, (int)(t - sup_sections), pc->cur_idx);
     struct sup_src *src = obj;
     unsigned *kl = &src->key_line[k - t->keys];
-    if (*kl)
+    if (*kl && !k->multi)
         return sup_fail(pc, pc->line, pc->cur_section, name, "duplicate key, first set on line %u", *kl);
-    *kl = pc->line;
+    if (!*kl)
+        *kl = pc->line;
     return k->parse(pc, k, value, (char *)obj + k->off);
 }
 

@@ -19,6 +19,7 @@
  * sequence locks with one budget of retries for the whole table.
  */
 #include "supervisor/sup.h"
+#include "supervisor/route6.h"
 
 #include <errno.h>
 #include <stddef.h>
@@ -94,9 +95,13 @@ static bool neigh_show(struct sup *s, char **argv, int argc, FILE *f)
         shown++;
     }
     if (json)
-        fprintf(f, "],\"busy\":%u}\n", busy);
+        fprintf(f, "],\"busy\":%u", busy);
     else if (busy)
         fprintf(f, "(%u entries were being rewritten by the router and are not shown)\n", busy);
+    if (!filter)
+        sup_neigh6_show(s, json, f); /* route6.c: the IPv6 table */
+    if (json)
+        fprintf(f, "}\n");
     return true;
 }
 

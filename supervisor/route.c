@@ -21,6 +21,7 @@
  * `up` adds them back after the manifest's, each as a `route replace`.
  */
 #include "supervisor/sup.h"
+#include "supervisor/route6.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -416,9 +417,13 @@ static bool route_show(struct sup *s, char **argv, int argc, FILE *f)
         first = false;
     }
     if (json)
-        fprintf(f, "]}\n");
+        fprintf(f, "]");
+    /* The IPv6 FIB (route6.c), unless an IPv4 prefix filtered the table. */
+    bool ok = filter || sup_route6_show(s, json, f);
+    if (json)
+        fprintf(f, "}\n");
     free(l.rows);
-    return true;
+    return ok;
 }
 
 /* `route get ADDRESS [json]`: the route the router takes to ADDRESS. */
@@ -594,12 +599,19 @@ bool sup_ctl_route(struct sup *s, char **argv, int argc, FILE *f)
         return route_show(s, argv + (argc ? 1 : 0), argc ? argc - 1 : 0, f);
     if (strcmp(argv[0], "json") == 0)
         return route_show(s, argv, argc, f);
+    /* An IPv6 prefix goes to route6.c, which has add and del so far. */
+    bool v6 = argc >= 2 && sup_route6_arg(argv[1]);
     if (strcmp(argv[0], "add") == 0)
-        return route_add(s, argv + 1, argc - 1, false, f);
+        return v6 ? sup_route6_add(s, argv + 1, argc - 1, f) : route_add(s, argv + 1, argc - 1, false, f);
+    if (strcmp(argv[0], "del") == 0)
+        return v6 ? sup_route6_del(s, argv + 1, argc - 1, f) : route_del(s, argv + 1, argc - 1, f);
+    if (v6) {
+        fprintf(f, "route %s: %s: IPv6 is not supported here yet (route add and del take IPv6; route show lists the "
+                   "IPv6 FIB whole)\n", argv[0], argv[1]);
+        return false;
+    }
     if (strcmp(argv[0], "replace") == 0)
         return route_add(s, argv + 1, argc - 1, true, f);
-    if (strcmp(argv[0], "del") == 0)
-        return route_del(s, argv + 1, argc - 1, f);
     if (strcmp(argv[0], "get") == 0)
         return route_get(s, argv + 1, argc - 1, f);
     if (strcmp(argv[0], "save") == 0)

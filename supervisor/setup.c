@@ -34,15 +34,16 @@
 #include "supervisor/xsk.h"
 
 /* Fixed fd numbers inside every service (ipc/svc.h). */
-/* Fixed fd numbers in every service; FD_KIND0..FD_KIND2 are the fds its
+/* Fixed fd numbers in every service; FD_KIND0..FD_KIND4 are the fds its
  * kind's typed config names (a driver's device; the router's FIB tables, FIB
- * reader slots and neighbour table; a shaper's mailbox), -1 where the kind
- * has fewer. */
+ * reader slots, neighbour table, IPv6 FIB tables and IPv6 neighbour table; a
+ * shaper's mailbox), -1 where the kind has fewer. */
 /* The neighbour table's size: a router of 16 ports with a /24 on each fills
  * a quarter of it (it refuses entries past three quarters). */
 #define SUP_NEIGH_ENTRIES 4096u
 
-enum { FD_CFG = IPC_SVC_CONFIG_FD, FD_NOTIFY, FD_POOL, FD_STATS, FD_WAKE, FD_KIND0, FD_KIND1, FD_KIND2, FD_FIRST_RING };
+enum { FD_CFG = IPC_SVC_CONFIG_FD, FD_NOTIFY, FD_POOL, FD_STATS, FD_WAKE, FD_KIND0, FD_KIND1, FD_KIND2, FD_KIND3, FD_KIND4,
+       FD_FIRST_RING };
 
 static int svc_index(const struct sup *s, const char *name)
 {
@@ -177,24 +178,13 @@ out_fd:
     return ret;
 }
 
-void sup_port_mac(const struct sup_port *p, int index, uint8_t mac[6])
-{
-    if (p->has_mac) {
-        memcpy(mac, p->mac, 6);
-        return;
-    }
-    /* Locally administered, unicast, stable across restarts of the router. */
-    uint8_t def[6] = {0x02, 'r', 'r', 0x00, 0x00, (uint8_t)(index + 1)};
-    memcpy(mac, def, 6);
-}
-
 static void fill_port(const struct sup *s, int i, struct ipc_svc_port *o)
 {
     const struct sup_port *p = &s->m.ports[i];
     snprintf(o->name, sizeof(o->name), "%s", p->name);
     snprintf(o->ifname, sizeof(o->ifname), "%s", p->ifname);
     snprintf(o->netns, sizeof(o->netns), "%s", p->netns);
-    sup_port_mac(p, i, o->mac);
+    sup_port_mac(&s->m, i, o->mac); /* manifest_v6.c: the link-local address derives from it */
     o->mtu = (uint16_t)p->mtu;
     o->addr = p->address.addr;
     o->plen = p->address.len;
@@ -218,6 +208,16 @@ static uint32_t typed_config(const struct sup *s, const struct sup_svc *v, void 
         r->neigh_fd = FD_KIND2;
         r->icmp_rate = s->m.router.icmp_rate;
         r->icmp_burst = s->m.router.icmp_burst;
+        r->fib6_fd = FD_KIND3;
+        r->neigh6_fd = FD_KIND4;
+        for (size_t p = 0; p < s->m.nports && p < IPC_MAX_PORTS; p++) {
+            const struct sup_port *sp = &s->m.ports[p];
+            struct tbl_port6 *t = &r->port6[p];
+            for (unsigned k = 0; k < sp->naddr6 && t->n < TBL_ADDR6_MAX; k++, t->n++) {
+                memcpy(t->a[t->n].addr, sp->addr6[k].addr, 16);
+                t->a[t->n].plen = sp->addr6[k].len;
+            }
+        }
         return sizeof(*r);
     }
     case IPC_SVC_TAP:
@@ -303,6 +303,8 @@ int sup_svc_fds(const struct sup *s, const struct sup_svc *v, int notify_w, int 
         src[FD_KIND0] = s->fib_fd;
         src[FD_KIND1] = s->fib_readers_fd;
         src[FD_KIND2] = s->neigh_fd;
+        src[FD_KIND3] = s->fib6_fd;
+        src[FD_KIND4] = s->neigh6_fd;
     } else if (v->kind == IPC_SVC_SHAPER) {
         src[FD_KIND0] = v->mbox_fd;
     } else {
@@ -371,8 +373,77 @@ static int fib_add_logged(struct sup *s, uint32_t addr, unsigned len, const stru
     return 0;
 }
 
+static int fib6_add_logged(struct sup *s, const struct sup_prefix6 *pf, const struct fib6_nh *nh, const char *what,
+                           struct ipc_err *err)
+{
+    int ret = fib6_add(&s->fib6, pf->addr, pf->len, nh);
+    char a[64];
+    if (ret < 0)
+        return ipc_errf(err, ret, "%s: %s: adding %s/%u to the IPv6 FIB: %s", s->manifest_name, what,
+                        sup_addr6_str(pf->addr, a, sizeof(a)), pf->len, strerror(-ret));
+    return 0;
+}
+
+/*
+ * The IPv6 FIB, sharing the IPv4 FIB's readers' region (so the router's one
+ * read section per batch covers both): a connected route for each port's
+ * global networks, then the manifest's IPv6 routes. Link-local fe80::/64 is
+ * on every port at once, which one FIB entry (one port) cannot say: the
+ * router never looks a link-local destination up, it answers its own
+ * link-local addresses by the port a packet came in on and drops the rest
+ * (docs/ipv6.md). The IPv6 neighbour table with the static entries.
+ */
+static int setup_tables6(struct sup *s, struct ipc_err *err)
+{
+    char name[64];
+    snprintf(name, sizeof(name), "fib6-%s", s->m.router.name);
+    int rfd = -1;
+    int ret = fib6_create(name, NULL, s->fib_readers_fd, &s->fib6, &s->fib6_fd, &rfd, err);
+    if (ret < 0)
+        return ret;
+    for (size_t p = 0; p < s->m.nports; p++) {
+        const struct sup_port *sp = &s->m.ports[p];
+        for (unsigned k = 0; k < sp->naddr6; k++) {
+            struct sup_prefix6 net = sp->addr6[k];
+            if (sup_ll6(net.addr))
+                continue;
+            sup_mask6(net.addr, net.len);
+            struct fib6_nh nh = {.port = (uint16_t)p};
+            if (fib6_get(&s->fib6, net.addr, net.len, &(struct fib6_nh){0}) == 0)
+                continue; /* two addresses of one port on one network */
+            if ((ret = fib6_add_logged(s, &net, &nh, sp->src.section, err)) < 0)
+                return ret;
+        }
+    }
+    for (size_t i = 0; i < s->m.nroutes; i++) {
+        const struct sup_route *r = &s->m.routes[i];
+        if (!r->v6)
+            continue;
+        struct fib6_nh nh = {.port = (uint16_t)r->port};
+        if (!r->direct)
+            memcpy(nh.gw, r->via6, 16);
+        if ((ret = fib6_add_logged(s, &r->prefix6, &nh, r->src.section, err)) < 0)
+            return ret;
+    }
+    snprintf(name, sizeof(name), "neigh6-%s", s->m.router.name);
+    ret = neigh6_create(name, SUP_NEIGH_ENTRIES, &s->neigh6, &s->neigh6_fd, err);
+    if (ret < 0)
+        return ret;
+    for (size_t i = 0; i < s->m.nneighs; i++) {
+        const struct sup_neigh *n = &s->m.neighs[i];
+        if (!n->v6)
+            continue;
+        ret = neigh6_add_static(&s->neigh6, n->addr6, n->mac, (uint16_t)n->port);
+        if (ret < 0)
+            return ipc_errf(err, ret, "%s: line %u: [%s]: %s", s->manifest_name, n->src.line, n->src.section,
+                            strerror(-ret));
+    }
+    return 0;
+}
+
 /* The FIB: a connected route for each port's network, then the manifest's
- * routes; the neighbour table with the manifest's static entries. */
+ * routes; the neighbour table with the manifest's static entries; then the
+ * IPv6 tables (setup_tables6). */
 static int setup_tables(struct sup *s, struct ipc_err *err)
 {
     char name[64];
@@ -389,6 +460,8 @@ static int setup_tables(struct sup *s, struct ipc_err *err)
     }
     for (size_t i = 0; i < s->m.nroutes; i++) {
         const struct sup_route *r = &s->m.routes[i];
+        if (r->v6)
+            continue; /* setup_tables6 */
         struct fib_nh nh = {.gw = r->direct ? 0 : r->via, .port = (uint16_t)r->port};
         if ((ret = fib_add_logged(s, r->prefix.addr, r->prefix.len, &nh, r->src.section, err)) < 0)
             return ret;
@@ -399,12 +472,14 @@ static int setup_tables(struct sup *s, struct ipc_err *err)
         return ret;
     for (size_t i = 0; i < s->m.nneighs; i++) {
         const struct sup_neigh *n = &s->m.neighs[i];
+        if (n->v6)
+            continue; /* setup_tables6 */
         ret = neigh_add_static(&s->neigh, n->addr, n->mac, (uint16_t)n->port);
         if (ret < 0)
             return ipc_errf(err, ret, "%s: line %u: [%s]: %s", s->manifest_name, n->src.line, n->src.section,
                             strerror(-ret));
     }
-    return 0;
+    return setup_tables6(s, err);
 }
 
 /* What the pool's supervisor side found in the shared metadata, one line
@@ -422,6 +497,8 @@ int sup_setup(struct sup *s, struct ipc_err *err)
     s->fib_fd = -1;
     s->fib_readers_fd = -1;
     s->neigh_fd = -1;
+    s->fib6_fd = -1;
+    s->neigh6_fd = -1;
     for (int i = 0; i < SUP_MAX_SERVICES; i++)
         s->svcs[i] = (struct sup_svc){.wake_fd = -1, .stats_fd = -1, .cfg_fd = -1, .dev_fd = -1, .mbox_fd = -1, .pidfd = -1,
                                       .notify_fd = -1, .sb_pidfd = -1, .sb_notify_fd = -1, .sb_go_fd = -1};
@@ -574,6 +651,12 @@ void sup_teardown(struct sup *s)
     if (s->neigh_fd >= 0)
         neigh_detach(&s->neigh);
     close_fd(&s->neigh_fd);
+    if (s->fib6_fd >= 0)
+        fib6_detach(&s->fib6);
+    close_fd(&s->fib6_fd);
+    if (s->neigh6_fd >= 0)
+        neigh6_detach(&s->neigh6);
+    close_fd(&s->neigh6_fd);
     ipc_pool_detach(&s->pool);
     close_fd(&s->pool_fd);
 }

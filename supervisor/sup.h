@@ -18,7 +18,9 @@
 #include "ipc/pool.h"
 #include "ipc/ring.h"
 #include "ipc/svc.h"
+#include "tables/fib6_write.h"
 #include "tables/fib_write.h"
+#include "tables/neigh6_write.h"
 #include "tables/neigh_write.h"
 #include "tables/shaper.h"
 #include "supervisor/log.h"
@@ -182,6 +184,10 @@ struct sup {
     uint64_t neigh_seq; /* the last neighbour command we wrote: the mailbox's copy is the router's to spoil */
     struct sup_rt_route *rt_routes; /* runtime routes, unordered */
     size_t n_rt_routes, cap_rt_routes;
+    int fib6_fd; /* the IPv6 FIB's tables; its readers are the IPv4 FIB's (fib_readers_fd) */
+    struct fib6 fib6;
+    int neigh6_fd;
+    struct neigh6_table neigh6;
 
     struct sup_ring rings[SUP_MAX_RINGS];
     int nrings;
@@ -261,7 +267,7 @@ int sup_port_of_addr(const struct sup *s, uint32_t a);
 
 /* link.c: `link`, a port's view in the spirit of `ip -s link` */
 void sup_ctl_link(struct sup *s, int port, bool json, FILE *f);
-void sup_port_mac(const struct sup_port *p, int index, uint8_t mac[6]);
+
 
 /* ctl_conn.c: the connections, never blocking the loop */
 void sup_ctl_accept(struct sup *s);

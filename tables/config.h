@@ -29,16 +29,34 @@ struct tbl_cfg_hdr {
     uint32_t size;    /* sizeof the whole typed struct */
 };
 
-#define TBL_ROUTER_CFG_VERSION 2u
+/* 3: the IPv6 FIB and neighbour table, and each port's IPv6 addresses. */
+#define TBL_ROUTER_CFG_VERSION 3u
+
+/* IPv6 addresses per port, the link-local one included. */
+#define TBL_ADDR6_MAX 8u
+
+struct tbl_addr6 {
+    uint8_t addr[16]; /* network byte order */
+    uint8_t plen;     /* the on-link prefix's length (the connected route) */
+    uint8_t pad[3];
+};
+
+struct tbl_port6 {
+    uint32_t n; /* addresses in a[]; 0: IPv6 is off on the port */
+    struct tbl_addr6 a[TBL_ADDR6_MAX];
+};
 
 struct tbl_router_cfg {
     struct tbl_cfg_hdr hdr;
     int32_t fib_fd;         /* the FIB's tables, sealed: mapped read-only */
-    int32_t fib_readers_fd; /* the FIB's reader slots */
+    int32_t fib_readers_fd; /* the FIB's reader slots (the IPv6 FIB's too: one region) */
     int32_t neigh_fd;       /* the neighbour table */
     uint32_t pad;
     uint32_t icmp_rate;  /* ICMP errors per second (0: no limit) */
     uint32_t icmp_burst; /* token bucket depth */
+    int32_t fib6_fd;     /* the IPv6 FIB's tables, sealed; -1: no IPv6 */
+    int32_t neigh6_fd;   /* the IPv6 neighbour table */
+    struct tbl_port6 port6[IPC_MAX_PORTS];
 };
 
 #define TBL_DRIVER_CFG_VERSION 1u

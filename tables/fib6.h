@@ -72,7 +72,7 @@
  * it keeps in its own memory; a failed check stops the update with
  * -EUCLEAN and leaves the FIB marked dirty: rebuild it.
  *
- * Use (the router, once IPv6 forwarding lands):
+ * Use (the router, services/router/main.c and ipv6.c):
  *
  *     fib6_attach(&fib6, fd, rfd, slot, &err);      at start-up
  *     fib6_read_begin(&fib6);                       once per batch

@@ -16,6 +16,7 @@
 #include "frag.h"
 #include "gso.h"
 #include "icmp.h"
+#include "ipv6.h"
 #include "neigh.h"
 
 /* Drop a non-GSO chain's trailing bytes beyond the IP total length. */
@@ -55,6 +56,8 @@ enum rt_verdict rt_ipv4_validate(struct rt_ctx *ctx, ipc_buf b, enum rt_ctr *why
     uint16_t type = pkt_eth_type(f);
     if (type == PKT_ETH_P_ARP)
         return RT_V_ARP;
+    if (type == PKT_ETH_P_IPV6 && ctx->fib6)
+        return RT_V_IPV6;
     if (type != PKT_ETH_P_IP) {
         *why = type == PKT_ETH_P_VLAN || type == PKT_ETH_P_QINQ ? RT_CTR_DROP_VLAN : RT_CTR_DROP_ETHERTYPE;
         return RT_V_DROP;
@@ -204,6 +207,9 @@ void rt_input_burst(struct rt_ctx *ctx, const ipc_buf *bufs, uint32_t n, uint64_
         case RT_V_ARP:
             rt_arp_input(ctx, b, now, tx);
             c.ne_ip = 0; /* it may have resolved or learned a neighbour */
+            continue;
+        case RT_V_IPV6:
+            rt_ipv6_input(ctx, b, now, tx);
             continue;
         case RT_V_LOCAL:
             rt_count(ctx, RT_CTR_RX_IPV4);

@@ -20,6 +20,7 @@ enum rt_verdict {
     RT_V_FORWARD,
     RT_V_LOCAL, /* one of the router's addresses */
     RT_V_ARP,
+    RT_V_IPV6, /* ethertype 0x86DD on a router with IPv6 (ctx->fib6): ipv6.c */
     RT_V_DROP, /* *why says which counter */
 };
 

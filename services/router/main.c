@@ -20,7 +20,9 @@
 #include "ipc/svc.h"
 #include "tables/config.h"
 #include "tables/fib.h"
+#include "tables/fib6.h"
 #include "services/router/ipv4.h"
+#include "services/router/nd.h"
 #include "services/router/neigh.h"
 #include "services/router/rt.h"
 
@@ -51,12 +53,16 @@ static const char *const rt_stage_names[RT_ST_N] = {
 #define RT_PORT_CTRS 4u
 #define RT_PUB_PORT(p) (RT_CTR_MAX + RT_PORT_CTRS * (p))
 #define RT_PUB_PENDING RT_PUB_PORT(RT_MAX_PORTS)
-#define RT_PUB_N (RT_PUB_PENDING + 1)
+#define RT_PUB_PENDING6 (RT_PUB_PENDING + 1)
+#define RT_PUB_N (RT_PUB_PENDING6 + 1)
 
 struct rt_proc {
     struct ipc_svc svc;
     struct fib fib;
     struct neigh_table neigh;
+    struct fib6 fib6; /* its reader slot is the IPv4 FIB's: one read section covers both */
+    struct neigh6_table neigh6;
+    bool v6;
     struct rt_ctx ctx;
     /* The library counts into ctr, plain and process-local; rt_publish
      * copies it to the stats region once per pass that did work. */
@@ -92,6 +98,7 @@ static void name_counters(struct rt_proc *r)
             else
                 rt_names[n][0] = 0; /* unused: `stats` skips nameless counters */
     snprintf(rt_names[n++], IPC_CTR_NAME, "pending_arp");
+    snprintf(rt_names[n++], IPC_CTR_NAME, "pending_nd");
     for (unsigned i = 0; i < n; i++)
         rt_name_ptr[i] = rt_names[i];
     r->pub = ipc_svc_counters(&r->svc, rt_name_ptr, n);
@@ -123,6 +130,7 @@ static void rt_ctr_sync(struct rt_proc *r, bool publish)
         rt_ctr_sync1(&q[3], &c->port[p].tx_bytes, publish);
     }
     rt_ctr_sync1(&r->pub[RT_PUB_PENDING], &c->pending, publish);
+    rt_ctr_sync1(&r->pub[RT_PUB_PENDING6], &c->pending6, publish);
 }
 
 static int rt_setup(struct rt_proc *r, struct ipc_err *err)
@@ -147,6 +155,16 @@ static int rt_setup(struct rt_proc *r, struct ipc_err *err)
     ret = rt_neigh_attach_router(&r->neigh, tc->neigh_fd, &r->ctr, err);
     if (ret < 0)
         return ret;
+    if (tc->fib6_fd >= 0) {
+        /* The same slot 0 in the same readers' region as the IPv4 FIB. */
+        ret = fib6_attach(&r->fib6, tc->fib6_fd, tc->fib_readers_fd, 0, err);
+        if (ret < 0)
+            return ret;
+        ret = rt_nd_attach_router(&r->neigh6, tc->neigh6_fd, &r->ctr, err);
+        if (ret < 0)
+            return ret;
+        r->v6 = true;
+    }
     /* A command a predecessor left unanswered is the first loop's to apply. */
     r->neigh_ack = ipc_ld_acq(&r->neigh.sh->cmd.ack);
     struct rt_cfg rc;
@@ -158,6 +176,10 @@ static int rt_setup(struct rt_proc *r, struct ipc_err *err)
         rc.icmp_burst = 0; /* icmp_rate = 0: never send ICMP errors */
     }
     rt_ctx_init(&r->ctx, &r->svc.pool, &r->fib, &r->neigh, &r->ctr, &rc);
+    if (r->v6) {
+        r->ctx.fib6 = &r->fib6;
+        r->ctx.neigh6 = &r->neigh6;
+    }
     r->ctx.nports = (uint16_t)cfg->nports;
     for (unsigned p = 0; p < cfg->nports; p++) {
         const struct ipc_svc_port *sp = &cfg->ports[p];
@@ -166,6 +188,15 @@ static int rt_setup(struct rt_proc *r, struct ipc_err *err)
         r->ctx.port[p].ip = sp->addr;
         r->ctx.port[p].plen = sp->plen;
         r->ctx.port[p].sw_offload = sp->driver == IPC_DRV_AFXDP;
+        const struct tbl_port6 *p6 = &tc->port6[p];
+        r->ctx.port[p].ll6 = -1;
+        for (unsigned k = 0; r->v6 && k < p6->n && k < RT_ADDR6_MAX; k++) {
+            struct rt_addr6 *a = &r->ctx.port[p].a6[r->ctx.port[p].n6++];
+            memcpy(a->a, p6->a[k].addr, 16);
+            a->plen = p6->a[k].plen <= 128 ? p6->a[k].plen : 128;
+            if (a->a[0] == 0xfe && (a->a[1] & 0xc0) == 0x80 && r->ctx.port[p].ll6 < 0)
+                r->ctx.port[p].ll6 = (int8_t)k;
+        }
     }
     for (unsigned i = 0; i < r->svc.n_out; i++) {
         unsigned p = cfg->out[i].port;
@@ -307,6 +338,7 @@ static void rt_run(struct rt_proc *r)
         bool ticked = now >= next_tick;
         if (ticked) {
             rt_neigh_tick(&r->ctx, now, &r->tx);
+            rt_nd_tick(&r->ctx, now, &r->tx);
             uint32_t out = r->tx.n;
             rt_flush_tx(r);
             next_tick = now + RT_TICK_NS;
@@ -368,9 +400,14 @@ int main(void)
     /* Give back what we hold: a clean exit holding a buffer is a leak to
      * the supervisor's census. rt_flush_tx leaves nothing in r.tx. */
     rt_neigh_free_pending(&r.ctx);
+    rt_nd_free_pending(&r.ctx);
     rt_ctr_sync(&r, true);
     fib_detach(&r.fib);
     neigh_detach(&r.neigh);
+    if (r.v6) {
+        fib6_detach(&r.fib6);
+        neigh6_detach(&r.neigh6);
+    }
     ipc_svc_close(&r.svc);
     return 0;
 }

@@ -354,7 +354,7 @@ void rt_neigh_hold(struct rt_ctx *ctx, uint32_t ip, uint16_t port, ipc_buf b, ui
      * entry, no request and no buffer, and nothing of another port's. */
     uint16_t on = e ? e->port : port;
     uint32_t share = rt_pending_share(ctx);
-    if (on >= RT_MAX_PORTS || ctx->pending_port[on] >= share || nt->sh->queued >= ctx->cfg.pending_max) {
+    if (on >= RT_MAX_PORTS || ctx->pending_port[on] >= share || nt->sh->queued + ctx->ctr->pending6 >= ctx->cfg.pending_max) {
         rt_drop(ctx, b, RT_CTR_DROP_PENDING_LIMIT);
         return;
     }

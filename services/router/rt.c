@@ -72,6 +72,44 @@ const char *const rt_ctr_names[RT_CTR_MAX] = {
     [RT_CTR_ICMP_FRAG_NEEDED_TX] = "icmp_frag_needed_tx",
     [RT_CTR_ICMP_RATE_LIMITED] = "icmp_rate_limited",
     [RT_CTR_ICMP_SUPPRESSED] = "icmp_suppressed",
+    [RT_CTR_RX_IPV6] = "rx_ipv6",
+    [RT_CTR_FORWARDED6] = "forwarded_ipv6",
+    [RT_CTR_DROP6_RUNT] = "drop6_runt",
+    [RT_CTR_DROP6_BAD_VERSION] = "drop6_bad_version",
+    [RT_CTR_DROP6_BAD_PLEN] = "drop6_bad_payload_length",
+    [RT_CTR_DROP6_SRC_UNSPEC] = "drop6_source_unspecified",
+    [RT_CTR_DROP6_SRC_MCAST] = "drop6_source_multicast",
+    [RT_CTR_DROP6_SRC_LOOPBACK] = "drop6_source_loopback",
+    [RT_CTR_DROP6_MARTIAN_DST] = "drop6_martian_destination",
+    [RT_CTR_DROP6_LL_SRC] = "drop6_link_local_source",
+    [RT_CTR_DROP6_LL_DST] = "drop6_link_local_destination",
+    [RT_CTR_DROP6_MCAST_LL] = "drop6_multicast_link_scope",
+    [RT_CTR_DROP6_MCAST] = "drop6_multicast",
+    [RT_CTR_DROP6_L2_MCAST_UNICAST] = "drop6_l2_multicast_unicast",
+    [RT_CTR_DROP6_HOP_LIMIT] = "drop6_hop_limit_exceeded",
+    [RT_CTR_DROP6_NO_ROUTE] = "drop6_no_route",
+    [RT_CTR_DROP6_TOO_BIG] = "drop6_too_big",
+    [RT_CTR_DROP6_RH0] = "drop6_routing_header_0",
+    [RT_CTR_DROP6_EXT] = "drop6_extension_headers",
+    [RT_CTR_DROP6_LOCAL_OTHER] = "drop6_local_other",
+    [RT_CTR_DROP6_ICMP_BAD_CHECKSUM] = "drop6_icmp_bad_checksum",
+    [RT_CTR_DROP6_GSO] = "drop6_gso",
+    [RT_CTR_DROP6_NEIGH_FAILED] = "drop6_neigh_failed",
+    [RT_CTR_ND_BAD] = "nd_bad",
+    [RT_CTR_ND_IGNORED] = "nd_ignored",
+    [RT_CTR_ND_NS_RX] = "nd_solicit_rx",
+    [RT_CTR_ND_NA_RX] = "nd_advert_rx",
+    [RT_CTR_ND_NS_TX] = "nd_solicit_tx",
+    [RT_CTR_ND_NA_TX] = "nd_advert_tx",
+    [RT_CTR_ND_LEARNED] = "nd_learned",
+    [RT_CTR_ND_EXPIRED] = "nd_expired",
+    [RT_CTR_ND_EVICTED] = "nd_evicted",
+    [RT_CTR_ICMP6_ECHO_REPLY_TX] = "icmp6_echo_reply_tx",
+    [RT_CTR_ICMP6_TIME_EXCEEDED_TX] = "icmp6_time_exceeded_tx",
+    [RT_CTR_ICMP6_UNREACH_TX] = "icmp6_unreach_tx",
+    [RT_CTR_ICMP6_TOO_BIG_TX] = "icmp6_too_big_tx",
+    [RT_CTR_ICMP6_RATE_LIMITED] = "icmp6_rate_limited",
+    [RT_CTR_ICMP6_SUPPRESSED] = "icmp6_suppressed",
 };
 
 void rt_cfg_default(struct rt_cfg *cfg)
@@ -82,6 +120,7 @@ void rt_cfg_default(struct rt_cfg *cfg)
     cfg->stale_gc_ns = 60ull * 1000000000;
     cfg->retrans_ns = 1000000000;
     cfg->max_retries = 3;
+    cfg->delay_ns = 5ull * 1000000000;
 }
 
 void rt_ctx_init(struct rt_ctx *ctx, struct ipc_pool *pool, struct fib *fib, struct neigh_table *neigh,
@@ -107,6 +146,10 @@ void rt_ctx_init(struct rt_ctx *ctx, struct ipc_pool *pool, struct fib *fib, str
             ctx->cfg.pending_max = NEIGH_QMAX;
     }
     rt_tb_init(&ctx->icmp_tb, ctx->cfg.icmp_interval_ns, ctx->cfg.icmp_burst, 0);
+    for (unsigned i = 0; i < RT_ICMP6_TB_SLOTS; i++)
+        rt_tb_init(&ctx->icmp6_tb[i], ctx->cfg.icmp_interval_ns, ctx->cfg.icmp_burst, 0);
+    if (!ctx->cfg.delay_ns)
+        ctx->cfg.delay_ns = 5ull * 1000000000;
 }
 
 void rt_tx(struct rt_ctx *ctx, struct rt_burst *tx, ipc_buf b)

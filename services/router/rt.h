@@ -83,6 +83,48 @@ enum rt_ctr {
     RT_CTR_ICMP_FRAG_NEEDED_TX,
     RT_CTR_ICMP_RATE_LIMITED,
     RT_CTR_ICMP_SUPPRESSED,      /* an error was due but RFC 1812 §4.3.2.7 forbids it */
+    /* IPv6 (ipv6.c, nd.c, icmp6.c; docs/ipv6.md). The pending-queue drops
+     * (drop_pending_full, drop_pending_limit, drop_neigh_table_full,
+     * drop_neigh_evicted, drop_pending_restart), drop_bad_nexthop,
+     * drop_no_bufs and drop_tx_full count both families. */
+    RT_CTR_RX_IPV6,
+    RT_CTR_FORWARDED6,
+    RT_CTR_DROP6_RUNT,           /* shorter than Ethernet + the 40-byte header */
+    RT_CTR_DROP6_BAD_VERSION,
+    RT_CTR_DROP6_BAD_PLEN,       /* payload length beyond the frame, or 0 (jumbograms) */
+    RT_CTR_DROP6_SRC_UNSPEC,     /* source :: (outside DAD's solicitations) */
+    RT_CTR_DROP6_SRC_MCAST,
+    RT_CTR_DROP6_SRC_LOOPBACK,
+    RT_CTR_DROP6_MARTIAN_DST,    /* destination :: or ::1 */
+    RT_CTR_DROP6_LL_SRC,         /* link-local source, to be forwarded off its link */
+    RT_CTR_DROP6_LL_DST,         /* link-local destination that is not ours */
+    RT_CTR_DROP6_MCAST_LL,       /* multicast of link-local (or smaller) scope, not ND for us */
+    RT_CTR_DROP6_MCAST,          /* multicast of wider scope: no multicast routing */
+    RT_CTR_DROP6_L2_MCAST_UNICAST, /* IPv6 unicast in a link-layer multicast frame */
+    RT_CTR_DROP6_HOP_LIMIT,      /* hop limit 0 or 1 on arrival */
+    RT_CTR_DROP6_NO_ROUTE,
+    RT_CTR_DROP6_TOO_BIG,        /* larger than the egress MTU: never fragmented */
+    RT_CTR_DROP6_RH0,            /* routing header type 0 (RFC 5095) */
+    RT_CTR_DROP6_EXT,            /* extension headers truncated, or past the walk's bound */
+    RT_CTR_DROP6_LOCAL_OTHER,    /* to us, not an echo request or ND */
+    RT_CTR_DROP6_ICMP_BAD_CHECKSUM,
+    RT_CTR_DROP6_GSO,            /* a GSO packet for a port that needs software segmentation (no TSO6 yet) */
+    RT_CTR_DROP6_NEIGH_FAILED,   /* queued for a neighbour that never answered */
+    RT_CTR_ND_BAD,               /* malformed ND (RFC 4861 §7.1) */
+    RT_CTR_ND_IGNORED,           /* valid, not for us, nothing to learn (DAD probes among them) */
+    RT_CTR_ND_NS_RX,
+    RT_CTR_ND_NA_RX,
+    RT_CTR_ND_NS_TX,
+    RT_CTR_ND_NA_TX,
+    RT_CTR_ND_LEARNED,
+    RT_CTR_ND_EXPIRED,
+    RT_CTR_ND_EVICTED,
+    RT_CTR_ICMP6_ECHO_REPLY_TX,
+    RT_CTR_ICMP6_TIME_EXCEEDED_TX,
+    RT_CTR_ICMP6_UNREACH_TX,     /* 1/0 no route, 1/3 address unreachable */
+    RT_CTR_ICMP6_TOO_BIG_TX,
+    RT_CTR_ICMP6_RATE_LIMITED,
+    RT_CTR_ICMP6_SUPPRESSED,     /* an error was due but RFC 4443 §2.4 (e) forbids it */
     RT_CTR_MAX
 };
 
@@ -97,16 +139,27 @@ struct rt_port_ctr {
 struct rt_counters {
     uint64_t c[RT_CTR_MAX];
     struct rt_port_ctr port[RT_MAX_PORTS];
-    uint64_t pending; /* packets waiting for ARP right now (a gauge) */
+    uint64_t pending;  /* packets waiting for ARP right now (a gauge) */
+    uint64_t pending6; /* packets waiting for Neighbor Discovery right now */
 };
 
-/* One router interface. Addresses in host byte order. */
+#define RT_ADDR6_MAX 8u /* IPv6 addresses per port (TBL_ADDR6_MAX) */
+
+struct rt_addr6 {
+    uint8_t a[16]; /* network byte order */
+    uint8_t plen;
+};
+
+/* One router interface. IPv4 addresses in host byte order. */
 struct rt_port {
     uint8_t mac[6];
     uint16_t mtu; /* IP MTU; 0 = port not configured */
     uint32_t ip;
     uint8_t plen;
     bool sw_offload; /* its driver sends frames as they are (AF_XDP): segment and checksum here (gso.h) */
+    uint8_t n6;      /* IPv6 addresses; 0: IPv6 off on this port */
+    int8_t ll6;      /* index of the link-local one in a6, -1 if none */
+    struct rt_addr6 a6[RT_ADDR6_MAX];
 };
 
 /* ICMP error rate limit: a token bucket, time passed in by the caller. */
@@ -124,7 +177,8 @@ struct rt_cfg {
     uint64_t stale_gc_ns;      /* stale and unused -> removed; default 60 s */
     uint64_t retrans_ns;       /* between ARP requests; default 1 s */
     uint32_t max_retries;      /* requests before giving up; default 3 */
-    uint32_t pending_max;      /* packets waiting for ARP in all; 0: rt_ctx_init's default (see there) */
+    uint32_t pending_max;      /* packets waiting for ARP and ND in all; 0: rt_ctx_init's default (see there) */
+    uint64_t delay_ns;         /* ND: DELAY -> PROBE (RFC 4861 DELAY_FIRST_PROBE_TIME); default 5 s */
 };
 
 /* Where stages put packets to transmit (meta out_port set). */
@@ -139,7 +193,13 @@ struct rt_burst {
 };
 
 struct fib;
+struct fib6;
 struct neigh_table;
+struct neigh6_table;
+
+/* ICMPv6 errors: one token bucket per destination, by a hash of it (a
+ * collision shares a bucket, which only limits harder). */
+#define RT_ICMP6_TB_SLOTS 64u
 
 struct rt_ctx {
     struct ipc_pool *pool;
@@ -161,6 +221,13 @@ struct rt_ctx {
      * each search looks at RT_NEIGH_EVICT_SCAN slots and the next ones
      * follow on. */
     uint32_t neigh_hand;
+    /* IPv6: NULL until the caller sets them (rt_ctx_init leaves them NULL):
+     * without fib6, IPv6 frames drop as drop_ethertype. fib6 is read only
+     * inside the caller's read section (shared with the IPv4 FIB's). */
+    struct fib6 *fib6;
+    struct neigh6_table *neigh6;
+    uint32_t neigh6_hand;
+    struct rt_tb icmp6_tb[RT_ICMP6_TB_SLOTS];
 };
 
 /* Slots one eviction search looks at: a full table costs a new neighbour

@@ -10,7 +10,11 @@
  * FIB with connected, gateway, tbl8 (/25) and broken (unconfigured port)
  * routes, a neighbour table of 64 entries with static entries, and a context
  * with three ports (port 2 with MTU 576, so fragmentation and "fragmentation
- * needed" are reachable).
+ * needed" are reachable). IPv6 too: an IPv6 FIB sharing the IPv4 FIB's
+ * readers' region (connected 2001:db8:P::/64 on port P, a /48 via a static
+ * neighbour, a /56 via one that never answers, ::/0 nowhere), an IPv6
+ * neighbour table, addresses 2001:db8:P::1/64 and fe80::P/64 on each port,
+ * ND timers run with the ARP ones.
  *
  * Input format (every field optional: a short input just means less):
  *   byte 0     bits 0..2: packets in the burst - 1 (1..8)
@@ -39,8 +43,10 @@
  *     has a valid header checksum and version/IHL;
  *   - the pool census balances (nothing lost, nothing duplicated), the
  *     driver holds nothing, and the router holds exactly the frames of the
- *     packets in the neighbour table's pending queues (and the table's
- *     queued count matches them);
+ *     packets in the neighbour tables' pending queues (IPv4 and IPv6; each
+ *     table's queued count matches them, and the ports' shares hold);
+ *   - an IPv6 packet out of the router has version 6 and a payload length
+ *     within what is sent;
  *   - ASan, UBSan (no recovery) and LeakSanitizer.
  */
 #include <errno.h>
@@ -53,8 +59,11 @@
 #include <unistd.h>
 
 #include "ipc/pool.h"
+#include "tables/fib6_write.h"
 #include "tables/fib_write.h"
+#include "tables/neigh6_write.h"
 #include "services/router/icmp.h"
+#include "services/router/nd.h"
 #include "services/router/ipv4.h"
 #include "services/router/neigh.h"
 #include "tables/neigh_write.h"
@@ -74,10 +83,12 @@ int LLVMFuzzerInitialize(int *argc, char ***argv);
 
 static struct {
     bool ready;
-    int pool_fd, fib_fd, fib_rfd, neigh_fd;
+    int pool_fd, fib_fd, fib_rfd, neigh_fd, fib6_fd, neigh6_fd;
     struct ipc_pool sup, pool, drv;
     struct fib fibw, fibr;
     struct neigh_table neigh;
+    struct fib6 fib6w, fib6r;
+    struct neigh6_table neigh6;
     struct rt_counters ctr;
     struct rt_ctx ctx;
     ipc_buf txb[F_TXCAP];
@@ -116,10 +127,35 @@ static void f_static(uint32_t ip, uint8_t last, uint16_t port)
         f_die("neigh_add_static", NULL);
 }
 
-/* Free everything still queued for ARP: the router's state between runs. */
+/* 2001:db8:P::H (network order), or fe80::H when @ll. */
+static void f_addr6(uint8_t a[16], bool ll, unsigned p, unsigned h)
+{
+    memset(a, 0, 16);
+    a[0] = ll ? 0xfe : 0x20;
+    a[1] = ll ? 0x80 : 0x01;
+    if (!ll) {
+        a[2] = 0x0d;
+        a[3] = 0xb8;
+        a[5] = (uint8_t)p;
+    }
+    a[14] = (uint8_t)(h >> 8);
+    a[15] = (uint8_t)h;
+}
+
+static void f_route6(const uint8_t *pfx, unsigned len, const uint8_t *gw, uint16_t port)
+{
+    struct fib6_nh nh = {.port = port};
+    if (gw)
+        memcpy(nh.gw, gw, 16);
+    if (fib6_add(&F.fib6w, pfx, len, &nh) != 0)
+        f_die("fib6_add", NULL);
+}
+
+/* Free everything still queued for ARP and ND: the router's state between runs. */
 static void f_flush_neigh(void)
 {
     rt_neigh_free_pending(&F.ctx);
+    rt_nd_free_pending(&F.ctx);
 }
 
 static void f_teardown(void)
@@ -132,7 +168,13 @@ static void f_teardown(void)
     for (uint32_t i = 0; i <= F.neigh.mask; i++)
         while (F.neigh.e[i].ip)
             neigh_del(&F.neigh, &F.pool, F.neigh.e[i].ip);
+    rt_nd_free_pending(&F.ctx);
     neigh_detach(&F.neigh);
+    neigh6_detach(&F.neigh6);
+    fib6_detach(&F.fib6r);
+    fib6_detach(&F.fib6w);
+    close(F.neigh6_fd);
+    close(F.fib6_fd);
     fib_detach(&F.fibr);
     fib_detach(&F.fibw);
     ipc_pool_detach(&F.drv);
@@ -185,6 +227,40 @@ static void f_setup(void)
     f_static(IP4(10, 1, 0, 254), 254, 1);
     f_static(IP4(10, 2, 0, 9), 9, 2);
     f_static(IP4(10, 0, 0, 2), 2, 0);
+
+    /* IPv6 (the supervisor's way: the IPv4 FIB's readers' region). */
+    int rfd6 = -1;
+    struct fib6_params p6 = {.max_prefixes = 1024, .tbl8_groups = 64, .max_nh = 64};
+    if (fib6_create("fuzz-rt-fib6", &p6, F.fib_rfd, &F.fib6w, &F.fib6_fd, &rfd6, &err) != 0)
+        f_die("fib6_create", &err);
+    if (fib6_attach(&F.fib6r, F.fib6_fd, F.fib_rfd, 0, &err) != 0)
+        f_die("fib6_attach", &err);
+    if (neigh6_create("fuzz-rt-neigh6", 64, &F.neigh6, &F.neigh6_fd, &err) != 0)
+        f_die("neigh6_create", &err);
+    F.ctx.fib6 = &F.fib6r;
+    F.ctx.neigh6 = &F.neigh6;
+    uint8_t a6[16], gw6[16];
+    for (unsigned i = 0; i < 3; i++) {
+        struct rt_port *pt = &F.ctx.port[i];
+        f_addr6(pt->a6[0].a, false, i, 1);
+        pt->a6[0].plen = 64;
+        f_addr6(pt->a6[1].a, true, 0, i + 1);
+        pt->a6[1].plen = 64;
+        pt->n6 = 2;
+        pt->ll6 = 1;
+        f_addr6(a6, false, i, 0);
+        f_route6(a6, 64, NULL, (uint16_t)i);
+    }
+    f_addr6(a6, false, 0, 0);
+    a6[5] = 0x30; /* 2001:db8:30::/48 via 2001:db8:1::fe, static */
+    f_addr6(gw6, false, 1, 0xfe);
+    f_route6(a6, 48, gw6, 1);
+    const uint8_t mac6[6] = {0x02, 0xf6, 0, 0, 1, 0xfe};
+    if (neigh6_add_static(&F.neigh6, gw6, mac6, 1) != 0)
+        f_die("neigh6_add_static", NULL);
+    a6[5] = 0x31; /* 2001:db8:31::/56 via fe80::77 on port 2: never answers */
+    f_addr6(gw6, true, 0, 0x77);
+    f_route6(a6, 56, gw6, 2);
 
     F.tx = (struct rt_burst){.bufs = F.txb, .n = 0, .cap = F_TXCAP};
     F.now = 1000000000ull;
@@ -355,6 +431,15 @@ static void f_drain_tx(void)
                         pkt_total_len(m) - PKT_ETH_HLEN);
             F_CHECK(ip[PKT_IP_TTL] > 0, "packet %u: TTL 0 out of the router", i);
         }
+        if (pkt_get16(f + 12) == PKT_ETH_P_IPV6) {
+            F_CHECK(m->len >= PKT_ETH_HLEN + PKT_IP6_HLEN, "packet %u: IPv6 frame of %u bytes", i, m->len);
+            const uint8_t *ip6 = f + PKT_ETH_HLEN;
+            F_CHECK(ip6[0] >> 4 == 6, "packet %u: IPv6 version %u", i, ip6[0] >> 4);
+            if (m->vnet.gso_type == 0)
+                F_CHECK(PKT_IP6_HLEN + pkt_get16(ip6 + PKT_IP6_PLEN) <= pkt_total_len(m) - PKT_ETH_HLEN,
+                        "packet %u: payload length %u past %u bytes sent", i, pkt_get16(ip6 + PKT_IP6_PLEN),
+                        pkt_total_len(m) - PKT_ETH_HLEN);
+        }
     }
     /* The driver takes them the way it takes a ring's handles. */
     struct ipc_ring_shared ctr;
@@ -387,6 +472,22 @@ static uint32_t f_census(void)
             F.neigh.sh->queued);
     F_CHECK(F.ctr.pending == F.neigh.sh->queued, "pending gauge %llu, queued %u", (unsigned long long)F.ctr.pending,
             F.neigh.sh->queued);
+    uint32_t pend6 = 0;
+    for (uint32_t i = 0; i <= F.neigh6.mask; i++) {
+        const struct neigh6_entry *e = &F.neigh6.e[i];
+        if (!e->used)
+            continue;
+        F_CHECK(e->qlen <= NEIGH_QMAX, "IPv6 entry %u: qlen %u", i, e->qlen);
+        if (e->port < RT_MAX_PORTS)
+            pend_port[e->port] += e->qlen;
+        for (uint16_t k = 0; k < e->qlen; k++) {
+            pend6++;
+            pend_frames += f_chain_frames(e->q[k]);
+        }
+    }
+    F_CHECK(pend6 == F.neigh6.sh->queued, "%u packets in IPv6 pending queues, the table says %u", pend6,
+            F.neigh6.sh->queued);
+    F_CHECK(F.ctr.pending6 == pend6, "pending_nd gauge %llu, queued %u", (unsigned long long)F.ctr.pending6, pend6);
     /* Each port's share is what its neighbours hold, and never past it. */
     for (unsigned p = 0; p < RT_MAX_PORTS; p++) {
         F_CHECK(F.ctx.pending_port[p] == pend_port[p], "port %u: %u pending counted, %u queued", p,
@@ -468,6 +569,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     f_drain_tx();
     if (h & 0x80u) {
         rt_neigh_tick(&F.ctx, F.now, &F.tx);
+        rt_nd_tick(&F.ctx, F.now, &F.tx);
         f_drain_tx();
     }
     fib_read_end(&F.fibr);
@@ -483,13 +585,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     /* Keep the pool from running dry across runs: let every unresolved
      * neighbour time out (the router's own way of freeing its queues). */
     if (nfree < F_LOW_WATER) {
-        for (unsigned i = 0; i < 8 && F.neigh.sh->queued; i++) {
+        for (unsigned i = 0; i < 8 && (F.neigh.sh->queued || F.neigh6.sh->queued); i++) {
             F.now += 2000000000ull;
+            fib_read_begin(&F.fibr);
             rt_neigh_tick(&F.ctx, F.now, &F.tx);
+            rt_nd_tick(&F.ctx, F.now, &F.tx);
             f_drain_tx();
+            fib_read_end(&F.fibr);
         }
         f_census();
-        if (F.neigh.sh->queued) /* should not happen: max_retries is 3 */
+        if (F.neigh.sh->queued || F.neigh6.sh->queued) /* should not happen: max_retries is 3 */
             f_flush_neigh();
         f_census();
     }

@@ -114,6 +114,43 @@ seed("burst-mixed", [pkt(eth(0, 0x0800, ipv4(H0, "10.1.0.254", 17, udp(64)))),
                      pkt(eth(2, 0x0800, ipv4("10.2.0.50", "10.0.0.1", 1, echo(20))), port=2),
                      pkt(eth(0, 0x0800, ipv4(H0, "10.0.0.255", 17, udp(10)))),
                      pkt(eth(0, 0x0800, ipv4(H0, "10.1.0.254", 17, udp(10)), dst=BC))])
+
+# IPv6: the fuzzer's ports have 2001:db8:P::1/64 and fe80::P+1/64.
+import ipaddress
+def a6(s):
+    return ipaddress.IPv6Address(s).packed
+
+def ipv6(src, dst, nxt, payload, hlim=64):
+    return struct.pack("!IHBB16s16s", 6 << 28, len(payload), nxt, hlim, a6(src), a6(dst)) + payload
+
+def icmp6(src, dst, body):
+    ph = a6(src) + a6(dst) + struct.pack("!IxxxB", len(body), 58)
+    return body[:2] + struct.pack("!H", csum(ph + body[:2] + b"\0\0" + body[4:])) + body[4:]
+
+def echo6(src, dst, n):
+    return icmp6(src, dst, struct.pack("!BBHHH", 128, 0, 0, 1, 1) + bytes(i & 255 for i in range(n)))
+
+def ns6(src, dst, target, mac):
+    return icmp6(src, dst, struct.pack("!BBHI16sBB6s", 135, 0, 0, 0, a6(target), 1, 1, mac))
+
+def na6(src, dst, target, mac, flags=0x60):
+    return icmp6(src, dst, struct.pack("!BBHI16sBB6s", 136, 0, 0, flags << 24, a6(target), 2, 1, mac))
+
+G0, G1 = "2001:db8::5", "2001:db8:1::5"
+SN1 = bytes([0x33, 0x33, 0xff, 0, 0, 1])
+seed("v6-echo-router", [pkt(eth(0, 0x86DD, ipv6(G0, "2001:db8::1", 58, echo6(G0, "2001:db8::1", 56))))])
+seed("v6-echo-router-ll", [pkt(eth(0, 0x86DD, ipv6("fe80::5", "fe80::1", 58, echo6("fe80::5", "fe80::1", 56))))])
+seed("v6-ns-router", [pkt(eth(0, 0x86DD, ipv6(G0, "ff02::1:ff00:1", 58, ns6(G0, "ff02::1:ff00:1", "2001:db8::1", PEER[0]), hlim=255), dst=SN1))])
+seed("v6-udp-static", [pkt(eth(0, 0x86DD, ipv6(G0, "2001:db8:30::9", 17, udp(100))))])
+seed("v6-udp-nd-release", [pkt(eth(0, 0x86DD, ipv6(G0, "2001:db8:2::77", 17, udp(100)))),
+                           pkt(eth(2, 0x86DD, ipv6("2001:db8:2::77", "fe80::3", 58, na6("2001:db8:2::77", "fe80::3", "2001:db8:2::77", PEER[2]), hlim=255)), port=2)])
+seed("v6-udp-nd-timeout", [pkt(eth(0, 0x86DD, ipv6(G0, "2001:db8:31::1", 17, udp(50))))], adv=15, tick=True)
+seed("v6-hlim-1", [pkt(eth(0, 0x86DD, ipv6(G0, "2001:db8:30::9", 17, udp(30), hlim=1)))])
+seed("v6-no-route", [pkt(eth(0, 0x86DD, ipv6(G0, "2001:db8:99::1", 58, echo6(G0, "2001:db8:99::1", 20))))])
+seed("v6-too-big", [pkt(eth(0, 0x86DD, ipv6(G0, "2001:db8:2::9", 17, udp(1200))))])
+seed("v6-ext-headers", [pkt(eth(0, 0x86DD, ipv6(G0, "2001:db8:30::9", 0, bytes([60, 0, 1, 4, 0, 0, 0, 0, 17, 0, 1, 4, 0, 0, 0, 0]) + udp(40))))])
+seed("v6-rh0", [pkt(eth(0, 0x86DD, ipv6(G0, "2001:db8:30::9", 43, bytes([17, 2, 0, 1, 0, 0, 0, 0]) + a6("2001:db8:1::9") + udp(40))))])
+seed("v6-chain", [pkt(eth(0, 0x86DD, ipv6(G0, "2001:db8:30::9", 17, udp(3000))), layout=1, param=60)])
 EOF
 [ "$(ls "$T/seeds" | wc -l)" -ge 20 ] || { echo "FAIL: fuzz_router: seed generation failed"; exit 1; }
 

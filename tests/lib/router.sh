@@ -17,8 +17,9 @@
 #                          sched $RR_SCHED if set; $RR_SVC_EXTRA (lines, with
 #                          \n escapes) added to every [service] section; port
 #                          a's prefix length $RR_PLEN_A (default 24), port b's
-#                          mtu $RR_MTU_B; $RR_ROUTER_EXTRA (lines, with \n
-#                          escapes) added to [router].
+#                          mtu $RR_MTU_B, IPv6 addresses $RR_ADDR6_A and
+#                          $RR_ADDR6_B (address6 values) if set; $RR_ROUTER_EXTRA
+#                          (lines, with \n escapes) added to [router].
 #                          Hosts: $RR_HOST_A (10.61.N.2), $RR_HOST_B; the
 #                          router's addresses $RR_GW_A, $RR_GW_B
 #   rr_start               `ringrouter up` (log $RR_LOG), sets $RR_PID, waits
@@ -295,8 +296,10 @@ rr_topology() { # rr_topology [EXTRA MANIFEST TEXT]
         [ -z "${RR_FRAME_SIZE:-}" ] || printf 'frame_size = %s\n' "$RR_FRAME_SIZE"
         [ -z "${RR_ROUTER_EXTRA:-}" ] || printf '%b\n' "$RR_ROUTER_EXTRA"
         printf '\n'
-        printf '[port a]\ndriver = tap\nifname = %s\nnetns = %s\naddress = %s/%s\n\n' "$RR_IF_A" "$RR_NS_A" "$RR_GW_A" "${RR_PLEN_A:-24}"
-        printf '[port b]\ndriver = tap\nifname = %s\nnetns = %s\naddress = %s/24\n' "$RR_IF_B" "$RR_NS_B" "$RR_GW_B"
+        printf '[port a]\ndriver = tap\nifname = %s\nnetns = %s\naddress = %s/%s\n' "$RR_IF_A" "$RR_NS_A" "$RR_GW_A" "${RR_PLEN_A:-24}"
+        [ -z "${RR_ADDR6_A:-}" ] || printf 'address6 = %s\n' "$RR_ADDR6_A"
+        printf '\n[port b]\ndriver = tap\nifname = %s\nnetns = %s\naddress = %s/24\n' "$RR_IF_B" "$RR_NS_B" "$RR_GW_B"
+        [ -z "${RR_ADDR6_B:-}" ] || printf 'address6 = %s\n' "$RR_ADDR6_B"
         [ -z "${RR_MTU_B:-}" ] || printf 'mtu = %s\n' "$RR_MTU_B"
         # The machines here are 2 shared vCPUs; other tests' busy generators can
         # starve every process for more than the default 200 ms, which the

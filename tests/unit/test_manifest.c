@@ -279,6 +279,52 @@ static const struct t_bad t_bad_cases[] = {
     {BASE "[router]\nstages = yes\n", "t.ini:10: [router] stages: \"yes\" is not on or off"},
     {BASE "[router]\nstages = On\n", "t.ini:10: [router] stages: \"On\" is not on or off"},
     {BASE "[router]\nstages = on\nstages = off\n", "t.ini:11: [router] stages: duplicate key, first set on line 10"},
+    /* IPv6: address6 (line 9 belongs to port b), [route] and [neigh] */
+    {BASE "address6 = 2001:db8:2::1\n",
+     "t.ini:9: [port b] address6: \"2001:db8:2::1\" is not an IPv6 prefix such as 2001:db8:1::1/64"},
+    {BASE "address6 = 2001:DB8:2::1/64\n",
+     "t.ini:9: [port b] address6: \"2001:DB8:2::1/64\" is not in canonical form (RFC 5952): write 2001:db8:2::1/64"},
+    {BASE "address6 = 2001:db8:2::1/129\n",
+     "t.ini:9: [port b] address6: \"2001:db8:2::1/129\" is not an IPv6 prefix such as 2001:db8:1::1/64"},
+    {BASE "address6 = ::1/128\n", "t.ini:9: [port b] address6: ::1/128 is the loopback address ::1"},
+    {BASE "address6 = ff02::1/64\n", "t.ini:9: [port b] address6: ff02::1/64 is a multicast address"},
+    {BASE "address6 = 2001:db8:2::/64\n",
+     "t.ini:9: [port b] address6: 2001:db8:2::/64 is the subnet-router anycast address of 2001:db8:2::/64, expected a "
+     "host address"},
+    {BASE "address6 = fe80::1/10\n",
+     "t.ini:9: [port b] address6: fe80::1/10: a link-local address takes /64 (fe80::/64 is the link's prefix)"},
+    {BASE "address6 = fe80::1/64, fe80::2/64\n",
+     "t.ini:9: [port b] address6: fe80::2/64: the port already has the link-local address fe80::1 (line 9)"},
+    {BASE "address6 = 2001:db8:2::1/64\naddress6 = 2001:db8:2::1/64\n",
+     "t.ini:10: [port b] address6: 2001:db8:2::1/64 is already this port's address (line 9)"},
+    {BASE "address6 = 2001:db8:2::1/64\n[port c]\ndriver = tap\nifname = rr-c\naddress = 10.3.0.1/24\n"
+          "address6 = 2001:db8::1/32\n",
+     "t.ini:14: [port c] address6: 2001:db8::1/32 overlaps port b's network 2001:db8:2::/64 (line 9)"},
+    {BASE "address6 = 2001:db8:2::1/64\n[route 2001:db8:9::1/48]\nvia = 2001:db8:2::2\n",
+     "t.ini:10: [route 2001:db8:9::1/48] 2001:db8:9::1/48 has host bits set, did you mean 2001:db8:9::/48?"},
+    {BASE "[route 2001:db8:9:0::/48]\nport = b\n",
+     "t.ini:9: [route 2001:db8:9:0::/48] \"2001:db8:9:0::/48\" is not in canonical form (RFC 5952): write [route "
+     "2001:db8:9::/48]"},
+    {BASE "[route fe80::/64]\nport = b\n",
+     "t.ini:9: [route fe80::/64] fe80::/64 is link-local: it is never routed (RFC 4291 §2.5.6)"},
+    {BASE "address6 = 2001:db8:2::1/64\n[route 2001:db8:9::/48]\nvia = 10.2.0.9\n",
+     "t.ini:11: [route 2001:db8:9::/48] via: \"10.2.0.9\" is not an IPv6 address (the route's prefix is IPv6)"},
+    {BASE "address6 = 2001:db8:2::1/64\n[route 2001:db8:9::/48]\nvia = 2001:db8:3::2\n",
+     "t.ini:11: [route 2001:db8:9::/48] via: 2001:db8:3::2 is not on any port's IPv6 network"},
+    {BASE "address6 = 2001:db8:2::1/64\n[route 2001:db8:9::/48]\nvia = 2001:db8:2::1\n",
+     "t.ini:11: [route 2001:db8:9::/48] via: 2001:db8:2::1 is the router's own address on port b"},
+    {BASE "[route 2001:db8:9::/48]\nvia = fe80::9\n",
+     "t.ini:10: [route 2001:db8:9::/48] via: fe80::9 is link-local: add port = NAME to say which link it is on"},
+    {BASE "address6 = 2001:db8:2::1/64\n[route 2001:db8:9::/48]\nvia = 2001:db8:2::2\nport = a\n",
+     "t.ini:12: [route 2001:db8:9::/48] port: the gateway 2001:db8:2::2 is on port b, not a"},
+    {BASE "address6 = 2001:db8:2::1/64\n[route 2001:db8:2::/64]\nport = b\n",
+     "t.ini:10: [route 2001:db8:2::/64] duplicates the connected route of port b (line 9)"},
+    {BASE "[neigh fe80::7]\nmac = 02:00:00:00:00:07\n",
+     "t.ini:9: [neigh fe80::7] port: missing: fe80::7 is link-local, say which port's link it is on"},
+    {BASE "[neigh 2001:db8:7::7]\nmac = 02:00:00:00:00:07\n",
+     "t.ini:9: [neigh 2001:db8:7::7] 2001:db8:7::7 is not on any port's IPv6 network"},
+    {BASE "[neigh ff02::1]\nmac = 02:00:00:00:00:07\n",
+     "t.ini:9: [neigh ff02::1] ff02::1 is a multicast address, expected a neighbour's unicast address"},
     /* the whole file */
     {"[router]\nname = lonely\n", "t.ini: no ports: a manifest needs at least one [port NAME] section"},
     {"", "t.ini: no ports: a manifest needs at least one [port NAME] section"},
@@ -304,6 +350,53 @@ static void test_manifest_bad(void **state)
     }
     assert_int_equal(failed, 0);
     assert_true(NBAD >= 25);
+}
+
+/* IPv6: several addresses per port (repeated key and list), the derived
+ * EUI-64 link-local address where none is given, routes with a global, a
+ * link-local (with its port) or no gateway, an IPv6 static neighbour. */
+static void test_manifest_ipv6(void **state)
+{
+    (void)state;
+    static const char text[] = "[port a]\ndriver = tap\nifname = rr-a\naddress = 10.1.0.1/24\n"
+                               "mac = 02:00:00:00:00:0a\naddress6 = 2001:db8:1::1/64\n"
+                               "[port b]\ndriver = tap\nifname = rr-b\naddress = 10.2.0.1/24\n"
+                               "address6 = 2001:db8:2::1/64, fd00:2::1/64\naddress6 = fe80::1/64\n"
+                               "[route 2001:db8:9::/48]\nvia = 2001:db8:2::2\n"
+                               "[route 2001:db8:a::/48]\nvia = fe80::5\nport = b\n"
+                               "[route ::/0]\nport = a\n"
+                               "[route 10.9.0.0/16]\nvia = 10.2.0.2\n"
+                               "[neigh 2001:db8:1::7]\nmac = 02:00:00:00:00:07\n"
+                               "[neigh fe80::8]\nmac = 02:00:00:00:00:08\nport = b\n";
+    struct sup_manifest m;
+    struct sup_manifest_err err;
+    if (sup_manifest_load_string("t.ini", text, &m, &err) != 0) {
+        print_error("%s\n", err.msg);
+        fail();
+    }
+    uint8_t want[16];
+    char buf[64];
+    /* port a: its address, then fe80::EUI-64 of 02:00:00:00:00:0a */
+    assert_int_equal(m.ports[0].naddr6, 2);
+    assert_string_equal(sup_addr6_str(m.ports[0].addr6[0].addr, buf, sizeof buf), "2001:db8:1::1");
+    assert_string_equal(sup_addr6_str(m.ports[0].addr6[1].addr, buf, sizeof buf), "fe80::ff:fe00:a");
+    assert_int_equal(m.ports[0].addr6[1].len, 64);
+    assert_int_equal(m.ports[0].addr6_line[1], 0);
+    /* port b: three given, the link-local one among them: none derived */
+    assert_int_equal(m.ports[1].naddr6, 3);
+    assert_string_equal(sup_addr6_str(m.ports[1].addr6[1].addr, buf, sizeof buf), "fd00:2::1");
+    assert_int_equal(m.ports[1].addr6_line[2], 12);
+    assert_int_equal(m.nroutes, 4);
+    assert_true(m.routes[0].v6 && !m.routes[0].direct && m.routes[0].port == 1);
+    assert_true(sup_parse_addr6("2001:db8:2::2", want, NULL, 0));
+    assert_memory_equal(m.routes[0].via6, want, 16);
+    assert_true(m.routes[1].v6 && m.routes[1].port == 1 && sup_ll6(m.routes[1].via6));
+    assert_true(m.routes[2].v6 && m.routes[2].direct && m.routes[2].port == 0 && m.routes[2].prefix6.len == 0);
+    assert_false(m.routes[3].v6);
+    assert_int_equal(m.nneighs, 2);
+    assert_true(m.neighs[0].v6 && m.neighs[0].port == 0);
+    assert_true(m.neighs[1].v6 && m.neighs[1].port == 1);
+    sup_manifest_free(&m);
 }
 
 /* The error's line field matches the number in the message. */
@@ -792,6 +885,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_manifest_bad),
         cmocka_unit_test(test_manifest_err_line),
+        cmocka_unit_test(test_manifest_ipv6),
         cmocka_unit_test(test_manifest_default),
         cmocka_unit_test(test_manifest_large_frames),
         cmocka_unit_test(test_manifest_full),

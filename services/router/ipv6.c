@@ -1,0 +1,297 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * services/router/ipv6.c: IPv6 receive validation and forwarding, one
+ * packet at a time. Order of the checks: the fixed header (length, version,
+ * payload length against the frame, Ethernet padding trimmed), the source
+ * (never multicast or loopback; unspecified only in DAD's solicitations),
+ * the destination (multicast: ND for us, else dropped by scope; martian;
+ * unicast in a link-layer multicast), local delivery, then forwarding:
+ * link-local scope, hop limit, the extension headers (routing header 0
+ * dropped), the FIB, the egress MTU, the neighbour. Only the first frame of
+ * a chain is ever read or written (headers must be there).
+ */
+#include "ipv6.h"
+
+#include <assert.h>
+
+#include "tables/fib6.h"
+#include "tables/neigh6.h"
+#include "icmp6.h"
+#include "nd.h"
+
+enum rt_ip6_walk_rc rt_ip6_walk(const uint8_t *ip6, uint32_t avail, struct rt_ip6_l4 *l4)
+{
+    uint8_t nxt = ip6[PKT_IP6_NXT];
+    uint32_t off = PKT_IP6_HLEN;
+    l4->later_fragment = false;
+    for (unsigned n = 0;; n++) {
+        uint32_t len;
+        switch (nxt) {
+        case RT_IP6_EXT_HBH:
+        case RT_IP6_EXT_ROUTING:
+        case RT_IP6_EXT_DEST:
+        case RT_IP6_EXT_FRAG:
+        case RT_IP6_EXT_AH:
+            break;
+        default:
+            l4->proto = nxt;
+            l4->off = (uint16_t)off;
+            return RT_IP6_WALK_OK;
+        }
+        /* Hop-by-hop options must come first (RFC 8200 §4.3). */
+        if (n >= RT_IP6_EXT_MAX || off + 8 > avail || (nxt == RT_IP6_EXT_HBH && n > 0))
+            return RT_IP6_WALK_BAD;
+        const uint8_t *h = ip6 + off;
+        if (nxt == RT_IP6_EXT_FRAG) {
+            len = 8;
+            if (pkt_get16(h + 2) & 0xfff8u)
+                l4->later_fragment = true;
+        } else if (nxt == RT_IP6_EXT_AH) {
+            len = ((uint32_t)h[1] + 2) * 4;
+        } else {
+            len = ((uint32_t)h[1] + 1) * 8;
+        }
+        if (nxt == RT_IP6_EXT_ROUTING && h[2] == 0)
+            return RT_IP6_WALK_RH0;
+        if (off + len > avail || off + len - PKT_IP6_HLEN > RT_IP6_EXT_BYTES)
+            return RT_IP6_WALK_BAD;
+        nxt = h[0];
+        off += len;
+        if (l4->later_fragment) {
+            /* No upper-layer header in this fragment: stop here. */
+            l4->proto = nxt;
+            l4->off = (uint16_t)off;
+            return RT_IP6_WALK_OK;
+        }
+    }
+}
+
+bool rt_ip6_is_local(const struct rt_ctx *ctx, uint16_t in, const uint8_t *a)
+{
+    if (rt_ip6_is_ll(a))
+        return in < ctx->nports && rt_ip6_port_addr(&ctx->port[in], a) >= 0;
+    for (unsigned p = 0; p < ctx->nports; p++)
+        if (ctx->port[p].mtu && rt_ip6_port_addr(&ctx->port[p], a) >= 0)
+            return true;
+    return false;
+}
+
+static bool rt_ip6_on_net(const struct rt_addr6 *n, const uint8_t *a)
+{
+    unsigned full = n->plen / 8, rest = n->plen % 8;
+    if (memcmp(n->a, a, full) != 0)
+        return false;
+    return !rest || ((n->a[full] ^ a[full]) & (uint8_t)(0xff00u >> rest)) == 0;
+}
+
+const uint8_t *rt_ip6_src_for(const struct rt_ctx *ctx, uint16_t port, const uint8_t *dst)
+{
+    if (port >= ctx->nports)
+        return NULL;
+    const struct rt_port *p = &ctx->port[port];
+    const uint8_t *global = NULL;
+    if (!rt_ip6_is_ll(dst))
+        for (unsigned k = 0; k < p->n6; k++) {
+            if (rt_ip6_is_ll(p->a6[k].a))
+                continue;
+            if (rt_ip6_on_net(&p->a6[k], dst))
+                return p->a6[k].a;
+            if (!global)
+                global = p->a6[k].a;
+        }
+    if (global)
+        return global;
+    return p->ll6 >= 0 ? p->a6[p->ll6].a : NULL;
+}
+
+void rt_fwd6_finish(struct rt_ctx *ctx, ipc_buf b, const uint8_t *dmac, struct rt_burst *tx)
+{
+    struct ipc_meta *m = ipc_pool_meta(ctx->pool, b);
+    uint8_t *f = ipc_pool_data(ctx->pool, b);
+    f[PKT_ETH_HLEN + PKT_IP6_HLIM]--;
+    memcpy(f + PKT_ETH_DST, dmac, PKT_ETH_ALEN);
+    memcpy(f + PKT_ETH_SRC, ctx->port[m->out_port].mac, PKT_ETH_ALEN);
+    rt_count(ctx, RT_CTR_FORWARDED6);
+    rt_tx(ctx, tx, b);
+}
+
+/* Drop a non-GSO chain's bytes beyond @len (Ethernet padding), as ipv4.c does. */
+static void rt_ip6_trim(struct ipc_pool *pool, ipc_buf head, uint32_t len)
+{
+    struct ipc_meta *hm = ipc_pool_meta(pool, head);
+    if (hm->next == IPC_BUF_NONE) {
+        pkt_set_len(hm, len);
+        return;
+    }
+    uint32_t left = len;
+    ipc_buf b = head;
+    for (unsigned k = 0; b != IPC_BUF_NONE && k < IPC_CHAIN_MAX; k++) {
+        struct ipc_meta *m = ipc_pool_meta(pool, b);
+        if (m->len >= left) {
+            m->len = (uint16_t)left;
+            ipc_buf rest = m->next;
+            m->next = IPC_BUF_NONE;
+            if (rest != IPC_BUF_NONE)
+                ipc_pool_free(pool, &rest, 1);
+            break;
+        }
+        left -= m->len;
+        b = m->next;
+    }
+    hm->pkt_len = len;
+}
+
+/* A multicast destination: ND (and only ND) to a group this port is in is
+ * ours; the rest drops by scope. */
+static void rt_ip6_mcast_in(struct rt_ctx *ctx, ipc_buf b, const uint8_t *ip6, uint64_t now, struct rt_burst *tx)
+{
+    const struct ipc_meta *m = ipc_pool_meta(ctx->pool, b);
+    const uint8_t *dst = ip6 + PKT_IP6_DST;
+    unsigned scope = dst[1] & 0x0f;
+    if (scope > 2) {
+        rt_drop(ctx, b, RT_CTR_DROP6_MCAST);
+        return;
+    }
+    struct rt_ip6_l4 l4;
+    if (scope == 2 && rt_ip6_walk(ip6, m->len - PKT_ETH_HLEN, &l4) == RT_IP6_WALK_OK &&
+        l4.proto == PKT_IP_PROTO_ICMPV6 && !l4.later_fragment && l4.off + 1u <= m->len - PKT_ETH_HLEN) {
+        uint8_t type = ip6[l4.off];
+        if (type == RT_ICMP6_NS || type == RT_ICMP6_NA) {
+            rt_nd_input(ctx, b, l4.off, now, tx);
+            return;
+        }
+    }
+    rt_drop(ctx, b, RT_CTR_DROP6_MCAST_LL);
+}
+
+void rt_ipv6_input(struct rt_ctx *ctx, ipc_buf b, uint64_t now, struct rt_burst *tx)
+{
+    struct ipc_meta *m = ipc_pool_meta(ctx->pool, b);
+    uint8_t *f = ipc_pool_data(ctx->pool, b);
+    uint16_t in = m->in_port;
+    const struct rt_port *pin = &ctx->port[in];
+    if (!pin->n6) {
+        rt_drop(ctx, b, RT_CTR_DROP_ETHERTYPE); /* IPv6 is off on this port */
+        return;
+    }
+    bool l2_group = pkt_mac_is_group(f);
+    if (l2_group ? f[0] != 0x33 || f[1] != 0x33 : memcmp(f + PKT_ETH_DST, pin->mac, PKT_ETH_ALEN) != 0) {
+        rt_drop(ctx, b, RT_CTR_DROP_L2_OTHER_HOST); /* another host's, or a broadcast: IPv6 has none */
+        return;
+    }
+    if (m->len < PKT_ETH_HLEN + PKT_IP6_HLEN) {
+        rt_drop(ctx, b, RT_CTR_DROP6_RUNT);
+        return;
+    }
+    uint8_t *ip6 = f + PKT_ETH_HLEN;
+    if (ip6[PKT_IP6_VTC] >> 4 != 6) {
+        rt_drop(ctx, b, RT_CTR_DROP6_BAD_VERSION);
+        return;
+    }
+    rt_count(ctx, RT_CTR_RX_IPV6);
+    /* The payload length against the frame: a jumbogram (0) needs a
+     * hop-by-hop option no link of ours carries; a GSO packet's length is
+     * its whole train's, judged below by segment. */
+    uint32_t plen = pkt_get16(ip6 + PKT_IP6_PLEN);
+    uint32_t have = pkt_total_len(m) - PKT_ETH_HLEN;
+    bool gso = m->vnet.gso_type != 0;
+    if (plen == 0 || (!gso && PKT_IP6_HLEN + plen > have)) {
+        rt_drop(ctx, b, RT_CTR_DROP6_BAD_PLEN);
+        return;
+    }
+    if (!gso && PKT_IP6_HLEN + plen < have)
+        rt_ip6_trim(ctx->pool, b, PKT_ETH_HLEN + PKT_IP6_HLEN + plen);
+    const uint8_t *src = ip6 + PKT_IP6_SRC, *dst = ip6 + PKT_IP6_DST;
+    if (rt_ip6_is_mcast(src)) {
+        rt_drop(ctx, b, RT_CTR_DROP6_SRC_MCAST);
+        return;
+    }
+    if (rt_ip6_is_loopback(src)) {
+        rt_drop(ctx, b, RT_CTR_DROP6_SRC_LOOPBACK);
+        return;
+    }
+    if (rt_ip6_is_mcast(dst)) {
+        rt_ip6_mcast_in(ctx, b, ip6, now, tx); /* a DAD probe's :: source is fine here */
+        return;
+    }
+    if (rt_ip6_is_unspec(src)) {
+        rt_drop(ctx, b, RT_CTR_DROP6_SRC_UNSPEC);
+        return;
+    }
+    if (rt_ip6_is_unspec(dst) || rt_ip6_is_loopback(dst)) {
+        rt_drop(ctx, b, RT_CTR_DROP6_MARTIAN_DST);
+        return;
+    }
+    if (l2_group) {
+        rt_drop(ctx, b, RT_CTR_DROP6_L2_MCAST_UNICAST);
+        return;
+    }
+    struct rt_ip6_l4 l4;
+    enum rt_ip6_walk_rc w = rt_ip6_walk(ip6, m->len - PKT_ETH_HLEN, &l4);
+    if (w == RT_IP6_WALK_RH0) {
+        rt_drop(ctx, b, RT_CTR_DROP6_RH0);
+        return;
+    }
+    if (w != RT_IP6_WALK_OK) {
+        rt_drop(ctx, b, RT_CTR_DROP6_EXT);
+        return;
+    }
+    if (rt_ip6_is_local(ctx, in, dst)) {
+        if (l4.proto == PKT_IP_PROTO_ICMPV6 && !l4.later_fragment)
+            rt_icmp6_local(ctx, b, l4.off, now, tx);
+        else
+            rt_drop(ctx, b, RT_CTR_DROP6_LOCAL_OTHER);
+        return;
+    }
+    /* Forwarding. Link-local addresses never leave their link (RFC 4291
+     * §2.5.6), and the router has only one link per port. */
+    if (rt_ip6_is_ll(src)) {
+        rt_drop(ctx, b, RT_CTR_DROP6_LL_SRC);
+        return;
+    }
+    if (rt_ip6_is_ll(dst)) {
+        rt_drop(ctx, b, RT_CTR_DROP6_LL_DST);
+        return;
+    }
+    if (ip6[PKT_IP6_HLIM] <= 1) {
+        rt_icmp6_error(ctx, b, RT_ICMP6_TIME_EXCEEDED, 0, 0, now, tx);
+        rt_drop(ctx, b, RT_CTR_DROP6_HOP_LIMIT);
+        return;
+    }
+    assert(fib6_read_held(ctx->fib6)); /* the caller's batch holds the (shared) read section */
+    uint32_t idx = fib6_lookup(ctx->fib6, dst);
+    if (idx == FIB6_MISS) {
+        rt_icmp6_error(ctx, b, RT_ICMP6_UNREACH, RT_ICMP6_UNREACH_NO_ROUTE, 0, now, tx);
+        rt_drop(ctx, b, RT_CTR_DROP6_NO_ROUTE);
+        return;
+    }
+    struct fib6_nh nh = fib6_nh_at(ctx->fib6, idx);
+    if (nh.port >= ctx->nports || !ctx->port[nh.port].mtu || !ctx->port[nh.port].n6) {
+        rt_drop(ctx, b, RT_CTR_DROP_BAD_NEXTHOP);
+        return;
+    }
+    unsigned mtu = ctx->port[nh.port].mtu;
+    uint32_t size =
+        gso ? (m->vnet.hdr_len > PKT_ETH_HLEN + PKT_IP6_HLEN ? m->vnet.hdr_len - PKT_ETH_HLEN : PKT_IP6_HLEN + 20u) +
+                  m->vnet.gso_size
+            : PKT_IP6_HLEN + plen;
+    if (size > mtu) {
+        /* Never fragment (RFC 8200 §5): tell the source the MTU (RFC 8201). */
+        rt_icmp6_error(ctx, b, RT_ICMP6_TOO_BIG, 0, mtu, now, tx);
+        rt_drop(ctx, b, RT_CTR_DROP6_TOO_BIG);
+        return;
+    }
+    if (gso && ctx->port[nh.port].sw_offload) {
+        rt_drop(ctx, b, RT_CTR_DROP6_GSO); /* TSO6 in software: not yet (docs/ipv6.md) */
+        return;
+    }
+    m->out_port = nh.port;
+    const uint8_t *nhip = rt_ip6_is_unspec(nh.gw) ? dst : nh.gw;
+    struct neigh6_entry *e = neigh6_find(ctx->neigh6, nhip);
+    if (neigh6_usable(e) && e->port == nh.port) {
+        rt_nd_touch(ctx, e, now);
+        rt_fwd6_finish(ctx, b, e->mac, tx);
+        return;
+    }
+    rt_nd_hold(ctx, nhip, nh.port, b, now, tx);
+}

@@ -1,0 +1,476 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * services/router/nd.c: Neighbor Discovery (RFC 4861) for the router:
+ * validation of solicitations and advertisements (§7.1), answering
+ * solicitations for the port's addresses in place (§7.2.4), learning
+ * (§7.2.3, §7.2.5), the pending queues (bounded as ARP's, neigh.c) and the
+ * NUD timers (§7.3). Buffer ownership across a restart is neigh.h's.
+ */
+#include "nd.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "icmp6.h"
+#include "ipv6.h"
+
+int rt_nd_attach_router(struct neigh6_table *nt, int fd, struct rt_counters *ctr, struct ipc_err *err)
+{
+    int ret = neigh6_attach(nt, fd, err);
+    if (ret < 0)
+        return ret;
+    /* The handles belong to the dead instance's owner id and were reclaimed. */
+    for (uint32_t i = 0; i <= nt->mask; i++) {
+        struct neigh6_entry *e = &nt->e[i];
+        if (e->used && e->qlen) {
+            ctr->c[RT_CTR_DROP_PENDING_RESTART] += e->qlen;
+            e->qlen = 0;
+        }
+        if (e->seq & 1)
+            e->seq++;
+    }
+    nt->sh->queued = 0;
+    ctr->pending6 = 0;
+    return 0;
+}
+
+void rt_nd_free_pending(struct rt_ctx *ctx)
+{
+    struct neigh6_table *nt = ctx->neigh6;
+    if (!nt)
+        return;
+    for (uint32_t i = 0; i <= nt->mask; i++) {
+        struct neigh6_entry *e = &nt->e[i];
+        if (!e->used || !e->qlen)
+            continue;
+        ctx->ctr->c[RT_CTR_DROP_PENDING_RESTART] += e->qlen;
+        ipc_pool_free(ctx->pool, e->q, e->qlen);
+        neigh6_wbegin(e);
+        e->qlen = 0;
+        neigh6_wend(e);
+    }
+    nt->sh->queued = 0;
+    ctx->ctr->pending6 = 0;
+    memset(ctx->pending_port, 0, sizeof(ctx->pending_port));
+}
+
+/* @n packets that waited on port @port stop waiting. */
+static void rt_nd_pending_done(struct rt_ctx *ctx, uint16_t port, uint16_t n)
+{
+    if (port < RT_MAX_PORTS)
+        ctx->pending_port[port] -= n < ctx->pending_port[port] ? n : ctx->pending_port[port];
+    ctx->neigh6->sh->queued -= n < ctx->neigh6->sh->queued ? n : ctx->neigh6->sh->queued;
+    ctx->ctr->pending6 = ctx->neigh6->sh->queued;
+}
+
+/* ---- messages ---- */
+
+int rt_nd_solicit(struct rt_ctx *ctx, uint16_t port, const uint8_t *target, const uint8_t *dmac, struct rt_burst *tx)
+{
+    const struct rt_port *pt = &ctx->port[port];
+    const uint8_t *src = pt->ll6 >= 0 ? pt->a6[pt->ll6].a : rt_ip6_src_for(ctx, port, target);
+    if (!src)
+        return -EINVAL;
+    ipc_buf b;
+    if (ipc_pool_alloc(ctx->pool, &b, 1) != 1) {
+        rt_count(ctx, RT_CTR_DROP_NO_BUFS);
+        return -ENOBUFS;
+    }
+    uint8_t *f = ipc_pool_data(ctx->pool, b);
+    uint8_t *ip6 = f + PKT_ETH_HLEN, *ic = ip6 + PKT_IP6_HLEN;
+    uint32_t icmp_len = RT_ND_NS_LEN + 8;
+    if (dmac) {
+        memcpy(f + PKT_ETH_DST, dmac, PKT_ETH_ALEN);
+        memcpy(ip6 + PKT_IP6_DST, target, 16);
+    } else {
+        rt_ip6_snma(target, ip6 + PKT_IP6_DST);
+        rt_ip6_mcast_mac(ip6 + PKT_IP6_DST, f + PKT_ETH_DST);
+    }
+    memcpy(f + PKT_ETH_SRC, pt->mac, PKT_ETH_ALEN);
+    pkt_put16(f + PKT_ETH_TYPE, PKT_ETH_P_IPV6);
+    pkt_put32(ip6 + PKT_IP6_VTC, 6u << 28);
+    pkt_put16(ip6 + PKT_IP6_PLEN, (uint16_t)icmp_len);
+    ip6[PKT_IP6_NXT] = PKT_IP_PROTO_ICMPV6;
+    ip6[PKT_IP6_HLIM] = RT_ND_HLIM;
+    memcpy(ip6 + PKT_IP6_SRC, src, 16);
+    memset(ic, 0, icmp_len);
+    ic[0] = RT_ICMP6_NS;
+    memcpy(ic + 8, target, 16);
+    ic[RT_ND_NS_LEN] = RT_ND_OPT_SLLA;
+    ic[RT_ND_NS_LEN + 1] = 1; /* in units of 8 bytes */
+    memcpy(ic + RT_ND_NS_LEN + 2, pt->mac, PKT_ETH_ALEN);
+    uint32_t sum = rt_ip6_pseudo_sum(ip6 + PKT_IP6_SRC, ip6 + PKT_IP6_DST, icmp_len, PKT_IP_PROTO_ICMPV6);
+    pkt_put16(ic + 2, pkt_csum_fold(pkt_csum_add(sum, ic, icmp_len, false)));
+    struct ipc_meta *m = ipc_pool_meta(ctx->pool, b);
+    pkt_set_len(m, PKT_ETH_HLEN + PKT_IP6_HLEN + icmp_len);
+    m->in_port = IPC_PORT_NONE;
+    m->out_port = port;
+    rt_count(ctx, RT_CTR_ND_NS_TX);
+    rt_tx(ctx, tx, b);
+    return 0;
+}
+
+/* ---- the table ---- */
+
+/* As rt_neigh_evict (neigh.c): an incomplete entry near the clock hand
+ * makes room for a new neighbour; a complete one never does. */
+static bool rt_nd_evict(struct rt_ctx *ctx)
+{
+    struct neigh6_table *nt = ctx->neigh6;
+    uint32_t look = nt->mask < RT_NEIGH_EVICT_SCAN ? nt->mask + 1 : RT_NEIGH_EVICT_SCAN;
+    struct neigh6_entry *victim = NULL;
+    for (uint32_t k = 0; k < look; k++) {
+        struct neigh6_entry *e = &nt->e[(ctx->neigh6_hand + k) & nt->mask];
+        if (e->used && e->state == NEIGH6_INCOMPLETE && (!victim || e->used_ns < victim->used_ns))
+            victim = e;
+    }
+    ctx->neigh6_hand = (ctx->neigh6_hand + look) & nt->mask;
+    if (!victim)
+        return false;
+    uint16_t n = victim->qlen < NEIGH_QMAX ? victim->qlen : NEIGH_QMAX;
+    rt_count(ctx, RT_CTR_ND_EVICTED);
+    ctx->ctr->c[RT_CTR_DROP_NEIGH_EVICTED] += n;
+    ipc_pool_free(ctx->pool, victim->q, n);
+    rt_nd_pending_done(ctx, victim->port, n);
+    neigh6_remove(nt, victim);
+    return true;
+}
+
+static struct neigh6_entry *rt_nd_new(struct rt_ctx *ctx, const uint8_t *ip)
+{
+    struct neigh6_entry *e = neigh6_insert(ctx->neigh6, ip);
+    if (!e && rt_nd_evict(ctx))
+        e = neigh6_insert(ctx->neigh6, ip);
+    return e;
+}
+
+static void rt_nd_release(struct rt_ctx *ctx, struct neigh6_entry *e, uint16_t port, struct rt_burst *tx)
+{
+    uint16_t n = e->qlen;
+    e->qlen = 0;
+    rt_nd_pending_done(ctx, port, n);
+    for (uint16_t i = 0; i < n; i++)
+        rt_fwd6_finish(ctx, e->q[i], e->mac, tx);
+}
+
+/* The link-layer address option of @kind in @opts[0..len), or NULL; false
+ * when an option is malformed (length 0 or past the end: §7.1). */
+static bool rt_nd_opts(const uint8_t *opts, uint32_t len, uint8_t kind, const uint8_t **lla)
+{
+    *lla = NULL;
+    while (len > 0) {
+        if (len < 2 || opts[1] == 0 || (uint32_t)opts[1] * 8 > len)
+            return false;
+        uint32_t ol = (uint32_t)opts[1] * 8;
+        if (opts[0] == kind && ol >= 8)
+            *lla = opts + 2;
+        opts += ol;
+        len -= ol;
+    }
+    return true;
+}
+
+/* Learn @mac for @ip on @port from a solicitation (§7.2.3): create STALE, or
+ * update a changed MAC (STALE), or complete an incomplete entry. */
+static void rt_nd_learn(struct rt_ctx *ctx, const uint8_t *ip, const uint8_t *mac, uint16_t port, uint64_t now,
+                        struct rt_burst *tx)
+{
+    struct neigh6_entry *e = neigh6_find(ctx->neigh6, ip);
+    if (!e) {
+        e = rt_nd_new(ctx, ip);
+        if (!e) {
+            rt_count(ctx, RT_CTR_DROP_NEIGH_FULL);
+            return;
+        }
+        neigh6_wbegin(e);
+        memcpy(e->mac, mac, PKT_ETH_ALEN);
+        e->port = port;
+        e->state = NEIGH6_STALE;
+        e->confirmed_ns = now;
+        e->used_ns = now;
+        neigh6_wend(e);
+        rt_count(ctx, RT_CTR_ND_LEARNED);
+        return;
+    }
+    if (e->state == NEIGH6_STATIC)
+        return;
+    uint16_t held_on = e->port;
+    if (e->state == NEIGH6_INCOMPLETE || memcmp(e->mac, mac, PKT_ETH_ALEN) != 0 || e->port != port) {
+        neigh6_wbegin(e);
+        memcpy(e->mac, mac, PKT_ETH_ALEN);
+        e->port = port;
+        e->state = NEIGH6_STALE;
+        e->retries = 0;
+        neigh6_wend(e);
+    }
+    if (e->qlen)
+        rt_nd_release(ctx, e, held_on, tx);
+}
+
+/* An advertisement for @target (§7.2.5). */
+static void rt_nd_advert(struct rt_ctx *ctx, const uint8_t *target, uint8_t flags, const uint8_t *tlla, uint16_t port,
+                         uint64_t now, struct rt_burst *tx)
+{
+    struct neigh6_entry *e = neigh6_find(ctx->neigh6, target);
+    if (!e || e->state == NEIGH6_STATIC || (e->port != port && e->state != NEIGH6_INCOMPLETE)) {
+        rt_count(ctx, RT_CTR_ND_IGNORED); /* unsolicited news of a stranger: nothing to learn */
+        return;
+    }
+    uint16_t held_on = e->port;
+    bool differs = tlla && memcmp(e->mac, tlla, PKT_ETH_ALEN) != 0;
+    neigh6_wbegin(e);
+    if (e->state == NEIGH6_INCOMPLETE) {
+        if (!tlla) {
+            neigh6_wend(e);
+            rt_count(ctx, RT_CTR_ND_IGNORED);
+            return;
+        }
+        memcpy(e->mac, tlla, PKT_ETH_ALEN);
+        e->port = port;
+        e->state = (flags & RT_ND_NA_S) ? NEIGH6_REACHABLE : NEIGH6_STALE;
+        e->confirmed_ns = now;
+        e->retries = 0;
+    } else if (!(flags & RT_ND_NA_O) && differs) {
+        if (e->state == NEIGH6_REACHABLE)
+            e->state = NEIGH6_STALE; /* someone else claims it: stop trusting ours */
+    } else {
+        if (tlla)
+            memcpy(e->mac, tlla, PKT_ETH_ALEN);
+        if (flags & RT_ND_NA_S) {
+            e->state = NEIGH6_REACHABLE;
+            e->confirmed_ns = now;
+            e->retries = 0;
+        } else if (differs) {
+            e->state = NEIGH6_STALE;
+            e->retries = 0;
+        }
+    }
+    e->is_router = (flags & RT_ND_NA_R) != 0;
+    neigh6_wend(e);
+    if (e->qlen && neigh6_usable(e))
+        rt_nd_release(ctx, e, held_on, tx);
+}
+
+void rt_nd_input(struct rt_ctx *ctx, ipc_buf b, uint32_t off, uint64_t now, struct rt_burst *tx)
+{
+    struct ipc_meta *m = ipc_pool_meta(ctx->pool, b);
+    uint8_t *f = ipc_pool_data(ctx->pool, b);
+    uint8_t *ip6 = f + PKT_ETH_HLEN;
+    uint16_t port = m->in_port;
+    const struct rt_port *pt = &ctx->port[port];
+    uint32_t plen = pkt_get16(ip6 + PKT_IP6_PLEN);
+    /* §7.1: single-frame (ND is small), hop limit 255 (it came from the
+     * link itself), code 0, at least the fixed part, a right checksum. */
+    if (m->next != IPC_BUF_NONE || off + RT_ND_NS_LEN > PKT_IP6_HLEN + plen ||
+        PKT_ETH_HLEN + PKT_IP6_HLEN + plen > m->len || ip6[PKT_IP6_HLIM] != RT_ND_HLIM || ip6[off + 1] != 0 ||
+        !rt_icmp6_csum_ok(ctx, b, off)) {
+        rt_drop(ctx, b, RT_CTR_ND_BAD);
+        return;
+    }
+    uint8_t *ic = ip6 + off;
+    uint8_t type = ic[0];
+    rt_count(ctx, type == RT_ICMP6_NS ? RT_CTR_ND_NS_RX : RT_CTR_ND_NA_RX);
+    uint8_t target[16];
+    memcpy(target, ic + 8, 16);
+    const uint8_t *src = ip6 + PKT_IP6_SRC, *dst = ip6 + PKT_IP6_DST;
+    bool dad = rt_ip6_is_unspec(src);
+    const uint8_t *lla;
+    if (rt_ip6_is_mcast(target) || !rt_nd_opts(ic + RT_ND_NS_LEN, PKT_IP6_HLEN + plen - off - RT_ND_NS_LEN,
+                                               type == RT_ICMP6_NS ? RT_ND_OPT_SLLA : RT_ND_OPT_TLLA, &lla)) {
+        rt_drop(ctx, b, RT_CTR_ND_BAD);
+        return;
+    }
+    if (type == RT_ICMP6_NA) {
+        /* §7.1.2: a multicast answer is never solicited. */
+        if (rt_ip6_is_mcast(dst) && (ic[4] & RT_ND_NA_S)) {
+            rt_drop(ctx, b, RT_CTR_ND_BAD);
+            return;
+        }
+        if (rt_ip6_port_addr(pt, target) >= 0) {
+            rt_drop(ctx, b, RT_CTR_ND_IGNORED); /* someone answers for our address: DAD is not done (docs/ipv6.md) */
+            return;
+        }
+        rt_nd_advert(ctx, target, ic[4], lla, port, now, tx);
+        ipc_pool_free(ctx->pool, &b, 1);
+        return;
+    }
+    /* A solicitation. §7.1.1: from :: only to a solicited-node group, without SLLA. */
+    uint8_t snma[16];
+    rt_ip6_snma(target, snma);
+    if (dad && (memcmp(dst, snma, 16) != 0 || lla)) {
+        rt_drop(ctx, b, RT_CTR_ND_BAD);
+        return;
+    }
+    if (rt_ip6_is_mcast(dst) && memcmp(dst, snma, 16) != 0) {
+        rt_drop(ctx, b, RT_CTR_ND_BAD);
+        return;
+    }
+    if (rt_ip6_port_addr(pt, target) < 0 || dad) {
+        /* Not ours on this link; or a host's DAD probe for one of ours,
+         * which we do not defend (no DAD yet: docs/ipv6.md). */
+        rt_drop(ctx, b, RT_CTR_ND_IGNORED);
+        return;
+    }
+    uint8_t smac[6], sip[16];
+    memcpy(smac, lla ? lla : f + PKT_ETH_SRC, PKT_ETH_ALEN);
+    memcpy(sip, src, 16);
+    if (lla)
+        rt_nd_learn(ctx, sip, lla, port, now, tx);
+    if (pkt_mac_is_group(smac)) {
+        rt_drop(ctx, b, RT_CTR_ND_BAD);
+        return;
+    }
+    /* Answer in place (§7.2.4): the solicitation's buffer becomes the
+     * advertisement, with no extension headers, from the target itself. */
+    uint32_t icmp_len = RT_ND_NS_LEN + 8;
+    memcpy(f + PKT_ETH_DST, smac, PKT_ETH_ALEN);
+    memcpy(f + PKT_ETH_SRC, pt->mac, PKT_ETH_ALEN);
+    pkt_put32(ip6 + PKT_IP6_VTC, 6u << 28);
+    pkt_put16(ip6 + PKT_IP6_PLEN, (uint16_t)icmp_len);
+    ip6[PKT_IP6_NXT] = PKT_IP_PROTO_ICMPV6;
+    ip6[PKT_IP6_HLIM] = RT_ND_HLIM;
+    memcpy(ip6 + PKT_IP6_DST, sip, 16);
+    memcpy(ip6 + PKT_IP6_SRC, target, 16);
+    ic = ip6 + PKT_IP6_HLEN;
+    memset(ic, 0, icmp_len);
+    ic[0] = RT_ICMP6_NA;
+    ic[4] = RT_ND_NA_R | RT_ND_NA_S | RT_ND_NA_O;
+    memcpy(ic + 8, target, 16);
+    ic[RT_ND_NS_LEN] = RT_ND_OPT_TLLA;
+    ic[RT_ND_NS_LEN + 1] = 1;
+    memcpy(ic + RT_ND_NS_LEN + 2, pt->mac, PKT_ETH_ALEN);
+    uint32_t sum = rt_ip6_pseudo_sum(ip6 + PKT_IP6_SRC, ip6 + PKT_IP6_DST, icmp_len, PKT_IP_PROTO_ICMPV6);
+    pkt_put16(ic + 2, pkt_csum_fold(pkt_csum_add(sum, ic, icmp_len, false)));
+    pkt_set_len(m, PKT_ETH_HLEN + PKT_IP6_HLEN + icmp_len);
+    memset(&m->vnet, 0, sizeof(m->vnet)); /* a small frame of our own: no offload pending */
+    m->out_port = port;
+    rt_count(ctx, RT_CTR_ND_NA_TX);
+    rt_tx(ctx, tx, b);
+}
+
+/* ---- forwarding side and timers ---- */
+
+void rt_nd_touch(struct rt_ctx *ctx, struct neigh6_entry *e, uint64_t now)
+{
+    (void)ctx;
+    e->used_ns = now;
+    if (e->state == NEIGH6_STALE) {
+        neigh6_wbegin(e);
+        e->state = NEIGH6_DELAY;
+        e->probe_ns = now;
+        neigh6_wend(e);
+    }
+}
+
+void rt_nd_hold(struct rt_ctx *ctx, const uint8_t *ip, uint16_t port, ipc_buf b, uint64_t now, struct rt_burst *tx)
+{
+    struct neigh6_table *nt = ctx->neigh6;
+    struct neigh6_entry *e = neigh6_find(nt, ip);
+    if (e && e->port != port && e->state != NEIGH6_INCOMPLETE) {
+        rt_drop(ctx, b, RT_CTR_DROP_BAD_NEXTHOP); /* one entry per address: it lives on another port */
+        return;
+    }
+    if (e && e->qlen >= NEIGH_QMAX) {
+        rt_drop(ctx, b, RT_CTR_DROP_PENDING_FULL);
+        return;
+    }
+    /* The port's share, counted with ARP's (rt_neigh_hold). */
+    uint16_t on = e ? e->port : port;
+    if (on >= RT_MAX_PORTS || ctx->pending_port[on] >= rt_pending_share(ctx) ||
+        nt->sh->queued + ctx->ctr->pending >= ctx->cfg.pending_max) {
+        rt_drop(ctx, b, RT_CTR_DROP_PENDING_LIMIT);
+        return;
+    }
+    if (!e) {
+        e = rt_nd_new(ctx, ip);
+        if (!e) {
+            rt_drop(ctx, b, RT_CTR_DROP_NEIGH_FULL);
+            return;
+        }
+        neigh6_wbegin(e);
+        e->port = port;
+        e->state = NEIGH6_INCOMPLETE;
+        e->retries = 1;
+        e->probe_ns = now;
+        e->used_ns = now;
+        neigh6_wend(e);
+        rt_nd_solicit(ctx, port, ip, NULL, tx);
+    }
+    e->q[e->qlen++] = b;
+    ctx->pending_port[on]++;
+    nt->sh->queued++;
+    ctx->ctr->pending6 = nt->sh->queued;
+}
+
+void rt_nd_tick(struct rt_ctx *ctx, uint64_t now, struct rt_burst *tx)
+{
+    struct neigh6_table *nt = ctx->neigh6;
+    const struct rt_cfg *c = &ctx->cfg;
+    if (!nt)
+        return;
+    for (uint32_t i = 0; i <= nt->mask;) {
+        struct neigh6_entry *e = &nt->e[i];
+        bool gone = false;
+        switch (e->used ? e->state : NEIGH6_FREE) {
+        case NEIGH6_INCOMPLETE:
+            if (now - e->probe_ns < c->retrans_ns)
+                break;
+            if (e->retries < c->max_retries) {
+                e->retries++;
+                e->probe_ns = now;
+                rt_nd_solicit(ctx, e->port, e->ip, NULL, tx);
+                break;
+            }
+            /* RFC 4443 §3.1: address unreachable for what waited in vain. */
+            for (uint16_t k = 0; k < e->qlen; k++) {
+                rt_icmp6_error(ctx, e->q[k], RT_ICMP6_UNREACH, RT_ICMP6_UNREACH_ADDR, 0, now, tx);
+                rt_count(ctx, RT_CTR_DROP6_NEIGH_FAILED);
+            }
+            ipc_pool_free(ctx->pool, e->q, e->qlen);
+            rt_nd_pending_done(ctx, e->port, e->qlen);
+            gone = true;
+            break;
+        case NEIGH6_REACHABLE:
+            if (now - e->confirmed_ns >= c->reachable_ns) {
+                neigh6_wbegin(e);
+                e->state = NEIGH6_STALE;
+                e->retries = 0;
+                neigh6_wend(e);
+            }
+            break;
+        case NEIGH6_STALE:
+            if (now - (e->used_ns > e->confirmed_ns ? e->used_ns : e->confirmed_ns) >= c->stale_gc_ns)
+                gone = true;
+            break;
+        case NEIGH6_DELAY:
+            if (now - e->probe_ns >= c->delay_ns) {
+                neigh6_wbegin(e);
+                e->state = NEIGH6_PROBE;
+                e->retries = 1;
+                e->probe_ns = now;
+                neigh6_wend(e);
+                rt_nd_solicit(ctx, e->port, e->ip, e->mac, tx);
+            }
+            break;
+        case NEIGH6_PROBE:
+            if (now - e->probe_ns < c->retrans_ns)
+                break;
+            if (e->retries < c->max_retries) {
+                e->retries++;
+                e->probe_ns = now;
+                rt_nd_solicit(ctx, e->port, e->ip, e->mac, tx);
+            } else {
+                gone = true; /* stopped answering: resolve afresh on next use */
+            }
+            break;
+        default:
+            break;
+        }
+        if (gone) {
+            rt_count(ctx, RT_CTR_ND_EXPIRED);
+            neigh6_remove(nt, e);
+            continue; /* slot i now holds a shifted entry (or is free) */
+        }
+        i++;
+    }
+}

@@ -1,0 +1,291 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * supervisor/route6.c: `route add/del/show` and `neigh show` for IPv6. The
+ * supervisor is the IPv6 FIB's only writer, as the IPv4 one's (route.c):
+ * each entry switches with one atomic store (tables/fib6.h), and the
+ * neighbour table is read under its per-entry sequence lock.
+ *
+ *   route add 2001:db8:9::/48 via 2001:db8:2::2
+ *   route add 2001:db8:9::/48 via fe80::1 port b     (a link-local gateway names its link)
+ *   route add 2001:db8:9::/48 port b
+ *   route del 2001:db8:9::/48
+ */
+#include "supervisor/route6.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "supervisor/sup.h"
+
+#define A6(a) sup_addr6_str((a), (char[INET6_ADDRSTRLEN]){0}, INET6_ADDRSTRLEN)
+
+bool sup_route6_arg(const char *arg)
+{
+    return arg && strchr(arg, ':');
+}
+
+static bool parse_prefix6_arg(const char *cmd, const char *arg, struct sup_prefix6 *pf, FILE *f)
+{
+    char canon[64] = "";
+    if (!sup_parse_prefix6(arg, pf, canon, sizeof(canon))) {
+        if (canon[0])
+            fprintf(f, "%s: \"%s\" is not in canonical form (RFC 5952); write %s\n", cmd, arg, canon);
+        else
+            fprintf(f, "%s: \"%s\" is not an IPv6 prefix (such as 2001:db8::/32)\n", cmd, arg);
+        return false;
+    }
+    uint8_t net[16];
+    memcpy(net, pf->addr, 16);
+    sup_mask6(net, pf->len);
+    if (memcmp(net, pf->addr, 16) != 0) {
+        fprintf(f, "%s: %s has host bits set; did you mean %s/%u?\n", cmd, arg, A6(net), pf->len);
+        return false;
+    }
+    if (sup_ll6(pf->addr) && pf->len >= 10) {
+        fprintf(f, "%s: %s is link-local: it is never routed\n", cmd, arg);
+        return false;
+    }
+    if (pf->addr[0] == 0xff && pf->len >= 8) {
+        fprintf(f, "%s: %s is multicast: the router does not route multicast\n", cmd, arg);
+        return false;
+    }
+    return true;
+}
+
+/* Is @pf one of the ports' connected IPv6 networks? Then it is the manifest's. */
+static int connected6(const struct sup *s, const struct sup_prefix6 *pf)
+{
+    for (size_t p = 0; p < s->m.nports; p++)
+        for (unsigned k = 0; k < s->m.ports[p].naddr6; k++) {
+            struct sup_prefix6 n = s->m.ports[p].addr6[k];
+            sup_mask6(n.addr, n.len);
+            if (n.len == pf->len && memcmp(n.addr, pf->addr, 16) == 0)
+                return (int)p;
+        }
+    return -1;
+}
+
+bool sup_route6_add(struct sup *s, char **argv, int argc, FILE *f)
+{
+    struct sup_prefix6 pf;
+    bool via = argc >= 3 && strcmp(argv[1], "via") == 0;
+    if (!((argc == 3 && (via || strcmp(argv[1], "port") == 0)) || (argc == 5 && via && strcmp(argv[3], "port") == 0))) {
+        fprintf(f, "route add: expected PREFIX via GATEWAY [port NAME], or PREFIX port NAME\n");
+        return false;
+    }
+    if (!parse_prefix6_arg("route add", argv[0], &pf, f))
+        return false;
+    struct fib6_nh nh = {0};
+    int port = -1;
+    const char *pname = argc == 5 ? argv[4] : !via ? argv[2] : NULL;
+    if (pname && (port = sup_manifest_port(&s->m, pname)) < 0) {
+        fprintf(f, "route add: no port \"%s\"\n", pname);
+        return false;
+    }
+    if (via) {
+        char canon[64] = "";
+        if (!sup_parse_addr6(argv[2], nh.gw, canon, sizeof(canon))) {
+            if (canon[0])
+                fprintf(f, "route add: via \"%s\" is not in canonical form (RFC 5952); write %s\n", argv[2], canon);
+            else
+                fprintf(f, "route add: via \"%s\" is not an IPv6 address (the prefix is IPv6)\n", argv[2]);
+            return false;
+        }
+        if (sup_ll6(nh.gw)) {
+            if (port < 0) {
+                fprintf(f, "route add: gateway %s is link-local: add port NAME to say which link it is on\n", argv[2]);
+                return false;
+            }
+        } else {
+            int on = sup_port_for6(&s->m, nh.gw);
+            if (on < 0) {
+                fprintf(f, "route add: gateway %s is on none of the ports' IPv6 networks\n", argv[2]);
+                return false;
+            }
+            if (port >= 0 && port != on) {
+                fprintf(f, "route add: gateway %s is on port %s, not %s\n", argv[2], s->m.ports[on].name, pname);
+                return false;
+            }
+            port = on;
+        }
+        char why[200];
+        if (sup_gateway6_why(&s->m, nh.gw, port, why, sizeof(why))) {
+            fprintf(f, "route add: gateway %s\n", why);
+            return false;
+        }
+    }
+    nh.port = (uint16_t)port;
+    int ret = fib6_add(&s->fib6, pf.addr, pf.len, &nh);
+    if (ret == -EEXIST) {
+        fprintf(f, "route add: %s/%u exists; delete it first\n", A6(pf.addr), pf.len);
+        return false;
+    }
+    if (ret < 0) {
+        fprintf(f, "route add: %s/%u: %s\n", A6(pf.addr), pf.len, strerror(-ret));
+        return false;
+    }
+    fib6_reclaim(&s->fib6);
+    sup_log("route add %s/%u %s %s%s%s", A6(pf.addr), pf.len, argv[1], via ? A6(nh.gw) : s->m.ports[port].name,
+            via ? " port " : "", via ? s->m.ports[port].name : "");
+    fprintf(f, "added %s/%u\n", A6(pf.addr), pf.len);
+    return true;
+}
+
+bool sup_route6_del(struct sup *s, char **argv, int argc, FILE *f)
+{
+    struct sup_prefix6 pf;
+    if (argc != 1) {
+        fprintf(f, "route del: expected PREFIX\n");
+        return false;
+    }
+    if (!parse_prefix6_arg("route del", argv[0], &pf, f))
+        return false;
+    if (connected6(s, &pf) >= 0) {
+        fprintf(f, "route del: %s is a port's connected network; change the manifest instead\n", argv[0]);
+        return false;
+    }
+    int ret = fib6_del(&s->fib6, pf.addr, pf.len);
+    if (ret == -ENOENT) {
+        fprintf(f, "route del: no route %s/%u\n", A6(pf.addr), pf.len);
+        return false;
+    }
+    if (ret < 0) {
+        fprintf(f, "route del: %s: %s\n", argv[0], strerror(-ret));
+        return false;
+    }
+    fib6_reclaim(&s->fib6);
+    sup_log("route del %s/%u", A6(pf.addr), pf.len);
+    fprintf(f, "deleted %s/%u\n", A6(pf.addr), pf.len);
+    return true;
+}
+
+struct route6_row {
+    uint8_t addr[16];
+    unsigned len;
+    struct fib6_nh nh;
+};
+
+struct route6_list {
+    struct route6_row *rows;
+    size_t n, cap;
+};
+
+static int collect6(void *arg, const uint8_t *addr, unsigned len, const struct fib6_nh *nh)
+{
+    struct route6_list *l = arg;
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? l->cap * 2 : 64;
+        struct route6_row *r = realloc(l->rows, cap * sizeof(*r));
+        if (!r)
+            return -ENOMEM;
+        l->rows = r;
+        l->cap = cap;
+    }
+    struct route6_row *r = &l->rows[l->n++];
+    memcpy(r->addr, addr, 16);
+    r->len = len;
+    r->nh = *nh;
+    return 0;
+}
+
+static int cmp6(const void *a, const void *b)
+{
+    const struct route6_row *x = a, *y = b;
+    int c = memcmp(x->addr, y->addr, 16);
+    return c ? c : (int)x->len - (int)y->len;
+}
+
+static bool gw_zero(const uint8_t *gw)
+{
+    static const uint8_t z[16];
+    return memcmp(gw, z, 16) == 0;
+}
+
+bool sup_route6_show(struct sup *s, bool json, FILE *f)
+{
+    struct route6_list l = {0};
+    if (fib6_iterate(&s->fib6, collect6, &l) < 0) {
+        free(l.rows);
+        if (json)
+            fprintf(f, ",\"routes6\":[],\"error6\":\"out of memory\"");
+        else
+            fprintf(f, "route show: IPv6: out of memory\n");
+        return false;
+    }
+    qsort(l.rows, l.n, sizeof(*l.rows), cmp6);
+    if (json)
+        fprintf(f, ",\"routes6\":[");
+    else if (l.n)
+        fprintf(f, "\n%-44s %-40s %s\n", "PREFIX", "VIA", "PORT");
+    for (size_t i = 0; i < l.n; i++) {
+        const struct route6_row *r = &l.rows[i];
+        const char *port = r->nh.port < s->m.nports ? s->m.ports[r->nh.port].name : "?";
+        char pfx[64];
+        snprintf(pfx, sizeof(pfx), "%s/%u", A6(r->addr), r->len);
+        bool gw = !gw_zero(r->nh.gw);
+        if (json)
+            fprintf(f, "%s{\"prefix\":\"%s\",\"via\":%s%s%s,\"port\":\"%s\"}", i ? "," : "", pfx, gw ? "\"" : "",
+                    gw ? A6(r->nh.gw) : "null", gw ? "\"" : "", port);
+        else
+            fprintf(f, "%-44s %-40s %s\n", pfx, gw ? A6(r->nh.gw) : "connected", port);
+    }
+    if (json)
+        fprintf(f, "]");
+    free(l.rows);
+    return true;
+}
+
+static const char *neigh6_state(uint8_t st)
+{
+    switch (st) {
+    case NEIGH6_INCOMPLETE:
+        return "incomplete";
+    case NEIGH6_REACHABLE:
+        return "reachable";
+    case NEIGH6_STALE:
+        return "stale";
+    case NEIGH6_DELAY:
+        return "delay";
+    case NEIGH6_PROBE:
+        return "probe";
+    case NEIGH6_STATIC:
+        return "static";
+    }
+    return "?";
+}
+
+void sup_neigh6_show(struct sup *s, bool json, FILE *f)
+{
+    unsigned shown = 0, busy = 0;
+    uint32_t budget = NEIGH_READ_BUDGET;
+    if (json)
+        fprintf(f, ",\"neighbours6\":[");
+    for (uint32_t i = 0; i <= s->neigh6.mask; i++) {
+        struct neigh6_entry e;
+        int r = neigh6_read(&s->neigh6, i, &e, &budget);
+        busy += r == -EBUSY;
+        if (r <= 0)
+            continue;
+        char mac[24];
+        snprintf(mac, sizeof(mac), "%02x:%02x:%02x:%02x:%02x:%02x", e.mac[0], e.mac[1], e.mac[2], e.mac[3], e.mac[4],
+                 e.mac[5]);
+        const char *port = e.port < s->m.nports ? s->m.ports[e.port].name : "?";
+        if (json) {
+            fprintf(
+                f, "%s{\"address\":\"%s\",\"mac\":\"%s\",\"port\":\"%s\",\"state\":\"%s\",\"router\":%s,\"queued\":%u}",
+                shown ? "," : "", A6(e.ip), mac, port, neigh6_state(e.state), e.is_router ? "true" : "false", e.qlen);
+        } else {
+            if (!shown)
+                fprintf(f, "\n%-40s %-18s %-8s %-11s %s\n", "ADDRESS6", "MAC", "PORT", "STATE", "QUEUED");
+            fprintf(f, "%-40s %-18s %-8s %-11s %u\n", A6(e.ip), e.state == NEIGH6_INCOMPLETE ? "-" : mac, port,
+                    neigh6_state(e.state), e.qlen);
+        }
+        shown++;
+    }
+    if (json)
+        fprintf(f, "],\"busy6\":%u", busy);
+    else if (busy)
+        fprintf(f, "(%u IPv6 entries were being rewritten by the router and are not shown)\n", busy);
+}

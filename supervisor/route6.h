@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * supervisor/route6.h: the control socket's IPv6 route and neighbour
+ * commands (supervisor/route6.c), called from the IPv4 ones in route.c when
+ * a prefix or gateway is IPv6, and for the IPv6 half of `show`.
+ */
+#ifndef SUP_ROUTE6_H
+#define SUP_ROUTE6_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+struct sup;
+
+/* Does @arg name IPv6 (it has a ':')? Then route6 takes the command. */
+bool sup_route6_arg(const char *arg);
+
+/* route add PREFIX via GATEWAY [port NAME] | PREFIX port NAME */
+bool sup_route6_add(struct sup *s, char **argv, int argc, FILE *f);
+/* route del PREFIX */
+bool sup_route6_del(struct sup *s, char **argv, int argc, FILE *f);
+/* The IPv6 FIB: a text table after the IPv4 one (nothing when it is empty),
+ * or `,"routes6":[...]` inside the JSON object. */
+bool sup_route6_show(struct sup *s, bool json, FILE *f);
+/* The IPv6 neighbour table, likewise (`,"neighbours6":[...],"busy6":N`). */
+void sup_neigh6_show(struct sup *s, bool json, FILE *f);
+
+#endif

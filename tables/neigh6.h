@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tables/neigh6.h: the IPv6 neighbour table (RFC 4861 §5.1, the neighbour
+ * cache), the IPv4 table's sibling (tables/neigh.h) with the same rules:
+ * one shared-memory region created by the supervisor, static entries from
+ * the manifest written before the router starts (tables/neigh6_write.h),
+ * the router the only writer once it runs (services/router/nd.c), and
+ * `neigh show` reading entries under a per-entry sequence lock. Each entry
+ * holds a bounded queue of packets waiting for resolution, owned by the
+ * router's owner id (a successor forgets them: rt_nd_attach_router).
+ *
+ * A sibling rather than a wider IPv4 table: a 16-byte key would make every
+ * IPv4 entry, probe and hash wider for nothing, and the two protocols'
+ * states differ (Neighbor Unreachability Detection has DELAY and PROBE).
+ *
+ * States (RFC 4861 §7.3.2): incomplete (solicitation sent, packets queue),
+ * reachable (confirmed within reachable_ns), stale (usable, unconfirmed),
+ * delay (used while stale: wait delay_ns for upper-layer confirmation, which
+ * the router never has, then probe), probe (unicast solicitations, every
+ * retrans_ns, max_retries of them, then the entry goes), static (manifest).
+ */
+#ifndef TABLES_NEIGH6_H
+#define TABLES_NEIGH6_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ipc/atomic.h"
+#include "ipc/pool.h"
+#include "ipc/shm.h"
+#include "tables/neigh.h" /* NEIGH_QMAX, NEIGH_HDR_BYTES, NEIGH_READ_BUDGET */
+
+#define NEIGH6_SHM_KIND IPC_SHM_NEIGH6
+#define NEIGH6_VERSION 0x4e360001u /* "N6" 1 */
+
+enum neigh6_state {
+    NEIGH6_FREE = 0,
+    NEIGH6_INCOMPLETE,
+    NEIGH6_REACHABLE,
+    NEIGH6_STALE,
+    NEIGH6_DELAY,
+    NEIGH6_PROBE,
+    NEIGH6_STATIC,
+};
+
+struct neigh6_entry {
+    _Atomic uint32_t seq; /* odd while the router rewrites the entry */
+    uint8_t used;         /* 0 = free slot */
+    uint8_t state;        /* enum neigh6_state */
+    uint8_t retries;      /* solicitations sent without an answer */
+    uint8_t is_router;    /* the last advertisement's R flag */
+    uint8_t ip[16];       /* network byte order */
+    uint8_t mac[6];
+    uint16_t port;
+    uint16_t qlen;
+    uint16_t pad;
+    uint64_t confirmed_ns; /* last reachability confirmation (solicited advertisement) */
+    uint64_t probe_ns;     /* last solicitation sent, or when DELAY began */
+    uint64_t used_ns;      /* last forwarding use */
+    ipc_buf q[NEIGH_QMAX];
+};
+
+struct neigh6_shared {
+    struct ipc_shm_hdr shm;
+    _Alignas(IPC_CACHELINE) uint32_t cap; /* power of two */
+    uint32_t count;
+    uint32_t queued; /* packets in all pending queues */
+};
+
+struct neigh6_table {
+    struct neigh6_shared *sh;
+    struct neigh6_entry *e;
+    uint32_t mask;
+    size_t size;
+};
+
+/** Map the table behind @fd (the router, or the supervisor for `neigh show`). */
+int neigh6_attach(struct neigh6_table *nt, int fd, struct ipc_err *err);
+
+void neigh6_detach(struct neigh6_table *nt);
+
+/** The entry for @ip (16 bytes), or NULL. */
+struct neigh6_entry *neigh6_find(const struct neigh6_table *nt, const uint8_t *ip);
+
+/**
+ * Consistent copy of slot @i for `neigh show`, as neigh_read: 1 with @out
+ * filled, 0 if free, -EBUSY when it did not hold still within *@budget.
+ */
+int neigh6_read(const struct neigh6_table *nt, uint32_t i, struct neigh6_entry *out, uint32_t *budget);
+
+static inline bool neigh6_usable(const struct neigh6_entry *e)
+{
+    return e && e->state >= NEIGH6_REACHABLE;
+}
+
+static inline void neigh6_wbegin(struct neigh6_entry *e)
+{
+    ipc_st_rlx(&e->seq, ipc_ld_rlx(&e->seq) + 1);
+    atomic_thread_fence(memory_order_release);
+}
+
+static inline void neigh6_wend(struct neigh6_entry *e)
+{
+    ipc_st_rel(&e->seq, ipc_ld_rlx(&e->seq) + 1);
+}
+
+/** A new, empty entry for @ip (absent), or NULL when the table is 3/4 full. */
+struct neigh6_entry *neigh6_insert(struct neigh6_table *nt, const uint8_t *ip);
+
+/** Remove entry @e (its queue must be empty or already accounted for). */
+void neigh6_remove(struct neigh6_table *nt, struct neigh6_entry *e);
+
+/* Between tables/neigh6.c and tables/neigh6_write.c. */
+uint32_t neigh6_impl_hash(const uint8_t *ip);
+void neigh6_impl_bind(struct neigh6_table *nt, void *base, size_t size);
+
+#endif
