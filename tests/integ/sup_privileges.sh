@@ -6,11 +6,11 @@
 # fds supervisor/setup.c gives it (sup_svc_fds, write_config):
 #   0, 1 /dev/null   2 the log   3 memfd:cfg-NAME   (4, the readiness pipe,
 #   closed once ready)   5 memfd:pool-NAME   6 memfd:stats-NAME
-#   7 its own eventfd   8..10 the fds its kind's typed config names
+#   7 its own eventfd   8..12 the fds its kind's typed config names
 #   (tables/config.h): 8 /dev/net/tun (drivers); 8 memfd:fib-NAME (sealed),
-#   9 memfd:fib-NAME-readers and 10 memfd:neigh-NAME (the router);
-#   8 memfd:mbox-NAME (a shaper)
-#   11.. its input rings, its output rings, then its consumers' eventfds.
+#   9 memfd:fib-NAME-readers, 10 memfd:neigh-NAME, 11 memfd:fib6-NAME and
+#   12 memfd:neigh6-NAME (the router); 8 memfd:mbox-NAME (a shaper)
+#   13.. its input rings, its output rings, then its consumers' eventfds.
 # The shared objects are checked to be the same ones across services (memfd
 # inodes, eventfd ids), and the same again after a restart. No service is
 # dumpable: another process of its uid cannot open its fds through /proc.
@@ -50,20 +50,22 @@ expected_fds() { # expected_fds SVC
         echo "8 /memfd:fib-t1$memfd_suffix"
         echo "9 /memfd:fib-t1-readers$memfd_suffix"
         echo "10 /memfd:neigh-t1$memfd_suffix"
+        echo "11 /memfd:fib6-t1$memfd_suffix"
+        echo "12 /memfd:neigh6-t1$memfd_suffix"
         # in: rx-a rx-b; out: tx-a tx-b; then driver-a's and driver-b's eventfds
-        echo "11 /memfd:rx-a$memfd_suffix"
-        echo "12 /memfd:rx-b$memfd_suffix"
-        echo "13 /memfd:tx-a$memfd_suffix"
-        echo "14 /memfd:tx-b$memfd_suffix"
-        echo "15 anon_inode:[eventfd]"
-        echo "16 anon_inode:[eventfd]"
+        echo "13 /memfd:rx-a$memfd_suffix"
+        echo "14 /memfd:rx-b$memfd_suffix"
+        echo "15 /memfd:tx-a$memfd_suffix"
+        echo "16 /memfd:tx-b$memfd_suffix"
+        echo "17 anon_inode:[eventfd]"
+        echo "18 anon_inode:[eventfd]"
         ;;
     driver-?)
         local p=${svc#driver-}
         echo "8 /dev/net/tun"
-        echo "11 /memfd:tx-$p$memfd_suffix"
-        echo "12 /memfd:rx-$p$memfd_suffix"
-        echo "13 anon_inode:[eventfd]" # the router's
+        echo "13 /memfd:tx-$p$memfd_suffix"
+        echo "14 /memfd:rx-$p$memfd_suffix"
+        echo "15 anon_inode:[eventfd]" # the router's
         ;;
     esac
 }
@@ -79,17 +81,17 @@ expected_fds_real() { # expected_fds_real SVC
     local svc=$1 d=" (deleted)"
     case $svc in
     router)
-        expected_fds router | sed "s|^14 /memfd:tx-b$d|14 /memfd:sh-b$d|"
+        expected_fds router | sed "s|^16 /memfd:tx-b$d|16 /memfd:sh-b$d|"
         ;;
     driver-?)
-        expected_fds "$svc" | sed '/^11 /i 9 anon_inode:[io_uring]\n10 anon_inode:[signalfd]'
+        expected_fds "$svc" | sed '/^13 /i 9 anon_inode:[io_uring]\n10 anon_inode:[signalfd]'
         ;;
     shaper-b)
         expected_fds "$svc"
         echo "8 /memfd:mbox-shaper-b$d"
-        echo "11 /memfd:sh-b$d"
-        echo "12 /memfd:tx-b$d"
-        echo "13 anon_inode:[eventfd]" # driver-b's
+        echo "13 /memfd:sh-b$d"
+        echo "14 /memfd:tx-b$d"
+        echo "15 anon_inode:[eventfd]" # driver-b's
         ;;
     esac
 }
@@ -194,14 +196,14 @@ check_all() {
     local r=${SUP_PIDS[router]} a=${SUP_PIDS[driver-a]} b=${SUP_PIDS[driver-b]}
     same "the pool" "$r" 5 "$a" 5
     same "the pool" "$r" 5 "$b" 5
-    same "ring rx-a" "$r" 11 "$a" 12
-    same "ring rx-b" "$r" 12 "$b" 12
-    same "ring tx-a" "$r" 13 "$a" 11
-    same "ring tx-b" "$r" 14 "$b" 11
-    same "driver-a's eventfd" "$r" 15 "$a" 7
-    same "driver-b's eventfd" "$r" 16 "$b" 7
-    same "the router's eventfd" "$a" 13 "$r" 7
-    same "the router's eventfd" "$b" 13 "$r" 7
+    same "ring rx-a" "$r" 13 "$a" 14
+    same "ring rx-b" "$r" 14 "$b" 14
+    same "ring tx-a" "$r" 15 "$a" 13
+    same "ring tx-b" "$r" 16 "$b" 13
+    same "driver-a's eventfd" "$r" 17 "$a" 7
+    same "driver-b's eventfd" "$r" 18 "$b" 7
+    same "the router's eventfd" "$a" 15 "$r" 7
+    same "the router's eventfd" "$b" 15 "$r" 7
     [ "$(fd_id "$a" 7)" != "$(fd_id "$b" 7)" ] || bad "driver-a and driver-b share an eventfd"
     [ "$(fd_id "$a" 8)" = tap:rrt-a ] || bad "driver-a's fd 8 is $(fd_id "$a" 8), expected the TAP rrt-a"
     [ "$(fd_id "$b" 8)" = tap:rrt-b ] || bad "driver-b's fd 8 is $(fd_id "$b" 8), expected the TAP rrt-b"
@@ -241,16 +243,16 @@ check_all_real() {
     local r=${SUP_PIDS[router]} a=${SUP_PIDS[driver-a]} b=${SUP_PIDS[driver-b]} h=${SUP_PIDS[shaper-b]}
     same "the pool" "$r" 5 "$h" 5
     same "the pool" "$r" 5 "$a" 5
-    same "ring rx-a" "$r" 11 "$a" 12
-    same "ring rx-b" "$r" 12 "$b" 12
-    same "ring tx-a" "$r" 13 "$a" 11
-    same "ring sh-b" "$r" 14 "$h" 11
-    same "ring tx-b" "$h" 12 "$b" 11
-    same "driver-a's eventfd" "$r" 15 "$a" 7
-    same "shaper-b's eventfd" "$r" 16 "$h" 7
-    same "driver-b's eventfd" "$h" 13 "$b" 7
-    same "the router's eventfd" "$a" 13 "$r" 7
-    same "the router's eventfd" "$b" 13 "$r" 7
+    same "ring rx-a" "$r" 13 "$a" 14
+    same "ring rx-b" "$r" 14 "$b" 14
+    same "ring tx-a" "$r" 15 "$a" 13
+    same "ring sh-b" "$r" 16 "$h" 13
+    same "ring tx-b" "$h" 14 "$b" 13
+    same "driver-a's eventfd" "$r" 17 "$a" 7
+    same "shaper-b's eventfd" "$r" 18 "$h" 7
+    same "driver-b's eventfd" "$h" 15 "$b" 7
+    same "the router's eventfd" "$a" 15 "$r" 7
+    same "the router's eventfd" "$b" 15 "$r" 7
     [ "$(fd_id "$a" 8)" = tap:rrt-a ] || bad "driver-a's fd 8 is $(fd_id "$a" 8), expected the TAP rrt-a"
     [ "$(fd_id "$b" 8)" = tap:rrt-b ] || bad "driver-b's fd 8 is $(fd_id "$b" 8), expected the TAP rrt-b"
 }
