@@ -15,6 +15,7 @@
  *   restart NAME        stop NAME and start it again
  *   route ..., neigh show   see supervisor/route.c
  *   shaper show|set         see supervisor/shaper_ctl.c
+ *   inject NAME KIND ...    see supervisor/inject.c
  */
 #include "supervisor/sup.h"
 
@@ -30,6 +31,7 @@
 #include <unistd.h>
 
 #include "ipc/stage.h"
+#include "supervisor/inject.h"
 #include "supervisor/shaper_ctl.h"
 #include "supervisor/xsk.h"
 
@@ -484,6 +486,8 @@ bool sup_ctl_handle(struct sup *s, char *req, FILE *f, struct sup_shaper_wait *w
         return sup_ctl_neigh(s, words + 1, nw - 1, f);
     if (cmd && strcmp(cmd, "shaper") == 0) /* supervisor/shaper_ctl.c */
         return sup_ctl_shaper(s, words + 1, nw - 1, f, wait);
+    if (cmd && strcmp(cmd, "inject") == 0) /* supervisor/inject.c */
+        return sup_ctl_inject(s, words + 1, nw - 1, f);
     bool json = arg && strcmp(arg, "json") == 0;
     bool all = arg && strcmp(arg, "all") == 0;
     bool stages = arg && strcmp(arg, "stages") == 0;

@@ -50,6 +50,9 @@ static const char sup_usage[] =
     "                         rate, backlog, drops, ECN marks\n"
     "  shaper set PORT [CLASS] rate RATE [ceil RATE]\n"
     "                         change a running shaper's rates (e.g. 50mbit), no restart\n"
+    "  inject SERVICE KIND [ARGS]  inject a fault: kill, stop MS, crash, corrupt-ring,\n"
+    "                         corrupt-meta, double-free, chain-loop, leak N,\n"
+    "                         slow US [MS], exhaust [MS] (docs/operations.md)\n"
     "\n"
     "options:\n"
     "  -S, --socket PATH      the control socket of status, stats and restart\n"
@@ -143,7 +146,8 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "up") == 0)
         return sup_cmd_up(argc - 1, argv + 1);
     if (strcmp(cmd, "status") == 0 || strcmp(cmd, "stats") == 0 || strcmp(cmd, "restart") == 0 ||
-        strcmp(cmd, "route") == 0 || strcmp(cmd, "neigh") == 0 || strcmp(cmd, "shaper") == 0)
+        strcmp(cmd, "route") == 0 || strcmp(cmd, "neigh") == 0 || strcmp(cmd, "shaper") == 0 ||
+        strcmp(cmd, "inject") == 0)
         return sup_cmd_ctl(cmd, argc - 1, argv + 1);
     return sup_usage_error("unknown command \"%s\"", cmd);
 }

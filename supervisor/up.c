@@ -114,7 +114,7 @@ int sup_cmd_ctl(const char *cmd, int argc, char **argv)
         }
     }
     bool takes_args = strcmp(cmd, "route") == 0 || strcmp(cmd, "neigh") == 0 || strcmp(cmd, "restart") == 0 ||
-                      strcmp(cmd, "shaper") == 0;
+                      strcmp(cmd, "shaper") == 0 || strcmp(cmd, "inject") == 0;
     if (!takes_args && n > 1) {
         fprintf(stderr, "ringrouter %s: unexpected argument %s\n", cmd, req[1]);
         return SUP_EXIT_USAGE;
