@@ -234,9 +234,11 @@ static bool do_stop(struct sup *s, struct sup_svc *v, uint64_t ms, FILE *f)
     char hang[96] = "";
     if (ms >= v->m->hang_ms)
         snprintf(hang, sizeof(hang), " (over its hang_ms %u: the hang detector will kill it first)", v->m->hang_ms);
-    sup_log("inject: %s: stop %llu: SIGSTOP sent to pid %d%s", v->name, (unsigned long long)ms, (int)v->pid, hang);
-    fprintf(f, "%s: stop %llu: SIGSTOP sent to pid %d; SIGCONT in %llu ms%s\n", v->name, (unsigned long long)ms,
-            (int)v->pid, (unsigned long long)ms, hang);
+    char line[256];
+    snprintf(line, sizeof(line), "%s: stop %llu: SIGSTOP sent to pid %d; SIGCONT in %llu ms%s", v->name,
+             (unsigned long long)ms, (int)v->pid, (unsigned long long)ms, hang);
+    sup_log("inject: %s", line);
+    fprintf(f, "%s\n", line);
     return true;
 }
 
@@ -269,12 +271,12 @@ static bool do_exhaust(struct sup *s, struct sup_svc *v, uint64_t ms, FILE *f)
     ij->release_ns = sup_now_ns() + MS(ms);
     snprintf(ij->held_for, sizeof(ij->held_for), "%s", v->name);
     inj_wake_at(s, ij->release_ns);
-    sup_log("inject: %s: exhaust: the supervisor took %u of the pool's %u buffers for %llu ms", v->name, n,
-            s->pool.nbufs, (unsigned long long)ms);
-    fprintf(f, "%s: exhaust: the supervisor holds %u of the pool's %u buffers (every one free in the depot; the "
-               "rest are in the services' caches, rings and devices) for %llu ms; the pool is shared, so every "
-               "service that allocates meets it\n",
-            v->name, n, s->pool.nbufs, (unsigned long long)ms);
+    char line[320];
+    snprintf(line, sizeof(line), "%s: exhaust: the supervisor holds %u of the pool's %u buffers (every one free in "
+             "the depot; the rest are in the services' caches, rings and devices) for %llu ms; the pool is shared, "
+             "so every service that allocates meets it", v->name, n, s->pool.nbufs, (unsigned long long)ms);
+    sup_log("inject: %s", line);
+    fprintf(f, "%s\n", line);
     return true;
 }
 
