@@ -206,7 +206,9 @@ static void slow_step(struct ipc_svc *svc)
         inj_cpu_relax();
 }
 
-static void command(struct ipc_svc *svc, struct ipc_inject *in, uint64_t seq)
+/* Carry out command @seq; returns 0 or -errno, to be answered by the caller.
+ * A crash answers itself and does not return. */
+static int command(struct ipc_svc *svc, struct ipc_inject *in, uint64_t seq)
 {
     uint32_t kind = ipc_ld_rlx(&in->kind);
     uint64_t a0 = ipc_ld_rlx(&in->arg[0]), a1 = ipc_ld_rlx(&in->arg[1]);
@@ -245,8 +247,7 @@ static void command(struct ipc_svc *svc, struct ipc_inject *in, uint64_t seq)
         ret = -EINVAL;
         break;
     }
-    ipc_st_rlx(&in->result, (uint32_t)-ret);
-    ipc_st_rel(&in->ack, seq); /* (C) pairs with the supervisor's (D) */
+    return ret;
 }
 
 void ipc_inject_run(struct ipc_svc *svc)
@@ -254,9 +255,23 @@ void ipc_inject_run(struct ipc_svc *svc)
     struct ipc_inject *in = &svc->stats->inject;
     uint64_t seq = ipc_ld_acq(&in->seq); /* (B) pairs with (A) */
     if (seq != svc->inj.seen) {
+        int ret = command(svc, in, seq);
+        if (ret == -ENOBUFS) {
+            /* The pool had nothing for us this loop (a burst holds it, or an
+             * exhaust): try again each loop for a while before saying so. */
+            uint64_t now = ipc_svc_now_ns();
+            if (svc->inj.retry_seq != seq) {
+                svc->inj.retry_seq = seq;
+                svc->inj.retry_until = now + IPC_INJ_RETRY_NS;
+            }
+            if (now < svc->inj.retry_until)
+                goto in_progress;
+        }
         svc->inj.seen = seq;
-        command(svc, in, seq);
+        ipc_st_rlx(&in->result, (uint32_t)-ret);
+        ipc_st_rel(&in->ack, seq); /* (C) pairs with the supervisor's (D) */
     }
+in_progress:
     if (svc->inj.busy)
         slow_step(svc);
 }

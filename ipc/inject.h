@@ -68,6 +68,7 @@ enum ipc_inj_kind {
 #define IPC_INJ_LEAK_MAX 65536u      /* buffers one leak command may take */
 #define IPC_INJ_SLOW_US_MAX 1000000u /* 1 s a loop at most */
 #define IPC_INJ_SLOW_MS_MAX 600000u  /* for 10 minutes at most */
+#define IPC_INJ_RETRY_NS 200000000ull /* a command that found the pool empty is tried again this long */
 
 /* What a service answers in `variant`. */
 enum ipc_inj_variant {
@@ -100,6 +101,8 @@ struct ipc_inj_local {
     bool busy;          /* something to do every loop (slow) */
     uint64_t slow_ns;   /* busy-wait per loop */
     uint64_t slow_until; /* CLOCK_MONOTONIC ns */
+    uint64_t retry_seq;  /* the command being tried again (the pool was empty) */
+    uint64_t retry_until;
 };
 
 struct ipc_svc;
