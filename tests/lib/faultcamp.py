@@ -13,12 +13,16 @@ its report (tests/integ/fault_campaign.sh, bench/faults).
       service's pid and restart count, inject, then wait for the target's
       recovery: a new pid up (kill, crash, a stop past hang_ms), the fault's
       duration over and the same pid up (stop, slow, exhaust), or the answer
-      (the others). A leak is ended by a kill, and the supervisor's log LOG
+      (the others); and then for the path to drain (every ring below QUIET
+      handles), since what a stalled path drops while it catches up is this
+      fault's doing. A leak is ended by a kill, and the supervisor's log LOG
       must show the death reclaiming at least what the service said it
       held. Then every other service must have kept its pid and restart
       count: anything else is an isolation break. One row per fault in OUT
       (tab-separated, header first). Exit 0 once done, 1 if the supervisor
-      stopped answering.
+      stopped answering. With --control 1, each round also has one placebo
+      per service (kind "none": nothing injected, the same waits and
+      counting), not counted in N: the loss the traffic has anyway.
   faultcamp.py report OUT [--flow NAME SENDLOG BITMAP SVC,SVC ...] [--table]
       packets lost per fault: a fault's window runs from its injection to
       the next one's; a flow's loss in it is the datagrams its sender sent
@@ -39,7 +43,8 @@ import time
 KINDS = ["kill", "stop", "crash", "corrupt-ring", "corrupt-meta", "double-free", "chain-loop", "leak", "slow",
          "exhaust"]
 SHARED = {"exhaust"}  # hurts every service that allocates, by design
-COLS = ["t0_us", "t1_us", "svc", "kind", "args", "ok", "dies", "recovery_ms", "iso", "leaked", "answer"]
+QUIET = 16  # handles in a ring: at most this many, and the path has drained
+COLS = ["t0_us", "t1_us", "svc", "kind", "args", "ok", "dies", "recovery_ms", "drained_ms", "iso", "leaked", "answer"]
 
 
 def now_us():
@@ -70,6 +75,11 @@ class Ctl:
         if r.startswith("ERR\n"):
             return False, r[4:].strip()
         raise OSError("no answer from the supervisor")
+
+    def rings_quiet(self, most):
+        """Is every ring of the graph holding fewer than @most handles?"""
+        ok, text = self.ask("stats json")
+        return ok and all(r["occupancy"] < most for r in json.loads(text)["rings"])
 
     def status(self):
         ok, text = self.ask("status json")
@@ -105,6 +115,8 @@ def args_for(rng, kind, hang_ms):
         return str(ms), ms, False
     if kind == "leak":
         return str(rng.randint(1, 32)), 0, False
+    if kind == "none":  # a placebo as long as a short fault
+        return "", rng.randint(5, 100), False
     return "", 0, kind in ("kill", "crash")
 
 
@@ -143,12 +155,15 @@ def run(a):
     ctl = Ctl(sock)
     kinds = opt["--kinds"].split(",") if "--kinds" in opt else KINDS
     pairs = [(s, k) for s in services for k in kinds]
+    if opt.get("--control") == "1":
+        pairs += [(s, "none") for s in services]  # placebos: the loss the traffic has anyway
     order = []
     rows = []
     t_start = time.monotonic()
     with open(out, "w") as f:
         f.write("\t".join(COLS) + "\n")
-        for i in range(nfaults):
+        i = 0
+        while i < nfaults:
             if time.monotonic() >= deadline:
                 print("faultcamp: deadline reached after %d faults" % i, file=sys.stderr)
                 break
@@ -165,8 +180,12 @@ def run(a):
                 return 1
             rows.append(row)
             f.write("\t".join(str(row[c]) for c in COLS) + "\n")
-            if (i + 1) % 500 == 0:
-                print("faultcamp: %d faults in %.0f s" % (i + 1, time.monotonic() - t_start), file=sys.stderr)
+            if kind == "none":
+                continue
+            i += 1
+            if i % 500 == 0:
+                print("faultcamp: %d faults in %.0f s" % (i, time.monotonic() - t_start), file=sys.stderr)
+    rows = [r for r in rows if r["kind"] != "none"]
     bad = [r for r in rows if r["iso"] != "-" or r["ok"] != 1]
     print("faultcamp: %d faults in %.1f s, %d not carried out, %d isolation breaks" %
           (len(rows), time.monotonic() - t_start, sum(1 for r in rows if r["ok"] != 1),
@@ -194,7 +213,10 @@ def one_fault(ctl, log, svc, kind, args, dur_ms, dies, hang_ms):
     old = snap[svc][0]
     off = log_size(log)
     t0 = now_us()
-    ok, ans = ctl.ask(("inject %s %s %s" % (svc, kind, args)).strip())
+    if kind == "none":
+        ok, ans = True, "control: nothing injected for %d ms" % dur_ms
+    else:
+        ok, ans = ctl.ask(("inject %s %s %s" % (svc, kind, args)).strip())
     leaked = 0
     if ok and kind == "leak":
         held = int(ans.split(" holds ")[1].split()[0]) if " holds " in ans else 0
@@ -215,6 +237,12 @@ def one_fault(ctl, log, svc, kind, args, dur_ms, dies, hang_ms):
                 ans += "; no end of the %s in the log" % kind
                 ok = False
         st = wait_for(lambda: (lambda x: x if x[svc]["state"] == "up" else None)(ctl.status()), 10)
+    # Back is not recovered: a path that stalled drains its queues first, and
+    # what it drops meanwhile belongs to this fault, not to the next one.
+    # Recovered: every ring below a quarter of a burst, twice in a row.
+    t_back = now_us()
+    if st is not None:
+        wait_for(lambda: ctl.rings_quiet(QUIET) and ctl.rings_quiet(QUIET), 2, 0.002)
     t1 = now_us()
     if st is None:
         st = ctl.status()
@@ -233,7 +261,8 @@ def one_fault(ctl, log, svc, kind, args, dur_ms, dies, hang_ms):
         got = wait_for(lambda: reclaimed_since(log, off, svc), 2, 0.005)
         leaked = max(0, held - (got or 0))
     return {"t0_us": t0, "t1_us": t1, "svc": svc, "kind": kind, "args": args or "-", "ok": 1 if ok else 0,
-            "dies": 1 if dies else 0, "recovery_ms": "%.2f" % ((t1 - t0) / 1000.0), "iso": ",".join(iso) or "-",
+            "dies": 1 if dies else 0, "recovery_ms": "%.2f" % ((t_back - t0) / 1000.0),
+            "drained_ms": "%.2f" % ((t1 - t0) / 1000.0), "iso": ",".join(iso) or "-",
             "leaked": leaked, "answer": ans.replace("\t", " ").replace("\n", " ")}
 
 
@@ -289,6 +318,25 @@ class Flow:
             q += 1
         return n
 
+    def per_ms(self):
+        """Datagrams the sender sends in a millisecond (its ticks are 1 ms)."""
+        if len(self.ticks) < 2:
+            return 1
+        return max(1, (self.ticks[-1][1] - self.ticks[0][1]) // max(1, len(self.ticks) - 1))
+
+    def settled(self, s, run, limit):
+        """The first q >= s where run datagrams in a row arrived (at most limit)."""
+        q, ok = s, 0
+        while q < limit:
+            if self.missing(q):
+                ok = 0
+            else:
+                ok += 1
+                if ok >= run:
+                    return q - run + 1
+            q += 1
+        return limit
+
     def missing(self, q):
         return 0 if q // 8 < len(self.bm) and (self.bm[q // 8] >> (q % 8)) & 1 else 1
 
@@ -304,24 +352,41 @@ def report(a):
             i += 5
         else:
             i += 1
-    # The last window ends 500 ms after its fault: later datagrams are the
-    # flow's tail, which the sender may have stopped in.
-    for k, r in enumerate(rows):
-        t0 = int(r["t0_us"])
-        t_next = int(rows[k + 1]["t0_us"]) if k + 1 < len(rows) else int(r["t1_us"]) + 500000
-        r["lost"], r["other_lost"] = 0, 0
-        own = None
-        for fl in flows:
+    # Each flow's windows. A fault's window runs from it to the next fault,
+    # and on past that while the flow is still losing what the fault did: a
+    # stalled path drains its queues after the target is back, and what it
+    # drops meanwhile is this fault's, not the next one's. The flow has
+    # settled where 2 ms worth of datagrams in a row arrived; the next
+    # window starts there. The last window ends 500 ms after its fault:
+    # later datagrams are the flow's tail, which the sender may stop in.
+    for r in rows:
+        r["lost"], r["other_lost"], r["own"] = 0, 0, None
+    for fl in flows:
+        run = max(8, 2 * fl.per_ms())
+        carry = None  # where the next window starts, if the last one spilled
+        for k, r in enumerate(rows):
+            t0 = int(r["t0_us"])
+            t_next = int(rows[k + 1]["t0_us"]) if k + 1 < len(rows) else int(r["t1_us"]) + 500000
             s0, s1 = fl.seq_at(t0), fl.seq_at(t_next)
             if s0 is None or s1 is None:
                 continue
+            if carry is not None:
+                s0 = max(s0, carry)
+                s1 = max(s1, s0)
+                carry = None
+            if k + 1 < len(rows) and fl.lost(max(s0, s1 - run), s1):
+                end = fl.settled(s1, run, s1 + 1000 * fl.per_ms())
+                s1, carry = end, end
             lost = fl.lost(s0, s1)
             if r["svc"] in fl.svcs:
-                if own is None:
-                    own = lost
+                if r["own"] is None:
+                    r["own"] = lost
             elif r["kind"] not in SHARED and lost:
                 r["other_lost"] += lost
-        r["lost"] = own or 0
+    for r in rows:
+        r["lost"] = r.pop("own") or 0
+    control = [r for r in rows if r["kind"] == "none"]
+    rows = [r for r in rows if r["kind"] != "none"]
     cells = {}
     for r in rows:
         cells.setdefault((r["kind"], r["svc"]), []).append(r)
@@ -332,9 +397,9 @@ def report(a):
     total_iso = total_leak = total_iso_r = 0
     all_lost = []
     if table:
-        print("%-13s %-10s %6s %5s %5s %5s %8s %8s %8s %8s %6s %5s" % (
+        print("%-13s %-10s %6s %5s %5s %5s %8s %8s %8s %8s %9s %6s %5s" % (
             "KIND", "SERVICE", "FAULTS", "NOTOK", "ISO_R", "ISO_L", "LOST_P50", "LOST_P99", "REC_P50", "REC_P99",
-            "LEAKED", "SUPCR"))
+            "DRAIN_P99", "LEAKED", "SUPCR"))
     for kind in KINDS:
         for svc in svcs:
             rs = cells.get((kind, svc), [])
@@ -346,19 +411,34 @@ def report(a):
             leak = sum(int(r["leaked"]) for r in rs)
             lost = [r["lost"] for r in rs]
             rec = [float(r["recovery_ms"]) for r in rs]
+            drain = [float(r.get("drained_ms", r["recovery_ms"])) for r in rs]
             notok = sum(1 for r in rs if r["ok"] != "1")
             total_iso += iso
             total_iso_r += iso_r
             total_leak += leak
             all_lost += lost
             if table:
-                print("%-13s %-10s %6d %5d %5d %5d %8d %8d %8.1f %8.1f %6d %5d" % (
+                print("%-13s %-10s %6d %5d %5d %5d %8d %8d %8.1f %8.1f %9.1f %6d %5d" % (
                     kind, svc, len(rs), notok, iso_r, iso_l, pct(lost, 50), pct(lost, 99), pct(rec, 50),
-                    pct(rec, 99), leak, 0))
+                    pct(rec, 99), pct(drain, 99), leak, 0))
+    if table and control:
+        for svc in svcs:
+            rs = [r for r in control if r["svc"] == svc]
+            if rs:
+                lost = [r["lost"] for r in rs]
+                print("%-13s %-10s %6d %5s %5d %5d %8d %8d %8s %8s %9s %6s %5s" % (
+                    "none(control)", svc, len(rs), "-", sum(1 for r in rs if r["iso"] != "-"),
+                    sum(1 for r in rs if r["iso"] == "-" and r["other_lost"]), pct(lost, 50), pct(lost, 99), "-",
+                    "-", "-", "-", "-"))
     for r in rows:
         if r["iso"] != "-" or r["other_lost"]:
             print("isolation break: %s %s %s: restarted %s, other flow lost %d" % (
                 r["svc"], r["kind"], r["args"], r["iso"], r["other_lost"]))
+    if control:
+        # Placebo windows: nothing injected, the same counting. Their ISO_L
+        # is what the traffic loses on this machine without any fault.
+        print("control_windows %d" % len(control))
+        print("control_other_flow_loss_windows %d" % sum(1 for r in control if r["other_lost"]))
     # The headline lines last, in the order bench/README.md gives them.
     print("faults_not_carried_out %d" % sum(1 for r in rows if r["ok"] != "1"))
     print("faults_lost_per_fault_p99 %d" % pct(all_lost, 99))
