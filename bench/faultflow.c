@@ -62,7 +62,8 @@ static int do_send(const char *dst, int port, double pps, const char *logpath)
     struct iovec iov[BATCH];
     for (int i = 0; i < BATCH; i++) {
         iov[i] = (struct iovec){.iov_base = buf[i], .iov_len = PAYLOAD};
-        msg[i] = (struct mmsghdr){.msg_hdr = {.msg_name = &sa, .msg_namelen = sizeof(sa), .msg_iov = &iov[i], .msg_iovlen = 1}};
+        msg[i] = (struct mmsghdr){
+            .msg_hdr = {.msg_name = &sa, .msg_namelen = sizeof(sa), .msg_iov = &iov[i], .msg_iovlen = 1}};
     }
     uint64_t seq = 0, errors = 0;
     double due = 0; /* datagrams owed, fractional */

@@ -223,8 +223,8 @@ static int command(struct ipc_svc *svc, struct ipc_inject *in, uint64_t seq)
         /* Answer first: the supervisor learns where, then sees the death. */
         ipc_st_rlx(&in->result, 0);
         ipc_st_rel(&in->ack, seq); /* (C) */
-        *inj_null = 0x6661756c; /* SIGSEGV, here, in the loop */
-        __builtin_trap();       /* not reached; if it were, still a crash */
+        *inj_null = 0x6661756c;    /* SIGSEGV, here, in the loop */
+        __builtin_trap();          /* not reached; if it were, still a crash */
     case IPC_INJ_BAD_HANDLE:
         ret = inj_bad_handle(svc, in, a0, seq);
         break;

@@ -53,21 +53,21 @@
  * exhaust itself). */
 enum ipc_inj_kind {
     IPC_INJ_NONE = 0,
-    IPC_INJ_CRASH = 1,      /* a store through a null pointer, in the loop: SIGSEGV */
-    IPC_INJ_BAD_HANDLE = 2, /* publish an out-of-range handle on output ring arg[0] (corrupt-ring, asked of the producer) */
-    IPC_INJ_BAD_META = 3,   /* a buffer's off/len (or next) out of bounds, published on output ring arg[0] */
+    IPC_INJ_CRASH = 1,       /* a store through a null pointer, in the loop: SIGSEGV */
+    IPC_INJ_BAD_HANDLE = 2,  /* publish a handle past the pool on output ring arg[0] (corrupt-ring's producer) */
+    IPC_INJ_BAD_META = 3,    /* a buffer's off/len (or next) out of bounds, published on output ring arg[0] */
     IPC_INJ_DOUBLE_FREE = 4, /* free one buffer twice */
-    IPC_INJ_CHAIN_LOOP = 5, /* a packet whose chain loops, published on output ring arg[0] */
-    IPC_INJ_LEAK = 6,       /* allocate arg[0] buffers and keep them until the process ends */
-    IPC_INJ_SLOW = 7,       /* busy-wait arg[0] us in every loop, for arg[1] ms */
+    IPC_INJ_CHAIN_LOOP = 5,  /* a packet whose chain loops, published on output ring arg[0] */
+    IPC_INJ_LEAK = 6,        /* allocate arg[0] buffers and keep them until the process ends */
+    IPC_INJ_SLOW = 7,        /* busy-wait arg[0] us in every loop, for arg[1] ms */
     IPC_INJ_NKINDS
 };
 
-#define IPC_INJ_RING_NONE UINT32_MAX /* arg[0] of a kind that may publish: no output ring, free instead */
-#define IPC_INJ_SHOW 8u              /* buffers named in an answer */
-#define IPC_INJ_LEAK_MAX 65536u      /* buffers one leak command may take */
-#define IPC_INJ_SLOW_US_MAX 1000000u /* 1 s a loop at most */
-#define IPC_INJ_SLOW_MS_MAX 600000u  /* for 10 minutes at most */
+#define IPC_INJ_RING_NONE UINT32_MAX  /* arg[0] of a kind that may publish: no output ring, free instead */
+#define IPC_INJ_SHOW 8u               /* buffers named in an answer */
+#define IPC_INJ_LEAK_MAX 65536u       /* buffers one leak command may take */
+#define IPC_INJ_SLOW_US_MAX 1000000u  /* 1 s a loop at most */
+#define IPC_INJ_SLOW_MS_MAX 600000u   /* for 10 minutes at most */
 #define IPC_INJ_RETRY_NS 200000000ull /* a command that found the pool empty is tried again this long */
 
 /* What a service answers in `variant`. */
@@ -97,9 +97,9 @@ struct ipc_inject {
 
 /* A service's own state of injection, in struct ipc_svc. */
 struct ipc_inj_local {
-    uint64_t seen;      /* the last seq carried out (or found at start) */
-    bool busy;          /* something to do every loop (slow) */
-    uint64_t slow_ns;   /* busy-wait per loop */
+    uint64_t seen;       /* the last seq carried out (or found at start) */
+    bool busy;           /* something to do every loop (slow) */
+    uint64_t slow_ns;    /* busy-wait per loop */
     uint64_t slow_until; /* CLOCK_MONOTONIC ns */
     uint64_t retry_seq;  /* the command being tried again (the pool was empty) */
     uint64_t retry_until;

@@ -41,8 +41,8 @@
 
 #include "ipc/inject.h"
 
-#define MS(x) ((uint64_t)(x) * 1000000ull)
-#define INJ_POLL_NS 1000000ull  /* how soon the timer looks again for an answer */
+#define MS(x) ((uint64_t)(x)*1000000ull)
+#define INJ_POLL_NS 1000000ull /* how soon the timer looks again for an answer */
 #define INJ_STOP_MS_MAX 60000u
 #define INJ_HOLD_MS_MAX 60000u
 #define INJ_HOLD_MS_DEFAULT 1000u
@@ -52,16 +52,16 @@
 enum { INJ_KILL = IPC_INJ_NKINDS, INJ_STOP, INJ_EXHAUST, INJ_NKINDS };
 
 struct sup_inj_svc {
-    uint64_t seq;        /* our copy of the command word; the region's is the service's to spoil */
-    unsigned turn;       /* which ring the next corrupt-ring / corrupt-meta / chain-loop uses */
-    pid_t stopped;       /* the instance SIGSTOPped by `stop`, 0 if none */
+    uint64_t seq;  /* our copy of the command word; the region's is the service's to spoil */
+    unsigned turn; /* which ring the next corrupt-ring / corrupt-meta / chain-loop uses */
+    pid_t stopped; /* the instance SIGSTOPped by `stop`, 0 if none */
     uint32_t stop_ms;
-    uint64_t cont_ns;    /* when it gets its SIGCONT */
+    uint64_t cont_ns; /* when it gets its SIGCONT */
 };
 
 struct sup_inject {
     struct sup_inj_svc svc[SUP_MAX_SERVICES];
-    ipc_buf *held;       /* exhaust: the buffers taken */
+    ipc_buf *held; /* exhaust: the buffers taken */
     uint32_t nheld;
     uint32_t hold_ms;
     uint64_t release_ns;
@@ -272,9 +272,11 @@ static bool do_exhaust(struct sup *s, struct sup_svc *v, uint64_t ms, FILE *f)
     snprintf(ij->held_for, sizeof(ij->held_for), "%s", v->name);
     inj_wake_at(s, ij->release_ns);
     char line[320];
-    snprintf(line, sizeof(line), "%s: exhaust: the supervisor holds %u of the pool's %u buffers (every one free in "
+    snprintf(line, sizeof(line),
+             "%s: exhaust: the supervisor holds %u of the pool's %u buffers (every one free in "
              "the depot; the rest are in the services' caches, rings and devices) for %llu ms; the pool is shared, "
-             "so every service that allocates meets it", v->name, n, s->pool.nbufs, (unsigned long long)ms);
+             "so every service that allocates meets it",
+             v->name, n, s->pool.nbufs, (unsigned long long)ms);
     sup_log("inject: %s", line);
     fprintf(f, "%s\n", line);
     return true;
@@ -333,8 +335,7 @@ bool sup_ctl_inject(struct sup *s, char **argv, int argc, FILE *f)
         return false;
     }
     if (needs_arg && na < 1) {
-        fprintf(f, "inject %s %s: missing argument (inject SERVICE %s%s)\n", v->name, kname, kname,
-                inj_kinds[ki].args);
+        fprintf(f, "inject %s %s: missing argument (inject SERVICE %s%s)\n", v->name, kname, kname, inj_kinds[ki].args);
         return false;
     }
     uint64_t n1 = 0, n2 = 0;
@@ -449,9 +450,10 @@ static bool answer(struct sup *s, const struct sup_inject_wait *w, FILE *f)
     bool ok = true;
     if (res >= 4096) {
         s->shm_corrupt++;
-        snprintf(line, sizeof(line), "%s: %s: %s answered with result %u, which is not an errno (its stats "
-                 "region's inject block at offset %#zx)", v->name, kname, to->name, res,
-                 offsetof(struct ipc_svc_stats, inject));
+        snprintf(line, sizeof(line),
+                 "%s: %s: %s answered with result %u, which is not an errno (its stats "
+                 "region's inject block at offset %#zx)",
+                 v->name, kname, to->name, res, offsetof(struct ipc_svc_stats, inject));
         ok = false;
     } else if (res) {
         snprintf(line, sizeof(line), "%s: %s: not done by %s (pid %d, batch %llu): %s", v->name, kname, to->name,
@@ -464,22 +466,27 @@ static bool answer(struct sup *s, const struct sup_inject_wait *w, FILE *f)
                      loop, (int)w->pid, v->pid != w->pid && v->last_exit[0] ? v->last_exit : "not dead yet");
             break;
         case IPC_INJ_BAD_HANDLE:
-            snprintf(line, sizeof(line), "%s: corrupt-ring: handle %u (past the pool's %u buffers) placed in its input "
-                     "ring %s by its producer %s (pid %d) at %s's batch %llu", v->name, h, s->pool.nbufs,
-                     out_ring_name(s, to, rg), to->name, (int)w->pid, to->name, loop);
+            snprintf(line, sizeof(line),
+                     "%s: corrupt-ring: handle %u (past the pool's %u buffers) placed in its input "
+                     "ring %s by its producer %s (pid %d) at %s's batch %llu",
+                     v->name, h, s->pool.nbufs, out_ring_name(s, to, rg), to->name, (int)w->pid, to->name, loop);
             break;
         case IPC_INJ_BAD_META:
             if (rg == IPC_INJ_RING_NONE)
-                snprintf(line, sizeof(line), "%s: corrupt-meta: buffer %u scribbled (off and len past its frame) at "
-                         "batch %llu and freed (it has no output ring)", v->name, h, loop);
+                snprintf(line, sizeof(line),
+                         "%s: corrupt-meta: buffer %u scribbled (off and len past its frame) at "
+                         "batch %llu and freed (it has no output ring)",
+                         v->name, h, loop);
             else if (var == IPC_INJ_V_CHAIN)
-                snprintf(line, sizeof(line), "%s: corrupt-meta: buffer %u scribbled (next %u, outside the pool's %u "
-                         "buffers) and published on %s at batch %llu", v->name, h, s->pool.nbufs + 5, s->pool.nbufs,
-                         out_ring_name(s, v, rg), loop);
+                snprintf(line, sizeof(line),
+                         "%s: corrupt-meta: buffer %u scribbled (next %u, outside the pool's %u "
+                         "buffers) and published on %s at batch %llu",
+                         v->name, h, s->pool.nbufs + 5, s->pool.nbufs, out_ring_name(s, v, rg), loop);
             else
-                snprintf(line, sizeof(line), "%s: corrupt-meta: buffer %u scribbled (off %u + len 1000 past its "
-                         "%u-byte frame) and published on %s at batch %llu", v->name, h, s->pool.frame_size - 64,
-                         s->pool.frame_size, out_ring_name(s, v, rg), loop);
+                snprintf(line, sizeof(line),
+                         "%s: corrupt-meta: buffer %u scribbled (off %u + len 1000 past its "
+                         "%u-byte frame) and published on %s at batch %llu",
+                         v->name, h, s->pool.frame_size - 64, s->pool.frame_size, out_ring_name(s, v, rg), loop);
             break;
         case IPC_INJ_DOUBLE_FREE:
             snprintf(line, sizeof(line), "%s: double-free: buffer %u freed twice at batch %llu; the pool %s", v->name,
@@ -487,23 +494,25 @@ static bool answer(struct sup *s, const struct sup_inject_wait *w, FILE *f)
             ok = cnt == 0;
             break;
         case IPC_INJ_CHAIN_LOOP:
-            snprintf(line, sizeof(line), "%s: chain-loop: buffer %u linked to itself (a chain with no end) and "
-                     "published on %s at batch %llu", v->name, h, out_ring_name(s, v, rg), loop);
+            snprintf(line, sizeof(line),
+                     "%s: chain-loop: buffer %u linked to itself (a chain with no end) and "
+                     "published on %s at batch %llu",
+                     v->name, h, out_ring_name(s, v, rg), loop);
             break;
         case IPC_INJ_LEAK: {
-            int o = snprintf(line, sizeof(line), "%s: leak %llu: holds %u buffers from batch %llu until it ends:",
-                             v->name, (unsigned long long)w->arg, cnt, loop);
+            int o =
+                snprintf(line, sizeof(line), "%s: leak %llu: holds %u buffers from batch %llu until it ends:", v->name,
+                         (unsigned long long)w->arg, cnt, loop);
             for (uint32_t i = 0; i < cnt && i < IPC_INJ_SHOW && o > 0 && (size_t)o < sizeof(line); i++)
-                o += snprintf(line + o, sizeof(line) - (size_t)o, "%s%u", i ? "," : " ",
-                              ipc_ld_rlx(&in->bufs[i]));
+                o += snprintf(line + o, sizeof(line) - (size_t)o, "%s%u", i ? "," : " ", ipc_ld_rlx(&in->bufs[i]));
             if (cnt > IPC_INJ_SHOW && o > 0 && (size_t)o < sizeof(line))
                 snprintf(line + o, sizeof(line) - (size_t)o, ",...");
             break;
         }
         case IPC_INJ_SLOW:
             snprintf(line, sizeof(line), "%s: slow %llu: every loop spins %llu us for %llu ms, from batch %llu",
-                     v->name, (unsigned long long)w->arg, (unsigned long long)w->arg,
-                     (unsigned long long)w->arg2, loop);
+                     v->name, (unsigned long long)w->arg, (unsigned long long)w->arg, (unsigned long long)w->arg2,
+                     loop);
             break;
         default:
             snprintf(line, sizeof(line), "%s: %s: done at batch %llu", v->name, kname, loop);
