@@ -167,6 +167,9 @@ int ipc_svc_open(struct ipc_svc *svc, uint32_t kind, struct ipc_err *err)
     svc->wake_fd = cfg->wake_fd;
     svc->stages_on = (cfg->flags & IPC_SVC_F_STAGES) != 0;
     ipc_wake_set_init(&svc->wake);
+    /* A command our predecessor died before answering was meant for it:
+     * the supervisor answers that it is gone, and we do not carry it out. */
+    svc->inj.seen = ipc_ld_acq(&svc->stats->inject.seq);
     ipc_st_rlx(&svc->stats->pid, (uint32_t)getpid());
     ipc_st_rlx(&svc->stats->open_ns, t_open);
     ipc_st_rlx(&svc->stats->state, IPC_SVC_STARTING);

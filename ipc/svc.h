@@ -31,6 +31,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "inject.h"
 #include "pool.h"
 #include "ring.h"
 #include "sandbox.h"
@@ -38,7 +39,7 @@
 #include "wake.h"
 
 #define IPC_SVC_VERSION 3
-#define IPC_STATS_VERSION 4 /* 4: IPC_SVC_MAX_CTR 192 (the router's IPv6 counters) */
+#define IPC_STATS_VERSION 5 /* 4: IPC_SVC_MAX_CTR 192 (the router's IPv6 counters); 5: the inject block (ipc/inject.h) */
 #define IPC_SVC_CONFIG_FD 3
 #define IPC_SVC_STANDBY_ENV "RINGROUTER_STANDBY_FD"
 #define IPC_SVC_MAX_RINGS 16
@@ -148,6 +149,9 @@ struct ipc_svc_stats {
     _Alignas(IPC_CACHELINE) _Atomic uint64_t ctr[IPC_SVC_MAX_CTR];
     char ctr_name[IPC_SVC_MAX_CTR][IPC_CTR_NAME];
     _Alignas(IPC_CACHELINE) struct ipc_stage stage[IPC_STAGE_MAX];
+    /* Fault injection: the supervisor's command line and the service's
+     * answer line (ipc/inject.h), the one block the supervisor writes. */
+    struct ipc_inject inject;
 };
 
 /* A service's view of itself, built by ipc_svc_open(). */
@@ -164,6 +168,7 @@ struct ipc_svc {
     int wake_fd;
     bool stages_on; /* IPC_SVC_F_STAGES: the one branch ipc/stage.h costs when off */
     enum ipc_sandbox_profile sandbox; /* the binary's seccomp allow-list (ipc/sandbox.h) */
+    struct ipc_inj_local inj;         /* fault injection's state (ipc/inject.h) */
 };
 
 /**
@@ -192,11 +197,19 @@ _Atomic uint64_t *ipc_svc_counters(struct ipc_svc *svc, const char *const *names
  */
 int ipc_svc_ready(struct ipc_svc *svc, struct ipc_err *err);
 
-/** One loop done: bump the heartbeat. */
+/**
+ * One loop done: bump the heartbeat, and look at the fault-injection word
+ * (ipc/inject.h): one relaxed load of a line only the supervisor writes and
+ * one compare, unless a command came or a fault is in progress. Every
+ * service calls it after its loop's wake-ups are flushed, at the boundary
+ * between two batches.
+ */
 static inline void ipc_svc_beat(struct ipc_svc *svc)
 {
     ipc_count(&svc->stats->heartbeat, 1);
     ipc_count(&svc->stats->loops, 1);
+    if (ipc_unlikely(ipc_ld_rlx(&svc->stats->inject.seq) != svc->inj.seen || svc->inj.busy))
+        ipc_inject_run(svc);
 }
 
 /**

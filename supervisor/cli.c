@@ -79,6 +79,12 @@ static const struct cli_cmd cli_cmds[] = {
      "Stop SERVICE (SIGTERM) and start it again on the same rings, through its\n"
      "warm standby; a failed service is tried again. The services are those\n"
      "`ringrouter status` lists. It prints one line and has no --json.\n"},
+    {"inject", NULL, NULL, "inject a fault into a service",
+     "usage: ringrouter inject SERVICE KIND [ARGS]\n"
+     "\n"
+     "KIND: kill, stop MS, crash, corrupt-ring, corrupt-meta, double-free,\n"
+     "chain-loop, leak N, slow US [MS], exhaust [MS]. The answer says what was\n"
+     "done and where. Root only; no --json. See docs/operations.md.\n"},
     {"route", NULL, SUBS("show", "get", "add", "replace", "del", "save"), "the FIB: show, get, add, replace, del, save",
      "usage: ringrouter route [show] [PREFIX] [--json]\n"
      "       ringrouter route get ADDRESS [--json]\n"

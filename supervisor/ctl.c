@@ -20,6 +20,7 @@
  *   route ...           see supervisor/route.c
  *   neigh ...           see supervisor/neigh_ctl.c
  *   shaper show|set         see supervisor/shaper_ctl.c
+ *   inject NAME KIND ...    see supervisor/inject.c
  */
 #include "supervisor/sup.h"
 
@@ -35,6 +36,7 @@
 #include <unistd.h>
 
 #include "ipc/stage.h"
+#include "supervisor/inject.h"
 #include "supervisor/shaper_ctl.h"
 #include "supervisor/xsk.h"
 
@@ -544,6 +546,8 @@ static bool ctl_dispatch(struct sup *s, char **words, int nw, FILE *f, struct su
         return sup_ctl_neigh(s, words + 1, nw - 1, f, wait);
     if (strcmp(cmd, "shaper") == 0) /* supervisor/shaper_ctl.c */
         return sup_ctl_shaper(s, words + 1, nw - 1, f, wait);
+    if (strcmp(cmd, "inject") == 0) /* supervisor/inject.c */
+        return sup_ctl_inject(s, words + 1, nw - 1, f);
     if (strcmp(cmd, "status") == 0) {
         if (!ctl_opts(s, cmd, words + 1, nw - 1, O_JSON, &o, f))
             return false;

@@ -9,8 +9,8 @@
  * text. The states:
  *
  *   READ   collecting the request line (at most SUP_CTL_REQ_MAX - 1 bytes)
- *   WAIT   a `shaper set` or neighbour command waiting for the service's
- *          answer (checked each tick)
+ *   WAIT   a `shaper set`, a neighbour command or an `inject` waiting for
+ *          the service's answer (inject.c; each checked each tick)
  *   WRITE  sending the answer
  *
  * A client past SUP_CTL_CONNS open connections is told the supervisor is
@@ -26,6 +26,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "supervisor/inject.h"
 #include "supervisor/shaper_ctl.h"
 
 /* The answer phase's own deadline: a client that stops reading is dropped. */
@@ -106,9 +107,11 @@ static void conn_request(struct sup *s, struct sup_ctl_conn *c, bool too_long)
         fprintf(c->out, "request: longer than %u bytes\n", SUP_CTL_REQ_MAX - 1);
         ans = SUP_ANS_ERR;
     } else {
+        s->ctl_iwait = &c->iwait; /* where `inject` leaves its wait */
         ans = sup_ctl_handle(s, c->req, c->out, &c->wait);
+        s->ctl_iwait = NULL;
     }
-    if (c->wait.pending) {
+    if (c->wait.pending || c->iwait.pending) {
         c->st = SUP_CONN_WAIT;
         struct epoll_event ev = {.events = 0, .data.u64 = SUP_POLL_KEY(SUP_POLL_CONN, c - s->conns)};
         epoll_ctl(s->ep_fd, EPOLL_CTL_MOD, c->fd, &ev);
@@ -193,8 +196,9 @@ void sup_ctl_tick(struct sup *s, uint64_t now)
         struct sup_ctl_conn *c = &s->conns[i];
         if (c->st == SUP_CONN_WAIT) {
             bool ok;
-            bool done = c->wait.kind == SUP_WAIT_NEIGH ? sup_neigh_poll(s, &c->wait, now, c->out, &ok)
-                                                       : sup_shaper_set_poll(s, &c->wait, now, c->out, &ok);
+            bool done = c->iwait.pending ? sup_inject_poll(s, &c->iwait, now, c->out, &ok)
+                        : c->wait.kind == SUP_WAIT_NEIGH ? sup_neigh_poll(s, &c->wait, now, c->out, &ok)
+                                                         : sup_shaper_set_poll(s, &c->wait, now, c->out, &ok);
             if (done) {
                 fflush(c->out);
                 conn_answer(s, c, ok ? SUP_ANS_OK : SUP_ANS_ERR);

@@ -6,6 +6,7 @@
  * pidfd and, while it starts, its readiness pipe.
  */
 #include "supervisor/sup.h"
+#include "supervisor/inject.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -307,8 +308,10 @@ int sup_run(struct sup *s)
         uint64_t now = sup_now_ns();
         sup_check_timers(s, now);
         sup_ctl_tick(s, now);
+        sup_inject_tick(s, now);
     }
     sup_ctl_close_all(s);
+    sup_inject_end(s); /* nothing stopped or held by `inject` is left for the census */
     int census = final_census(s);
     unlink(s->sock_path);
     close(s->ctl_fd);

@@ -139,6 +139,21 @@ struct sup_ctl_wait {
     char what[96];    /* the answer to print when it is taken */
 };
 
+/* An `inject` waiting for a service's answer (supervisor/inject.c). */
+struct sup_inject_wait {
+    bool pending;
+    bool answered;    /* crash: the answer is in; waiting to see the death */
+    int svc;          /* the service that answers: the target, or its input ring's producer */
+    int target;       /* the service injected */
+    pid_t pid;        /* the instance asked */
+    uint32_t kind;    /* enum ipc_inj_kind */
+    uint64_t seq;     /* the ack that answers it */
+    uint64_t arg, arg2; /* as asked (leak N; slow US MS) */
+    uint64_t deadline_ns;
+};
+
+struct sup_inject; /* supervisor/inject.c */
+
 enum sup_conn_state { SUP_CONN_FREE, SUP_CONN_READ, SUP_CONN_WAIT, SUP_CONN_WRITE };
 
 struct sup_ctl_conn {
@@ -151,6 +166,7 @@ struct sup_ctl_conn {
     char *body;
     size_t len, off; /* the answer's length, and how much of it is sent */
     struct sup_ctl_wait wait;
+    struct sup_inject_wait iwait;
 };
 
 /* A route added or replaced with `ringrouter route` since `up` (or loaded
@@ -208,6 +224,9 @@ struct sup {
     int ep_fd;
     uint64_t tick_ns;
     uint64_t last_check_ns; /* when sup_check_timers last ran */
+
+    struct sup_inject *inj;              /* faults in progress (inject.c); NULL until the first */
+    struct sup_inject_wait *ctl_iwait;   /* the wait of the request being handled (ctl_conn.c) */
 };
 
 /* setup.c */

@@ -1,0 +1,185 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * bench/faultflow.c: a numbered UDP stream at a fixed rate, and a sink that
+ * keeps one bit per sequence number, for fault campaigns (bench/faults,
+ * tests/integ/fault_campaign.sh) at rates a Python sender cannot hold.
+ *
+ *   faultflow send DST PORT PPS LOG
+ *       every millisecond (an absolute-time sleep, so the rate holds), the
+ *       datagrams due by now, 64 bytes each, with sendmmsg: payload the
+ *       sequence number and the send time (CLOCK_REALTIME, us). A sender
+ *       that fell behind by more than 10 ms skips ahead rather than
+ *       bursting. LOG gets "SEQ TIME_US" for the first datagram of every
+ *       tick, so that a fault's time maps to the sequence numbers sent
+ *       after it. SIGTERM: "sent N errors E" on stderr, exit 0.
+ *   faultflow recv ADDR PORT BITMAP
+ *       recvmmsg; bit SEQ of BITMAP is set when SEQ arrived. SIGTERM: the
+ *       bitmap is written, "received N max_seq M dup D" on stderr, exit 0.
+ *
+ * Times are CLOCK_REALTIME in microseconds, bash's EPOCHREALTIME clock.
+ */
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#define BATCH 64
+#define PAYLOAD 64
+
+static volatile sig_atomic_t stop;
+
+static void on_term(int sig)
+{
+    (void)sig;
+    stop = 1;
+}
+
+static uint64_t now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+static int do_send(const char *dst, int port, double pps, const char *logpath)
+{
+    FILE *log = fopen(logpath, "w");
+    int fd = socket(AF_INET, SOCK_DGRAM, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    if (!log || fd < 0 || inet_pton(AF_INET, dst, &sa.sin_addr) != 1) {
+        perror("faultflow send");
+        return 1;
+    }
+    static uint8_t buf[BATCH][PAYLOAD];
+    struct mmsghdr msg[BATCH];
+    struct iovec iov[BATCH];
+    for (int i = 0; i < BATCH; i++) {
+        iov[i] = (struct iovec){.iov_base = buf[i], .iov_len = PAYLOAD};
+        msg[i] = (struct mmsghdr){
+            .msg_hdr = {.msg_name = &sa, .msg_namelen = sizeof(sa), .msg_iov = &iov[i], .msg_iovlen = 1}};
+    }
+    uint64_t seq = 0, errors = 0;
+    double due = 0; /* datagrams owed, fractional */
+    struct timespec next;
+    clock_gettime(CLOCK_MONOTONIC, &next);
+    while (!stop) {
+        next.tv_nsec += 1000000;
+        if (next.tv_nsec >= 1000000000) {
+            next.tv_nsec -= 1000000000;
+            next.tv_sec++;
+        }
+        struct timespec now;
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        int64_t late = (int64_t)(now.tv_sec - next.tv_sec) * 1000000000 + (now.tv_nsec - next.tv_nsec);
+        if (late > 10000000) {
+            next = now; /* descheduled: skip ahead, no burst */
+            due = 0;
+        } else if (late < 0) {
+            clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
+        }
+        due += pps / 1000.0;
+        uint64_t t = now_us();
+        fprintf(log, "%llu %llu\n", (unsigned long long)seq, (unsigned long long)t);
+        while (due >= 1 && !stop) {
+            int n = due < BATCH ? (int)due : BATCH;
+            for (int i = 0; i < n; i++) {
+                uint64_t s = seq + (uint64_t)i;
+                memcpy(buf[i], &s, 8);
+                memcpy(buf[i] + 8, &t, 8);
+            }
+            int r = sendmmsg(fd, msg, (unsigned)n, 0);
+            if (r < 0) {
+                if (errno != EINTR)
+                    errors += (uint64_t)n; /* not our business: counted, numbers go on */
+                r = n;
+            } else if (r < n) {
+                errors += (uint64_t)(n - r);
+            }
+            seq += (uint64_t)n;
+            due -= n;
+        }
+    }
+    fclose(log);
+    fprintf(stderr, "sent %llu errors %llu\n", (unsigned long long)seq, (unsigned long long)errors);
+    return 0;
+}
+
+static int do_recv(const char *addr, int port, const char *path)
+{
+    int fd = socket(AF_INET, SOCK_DGRAM, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    int rcvbuf = 8 << 20;
+    struct timeval tv = {.tv_sec = 0, .tv_usec = 100000};
+    if (fd < 0 || inet_pton(AF_INET, addr, &sa.sin_addr) != 1 || bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+        perror("faultflow recv");
+        return 1;
+    }
+    setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof(rcvbuf));
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    size_t cap = 1 << 20; /* bytes of bitmap: 8M sequence numbers, grown as needed */
+    uint8_t *bm = calloc(cap, 1);
+    static uint8_t buf[BATCH][PAYLOAD + 64];
+    struct mmsghdr msg[BATCH];
+    struct iovec iov[BATCH];
+    for (int i = 0; i < BATCH; i++) {
+        iov[i] = (struct iovec){.iov_base = buf[i], .iov_len = sizeof(buf[i])};
+        msg[i] = (struct mmsghdr){.msg_hdr = {.msg_iov = &iov[i], .msg_iovlen = 1}};
+    }
+    uint64_t got = 0, dup = 0, top = 0;
+    while (!stop && bm) {
+        int n = recvmmsg(fd, msg, BATCH, MSG_WAITFORONE, NULL);
+        for (int i = 0; i < n; i++) {
+            if (msg[i].msg_len < 16)
+                continue;
+            uint64_t s;
+            memcpy(&s, buf[i], 8);
+            if (s >> 40)
+                continue; /* not ours */
+            while (s / 8 >= cap) {
+                uint8_t *nb = realloc(bm, cap * 2);
+                if (!nb)
+                    break;
+                memset(nb + cap, 0, cap);
+                bm = nb;
+                cap *= 2;
+            }
+            if (s / 8 >= cap)
+                continue;
+            if (bm[s / 8] & (1u << (s % 8)))
+                dup++;
+            bm[s / 8] |= (uint8_t)(1u << (s % 8));
+            got++;
+            if (s > top)
+                top = s;
+        }
+    }
+    FILE *out = fopen(path, "w");
+    if (!out || !bm || fwrite(bm, 1, got ? top / 8 + 1 : 0, out) != (got ? top / 8 + 1 : 0)) {
+        perror("faultflow recv: writing the bitmap");
+        return 1;
+    }
+    fclose(out);
+    fprintf(stderr, "received %llu max_seq %llu dup %llu\n", (unsigned long long)got, (unsigned long long)top,
+            (unsigned long long)dup);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    struct sigaction sa = {.sa_handler = on_term};
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    if (argc == 6 && strcmp(argv[1], "send") == 0)
+        return do_send(argv[2], atoi(argv[3]), atof(argv[4]), argv[5]);
+    if (argc == 5 && strcmp(argv[1], "recv") == 0)
+        return do_recv(argv[2], atoi(argv[3]), argv[4]);
+    fprintf(stderr, "usage: faultflow send DST PORT PPS LOG | faultflow recv ADDR PORT BITMAP\n");
+    return 2;
+}

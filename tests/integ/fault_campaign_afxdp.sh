@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# shellcheck disable=SC2034 # RR_* settings are read by tests/lib/router.sh
+# tests/integ/fault_campaign_afxdp.sh: fault_campaign.sh's campaign on the
+# AF_XDP topology of faults_afxdp.sh (two rr-afxdp drivers on veth, copy
+# mode, the supervisor in its own namespace R), so that every
+# `ringrouter inject` kind is proved on rr-afxdp too: about 150 faults of
+# every kind into driver-a, driver-b and the router, under the numbered
+# stream A -> B (bench/faultflow, 2,000 datagrams a second). The same
+# assertions: every fault carried out, its target back with the restart
+# count its kind implies, no isolation break, every leak reclaimed, every
+# kind into every service, the garbage counted where it was refused, a clean
+# census (the buffers the kernel held across the restarts come back); loss
+# per fault at p99 timing-bound. Skips (77) without root or AF_XDP.
+set -u
+. "$(dirname "$0")/../lib/router.sh"
+rr_init fault_campaign_afxdp
+rr_need ss ethtool
+rr_afxdp_init
+[ -x "$RR_BIN_DIR/faultflow" ] || rr_fail "$RR_BIN_DIR/faultflow is missing: build with ninja first"
+cp "$RR_BIN_DIR/faultflow" "$RR_T/bin/" || rr_fail "cannot copy faultflow"
+rr_seed
+
+HANG_MS=500
+FAULTS=${CAMPAIGN_FAULTS:-150}
+LOSS_P99=${CAMPAIGN_LOSS_P99:-50}
+rr_three_ns 75 76
+rr_veth_host "$NS_A" ya0 ya1 "$NS_R" "$HOST_A" "$GW_A"
+rr_veth_host "$NS_B" yb0 yb1 "$NS_R" "$HOST_B" "$GW_B"
+{
+    printf '[router]\nname = fc%s\npool_buffers = 8192\nrun_dir = %s/run\n\n' "$$" "$RR_T"
+    printf '[port a]\ndriver = afxdp\nifname = ya1\naddress = %s/24\n\n' "$GW_A"
+    printf '[port b]\ndriver = afxdp\nifname = yb1\naddress = %s/24\n' "$GW_B"
+    for s in "${RR_SERVICES[@]}"; do
+        printf '\n[service %s]\nhang_ms = %s\nrestart_limit = 1000\nrestart_window = 10s\n' "$s" $HANG_MS
+    done
+} >"$RR_T/m.ini"
+"$RR" check -c "$RR_T/m.ini" >/dev/null || rr_fail "the manifest does not check: $(cat "$RR_T/m.ini")"
+# Not through rr_in: $! must be the supervisor (ip netns exec execs it).
+ip netns exec "$NS_R" "$RR" up -c "$RR_T/m.ini" 2>>"$RR_LOG" &
+RR_PID=$!
+rr_wait 10 eval 'rr_all_up || ! rr_alive $RR_PID' || rr_fail "not every service was up within 10 s"
+rr_alive "$RR_PID" || rr_fail "the supervisor exited at start"
+rr_ok "up: A $HOST_A -- ya1 [driver-a, router, driver-b] yb1 -- B $HOST_B (AF_XDP)"
+out=$(rr_in "$NS_A" ping -n -c 2 -i 0.2 -W 2 "$HOST_B" 2>&1) || rr_fail "ping A -> B: $out"
+
+ip netns exec "$NS_B" "$RR_T/bin/faultflow" recv "$HOST_B" 9000 "$RR_T/ab.bits" 2>"$RR_T/recv.err" &
+RECV=$!
+RR_EXTRA_PIDS+=("$RECV")
+rr_wait 5 eval "rr_in $NS_B ss -Hlun 'sport = :9000' | grep -q ." || rr_fail "the sink did not bind"
+ip netns exec "$NS_A" "$RR_T/bin/faultflow" send "$HOST_B" 9000 2000 "$RR_T/ab.send" 2>"$RR_T/send.err" &
+SEND=$!
+RR_EXTRA_PIDS+=("$SEND")
+rr_msleep 500
+
+"$RR_PY" "$RR_ROOT/tests/lib/faultcamp.py" run "$RR_SOCK" "$RR_LOG" "$RR_T/faults.tsv" \
+    --services router,driver-a,driver-b --faults "$FAULTS" --seed "$RR_SEED" --hang-ms $HANG_MS \
+    --deadline-s 80 2>&1 | sed 's/^/  /'
+rc=${PIPESTATUS[0]}
+[ "$rc" = 0 ] || rr_fail "the campaign stopped (exit $rc)"
+rr_msleep 300
+for p in "$SEND" "$RECV"; do
+    kill -TERM "$p" 2>/dev/null
+    rr_wait 5 eval "! rr_alive $p" || rr_fail "pid $p (a flow tool) did not stop"
+    wait "$p" || rr_fail "a flow tool exited with status $?"
+    rr_msleep 500 # after the sender: what is in flight arrives
+done
+rr_ok "stream: $(cat "$RR_T/send.err"); $(cat "$RR_T/recv.err")"
+
+rep=$("$RR_PY" "$RR_ROOT/tests/lib/faultcamp.py" report "$RR_T/faults.tsv" \
+    --flow ab "$RR_T/ab.send" "$RR_T/ab.bits" router,driver-a,driver-b --table) || rr_fail "report: $rep"
+sed 's/^/  /' <<<"$rep"
+val() { sed -n "s/^$1 //p" <<<"$rep"; }
+total=$(val faults_total)
+[ "$total" -ge 120 ] || rr_fail "only $total faults in the time given, expected at least 120"
+[ "$(val faults_not_carried_out)" = 0 ] || rr_fail "$(val faults_not_carried_out) faults were not carried out (see NOTOK)"
+[ "$(val faults_isolation_breaks)" = 0 ] || rr_fail "$(val faults_isolation_breaks) isolation breaks"
+[ "$(val faults_leaked_buffers)" = 0 ] || rr_fail "$(val faults_leaked_buffers) buffers leaked by leak faults"
+for k in kill stop crash corrupt-ring corrupt-meta double-free chain-loop leak slow exhaust; do
+    for s in "${RR_SERVICES[@]}"; do
+        awk -F'\t' -v k="$k" -v s="$s" '$3 == s && $4 == k { f = 1 } END { exit !f }' "$RR_T/faults.tsv" ||
+            rr_fail "kind $k was never injected into $s"
+    done
+done
+p99=$(val faults_lost_per_fault_p99)
+[ "$p99" -le "$LOSS_P99" ] || t_timing_fail "the stream lost $p99 datagrams per fault at p99 (bound $LOSS_P99)"
+rr_stats || rr_fail "stats"
+count() { awk -F'\t' -v k="$1" '$4 == k && $6 == 1 { n++ } END { print n + 0 }' "$RR_T/faults.tsv"; }
+sum() { local c n=0 r; for r in rx-a rx-b tx-a tx-b; do for c in "$@"; do n=$((n + $(rr_ctr "ring.$r.$c"))); done; done; echo $n; }
+h=$(sum drop_bad_handle) m=$(sum drop_bad_frame drop_bad_chain) fb=$(rr_ctr pool.free_bad)
+[ "$h" -ge "$(count corrupt-ring)" ] || rr_fail "drop_bad_handle $h < $(count corrupt-ring) corrupt-ring faults"
+[ "$m" -ge $(($(count corrupt-meta) + $(count chain-loop))) ] ||
+    rr_fail "drop_bad_frame + drop_bad_chain $m < $(count corrupt-meta) corrupt-meta + $(count chain-loop) chain-loop faults"
+[ "$fb" -ge "$(count double-free)" ] || rr_fail "free_bad $fb < $(count double-free) double-free faults"
+rr_ok "refused and counted: $h bad handles, $m bad frames or chains, $fb double frees"
+
+rr_stop
+rr_census_ok
+t_pass "fault_campaign_afxdp: $total faults, every kind into rr-afxdp drivers and the router, no isolation break, no leak, clean census"
