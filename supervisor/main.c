@@ -163,8 +163,8 @@ static int refuse_options(const char *cmd, const struct cli_line *l)
     const char *bad = local && l->json ? "--json" : local && l->socket ? "--socket" : NULL;
     if (!bad && strcmp(cmd, "stats") != 0)
         bad = l->all ? "--all" : l->stages ? "--stages" : NULL;
-    if (!bad && (strcmp(cmd, "restart") == 0 || strcmp(cmd, "inject") == 0) && l->json)
-        bad = "--json";
+    if (!bad && strcmp(cmd, "inject") == 0 && l->json)
+        bad = "--json"; /* restart's is the supervisor's to refuse (ctl.c), as before */
     if (!bad && strcmp(cmd, "route") != 0 && strcmp(cmd, "neigh") != 0 && l->force)
         bad = "--force";
     if (!bad && (strcmp(cmd, "help") == 0 || strcmp(cmd, "version") == 0) && l->config)
