@@ -10,12 +10,12 @@
 #include <errno.h>
 #include <string.h>
 
-static uint64_t fib_align(uint64_t v, uint64_t a)
+uint64_t fib_align(uint64_t v, uint64_t a)
 {
     return (v + a - 1) / a * a;
 }
 
-static uint32_t fib_pow2_at_least(uint64_t v)
+uint32_t fib_pow2_at_least(uint64_t v)
 {
     uint32_t p = 16;
     while (p < v)
@@ -26,7 +26,7 @@ static uint32_t fib_pow2_at_least(uint64_t v)
 /* The writer's recycler for @n objects (tbl8 groups or next hops) from
  * offset @o: a free stack of indices, then the retire queue's indices and
  * generations. Returns the offset past it. */
-static uint64_t fib_layout_recycler(uint64_t o, uint64_t n, uint64_t *free_off, uint64_t *rq_idx_off,
+uint64_t fib_layout_recycler(uint64_t o, uint64_t n, uint64_t *free_off, uint64_t *rq_idx_off,
                                     uint64_t *rq_gen_off)
 {
     *free_off = o;

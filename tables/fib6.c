@@ -6,62 +6,37 @@
  * and the inline lookups of fib6.h; the writer half is tables/fib6_write.c.
  */
 #include "tables/fib6_impl.h"
+#include "tables/fib_impl.h"
 
 #include <errno.h>
 #include <string.h>
 
-static uint64_t fib6_align(uint64_t v, uint64_t a)
-{
-    return (v + a - 1) / a * a;
-}
-
-static uint32_t fib6_pow2_at_least(uint64_t v)
-{
-    uint32_t p = 16;
-    while (p < v)
-        p <<= 1;
-    return p;
-}
-
-/* The writer's recycler for @n objects (groups or next hops) from offset
- * @o: a free stack of indices, then the retire queue's indices and
- * generations. Returns the offset past it. */
-static uint64_t fib6_layout_recycler(uint64_t o, uint64_t n, uint64_t *free_off, uint64_t *rq_idx_off,
-                                     uint64_t *rq_gen_off)
-{
-    *free_off = o;
-    o += n * sizeof(uint32_t);
-    *rq_idx_off = o;
-    o += n * sizeof(uint32_t);
-    o = fib6_align(o, sizeof(uint64_t));
-    *rq_gen_off = o;
-    return o + n * sizeof(uint64_t);
-}
-
+/* The alignment, power-of-two and recycler helpers are the IPv4 FIB's
+ * (tables/fib.c, fib_impl.h): one layout arithmetic for both. */
 uint64_t fib6_impl_layout(struct fib6_layout *l, const struct fib6_params *p)
 {
     memset(l, 0, sizeof(*l));
     l->max_prefixes = p->max_prefixes;
     l->tbl8_groups = p->tbl8_groups;
     l->max_nh = p->max_nh;
-    l->pfx_mask = fib6_pow2_at_least((uint64_t)p->max_prefixes * 2) - 1;
-    l->nhh_mask = fib6_pow2_at_least((uint64_t)p->max_nh * 2) - 1;
+    l->pfx_mask = fib_pow2_at_least((uint64_t)p->max_prefixes * 2) - 1;
+    l->nhh_mask = fib_pow2_at_least((uint64_t)p->max_nh * 2) - 1;
     uint64_t o = 2 * FIB6_PAGE;
     l->off_tbl24 = o;
-    o = fib6_align(o + (sizeof(uint32_t) << 24), FIB6_PAGE);
+    o = fib_align(o + (sizeof(uint32_t) << 24), FIB6_PAGE);
     l->off_tbl8 = o;
-    o = fib6_align(o + (uint64_t)p->tbl8_groups * 256 * sizeof(uint32_t), FIB6_PAGE);
+    o = fib_align(o + (uint64_t)p->tbl8_groups * 256 * sizeof(uint32_t), FIB6_PAGE);
     l->off_nh = o;
-    o = fib6_align(o + (uint64_t)p->max_nh * FIB6_NH_WORDS * sizeof(uint64_t), FIB6_PAGE);
+    o = fib_align(o + (uint64_t)p->max_nh * FIB6_NH_WORDS * sizeof(uint64_t), FIB6_PAGE);
     l->off_nh_ref = o;
-    o = fib6_align(o + (uint64_t)p->max_nh * sizeof(uint32_t), 64);
+    o = fib_align(o + (uint64_t)p->max_nh * sizeof(uint32_t), 64);
     l->off_pfx = o;
-    o = fib6_align(o + (uint64_t)(l->pfx_mask + 1) * sizeof(struct fib6_hslot), 64);
+    o = fib_align(o + (uint64_t)(l->pfx_mask + 1) * sizeof(struct fib6_hslot), 64);
     l->off_nhh = o;
-    o = fib6_align(o + (uint64_t)(l->nhh_mask + 1) * sizeof(struct fib6_hslot), 64);
-    o = fib6_layout_recycler(o, p->tbl8_groups, &l->off_tbl8_free, &l->off_tbl8_rq_idx, &l->off_tbl8_rq_gen);
-    o = fib6_layout_recycler(o, p->max_nh, &l->off_nh_free, &l->off_nh_rq_idx, &l->off_nh_rq_gen);
-    return fib6_align(o, FIB6_PAGE);
+    o = fib_align(o + (uint64_t)(l->nhh_mask + 1) * sizeof(struct fib6_hslot), 64);
+    o = fib_layout_recycler(o, p->tbl8_groups, &l->off_tbl8_free, &l->off_tbl8_rq_idx, &l->off_tbl8_rq_gen);
+    o = fib_layout_recycler(o, p->max_nh, &l->off_nh_free, &l->off_nh_rq_idx, &l->off_nh_rq_gen);
+    return fib_align(o, FIB6_PAGE);
 }
 
 void fib6_impl_bind(struct fib6 *fib, void *base, size_t size)

@@ -43,4 +43,13 @@ uint64_t fib_impl_layout(struct fib_layout *l, const struct fib_params *p);
 /** Point @fib's tables into the region at @base. */
 void fib_impl_bind(struct fib *fib, void *base, size_t size);
 
+/* Layout arithmetic, shared with the IPv6 FIB (tables/fib6.c): @v rounded
+ * up to a multiple of @a; the smallest power of two >= @v (at least 16);
+ * and a writer's recycler for @n objects from offset @o (a free stack of
+ * indices, then the retire queue's indices and generations), returning the
+ * offset past it. */
+uint64_t fib_align(uint64_t v, uint64_t a);
+uint32_t fib_pow2_at_least(uint64_t v);
+uint64_t fib_layout_recycler(uint64_t o, uint64_t n, uint64_t *free_off, uint64_t *rq_idx_off, uint64_t *rq_gen_off);
+
 #endif
