@@ -115,6 +115,10 @@ run_one() { # run_one LABEL CMD...
         fail=$((fail + 1))
         failed+=("$label")
         printf 'FAIL %-44s exit %d%s\n' "$label" "$rc" "$note"
+        # The reason first: a log's tail can be long (the supervisor's log
+        # follows a failure) and whoever shows this may fold its middle.
+        grep -E '^(FAIL|FAILED|\[  FAILED  \]|ERROR|AddressSanitizer|==[0-9]+==ERROR)|: FAIL|Assertion|runtime error|^[A-Za-z]*Error: ' "$log" |
+            head -n 8 | sed 's/^/    > /'
         sed 's/^/    | /' "$log" | tail -n 60
         ;;
     esac
