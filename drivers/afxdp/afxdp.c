@@ -371,6 +371,12 @@ static uint32_t fill_step(struct afxdp *x)
 {
     struct xskq *q = &x->fq;
     uint32_t done = 0;
+    /* The router is behind and the RX ring waits on it: lend the kernel no
+     * more frames, so that what it cannot place is dropped before the copy
+     * (the fill ring is empty: xsk_fill_empty), the cheapest point there is,
+     * not copied into the pool to wait or be dropped at the RX ring. */
+    if (x->rx_blocked)
+        return 0;
     if (x->fill_short || xskq_prod_queued(q) + AFXDP_WINDOW > x->fill_target)
         xskq_prod_refresh(q);
     x->fill_short = false;
