@@ -79,6 +79,18 @@ static const struct cli_cmd cli_cmds[] = {
      "Stop SERVICE (SIGTERM) and start it again on the same rings, through its\n"
      "warm standby; a failed service is tried again. The services are those\n"
      "`ringrouter status` lists. It prints one line and has no --json.\n"},
+    {"upgrade", NULL, NULL, "move a service to a new binary under traffic",
+     "usage: ringrouter upgrade SERVICE [--binary PATH]\n"
+     "\n"
+     "Start PATH (default: the service's binary path, whose file may be new) as\n"
+     "SERVICE's standby, check that it was built for the running shared regions\n"
+     "(their layout stamp; a mismatch is refused naming both), wait until it is\n"
+     "parked, then hand over as `restart` does: the old instance finishes its\n"
+     "batch and exits, the new one binds to the same rings. Packets wait in the\n"
+     "rings meanwhile. If the new instance ends, or is not ready within the\n"
+     "service's upgrade_timeout_ms, the old binary is started again (rolled back)\n"
+     "and the exit status is 100. `status` shows each instance's binary, build\n"
+     "id and start time. Root only; no --json. See docs/operations.md.\n"},
     {"inject", NULL, NULL, "inject a fault into a service",
      "usage: ringrouter inject SERVICE KIND [ARGS]\n"
      "\n"

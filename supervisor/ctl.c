@@ -167,18 +167,28 @@ static void do_status(struct sup *s, FILE *f, bool json)
             sup_json_str(f, v->name);
             fprintf(f,
                     ",\"state\":\"%s\",\"pid\":%d,\"restarts\":%u,\"uptime_ms\":%llu,\"ready_ms\":%.3f,"
-                    "\"standby_pid\":%d,\"standby_parked\":%s,\"uid\":%u,\"gid\":%u,\"last_exit\":",
+                    "\"standby_pid\":%d,\"standby_parked\":%s,\"uid\":%u,\"gid\":%u,\"started_at\":%lld,"
+                    "\"standby_started_at\":%lld,\"binary\":",
                     sup_state_name(v->state), (int)v->pid, v->restarts, (unsigned long long)uptime_ms(v, now),
                     (double)v->ready_ms_last / 1000.0, (int)v->sb_pid, v->sb_parked ? "true" : "false",
-                    (unsigned)v->uid, (unsigned)v->gid);
+                    (unsigned)v->uid, (unsigned)v->gid, v->pid > 0 ? (long long)v->run_started : 0LL,
+                    v->sb_pid > 0 ? (long long)v->sb_started : 0LL);
+            sup_json_str(f, v->pid > 0 ? v->run_binary : "");
+            fprintf(f, ",\"build_id\":");
+            sup_json_str(f, v->pid > 0 ? v->run_build : "");
+            fprintf(f, ",\"standby_binary\":");
+            sup_json_str(f, v->sb_pid > 0 ? v->sb_binary : "");
+            fprintf(f, ",\"standby_build_id\":");
+            sup_json_str(f, v->sb_pid > 0 ? v->sb_build : "");
+            fprintf(f, ",\"last_exit\":");
             sup_json_str(f, v->last_exit);
             fprintf(f, "}");
         }
         fprintf(f, "]}\n");
         return;
     }
-    fprintf(f, "%-16s %-9s %8s %8s %8s %10s  %s\n", "SERVICE", "STATE", "PID", "STANDBY", "RESTARTS", "UPTIME",
-            "LAST EXIT");
+    fprintf(f, "%-16s %-9s %8s %8s %8s %10s %-8s %-12s %-28s %s\n", "SERVICE", "STATE", "PID", "STANDBY", "RESTARTS",
+            "UPTIME", "STARTED", "BUILD", "BINARY", "LAST EXIT");
     for (int i = 0; i < s->nsvcs; i++) {
         const struct sup_svc *v = &s->svcs[i];
         char up[32] = "-";
@@ -187,8 +197,18 @@ static void do_status(struct sup *s, FILE *f, bool json)
         char sb[16] = "-";
         if (v->sb_pid > 0)
             snprintf(sb, sizeof(sb), "%d%s", (int)v->sb_pid, v->sb_parked ? "" : "*");
-        fprintf(f, "%-16s %-9s %8d %8s %8u %10s  %s\n", v->name, sup_state_name(v->state), (int)v->pid, sb,
-                v->restarts, up, v->last_exit[0] ? v->last_exit : "-");
+        /* The running instance's: when it started (local time), its ELF
+         * build id (12 digits) and what it was exec'd from. */
+        char started[16] = "-", build[16] = "-";
+        if (v->pid > 0 && v->run_started) {
+            struct tm tm;
+            localtime_r(&v->run_started, &tm);
+            strftime(started, sizeof(started), "%H:%M:%S", &tm);
+            snprintf(build, sizeof(build), "%.12s", v->run_build[0] ? v->run_build : "none");
+        }
+        fprintf(f, "%-16s %-9s %8d %8s %8u %10s %-8s %-12s %-28s %s\n", v->name, sup_state_name(v->state),
+                (int)v->pid, sb, v->restarts, up, started, build, v->pid > 0 ? v->run_binary : "-",
+                v->last_exit[0] ? v->last_exit : "-");
     }
 }
 
@@ -548,6 +568,8 @@ static bool ctl_dispatch(struct sup *s, char **words, int nw, FILE *f, struct su
         return sup_ctl_shaper(s, words + 1, nw - 1, f, wait);
     if (strcmp(cmd, "inject") == 0) /* supervisor/inject.c */
         return sup_ctl_inject(s, words + 1, nw - 1, f);
+    if (strcmp(cmd, "upgrade") == 0) /* supervisor/upgrade.c */
+        return sup_ctl_upgrade(s, words + 1, nw - 1, f, wait);
     if (strcmp(cmd, "status") == 0) {
         if (!ctl_opts(s, cmd, words + 1, nw - 1, O_JSON, &o, f))
             return false;

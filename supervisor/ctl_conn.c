@@ -196,9 +196,10 @@ void sup_ctl_tick(struct sup *s, uint64_t now)
         struct sup_ctl_conn *c = &s->conns[i];
         if (c->st == SUP_CONN_WAIT) {
             bool ok;
-            bool done = c->iwait.pending ? sup_inject_poll(s, &c->iwait, now, c->out, &ok)
-                        : c->wait.kind == SUP_WAIT_NEIGH ? sup_neigh_poll(s, &c->wait, now, c->out, &ok)
-                                                         : sup_shaper_set_poll(s, &c->wait, now, c->out, &ok);
+            bool done = c->iwait.pending                  ? sup_inject_poll(s, &c->iwait, now, c->out, &ok)
+                        : c->wait.kind == SUP_WAIT_NEIGH   ? sup_neigh_poll(s, &c->wait, now, c->out, &ok)
+                        : c->wait.kind == SUP_WAIT_UPGRADE ? sup_upgrade_poll(s, &c->wait, now, c->out, &ok)
+                                                           : sup_shaper_set_poll(s, &c->wait, now, c->out, &ok);
             if (done) {
                 fflush(c->out);
                 conn_answer(s, c, ok ? SUP_ANS_OK : SUP_ANS_ERR);

@@ -89,6 +89,8 @@ static void on_pidfd(struct sup *s, struct sup_svc *v)
         char how[96];
         sup_exit_text(how, sizeof(how), status);
         sup_log("%s: standby pid %d %s; another in 1 s", v->name, (int)v->sb_pid, how);
+        snprintf(v->sb_exit, sizeof(v->sb_exit), "%s", how);
+        v->sb_deaths++; /* an upgrade waiting on this standby sees it (upgrade.c) */
         close(v->sb_pidfd);
         close(v->sb_notify_fd);
         close(v->sb_go_fd);

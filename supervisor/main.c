@@ -33,7 +33,7 @@ int sup_ctl_client(const char *sock, int argc, char **argv);
 
 /* The command line, options taken out wherever they stood. */
 struct cli_line {
-    const char *socket, *config;
+    const char *socket, *config, *binary;
     bool json, all, stages, force, help, version;
     const char *pos[CLI_POS_MAX];
     int npos;
@@ -48,8 +48,8 @@ static int usage_error(const char *fmt, const char *arg)
 }
 
 static const char *const cli_long[] = {"--socket", "--config", "--json", "--all", "--stages", "--force", "--help",
-                                       "--version"};
-enum { L_SOCKET, L_CONFIG, L_JSON, L_ALL, L_STAGES, L_FORCE, L_HELP, L_VERSION, L_N };
+                                       "--version", "--binary"};
+enum { L_SOCKET, L_CONFIG, L_JSON, L_ALL, L_STAGES, L_FORCE, L_HELP, L_VERSION, L_BINARY, L_N };
 
 /* Parse argv into @l. Returns 0, or an exit code after saying what is wrong. */
 static int cli_parse(int argc, char **argv, struct cli_line *l)
@@ -73,7 +73,7 @@ static int cli_parse(int argc, char **argv, struct cli_line *l)
                 fprintf(stderr, "ringrouter: %s (see ringrouter --help)\n", err);
                 return SUP_EXIT_USAGE;
             }
-            if (eq && which != L_SOCKET && which != L_CONFIG)
+            if (eq && which != L_SOCKET && which != L_CONFIG && which != L_BINARY)
                 return usage_error("option \"%s\" takes no value", name);
             val = eq ? eq + 1 : NULL;
         } else if (opts && a[0] == '-' && a[1] && !a[2]) {
@@ -90,7 +90,7 @@ static int cli_parse(int argc, char **argv, struct cli_line *l)
             l->pos[l->npos++] = a;
             continue;
         }
-        if (which == L_SOCKET || which == L_CONFIG) {
+        if (which == L_SOCKET || which == L_CONFIG || which == L_BINARY) {
             if (!val) {
                 if (i + 1 == argc)
                     return usage_error("option \"%s\" needs an argument", a);
@@ -98,8 +98,10 @@ static int cli_parse(int argc, char **argv, struct cli_line *l)
             }
             if (which == L_SOCKET)
                 l->socket = val;
-            else
+            else if (which == L_CONFIG)
                 l->config = val;
+            else
+                l->binary = val;
         }
         l->json |= which == L_JSON;
         l->all |= which == L_ALL;
@@ -163,10 +165,12 @@ static int refuse_options(const char *cmd, const struct cli_line *l)
     const char *bad = local && l->json ? "--json" : local && l->socket ? "--socket" : NULL;
     if (!bad && strcmp(cmd, "stats") != 0)
         bad = l->all ? "--all" : l->stages ? "--stages" : NULL;
-    if (!bad && strcmp(cmd, "inject") == 0 && l->json)
+    if (!bad && (strcmp(cmd, "inject") == 0 || strcmp(cmd, "upgrade") == 0) && l->json)
         bad = "--json"; /* restart's is the supervisor's to refuse (ctl.c), as before */
     if (!bad && strcmp(cmd, "route") != 0 && strcmp(cmd, "neigh") != 0 && l->force)
         bad = "--force";
+    if (!bad && strcmp(cmd, "upgrade") != 0 && l->binary)
+        bad = "--binary";
     if (!bad && (strcmp(cmd, "help") == 0 || strcmp(cmd, "version") == 0) && l->config)
         bad = "--config";
     if (!bad)
@@ -239,6 +243,10 @@ static int cmd_ctl(const struct cli_cmd *c, const struct cli_line *l)
         req[n++] = "stages";
     if (l->force)
         req[n++] = "force";
+    if (l->binary) {
+        req[n++] = "--binary";
+        req[n++] = (char *)l->binary;
+    }
     if (l->all)
         req[n++] = "all";
     if (l->json)

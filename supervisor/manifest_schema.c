@@ -201,6 +201,8 @@ static const struct sup_key sup_service_keys[] = {
     [SUP_SERVICE_BINARY] = {"binary", sup_p_binary, KEY(struct sup_service, binary), 0, SUP_PATH_MAX, .def = ""},
     [SUP_SERVICE_SCHED] = {"sched", sup_p_enum, KEY(struct sup_service, sched), .words = sup_sched_words,
                            .def = "normal"},
+    [SUP_SERVICE_UPGRADE_TIMEOUT] = {"upgrade_timeout_ms", sup_p_u32, KEY(struct sup_service, upgrade_timeout_ms),
+                                     100, 60000, .def = "5000"},
 };
 
 #define NKEYS(a) (sizeof(a) / sizeof((a)[0]))

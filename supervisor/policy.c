@@ -215,6 +215,7 @@ static void act_died(struct sup *s, struct sup_svc *v, int status)
     reclaim(s, v, false);
     v->pid = 0;
     v->died_ns = now;
+    sup_upgrade_died(s, v); /* an upgrade's new instance: the restart is the old binary's */
     bool clean = WIFEXITED(status) && WEXITSTATUS(status) == 0;
     if (v->m->restart == SUP_RESTART_NEVER || (v->m->restart == SUP_RESTART_ON_FAILURE && clean)) {
         v->state = SUP_ST_DOWN;

@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include "ipc/pool.h"
 #include "ipc/ring.h"
@@ -25,6 +26,7 @@
 #include "tables/shaper.h"
 #include "supervisor/log.h"
 #include "supervisor/manifest.h"
+#include "supervisor/upgrade.h"
 
 #define SUP_MAX_SERVICES (1 + 2 * SUP_PORTS_MAX)
 #define SUP_MAX_RINGS (3 * SUP_PORTS_MAX)
@@ -104,6 +106,15 @@ struct sup_svc {
     uint64_t sb_retry_ns;
     bool sb_parked; /* it said it waits: promotion costs no exec */
     uint64_t ready_ms_last; /* kill to ready, for bench/restart */
+    char sb_exit[96];       /* how the last standby ended */
+    unsigned sb_deaths;     /* standbys that ended on their own */
+
+    /* What each instance was exec'd from (`status`, `upgrade`): path, ELF
+     * build id, wall-clock start. */
+    char run_binary[300], sb_binary[300];
+    char run_build[SUP_BUILD_ID_MAX], sb_build[SUP_BUILD_ID_MAX];
+    time_t run_started, sb_started;
+    struct sup_upgrade upg;
 };
 
 struct sup_xsk; /* supervisor/xsk.c */
@@ -126,7 +137,7 @@ enum sup_poll { SUP_POLL_SIGNAL = 1, SUP_POLL_TIMER, SUP_POLL_CTL, SUP_POLL_PIDF
 
 /* A request waiting for a service's answer through a mailbox: `shaper set`
  * (supervisor/shaper_ctl.c) or a neighbour command (supervisor/neigh_ctl.c). */
-enum sup_wait_kind { SUP_WAIT_SHAPER = 1, SUP_WAIT_NEIGH };
+enum sup_wait_kind { SUP_WAIT_SHAPER = 1, SUP_WAIT_NEIGH, SUP_WAIT_UPGRADE };
 
 struct sup_ctl_wait {
     bool pending;
