@@ -134,6 +134,12 @@ static int tap_open(void *arg)
         ret = ipc_errf(q->err, -errno, "port %s: creating TAP %s: %s", p->name, p->ifname, strerror(errno));
         goto out_fd;
     }
+    /* Set either way: a device that an earlier `up` made persistent, and
+     * that the manifest no longer wants kept, goes with its last fd again. */
+    if (ioctl(fd, TUNSETPERSIST, p->persist ? 1 : 0) < 0) {
+        ret = ipc_errf(q->err, -errno, "port %s: TUNSETPERSIST on %s: %s", p->name, p->ifname, strerror(errno));
+        goto out_fd;
+    }
     int hdr = 12; /* struct virtio_net_hdr_v1 */
     if (ioctl(fd, TUNSETVNETHDRSZ, &hdr) < 0) {
         ret = ipc_errf(q->err, -errno, "port %s: TUNSETVNETHDRSZ: %s", p->name, strerror(errno));
@@ -625,7 +631,9 @@ void sup_teardown(struct sup *s)
         struct sup_svc *v = &s->svcs[i];
         close_fd(&v->wake_fd);
         close_fd(&v->cfg_fd);
-        close_fd(&v->dev_fd); /* the last fd of a TAP: the device goes away */
+        if (v->dev_fd >= 0 && v->kind == IPC_SVC_TAP && s->m.ports[v->port].persist)
+            sup_log("%s: TAP %s kept (persist = yes)", v->name, s->m.ports[v->port].ifname);
+        close_fd(&v->dev_fd); /* the last fd of a TAP: the device goes away, unless persistent */
         sup_standby_dismiss(s, v);
         close_fd(&v->pidfd);
         close_fd(&v->notify_fd);
