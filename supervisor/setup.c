@@ -246,6 +246,11 @@ static uint32_t typed_config(const struct sup *s, const struct sup_svc *v, void 
     return 0;
 }
 
+int sup_tap_persist(int fd, bool on)
+{
+    return ioctl(fd, TUNSETPERSIST, on ? 1 : 0) < 0 ? -errno : 0;
+}
+
 static int write_config(struct sup *s, struct sup_svc *v, struct ipc_err *err)
 {
     struct ipc_svc_config *c = calloc(1, sizeof(*c));
@@ -290,6 +295,19 @@ static int write_config(struct sup *s, struct sup_svc *v, struct ipc_err *err)
     int ret = ipc_svc_config_create(c, xlen ? &x : NULL, xlen, &v->cfg_fd, err);
     free(c);
     return ret;
+}
+
+int sup_svc_config(struct sup *s, struct sup_svc *v, struct ipc_err *err)
+{
+    int old = v->cfg_fd;
+    int ret = write_config(s, v, err);
+    if (ret < 0) {
+        v->cfg_fd = old;
+        return ret;
+    }
+    if (old >= 0)
+        close(old);
+    return 0;
 }
 
 /* The fds a service gets, by target number: what spawn.c dup2()s into place. */
@@ -350,6 +368,15 @@ static uint32_t kind_ipc(const struct sup *s, const struct sup_service *ms)
         return s->m.ports[ms->port].driver == SUP_DRIVER_TAP ? IPC_SVC_TAP : IPC_SVC_AFXDP;
     }
     return 0;
+}
+
+void sup_svc_binary(const struct sup *s, struct sup_svc *v)
+{
+    const char *bin = v->m->binary[0] ? v->m->binary : kind_binary(s, v->m);
+    if (bin[0] == '/')
+        snprintf(v->binary, sizeof(v->binary), "%s", bin);
+    else
+        snprintf(v->binary, sizeof(v->binary), "%s/%s", s->bindir, bin);
 }
 
 static void find_bindir(struct sup *s)
@@ -536,11 +563,7 @@ int sup_setup(struct sup *s, struct ipc_err *err)
         v->owner = (uint16_t)(IPC_OWNER_SERVICE_MIN + s->nsvcs);
         v->port = ms->port;
         sup_svc_ids(s, v);
-        const char *bin = ms->binary[0] ? ms->binary : kind_binary(s, ms);
-        if (bin[0] == '/')
-            snprintf(v->binary, sizeof(v->binary), "%s", bin);
-        else
-            snprintf(v->binary, sizeof(v->binary), "%s/%s", s->bindir, bin);
+        sup_svc_binary(s, v);
         v->state = SUP_ST_DOWN;
         v->wake_fd = ipc_wake_eventfd();
         if (v->wake_fd < 0)
