@@ -482,7 +482,14 @@ static void walk_shaper(struct rl_ctx *c, int port)
     snprintf(svc, sizeof(svc), "shaper-%s", pn);
     int si = sup_manifest_service(c->n, svc);
     bool restart = false;
-    if (oc.burst != nc.burst) {
+    /* A burst neither manifest sets is the default, which follows the rate:
+     * the running shaper keeps its own, as it does after `shaper set`. */
+    bool burst_set = c->o->shapers[c->o->ports[port].shaper].src.key_line[SUP_SHAPER_BURST] ||
+                     c->n->shapers[c->n->ports[port].shaper].src.key_line[SUP_SHAPER_BURST];
+    if (oc.burst != nc.burst && !burst_set) {
+        fprintf(c->f, "shaper %s: burst %u -> %u, the default for the new rate: in effect at %s's next start\n", pn,
+                oc.burst, nc.burst, svc);
+    } else if (oc.burst != nc.burst) {
         c->changes++;
         fprintf(c->f, "shaper %s: burst %u -> %u (restarts %s)\n", pn, oc.burst, nc.burst, svc);
         restart_why(c, svc, "burst %u -> %u", oc.burst, nc.burst);

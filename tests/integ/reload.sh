@@ -1,0 +1,220 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# tests/integ/reload.sh: `ringrouter reload`, `check --diff` and SIGHUP
+# (issue 19, item 1) on the real router with three TAP ports: a, b (shaped,
+# classes bulk and rest) and c, each in its own namespace, while a numbered
+# UDP flow runs from host A to host C (tests/lib/seqflow.py, one datagram
+# every 500 us) through the ports that no reload touches.
+#   - check --diff: the exact lines a reload would apply (a route removed,
+#     one added, one over a runtime route, a neighbour removed and one
+#     added, a class added, which restarts shaper-b, a service option);
+#   - reload: the same lines, then each neighbour command's answer, the
+#     restart and the new pid; router, driver-a, driver-b and driver-c keep
+#     their pids, shaper-b has a new one; the FIB (origins too), the
+#     neighbour table and the shaper's classes are the new manifest's; a
+#     runtime route stays, the one the manifest now has is the manifest's;
+#   - rates only (port b's and a class's): no restart, the shaper's rates
+#     change (shaper show);
+#   - a manifest that does not check: exit 100, the error names its line,
+#     nothing changed (pids, routes); a port added: refused by name,
+#     nothing changed;
+#   - SIGHUP reloads (a route removed) and the supervisor keeps running;
+#   - the flow lost not one datagram, nothing restarted but shaper-b, no
+#     malformed-input counter moved, clean census.
+set -u
+. "$(dirname "$0")/../lib/router.sh"
+rr_init reload
+rr_shaper_init
+rr_need ss
+
+n=$(($$ % 250 + 1))
+rr_netns a; RR_NS_A=$RR_NS
+rr_netns b; RR_NS_B=$RR_NS
+rr_netns c; NS_C=$RR_NS
+RR_IF_A=rrt$$a RR_IF_B=rrt$$b IF_C=rrt$$c
+RR_GW_A=10.61.$n.1 RR_HOST_A=10.61.$n.2
+RR_GW_B=10.62.$n.1 RR_HOST_B=10.62.$n.2
+GW_C=10.63.$n.1 HOST_C=10.63.$n.2
+R65=10.65.$n.0/24 R66=10.66.$n.0/24 R70=10.70.$n.0/24 R71=10.71.$n.0/24
+NB9=10.62.$n.9 NB10=10.62.$n.10
+RR_SERVICES=(router driver-a driver-b driver-c shaper-b)
+M=$RR_T/m.ini
+
+# manifest ROUTES NEIGHS CLASSES [PORT_B_RATE] [EXTRA]: the test's manifest with those sections
+manifest() {
+    {
+        printf '[router]\nname = rt%s\npool_buffers = 8192\nrun_dir = %s/run\n\n' "$$" "$RR_T"
+        printf '[port a]\ndriver = tap\nifname = %s\nnetns = %s\naddress = %s/24\n\n' "$RR_IF_A" "$RR_NS_A" "$RR_GW_A"
+        printf '[port b]\ndriver = tap\nifname = %s\nnetns = %s\naddress = %s/24\n\n' "$RR_IF_B" "$RR_NS_B" "$RR_GW_B"
+        printf '[port c]\ndriver = tap\nifname = %s\nnetns = %s\naddress = %s/24\n\n' "$IF_C" "$NS_C" "$GW_C"
+        printf '[shaper b]\nrate = %s\n\n%b\n' "${4:-100mbit}" "$3"
+        printf '%b\n%b\n' "$1" "$2"
+        local s
+        for s in "${RR_SERVICES[@]}"; do
+            printf '[service %s]\nhang_ms = 3000\n' "$s"
+            [ "$s" != driver-c ] || printf '%b' "${6:-}"
+            printf '\n'
+        done
+        printf '%b\n' "${5:-}"
+    } >"$M"
+}
+CLASSES1='[class b bulk]\nrate = 10mbit\nmatch = proto udp\n\n[class b rest]\nrate = 20mbit\ndefault = yes\n'
+CLASSES2="${CLASSES1}\n[class b voice]\nrate = 5mbit\nceil = 10mbit\nmatch = dscp 46\n"
+CLASSES3='[class b bulk]\nrate = 15mbit\nceil = 60mbit\nmatch = proto udp\n\n[class b rest]\nrate = 20mbit\ndefault = yes\n\n[class b voice]\nrate = 5mbit\nceil = 10mbit\nmatch = dscp 46\n'
+ROUTES1="[route $R65]\nvia = $HOST_C\n\n[route $R70]\nvia = $HOST_C\n"
+ROUTES2="[route $R66]\nvia = $HOST_C\n\n[route $R71]\nvia = $HOST_C\n\n[route $R70]\nvia = $HOST_C\n"
+ROUTES3="[route $R66]\nvia = $HOST_C\n\n[route $R71]\nvia = $HOST_C\n"
+NEIGHS1="[neigh $NB9]\nmac = 02:00:00:00:00:09\n"
+NEIGHS2="[neigh $NB10]\nmac = 02:00:00:00:00:0a\n"
+manifest "$ROUTES1" "$NEIGHS1" "$CLASSES1"
+"$RR" check -c "$M" >/dev/null || rr_fail "the first manifest does not check: $(cat "$M")"
+
+"$RR" up -c "$M" 2>>"$RR_LOG" &
+RR_PID=$!
+rr_wait 10 eval 'rr_all_up || ! rr_alive $RR_PID' || rr_fail "not every service was up within 10 s"
+rr_alive "$RR_PID" || rr_fail "the supervisor exited at start"
+for x in "$RR_NS_A $RR_IF_A $RR_HOST_A $RR_GW_A" "$RR_NS_B $RR_IF_B $RR_HOST_B $RR_GW_B" "$NS_C $IF_C $HOST_C $GW_C"; do
+    read -r ns ifn host gw <<<"$x"
+    ip -n "$ns" addr add "$host/24" dev "$ifn" || rr_fail "addr add $host in $ns"
+    ip -n "$ns" link set "$ifn" up || rr_fail "link set $ifn up in $ns"
+    ip -n "$ns" route add default via "$gw" || rr_fail "route add default via $gw in $ns"
+done
+rr_ok "router up: ports a, b (shaped: bulk, rest), c; routes $R65, $R70; neighbour $NB9"
+
+c() { # c ARGS...: one ringrouter command against this supervisor; sets $out $err $rc
+    "$RR" "$@" -S "$RR_SOCK" >"$RR_T/out" 2>"$RR_T/err"
+    rc=$?
+    out=$(cat "$RR_T/out")
+    err=$(cat "$RR_T/err")
+}
+pids() { rr_status || rr_fail "status"; local s; for s in "${RR_SERVICES[@]}"; do printf '%s=%s ' "$s" "${RR_PIDS[$s]}"; done; }
+routes() { "$RR" route show -S "$RR_SOCK" | tr -s ' '; }
+route_is() { # route_is PREFIX "VIA PORT ORIGIN"
+    local got
+    got=$(routes | awk -v p="$1" '$1 == p { print $2, $3, $4 }')
+    [ "$got" = "$2" ] || rr_fail "route $1: \"$got\", expected \"$2\""
+}
+no_route() { routes | awk -v p="$1" '$1 == p { exit 1 }' || rr_fail "route $1 is still there: $(routes)"; }
+neigh_state() { "$RR" neigh show "$1" -S "$RR_SOCK" | awk -v a="$1" '$1 == a { print $2, $3, $4 }'; }
+
+rr_flow_start "$RR_NS_A" "$NS_C" "$HOST_C" 7000 500
+rr_ok "flow A -> C running (500 us a datagram)"
+
+c route add "$R71" via "$HOST_C"
+[ "$rc" = 0 ] || rr_fail "route add $R71: $err"
+c route replace "$R70" via "$HOST_C"
+[ "$rc" = 0 ] || rr_fail "route replace $R70: $err"
+route_is "$R71" "$HOST_C c runtime"
+route_is "$R70" "$HOST_C c runtime"
+P0=$(pids)
+
+# ---- check --diff, then reload: routes, neighbours, a class (a restart), a service option ----
+manifest "$ROUTES2" "$NEIGHS2" "$CLASSES2" 100mbit "" 'restart_limit = 7\n'
+c check --diff
+[ "$rc" = 0 ] || rr_fail "check --diff: exit $rc: $err"
+want="route $R65: removed
+route $R66: added, via $HOST_C
+route $R71: added, via $HOST_C (over the runtime route, which it replaces)
+neigh $NB9: removed
+neigh $NB10: added, mac 02:00:00:00:00:0a port b
+class b voice: added, rate 5mbit ceil 10mbit (restarts shaper-b)
+service driver-c: restart_limit 5 -> 7
+restart shaper-b: class voice added
+7 changes, 1 restart"
+[ "$out" = "$want" ] || rr_fail "check --diff said:
+$out
+expected:
+$want"
+[ "$(pids)" = "$P0" ] || rr_fail "check --diff changed a pid: $P0 -> $(pids)"
+route_is "$R65" "$HOST_C c manifest"
+rr_ok "check --diff: 7 changes, restart shaper-b (class voice added), nothing applied"
+
+c reload
+[ "$rc" = 0 ] || rr_fail "reload: exit $rc: $err; out: $out"
+sb_new=$(sed -n 's/^shaper-b: ready, pid \([0-9]*\)$/\1/p' <<<"$out")
+want="${want%$'\n'*}
+deleted $NB9
+replaced $NB10 mac 02:00:00:00:00:0a port b
+restarting shaper-b (pid ${RR_PIDS[shaper-b]}) through its warm standby
+shaper-b: ready, pid $sb_new
+reload: done, 7 changes"
+[ "$out" = "$want" ] || rr_fail "reload said:
+$out
+expected:
+$want"
+P1=$(pids)
+rr_status || rr_fail "status"
+for s in router driver-a driver-b driver-c; do
+    grep -q " $s=${RR_PIDS[$s]} \|^$s=${RR_PIDS[$s]} " <<<" $P0" || rr_fail "$s changed pid: $P0 -> $P1"
+done
+[ "$sb_new" = "${RR_PIDS[shaper-b]}" ] && grep -vq "shaper-b=$sb_new " <<<"$P0" || rr_fail "shaper-b: pid $sb_new in the answer, status ${RR_PIDS[shaper-b]}, before: $P0"
+no_route "$R65"
+route_is "$R66" "$HOST_C c manifest"
+route_is "$R71" "$HOST_C c manifest"
+route_is "$R70" "$HOST_C c runtime"
+[ -z "$(neigh_state "$NB9")" ] || rr_fail "neighbour $NB9 is still there: $(neigh_state "$NB9")"
+[ "$(neigh_state "$NB10")" = "02:00:00:00:00:0a b static" ] || rr_fail "neighbour $NB10: $(neigh_state "$NB10")"
+"$RR" shaper show b -S "$RR_SOCK" | grep -q '^  voice ' || rr_fail "shaper show b has no class voice: $("$RR" shaper show b -S "$RR_SOCK")"
+grep -qxF "ringrouter: reload: restart shaper-b: class voice added" "$RR_LOG" || rr_fail "the log does not say why shaper-b restarts"
+rr_ok "reload: routes, neighbours, class voice (shaper-b restarted: pid ${RR_PIDS[shaper-b]}), the others kept their pids"
+
+# ---- rates only: no restart ----
+P1=$(pids)
+manifest "$ROUTES2" "$NEIGHS2" "$CLASSES3" 200mbit "" 'restart_limit = 7\n'
+c reload
+[ "$rc" = 0 ] || rr_fail "reload of rates: exit $rc: $err; out: $out"
+[ "$(pids)" = "$P1" ] || rr_fail "a rate change restarted something: $P1 -> $(pids)"
+line=$("$RR" shaper show b -S "$RR_SOCK" | head -1)
+[[ "$line" == "port b (shaper-b): rate 200mbit,"* ]] || rr_fail "shaper show b: \"$line\""
+bulk=$("$RR" shaper show b -S "$RR_SOCK" | awk '$1 == "bulk" { print $2, $3 }')
+[ "$bulk" = "15mbit 60mbit" ] || rr_fail "class bulk: \"$bulk\", expected 15mbit 60mbit"
+rr_ok "rates: port b 200mbit, class bulk 15mbit/60mbit, through the mailbox, no restart: $(head -3 <<<"$out" | tr '\n' ';')"
+
+# ---- refused: a manifest that does not check, a port added ----
+cp "$M" "$RR_T/good.ini"
+printf '\n[route %s]\nvia = 10.99.%s.1\n' "10.72.$n.0/24" "$n" >>"$M"
+bad_line=$(wc -l <"$M")
+c reload
+[ "$rc" = 100 ] || rr_fail "reload of a bad manifest: exit $rc, expected 100"
+grep -q "^ringrouter: $M:$((bad_line)): \[route 10.72.$n.0/24\] via: " <<<"$err" || rr_fail "the error does not name line $bad_line: $err"
+[[ "$err" == *"reload: the manifest does not check; nothing changed" ]] || rr_fail "reload: $err"
+[ "$(pids)" = "$P1" ] || rr_fail "a failed reload changed a pid: $P1 -> $(pids)"
+route_is "$R66" "$HOST_C c manifest"
+route_is "$R70" "$HOST_C c runtime"
+rr_ok "a manifest that does not check: exit 100, $(head -1 <<<"$err")"
+cp "$RR_T/good.ini" "$M"
+printf '\n[port d]\ndriver = tap\nifname = rrt%sd\naddress = 10.64.%s.1/24\n' "$$" "$n" >>"$M"
+c reload
+[ "$rc" = 100 ] && [ "$err" = "ringrouter: reload: needs \`ringrouter up\` again: ports changed (added d); nothing changed" ] ||
+    rr_fail "reload with a port added: exit $rc: $err"
+refused=$err
+c check --diff
+[ "$rc" = 100 ] && [[ "$err" == *"needs \`ringrouter up\` again: ports changed (added d)"* ]] || rr_fail "check --diff with a port added: exit $rc: $err"
+[ "$(pids)" = "$P1" ] || rr_fail "a refused reload changed a pid: $P1 -> $(pids)"
+rr_ok "a port added: $refused"
+
+# ---- SIGHUP reloads ----
+manifest "$ROUTES3" "$NEIGHS2" "$CLASSES3" 200mbit "" 'restart_limit = 7\n'
+kill -HUP "$RR_PID"
+rr_wait 5 eval 'grep -qxF "ringrouter: reload: done, 1 change" "$RR_LOG"' || rr_fail "no \"reload: done, 1 change\" in the log after SIGHUP"
+rr_alive "$RR_PID" || rr_fail "SIGHUP stopped the supervisor"
+grep -qxF "ringrouter: Hangup: reloading $M" "$RR_LOG" || rr_fail "no \"Hangup: reloading\" log line"
+grep -qxF "ringrouter: reload: route $R70: removed (the runtime route for it stays)" "$RR_LOG" ||
+    rr_fail "no \"route $R70: removed (the runtime route for it stays)\" log line"
+route_is "$R70" "$HOST_C c runtime" # the runtime route the manifest's had been replaced by stays
+[ "$(pids)" = "$P1" ] || rr_fail "SIGHUP changed a pid: $P1 -> $(pids)"
+rr_ok "SIGHUP: reloaded, the supervisor runs on, every pid the same"
+
+# ---- the flow: not one datagram lost ----
+rr_flow_stop
+sum=$("$RR_PY" "$RR_FLOW_PY" summary "$RR_FLOW_LOG")
+[[ "$sum" == *" missing 0 dup 0" ]] || rr_fail "the flow A -> C lost datagrams across the reloads: $sum"
+rr_stats || rr_fail "stats"
+rr_zero "${RR_MALFORMED[@]}"
+rr_status || rr_fail "status"
+for s in router driver-a driver-b driver-c; do
+    [ "${RR_RESTARTS[$s]}" = 0 ] || rr_fail "$s restarted ${RR_RESTARTS[$s]} times"
+done
+rr_stop
+rr_census_ok
+t_pass "reload: check --diff, live routes, neighbours, a class (one restart), rates, refusals and SIGHUP; flow A -> C: $sum"
