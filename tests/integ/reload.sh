@@ -69,16 +69,8 @@ NEIGHS2="[neigh $NB10]\nmac = 02:00:00:00:00:0a\n"
 manifest "$ROUTES1" "$NEIGHS1" "$CLASSES1"
 "$RR" check -c "$M" >/dev/null || rr_fail "the first manifest does not check: $(cat "$M")"
 
-"$RR" up -c "$M" 2>>"$RR_LOG" &
-RR_PID=$!
-rr_wait 10 eval 'rr_all_up || ! rr_alive $RR_PID' || rr_fail "not every service was up within 10 s"
-rr_alive "$RR_PID" || rr_fail "the supervisor exited at start"
-for x in "$RR_NS_A $RR_IF_A $RR_HOST_A $RR_GW_A" "$RR_NS_B $RR_IF_B $RR_HOST_B $RR_GW_B" "$NS_C $IF_C $HOST_C $GW_C"; do
-    read -r ns ifn host gw <<<"$x"
-    ip -n "$ns" addr add "$host/24" dev "$ifn" || rr_fail "addr add $host in $ns"
-    ip -n "$ns" link set "$ifn" up || rr_fail "link set $ifn up in $ns"
-    ip -n "$ns" route add default via "$gw" || rr_fail "route add default via $gw in $ns"
-done
+rr_start
+rr_host_side "$NS_C" "$IF_C" "$HOST_C" "$GW_C"
 rr_ok "router up: ports a, b (shaped: bulk, rest), c; routes $R65, $R70; neighbour $NB9"
 
 c() { # c ARGS...: one ringrouter command against this supervisor; sets $out $err $rc

@@ -30,13 +30,8 @@ ip -n "$RR_NS_A" route show default | grep -q "via $RR_GW_A dev $RR_IF_A" || rr_
 ! ip -n "$RR_NS_B" link show "$RR_IF_B" >/dev/null 2>&1 || rr_fail "$RR_IF_B (persist = no) is still there after the stop"
 rr_ok "stopped: $RR_IF_A kept with $RR_HOST_A/24 and A's default route; $RR_IF_B gone"
 
-"$RR" up -c "$RR_T/m.ini" 2>>"$RR_LOG" &
-RR_PID=$!
-rr_wait 10 eval 'rr_all_up || ! rr_alive $RR_PID' || rr_fail "not every service was up within 10 s of the second up"
-rr_alive "$RR_PID" || rr_fail "the second up exited: see the log"
-ip -n "$RR_NS_B" addr add "$RR_HOST_B/24" dev "$RR_IF_B" || rr_fail "addr add $RR_HOST_B in B"
-ip -n "$RR_NS_B" link set "$RR_IF_B" up || rr_fail "link set $RR_IF_B up"
-ip -n "$RR_NS_B" route add default via "$RR_GW_B" || rr_fail "default route in B"
+rr_up
+rr_host_side "$RR_NS_B" "$RR_IF_B" "$RR_HOST_B" "$RR_GW_B"
 rr_wait 5 eval 'ip -n "$RR_NS_A" link show "$RR_IF_A" | grep -q LOWER_UP' || rr_fail "$RR_IF_A has no carrier after the second up"
 out=$(ping_ab) || rr_fail "ping A -> B after the second up, A's side untouched: $out"
 rr_ok "second up: $RR_IF_A taken back, A pings B with nothing added on A's side"
