@@ -9,17 +9,22 @@
  * In order:
  *   1. the file must check, as `ringrouter check` would: if not, the
  *      answer is check's error (file, line, key) and nothing changes;
- *   2. what only a new `up` can change (ports, a shaper added or removed,
- *      the pool's and rings' geometry, users, directories, static IPv6
- *      neighbours) refuses the whole reload, and nothing changes;
- *   3. the new manifest becomes the running one; routes go into the FIB and
- *      persist onto the TAP fds at once; a service whose config blob
- *      changed gets a new blob and a new warm standby started on it;
- *   4. the neighbour and shaper-rate commands, one at a time through the
+ *   2. what only a new `up` can change (a port removed or changed, a shaper
+ *      added or removed, the pool's and rings' geometry, users,
+ *      directories, static IPv6 neighbours) refuses the whole reload, and
+ *      nothing changes;
+ *   3. the new manifest becomes the running one; a new TAP port's services,
+ *      rings, device and connected networks are made (add_ports); routes go
+ *      into the FIB and persist onto the TAP fds at once; a service whose
+ *      config blob changed (the router, when a port comes: it takes its
+ *      rings only at start) gets a new blob and a new warm standby on it;
+ *   4. each service to restart is restarted as `ringrouter restart` does,
+ *      once its new standby is parked, a new port's services are started,
+ *      and each is waited for until it is ready;
+ *   5. the neighbour and shaper-rate commands, one at a time through the
  *      router's and the shapers' mailboxes, each waiting for its ack, as
- *      `neigh add` and `shaper set` do (from the event loop: it never waits);
- *   5. each service to restart is restarted as `ringrouter restart` does,
- *      once its new standby is parked, and waited for until it is ready;
+ *      `neigh add` and `shaper set` do (from the event loop: it never
+ *      waits), once the services that take them run their new config;
  *   6. the answer, which the log repeats line by line: every change, every
  *      restart and why, what failed.
  * One reload at a time; the connection that asked waits in ctl_conn.c's
@@ -78,6 +83,62 @@ static void prepare_restart(struct sup *s, struct sup_reload *j, int i)
         sup_standby_spawn(s, v);
 }
 
+/*
+ * What new ports bring, once the new manifest runs: their services (a uid
+ * each, FIRST + their index, which only they have), their rings and devices,
+ * their connected networks, their config blobs. They start with the
+ * restarts (run_restarts), as the router restarts to take the new rings. A
+ * step that fails leaves its service down, and says so.
+ */
+static void add_ports(struct sup *s, struct sup_reload *j, size_t onports)
+{
+    struct ipc_err err;
+    int first = s->nsvcs;
+    for (size_t i = 0; i < s->m.nservices; i++) {
+        const struct sup_service *ms = &s->m.services[i];
+        if (sup_reload_svc(s, ms->name) >= 0)
+            continue;
+        if (sup_svc_add(s, ms, &err) < 0) {
+            j->failed++;
+            fprintf(j->out, "%s: not made: %s\n", ms->name, err.msg);
+            continue;
+        }
+        struct sup_svc *v = &s->svcs[s->nsvcs - 1];
+        if (!s->m.router.user[0])
+            v->uid = v->gid = s->m.router.uids.first + (uint32_t)(s->nsvcs - 1);
+        j->rs[s->nsvcs - 1] = (struct rl_restart){.on = true, .fresh = true};
+    }
+    for (int i = first; i < s->nsvcs; i++) {
+        struct sup_svc *v = &s->svcs[i];
+        if ((v->m->kind == SUP_SVC_DRIVER && sup_driver_attach(s, i, &err) < 0) || sup_svc_config(s, v, &err) < 0) {
+            j->failed++;
+            j->rs[i].on = false;
+            fprintf(j->out, "%s: not started: %s\n", v->name, err.msg);
+        }
+    }
+    for (size_t p = onports; p < s->m.nports; p++)
+        if (sup_port_connected(s, (int)p, &err) < 0) {
+            j->failed++;
+            fprintf(j->out, "port %s: its connected network: %s\n", s->m.ports[p].name, err.msg);
+        }
+}
+
+/* The uids new ports' services will take must be no one else's (uids.c),
+ * as `up` checks for the first ones: asked of the new manifest. */
+static bool ids_free(struct sup *s, struct sup_manifest *nm, FILE *f)
+{
+    if (nm->nservices == s->m.nservices)
+        return true;
+    struct sup_manifest cur = s->m;
+    struct ipc_err err;
+    s->m = *nm;
+    int ret = sup_ids_resolve(s, &err);
+    s->m = cur;
+    if (ret < 0)
+        fprintf(f, "reload: the new ports' services: %s; nothing changed\n", err.msg);
+    return ret == 0;
+}
+
 static bool parse_args(struct sup *s, char **argv, int argc, bool *diff, FILE *f)
 {
     *diff = false;
@@ -126,8 +187,12 @@ bool sup_ctl_reload(struct sup *s, char **argv, int argc, FILE *f, struct sup_ct
     }
     sup_reload_carry(&s->m, &nm);
     char why[600];
-    if (sup_reload_refused(&s->m, &nm, why, sizeof(why))) {
+    if (sup_reload_refused(s, &s->m, &nm, why, sizeof(why))) {
         fprintf(f, "%s: needs `ringrouter up` again: %s; nothing changed\n", cmd, why);
+        sup_manifest_free(&nm);
+        return false;
+    }
+    if (!diff && !ids_free(s, &nm, f)) {
         sup_manifest_free(&nm);
         return false;
     }
@@ -137,7 +202,7 @@ bool sup_ctl_reload(struct sup *s, char **argv, int argc, FILE *f, struct sup_ct
         struct rl_ctx c = {.s = s, .o = &s->m, .n = &nm, .f = f, .rs = rs};
         sup_reload_walk(&c);
         unsigned nrs = 0;
-        for (size_t i = 0; i < nm.nservices; i++)
+        for (int i = 0; i < s->nsvcs; i++)
             nrs += rs[i].on;
         if (c.changes == 0)
             fprintf(f, "no change\n");
@@ -156,28 +221,30 @@ bool sup_ctl_reload(struct sup *s, char **argv, int argc, FILE *f, struct sup_ct
         fprintf(f, "reload: out of memory; nothing changed\n");
         return false;
     }
-    /* From here on the new manifest is the running one: every service's
-     * entry is in it, at the same index (the services did not change). */
+    /* From here on the new manifest is the running one: every service has
+     * its entry in it (by name: a new port's services come before the
+     * shapers), and the ports the old one had keep their indices. */
     struct sup_manifest old = s->m;
     s->m = nm;
     for (int i = 0; i < s->nsvcs; i++) {
-        s->svcs[i].m = &s->m.services[i];
+        s->svcs[i].m = &s->m.services[sup_manifest_service(&s->m, s->svcs[i].name)];
         sup_svc_binary(s, &s->svcs[i]);
     }
+    add_ports(s, j, old.nports);
     struct rl_ctx c = {.s = s, .o = &old, .n = &s->m, .f = j->out, .job = j, .rs = j->rs};
     sup_reload_walk(&c);
     sup_manifest_free(&old);
     j->changes = c.changes;
-    j->failed = c.failed;
+    j->failed += c.failed;
     sup_retick(s);
     for (int i = 0; i < s->nsvcs; i++)
-        if (j->rs[i].on)
+        if (j->rs[i].on && !j->rs[i].fresh)
             prepare_restart(s, j, i);
     if (c.changes == 0)
         fprintf(j->out, "no change\n");
-    j->phase = RL_OPS;
+    j->phase = RL_RESTARTS;
     s->reload = j;
-    sup_log("reload: %s: %u changes", s->manifest_name, c.changes);
+    sup_log("reload: %s: %u change%s", s->manifest_name, c.changes, c.changes == 1 ? "" : "s");
     if (w) {
         j->conn = true;
         *w = (struct sup_ctl_wait){.pending = true, .kind = SUP_WAIT_RELOAD};
@@ -287,9 +354,14 @@ static bool run_restarts(struct sup *s, struct sup_reload *j, uint64_t now)
                 pending = true;
                 continue;
             }
-            sup_log("%s: restarting for the reload: %s", v->name, r->why);
-            fprintf(j->out, "restarting %s (pid %d)%s\n", v->name, (int)v->pid,
-                    v->sb_parked ? " through its warm standby" : "");
+            if (r->fresh) {
+                sup_log("%s: starting for the reload: its port is new", v->name);
+                fprintf(j->out, "starting %s\n", v->name);
+            } else {
+                sup_log("%s: restarting for the reload: %s", v->name, r->why);
+                fprintf(j->out, "restarting %s (pid %d)%s\n", v->name, (int)v->pid,
+                        v->sb_parked ? " through its warm standby" : "");
+            }
             sup_event(s, v, SUP_EV_RESTART, 0);
             r->fired = true;
             r->t0 = now;
@@ -316,12 +388,12 @@ void sup_reload_tick(struct sup *s, uint64_t now)
     struct sup_reload *j = s->reload;
     if (!j || j->phase == RL_DONE)
         return;
-    if (j->phase == RL_OPS) {
-        if (!run_ops(s, j, now))
+    if (j->phase == RL_RESTARTS) {
+        if (!run_restarts(s, j, now))
             return;
-        j->phase = RL_RESTARTS;
+        j->phase = RL_OPS;
     }
-    if (run_restarts(s, j, now))
+    if (run_ops(s, j, now))
         finish(s, j);
 }
 

@@ -22,14 +22,15 @@ struct rl_op {
     int nw;
 };
 
+/* A service to restart, or (fresh) to start: it came with a new port. */
 struct rl_restart {
-    bool on, fired;
+    bool on, fired, fresh;
     pid_t old;
     uint64_t t0;
     char why[200];
 };
 
-enum rl_phase { RL_OPS, RL_RESTARTS, RL_DONE };
+enum rl_phase { RL_RESTARTS, RL_OPS, RL_DONE };
 
 struct sup_reload {
     enum rl_phase phase;
@@ -53,20 +54,24 @@ struct rl_ctx {
     const struct sup_manifest *o, *n;
     FILE *f;                /* one line per change */
     struct sup_reload *job; /* NULL: a dry run (check --diff), nothing applied */
-    struct rl_restart *rs;  /* restarts and why: the job's, or the dry run's own */
+    struct rl_restart *rs;  /* restarts and why, by index in s->svcs: the job's, or the dry run's own */
     unsigned changes, failed;
 };
 
 /* reload_plan.c */
 
-/* What only a new `up` can change, in @why ("ports changed (added c)");
- * false if nothing. Before anything is applied. */
-bool sup_reload_refused(const struct sup_manifest *o, const struct sup_manifest *n, char *why, size_t len);
+/* What only a new `up` can change, in @why ("ports changed (removed c)");
+ * false if nothing. Before anything is applied. TAP ports added after the
+ * others are not refused: sup_reload_add_ports makes them. */
+bool sup_reload_refused(const struct sup *s, const struct sup_manifest *o, const struct sup_manifest *n, char *why,
+                        size_t len);
 /* What the setup found out and wrote into the running manifest (an AF_XDP
  * device's own MAC) carried over into @n, where @n does not set it either. */
 void sup_reload_carry(const struct sup_manifest *o, struct sup_manifest *n);
 /* Every change, one line each to c->f; with c->job, the routes and persist
  * applied at once, the mailbox commands queued and the restarts marked. */
 void sup_reload_walk(struct rl_ctx *c);
+/* s->svcs' index of the service @name, or -1 (a service a new port brings, before it is made). */
+int sup_reload_svc(const struct sup *s, const char *name);
 
 #endif

@@ -13,8 +13,11 @@
  *   - a restart: what a service reads from its config blob only at start
  *     (hang_ms, cpu, poll_us, binary, sched, the router's icmp_rate and
  *     icmp_burst, a shaper's burst, overhead and classes);
+ *   - a new port (TAP, after the others): its services start, and the
+ *     router restarts to take its rings (reload.c makes them);
  *   - refused: what the pool, the rings or the devices were made from, and
- *     so only a new `up` can change (sup_reload_refused).
+ *     so only a new `up` can change (sup_reload_refused): a port removed
+ *     or changed, a shaper added to or removed from a port.
  * Runtime routes (route add|replace) stay unless the new manifest adds or
  * changes a route for the same prefix: the manifest's is then the route.
  */
@@ -110,23 +113,43 @@ static const struct sup_neigh *neigh6_missing(const struct sup_manifest *m, cons
     return NULL;
 }
 
-bool sup_reload_refused(const struct sup_manifest *o, const struct sup_manifest *n, char *why, size_t len)
+int sup_reload_svc(const struct sup *s, const char *name)
+{
+    for (int i = 0; i < s->nsvcs; i++)
+        if (strcmp(s->svcs[i].name, name) == 0)
+            return i;
+    return -1;
+}
+
+bool sup_reload_refused(const struct sup *s, const struct sup_manifest *o, const struct sup_manifest *n, char *why,
+                        size_t len)
 {
     why[0] = '\0';
-    char ports[160] = "";
-    for (size_t i = 0; i < n->nports; i++)
-        if (!has_port(o, n->ports[i].name))
-            add_why(ports, sizeof(ports), "added %s", n->ports[i].name);
+    char ports[200] = "";
+    /* A port is taken away only with everything: its index is in the FIB's
+     * next hops and the router's neighbour entries, and its rings in the
+     * router's fixed set. */
     for (size_t i = 0; i < o->nports; i++)
         if (!has_port(n, o->ports[i].name))
             add_why(ports, sizeof(ports), "removed %s", o->ports[i].name);
-    for (size_t i = 0; i < n->nports && !ports[0]; i++) {
+    for (size_t i = 0; i < o->nports && !ports[0]; i++) {
         const char *k = strcmp(o->ports[i].name, n->ports[i].name) != 0 ? "order" : port_differs(&o->ports[i], &n->ports[i]);
-        if (k)
+        if (k && strcmp(k, "order") == 0)
+            add_why(ports, sizeof(ports), "added %s before %s: new ports go after the others", n->ports[i].name,
+                    o->ports[i].name);
+        else if (k)
             add_why(ports, sizeof(ports), "port %s: %s", n->ports[i].name, k);
     }
+    for (size_t i = o->nports; i < n->nports && !ports[0]; i++)
+        if (n->ports[i].driver != SUP_DRIVER_TAP)
+            add_why(ports, sizeof(ports), "added %s: an AF_XDP port is added only at up", n->ports[i].name);
     if (ports[0])
         add_why(why, len, "ports changed (%s)", ports);
+    size_t added = 0;
+    for (size_t i = 0; i < n->nservices; i++)
+        added += sup_reload_svc(s, n->services[i].name) < 0;
+    if (!why[0] && (s->nsvcs + added > SUP_MAX_SERVICES || s->nrings + 3 * added > SUP_MAX_RINGS))
+        add_why(why, len, "the new ports' services and rings would pass the supervisor's bounds");
     const struct sup_router *a = &o->router, *b = &n->router;
     static const char *const keys[] = {"name", "pool_buffers", "frame_size", "ring_size", "user", "group", "uids",
                                        "run_dir", "state_dir", "stages"};
@@ -139,11 +162,9 @@ bool sup_reload_refused(const struct sup_manifest *o, const struct sup_manifest 
         if (diff[i])
             add_why(why, len, "[router] %s changed", keys[i]);
     /* Whatever else changed the service set (a port's queues) is a port change above. */
-    if (!why[0] && o->nservices != n->nservices)
-        add_why(why, len, "the services changed");
-    for (size_t i = 0; i < n->nservices && !why[0]; i++)
-        if (strcmp(o->services[i].name, n->services[i].name) != 0)
-            add_why(why, len, "the services changed");
+    for (size_t i = 0; i < o->nservices && !why[0]; i++)
+        if (sup_manifest_service(n, o->services[i].name) < 0)
+            add_why(why, len, "service %s removed", o->services[i].name);
     /* The router is the IPv6 neighbour table's only writer and has no
      * mailbox for it yet: its static entries are written at `up` only. */
     char a6[64];
@@ -172,8 +193,8 @@ void sup_reload_carry(const struct sup_manifest *o, struct sup_manifest *n)
 
 static void restart_why(struct rl_ctx *c, const char *svc, const char *fmt, ...)
 {
-    int i = sup_manifest_service(c->n, svc);
-    if (i < 0)
+    int i = sup_reload_svc(c->s, svc);
+    if (i < 0 || c->rs[i].fresh)
         return;
     struct rl_restart *r = &c->rs[i];
     r->on = true;
@@ -380,7 +401,7 @@ static void neigh_op(struct rl_ctx *c, int op, const struct sup_neigh *nb)
 {
     if (!c->job)
         return;
-    int router = sup_manifest_service(c->n, "router");
+    int router = sup_reload_svc(c->s, "router");
     struct rl_op *o = new_op(c);
     if (!o || router < 0) {
         c->failed++;
@@ -480,7 +501,7 @@ static void walk_shaper(struct rl_ctx *c, int port)
     sup_shaper_cfg(c->n, port, &nc);
     char svc[SUP_SERVICE_MAX + 1], r1[32], r2[32], r3[32], r4[32];
     snprintf(svc, sizeof(svc), "shaper-%s", pn);
-    int si = sup_manifest_service(c->n, svc);
+    int si = sup_reload_svc(c->s, svc);
     bool restart = false;
     /* A burst neither manifest sets is the default, which follows the rate:
      * the running shaper keeps its own, as it does after `shaper set`. */
@@ -581,7 +602,10 @@ static const char *restart_word(enum sup_restart r)
 static void walk_services(struct rl_ctx *c)
 {
     for (size_t i = 0; i < c->n->nservices; i++) {
-        const struct sup_service *o = &c->o->services[i], *n = &c->n->services[i];
+        int oi = sup_manifest_service(c->o, c->n->services[i].name);
+        if (oi < 0)
+            continue; /* a new port's: it starts (walk_ports) */
+        const struct sup_service *o = &c->o->services[oi], *n = &c->n->services[i];
         char a[96], b[96];
         /* The supervisor's own: in effect at once. */
         if (o->restart != n->restart) {
@@ -642,7 +666,7 @@ static void walk_services(struct rl_ctx *c)
 
 static void walk_persist(struct rl_ctx *c)
 {
-    for (size_t p = 0; p < c->n->nports; p++) {
+    for (size_t p = 0; p < c->o->nports; p++) {
         bool was = c->o->ports[p].persist, now = c->n->ports[p].persist;
         if (was == now)
             continue;
@@ -663,16 +687,36 @@ static void walk_persist(struct rl_ctx *c)
     }
 }
 
+/* New ports: their services start, and the router, which takes its rings
+ * only at start, restarts. */
+static void walk_ports(struct rl_ctx *c)
+{
+    for (size_t p = c->o->nports; p < c->n->nports; p++) {
+        const struct sup_port *np = &c->n->ports[p];
+        char a[20];
+        c->changes++;
+        fprintf(c->f, "port %s: added, %s %s%s%s, address %s/%u (starts", np->name,
+                np->driver == SUP_DRIVER_TAP ? "tap" : "afxdp", np->ifname, np->netns[0] ? " in netns " : "", np->netns,
+                sup_ip_str(np->address.addr, a, sizeof(a)), np->address.len);
+        for (size_t i = 0; i < c->n->nservices; i++)
+            if (c->n->services[i].port == (int)p)
+                fprintf(c->f, " %s", c->n->services[i].name);
+        fprintf(c->f, "; restarts router)\n");
+        restart_why(c, "router", "port %s added: the router takes its rings at start", np->name);
+    }
+}
+
 void sup_reload_walk(struct rl_ctx *c)
 {
+    walk_ports(c);
     walk_routes(c);
     walk_neighs(c);
-    for (size_t p = 0; p < c->n->nports; p++)
+    for (size_t p = 0; p < c->o->nports; p++)
         if (c->n->ports[p].shaper >= 0)
             walk_shaper(c, (int)p);
     walk_services(c);
     walk_persist(c);
-    for (size_t i = 0; i < c->n->nservices; i++)
-        if (c->rs[i].on)
-            fprintf(c->f, "restart %s: %s\n", c->n->services[i].name, c->rs[i].why);
+    for (int i = 0; i < c->s->nsvcs; i++)
+        if (c->rs[i].on && !c->rs[i].fresh)
+            fprintf(c->f, "restart %s: %s\n", c->s->svcs[i].name, c->rs[i].why);
 }

@@ -240,6 +240,15 @@ void sup_teardown(struct sup *s);
 int sup_drain_rings(struct sup *s);
 int sup_in_netns(const char *netns, int (*fn)(void *), void *arg, struct ipc_err *err);
 int sup_svc_fds(const struct sup *s, const struct sup_svc *v, int notify_w, int *src, int max);
+/* A new entry in s->svcs for manifest service @ms: its eventfd, stats
+ * region and (a shaper) mailbox; its rings and device come with
+ * sup_driver_attach (drivers), its config with sup_svc_config. */
+int sup_svc_add(struct sup *s, const struct sup_service *ms, struct ipc_err *err);
+/* Driver service @drv's rings (to and from the router, or its shaper) and
+ * its device. */
+int sup_driver_attach(struct sup *s, int drv, struct ipc_err *err);
+/* Port @p's connected networks (IPv4, IPv6) into the FIBs of a running router. */
+int sup_port_connected(struct sup *s, int p, struct ipc_err *err);
 /* Write @v's config blob again from the manifest (a reload changed it): a
  * new sealed memfd; the old one is closed once the new one exists. */
 int sup_svc_config(struct sup *s, struct sup_svc *v, struct ipc_err *err);

@@ -16,10 +16,14 @@
 #   - rates only (port b's and a class's): no restart, the shaper's rates
 #     change (shaper show);
 #   - a manifest that does not check: exit 100, the error names its line,
-#     nothing changed (pids, routes); a port added: refused by name,
-#     nothing changed;
+#     nothing changed (pids, routes);
+#   - a port d added (check --diff, then reload): driver-d starts, the
+#     router restarts through its warm standby (it takes rings only at
+#     start), every other service keeps its pid, A pings D through it; port d
+#     removed again: refused by name, nothing changed;
 #   - SIGHUP reloads (a route removed) and the supervisor keeps running;
-#   - the flow lost not one datagram, nothing restarted but shaper-b, no
+#   - the flow lost not one datagram (across the router's restart too),
+#     nothing restarted but shaper-b and the router (once), no
 #     malformed-input counter moved, clean census.
 set -u
 . "$(dirname "$0")/../lib/router.sh"
@@ -31,11 +35,14 @@ n=$(($$ % 250 + 1))
 rr_netns a; RR_NS_A=$RR_NS
 rr_netns b; RR_NS_B=$RR_NS
 rr_netns c; NS_C=$RR_NS
-RR_IF_A=rrt$$a RR_IF_B=rrt$$b IF_C=rrt$$c
+rr_netns d; NS_D=$RR_NS
+RR_IF_A=rrt$$a RR_IF_B=rrt$$b IF_C=rrt$$c IF_D=rrt$$d
 RR_GW_A=10.61.$n.1 RR_HOST_A=10.61.$n.2
 RR_GW_B=10.62.$n.1 RR_HOST_B=10.62.$n.2
 GW_C=10.63.$n.1 HOST_C=10.63.$n.2
-R65=10.65.$n.0/24 R66=10.66.$n.0/24 R70=10.70.$n.0/24 R71=10.71.$n.0/24
+GW_D=10.64.$n.1 HOST_D=10.64.$n.2
+PORT_D=0
+R65=10.65.$n.0/24 R66=10.66.$n.0/24 R70=10.70.$n.0/24 R71=10.71.$n.0/24 R72=10.72.$n.0/24
 NB9=10.62.$n.9 NB10=10.62.$n.10
 RR_SERVICES=(router driver-a driver-b driver-c shaper-b)
 M=$RR_T/m.ini
@@ -47,6 +54,7 @@ manifest() {
         printf '[port a]\ndriver = tap\nifname = %s\nnetns = %s\naddress = %s/24\n\n' "$RR_IF_A" "$RR_NS_A" "$RR_GW_A"
         printf '[port b]\ndriver = tap\nifname = %s\nnetns = %s\naddress = %s/24\n\n' "$RR_IF_B" "$RR_NS_B" "$RR_GW_B"
         printf '[port c]\ndriver = tap\nifname = %s\nnetns = %s\naddress = %s/24\n\n' "$IF_C" "$NS_C" "$GW_C"
+        [ "$PORT_D" = 0 ] || printf '[port d]\ndriver = tap\nifname = %s\nnetns = %s\naddress = %s/24\n\n' "$IF_D" "$NS_D" "$GW_D"
         printf '[shaper b]\nrate = %s\n\n%b\n' "${4:-100mbit}" "$3"
         printf '%b\n%b\n' "$1" "$2"
         local s
@@ -125,10 +133,10 @@ c reload
 [ "$rc" = 0 ] || rr_fail "reload: exit $rc: $err; out: $out"
 sb_new=$(sed -n 's/^shaper-b: ready, pid \([0-9]*\)$/\1/p' <<<"$out")
 want="${want%$'\n'*}
-deleted $NB9
-replaced $NB10 mac 02:00:00:00:00:0a port b
 restarting shaper-b (pid ${RR_PIDS[shaper-b]}) through its warm standby
 shaper-b: ready, pid $sb_new
+deleted $NB9
+replaced $NB10 mac 02:00:00:00:00:0a port b
 reload: done, 7 changes"
 [ "$out" = "$want" ] || rr_fail "reload said:
 $out
@@ -162,7 +170,7 @@ bulk=$("$RR" shaper show b -S "$RR_SOCK" | awk '$1 == "bulk" { print $2, $3 }')
 [ "$bulk" = "15mbit 60mbit" ] || rr_fail "class bulk: \"$bulk\", expected 15mbit 60mbit"
 rr_ok "rates: port b 200mbit, class bulk 15mbit/60mbit, through the mailbox, no restart: $(head -3 <<<"$out" | tr '\n' ';')"
 
-# ---- refused: a manifest that does not check, a port added ----
+# ---- refused: a manifest that does not check ----
 cp "$M" "$RR_T/good.ini"
 printf '\n[route %s]\nvia = 10.99.%s.1\n' "10.72.$n.0/24" "$n" >>"$M"
 bad_line=$(wc -l <"$M")
@@ -175,18 +183,52 @@ route_is "$R66" "$HOST_C c manifest"
 route_is "$R70" "$HOST_C c runtime"
 rr_ok "a manifest that does not check: exit 100, $(head -1 <<<"$err")"
 cp "$RR_T/good.ini" "$M"
-printf '\n[port d]\ndriver = tap\nifname = rrt%sd\naddress = 10.64.%s.1/24\n' "$$" "$n" >>"$M"
+
+# ---- a port added: its driver starts, the router restarts through its standby ----
+PORT_D=1
+RR_SERVICES=(router driver-a driver-b driver-c driver-d shaper-b)
+manifest "$ROUTES2" "$NEIGHS2" "$CLASSES3" 200mbit "[route $R72]\nvia = $HOST_D\n" 'restart_limit = 7\n'
+c check --diff
+[ "$rc" = 0 ] && [ "$out" = "port d: added, tap $IF_D in netns $NS_D, address $GW_D/24 (starts driver-d; restarts router)
+route $R72: added, via $HOST_D
+restart router: port d added: the router takes its rings at start
+2 changes, 1 restart" ] || rr_fail "check --diff with port d added: exit $rc: $out $err"
 c reload
-[ "$rc" = 100 ] && [ "$err" = "ringrouter: reload: needs \`ringrouter up\` again: ports changed (added d); nothing changed" ] ||
-    rr_fail "reload with a port added: exit $rc: $err"
+[ "$rc" = 0 ] || rr_fail "reload with port d added: exit $rc: $err; out: $out"
+rr_status || rr_fail "status"
+[ "${RR_STATE[driver-d]}" = up ] || rr_fail "driver-d is ${RR_STATE[driver-d]:-missing} after the reload"
+for s in driver-a driver-b driver-c shaper-b; do
+    grep -q "$s=${RR_PIDS[$s]} " <<<"$P1" || rr_fail "$s changed pid: $P1 -> $(pids)"
+done
+grep -q "router=${RR_PIDS[router]} " <<<"$P1" && rr_fail "the router kept its pid ${RR_PIDS[router]}: it cannot have taken port d's rings"
+old_router=$(sed -n 's/^router=\([0-9]*\) .*/\1/p' <<<"$P1")
+grep -qxF "restarting router (pid $old_router) through its warm standby" <<<"$out" &&
+    grep -qxF "starting driver-d" <<<"$out" && grep -qxF "router: ready, pid ${RR_PIDS[router]}" <<<"$out" ||
+    rr_fail "the answer does not start driver-d and restart the router through its standby: $out"
+rr_host_side "$NS_D" "$IF_D" "$HOST_D" "$GW_D"
+ping_out=$(rr_in "$RR_NS_A" ping -n -c 2 -i 0.2 -W 2 "$HOST_D" 2>&1) || rr_fail "ping A -> D through the new port: $ping_out"
+route_is "$R72" "$HOST_D d manifest"
+rr_ok "port d added live: driver-d up (pid ${RR_PIDS[driver-d]}), router restarted (pid ${RR_PIDS[router]}), A pings D; the other drivers and shaper-b kept their pids"
+P1=$(pids)
+
+# ---- a port removed: refused, nothing changed ----
+PORT_D=0
+RR_SERVICES=(router driver-a driver-b driver-c shaper-b)
+manifest "$ROUTES2" "$NEIGHS2" "$CLASSES3" 200mbit "" 'restart_limit = 7\n'
+c reload
+[ "$rc" = 100 ] && [ "$err" = "ringrouter: reload: needs \`ringrouter up\` again: ports changed (removed d); nothing changed" ] ||
+    rr_fail "reload with port d removed: exit $rc: $err"
 refused=$err
 c check --diff
-[ "$rc" = 100 ] && [[ "$err" == *"needs \`ringrouter up\` again: ports changed (added d)"* ]] || rr_fail "check --diff with a port added: exit $rc: $err"
+[ "$rc" = 100 ] && [[ "$err" == *"needs \`ringrouter up\` again: ports changed (removed d)"* ]] || rr_fail "check --diff with port d removed: exit $rc: $err"
+RR_SERVICES=(router driver-a driver-b driver-c driver-d shaper-b)
 [ "$(pids)" = "$P1" ] || rr_fail "a refused reload changed a pid: $P1 -> $(pids)"
-rr_ok "a port added: $refused"
+route_is "$R72" "$HOST_D d manifest"
+rr_ok "a port removed: $refused"
 
 # ---- SIGHUP reloads ----
-manifest "$ROUTES3" "$NEIGHS2" "$CLASSES3" 200mbit "" 'restart_limit = 7\n'
+PORT_D=1
+manifest "$ROUTES3" "$NEIGHS2" "$CLASSES3" 200mbit "[route $R72]\nvia = $HOST_D\n" 'restart_limit = 7\n'
 kill -HUP "$RR_PID"
 rr_wait 5 eval 'grep -qxF "ringrouter: reload: done, 1 change" "$RR_LOG"' || rr_fail "no \"reload: done, 1 change\" in the log after SIGHUP"
 rr_alive "$RR_PID" || rr_fail "SIGHUP stopped the supervisor"
@@ -204,9 +246,10 @@ sum=$("$RR_PY" "$RR_FLOW_PY" summary "$RR_FLOW_LOG")
 rr_stats || rr_fail "stats"
 rr_zero "${RR_MALFORMED[@]}"
 rr_status || rr_fail "status"
-for s in router driver-a driver-b driver-c; do
+for s in driver-a driver-b driver-c driver-d; do
     [ "${RR_RESTARTS[$s]}" = 0 ] || rr_fail "$s restarted ${RR_RESTARTS[$s]} times"
 done
+[ "${RR_RESTARTS[router]}" = 1 ] || rr_fail "the router restarted ${RR_RESTARTS[router]} times, expected once (port d)"
 rr_stop
 rr_census_ok
 t_pass "reload: check --diff, live routes, neighbours, a class (one restart), rates, refusals and SIGHUP; flow A -> C: $sum"
