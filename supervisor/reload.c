@@ -388,6 +388,13 @@ void sup_reload_tick(struct sup *s, uint64_t now)
     struct sup_reload *j = s->reload;
     if (!j || j->phase == RL_DONE)
         return;
+    if (s->shutting_down) {
+        /* Nothing may start now: the loop ends once every service is down. */
+        fprintf(j->out, "reload: the supervisor is stopping; what is left of the reload is not applied\n");
+        j->failed++;
+        finish(s, j);
+        return;
+    }
     if (j->phase == RL_RESTARTS) {
         if (!run_restarts(s, j, now))
             return;

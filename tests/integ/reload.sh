@@ -53,7 +53,7 @@ manifest() {
         printf '[router]\nname = rt%s\npool_buffers = 8192\nrun_dir = %s/run\n\n' "$$" "$RR_T"
         printf '[port a]\ndriver = tap\nifname = %s\nnetns = %s\naddress = %s/24\n\n' "$RR_IF_A" "$RR_NS_A" "$RR_GW_A"
         printf '[port b]\ndriver = tap\nifname = %s\nnetns = %s\naddress = %s/24\n\n' "$RR_IF_B" "$RR_NS_B" "$RR_GW_B"
-        printf '[port c]\ndriver = tap\nifname = %s\nnetns = %s\naddress = %s/24\n\n' "$IF_C" "$NS_C" "$GW_C"
+        printf '[port c]\ndriver = tap\nifname = %s\nnetns = %s\naddress = %s/24\naddress6 = 2001:db8:63::1/64\n\n' "$IF_C" "$NS_C" "$GW_C"
         [ "$PORT_D" = 0 ] || printf '[port d]\ndriver = tap\nifname = %s\nnetns = %s\naddress = %s/24\n\n' "$IF_D" "$NS_D" "$GW_D"
         printf '[shaper b]\nrate = %s\n\n%b\n' "${4:-100mbit}" "$3"
         printf '%b\n%b\n' "$1" "$2"
@@ -70,7 +70,8 @@ CLASSES1='[class b bulk]\nrate = 10mbit\nmatch = proto udp\n\n[class b rest]\nra
 CLASSES2="${CLASSES1}\n[class b voice]\nrate = 5mbit\nceil = 10mbit\nmatch = dscp 46\n"
 CLASSES3='[class b bulk]\nrate = 15mbit\nceil = 60mbit\nmatch = proto udp\n\n[class b rest]\nrate = 20mbit\ndefault = yes\n\n[class b voice]\nrate = 5mbit\nceil = 10mbit\nmatch = dscp 46\n'
 ROUTES1="[route $R65]\nvia = $HOST_C\n\n[route $R70]\nvia = $HOST_C\n"
-ROUTES2="[route $R66]\nvia = $HOST_C\n\n[route $R71]\nvia = $HOST_C\n\n[route $R70]\nvia = $HOST_C\n"
+V6R=2001:db8:99::/48
+ROUTES2="[route $R66]\nvia = $HOST_C\n\n[route $R71]\nvia = $HOST_C\n\n[route $R70]\nvia = $HOST_C\n\n[route $V6R]\nvia = 2001:db8:63::2\n"
 ROUTES3="[route $R66]\nvia = $HOST_C\n\n[route $R71]\nvia = $HOST_C\n"
 NEIGHS1="[neigh $NB9]\nmac = 02:00:00:00:00:09\n"
 NEIGHS2="[neigh $NB10]\nmac = 02:00:00:00:00:0a\n"
@@ -115,19 +116,20 @@ c check --diff
 want="route $R65: removed
 route $R66: added, via $HOST_C
 route $R71: added, via $HOST_C (over the runtime route, which it replaces)
+route $V6R: added, via 2001:db8:63::2
 neigh $NB9: removed
 neigh $NB10: added, mac 02:00:00:00:00:0a port b
 class b voice: added, rate 5mbit ceil 10mbit (restarts shaper-b)
 service driver-c: restart_limit 5 -> 7
 restart shaper-b: class voice added
-7 changes, 1 restart"
+8 changes, 1 restart"
 [ "$out" = "$want" ] || rr_fail "check --diff said:
 $out
 expected:
 $want"
 [ "$(pids)" = "$P0" ] || rr_fail "check --diff changed a pid: $P0 -> $(pids)"
 route_is "$R65" "$HOST_C c manifest"
-rr_ok "check --diff: 7 changes, restart shaper-b (class voice added), nothing applied"
+rr_ok "check --diff: 8 changes, restart shaper-b (class voice added), nothing applied"
 
 c reload
 [ "$rc" = 0 ] || rr_fail "reload: exit $rc: $err; out: $out"
@@ -137,7 +139,7 @@ restarting shaper-b (pid ${RR_PIDS[shaper-b]}) through its warm standby
 shaper-b: ready, pid $sb_new
 deleted $NB9
 replaced $NB10 mac 02:00:00:00:00:0a port b
-reload: done, 7 changes"
+reload: done, 8 changes"
 [ "$out" = "$want" ] || rr_fail "reload said:
 $out
 expected:
@@ -152,6 +154,7 @@ no_route "$R65"
 route_is "$R66" "$HOST_C c manifest"
 route_is "$R71" "$HOST_C c manifest"
 route_is "$R70" "$HOST_C c runtime"
+routes | grep -q "^$V6R 2001:db8:63::2 c" || rr_fail "no IPv6 route $V6R via 2001:db8:63::2 on c: $(routes)"
 [ -z "$(neigh_state "$NB9")" ] || rr_fail "neighbour $NB9 is still there: $(neigh_state "$NB9")"
 [ "$(neigh_state "$NB10")" = "02:00:00:00:00:0a b static" ] || rr_fail "neighbour $NB10: $(neigh_state "$NB10")"
 "$RR" shaper show b -S "$RR_SOCK" | grep -q '^  voice ' || rr_fail "shaper show b has no class voice: $("$RR" shaper show b -S "$RR_SOCK")"
@@ -230,12 +233,14 @@ rr_ok "a port removed: $refused"
 PORT_D=1
 manifest "$ROUTES3" "$NEIGHS2" "$CLASSES3" 200mbit "[route $R72]\nvia = $HOST_D\n" 'restart_limit = 7\n'
 kill -HUP "$RR_PID"
-rr_wait 5 eval 'grep -qxF "ringrouter: reload: done, 1 change" "$RR_LOG"' || rr_fail "no \"reload: done, 1 change\" in the log after SIGHUP"
+rr_wait 5 eval 'grep -qxF "ringrouter: reload: done, 2 changes" "$RR_LOG"' || rr_fail "no \"reload: done, 2 changes\" in the log after SIGHUP"
 rr_alive "$RR_PID" || rr_fail "SIGHUP stopped the supervisor"
 grep -qxF "ringrouter: Hangup: reloading $M" "$RR_LOG" || rr_fail "no \"Hangup: reloading\" log line"
 grep -qxF "ringrouter: reload: route $R70: removed (the runtime route for it stays)" "$RR_LOG" ||
     rr_fail "no \"route $R70: removed (the runtime route for it stays)\" log line"
 route_is "$R70" "$HOST_C c runtime" # the runtime route the manifest's had been replaced by stays
+grep -qxF "ringrouter: reload: route $V6R: removed" "$RR_LOG" || rr_fail "no \"route $V6R: removed\" log line"
+! routes | grep -q "^$V6R " || rr_fail "the IPv6 route $V6R is still there: $(routes)"
 [ "$(pids)" = "$P1" ] || rr_fail "SIGHUP changed a pid: $P1 -> $(pids)"
 rr_ok "SIGHUP: reloaded, the supervisor runs on, every pid the same"
 
@@ -252,4 +257,4 @@ done
 [ "${RR_RESTARTS[router]}" = 1 ] || rr_fail "the router restarted ${RR_RESTARTS[router]} times, expected once (port d)"
 rr_stop
 rr_census_ok
-t_pass "reload: check --diff, live routes, neighbours, a class (one restart), rates, refusals and SIGHUP; flow A -> C: $sum"
+t_pass "reload: check --diff, live IPv4 and IPv6 routes, neighbours, a class (one restart), rates, a port added (the router restarted), refusals and SIGHUP; flow A -> C: $sum"
