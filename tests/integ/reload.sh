@@ -14,7 +14,9 @@
 #     neighbour table and the shaper's classes are the new manifest's; a
 #     runtime route stays, the one the manifest now has is the manifest's;
 #   - rates only (port b's and a class's): no restart, the shaper's rates
-#     change (shaper show);
+#     change (shaper show); class voice removed: shaper-b alone restarts,
+#     the other classes at their rates; driver-b's hang_ms: driver-b alone
+#     restarts;
 #   - a manifest that does not check: exit 100, the error names its line,
 #     nothing changed (pids, routes);
 #   - a port d added (check --diff, then reload): driver-d starts, the
@@ -179,9 +181,25 @@ bulk=$("$RR" shaper show b -S "$RR_SOCK" | awk '$1 == "bulk" { print $2, $3 }')
 [ "$bulk" = "15mbit 60mbit" ] || rr_fail "class bulk: \"$bulk\", expected 15mbit 60mbit"
 rr_ok "rates: port b 200mbit, class bulk 15mbit/60mbit, through the mailbox, no restart: $(head -3 <<<"$out" | tr '\n' ';')"
 
+# ---- a class removed: shaper-b restarts, alone ----
+CLASSES4='[class b bulk]\nrate = 15mbit\nceil = 60mbit\nmatch = proto udp\n\n[class b rest]\nrate = 20mbit\ndefault = yes\n'
+manifest "$ROUTES2" "$NEIGHS2" "$CLASSES4" 200mbit "" 'restart_limit = 7\n'
+c reload
+[ "$rc" = 0 ] || rr_fail "reload with class voice removed: exit $rc: $err; out: $out"
+P2=$(pids)
+[ "$(sed 's/shaper-b=[0-9]* //' <<<"$P2")" = "$(sed 's/shaper-b=[0-9]* //' <<<"$P1")" ] && [ "$P2" != "$P1" ] ||
+    rr_fail "class voice removed: pids $P1 -> $P2 (only shaper-b's should change)"
+[ "$(head -2 <<<"$out")" = "class b voice: removed (restarts shaper-b)
+restart shaper-b: class voice removed" ] || rr_fail "reload with class voice removed said: $out"
+"$RR" shaper show b -S "$RR_SOCK" | grep -q '^  voice ' && rr_fail "shaper show b still has class voice"
+bulk=$("$RR" shaper show b -S "$RR_SOCK" | awk '$1 == "bulk" { print $2, $3 }')
+[ "$bulk" = "15mbit 60mbit" ] || rr_fail "class bulk after shaper-b's restart: \"$bulk\", expected 15mbit 60mbit"
+rr_ok "class voice removed: shaper-b alone restarted, class bulk still 15mbit/60mbit"
+P1=$P2
+
 # ---- a service option read at start: that service restarts, alone ----
 HANG_B=4000
-manifest "$ROUTES2" "$NEIGHS2" "$CLASSES3" 200mbit "" 'restart_limit = 7\n'
+manifest "$ROUTES2" "$NEIGHS2" "$CLASSES4" 200mbit "" 'restart_limit = 7\n'
 c reload
 [ "$rc" = 0 ] || rr_fail "reload of driver-b's hang_ms: exit $rc: $err; out: $out"
 P2=$(pids)
@@ -211,7 +229,7 @@ cp "$RR_T/good.ini" "$M"
 # ---- a port added: its driver starts, the router restarts through its standby ----
 PORT_D=1
 RR_SERVICES=(router driver-a driver-b driver-c driver-d shaper-b)
-manifest "$ROUTES2" "$NEIGHS2" "$CLASSES3" 200mbit "[route $R72]\nvia = $HOST_D\n" 'restart_limit = 7\n'
+manifest "$ROUTES2" "$NEIGHS2" "$CLASSES4" 200mbit "[route $R72]\nvia = $HOST_D\n" 'restart_limit = 7\n'
 c check --diff
 [ "$rc" = 0 ] && [ "$out" = "port d: added, tap $IF_D in netns $NS_D, address $GW_D/24 (starts driver-d; restarts router)
 route $R72: added, via $HOST_D
@@ -238,7 +256,7 @@ P1=$(pids)
 # ---- a port removed: refused, nothing changed ----
 PORT_D=0
 RR_SERVICES=(router driver-a driver-b driver-c shaper-b)
-manifest "$ROUTES2" "$NEIGHS2" "$CLASSES3" 200mbit "" 'restart_limit = 7\n'
+manifest "$ROUTES2" "$NEIGHS2" "$CLASSES4" 200mbit "" 'restart_limit = 7\n'
 c reload
 [ "$rc" = 100 ] && [ "$err" = "ringrouter: reload: needs \`ringrouter up\` again: ports changed (removed d); nothing changed" ] ||
     rr_fail "reload with port d removed: exit $rc: $err"
@@ -252,7 +270,7 @@ rr_ok "a port removed: $refused"
 
 # ---- SIGHUP reloads ----
 PORT_D=1
-manifest "$ROUTES3" "$NEIGHS2" "$CLASSES3" 200mbit "[route $R72]\nvia = $HOST_D\n" 'restart_limit = 7\n'
+manifest "$ROUTES3" "$NEIGHS2" "$CLASSES4" 200mbit "[route $R72]\nvia = $HOST_D\n" 'restart_limit = 7\n'
 kill -HUP "$RR_PID"
 rr_wait 5 eval 'grep -qxF "ringrouter: reload: done, 2 changes" "$RR_LOG"' || rr_fail "no \"reload: done, 2 changes\" in the log after SIGHUP"
 rr_alive "$RR_PID" || rr_fail "SIGHUP stopped the supervisor"
@@ -295,4 +313,4 @@ done
 [ "${RR_RESTARTS[router]}" = 1 ] || rr_fail "the router restarted ${RR_RESTARTS[router]} times, expected once (port d)"
 rr_stop
 rr_census_ok
-t_pass "reload: check --diff, live IPv4 and IPv6 routes, neighbours, a class (one restart), rates, a port added (the router restarted), refusals and SIGHUP; flow A -> C: $sum"
+t_pass "reload: check --diff, live IPv4 and IPv6 routes, neighbours, a class added and removed (shaper-b restarted), rates, a service option (driver-b restarted), a port added (the router restarted), refusals and SIGHUP; flow A -> C: $sum"
