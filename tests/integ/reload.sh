@@ -283,6 +283,15 @@ grep -qxF "ringrouter: reload: route $V6R: removed" "$RR_LOG" || rr_fail "no \"r
 [ "$(pids)" = "$P1" ] || rr_fail "SIGHUP changed a pid: $P1 -> $(pids)"
 rr_ok "SIGHUP: reloaded, the supervisor runs on, every pid the same"
 
+# ---- -c: the socket from the manifest's run_dir, and it must be the file up was given ----
+out=$(cd "$RR_T" && "$RR" check --diff -c ./m.ini 2>&1) && [ "$out" = "no change" ] || rr_fail "check --diff -c ./m.ini: $out"
+cp "$M" "$RR_T/other.ini"
+out=$("$RR" reload -c "$RR_T/other.ini" 2>&1)
+rc=$?
+[ "$rc" = 100 ] && [ "$out" = "ringrouter: reload: the supervisor runs $M, not $RR_T/other.ini: reload reads the file \`up\` was given (leave out -c, or name the socket with -S)" ] ||
+    rr_fail "reload -c another file: exit $rc: $out"
+rr_ok "-c: the same file (by another path) answers \"no change\"; another file is refused by name"
+
 # ---- the flow: not one datagram lost ----
 rr_flow_stop
 sum=$("$RR_PY" "$RR_FLOW_PY" summary "$RR_FLOW_LOG")
