@@ -124,6 +124,7 @@ enum sup_port_key {
     SUP_PORT_MAC,
     SUP_PORT_OFFLOADS,
     SUP_PORT_RX_INFLIGHT,
+    SUP_PORT_QUEUE_LEN,
     SUP_PORT_XDP_MODE,
     SUP_PORT_STEER,
     SUP_PORT_QUEUES,
@@ -151,6 +152,7 @@ struct sup_port {
     uint32_t offloads;    /* SUP_OFFLOAD_* */
     uint32_t rx_inflight; /* reads kept in flight */
     bool persist;         /* the TAP device outlives the supervisor (TUNSETPERSIST) */
+    uint32_t queue_len;   /* the device's queue of frames for us to read (its txqueuelen) */
     /* driver = afxdp */
     enum sup_xdp_mode xdp_mode;
     enum sup_steer steer;

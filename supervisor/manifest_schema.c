@@ -115,6 +115,12 @@ static const struct sup_key sup_port_keys[] = {
                            .drivers = SUP_DRIVER_TAP},
     [SUP_PORT_RX_INFLIGHT] = {"rx_inflight", sup_p_u32, KEY(struct sup_port, rx_inflight), 1, 1024,
                               .def = "32", .drivers = SUP_DRIVER_TAP},
+    /* The TAP's own queue is the port's receive ring: a train of frames the
+     * hosts send while the driver is not running waits there. Linux's 1000
+     * (its backlog's length too) drops the tail of a 1,000-frame train on a
+     * busy machine; a NIC's ring is 1,024 to 4,096. */
+    [SUP_PORT_QUEUE_LEN] = {"queue_len", sup_p_u32, KEY(struct sup_port, queue_len), 16, 65536, .def = "4096",
+                            .drivers = SUP_DRIVER_TAP},
     [SUP_PORT_XDP_MODE] = {"xdp_mode", sup_p_enum, KEY(struct sup_port, xdp_mode), .words = sup_xdp_mode_words,
                            .def = "auto", .drivers = SUP_DRIVER_AFXDP},
     [SUP_PORT_STEER] = {"steer", sup_p_enum, KEY(struct sup_port, steer), .words = sup_steer_words,

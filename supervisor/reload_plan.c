@@ -65,6 +65,8 @@ static const char *port_differs(const struct sup_port *a, const struct sup_port 
         return "offloads";
     if (a->rx_inflight != b->rx_inflight)
         return "rx_inflight";
+    if (a->queue_len != b->queue_len)
+        return "queue_len";
     if (a->xdp_mode != b->xdp_mode)
         return "xdp_mode";
     if (a->steer != b->steer)

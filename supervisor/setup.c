@@ -171,6 +171,13 @@ static int tap_open(void *arg)
         close(sk);
         goto out_fd;
     }
+    ifr.ifr_qlen = (int)p->queue_len;
+    if (ioctl(sk, SIOCSIFTXQLEN, &ifr) < 0) {
+        ret = ipc_errf(q->err, -errno, "port %s: queue_len %u on %s: %s", p->name, p->queue_len, p->ifname,
+                       strerror(errno));
+        close(sk);
+        goto out_fd;
+    }
     if (ioctl(sk, SIOCGIFFLAGS, &ifr) == 0) {
         ifr.ifr_flags |= IFF_UP;
         ioctl(sk, SIOCSIFFLAGS, &ifr);

@@ -240,13 +240,43 @@ rr_veth_host() { # rr_veth_host NS_HOST DEV PEER NS_R HOST GW [QUEUES]
 # The three namespaces of a router test with its own supervisor namespace:
 # NS_R (the supervisor), NS_A and NS_B (the hosts), and the hosts' networks
 # 10.X.N.0/24 and 10.Y.N.0/24 (N from our PID): GW_* the router, HOST_* the host.
-rr_three_ns() { # rr_three_ns X Y
-    local n=$(($$ % 250 + 1))
+# TAG (default none) prefixes the namespaces' suffixes, for a test that
+# builds a second topology beside rr_topology's.
+rr_three_ns() { # rr_three_ns X Y [TAG]
+    local n=$(($$ % 250 + 1)) t=${3:-}
     NET_A=10.$1.$n NET_B=10.$2.$n
     GW_A=$NET_A.1 GW_B=$NET_B.1 HOST_A=$NET_A.2 HOST_B=$NET_B.2
-    rr_netns r; NS_R=$RR_NS
-    rr_netns a; NS_A=$RR_NS
-    rr_netns b; NS_B=$RR_NS
+    rr_netns "${t}r"; NS_R=$RR_NS
+    rr_netns "${t}a"; NS_A=$RR_NS
+    rr_netns "${t}b"; NS_B=$RR_NS
+}
+
+# The router between two AF_XDP ports on veth, beside whatever rr_topology
+# made: rr_three_ns X Y TAG, hosts A and B behind veths PFXa0/PFXa1 and
+# PFXb0/PFXb1 (the *1 ends in NS_R are the ports), a manifest in
+# $RR_T/x.ini, the supervisor started inside NS_R and every service up, and
+# a ping A -> B through it.
+rr_afxdp_up() { # rr_afxdp_up X Y TAG PFX
+    local s out
+    rr_three_ns "$1" "$2" "$3"
+    rr_veth_host "$NS_A" "${4}a0" "${4}a1" "$NS_R" "$HOST_A" "$GW_A"
+    rr_veth_host "$NS_B" "${4}b0" "${4}b1" "$NS_R" "$HOST_B" "$GW_B"
+    {
+        printf '[router]\nname = %s%s\npool_buffers = 8192\nrun_dir = %s/run\n\n' "$4" "$$" "$RR_T"
+        printf '[port a]\ndriver = afxdp\nifname = %sa1\naddress = %s/24\n\n' "$4" "$GW_A"
+        printf '[port b]\ndriver = afxdp\nifname = %sb1\naddress = %s/24\n' "$4" "$GW_B"
+        for s in "${RR_SERVICES[@]}"; do
+            printf '\n[service %s]\nhang_ms = 3000\n' "$s"
+        done
+    } >"$RR_T/x.ini"
+    "$RR" check -c "$RR_T/x.ini" >/dev/null || rr_fail "the AF_XDP manifest does not check: $(cat "$RR_T/x.ini")"
+    # Not through rr_in: $! must be the supervisor (ip netns exec execs it).
+    ip netns exec "$NS_R" "$RR" up -c "$RR_T/x.ini" 2>>"$RR_LOG" &
+    RR_PID=$!
+    rr_wait 10 eval 'rr_all_up || ! rr_alive $RR_PID' || rr_fail "AF_XDP: not every service was up within 10 s"
+    rr_alive "$RR_PID" || rr_fail "AF_XDP: the supervisor exited at start"
+    rr_ok "up: A $HOST_A -- ${4}a1 [driver-a, router, driver-b] ${4}b1 -- B $HOST_B (AF_XDP)"
+    out=$(rr_in "$NS_A" ping -n -c 2 -i 0.2 -W 2 "$HOST_B" 2>&1) || rr_fail "AF_XDP: ping A -> B: $out"
 }
 
 rr_listening() { rr_in "$1" ss -Hltn "sport = :$2" | grep -q LISTEN; } # rr_listening NS PORT
