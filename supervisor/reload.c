@@ -213,8 +213,10 @@ bool sup_ctl_reload(struct sup *s, char **argv, int argc, FILE *f, struct sup_ct
     }
 
     struct sup_reload *j = calloc(1, sizeof(*j));
-    if (j)
+    if (j) {
+        j->gave_up = -1;
         j->out = open_memstream(&j->text, &j->len);
+    }
     if (!j || !j->out) {
         job_free(j);
         sup_manifest_free(&nm);
@@ -304,8 +306,9 @@ static bool run_ops(struct sup *s, struct sup_reload *j, uint64_t now)
                 /* A command is taken by a running service: a down one
                  * would leave it in the mailbox, where the next would
                  * find it untaken. */
-                if (now - j->since < RL_OP_WAIT_NS)
+                if (now - j->since < RL_OP_WAIT_NS && j->gave_up != op->svc)
                     return false;
+                j->gave_up = op->svc;
                 fprintf(j->out, "%s is %s: %s not applied\n", v->name, sup_state_name(v->state),
                         op->neigh ? "a neighbour change" : "a rate");
                 j->failed++;

@@ -43,6 +43,7 @@ struct sup_reload {
     size_t nops, cap, next;
     bool sent;      /* ops[next] is with its service */
     uint64_t since; /* when ops[next] became the current one */
+    int gave_up;    /* a service not up within RL_OP_WAIT_NS: its later commands fail at once; -1: none */
     struct sup_ctl_wait w;
     struct rl_restart rs[SUP_MAX_SERVICES];
     unsigned changes, failed;

@@ -250,6 +250,10 @@ grep -qxF "restarting router (pid $old_router) through its warm standby" <<<"$ou
 rr_host_side "$NS_D" "$IF_D" "$HOST_D" "$GW_D"
 ping_out=$(rr_in "$RR_NS_A" ping -n -c 2 -i 0.2 -W 2 "$HOST_D" 2>&1) || rr_fail "ping A -> D through the new port: $ping_out"
 route_is "$R72" "$HOST_D d manifest"
+c link d
+[ "$rc" = 0 ] && grep -q "$IF_D" <<<"$out" || rr_fail "link d after the reload: exit $rc: $out $err"
+c stats d
+[ "$rc" = 0 ] && grep -q "^driver-d (up)" <<<"$out" && grep -q "^rx-d " <<<"$out" || rr_fail "stats d after the reload: exit $rc: $out $err"
 rr_ok "port d added live: driver-d up (pid ${RR_PIDS[driver-d]}), router restarted (pid ${RR_PIDS[router]}), A pings D; the other drivers and shaper-b kept their pids"
 P1=$(pids)
 
