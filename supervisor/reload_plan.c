@@ -5,7 +5,7 @@
  * names it (a route by its prefix, a neighbour by its address, a class by
  * its port and name, a service by its name), never by its line.
  *
- * Three kinds of change:
+ * Four kinds of change:
  *   - live: routes (into the FIB here, each entry in one atomic store, as
  *     `route replace` does), persist (one ioctl), the supervisor's own
  *     service options (restart, restart_limit, restart_window); neighbours
