@@ -33,6 +33,7 @@
 #include "tables/neigh.h"
 
 /* "; " between parts of a refusal or a restart's reason, while they fit. */
+static void add_why(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void add_why(char *buf, size_t len, const char *fmt, ...)
 {
     size_t at = strlen(buf);
@@ -193,6 +194,7 @@ void sup_reload_carry(const struct sup_manifest *o, struct sup_manifest *n)
     }
 }
 
+static void restart_why(struct rl_ctx *c, const char *svc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 static void restart_why(struct rl_ctx *c, const char *svc, const char *fmt, ...)
 {
     int i = sup_reload_svc(c->s, svc);
