@@ -585,9 +585,14 @@ static void walk_shaper(struct rl_ctx *c, int port)
             bool changed = n->rate != o->rate || n->ceil != o->ceil;
             if (changed) {
                 c->changes++;
-                fprintf(c->f, "class %s %s: rate %s -> %s, ceil %s -> %s\n", pn, n->name,
-                        sup_rate_format(o->rate, r1, sizeof(r1)), sup_rate_format(n->rate, r2, sizeof(r2)),
-                        sup_rate_format(o->ceil, r3, sizeof(r3)), sup_rate_format(n->ceil, r4, sizeof(r4)));
+                fprintf(c->f, "class %s %s:", pn, n->name);
+                if (n->rate != o->rate)
+                    fprintf(c->f, " rate %s -> %s%s", sup_rate_format(o->rate, r1, sizeof(r1)),
+                            sup_rate_format(n->rate, r2, sizeof(r2)), n->ceil != o->ceil ? "," : "");
+                if (n->ceil != o->ceil)
+                    fprintf(c->f, " ceil %s -> %s", sup_rate_format(o->ceil, r3, sizeof(r3)),
+                            sup_rate_format(n->ceil, r4, sizeof(r4)));
+                fprintf(c->f, "\n");
             }
             if (changed || oc.rate != nc.rate)
                 rate_op(c, si, pn, n->name, n->rate, n->ceil);
