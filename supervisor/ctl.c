@@ -21,6 +21,7 @@
  *   neigh ...           see supervisor/neigh_ctl.c
  *   shaper show|set         see supervisor/shaper_ctl.c
  *   inject NAME KIND ...    see supervisor/inject.c
+ *   reload [diff] [manifest PATH]  see supervisor/reload.c
  */
 #include "supervisor/sup.h"
 
@@ -37,6 +38,7 @@
 
 #include "ipc/stage.h"
 #include "supervisor/inject.h"
+#include "supervisor/reload.h"
 #include "supervisor/shaper_ctl.h"
 #include "supervisor/xsk.h"
 
@@ -570,6 +572,8 @@ static bool ctl_dispatch(struct sup *s, char **words, int nw, FILE *f, struct su
         return sup_ctl_inject(s, words + 1, nw - 1, f);
     if (strcmp(cmd, "upgrade") == 0) /* supervisor/upgrade.c */
         return sup_ctl_upgrade(s, words + 1, nw - 1, f, wait);
+    if (strcmp(cmd, "reload") == 0) /* supervisor/reload.c */
+        return sup_ctl_reload(s, words + 1, nw - 1, f, wait);
     if (strcmp(cmd, "status") == 0) {
         if (!ctl_opts(s, cmd, words + 1, nw - 1, O_JSON, &o, f))
             return false;

@@ -134,6 +134,7 @@ enum sup_port_key {
     SUP_PORT_NAPI_DEFER_HARD_IRQS,
     SUP_PORT_GRO_FLUSH_TIMEOUT,
     SUP_PORT_ADDRESS6,
+    SUP_PORT_PERSIST,
     SUP_PORT_NKEYS
 };
 
@@ -150,6 +151,7 @@ struct sup_port {
     /* driver = tap */
     uint32_t offloads;    /* SUP_OFFLOAD_* */
     uint32_t rx_inflight; /* reads kept in flight */
+    bool persist;         /* the TAP device outlives the supervisor (TUNSETPERSIST) */
     uint32_t queue_len;   /* the device's queue of frames for us to read (its txqueuelen) */
     /* driver = afxdp */
     enum sup_xdp_mode xdp_mode;

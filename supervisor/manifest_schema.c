@@ -143,6 +143,10 @@ static const struct sup_key sup_port_keys[] = {
     /* appends: several per port, one per key or a comma-separated list */
     [SUP_PORT_ADDRESS6] = {"address6", sup_p_address6, .off = 0, .expect = "an IPv6 prefix such as 2001:db8:1::1/64",
                            .multi = true},
+    /* yes: the device is not deleted at shutdown (nor when the supervisor
+     * dies) and the next `up` takes it back, with what the hosts put on it */
+    [SUP_PORT_PERSIST] = {"persist", sup_p_bool, KEY(struct sup_port, persist), .words = sup_bool_words,
+                          .def = "no", .drivers = SUP_DRIVER_TAP},
 };
 
 static const struct sup_key sup_route_keys[] = {

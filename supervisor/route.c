@@ -115,6 +115,16 @@ static void rt_remove(struct sup *s, uint32_t addr, unsigned len)
         *r = s->rt_routes[--s->n_rt_routes];
 }
 
+bool sup_route_runtime(struct sup *s, uint32_t addr, unsigned len)
+{
+    return rt_find(s, addr, len) != NULL;
+}
+
+void sup_route_forget(struct sup *s, uint32_t addr, unsigned len)
+{
+    rt_remove(s, addr, len);
+}
+
 void sup_routes_free(struct sup *s)
 {
     free(s->rt_routes);

@@ -24,7 +24,8 @@
 #                          router's addresses $RR_GW_A, $RR_GW_B
 #   rr_start               `ringrouter up` (log $RR_LOG), sets $RR_PID, waits
 #                          (bounded) until every service is up, then configures
-#                          the hosts' side (address, link up, default route)
+#                          the hosts' side (address, link up, default route):
+#                          rr_up, then rr_host_side NS IFNAME HOST GW for each
 #   rr_stop                SIGTERM, bounded wait, SIGKILL; $RR_RC = exit status
 #   rr_census_ok           after rr_stop: exit 0, the log's last census line
 #                          says "census: all N buffers free", no "census: LEAK"
@@ -430,7 +431,9 @@ rr_no_restarts() {
     done
 }
 
-rr_start() {
+# rr_up: `ringrouter up -c $RR_T/m.ini` (log $RR_LOG), sets $RR_PID, waits
+# (bounded) until every service of $RR_SERVICES is up; nothing on the hosts.
+rr_up() {
     "$RR" up -c "$RR_T/m.ini" 2>>"$RR_LOG" &
     RR_PID=$!
     RR_RC=
@@ -441,15 +444,21 @@ rr_start() {
         RR_PID=
         rr_fail "the supervisor exited with status $RR_RC at start"
     fi
-    # The hosts' side of each TAP: an address and a default route via the router.
-    local ns ifn host gw
-    for x in a b; do
-        if [ $x = a ]; then ns=$RR_NS_A ifn=$RR_IF_A host=$RR_HOST_A gw=$RR_GW_A; else ns=$RR_NS_B ifn=$RR_IF_B host=$RR_HOST_B gw=$RR_GW_B; fi
-        ip -n "$ns" link show "$ifn" >/dev/null 2>&1 || rr_fail "no device $ifn in $ns"
-        ip -n "$ns" addr add "$host/24" dev "$ifn" || rr_fail "addr add $host in $ns"
-        ip -n "$ns" link set "$ifn" up || rr_fail "link set $ifn up in $ns"
-        ip -n "$ns" route add default via "$gw" || rr_fail "route add default via $gw in $ns"
-    done
+}
+
+# rr_host_side NS IFNAME HOST GW: the host's side of a TAP: HOST/24 on it,
+# up, and a default route via the router's GW.
+rr_host_side() {
+    ip -n "$1" link show "$2" >/dev/null 2>&1 || rr_fail "no device $2 in $1"
+    ip -n "$1" addr add "$3/24" dev "$2" || rr_fail "addr add $3 in $1"
+    ip -n "$1" link set "$2" up || rr_fail "link set $2 up in $1"
+    ip -n "$1" route add default via "$4" || rr_fail "route add default via $4 in $1"
+}
+
+rr_start() {
+    rr_up
+    rr_host_side "$RR_NS_A" "$RR_IF_A" "$RR_HOST_A" "$RR_GW_A"
+    rr_host_side "$RR_NS_B" "$RR_IF_B" "$RR_HOST_B" "$RR_GW_B"
 }
 
 rr_stop() { # rr_stop [SECS]
