@@ -23,8 +23,7 @@ set -u
 . "$(dirname "$0")/../lib/router.sh"
 rr_init burst
 rr_need ss
-[ -x "$RR_BIN_DIR/faultflow" ] || rr_fail "$RR_BIN_DIR/faultflow is missing: build with ninja first"
-cp "$RR_BIN_DIR/faultflow" "$RR_T/bin/" || rr_fail "cannot copy faultflow"
+rr_faultflow_init
 
 LEN=${TRAIN_LEN:-1000}
 TRAINS=${TRAINS:-20}

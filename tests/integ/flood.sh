@@ -20,8 +20,7 @@ set -u
 . "$(dirname "$0")/../lib/router.sh"
 rr_init flood
 rr_need ss trafgen
-[ -x "$RR_BIN_DIR/faultflow" ] || rr_fail "$RR_BIN_DIR/faultflow is missing: build with ninja first"
-cp "$RR_BIN_DIR/faultflow" "$RR_T/bin/" || rr_fail "cannot copy faultflow"
+rr_faultflow_init
 
 SECS=${FLOOD_SECS:-60}
 UPORT=9301

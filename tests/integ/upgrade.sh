@@ -22,8 +22,7 @@ set -u
 rr_init upgrade
 rr_need ss
 rr_shaper_init
-[ -x "$RR_BIN_DIR/faultflow" ] || rr_fail "$RR_BIN_DIR/faultflow is missing: build with ninja first"
-cp "$RR_BIN_DIR/faultflow" "$RR_T/bin/" || rr_fail "cannot copy faultflow"
+rr_faultflow_init
 
 RR_SERVICES=(router driver-a driver-b shaper-b)
 rr_topology $'[shaper b]\nrate = 1gbit\nburst = 256k'
@@ -64,14 +63,9 @@ import json, sys
 print(next(s for s in json.load(sys.stdin)["services"] if s["name"] == sys.argv[1])[sys.argv[2]])' "$1" "$2"
 }
 
-# The stream: the sink first, then the sender (not rr_in: $! must be the tool).
-ip netns exec "$RR_NS_B" "$RR_T/bin/faultflow" recv "$RR_HOST_B" 9000 "$RR_T/ab.bits" 2>"$RR_T/recv.err" &
-RECV=$!
-RR_EXTRA_PIDS+=("$RECV")
-rr_wait 5 eval "rr_in $RR_NS_B ss -Hlun 'sport = :9000' | grep -q ." || rr_fail "the sink did not bind"
-ip netns exec "$RR_NS_A" "$RR_T/bin/faultflow" send "$RR_HOST_B" 9000 2000 "$RR_T/ab.send" 2>"$RR_T/send.err" &
-SEND=$!
-RR_EXTRA_PIDS+=("$SEND")
+# The stream (tests/lib/router.sh rr_ff_start).
+rr_ff_start "$RR_NS_A" "$RR_NS_B" "$RR_HOST_B" 2000
+RECV=$RR_FF_RECV SEND=$RR_FF_SEND
 rr_msleep 300
 
 # upgrade_to SVC PATH ID: upgrade SVC to PATH, whose build id is ID.

@@ -279,6 +279,25 @@ rr_afxdp_up() { # rr_afxdp_up X Y TAG PFX
     out=$(rr_in "$NS_A" ping -n -c 2 -i 0.2 -W 2 "$HOST_B" 2>&1) || rr_fail "AF_XDP: ping A -> B: $out"
 }
 
+# The numbered stream of bench/faultflow, SRC -> DST:9000 at PPS: the sink
+# in NS_DST first ($RR_T/ab.bits, recv.err), then the sender in NS_SRC
+# ($RR_T/ab.send, send.err); RR_FF_RECV and RR_FF_SEND are their PIDs.
+# The binary must be in $RR_T/bin (rr_faultflow_init).
+rr_faultflow_init() {
+    [ -x "$RR_BIN_DIR/faultflow" ] || rr_fail "$RR_BIN_DIR/faultflow is missing: build with ninja first"
+    cp "$RR_BIN_DIR/faultflow" "$RR_T/bin/" || rr_fail "cannot copy faultflow"
+}
+rr_ff_start() { # rr_ff_start NS_SRC NS_DST DST PPS
+    # Not rr_in: $! must be the tool.
+    ip netns exec "$2" "$RR_T/bin/faultflow" recv "$3" 9000 "$RR_T/ab.bits" 2>"$RR_T/recv.err" &
+    RR_FF_RECV=$!
+    RR_EXTRA_PIDS+=("$RR_FF_RECV")
+    rr_wait 5 eval "rr_in $2 ss -Hlun 'sport = :9000' | grep -q ." || rr_fail "the sink did not bind"
+    ip netns exec "$1" "$RR_T/bin/faultflow" send "$3" 9000 "$4" "$RR_T/ab.send" 2>"$RR_T/send.err" &
+    RR_FF_SEND=$!
+    RR_EXTRA_PIDS+=("$RR_FF_SEND")
+}
+
 rr_listening() { rr_in "$1" ss -Hltn "sport = :$2" | grep -q LISTEN; } # rr_listening NS PORT
 
 # iperf3 server in NS on ADDR:PORT, waited for (bounded); its PID is ended at exit.
