@@ -255,7 +255,8 @@ rr_three_ns() { # rr_three_ns X Y [TAG]
 # made: rr_three_ns X Y TAG, hosts A and B behind veths PFXa0/PFXa1 and
 # PFXb0/PFXb1 (the *1 ends in NS_R are the ports), a manifest in
 # $RR_T/x.ini, the supervisor started inside NS_R and every service up, and
-# a ping A -> B through it.
+# a ping A -> B through it. RR_AFXDP_A_EXTRA, RR_AFXDP_B_EXTRA: manifest
+# lines for port a, b ("\n" separates them).
 rr_afxdp_up() { # rr_afxdp_up X Y TAG PFX
     local s out
     rr_three_ns "$1" "$2" "$3"
@@ -263,8 +264,8 @@ rr_afxdp_up() { # rr_afxdp_up X Y TAG PFX
     rr_veth_host "$NS_B" "${4}b0" "${4}b1" "$NS_R" "$HOST_B" "$GW_B"
     {
         printf '[router]\nname = %s%s\npool_buffers = 8192\nrun_dir = %s/run\n\n' "$4" "$$" "$RR_T"
-        printf '[port a]\ndriver = afxdp\nifname = %sa1\naddress = %s/24\n\n' "$4" "$GW_A"
-        printf '[port b]\ndriver = afxdp\nifname = %sb1\naddress = %s/24\n' "$4" "$GW_B"
+        printf '[port a]\ndriver = afxdp\nifname = %sa1\naddress = %s/24\n%b\n\n' "$4" "$GW_A" "${RR_AFXDP_A_EXTRA:-}"
+        printf '[port b]\ndriver = afxdp\nifname = %sb1\naddress = %s/24\n%b\n' "$4" "$GW_B" "${RR_AFXDP_B_EXTRA:-}"
         for s in "${RR_SERVICES[@]}"; do
             printf '\n[service %s]\nhang_ms = 3000\n' "$s"
         done
