@@ -20,7 +20,8 @@
  *       At the end: "sent N errors E" on stderr, exit 0.
  *   faultflow recv ADDR PORT BITMAP
  *       recvmmsg; bit SEQ of BITMAP is set when SEQ arrived. SIGTERM: the
- *       bitmap is written, "received N max_seq M dup D" on stderr, exit 0.
+ *       bitmap is written, "received N max_seq M dup D" then "reordered R"
+ *       (datagrams that arrived after a higher number) on stderr, exit 0.
  *
  * Times are CLOCK_REALTIME in microseconds, bash's EPOCHREALTIME clock.
  */
@@ -202,7 +203,7 @@ static int do_recv(const char *addr, int port, const char *path)
         iov[i] = (struct iovec){.iov_base = buf[i], .iov_len = sizeof(buf[i])};
         msg[i] = (struct mmsghdr){.msg_hdr = {.msg_iov = &iov[i], .msg_iovlen = 1}};
     }
-    uint64_t got = 0, dup = 0, top = 0;
+    uint64_t got = 0, dup = 0, top = 0, reordered = 0;
     while (!stop && bm) {
         int n = recvmmsg(fd, msg, BATCH, MSG_WAITFORONE, NULL);
         for (int i = 0; i < n; i++) {
@@ -224,6 +225,8 @@ static int do_recv(const char *addr, int port, const char *path)
                 continue;
             if (bm[s / 8] & (1u << (s % 8)))
                 dup++;
+            else if (got && s < top)
+                reordered++; /* a later number came first */
             bm[s / 8] |= (uint8_t)(1u << (s % 8));
             got++;
             if (s > top)
@@ -238,6 +241,8 @@ static int do_recv(const char *addr, int port, const char *path)
     fclose(out);
     fprintf(stderr, "received %llu max_seq %llu dup %llu\n", (unsigned long long)got, (unsigned long long)top,
             (unsigned long long)dup);
+    /* Its own line: readers of the first keep their fields. */
+    fprintf(stderr, "reordered %llu\n", (unsigned long long)reordered);
     return 0;
 }
 

@@ -8,8 +8,8 @@
 #     build id is changed (a test build that reports another id); each
 #     answer names both pids and build ids, `status --json` then shows the
 #     new instance's binary and build id, and its pid changed;
-#   - no datagram of the stream lost or duplicated through all eight
-#     upgrades;
+#   - no datagram of the stream lost, duplicated or reordered through all
+#     eight upgrades;
 #   - a binary stamped for another layout of the shared regions is refused,
 #     the message naming both layouts, the service untouched (same pid);
 #   - a binary that cannot run as the service (rr-tap given to the router:
@@ -144,9 +144,10 @@ rr_wait 5 eval "! rr_alive $RECV" || rr_fail "the sink did not stop"
 wait "$RECV" || rr_fail "the sink exited with status $?"
 read -r _ sent _ _ <"$RR_T/send.err"
 read -r _ got _ top _ dup <"$RR_T/recv.err"
-[ "$got" = "$sent" ] && [ "$dup" = 0 ] && [ "$top" = $((sent - 1)) ] ||
-    rr_fail "the stream through eight upgrades: sent $sent, received $got (highest $top), $dup duplicates"
-rr_ok "the stream through eight upgrades: all $sent datagrams arrived, none twice"
+reord=$(sed -n 's/^reordered //p' "$RR_T/recv.err")
+[ "$got" = "$sent" ] && [ "$dup" = 0 ] && [ "$top" = $((sent - 1)) ] && [ "$reord" = 0 ] ||
+    rr_fail "the stream through eight upgrades: sent $sent, received $got (highest $top), $dup duplicates, $reord reordered"
+rr_ok "the stream through eight upgrades: all $sent datagrams arrived, none twice, none out of order"
 rr_stop
 rr_census_ok
 echo "PASS upgrade"
