@@ -65,6 +65,34 @@ static void rt_nd_pending_done(struct rt_ctx *ctx, uint16_t port, uint16_t n)
 
 /* ---- messages ---- */
 
+/*
+ * The rest of an ND message of ours whose ICMPv6 body (@icmp_len bytes, its
+ * checksum field zero) and Ethernet and IPv6 destinations are in @b: our MAC,
+ * the IPv6 header from @src with hop limit 255, the checksum, the length;
+ * counted in @ctr and queued out of @port.
+ */
+static void rt_nd_emit(struct rt_ctx *ctx, uint16_t port, ipc_buf b, const uint8_t *src, uint32_t icmp_len,
+                       unsigned ctr, struct rt_burst *tx)
+{
+    uint8_t *f = ipc_pool_data(ctx->pool, b);
+    uint8_t *ip6 = f + PKT_ETH_HLEN, *ic = ip6 + PKT_IP6_HLEN;
+    memcpy(f + PKT_ETH_SRC, ctx->port[port].mac, PKT_ETH_ALEN);
+    pkt_put16(f + PKT_ETH_TYPE, PKT_ETH_P_IPV6);
+    pkt_put32(ip6 + PKT_IP6_VTC, 6u << 28);
+    pkt_put16(ip6 + PKT_IP6_PLEN, (uint16_t)icmp_len);
+    ip6[PKT_IP6_NXT] = PKT_IP_PROTO_ICMPV6;
+    ip6[PKT_IP6_HLIM] = RT_ND_HLIM;
+    memcpy(ip6 + PKT_IP6_SRC, src, 16);
+    uint32_t sum = rt_ip6_pseudo_sum(ip6 + PKT_IP6_SRC, ip6 + PKT_IP6_DST, icmp_len, PKT_IP_PROTO_ICMPV6);
+    pkt_put16(ic + 2, pkt_csum_fold(pkt_csum_add(sum, ic, icmp_len, false)));
+    struct ipc_meta *m = ipc_pool_meta(ctx->pool, b);
+    pkt_set_len(m, PKT_ETH_HLEN + PKT_IP6_HLEN + icmp_len);
+    m->in_port = IPC_PORT_NONE;
+    m->out_port = port;
+    rt_count(ctx, ctr);
+    rt_tx(ctx, tx, b);
+}
+
 int rt_nd_solicit(struct rt_ctx *ctx, uint16_t port, const uint8_t *target, const uint8_t *dmac, struct rt_burst *tx)
 {
     const struct rt_port *pt = &ctx->port[port];
@@ -86,27 +114,13 @@ int rt_nd_solicit(struct rt_ctx *ctx, uint16_t port, const uint8_t *target, cons
         rt_ip6_snma(target, ip6 + PKT_IP6_DST);
         rt_ip6_mcast_mac(ip6 + PKT_IP6_DST, f + PKT_ETH_DST);
     }
-    memcpy(f + PKT_ETH_SRC, pt->mac, PKT_ETH_ALEN);
-    pkt_put16(f + PKT_ETH_TYPE, PKT_ETH_P_IPV6);
-    pkt_put32(ip6 + PKT_IP6_VTC, 6u << 28);
-    pkt_put16(ip6 + PKT_IP6_PLEN, (uint16_t)icmp_len);
-    ip6[PKT_IP6_NXT] = PKT_IP_PROTO_ICMPV6;
-    ip6[PKT_IP6_HLIM] = RT_ND_HLIM;
-    memcpy(ip6 + PKT_IP6_SRC, src, 16);
     memset(ic, 0, icmp_len);
     ic[0] = RT_ICMP6_NS;
     memcpy(ic + 8, target, 16);
     ic[RT_ND_NS_LEN] = RT_ND_OPT_SLLA;
     ic[RT_ND_NS_LEN + 1] = 1; /* in units of 8 bytes */
     memcpy(ic + RT_ND_NS_LEN + 2, pt->mac, PKT_ETH_ALEN);
-    uint32_t sum = rt_ip6_pseudo_sum(ip6 + PKT_IP6_SRC, ip6 + PKT_IP6_DST, icmp_len, PKT_IP_PROTO_ICMPV6);
-    pkt_put16(ic + 2, pkt_csum_fold(pkt_csum_add(sum, ic, icmp_len, false)));
-    struct ipc_meta *m = ipc_pool_meta(ctx->pool, b);
-    pkt_set_len(m, PKT_ETH_HLEN + PKT_IP6_HLEN + icmp_len);
-    m->in_port = IPC_PORT_NONE;
-    m->out_port = port;
-    rt_count(ctx, RT_CTR_ND_NS_TX);
-    rt_tx(ctx, tx, b);
+    rt_nd_emit(ctx, port, b, src, icmp_len, RT_CTR_ND_NS_TX, tx);
     return 0;
 }
 
@@ -169,23 +183,9 @@ static int rt_nd_ra_send(struct rt_ctx *ctx, uint16_t port, uint64_t now, struct
         len += 32;
     }
     rt_ip6_mcast_mac(all_nodes, f + PKT_ETH_DST);
-    memcpy(f + PKT_ETH_SRC, pt->mac, PKT_ETH_ALEN);
-    pkt_put16(f + PKT_ETH_TYPE, PKT_ETH_P_IPV6);
-    pkt_put32(ip6 + PKT_IP6_VTC, 6u << 28);
-    pkt_put16(ip6 + PKT_IP6_PLEN, (uint16_t)len);
-    ip6[PKT_IP6_NXT] = PKT_IP_PROTO_ICMPV6;
-    ip6[PKT_IP6_HLIM] = RT_ND_HLIM;
-    memcpy(ip6 + PKT_IP6_SRC, pt->a6[pt->ll6].a, 16);
     memcpy(ip6 + PKT_IP6_DST, all_nodes, 16);
-    uint32_t sum = rt_ip6_pseudo_sum(ip6 + PKT_IP6_SRC, ip6 + PKT_IP6_DST, len, PKT_IP_PROTO_ICMPV6);
-    pkt_put16(ic + 2, pkt_csum_fold(pkt_csum_add(sum, ic, len, false)));
-    struct ipc_meta *m = ipc_pool_meta(ctx->pool, b);
-    pkt_set_len(m, PKT_ETH_HLEN + PKT_IP6_HLEN + len);
-    m->in_port = IPC_PORT_NONE;
-    m->out_port = port;
     pt->ra_last_ns = now;
-    rt_count(ctx, RT_CTR_ND_RA_TX);
-    rt_tx(ctx, tx, b);
+    rt_nd_emit(ctx, port, b, pt->a6[pt->ll6].a, len, RT_CTR_ND_RA_TX, tx);
     return 0;
 }
 
