@@ -419,10 +419,8 @@ void rt_nd_input(struct rt_ctx *ctx, ipc_buf b, uint32_t off, uint64_t now, stru
         rt_drop(ctx, b, RT_CTR_ND_BAD);
         return;
     }
-    if (rt_ip6_port_addr(pt, target) < 0 || dad) {
-        /* Not ours on this link; or a host's DAD probe for one of ours,
-         * which we do not defend (no DAD yet: docs/ipv6.md). */
-        rt_drop(ctx, b, RT_CTR_ND_IGNORED);
+    if (rt_ip6_port_addr(pt, target) < 0) {
+        rt_drop(ctx, b, RT_CTR_ND_IGNORED); /* not ours on this link */
         return;
     }
     uint8_t smac[6], sip[16];
@@ -433,6 +431,15 @@ void rt_nd_input(struct rt_ctx *ctx, ipc_buf b, uint32_t off, uint64_t now, stru
     if (pkt_mac_is_group(smac)) {
         rt_drop(ctx, b, RT_CTR_ND_BAD);
         return;
+    }
+    if (dad) {
+        /* A host's Duplicate Address Detection probe for one of ours:
+         * defend it (§7.2.4), to all nodes, not solicited, so that the
+         * host gives the address up. */
+        static const uint8_t all_nodes[16] = {0xff, 0x02, [15] = 1};
+        memcpy(sip, all_nodes, 16);
+        rt_ip6_mcast_mac(all_nodes, smac);
+        rt_count(ctx, RT_CTR_ND_DAD_DEFENDED);
     }
     /* Answer in place (§7.2.4): the solicitation's buffer becomes the
      * advertisement, with no extension headers, from the target itself. */
@@ -448,7 +455,7 @@ void rt_nd_input(struct rt_ctx *ctx, ipc_buf b, uint32_t off, uint64_t now, stru
     ic = ip6 + PKT_IP6_HLEN;
     memset(ic, 0, icmp_len);
     ic[0] = RT_ICMP6_NA;
-    ic[4] = RT_ND_NA_R | RT_ND_NA_S | RT_ND_NA_O;
+    ic[4] = dad ? RT_ND_NA_R | RT_ND_NA_O : RT_ND_NA_R | RT_ND_NA_S | RT_ND_NA_O;
     memcpy(ic + 8, target, 16);
     ic[RT_ND_NS_LEN] = RT_ND_OPT_TLLA;
     ic[RT_ND_NS_LEN + 1] = 1;

@@ -127,6 +127,7 @@ enum rt_ctr {
     RT_CTR_ICMP6_SUPPRESSED,     /* an error was due but RFC 4443 §2.4 (e) forbids it */
     RT_CTR_ND_RS_RX,             /* Router Solicitations received (on any port) */
     RT_CTR_ND_RA_TX,             /* Router Advertisements sent */
+    RT_CTR_ND_DAD_DEFENDED,      /* a host's DAD probe for one of our addresses, answered */
     RT_CTR_MAX
 };
 
