@@ -2,21 +2,22 @@
 # SPDX-License-Identifier: MIT
 # tests/integ/shaper_basic.sh: the shaper (rr-shaper) on port b of the
 # two-namespace TAP topology, `[shaper b] rate = 100mbit`:
-#   - iperf3 TCP A -> B reaches a goodput within +-3 % of the rate minus the
-#     framing overhead (1448 payload bytes per 1538 wire bytes);
+#   - iperf3 TCP A -> B: a goodput at most 25 % over the rate minus the
+#     framing overhead (1448 payload bytes per 1538 wire bytes) and at least a
+#     quarter of it; how close to it is printed (bench/shaper measures it);
 #   - ping A -> B during that saturation (at least 1,000 pings, 200 a
-#     second) loses at most 1 % and stays low: the nearest-rank p99 must stay
-#     under RR_SHAPER_P99_MS, default 15 ms (CoDel's 5 ms target plus a
-#     margin; timing-bound); ping's own exit status is checked;
+#     second) loses at most 1 % (CoDel drops the bulk flow's packets, not a
+#     sparse flow's); its median and p99 are printed, not asserted (a
+#     latency bound is a benchmark's: bench/shaper); ping's own exit status
+#     is checked;
 #   - `ringrouter shaper show` reports the class; `shaper set b rate 50mbit`
 #     takes effect without a restart (goodput near 50 Mbit/s minus overhead);
 #   - kill -9 of the shaper under load: it is restarted, resumes the rate set
 #     before (90mbit), traffic resumes, and at shutdown every buffer is back
 #     in the pool.
 # RR_SHAPER_SECS (default 6) sets the iperf3 run length.
-# Timing-bound (t_timing_fail, exit 75 if only these fail): the goodputs'
-# tight bounds and the ping p99. A goodput over the rate by more than 25 %
-# (a shaper that does not shape) or under a quarter of it is a plain failure.
+# A goodput over the rate by more than 25 % (a shaper that does not shape) or
+# under a quarter of it is a failure; nothing here is timing-bound.
 set -u
 . "$(dirname "$0")/../lib/router.sh"
 rr_init shaper_basic
@@ -25,7 +26,6 @@ rr_need iperf3 ss
 cp "$RR_BIN_DIR/rr-shaper" "$RR_T/bin/" && chmod 755 "$RR_T/bin/rr-shaper" || rr_fail "cannot copy rr-shaper"
 
 SECS=${RR_SHAPER_SECS:-6}
-P99_MAX_MS=${RR_SHAPER_P99_MS:-15}
 PORT=5201
 RR_SERVICES=(router driver-a driver-b shaper-b)
 
@@ -89,8 +89,7 @@ print(" ".join("seq %d: %.1f ms" % (s, t) for t, s in sorted(r)[-3:]))' "$RR_T/p
 # Loss at most 1 %: CoDel drops the bulk flow's packets, not a sparse ping's.
 [ $((n * 100)) -ge $((PINGS * 99)) ] ||
     rr_fail "ping during saturation: $n replies of $PINGS, more than 1 % lost: $(tail -n 3 "$RR_T/ping.log")"
-awk -v p="$p99" -v m="$P99_MAX_MS" 'BEGIN { exit !(p <= m) }' ||
-    t_timing_fail "ping during saturation: p99 $p99 ms > $P99_MAX_MS ms (median $med ms; slowest: $slow)"
+# The latency itself is a figure, not a check: bench/shaper measures it.
 rr_ok "ping during saturation: $n replies, median $med ms, p99 $p99 ms (slowest: $slow)"
 
 # 2. shaper show; shaper set without a restart.

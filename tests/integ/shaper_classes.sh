@@ -8,9 +8,9 @@
 #   - small and rest together: small at its ceil, rest gets the remaining ~70;
 #   - `shaper set b small ceil 50mbit` raises small's share live;
 #   - `shaper show --json` reports both classes; the census balances at the end.
-# Goodputs are checked within +-6 % of rate x 1448/1538: a timing-bound
-# check (t_timing_fail, exit 75 if only these fail); over by more than 25 %
-# (a class not limited) or under a quarter (starved) is a plain failure.
+# Goodputs: over rate x 1448/1538 by more than 25 % (a class not limited) or
+# under a quarter of it (starved) is a failure; how close they came (within
+# +-6 % on a quiet machine) is printed, not asserted (bench/shaper).
 set -u
 . "$(dirname "$0")/../lib/router.sh"
 rr_init shaper_classes

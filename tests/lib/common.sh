@@ -24,8 +24,8 @@
 #                          a measured rate: over EXPECT by more than 25 % (a
 #                          limit not applied) or under a quarter of it (a flow
 #                          starved) returns 1, a plain failure for the caller;
-#                          else off by more than PCT % is t_timing_fail, since
-#                          a loaded machine carries less, not more
+#                          else off by more than PCT % is printed as a note,
+#                          not a failure: a rate's accuracy is bench/'s
 #   t_exit_rc RC           for an EXIT trap: RC, but 75 for a 0 after a timing
 #                          failure (a test that forgot t_pass cannot pass)
 #   t_census_check LOG RC  the census rule, after `ringrouter up` (log LOG)
@@ -65,9 +65,14 @@ t_within() {
     awk -v g="$1" -v e="$2" -v p="$3" 'BEGIN { exit !(g >= e * (1 - p / 100) && g <= e * (1 + p / 100)) }'
 }
 
+# t_rate GOT EXPECTED PCT WHAT: a rate that the behaviour bounds (a shaper
+# that shapes: at most 125 % of EXPECTED; traffic that flows: at least a
+# quarter) returns 1 outside them. Within them, how close it came is a
+# figure, printed, never a failure: on a loaded machine it is a benchmark's
+# to judge (bench/shaper), not a test's.
 t_rate() {
     awk -v g="$1" -v e="$2" 'BEGIN { exit !(g <= e * 1.25 && g >= e / 4) }' || return 1
-    t_within "$1" "$2" "$3" || t_timing_fail "$4: $1, expected $2 +- $3 %"
+    t_within "$1" "$2" "$3" || echo "  note: $4: $1, outside $2 +- $3 % (a figure here; bench/shaper measures it)"
     return 0
 }
 
