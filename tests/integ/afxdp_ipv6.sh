@@ -12,7 +12,9 @@
 #     by the router (its echo counter moves); the hosts' solicitations for it
 #     reach the router, which resolves them;
 #   - ping -6 A -> B and B -> A through the router: the router forwarded
-#     them (forwarded6 moves), Linux's IPv6 forwarding is off everywhere;
+#     them (forwarded_ipv6 moves), Linux's IPv6 forwarding is off everywhere;
+#   - traceroute -6 shows the router as hop 1; tracepath -6 finds port b's
+#     1280 MTU; iperf3 -6 TCP with 1 and 4 streams and UDP get through;
 #   - ping -6 from A of R's own address on a's veth: answered by R's kernel
 #     (the frames stay with the host: the steering's passed_host moves, the
 #     router's echo counter does not);
@@ -21,6 +23,7 @@
 set -u
 . "$(dirname "$0")/../lib/router.sh"
 rr_init afxdp_ipv6
+rr_need_hard traceroute tracepath iperf3
 rr_afxdp_init
 
 n=$(($$ % 250 + 1))
@@ -45,7 +48,7 @@ ip -n "$NS_B" -6 route add default via "$P6_B::1" dev 6b0 || rr_fail "B's IPv6 d
 {
     printf '[router]\nname = 6x%s\npool_buffers = 8192\nrun_dir = %s/run\n\n' "$$" "$RR_T"
     printf '[port a]\ndriver = afxdp\nifname = 6a1\naddress = %s/24\naddress6 = %s::1/64\n\n' "$GW_A" "$P6_A"
-    printf '[port b]\ndriver = afxdp\nifname = 6b1\naddress = %s/24\naddress6 = %s::1/64\n' "$GW_B" "$P6_B"
+    printf '[port b]\ndriver = afxdp\nifname = 6b1\naddress = %s/24\naddress6 = %s::1/64\nmtu = 1280\n' "$GW_B" "$P6_B"
     for s in "${RR_SERVICES[@]}"; do
         printf '\n[service %s]\nhang_ms = 3000\n' "$s"
     done
@@ -85,6 +88,25 @@ rr_stats || rr_fail "stats"
 [ $(($(rr_ctr router.forwarded_ipv6) - f0)) -ge 40 ] ||
     rr_fail "the router forwarded $(($(rr_ctr router.forwarded_ipv6) - f0)) IPv6 packets for 20 echoes each way"
 rr_ok "ping -6 A -> B and B -> A through the router: forwarded_ipv6 +$(($(rr_ctr router.forwarded_ipv6) - f0))"
+
+# traceroute -6: hop 1 is the router (its Time Exceeded), hop 2 is B.
+out=$(rr_in "$NS_A" traceroute -6 -n -q 1 -w 2 -m 4 "$P6_B::2" 2>&1) || rr_fail "traceroute -6: $out"
+grep -qE "^ *1 +$P6_A::1 " <<<"$out" && grep -qE "^ *2 +$P6_B::2 " <<<"$out" ||
+    rr_fail "traceroute -6 A -> B: hop 1 should be $P6_A::1, hop 2 $P6_B::2: $out"
+# tracepath -6: port b's MTU is 1280, the router says so (Packet Too Big).
+out=$(rr_in "$NS_A" tracepath -6 -n -m 5 "$P6_B::2" 2>&1) || true
+grep -q "pmtu 1280" <<<"$out" || rr_fail "tracepath -6 did not find the 1280 path MTU: $out"
+rr_ok "traceroute -6: the router at hop 1, B at hop 2; tracepath -6: pmtu 1280"
+# iperf3 -6: TCP with 1 and 4 streams, and UDP.
+ip netns exec "$NS_B" iperf3 -s -B "$P6_B::2" -p 5201 >"$RR_T/srv6.log" 2>&1 &
+RR_EXTRA_PIDS+=($!)
+rr_wait 5 eval "rr_in $NS_B ss -Hltn 'sport = :5201' | grep -q LISTEN" || rr_fail "iperf3 -6 server did not listen"
+for args in "-P 1" "-P 4" "-u -b 50M"; do
+    # shellcheck disable=SC2086
+    rr_in "$NS_A" timeout 30 iperf3 -6 -c "$P6_B::2" -p 5201 -t 2 --connect-timeout 3000 $args >"$RR_T/i6.out" 2>&1 ||
+        rr_fail "iperf3 -6 $args: $(tail -n 5 "$RR_T/i6.out")"
+    rr_ok "iperf3 -6 $args: $(grep -E 'receiver' "$RR_T/i6.out" | tail -n 1 | tr -s ' ')"
+done
 
 p0=$(xdp_passed)
 e0=$(rr_ctr router.icmp6_echo_reply_tx)
