@@ -57,24 +57,10 @@ drv_rx0=$(rr_ctr driver-a.rx_pkts)
 cat >"$RR_T/garbage.py" <<'EOF'
 import os, random, socket, struct, sys
 sys.path.insert(0, os.environ["RR_PYLIB"])
-from rrpkt import csum, ipv4
+from rrpkt import Pacer, csum, ipv4
 
-import json, subprocess, time
 ifname, router_mac, host_mac, gw_a, host_a, gw_b, host_b, frames, seed, expect = sys.argv[1:11]
-stats_cmd = sys.argv[11:]  # `ringrouter stats --json -S SOCK`: the pace
-
-def router_rx():
-    d = json.loads(subprocess.run(stats_cmd, check=True, capture_output=True).stdout)
-    return next(s for s in d["services"] if s["name"] == "router")["counters"]["a.rx_pkts"]
-
-rx_base = router_rx()
-def drain(sent):
-    # Wait (at most 5 s) until the router has taken every frame written so
-    # far: the TAP's queue (500 frames) never overflows, so nothing is lost
-    # before the router and every frame written must reach it.
-    end = time.monotonic() + 5
-    while router_rx() - rx_base < sent and time.monotonic() < end:
-        time.sleep(0.005)
+drain = Pacer(sys.argv[11:]).drain  # `ringrouter stats --json -S SOCK`: the pace
 
 frames, seed = int(frames), int(seed)
 rnd = random.Random(seed)

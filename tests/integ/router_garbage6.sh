@@ -57,19 +57,12 @@ rr_stats || rr_fail "stats"
 rx0=$(rr_ctr router.a.rx_pkts)
 
 cat >"$RR_T/garbage6.py" <<'EOF'
-import ipaddress, json, random, socket, struct, subprocess, sys, time
+import ipaddress, os, random, socket, struct, sys
+sys.path.insert(0, os.environ["RR_PYLIB"])
+from rrpkt import Pacer, csum
+
 ifname, router_mac, gw6_a, gw6_b, host6_b, frames, seed = sys.argv[1:8]
-stats_cmd = sys.argv[8:]
-
-def router_rx():
-    d = json.loads(subprocess.run(stats_cmd, check=True, capture_output=True).stdout)
-    return next(s for s in d["services"] if s["name"] == "router")["counters"]["a.rx_pkts"]
-
-rx_base = router_rx()
-def drain(sent):
-    end = time.monotonic() + 5
-    while router_rx() - rx_base < sent and time.monotonic() < end:
-        time.sleep(0.005)
+drain = Pacer(sys.argv[8:]).drain
 
 rnd = random.Random(int(seed))
 rmac = bytes.fromhex(router_mac.replace(":", ""))
@@ -79,13 +72,6 @@ addrs = [bytes(16), a6("::1"), a6("ff02::1"), a6("ff02::2"), a6("ff05::2"), a6("
          a6("::ffff:10.0.0.1"), a6("2001:db8::1")]
 def addr():
     return rnd.choice(addrs) if rnd.random() < 0.8 else bytes(rnd.getrandbits(8) for _ in range(16))
-def csum(b):
-    if len(b) % 2:
-        b += b"\0"
-    s = sum(struct.unpack("!%dH" % (len(b) // 2), b))
-    while s >> 16:
-        s = (s & 0xffff) + (s >> 16)
-    return ~s & 0xffff
 def icmp6(src, dst, body, good):
     ph = src + dst + struct.pack("!I3xB", len(body), 58)
     c = csum(ph + body[:2] + b"\0\0" + body[4:])

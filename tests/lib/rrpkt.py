@@ -7,8 +7,13 @@
 #                               an IPv4 header (right checksum) + payload
 #   arp(op, dmac, sha, spa, tha, tpa)  an Ethernet frame with an ARP body
 #   raw(ifname)                 an AF_PACKET raw socket bound to ifname
+#   Pacer(stats_cmd)            .drain(sent): wait (at most 5 s) until the
+#                               router's port a has taken `sent` frames
+import json
 import socket
 import struct
+import subprocess
+import time
 
 
 def csum(b):
@@ -43,3 +48,24 @@ def raw(ifname):
     s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
     s.bind((ifname, 0))
     return s
+
+
+class Pacer:
+    """Paces a generator writing into a TAP: `stats_cmd` is
+    `ringrouter stats --json -S SOCK`. drain(sent) waits (at most 5 s) until
+    the router has taken every frame written so far, so that the TAP's queue
+    never overflows: nothing is lost before the router, and every frame
+    written must reach it."""
+
+    def __init__(self, stats_cmd):
+        self.cmd = stats_cmd
+        self.base = self.rx()
+
+    def rx(self):
+        d = json.loads(subprocess.run(self.cmd, check=True, capture_output=True).stdout)
+        return next(s for s in d["services"] if s["name"] == "router")["counters"]["a.rx_pkts"]
+
+    def drain(self, sent):
+        end = time.monotonic() + 5
+        while self.rx() - self.base < sent and time.monotonic() < end:
+            time.sleep(0.005)
