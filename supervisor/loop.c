@@ -7,6 +7,7 @@
  */
 #include "supervisor/sup.h"
 #include "supervisor/inject.h"
+#include "supervisor/notify.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -88,7 +89,7 @@ static void on_pidfd(struct sup *s, struct sup_svc *v)
     if (v->sb_pidfd >= 0 && reap(v->sb_pidfd, &status)) {
         char how[96];
         sup_exit_text(how, sizeof(how), status);
-        sup_log("%s: standby pid %d %s; another in 1 s", v->name, (int)v->sb_pid, how);
+        sup_log(SUP_LOG_WARN "%s: standby pid %d %s; another in 1 s", v->name, (int)v->sb_pid, how);
         close(v->sb_pidfd);
         close(v->sb_notify_fd);
         close(v->sb_go_fd);
@@ -128,6 +129,7 @@ static void begin_shutdown(struct sup *s, const char *why)
     if (s->shutting_down)
         return;
     s->shutting_down = true;
+    sup_notify_stopping(why);
     sup_log("%s: stopping every service", why);
     for (int i = 0; i < s->nsvcs; i++) {
         sup_standby_dismiss(s, &s->svcs[i]);
@@ -171,7 +173,7 @@ static uint64_t pick_tick(const struct sup *s)
 
 static void census_line(const char *what, const struct ipc_census *c)
 {
-    sup_log("census: %s%u of %u free, %u held, %u in rings, %u lent, %u lost, %u duplicated, %u bad owner, %u bad depot "
+    sup_log(SUP_LOG_ERR "census: %s%u of %u free, %u held, %u in rings, %u lent, %u lost, %u duplicated, %u bad owner, %u bad depot "
             "words, %u bad links",
             what, c->free, c->total, c->held, c->in_rings, c->kernel, c->lost, c->dup, c->bad_owner, c->bad_depot,
             c->bad_link);
@@ -196,7 +198,7 @@ static int final_census(struct sup *s)
     int ret = ipc_pool_census(&s->pool, s->ring_ref, (unsigned)s->nrings, &c);
     if (ret == 0 && c.free == c.total) {
         if (s->leaked) {
-            sup_log("census: LEAK: %u buffers left held by services at exit (named above); all %u free after reclaim",
+            sup_log(SUP_LOG_ERR "census: LEAK: %u buffers left held by services at exit (named above); all %u free after reclaim",
                     s->leaked, c.total);
             return -1;
         }
@@ -220,9 +222,9 @@ static int final_census(struct sup *s)
             if (s->svcs[i].owner == o)
                 who = s->svcs[i].name;
         if (who)
-            sup_log("census: %s holds %u buffers", who, c.held_by[o]);
+            sup_log(SUP_LOG_ERR "census: %s holds %u buffers", who, c.held_by[o]);
         else
-            sup_log("census: owner id %u, which no service has, holds %u buffers", o, c.held_by[o]);
+            sup_log(SUP_LOG_ERR "census: owner id %u, which no service has, holds %u buffers", o, c.held_by[o]);
     }
     return -1;
 }
@@ -241,7 +243,7 @@ int sup_run(struct sup *s)
     s->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
     s->ep_fd = epoll_create1(EPOLL_CLOEXEC);
     if (s->sig_fd < 0 || s->timer_fd < 0 || s->ep_fd < 0) {
-        sup_log("cannot set up the event loop: %s", strerror(errno));
+        sup_log(SUP_LOG_ERR "cannot set up the event loop: %s", strerror(errno));
         return SUP_EXIT_SYSTEM;
     }
     s->tick_ns = pick_tick(s);
@@ -251,7 +253,7 @@ int sup_run(struct sup *s)
     };
     timerfd_settime(s->timer_fd, 0, &its, NULL);
     if (sup_ctl_listen(s, &err) < 0) {
-        sup_log("%s", err.msg);
+        sup_log(SUP_LOG_ERR "%s", err.msg);
         return SUP_EXIT_SYSTEM;
     }
     ep_add(s, s->sig_fd, SUP_POLL_KEY(SUP_POLL_SIGNAL, 0));
@@ -261,6 +263,7 @@ int sup_run(struct sup *s)
     sup_log("%s: %d services, %d rings, %u buffers of %u bytes; control socket %s", s->manifest_name, s->nsvcs,
             s->nrings, s->pool.nbufs, s->pool.frame_size, s->sock_path);
     sup_ids_log(s);
+    sup_notify_init();
     for (int i = 0; i < s->nsvcs; i++)
         sup_event(s, &s->svcs[i], SUP_EV_RESTART, 0);
 
@@ -270,7 +273,7 @@ int sup_run(struct sup *s)
         if (n < 0) {
             if (errno == EINTR)
                 continue;
-            sup_log("epoll_wait: %s", strerror(errno));
+            sup_log(SUP_LOG_ERR "epoll_wait: %s", strerror(errno));
             return SUP_EXIT_SYSTEM;
         }
         for (int i = 0; i < n; i++) {
@@ -309,6 +312,7 @@ int sup_run(struct sup *s)
         sup_check_timers(s, now);
         sup_ctl_tick(s, now);
         sup_inject_tick(s, now);
+        sup_notify_tick(s, now);
     }
     sup_ctl_close_all(s);
     sup_inject_end(s); /* nothing stopped or held by `inject` is left for the census */

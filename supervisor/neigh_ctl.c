@@ -117,7 +117,7 @@ static struct sup_svc *router_of(struct sup *s)
 static void mbox_corrupt(struct sup *s, const char *word, size_t off, uint64_t val, const char *why)
 {
     s->shm_corrupt++;
-    sup_log("neighbour table: mailbox %s at offset %#zx is %llu, %s; not trusted", word, off, (unsigned long long)val,
+    sup_log(SUP_LOG_WARN "neighbour table: mailbox %s at offset %#zx is %llu, %s; not trusted", word, off, (unsigned long long)val,
             why);
 }
 

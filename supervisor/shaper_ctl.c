@@ -132,7 +132,7 @@ static void mbox_corrupt(struct sup *s, const struct sup_svc *v, const char *wor
                          const char *why)
 {
     s->shm_corrupt++;
-    sup_log("%s: mailbox %s at offset %#zx is %llu, %s; not trusted", v->name, word, off, (unsigned long long)val, why);
+    sup_log(SUP_LOG_WARN "%s: mailbox %s at offset %#zx is %llu, %s; not trusted", v->name, word, off, (unsigned long long)val, why);
 }
 
 static struct sup_svc *shaper_of(struct sup *s, int port)
