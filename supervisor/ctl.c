@@ -197,7 +197,8 @@ static void do_status(struct sup *s, FILE *f, bool json)
 {
     uint64_t now = sup_now_ns();
     if (json) {
-        fprintf(f, "{\"services\":[");
+        sup_json_begin(f);
+        fprintf(f, "\"services\":[");
         for (int i = 0; i < s->nsvcs; i++) {
             const struct sup_svc *v = &s->svcs[i];
             fprintf(f, "%s{\"name\":", i ? "," : "");
@@ -250,8 +251,10 @@ static uint64_t ring_ctr(const struct ipc_ring_shared *sh, const struct ring_ctr
  * shm_corrupt are the router's as a whole either way. */
 static void do_stats(struct sup *s, FILE *f, bool json, bool all, int port)
 {
-    if (json)
-        fprintf(f, "{\"services\":[");
+    if (json) {
+        sup_json_begin(f);
+        fprintf(f, "\"services\":[");
+    }
     for (int i = 0, shown = 0; i < s->nsvcs; i++) {
         const struct sup_svc *v = &s->svcs[i];
         if (port >= 0 && v->port != port)
@@ -353,7 +356,7 @@ static void do_stats(struct sup *s, FILE *f, bool json, bool all, int port)
     uint64_t mb = ipc_ld_rlx(&s->pool.hdr->mag_bad);
     unsigned long long corrupt = (unsigned long long)(s->pool.corrupt + s->shm_corrupt);
     if (json)
-        fprintf(f, "],\"pool\":{\"buffers\":%u,\"frame_size\":%u,\"alloc_fail\":%llu,\"free_bad\":%llu,\"mag_bad\":%llu},"
+        fprintf(f, "],\"pool\":{\"buffers\":%u,\"frame_size_bytes\":%u,\"alloc_fail\":%llu,\"free_bad\":%llu,\"mag_bad\":%llu},"
                    "\"shm_corrupt\":%llu}\n",
                 s->pool.nbufs, s->pool.frame_size, (unsigned long long)af, (unsigned long long)fb,
                 (unsigned long long)mb, corrupt);
@@ -448,16 +451,18 @@ static bool do_stages(struct sup *s, FILE *f, bool json)
     double ns_per_cycle = hz > 0 ? 1e9 / hz : 0;
     uint64_t fwd = driver_tx_pkts(s);
     uint64_t all = 0;
-    if (json)
-        fprintf(f, "{\"stages\":true,\"tsc_hz\":%.0f,\"forwarded\":%llu,\"services\":[", hz,
+    if (json) {
+        sup_json_begin(f);
+        fprintf(f, "\"stages\":true,\"tsc_hz\":%.0f,\"forwarded\":%llu,\"services\":[", hz,
                 (unsigned long long)fwd);
-    else
+    } else {
         fprintf(f,
                 "CPU cycles per packet by stage, since each service started (TSC %.3f GHz, measured over %.1f s)\n"
                 "forwarded: %llu packets (the drivers' tx_pkts); CYC/FWD = the stage's cycles / forwarded\n\n"
                 "%-16s %-10s %12s %12s %9s %9s %9s %9s\n",
                 hz / 1e9, span, (unsigned long long)fwd, "SERVICE", "STAGE", "CALLS", "PACKETS", "PKTS/CALL",
                 "CYC/PKT", "CYC/FWD", "NS/FWD");
+    }
     for (int i = 0; i < s->nsvcs; i++) {
         const struct sup_svc *v = &s->svcs[i];
         struct ipc_svc_stats *st = v->stats;

@@ -58,6 +58,15 @@ void sup_vlog(int prio, const char *fmt, va_list ap)
     dprintf(STDERR_FILENO, "%sringrouter: %s\n", sup_log_prio(prio, mark), line);
 }
 
+/* Every --json answer is one object that starts with when it was taken
+ * (unix seconds, wall clock), so that two samples give a rate. */
+void sup_json_begin(FILE *f)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    fprintf(f, "{\"timestamp\":%lld.%06ld,", (long long)ts.tv_sec, ts.tv_nsec / 1000);
+}
+
 void sup_log(const char *fmt, ...)
 {
     int prio = 6;

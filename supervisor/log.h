@@ -11,6 +11,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /** CLOCK_MONOTONIC in ns: the clock of every deadline the supervisor keeps. */
 uint64_t sup_now_ns(void);
@@ -43,6 +44,9 @@ void sup_vlog(int prio, const char *fmt, va_list ap) __attribute__((format(print
  * supervisor's commands print themselves, so that they are classed too.
  */
 const char *sup_log_prio(int prio, char buf[4]);
+
+/** `{"timestamp":SECONDS,`: the start of every --json answer, the wall clock's unix seconds. */
+void sup_json_begin(FILE *f);
 
 /**
  * A name from a service's shared memory (a counter's, a stage's), which the

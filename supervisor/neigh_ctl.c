@@ -68,8 +68,10 @@ static bool neigh_show(struct sup *s, char **argv, int argc, FILE *f)
         }
     }
     char b1[24], mac[24];
-    if (json)
-        fprintf(f, "{\"neighbours\":[");
+    if (json) {
+        sup_json_begin(f);
+        fprintf(f, "\"neighbours\":[");
+    }
     else
         fprintf(f, "%-16s %-18s %-8s %-11s %s\n", "ADDRESS", "MAC", "PORT", "STATE", "QUEUED");
     unsigned shown = 0, busy = 0;
@@ -87,7 +89,7 @@ static bool neigh_show(struct sup *s, char **argv, int argc, FILE *f)
             fprintf(f, "%s{\"address\":\"%s\",\"mac\":\"%s\",\"port\":", shown ? "," : "",
                     sup_ip_str(e.ip, b1, sizeof(b1)), mac);
             sup_json_str(f, port);
-            fprintf(f, ",\"state\":\"%s\",\"queued\":%u}", neigh_state(e.state), e.qlen);
+            fprintf(f, ",\"state\":\"%s\",\"queued_packets\":%u}", neigh_state(e.state), e.qlen);
         } else {
             fprintf(f, "%-16s %-18s %-8s %-11s %u\n", sup_ip_str(e.ip, b1, sizeof(b1)),
                     e.state == NEIGH_INCOMPLETE ? "-" : mac, port, neigh_state(e.state), e.qlen);

@@ -404,8 +404,10 @@ static bool route_show(struct sup *s, char **argv, int argc, FILE *f)
         return false;
     }
     qsort(l.rows, l.n, sizeof(*l.rows), cmp_route);
-    if (json)
-        fprintf(f, "{\"routes\":[");
+    if (json) {
+        sup_json_begin(f);
+        fprintf(f, "\"routes\":[");
+    }
     else
         fprintf(f, "%-20s %-16s %-16s %s\n", "PREFIX", "VIA", "PORT", "ORIGIN");
     bool first = true;
@@ -452,7 +454,8 @@ static bool route_get(struct sup *s, char **argv, int argc, FILE *f)
         return false;
     }
     if (json) {
-        fprintf(f, "{\"address\":\"%s\",\"route\":", sup_ip_str(a, b1, sizeof(b1)));
+        sup_json_begin(f);
+        fprintf(f, "\"address\":\"%s\",\"route\":", sup_ip_str(a, b1, sizeof(b1)));
         route_row(s, pfx, len, &nh, true, true, f);
         fprintf(f, "}\n");
     } else {
