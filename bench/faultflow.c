@@ -12,9 +12,16 @@
  *       bursting. LOG gets "SEQ TIME_US" for the first datagram of every
  *       tick, so that a fault's time maps to the sequence numbers sent
  *       after it. SIGTERM: "sent N errors E" on stderr, exit 0.
+ *   faultflow train DST PORT LEN EVERY_MS TRAINS
+ *       TRAINS trains of LEN numbered datagrams, 64 bytes each, every
+ *       EVERY_MS (absolute-time sleeps): each train goes out back to back,
+ *       sendmmsg after sendmmsg with no pause, as a TSO train or a
+ *       microburst arrives at a router. Train k carries LEN*k .. LEN*k+LEN-1.
+ *       At the end: "sent N errors E" on stderr, exit 0.
  *   faultflow recv ADDR PORT BITMAP
  *       recvmmsg; bit SEQ of BITMAP is set when SEQ arrived. SIGTERM: the
- *       bitmap is written, "received N max_seq M dup D" on stderr, exit 0.
+ *       bitmap is written, "received N max_seq M dup D" then "reordered R"
+ *       (datagrams that arrived after a higher number) on stderr, exit 0.
  *
  * Times are CLOCK_REALTIME in microseconds, bash's EPOCHREALTIME clock.
  */
@@ -48,23 +55,40 @@ static uint64_t now_us(void)
     return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
+/* A sender's socket and its BATCH datagrams, each pointing at buf[i]. */
+struct sender {
+    int fd;
+    struct sockaddr_in sa;
+    uint8_t buf[BATCH][PAYLOAD];
+    struct mmsghdr msg[BATCH];
+    struct iovec iov[BATCH];
+};
+
+static int sender_open(struct sender *x, const char *dst, int port)
+{
+    x->fd = socket(AF_INET, SOCK_DGRAM, 0);
+    x->sa = (struct sockaddr_in){.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    if (x->fd < 0 || inet_pton(AF_INET, dst, &x->sa.sin_addr) != 1)
+        return -1;
+    for (int i = 0; i < BATCH; i++) {
+        x->iov[i] = (struct iovec){.iov_base = x->buf[i], .iov_len = PAYLOAD};
+        x->msg[i] = (struct mmsghdr){
+            .msg_hdr = {.msg_name = &x->sa, .msg_namelen = sizeof(x->sa), .msg_iov = &x->iov[i], .msg_iovlen = 1}};
+    }
+    return 0;
+}
+
 static int do_send(const char *dst, int port, double pps, const char *logpath)
 {
     FILE *log = fopen(logpath, "w");
-    int fd = socket(AF_INET, SOCK_DGRAM, 0);
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-    if (!log || fd < 0 || inet_pton(AF_INET, dst, &sa.sin_addr) != 1) {
+    static struct sender x;
+    if (!log || sender_open(&x, dst, port) < 0) {
         perror("faultflow send");
         return 1;
     }
-    static uint8_t buf[BATCH][PAYLOAD];
-    struct mmsghdr msg[BATCH];
-    struct iovec iov[BATCH];
-    for (int i = 0; i < BATCH; i++) {
-        iov[i] = (struct iovec){.iov_base = buf[i], .iov_len = PAYLOAD};
-        msg[i] = (struct mmsghdr){
-            .msg_hdr = {.msg_name = &sa, .msg_namelen = sizeof(sa), .msg_iov = &iov[i], .msg_iovlen = 1}};
-    }
+    int fd = x.fd;
+    uint8_t(*buf)[PAYLOAD] = x.buf;
+    struct mmsghdr *msg = x.msg;
     uint64_t seq = 0, errors = 0;
     double due = 0; /* datagrams owed, fractional */
     struct timespec next;
@@ -111,6 +135,53 @@ static int do_send(const char *dst, int port, double pps, const char *logpath)
     return 0;
 }
 
+static int do_train(const char *dst, int port, long len, long every_ms, long trains)
+{
+    static struct sender x;
+    if (len <= 0 || every_ms <= 0 || trains <= 0) {
+        fprintf(stderr, "faultflow train: LEN, EVERY_MS and TRAINS must be positive\n");
+        return 2;
+    }
+    if (sender_open(&x, dst, port) < 0) {
+        perror("faultflow train");
+        return 1;
+    }
+    int fd = x.fd;
+    uint8_t(*buf)[PAYLOAD] = x.buf;
+    struct mmsghdr *msg = x.msg;
+    /* Room for a whole train in the socket: a train must leave as one burst,
+     * not paced by the send buffer's drain. */
+    int sndbuf = 16 << 20;
+    setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &sndbuf, sizeof(sndbuf));
+    uint64_t seq = 0, errors = 0;
+    struct timespec next;
+    clock_gettime(CLOCK_MONOTONIC, &next);
+    for (long k = 0; k < trains && !stop; k++) {
+        uint64_t t = now_us();
+        for (long left = len; left > 0 && !stop;) {
+            int n = left < BATCH ? (int)left : BATCH;
+            for (int i = 0; i < n; i++) {
+                uint64_t s = seq + (uint64_t)i;
+                memcpy(buf[i], &s, 8);
+                memcpy(buf[i] + 8, &t, 8);
+            }
+            int r = sendmmsg(fd, msg, (unsigned)n, 0);
+            if (r < 0 && errno == EINTR)
+                continue;
+            if (r < n)
+                errors += (uint64_t)(n - (r < 0 ? 0 : r)); /* counted, numbers go on */
+            seq += (uint64_t)n;
+            left -= n;
+        }
+        next.tv_nsec += every_ms % 1000 * 1000000;
+        next.tv_sec += every_ms / 1000 + next.tv_nsec / 1000000000;
+        next.tv_nsec %= 1000000000;
+        clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL);
+    }
+    fprintf(stderr, "sent %llu errors %llu\n", (unsigned long long)seq, (unsigned long long)errors);
+    return 0;
+}
+
 static int do_recv(const char *addr, int port, const char *path)
 {
     int fd = socket(AF_INET, SOCK_DGRAM, 0);
@@ -132,7 +203,7 @@ static int do_recv(const char *addr, int port, const char *path)
         iov[i] = (struct iovec){.iov_base = buf[i], .iov_len = sizeof(buf[i])};
         msg[i] = (struct mmsghdr){.msg_hdr = {.msg_iov = &iov[i], .msg_iovlen = 1}};
     }
-    uint64_t got = 0, dup = 0, top = 0;
+    uint64_t got = 0, dup = 0, top = 0, reordered = 0;
     while (!stop && bm) {
         int n = recvmmsg(fd, msg, BATCH, MSG_WAITFORONE, NULL);
         for (int i = 0; i < n; i++) {
@@ -154,6 +225,8 @@ static int do_recv(const char *addr, int port, const char *path)
                 continue;
             if (bm[s / 8] & (1u << (s % 8)))
                 dup++;
+            else if (got && s < top)
+                reordered++; /* a later number came first */
             bm[s / 8] |= (uint8_t)(1u << (s % 8));
             got++;
             if (s > top)
@@ -168,6 +241,8 @@ static int do_recv(const char *addr, int port, const char *path)
     fclose(out);
     fprintf(stderr, "received %llu max_seq %llu dup %llu\n", (unsigned long long)got, (unsigned long long)top,
             (unsigned long long)dup);
+    /* Its own line: readers of the first keep their fields. */
+    fprintf(stderr, "reordered %llu\n", (unsigned long long)reordered);
     return 0;
 }
 
@@ -178,8 +253,11 @@ int main(int argc, char **argv)
     sigaction(SIGINT, &sa, NULL);
     if (argc == 6 && strcmp(argv[1], "send") == 0)
         return do_send(argv[2], atoi(argv[3]), atof(argv[4]), argv[5]);
+    if (argc == 7 && strcmp(argv[1], "train") == 0)
+        return do_train(argv[2], atoi(argv[3]), atol(argv[4]), atol(argv[5]), atol(argv[6]));
     if (argc == 5 && strcmp(argv[1], "recv") == 0)
         return do_recv(argv[2], atoi(argv[3]), argv[4]);
-    fprintf(stderr, "usage: faultflow send DST PORT PPS LOG | faultflow recv ADDR PORT BITMAP\n");
+    fprintf(stderr, "usage: faultflow send DST PORT PPS LOG | faultflow train DST PORT LEN EVERY_MS TRAINS |\n"
+                    "       faultflow recv ADDR PORT BITMAP\n");
     return 2;
 }

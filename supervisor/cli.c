@@ -19,15 +19,22 @@
 #define SUBS(...) ((const char *const[]){__VA_ARGS__, NULL})
 
 static const struct cli_cmd cli_cmds[] = {
-    {"check", NULL, NULL, "validate a manifest",
+    {"check", NULL, NULL, "validate a manifest, or show what a reload would change",
      "usage: ringrouter check [-c FILE]\n"
+     "       ringrouter check --diff [-c FILE | -S SOCKET]\n"
      "\n"
      "Parse and validate the manifest FILE (default: the built-in demo manifest),\n"
      "all of it, as `up` would before creating anything, and print \"FILE: ok\", or\n"
      "the first error on stderr as FILE:LINE: [section] key: what is wrong.\n"
      "It does not look at the machine (users, devices, namespaces): `up` does.\n"
      "\n"
-     "exit status: 0 valid, 100 invalid or unreadable.\n"
+     "--diff asks the running supervisor instead: it reads the manifest file it was\n"
+     "started with again and prints what `ringrouter reload` would do, one line per\n"
+     "change, and each service it would restart and why; nothing is changed. -c,\n"
+     "if given, must name that file (it also finds the socket).\n"
+     "\n"
+     "exit status: 0 valid, 100 invalid or unreadable (--diff: or a change that\n"
+     "needs `up` again), 111 no supervisor (--diff).\n"
      "The manifest format: docs/manifest.md.\n"},
     {"up", NULL, NULL, "run the supervisor (as root)",
      "usage: ringrouter up [-c FILE]\n"
@@ -35,9 +42,10 @@ static const struct cli_cmd cli_cmds[] = {
      "Run the supervisor: validate the manifest FILE (default: the built-in demo\n"
      "manifest), create the pool, rings, tables and TAP devices, add back the routes\n"
      "`route save` wrote, start every service as a uid of its own, and keep them\n"
-     "running (restarting the ones that die or hang) until SIGTERM, SIGINT or\n"
-     "SIGHUP; then stop them, check that every buffer is back, remove everything\n"
-     "and exit. It logs one line per event on stderr. Must run as root.\n"
+     "running (restarting the ones that die or hang) until SIGTERM or SIGINT; then\n"
+     "stop them, check that every buffer is back, remove everything (but TAP\n"
+     "devices with persist = yes) and exit. SIGHUP reloads FILE (see reload).\n"
+     "It logs one line per event on stderr. Must run as root.\n"
      "\n"
      "exit status: 0 clean stop, 100 manifest or setup refused, 101 the shutdown\n"
      "census found a leaked buffer, 111 a failed system call.\n"
@@ -79,6 +87,38 @@ static const struct cli_cmd cli_cmds[] = {
      "Stop SERVICE (SIGTERM) and start it again on the same rings, through its\n"
      "warm standby; a failed service is tried again. The services are those\n"
      "`ringrouter status` lists. It prints one line and has no --json.\n"},
+    {"upgrade", NULL, NULL, "move a service to a new binary under traffic",
+     "usage: ringrouter upgrade SERVICE [--binary PATH]\n"
+     "\n"
+     "Start PATH (default: the service's binary path, whose file may be new) as\n"
+     "SERVICE's standby, check that it was built for the running shared regions\n"
+     "(their layout stamp; a mismatch is refused naming both), wait until it is\n"
+     "parked, then hand over as `restart` does: the old instance finishes its\n"
+     "batch and exits, the new one binds to the same rings. Packets wait in the\n"
+     "rings meanwhile. If the new instance ends, or is not ready within the\n"
+     "service's upgrade_timeout_ms, the old binary is started again (rolled back)\n"
+     "and the exit status is 100. `status` shows each instance's binary, build\n"
+     "id and start time. Root only; no --json. See docs/operations.md.\n"},
+    {"reload", NULL, NULL, "apply the changed manifest without a restart (also SIGHUP)",
+     "usage: ringrouter reload [-c FILE | -S SOCKET]\n"
+     "\n"
+     "The supervisor reads the manifest file it was started with again, checks it as\n"
+     "`check` does, and applies what changed, live: routes (IPv4 and IPv6),\n"
+     "neighbours, shaper rates and classes, service options, a port's persist, new\n"
+     "TAP ports (after the others: the router restarts to take their rings).\n"
+     "Every service that did not change keeps running. A change a service takes\n"
+     "only at start (a class added, hang_ms, cpu, ...) restarts that service\n"
+     "through its warm standby, and the answer says which and why. Runtime routes\n"
+     "(route add) stay unless the manifest now has their prefix. It answers once\n"
+     "everything is applied, with one line per change; the log has the same lines.\n"
+     "A manifest that does not check, or a change only a new `up` can make (a port\n"
+     "removed or changed, a shaper added or removed, [router] pool and users,\n"
+     "static IPv6 neighbours), changes nothing. `check --diff` shows what\n"
+     "reload would do. -c, if given, must name the file `up` was given.\n"
+     "\n"
+     "exit status: 0 applied, 100 refused or something not applied (named),\n"
+     "111 no supervisor.\n"
+     "See docs/operations.md, \"Reload\".\n"},
     {"inject", NULL, NULL, "inject a fault into a service",
      "usage: ringrouter inject SERVICE KIND [ARGS]\n"
      "\n"
@@ -256,6 +296,7 @@ void cli_help(FILE *f, const struct cli_cmd *c)
                "  -a, --all          stats: the zero counters too\n"
                "      --stages       stats: CPU cycles per packet by stage\n"
                "  -f, --force        route del, neigh del: a manifest route or neighbour\n"
+               "      --diff         check: what a reload of the running supervisor would do\n"
                "  -h, --help         this help, or the command's\n"
                "  -V, --version      the version\n"
                "\n"

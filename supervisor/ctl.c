@@ -21,6 +21,7 @@
  *   neigh ...           see supervisor/neigh_ctl.c
  *   shaper show|set         see supervisor/shaper_ctl.c
  *   inject NAME KIND ...    see supervisor/inject.c
+ *   reload [diff] [manifest PATH]  see supervisor/reload.c
  */
 #include "supervisor/sup.h"
 
@@ -38,6 +39,7 @@
 
 #include "ipc/stage.h"
 #include "supervisor/inject.h"
+#include "supervisor/reload.h"
 #include "supervisor/shaper_ctl.h"
 #include "supervisor/xsk.h"
 
@@ -131,7 +133,7 @@ static int ctl_group_access(struct sup *s, struct ipc_err *err)
         return ipc_errf(err, -errno, "control socket %s: group %s: %s", s->sock_path, name, strerror(errno));
     s->ctl_gid = gr->gr_gid;
     sup_log("control socket %s: group %s (gid %u) may read: status, stats, link, route show|get, neigh show, "
-            "shaper show", s->sock_path, name, (unsigned)gr->gr_gid);
+            "shaper show, check --diff", s->sock_path, name, (unsigned)gr->gr_gid);
     return 0;
 }
 
@@ -205,18 +207,28 @@ static void do_status(struct sup *s, FILE *f, bool json)
             sup_json_str(f, v->name);
             fprintf(f,
                     ",\"state\":\"%s\",\"pid\":%d,\"restarts\":%u,\"uptime_ms\":%llu,\"ready_ms\":%.3f,"
-                    "\"standby_pid\":%d,\"standby_parked\":%s,\"uid\":%u,\"gid\":%u,\"last_exit\":",
+                    "\"standby_pid\":%d,\"standby_parked\":%s,\"uid\":%u,\"gid\":%u,\"started_at\":%lld,"
+                    "\"standby_started_at\":%lld,\"binary\":",
                     sup_state_name(v->state), (int)v->pid, v->restarts, (unsigned long long)uptime_ms(v, now),
                     (double)v->ready_ms_last / 1000.0, (int)v->sb_pid, v->sb_parked ? "true" : "false",
-                    (unsigned)v->uid, (unsigned)v->gid);
+                    (unsigned)v->uid, (unsigned)v->gid, v->pid > 0 ? (long long)v->run_started : 0LL,
+                    v->sb_pid > 0 ? (long long)v->sb_started : 0LL);
+            sup_json_str(f, v->pid > 0 ? v->run_binary : "");
+            fprintf(f, ",\"build_id\":");
+            sup_json_str(f, v->pid > 0 ? v->run_build : "");
+            fprintf(f, ",\"standby_binary\":");
+            sup_json_str(f, v->sb_pid > 0 ? v->sb_binary : "");
+            fprintf(f, ",\"standby_build_id\":");
+            sup_json_str(f, v->sb_pid > 0 ? v->sb_build : "");
+            fprintf(f, ",\"last_exit\":");
             sup_json_str(f, v->last_exit);
             fprintf(f, "}");
         }
         fprintf(f, "]}\n");
         return;
     }
-    fprintf(f, "%-16s %-9s %8s %8s %8s %10s  %s\n", "SERVICE", "STATE", "PID", "STANDBY", "RESTARTS", "UPTIME",
-            "LAST EXIT");
+    fprintf(f, "%-16s %-9s %8s %8s %8s %10s %-8s %-12s %-28s %s\n", "SERVICE", "STATE", "PID", "STANDBY", "RESTARTS",
+            "UPTIME", "STARTED", "BUILD", "BINARY", "LAST EXIT");
     for (int i = 0; i < s->nsvcs; i++) {
         const struct sup_svc *v = &s->svcs[i];
         char up[32] = "-";
@@ -225,8 +237,18 @@ static void do_status(struct sup *s, FILE *f, bool json)
         char sb[16] = "-";
         if (v->sb_pid > 0)
             snprintf(sb, sizeof(sb), "%d%s", (int)v->sb_pid, v->sb_parked ? "" : "*");
-        fprintf(f, "%-16s %-9s %8d %8s %8u %10s  %s\n", v->name, sup_state_name(v->state), (int)v->pid, sb,
-                v->restarts, up, v->last_exit[0] ? v->last_exit : "-");
+        /* The running instance's: when it started (local time), its ELF
+         * build id (12 digits) and what it was exec'd from. */
+        char started[16] = "-", build[16] = "-";
+        if (v->pid > 0 && v->run_started) {
+            struct tm tm;
+            localtime_r(&v->run_started, &tm);
+            strftime(started, sizeof(started), "%H:%M:%S", &tm);
+            snprintf(build, sizeof(build), "%.12s", v->run_build[0] ? v->run_build : "none");
+        }
+        fprintf(f, "%-16s %-9s %8d %8s %8u %10s %-8s %-12s %-28s %s\n", v->name, sup_state_name(v->state),
+                (int)v->pid, sb, v->restarts, up, started, build, v->pid > 0 ? v->run_binary : "-",
+                v->last_exit[0] ? v->last_exit : "-");
     }
 }
 
@@ -590,6 +612,10 @@ static bool ctl_dispatch(struct sup *s, char **words, int nw, FILE *f, struct su
         return sup_ctl_shaper(s, words + 1, nw - 1, f, wait);
     if (strcmp(cmd, "inject") == 0) /* supervisor/inject.c */
         return sup_ctl_inject(s, words + 1, nw - 1, f);
+    if (strcmp(cmd, "upgrade") == 0) /* supervisor/upgrade.c */
+        return sup_ctl_upgrade(s, words + 1, nw - 1, f, wait);
+    if (strcmp(cmd, "reload") == 0) /* supervisor/reload.c */
+        return sup_ctl_reload(s, words + 1, nw - 1, f, wait);
     if (strcmp(cmd, "status") == 0) {
         if (!ctl_opts(s, cmd, words + 1, nw - 1, O_JSON, &o, f))
             return false;
@@ -647,6 +673,9 @@ static bool ctl_reads_only(char **w, int nw)
         return true;
     if (!strcmp(w[0], "status") || !strcmp(w[0], "stats") || !strcmp(w[0], "link"))
         return true;
+    for (int i = 1; !strcmp(w[0], "reload") && i < nw; i++)
+        if (!strcmp(w[i], "diff")) /* check --diff: what a reload would do, done by none */
+            return true;
     bool shows = !strcmp(w[0], "route") || !strcmp(w[0], "neigh") || !strcmp(w[0], "shaper");
     return shows && (nw == 1 || !strcmp(w[1], "show") || !strcmp(w[1], "json") ||
                      (!strcmp(w[0], "route") && !strcmp(w[1], "get")));
@@ -673,7 +702,7 @@ enum sup_answer sup_ctl_handle(struct sup *s, char *req, FILE *f, struct sup_ctl
     if (read_only && !ctl_reads_only(words, nw)) {
         const struct group *gr = getgrgid(s->ctl_gid);
         fprintf(f, "%s%s%s needs root: members of group %s may only read (status, stats, link, route show|get, "
-                   "neigh show, shaper show)\n", words[0], nw > 1 ? " " : "", nw > 1 ? words[1] : "",
+                   "neigh show, shaper show, check --diff)\n", words[0], nw > 1 ? " " : "", nw > 1 ? words[1] : "",
                 gr ? gr->gr_name : s->m.router.control_group);
         return SUP_ANS_ERR;
     }

@@ -10,7 +10,8 @@
  *
  *   READ   collecting the request line (at most SUP_CTL_REQ_MAX - 1 bytes)
  *   WAIT   a `shaper set`, a neighbour command or an `inject` waiting for
- *          the service's answer (inject.c; each checked each tick)
+ *          the service's answer (inject.c; each checked each tick), or a
+ *          `reload` for the changes it applies (reload.c)
  *   WRITE  sending the answer
  *
  * A client past SUP_CTL_CONNS open connections is told the supervisor is
@@ -27,6 +28,7 @@
 #include <unistd.h>
 
 #include "supervisor/inject.h"
+#include "supervisor/reload.h"
 #include "supervisor/shaper_ctl.h"
 
 /* The answer phase's own deadline: a client that stops reading is dropped. */
@@ -230,9 +232,11 @@ void sup_ctl_tick(struct sup *s, uint64_t now)
         struct sup_ctl_conn *c = &s->conns[i];
         if (c->st == SUP_CONN_WAIT) {
             bool ok;
-            bool done = c->iwait.pending ? sup_inject_poll(s, &c->iwait, now, c->out, &ok)
-                        : c->wait.kind == SUP_WAIT_NEIGH ? sup_neigh_poll(s, &c->wait, now, c->out, &ok)
-                                                         : sup_shaper_set_poll(s, &c->wait, now, c->out, &ok);
+            bool done = c->iwait.pending                  ? sup_inject_poll(s, &c->iwait, now, c->out, &ok)
+                        : c->wait.kind == SUP_WAIT_NEIGH   ? sup_neigh_poll(s, &c->wait, now, c->out, &ok)
+                        : c->wait.kind == SUP_WAIT_UPGRADE ? sup_upgrade_poll(s, &c->wait, now, c->out, &ok)
+                        : c->wait.kind == SUP_WAIT_RELOAD  ? sup_reload_poll(s, &c->wait, c->out, &ok)
+                                                           : sup_shaper_set_poll(s, &c->wait, now, c->out, &ok);
             if (done) {
                 fflush(c->out);
                 conn_answer(s, c, ok ? SUP_ANS_OK : SUP_ANS_ERR);

@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * supervisor/loop.c: the supervisor's one blocking point. A single epoll
- * covers the signalfd (SIGTERM, SIGINT, SIGHUP), the timerfd that drives hang
+ * covers the signalfd (SIGTERM and SIGINT stop everything, SIGHUP reloads
+ * the manifest: reload.c), the timerfd that drives hang
  * checks and restart deadlines, the control socket, each running service's
  * pidfd and, while it starts, its readiness pipe.
  */
 #include "supervisor/sup.h"
 #include "supervisor/inject.h"
 #include "supervisor/notify.h"
+#include "supervisor/reload.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -90,6 +92,8 @@ static void on_pidfd(struct sup *s, struct sup_svc *v)
         char how[96];
         sup_exit_text(how, sizeof(how), status);
         sup_log(SUP_LOG_WARN "%s: standby pid %d %s; another in 1 s", v->name, (int)v->sb_pid, how);
+        snprintf(v->sb_exit, sizeof(v->sb_exit), "%s", how);
+        v->sb_deaths++; /* an upgrade waiting on this standby sees it (upgrade.c) */
         close(v->sb_pidfd);
         close(v->sb_notify_fd);
         close(v->sb_go_fd);
@@ -149,8 +153,10 @@ static void on_signal(struct sup *s)
 {
     struct signalfd_siginfo si;
     while (read(s->sig_fd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
-        if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT || si.ssi_signo == SIGHUP)
+        if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT)
             begin_shutdown(s, strsignal((int)si.ssi_signo));
+        else if (si.ssi_signo == SIGHUP && !s->shutting_down)
+            sup_reload_signal(s); /* as `ringrouter reload`, answered in the log */
     }
 }
 
@@ -169,6 +175,19 @@ static uint64_t pick_tick(const struct sup *s)
     if (ms > 100)
         ms = 100;
     return ms * 1000000ull;
+}
+
+void sup_retick(struct sup *s)
+{
+    uint64_t t = pick_tick(s);
+    if (t == s->tick_ns)
+        return;
+    s->tick_ns = t;
+    struct itimerspec its = {
+        .it_interval = {.tv_sec = 0, .tv_nsec = (long)t},
+        .it_value = {.tv_sec = 0, .tv_nsec = (long)t},
+    };
+    timerfd_settime(s->timer_fd, 0, &its, NULL);
 }
 
 static void census_line(const char *what, const struct ipc_census *c)
@@ -310,11 +329,13 @@ int sup_run(struct sup *s)
         }
         uint64_t now = sup_now_ns();
         sup_check_timers(s, now);
+        sup_reload_tick(s, now);
         sup_ctl_tick(s, now);
         sup_inject_tick(s, now);
         sup_notify_tick(s, now);
     }
     sup_ctl_close_all(s);
+    sup_reload_end(s);
     sup_inject_end(s); /* nothing stopped or held by `inject` is left for the census */
     int census = final_census(s);
     unlink(s->sock_path);

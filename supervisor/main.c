@@ -5,7 +5,8 @@
  * SOCK status` and `ringrouter status -S SOCK` are one request), resolves
  * the command and subcommand (unique prefixes, supervisor/cli.c), and
  * dispatches: `check` loads a manifest (supervisor/manifest.c) and reports
- * the first error; `up` runs the supervisor (supervisor/up.c); the control
+ * the first error (`check --diff` asks the running supervisor what a
+ * reload would change, as `reload` asks it to change it); `up` runs the supervisor (supervisor/up.c); the control
  * commands send one request line to a running supervisor (supervisor/ctl.c),
  * whose own checks of the words are the last word on them.
  *
@@ -16,6 +17,7 @@
  * (out of memory, an I/O error, no supervisor to talk to).
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,8 +35,8 @@ int sup_ctl_client(const char *sock, int argc, char **argv);
 
 /* The command line, options taken out wherever they stood. */
 struct cli_line {
-    const char *socket, *config;
-    bool json, all, stages, force, help, version;
+    const char *socket, *config, *binary;
+    bool json, all, stages, force, help, version, diff;
     const char *pos[CLI_POS_MAX];
     int npos;
 };
@@ -48,8 +50,8 @@ static int usage_error(const char *fmt, const char *arg)
 }
 
 static const char *const cli_long[] = {"--socket", "--config", "--json", "--all", "--stages", "--force", "--help",
-                                       "--version"};
-enum { L_SOCKET, L_CONFIG, L_JSON, L_ALL, L_STAGES, L_FORCE, L_HELP, L_VERSION, L_N };
+                                       "--version", "--diff", "--binary"};
+enum { L_SOCKET, L_CONFIG, L_JSON, L_ALL, L_STAGES, L_FORCE, L_HELP, L_VERSION, L_DIFF, L_BINARY, L_N };
 
 /* Parse argv into @l. Returns 0, or an exit code after saying what is wrong. */
 static int cli_parse(int argc, char **argv, struct cli_line *l)
@@ -73,11 +75,11 @@ static int cli_parse(int argc, char **argv, struct cli_line *l)
                 fprintf(stderr, "ringrouter: %s (see ringrouter --help)\n", err);
                 return SUP_EXIT_USAGE;
             }
-            if (eq && which != L_SOCKET && which != L_CONFIG)
+            if (eq && which != L_SOCKET && which != L_CONFIG && which != L_BINARY)
                 return usage_error("option \"%s\" takes no value", name);
             val = eq ? eq + 1 : NULL;
         } else if (opts && a[0] == '-' && a[1] && !a[2]) {
-            static const char shorts[] = "Scja\0fhV"; /* by L_* (no short --stages) */
+            static const char shorts[] = "Scja\0fhV"; /* by L_* (no short --stages, --diff) */
             const char *p = a[1] ? memchr(shorts, a[1], sizeof(shorts) - 1) : NULL;
             if (!p)
                 return usage_error("unknown option \"%s\"", a);
@@ -90,7 +92,7 @@ static int cli_parse(int argc, char **argv, struct cli_line *l)
             l->pos[l->npos++] = a;
             continue;
         }
-        if (which == L_SOCKET || which == L_CONFIG) {
+        if (which == L_SOCKET || which == L_CONFIG || which == L_BINARY) {
             if (!val) {
                 if (i + 1 == argc)
                     return usage_error("option \"%s\" needs an argument", a);
@@ -98,8 +100,10 @@ static int cli_parse(int argc, char **argv, struct cli_line *l)
             }
             if (which == L_SOCKET)
                 l->socket = val;
-            else
+            else if (which == L_CONFIG)
                 l->config = val;
+            else
+                l->binary = val;
         }
         l->json |= which == L_JSON;
         l->all |= which == L_ALL;
@@ -107,6 +111,7 @@ static int cli_parse(int argc, char **argv, struct cli_line *l)
         l->force |= which == L_FORCE;
         l->help |= which == L_HELP;
         l->version |= which == L_VERSION;
+        l->diff |= which == L_DIFF;
     }
     return 0;
 }
@@ -158,15 +163,21 @@ static int cmd_check(const char *file)
  * judge, with the same messages for every client. */
 static int refuse_options(const char *cmd, const struct cli_line *l)
 {
-    bool local = strcmp(cmd, "check") == 0 || strcmp(cmd, "up") == 0 || strcmp(cmd, "help") == 0 ||
+    bool check_diff = strcmp(cmd, "check") == 0 && l->diff; /* asks the running supervisor */
+    bool local = (strcmp(cmd, "check") == 0 && !l->diff) || strcmp(cmd, "up") == 0 || strcmp(cmd, "help") == 0 ||
                  strcmp(cmd, "version") == 0;
-    const char *bad = local && l->json ? "--json" : local && l->socket ? "--socket" : NULL;
+    const char *bad = (local || check_diff || strcmp(cmd, "reload") == 0) && l->json ? "--json"
+                      : local && l->socket ? "--socket" : NULL;
+    if (!bad && l->diff && strcmp(cmd, "check") != 0)
+        bad = "--diff";
     if (!bad && strcmp(cmd, "stats") != 0)
         bad = l->all ? "--all" : l->stages ? "--stages" : NULL;
-    if (!bad && strcmp(cmd, "inject") == 0 && l->json)
+    if (!bad && (strcmp(cmd, "inject") == 0 || strcmp(cmd, "upgrade") == 0) && l->json)
         bad = "--json"; /* restart's is the supervisor's to refuse (ctl.c), as before */
     if (!bad && strcmp(cmd, "route") != 0 && strcmp(cmd, "neigh") != 0 && l->force)
         bad = "--force";
+    if (!bad && strcmp(cmd, "upgrade") != 0 && l->binary)
+        bad = "--binary";
     if (!bad && (strcmp(cmd, "help") == 0 || strcmp(cmd, "version") == 0) && l->config)
         bad = "--config";
     if (!bad)
@@ -195,6 +206,45 @@ static int find_socket(const struct cli_line *l, char *buf, size_t len)
     const char *env = getenv("RINGROUTER_SOCKET");
     snprintf(buf, len, "%s", env && env[0] ? env : "/run/ringrouter/control.sock");
     return 0;
+}
+
+/*
+ * `reload` and `check --diff`: the request "reload [diff] [manifest PATH]".
+ * With -c, PATH is that file resolved, which the supervisor compares with
+ * the one it runs: reload always reads the file `up` was given.
+ */
+static int cmd_reload(const struct cli_line *l, bool diff)
+{
+    const char *cmd = diff ? "check --diff" : "reload";
+    if (l->npos > 1) {
+        fprintf(stderr, "ringrouter %s: unexpected argument \"%s\" (the manifest is the one `up` was given; -c "
+                        "names it)\n", cmd, l->pos[1]);
+        return SUP_EXIT_USAGE;
+    }
+    char *req[4];
+    int n = 0;
+    req[n++] = "reload";
+    if (diff)
+        req[n++] = "diff";
+    char abs[PATH_MAX];
+    if (l->config) {
+        if (!realpath(l->config, abs)) {
+            fprintf(stderr, "ringrouter %s: %s: %s\n", cmd, l->config, strerror(errno));
+            return SUP_EXIT_USAGE;
+        }
+        if (strpbrk(abs, " \t\r\n")) {
+            fprintf(stderr, "ringrouter %s: %s: a path with blanks cannot go in a request; name the socket with -S "
+                            "instead of -c\n", cmd, abs);
+            return SUP_EXIT_USAGE;
+        }
+        req[n++] = "manifest";
+        req[n++] = abs;
+    }
+    char sock[256];
+    int rc = find_socket(l, sock, sizeof(sock));
+    if (rc)
+        return rc;
+    return sup_ctl_client(sock, n, req);
 }
 
 /*
@@ -239,6 +289,10 @@ static int cmd_ctl(const struct cli_cmd *c, const struct cli_line *l)
         req[n++] = "stages";
     if (l->force)
         req[n++] = "force";
+    if (l->binary) {
+        req[n++] = "--binary";
+        req[n++] = (char *)l->binary;
+    }
     if (l->all)
         req[n++] = "all";
     if (l->json)
@@ -294,6 +348,8 @@ int main(int argc, char **argv)
         puts(cli_version());
         return SUP_EXIT_OK;
     }
+    if (strcmp(c->name, "reload") == 0 || (strcmp(c->name, "check") == 0 && l.diff))
+        return cmd_reload(&l, l.diff);
     if (strcmp(c->name, "check") == 0 || strcmp(c->name, "up") == 0) {
         if (l.npos > 1) {
             fprintf(stderr, "ringrouter %s: unexpected argument \"%s\" (the manifest is -c FILE)\n", c->name,

@@ -126,6 +126,7 @@ enum sup_port_key {
     SUP_PORT_MAC,
     SUP_PORT_OFFLOADS,
     SUP_PORT_RX_INFLIGHT,
+    SUP_PORT_QUEUE_LEN,
     SUP_PORT_XDP_MODE,
     SUP_PORT_STEER,
     SUP_PORT_QUEUES,
@@ -135,6 +136,7 @@ enum sup_port_key {
     SUP_PORT_NAPI_DEFER_HARD_IRQS,
     SUP_PORT_GRO_FLUSH_TIMEOUT,
     SUP_PORT_ADDRESS6,
+    SUP_PORT_PERSIST,
     SUP_PORT_NKEYS
 };
 
@@ -151,6 +153,8 @@ struct sup_port {
     /* driver = tap */
     uint32_t offloads;    /* SUP_OFFLOAD_* */
     uint32_t rx_inflight; /* reads kept in flight */
+    bool persist;         /* the TAP device outlives the supervisor (TUNSETPERSIST) */
+    uint32_t queue_len;   /* the device's queue of frames for us to read (its txqueuelen) */
     /* driver = afxdp */
     enum sup_xdp_mode xdp_mode;
     enum sup_steer steer;
@@ -254,6 +258,7 @@ enum sup_service_key {
     SUP_SERVICE_POLL_US,
     SUP_SERVICE_BINARY,
     SUP_SERVICE_SCHED,
+    SUP_SERVICE_UPGRADE_TIMEOUT,
     SUP_SERVICE_NKEYS
 };
 
@@ -271,6 +276,7 @@ struct sup_service {
     uint32_t poll_us;
     char binary[SUP_PATH_MAX + 1]; /* "": the kind's own (rr-router, rr-tap, ...) */
     enum sup_sched sched;          /* SCHED_OTHER, or SCHED_BATCH: woken, it does not preempt */
+    uint32_t upgrade_timeout_ms;   /* `upgrade`: the new binary ready within this, or rolled back */
     /* Its own uid, also its gid: router.uids.first + its index in
      * sup_manifest.services, the same across restarts and for its standby;
      * 0 when router.user is set and every service runs as that user. */

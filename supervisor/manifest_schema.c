@@ -118,6 +118,12 @@ static const struct sup_key sup_port_keys[] = {
                            .drivers = SUP_DRIVER_TAP},
     [SUP_PORT_RX_INFLIGHT] = {"rx_inflight", sup_p_u32, KEY(struct sup_port, rx_inflight), 1, 1024,
                               .def = "32", .drivers = SUP_DRIVER_TAP},
+    /* The TAP's own queue is the port's receive ring: a train of frames the
+     * hosts send while the driver is not running waits there. Linux's 1000
+     * (its backlog's length too) drops the tail of a 1,000-frame train on a
+     * busy machine; a NIC's ring is 1,024 to 4,096. */
+    [SUP_PORT_QUEUE_LEN] = {"queue_len", sup_p_u32, KEY(struct sup_port, queue_len), 16, 65536, .def = "4096",
+                            .drivers = SUP_DRIVER_TAP},
     [SUP_PORT_XDP_MODE] = {"xdp_mode", sup_p_enum, KEY(struct sup_port, xdp_mode), .words = sup_xdp_mode_words,
                            .def = "auto", .drivers = SUP_DRIVER_AFXDP},
     [SUP_PORT_STEER] = {"steer", sup_p_enum, KEY(struct sup_port, steer), .words = sup_steer_words,
@@ -140,6 +146,10 @@ static const struct sup_key sup_port_keys[] = {
     /* appends: several per port, one per key or a comma-separated list */
     [SUP_PORT_ADDRESS6] = {"address6", sup_p_address6, .off = 0, .expect = "an IPv6 prefix such as 2001:db8:1::1/64",
                            .multi = true},
+    /* yes: the device is not deleted at shutdown (nor when the supervisor
+     * dies) and the next `up` takes it back, with what the hosts put on it */
+    [SUP_PORT_PERSIST] = {"persist", sup_p_bool, KEY(struct sup_port, persist), .words = sup_bool_words,
+                          .def = "no", .drivers = SUP_DRIVER_TAP},
 };
 
 static const struct sup_key sup_route_keys[] = {
@@ -198,6 +208,8 @@ static const struct sup_key sup_service_keys[] = {
     [SUP_SERVICE_BINARY] = {"binary", sup_p_binary, KEY(struct sup_service, binary), 0, SUP_PATH_MAX, .def = ""},
     [SUP_SERVICE_SCHED] = {"sched", sup_p_enum, KEY(struct sup_service, sched), .words = sup_sched_words,
                            .def = "normal"},
+    [SUP_SERVICE_UPGRADE_TIMEOUT] = {"upgrade_timeout_ms", sup_p_u32, KEY(struct sup_service, upgrade_timeout_ms),
+                                     100, 60000, .def = "5000"},
 };
 
 #define NKEYS(a) (sizeof(a) / sizeof((a)[0]))

@@ -216,11 +216,24 @@ static bool neigh_cmd_add(struct sup *s, char **argv, int argc, bool replace, FI
             return false;
         }
     }
+    return sup_neigh_cmd(s, replace ? NEIGH_OP_REPLACE : NEIGH_OP_ADD, ip, p, mac, f, w);
+}
+
+bool sup_neigh_cmd(struct sup *s, int op, uint32_t ip, int port, const uint8_t *mac, FILE *f, struct sup_ctl_wait *w)
+{
     char what[96], done[96], b1[24], b2[24];
-    snprintf(done, sizeof(done), "%s %s mac %s port %s", replace ? "replaced" : "added",
-             sup_ip_str(ip, b1, sizeof(b1)), mac_str(mac, b2, sizeof(b2)), s->m.ports[p].name);
-    snprintf(what, sizeof(what), "%s %s mac %s port %s", cmd, b1, b2, s->m.ports[p].name);
-    return neigh_send(s, cmd, replace ? NEIGH_OP_REPLACE : NEIGH_OP_ADD, ip, p, mac, what, done, f, w);
+    sup_ip_str(ip, b1, sizeof(b1));
+    if (op == NEIGH_OP_DEL) {
+        snprintf(what, sizeof(what), "neigh del %s", b1);
+        snprintf(done, sizeof(done), "deleted %s", b1);
+        return neigh_send(s, "neigh del", NEIGH_OP_DEL, ip, -1, NULL, what, done, f, w);
+    }
+    const char *cmd = op == NEIGH_OP_REPLACE ? "neigh replace" : "neigh add";
+    mac_str(mac, b2, sizeof(b2));
+    snprintf(done, sizeof(done), "%s %s mac %s port %s", op == NEIGH_OP_REPLACE ? "replaced" : "added", b1, b2,
+             s->m.ports[port].name);
+    snprintf(what, sizeof(what), "%s %s mac %s port %s", cmd, b1, b2, s->m.ports[port].name);
+    return neigh_send(s, cmd, (enum neigh_op)op, ip, port, mac, what, done, f, w);
 }
 
 static bool neigh_cmd_del(struct sup *s, char **argv, int argc, FILE *f, struct sup_ctl_wait *w)
@@ -240,7 +253,6 @@ static bool neigh_cmd_del(struct sup *s, char **argv, int argc, FILE *f, struct 
         fprintf(f, "neigh del: \"%s\" is not an IPv4 address\n", argv[0]);
         return false;
     }
-    char b1[24], what[96], done[96];
     for (size_t i = 0; i < s->m.nneighs && !force; i++) {
         if (s->m.neighs[i].addr == ip) {
             fprintf(f, "neigh del: %s is the manifest's [%s] (line %u); with --force it is deleted until the next "
@@ -248,9 +260,7 @@ static bool neigh_cmd_del(struct sup *s, char **argv, int argc, FILE *f, struct 
             return false;
         }
     }
-    snprintf(what, sizeof(what), "neigh del %s", sup_ip_str(ip, b1, sizeof(b1)));
-    snprintf(done, sizeof(done), "deleted %s", b1);
-    return neigh_send(s, "neigh del", NEIGH_OP_DEL, ip, -1, NULL, what, done, f, w);
+    return sup_neigh_cmd(s, NEIGH_OP_DEL, ip, -1, NULL, f, w);
 }
 
 bool sup_neigh_poll(struct sup *s, struct sup_ctl_wait *w, uint64_t now, FILE *f, bool *ok)

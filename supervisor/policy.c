@@ -14,6 +14,7 @@
  * SUP_STABLE_MS.
  */
 #include "supervisor/sup.h"
+#include "supervisor/shaper_ctl.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -48,6 +49,10 @@ static void start(struct sup *s, struct sup_svc *v)
 {
     struct ipc_err err;
     uint64_t now = sup_now_ns();
+    if (v->fresh_rates) { /* before the instance below reads its stats region */
+        sup_shaper_forget(s, v);
+        v->fresh_rates = false;
+    }
     if (sup_standby_activate(s, v)) {
         v->started_ns = now;
         v->state = SUP_ST_STARTING;
@@ -215,6 +220,7 @@ static void act_died(struct sup *s, struct sup_svc *v, int status)
     reclaim(s, v, false);
     v->pid = 0;
     v->died_ns = now;
+    sup_upgrade_died(s, v); /* an upgrade's new instance: the restart is the old binary's */
     bool clean = WIFEXITED(status) && WEXITSTATUS(status) == 0;
     if (v->m->restart == SUP_RESTART_NEVER || (v->m->restart == SUP_RESTART_ON_FAILURE && clean)) {
         v->state = SUP_ST_DOWN;

@@ -115,6 +115,16 @@ static void rt_remove(struct sup *s, uint32_t addr, unsigned len)
         *r = s->rt_routes[--s->n_rt_routes];
 }
 
+bool sup_route_runtime(struct sup *s, uint32_t addr, unsigned len)
+{
+    return rt_find(s, addr, len) != NULL;
+}
+
+void sup_route_forget(struct sup *s, uint32_t addr, unsigned len)
+{
+    rt_remove(s, addr, len);
+}
+
 void sup_routes_free(struct sup *s)
 {
     free(s->rt_routes);
@@ -602,15 +612,19 @@ bool sup_ctl_route(struct sup *s, char **argv, int argc, FILE *f)
         return route_show(s, argv + (argc ? 1 : 0), argc ? argc - 1 : 0, f);
     if (strcmp(argv[0], "json") == 0)
         return route_show(s, argv, argc, f);
-    /* An IPv6 prefix goes to route6.c, which has add and del so far. */
+    /* An IPv6 prefix goes to route6.c: add, replace, del and get. */
     bool v6 = argc >= 2 && sup_route6_arg(argv[1]);
     if (strcmp(argv[0], "add") == 0)
         return v6 ? sup_route6_add(s, argv + 1, argc - 1, f) : route_add(s, argv + 1, argc - 1, false, f);
     if (strcmp(argv[0], "del") == 0)
         return v6 ? sup_route6_del(s, argv + 1, argc - 1, f) : route_del(s, argv + 1, argc - 1, f);
+    if (v6 && strcmp(argv[0], "replace") == 0)
+        return sup_route6_replace(s, argv + 1, argc - 1, f);
+    if (v6 && strcmp(argv[0], "get") == 0)
+        return sup_route6_get(s, argv + 1, argc - 1, f);
     if (v6) {
-        fprintf(f, "route %s: %s: IPv6 is not supported here yet (route add and del take IPv6; route show lists the "
-                   "IPv6 FIB whole)\n", argv[0], argv[1]);
+        fprintf(f, "route %s: %s: IPv6 is not supported here yet (route add, replace, del and get take IPv6; route "
+                   "show lists the IPv6 FIB whole)\n", argv[0], argv[1]);
         return false;
     }
     if (strcmp(argv[0], "replace") == 0)

@@ -67,70 +67,87 @@ static int connected6(const struct sup *s, const struct sup_prefix6 *pf)
     return -1;
 }
 
-bool sup_route6_add(struct sup *s, char **argv, int argc, FILE *f)
+/* route add, or (@replace) route replace: the next hop of an existing
+ * prefix changes in place, readers never see it missing. */
+static bool route6_set(struct sup *s, char **argv, int argc, bool replace, FILE *f)
 {
+    const char *cmd = replace ? "route replace" : "route add";
     struct sup_prefix6 pf;
     bool via = argc >= 3 && strcmp(argv[1], "via") == 0;
     if (!((argc == 3 && (via || strcmp(argv[1], "port") == 0)) || (argc == 5 && via && strcmp(argv[3], "port") == 0))) {
-        fprintf(f, "route add: expected PREFIX via GATEWAY [port NAME], or PREFIX port NAME\n");
+        fprintf(f, "%s: expected PREFIX via GATEWAY [port NAME], or PREFIX port NAME\n", cmd);
         return false;
     }
-    if (!parse_prefix6_arg("route add", argv[0], &pf, f))
+    if (!parse_prefix6_arg(cmd, argv[0], &pf, f))
         return false;
     struct fib6_nh nh = {0};
     int port = -1;
     const char *pname = argc == 5 ? argv[4] : !via ? argv[2] : NULL;
     if (pname && (port = sup_manifest_port(&s->m, pname)) < 0) {
-        fprintf(f, "route add: no port \"%s\"\n", pname);
+        fprintf(f, "%s: no port \"%s\"\n", cmd, pname);
         return false;
     }
     if (via) {
         char canon[64] = "";
         if (!sup_parse_addr6(argv[2], nh.gw, canon, sizeof(canon))) {
             if (canon[0])
-                fprintf(f, "route add: via \"%s\" is not in canonical form (RFC 5952); write %s\n", argv[2], canon);
+                fprintf(f, "%s: via \"%s\" is not in canonical form (RFC 5952); write %s\n", cmd, argv[2], canon);
             else
-                fprintf(f, "route add: via \"%s\" is not an IPv6 address (the prefix is IPv6)\n", argv[2]);
+                fprintf(f, "%s: via \"%s\" is not an IPv6 address (the prefix is IPv6)\n", cmd, argv[2]);
             return false;
         }
         if (sup_ll6(nh.gw)) {
             if (port < 0) {
-                fprintf(f, "route add: gateway %s is link-local: add port NAME to say which link it is on\n", argv[2]);
+                fprintf(f, "%s: gateway %s is link-local: add port NAME to say which link it is on\n", cmd, argv[2]);
                 return false;
             }
         } else {
             int on = sup_port_for6(&s->m, nh.gw);
             if (on < 0) {
-                fprintf(f, "route add: gateway %s is on none of the ports' IPv6 networks\n", argv[2]);
+                fprintf(f, "%s: gateway %s is on none of the ports' IPv6 networks\n", cmd, argv[2]);
                 return false;
             }
             if (port >= 0 && port != on) {
-                fprintf(f, "route add: gateway %s is on port %s, not %s\n", argv[2], s->m.ports[on].name, pname);
+                fprintf(f, "%s: gateway %s is on port %s, not %s\n", cmd, argv[2], s->m.ports[on].name, pname);
                 return false;
             }
             port = on;
         }
         char why[200];
         if (sup_gateway6_why(&s->m, nh.gw, port, why, sizeof(why))) {
-            fprintf(f, "route add: gateway %s\n", why);
+            fprintf(f, "%s: gateway %s\n", cmd, why);
             return false;
         }
     }
     nh.port = (uint16_t)port;
-    int ret = fib6_add(&s->fib6, pf.addr, pf.len, &nh);
+    if (replace && connected6(s, &pf) >= 0) {
+        fprintf(f, "%s: %s is a port's connected network; change the manifest instead\n", cmd, argv[0]);
+        return false;
+    }
+    int ret = replace ? fib6_replace(&s->fib6, pf.addr, pf.len, &nh) : fib6_add(&s->fib6, pf.addr, pf.len, &nh);
     if (ret == -EEXIST) {
-        fprintf(f, "route add: %s/%u exists; delete it first\n", A6(pf.addr), pf.len);
+        fprintf(f, "route add: %s/%u exists; route replace changes its next hop\n", A6(pf.addr), pf.len);
         return false;
     }
     if (ret < 0) {
-        fprintf(f, "route add: %s/%u: %s\n", A6(pf.addr), pf.len, strerror(-ret));
+        fprintf(f, "%s: %s/%u: %s\n", cmd, A6(pf.addr), pf.len, strerror(-ret));
         return false;
     }
     fib6_reclaim(&s->fib6);
-    sup_log("route add %s/%u %s %s%s%s", A6(pf.addr), pf.len, argv[1], via ? A6(nh.gw) : s->m.ports[port].name,
+    sup_log("%s %s/%u %s %s%s%s", cmd, A6(pf.addr), pf.len, argv[1], via ? A6(nh.gw) : s->m.ports[port].name,
             via ? " port " : "", via ? s->m.ports[port].name : "");
-    fprintf(f, "added %s/%u\n", A6(pf.addr), pf.len);
+    fprintf(f, "%s %s/%u\n", replace ? "replaced" : "added", A6(pf.addr), pf.len);
     return true;
+}
+
+bool sup_route6_add(struct sup *s, char **argv, int argc, FILE *f)
+{
+    return route6_set(s, argv, argc, false, f);
+}
+
+bool sup_route6_replace(struct sup *s, char **argv, int argc, FILE *f)
+{
+    return route6_set(s, argv, argc, true, f);
 }
 
 bool sup_route6_del(struct sup *s, char **argv, int argc, FILE *f)
@@ -233,6 +250,55 @@ bool sup_route6_show(struct sup *s, bool json, FILE *f)
     }
     if (json)
         fprintf(f, "]");
+    free(l.rows);
+    return true;
+}
+
+/* The longest prefix that covers @a: the FIB's rows, walked (a command,
+ * not the data path). */
+bool sup_route6_get(struct sup *s, char **argv, int argc, FILE *f)
+{
+    bool json = argc == 2 && strcmp(argv[1], "json") == 0;
+    if (argc < 1 || argc > 2 || (argc == 2 && !json)) {
+        fprintf(f, "route get: expected ADDRESS [--json]%s%s\n", argc > 1 && !json ? "; not " : "",
+                argc > 1 && !json ? argv[1] : "");
+        return false;
+    }
+    uint8_t a[16];
+    if (inet_pton(AF_INET6, argv[0], a) != 1) {
+        fprintf(f, "route get: \"%s\" is not an IPv6 address\n", argv[0]);
+        return false;
+    }
+    struct route6_list l = {0};
+    if (fib6_iterate(&s->fib6, collect6, &l) < 0) {
+        free(l.rows);
+        fprintf(f, "route get: out of memory\n");
+        return false;
+    }
+    const struct route6_row *best = NULL;
+    for (size_t i = 0; i < l.n; i++) {
+        uint8_t m[16];
+        memcpy(m, a, 16);
+        sup_mask6(m, (uint8_t)l.rows[i].len);
+        if (memcmp(m, l.rows[i].addr, 16) == 0 && (!best || l.rows[i].len > best->len))
+            best = &l.rows[i];
+    }
+    if (!best) {
+        free(l.rows);
+        fprintf(f, "route get: no route to %s\n", argv[0]);
+        return false;
+    }
+    const char *port = best->nh.port < s->m.nports ? s->m.ports[best->nh.port].name : "?";
+    bool gw = !gw_zero(best->nh.gw);
+    char addr[64], pfx[64];
+    snprintf(addr, sizeof(addr), "%s", A6(a));
+    snprintf(pfx, sizeof(pfx), "%s/%u", A6(best->addr), best->len);
+    if (json) {
+        sup_json_begin(f);
+        fprintf(f, "\"address\":\"%s\",\"route\":{\"prefix\":\"%s\",\"via\":%s%s%s,\"port\":\"%s\"}}\n", addr, pfx,
+                gw ? "\"" : "", gw ? A6(best->nh.gw) : "null", gw ? "\"" : "", port);
+    } else
+        fprintf(f, "%s: %s %s%s port %s\n", addr, pfx, gw ? "via " : "connected", gw ? A6(best->nh.gw) : "", port);
     free(l.rows);
     return true;
 }

@@ -17,8 +17,12 @@ bool sup_route6_arg(const char *arg);
 
 /* route add PREFIX via GATEWAY [port NAME] | PREFIX port NAME */
 bool sup_route6_add(struct sup *s, char **argv, int argc, FILE *f);
+/* route replace PREFIX ...: as add, an existing prefix's next hop changed in place */
+bool sup_route6_replace(struct sup *s, char **argv, int argc, FILE *f);
 /* route del PREFIX */
 bool sup_route6_del(struct sup *s, char **argv, int argc, FILE *f);
+/* route get ADDRESS [json]: the route a packet to ADDRESS takes */
+bool sup_route6_get(struct sup *s, char **argv, int argc, FILE *f);
 /* The IPv6 FIB: a text table after the IPv4 one (nothing when it is empty),
  * or `,"routes6":[...]` inside the JSON object. */
 bool sup_route6_show(struct sup *s, bool json, FILE *f);

@@ -134,6 +134,12 @@ static int tap_open(void *arg)
         ret = ipc_errf(q->err, -errno, "port %s: creating TAP %s: %s", p->name, p->ifname, strerror(errno));
         goto out_fd;
     }
+    /* Set either way: a device that an earlier `up` made persistent, and
+     * that the manifest no longer wants kept, goes with its last fd again. */
+    if (ioctl(fd, TUNSETPERSIST, p->persist ? 1 : 0) < 0) {
+        ret = ipc_errf(q->err, -errno, "port %s: TUNSETPERSIST on %s: %s", p->name, p->ifname, strerror(errno));
+        goto out_fd;
+    }
     int hdr = 12; /* struct virtio_net_hdr_v1 */
     if (ioctl(fd, TUNSETVNETHDRSZ, &hdr) < 0) {
         ret = ipc_errf(q->err, -errno, "port %s: TUNSETVNETHDRSZ: %s", p->name, strerror(errno));
@@ -162,6 +168,13 @@ static int tap_open(void *arg)
     ifr.ifr_mtu = (int)p->mtu;
     if (ioctl(sk, SIOCSIFMTU, &ifr) < 0) {
         ret = ipc_errf(q->err, -errno, "port %s: MTU %u on %s: %s", p->name, p->mtu, p->ifname, strerror(errno));
+        close(sk);
+        goto out_fd;
+    }
+    ifr.ifr_qlen = (int)p->queue_len;
+    if (ioctl(sk, SIOCSIFTXQLEN, &ifr) < 0) {
+        ret = ipc_errf(q->err, -errno, "port %s: queue_len %u on %s: %s", p->name, p->queue_len, p->ifname,
+                       strerror(errno));
         close(sk);
         goto out_fd;
     }
@@ -240,6 +253,11 @@ static uint32_t typed_config(const struct sup *s, const struct sup_svc *v, void 
     return 0;
 }
 
+int sup_tap_persist(int fd, bool on)
+{
+    return ioctl(fd, TUNSETPERSIST, on ? 1 : 0) < 0 ? -errno : 0;
+}
+
 static int write_config(struct sup *s, struct sup_svc *v, struct ipc_err *err)
 {
     struct ipc_svc_config *c = calloc(1, sizeof(*c));
@@ -284,6 +302,19 @@ static int write_config(struct sup *s, struct sup_svc *v, struct ipc_err *err)
     int ret = ipc_svc_config_create(c, xlen ? &x : NULL, xlen, &v->cfg_fd, err);
     free(c);
     return ret;
+}
+
+int sup_svc_config(struct sup *s, struct sup_svc *v, struct ipc_err *err)
+{
+    int old = v->cfg_fd;
+    int ret = write_config(s, v, err);
+    if (ret < 0) {
+        v->cfg_fd = old;
+        return ret;
+    }
+    if (old >= 0)
+        close(old);
+    return 0;
 }
 
 /* The fds a service gets, by target number: what spawn.c dup2()s into place. */
@@ -346,6 +377,15 @@ static uint32_t kind_ipc(const struct sup *s, const struct sup_service *ms)
     return 0;
 }
 
+void sup_svc_binary(const struct sup *s, struct sup_svc *v)
+{
+    const char *bin = v->m->binary[0] ? v->m->binary : kind_binary(s, v->m);
+    if (bin[0] == '/')
+        snprintf(v->binary, sizeof(v->binary), "%s", bin);
+    else
+        snprintf(v->binary, sizeof(v->binary), "%s/%s", s->bindir, bin);
+}
+
 static void find_bindir(struct sup *s)
 {
     const char *env = getenv("RINGROUTER_BINDIR");
@@ -384,6 +424,44 @@ static int fib6_add_logged(struct sup *s, const struct sup_prefix6 *pf, const st
     return 0;
 }
 
+/* Port @p's global IPv6 networks into the IPv6 FIB. */
+static int connected6(struct sup *s, int p, struct ipc_err *err)
+{
+    const struct sup_port *sp = &s->m.ports[p];
+    for (unsigned k = 0; k < sp->naddr6; k++) {
+        struct sup_prefix6 net = sp->addr6[k];
+        if (sup_ll6(net.addr))
+            continue;
+        sup_mask6(net.addr, net.len);
+        struct fib6_nh nh = {.port = (uint16_t)p};
+        if (fib6_get(&s->fib6, net.addr, net.len, &(struct fib6_nh){0}) == 0)
+            continue; /* two addresses of one port on one network */
+        int ret = fib6_add_logged(s, &net, &nh, sp->src.section, err);
+        if (ret < 0)
+            return ret;
+    }
+    return 0;
+}
+
+/* Port @p's connected network into the IPv4 FIB. */
+static int connected4(struct sup *s, int p, struct ipc_err *err)
+{
+    const struct sup_port *sp = &s->m.ports[p];
+    uint32_t mask = sp->address.len ? ~0u << (32 - sp->address.len) : 0;
+    struct fib_nh nh = {.gw = 0, .port = (uint16_t)p};
+    return fib_add_logged(s, sp->address.addr & mask, sp->address.len, &nh, sp->src.section, err);
+}
+
+int sup_port_connected(struct sup *s, int p, struct ipc_err *err)
+{
+    int ret = connected4(s, p, err);
+    if (ret == 0)
+        fib_reclaim(&s->fib);
+    if (ret == 0 && (ret = connected6(s, p, err)) == 0)
+        fib6_reclaim(&s->fib6);
+    return ret;
+}
+
 /*
  * The IPv6 FIB, sharing the IPv4 FIB's readers' region (so the router's one
  * read section per batch covers both): a connected route for each port's
@@ -401,20 +479,9 @@ static int setup_tables6(struct sup *s, struct ipc_err *err)
     int ret = fib6_create(name, NULL, s->fib_readers_fd, &s->fib6, &s->fib6_fd, &rfd, err);
     if (ret < 0)
         return ret;
-    for (size_t p = 0; p < s->m.nports; p++) {
-        const struct sup_port *sp = &s->m.ports[p];
-        for (unsigned k = 0; k < sp->naddr6; k++) {
-            struct sup_prefix6 net = sp->addr6[k];
-            if (sup_ll6(net.addr))
-                continue;
-            sup_mask6(net.addr, net.len);
-            struct fib6_nh nh = {.port = (uint16_t)p};
-            if (fib6_get(&s->fib6, net.addr, net.len, &(struct fib6_nh){0}) == 0)
-                continue; /* two addresses of one port on one network */
-            if ((ret = fib6_add_logged(s, &net, &nh, sp->src.section, err)) < 0)
-                return ret;
-        }
-    }
+    for (size_t p = 0; p < s->m.nports; p++)
+        if ((ret = connected6(s, (int)p, err)) < 0)
+            return ret;
     for (size_t i = 0; i < s->m.nroutes; i++) {
         const struct sup_route *r = &s->m.routes[i];
         if (!r->v6)
@@ -451,13 +518,9 @@ static int setup_tables(struct sup *s, struct ipc_err *err)
     int ret = fib_create(name, NULL, &s->fib, &s->fib_fd, &s->fib_readers_fd, err);
     if (ret < 0)
         return ret;
-    for (size_t p = 0; p < s->m.nports; p++) {
-        const struct sup_port *sp = &s->m.ports[p];
-        uint32_t mask = sp->address.len ? ~0u << (32 - sp->address.len) : 0;
-        struct fib_nh nh = {.gw = 0, .port = (uint16_t)p};
-        if ((ret = fib_add_logged(s, sp->address.addr & mask, sp->address.len, &nh, sp->src.section, err)) < 0)
+    for (size_t p = 0; p < s->m.nports; p++)
+        if ((ret = connected4(s, (int)p, err)) < 0)
             return ret;
-    }
     for (size_t i = 0; i < s->m.nroutes; i++) {
         const struct sup_route *r = &s->m.routes[i];
         if (r->v6)
@@ -488,6 +551,76 @@ static void pool_report(void *arg, const char *line)
 {
     (void)arg;
     sup_log(SUP_LOG_WARN "%s", line);
+}
+
+int sup_svc_add(struct sup *s, const struct sup_service *ms, struct ipc_err *err)
+{
+    if (s->nsvcs >= SUP_MAX_SERVICES)
+        return ipc_errf(err, -E2BIG, "too many services");
+    char name[64];
+    int ret;
+    struct sup_svc *v = &s->svcs[s->nsvcs];
+    v->m = ms;
+    snprintf(v->name, sizeof(v->name), "%s", ms->name);
+    v->kind = kind_ipc(s, ms);
+    v->owner = (uint16_t)(IPC_OWNER_SERVICE_MIN + s->nsvcs);
+    v->port = ms->port;
+    sup_svc_ids(s, v);
+    sup_svc_binary(s, v);
+    v->state = SUP_ST_DOWN;
+    v->wake_fd = ipc_wake_eventfd();
+    if (v->wake_fd < 0)
+        return ipc_errf(err, v->wake_fd, "eventfd: %s", strerror(-v->wake_fd));
+    snprintf(name, sizeof(name), "stats-%s", v->name);
+    ret = ipc_stats_create(name, &v->stats_fd, &v->stats, err);
+    if (ret < 0)
+        return ret;
+    v->stats_shm = v->stats->shm;
+    if (v->kind == IPC_SVC_SHAPER) {
+        snprintf(name, sizeof(name), "mbox-%s", v->name);
+        if ((ret = shp_mbox_create(name, &v->mbox_fd, &v->mbox, err)) < 0)
+            return ret;
+    }
+    s->nsvcs++;
+    return 0;
+}
+
+/*
+ * Each driver instance (a port's queue) has a ring to the router and one
+ * from the router, or, on a shaped port, from the shaper: the router feeds
+ * the shaper, the shaper its port's first queue. Then its device: a TAP
+ * made (or taken back) in the port's netns, or an AF_XDP socket.
+ */
+int sup_driver_attach(struct sup *s, int drv, struct ipc_err *err)
+{
+    int ret;
+    int router = svc_index(s, "router");
+    if (router < 0)
+        return ipc_errf(err, -EINVAL, "internal: no router service");
+    const struct sup_service *ms = s->svcs[drv].m;
+    int p = ms->port, q = ms->queue;
+    char sname[SUP_SERVICE_MAX + 1];
+    snprintf(sname, sizeof(sname), "shaper-%s", s->m.ports[p].name);
+    int shp = svc_index(s, sname);
+    if ((ret = add_ring(s, "rx", p, q, drv, router, err)) < 0)
+        return ret;
+    if (shp >= 0 && q == 0) {
+        if ((ret = add_ring(s, "sh", p, 0, router, shp, err)) < 0)
+            return ret;
+        if ((ret = add_ring(s, "tx", p, 0, shp, drv, err)) < 0)
+            return ret;
+    } else if (shp < 0 && (ret = add_ring(s, "tx", p, q, router, drv, err)) < 0) {
+        return ret;
+    }
+    if (s->m.ports[p].driver == SUP_DRIVER_TAP) {
+        struct tap_req tq = {.port = &s->m.ports[p], .fd = -1, .err = err};
+        ret = sup_in_netns(s->m.ports[p].netns, tap_open, &tq, err);
+        if (ret < 0)
+            return ret;
+        s->svcs[drv].dev_fd = tq.fd;
+        return 0;
+    }
+    return sup_xsk_open(s, p, q, &s->svcs[drv].dev_fd, &s->svcs[drv].kown, err); /* AF_XDP: xsk.c */
 }
 
 int sup_setup(struct sup *s, struct ipc_err *err)
@@ -521,71 +654,12 @@ int sup_setup(struct sup *s, struct ipc_err *err)
     ipc_pool_set_report(&s->pool, pool_report, NULL);
 
     /* Services, in the manifest's start order; owner ids from 2. */
-    for (size_t i = 0; i < s->m.nservices; i++) {
-        const struct sup_service *ms = &s->m.services[i];
-        struct sup_svc *v = &s->svcs[s->nsvcs];
-        v->m = ms;
-        snprintf(v->name, sizeof(v->name), "%s", ms->name);
-        v->kind = kind_ipc(s, ms);
-        v->owner = (uint16_t)(IPC_OWNER_SERVICE_MIN + s->nsvcs);
-        v->port = ms->port;
-        sup_svc_ids(s, v);
-        const char *bin = ms->binary[0] ? ms->binary : kind_binary(s, ms);
-        if (bin[0] == '/')
-            snprintf(v->binary, sizeof(v->binary), "%s", bin);
-        else
-            snprintf(v->binary, sizeof(v->binary), "%s/%s", s->bindir, bin);
-        v->state = SUP_ST_DOWN;
-        v->wake_fd = ipc_wake_eventfd();
-        if (v->wake_fd < 0)
-            return ipc_errf(err, v->wake_fd, "eventfd: %s", strerror(-v->wake_fd));
-        snprintf(name, sizeof(name), "stats-%s", v->name);
-        ret = ipc_stats_create(name, &v->stats_fd, &v->stats, err);
-        if (ret < 0)
+    for (size_t i = 0; i < s->m.nservices; i++)
+        if ((ret = sup_svc_add(s, &s->m.services[i], err)) < 0)
             return ret;
-        v->stats_shm = v->stats->shm;
-        if (v->kind == IPC_SVC_SHAPER) {
-            snprintf(name, sizeof(name), "mbox-%s", v->name);
-            if ((ret = shp_mbox_create(name, &v->mbox_fd, &v->mbox, err)) < 0)
-                return ret;
-        }
-        s->nsvcs++;
-    }
-
-    /* Each driver instance (a port's queue) has a ring to the router and one
-     * from the router, or, on a shaped port, from the shaper: the router
-     * feeds the shaper, the shaper its port's first queue. */
-    int router = svc_index(s, "router");
-    if (router < 0)
-        return ipc_errf(err, -EINVAL, "internal: no router service");
-    for (int drv = 0; drv < s->nsvcs; drv++) {
-        const struct sup_service *ms = s->svcs[drv].m;
-        if (ms->kind != SUP_SVC_DRIVER)
-            continue;
-        int p = ms->port, q = ms->queue;
-        char sname[SUP_SERVICE_MAX + 1];
-        snprintf(sname, sizeof(sname), "shaper-%s", s->m.ports[p].name);
-        int shp = svc_index(s, sname);
-        if ((ret = add_ring(s, "rx", p, q, drv, router, err)) < 0)
+    for (int drv = 0; drv < s->nsvcs; drv++)
+        if (s->svcs[drv].m->kind == SUP_SVC_DRIVER && (ret = sup_driver_attach(s, drv, err)) < 0)
             return ret;
-        if (shp >= 0 && q == 0) {
-            if ((ret = add_ring(s, "sh", p, 0, router, shp, err)) < 0)
-                return ret;
-            if ((ret = add_ring(s, "tx", p, 0, shp, drv, err)) < 0)
-                return ret;
-        } else if (shp < 0 && (ret = add_ring(s, "tx", p, q, router, drv, err)) < 0) {
-            return ret;
-        }
-        if (s->m.ports[p].driver == SUP_DRIVER_TAP) {
-            struct tap_req tq = {.port = &s->m.ports[p], .fd = -1, .err = err};
-            ret = sup_in_netns(s->m.ports[p].netns, tap_open, &tq, err);
-            if (ret < 0)
-                return ret;
-            s->svcs[drv].dev_fd = tq.fd;
-        } else if ((ret = sup_xsk_open(s, p, q, &s->svcs[drv].dev_fd, &s->svcs[drv].kown, err)) < 0) {
-            return ret; /* AF_XDP: xsk.c */
-        }
-    }
     if ((ret = setup_tables(s, err)) < 0)
         return ret;
     sup_routes_load(s); /* what `route save` wrote: logged, never fatal */
@@ -625,7 +699,9 @@ void sup_teardown(struct sup *s)
         struct sup_svc *v = &s->svcs[i];
         close_fd(&v->wake_fd);
         close_fd(&v->cfg_fd);
-        close_fd(&v->dev_fd); /* the last fd of a TAP: the device goes away */
+        if (v->dev_fd >= 0 && v->kind == IPC_SVC_TAP && s->m.ports[v->port].persist)
+            sup_log("%s: TAP %s kept (persist = yes)", v->name, s->m.ports[v->port].ifname);
+        close_fd(&v->dev_fd); /* the last fd of a TAP: the device goes away, unless persistent */
         sup_standby_dismiss(s, v);
         close_fd(&v->pidfd);
         close_fd(&v->notify_fd);

@@ -35,20 +35,25 @@
 
 void sup_shaper_params(const struct sup *s, const struct sup_svc *v, struct shp_cfg *out)
 {
+    sup_shaper_cfg(&s->m, v->port, out);
+}
+
+void sup_shaper_cfg(const struct sup_manifest *m, int port, struct shp_cfg *out)
+{
     memset(out, 0, sizeof(*out));
-    if (v->port < 0 || s->m.ports[v->port].shaper < 0)
+    if (port < 0 || m->ports[port].shaper < 0)
         return; /* the manifest starts a shaper only for a port with [shaper PORT] */
-    const struct sup_port *p = &s->m.ports[v->port];
-    const struct sup_shaper *sh = &s->m.shapers[p->shaper];
+    const struct sup_port *p = &m->ports[port];
+    const struct sup_shaper *sh = &m->shapers[p->shaper];
     out->rate = sh->rate;
     out->burst = sh->burst;
     out->overhead = sh->overhead;
     out->ecn = 1;
     /* The manifest refuses more than SHP_MAX_CLASSES classes on a port. */
     uint32_t n = 0;
-    for (size_t i = 0; i < s->m.nclasses && n < SHP_MAX_CLASSES; i++) {
-        const struct sup_class *c = &s->m.classes[i];
-        if (c->port != v->port)
+    for (size_t i = 0; i < m->nclasses && n < SHP_MAX_CLASSES; i++) {
+        const struct sup_class *c = &m->classes[i];
+        if (c->port != port)
             continue;
         struct shp_cfg_class *o = &out->classes[n];
         snprintf(o->name, sizeof(o->name), "%s", c->name);
@@ -82,6 +87,15 @@ void sup_shaper_params(const struct sup *s, const struct sup_svc *v, struct shp_
         n = 1;
     }
     out->nclasses = n;
+}
+
+void sup_shaper_forget(struct sup *s, struct sup_svc *v)
+{
+    (void)s;
+    _Atomic uint64_t *c = v->stats->ctr;
+    ipc_st_rlx(&c[SHP_I_RATE], 0);
+    for (unsigned i = SHP_I_CLASS0; i < SHP_I_CLASS0 + SHP_MAX_CLASSES * SHP_C_N; i++)
+        ipc_st_rlx(&c[i], 0);
 }
 
 /* A counter of a stats region by name; -1 when it has none. */

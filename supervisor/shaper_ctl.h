@@ -19,6 +19,16 @@
  */
 void sup_shaper_params(const struct sup *s, const struct sup_svc *v, struct shp_cfg *out);
 
+/** The same for port @port of manifest @m (zeroed if it has no shaper). */
+void sup_shaper_cfg(const struct sup_manifest *m, int port, struct shp_cfg *out);
+
+/**
+ * Before shaper @v starts on a config whose classes changed (a reload): its
+ * stats region forgets the rates and class counters its predecessor left,
+ * which a new instance would otherwise resume by class index.
+ */
+void sup_shaper_forget(struct sup *s, struct sup_svc *v);
+
 /**
  * `shaper show [PORT] [json]`, `shaper set PORT [CLASS] rate R [ceil C]`.
  * A `set` that reached a running shaper leaves @w pending: the answer is

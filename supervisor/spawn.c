@@ -235,10 +235,16 @@ int sup_spawn(struct sup *s, struct sup_svc *v, bool standby, struct ipc_err *er
         v->sb_pidfd = pidfd;
         v->sb_notify_fd = notify[0];
         v->sb_go_fd = go[1];
+        snprintf(v->sb_binary, sizeof(v->sb_binary), "%s", v->binary);
+        sup_build_id(v->binary, v->sb_build, sizeof(v->sb_build));
+        v->sb_started = time(NULL);
     } else {
         v->pid = pid;
         v->pidfd = pidfd;
         v->notify_fd = notify[0];
+        snprintf(v->run_binary, sizeof(v->run_binary), "%s", v->binary);
+        sup_build_id(v->binary, v->run_build, sizeof(v->run_build));
+        v->run_started = time(NULL);
     }
     return 0;
 }
@@ -303,6 +309,9 @@ bool sup_standby_activate(struct sup *s, struct sup_svc *v)
     v->pid = v->sb_pid;
     v->pidfd = v->sb_pidfd;
     v->notify_fd = v->sb_notify_fd;
+    memcpy(v->run_binary, v->sb_binary, sizeof(v->run_binary));
+    memcpy(v->run_build, v->sb_build, sizeof(v->run_build));
+    v->run_started = time(NULL); /* it runs from now; its exec was earlier */
     v->sb_pid = 0;
     v->sb_pidfd = -1;
     v->sb_notify_fd = -1;

@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include "ipc/pool.h"
 #include "ipc/ring.h"
@@ -25,6 +26,7 @@
 #include "tables/shaper.h"
 #include "supervisor/log.h"
 #include "supervisor/manifest.h"
+#include "supervisor/upgrade.h"
 
 #define SUP_MAX_SERVICES (1 + 2 * SUP_PORTS_MAX)
 #define SUP_MAX_RINGS (3 * SUP_PORTS_MAX)
@@ -95,6 +97,7 @@ struct sup_svc {
     unsigned ndeaths; /* ring of recent death times, for the window */
     char last_exit[96];
     bool restart_pending; /* STOPPING because of `ringrouter restart` */
+    bool fresh_rates;     /* a shaper whose classes a reload changed: its next start resumes no rates */
 
     /* The warm standby (ipc/svc.h): exec'd, mapped, waiting on go_fd. */
     pid_t sb_pid;
@@ -104,6 +107,15 @@ struct sup_svc {
     uint64_t sb_retry_ns;
     bool sb_parked; /* it said it waits: promotion costs no exec */
     uint64_t ready_ms_last; /* kill to ready, for bench/restart */
+    char sb_exit[96];       /* how the last standby ended */
+    unsigned sb_deaths;     /* standbys that ended on their own */
+
+    /* What each instance was exec'd from (`status`, `upgrade`): path, ELF
+     * build id, wall-clock start. */
+    char run_binary[300], sb_binary[300];
+    char run_build[SUP_BUILD_ID_MAX], sb_build[SUP_BUILD_ID_MAX];
+    time_t run_started, sb_started;
+    struct sup_upgrade upg;
 };
 
 struct sup_xsk; /* supervisor/xsk.c */
@@ -126,7 +138,7 @@ enum sup_poll { SUP_POLL_SIGNAL = 1, SUP_POLL_TIMER, SUP_POLL_CTL, SUP_POLL_PIDF
 
 /* A request waiting for a service's answer through a mailbox: `shaper set`
  * (supervisor/shaper_ctl.c) or a neighbour command (supervisor/neigh_ctl.c). */
-enum sup_wait_kind { SUP_WAIT_SHAPER = 1, SUP_WAIT_NEIGH };
+enum sup_wait_kind { SUP_WAIT_SHAPER = 1, SUP_WAIT_NEIGH, SUP_WAIT_UPGRADE, SUP_WAIT_RELOAD };
 
 struct sup_ctl_wait {
     bool pending;
@@ -180,9 +192,12 @@ struct sup_rt_route {
     struct fib_nh nh;
 };
 
+struct sup_reload; /* supervisor/reload.c */
+
 struct sup {
     struct sup_manifest m;
     char manifest_name[256];
+    char manifest_path[4096]; /* the file `up` was given, absolute ("" for the built-in one): what reload reads */
     char bindir[200];
     bool shutting_down;
     int exit_code;
@@ -230,6 +245,7 @@ struct sup {
 
     struct sup_inject *inj;              /* faults in progress (inject.c); NULL until the first */
     struct sup_inject_wait *ctl_iwait;   /* the wait of the request being handled (ctl_conn.c) */
+    struct sup_reload *reload;           /* the reload in progress (reload.c); NULL if none */
 };
 
 /* setup.c */
@@ -238,6 +254,22 @@ void sup_teardown(struct sup *s);
 int sup_drain_rings(struct sup *s);
 int sup_in_netns(const char *netns, int (*fn)(void *), void *arg, struct ipc_err *err);
 int sup_svc_fds(const struct sup *s, const struct sup_svc *v, int notify_w, int *src, int max);
+/* A new entry in s->svcs for manifest service @ms: its eventfd, stats
+ * region and (a shaper) mailbox; its rings and device come with
+ * sup_driver_attach (drivers), its config with sup_svc_config. */
+int sup_svc_add(struct sup *s, const struct sup_service *ms, struct ipc_err *err);
+/* Driver service @drv's rings (to and from the router, or its shaper) and
+ * its device. */
+int sup_driver_attach(struct sup *s, int drv, struct ipc_err *err);
+/* Port @p's connected networks (IPv4, IPv6) into the FIBs of a running router. */
+int sup_port_connected(struct sup *s, int p, struct ipc_err *err);
+/* Write @v's config blob again from the manifest (a reload changed it): a
+ * new sealed memfd; the old one is closed once the new one exists. */
+int sup_svc_config(struct sup *s, struct sup_svc *v, struct ipc_err *err);
+/* @v's executable path from its manifest entry ([service] binary, or its kind's). */
+void sup_svc_binary(const struct sup *s, struct sup_svc *v);
+/* TUNSETPERSIST on a TAP fd: 0 or -errno. */
+int sup_tap_persist(int fd, bool on);
 
 /* uids.c */
 int sup_ids_resolve(struct sup *s, struct ipc_err *err);
@@ -265,6 +297,8 @@ int sup_run(struct sup *s);
 int sup_watch(struct sup *s, struct sup_svc *v);
 int sup_watch_standby(struct sup *s, struct sup_svc *v);
 void sup_unwatch(struct sup *s, struct sup_svc *v);
+/* The hang-check tick again, from the services' hang_ms (after a reload). */
+void sup_retick(struct sup *s);
 
 /* ctl.c: the requests */
 int sup_own_dir(const char *dir, const char *key, struct ipc_err *err);
@@ -286,6 +320,14 @@ void sup_routes_load(struct sup *s);
 void sup_routes_free(struct sup *s);
 const char *sup_ip_str(uint32_t a, char *buf, size_t len);
 int sup_port_of_addr(const struct sup *s, uint32_t a);
+/* Is @addr/@len a runtime route (route add|replace, or saved)? */
+bool sup_route_runtime(struct sup *s, uint32_t addr, unsigned len);
+/* It is the manifest's from now on: no longer runtime. */
+void sup_route_forget(struct sup *s, uint32_t addr, unsigned len);
+/* A neighbour command (enum neigh_op) through the router's mailbox, as
+ * `neigh add|replace|del` sends it: the answer as sup_ctl_neigh's. */
+bool sup_neigh_cmd(struct sup *s, int op, uint32_t ip, int port, const uint8_t *mac, FILE *f,
+                   struct sup_ctl_wait *w);
 
 /* link.c: `link`, a port's view in the spirit of `ip -s link` */
 void sup_ctl_link(struct sup *s, int port, bool json, FILE *f);

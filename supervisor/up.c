@@ -2,9 +2,9 @@
 /*
  * supervisor/up.c: `ringrouter up` (its command line is main.c's). It
  * validates the whole manifest before creating anything, sets up every
- * shared object, runs the
- * event loop until SIGTERM, SIGINT or SIGHUP, then tears everything down, so
- * that a new `up` right after works.
+ * shared object, runs the event loop until SIGTERM or SIGINT (SIGHUP
+ * reloads the manifest: reload.c), then tears everything down, so that a
+ * new `up` right after works.
  */
 #include "supervisor/sup.h"
 
@@ -38,6 +38,13 @@ int sup_cmd_up(const char *file)
         return ret == -EINVAL || ret == -ENOENT || ret == -EACCES || ret == -EFBIG ? SUP_EXIT_USAGE : SUP_EXIT_SYSTEM;
     }
     snprintf(s->manifest_name, sizeof(s->manifest_name), "%s", file ? file : SUP_DEFAULT_MANIFEST_NAME);
+    /* What `reload` reads again: the path as given, made absolute but not
+     * resolved, so that a symbolic link moved to a new version is followed. */
+    char cwd[2048];
+    if (file && file[0] != '/' && getcwd(cwd, sizeof(cwd)))
+        snprintf(s->manifest_path, sizeof(s->manifest_path), "%s/%s", cwd, file);
+    else if (file)
+        snprintf(s->manifest_path, sizeof(s->manifest_path), "%s", file);
     struct ipc_err err;
     ret = sup_setup(s, &err);
     if (ret < 0) {

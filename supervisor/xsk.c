@@ -250,17 +250,35 @@ static int map_fd(struct xdp_program *prog, const char *name)
     return m ? bpf_map__fd(m) : -ENOENT;
 }
 
-/* The host's own IPv4 addresses on the interface into host_addrs. */
+/* The host's own IPv4 and IPv6 addresses on the interface into host_addrs
+ * and host_addrs6. */
 static int fill_host_addrs(struct xsk_req *q)
 {
     int mfd = map_fd(q->x->prog, "host_addrs");
     if (mfd < 0)
         return ipc_errf(q->err, mfd, "port %s: steer.bpf.o has no host_addrs map", q->p->name);
+    int mfd6 = map_fd(q->x->prog, "host_addrs6");
+    if (mfd6 < 0)
+        return ipc_errf(q->err, mfd6, "port %s: steer.bpf.o has no host_addrs6 map", q->p->name);
     struct ifaddrs *ifa0;
     if (getifaddrs(&ifa0) < 0)
         return ipc_errf(q->err, -errno, "port %s: getifaddrs: %s", q->p->name, strerror(errno));
     for (struct ifaddrs *a = ifa0; a; a = a->ifa_next) {
-        if (!a->ifa_addr || a->ifa_addr->sa_family != AF_INET || strcmp(a->ifa_name, q->p->ifname) != 0)
+        if (!a->ifa_addr || strcmp(a->ifa_name, q->p->ifname) != 0)
+            continue;
+        if (a->ifa_addr->sa_family == AF_INET6) {
+            const struct in6_addr *in6 = &((struct sockaddr_in6 *)a->ifa_addr)->sin6_addr;
+            uint32_t one = 1;
+            for (uint32_t k = 0; k < q->p->naddr6; k++)
+                if (memcmp(q->p->addr6[k].addr, in6, 16) == 0)
+                    sup_log("port %s: warning: the host has one of the router's own IPv6 addresses on %s; frames "
+                            "for it go to the host",
+                            q->p->name, q->p->ifname);
+            if (bpf_map_update_elem(mfd6, in6, &one, BPF_ANY) == 0)
+                q->nhost++;
+            continue;
+        }
+        if (a->ifa_addr->sa_family != AF_INET)
             continue;
         uint32_t addr = ((struct sockaddr_in *)a->ifa_addr)->sin_addr.s_addr, one = 1;
         if (ntohl(addr) == q->p->address.addr)

@@ -8,6 +8,12 @@
 #include <errno.h>
 #include <string.h>
 
+#include "tables/layout.h"
+
+/* Kept by the linker even if nothing reads it here: the supervisor reads it
+ * from the file (tables/layout.h). */
+__attribute__((used)) const char tbl_layout_stamp[] = TBL_LAYOUT_STAMP;
+
 void tbl_cfg_hdr_init(struct tbl_cfg_hdr *h, uint32_t kind, uint32_t version, size_t size)
 {
     h->magic = TBL_CFG_MAGIC;

@@ -120,6 +120,7 @@ enum afxdp_ctr {
     C_XSK_TX_EMPTY,
     C_BUSY_POLLS,
     C_WAKEUP_SYSCALLS_PER_KPKT,
+    C_RX_BACKPRESSURE,
     C_N
 };
 
@@ -153,6 +154,7 @@ static const char *const afxdp_ctr_names[C_N] = {
     [C_XSK_TX_EMPTY] = "xsk_tx_empty",
     [C_BUSY_POLLS] = "busy_polls",
     [C_WAKEUP_SYSCALLS_PER_KPKT] = "wakeup_syscalls_per_kpkt",
+    [C_RX_BACKPRESSURE] = "rx_backpressure",
 };
 
 /* Stages of the loop, for `ringrouter stats --stages` (ipc/stage.h,
@@ -187,6 +189,7 @@ struct afxdp {
     bool tx_stuck;
     bool fill_short;
     bool busy; /* the socket busy-polls the device's NAPI (IPC_PORT_F_BUSY_POLL) */
+    bool rx_blocked; /* frames wait in the RX ring and the router's ring is full */
     uint32_t bp_empty; /* busy polls in a row that brought no frame */
 };
 
@@ -225,7 +228,8 @@ static uint32_t take_from_kernel(struct afxdp *x, const uint64_t *addr, uint32_t
  */
 static uint32_t rx_busy_poll(struct afxdp *x)
 {
-    if (!x->busy || xskq_cons_avail(&x->rx, AFXDP_BURST * AFXDP_RX_BUDGET) >= AFXDP_BURST * AFXDP_RX_BUDGET)
+    if (!x->busy || x->rx_blocked ||
+        xskq_cons_avail(&x->rx, AFXDP_BURST * AFXDP_RX_BUDGET) >= AFXDP_BURST * AFXDP_RX_BUDGET)
         return 0;
     /* A device with nothing to receive (the transmit side of a flow) would
      * cost a syscall a loop for nothing: after AFXDP_BP_IDLE empty polls,
@@ -241,6 +245,13 @@ static uint32_t rx_busy_poll(struct afxdp *x)
     return 1;
 }
 
+/*
+ * Backpressure: no more frames leave the RX ring than the router's ring has
+ * room for. Taking them and dropping them at a full ring would spend the CPU
+ * the router needs to drain it (receive livelock); left in the RX ring they
+ * wait, and what overflows it the kernel drops (xsk_rx_ring_full) at no cost
+ * to us. Blocked, the loop sleeps 200 us on our eventfd only (afxdp_run).
+ */
 static uint32_t rx_step(struct afxdp *x)
 {
     struct xskq *q = &x->rx;
@@ -248,9 +259,19 @@ static uint32_t rx_step(struct afxdp *x)
     ipc_buf out[AFXDP_BURST * AFXDP_RX_BUDGET];
     uint32_t nout = 0;
     uint64_t bytes = 0;
+    struct ipc_ring_prod *p = &x->svc->out[0];
+    uint32_t room = ipc_ring_free_count(p, AFXDP_BURST * AFXDP_RX_BUDGET);
+    x->rx_blocked = false;
     for (unsigned round = 0; round < AFXDP_RX_BUDGET; round++) {
-        uint32_t first;
-        uint32_t n = xskq_cons_peek(q, AFXDP_BURST, &first);
+        uint32_t first, want = room - total < AFXDP_BURST ? room - total : AFXDP_BURST;
+        if (want == 0) {
+            if (xskq_cons_avail(q, 1)) {
+                x->rx_blocked = true;
+                drv_ctr_add(&x->d, C_RX_BACKPRESSURE, 1);
+            }
+            break;
+        }
+        uint32_t n = xskq_cons_peek(q, want, &first);
         if (n == 0)
             break;
         uint64_t addr[AFXDP_BURST];
@@ -279,11 +300,10 @@ static uint32_t rx_step(struct afxdp *x)
             out[nout++] = bufs[j];
         }
         total += n;
-        if (n < AFXDP_BURST)
+        if (n < want)
             break;
     }
     if (nout) {
-        struct ipc_ring_prod *p = &x->svc->out[0];
         uint32_t sent = ipc_ring_enq_burst(p, out, nout);
         if (sent < nout) {
             ipc_pool_free(x->pool, out + sent, nout - sent);
@@ -351,6 +371,12 @@ static uint32_t fill_step(struct afxdp *x)
 {
     struct xskq *q = &x->fq;
     uint32_t done = 0;
+    /* The router is behind and the RX ring waits on it: lend the kernel no
+     * more frames, so that what it cannot place is dropped before the copy
+     * (the fill ring is empty: xsk_fill_empty), the cheapest point there is,
+     * not copied into the pool to wait or be dropped at the RX ring. */
+    if (x->rx_blocked)
+        return 0;
     if (x->fill_short || xskq_prod_queued(q) + AFXDP_WINDOW > x->fill_target)
         xskq_prod_refresh(q);
     x->fill_short = false;
@@ -590,6 +616,12 @@ int afxdp_run(struct afxdp *x)
         int ms = x->tx_stuck || x->fill_short ? 1 : x->idle_ms;
         struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000};
         struct pollfd pfd[2] = {{.fd = x->fd, .events = POLLIN}, {.fd = svc->wake_fd, .events = POLLIN}};
+        if (x->rx_blocked) {
+            /* The XSK is readable and will stay so until the router makes
+             * room, which it does not signal: look again in 200 us. */
+            pfd[0].fd = -1;
+            ts = (struct timespec){.tv_sec = 0, .tv_nsec = 200000};
+        }
         int r = ppoll(pfd, svc->wake_fd >= 0 ? 2 : 1, &ts, &none);
         if (r > 0 && (pfd[1].revents & POLLIN)) {
             uint64_t v;
@@ -597,7 +629,7 @@ int afxdp_run(struct afxdp *x)
             (void)rr;
         }
         drv_sleep_end(&x->d, r == 0);
-        if (r == 0)
+        if (r == 0 && !x->rx_blocked)
             xsk_stats(x); /* idle: the kernel's counters, at no cost to traffic */
     }
     sigprocmask(SIG_UNBLOCK, &block, NULL);

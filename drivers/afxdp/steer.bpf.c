@@ -3,13 +3,18 @@
  * drivers/afxdp/steer.bpf.c: the XDP program on every AF_XDP port: bifurcated
  * steering between the router (the port's XSK) and the host's own stack.
  *
- * steer = forward-only (cfg[0] = 0): the router gets what it handles, IPv4 and
- * ARP, except frames for the host's own addresses on this interface, which
- * the kernel keeps (the supervisor fills host_addrs with them at start):
+ * steer = forward-only (cfg[0] = 0): the router gets what it handles, IPv4,
+ * ARP and IPv6, except frames for the host's own addresses on this
+ * interface, which the kernel keeps (the supervisor fills host_addrs and
+ * host_addrs6 with them at start):
  *   IPv4 with a destination in host_addrs          -> XDP_PASS (host)
  *   ARP whose target address is in host_addrs      -> XDP_PASS (host)
- *   any other IPv4 or ARP                          -> the XSK (router)
- *   anything else (IPv6, LLDP, VLAN-tagged, ...)   -> XDP_PASS (host)
+ *   IPv6 with a unicast destination in host_addrs6 -> XDP_PASS (host)
+ *   a Neighbor Solicitation to a multicast group
+ *     whose target is in host_addrs6               -> XDP_PASS (host)
+ *   any other IPv4, ARP or IPv6 (multicast too:
+ *     the router answers ND for its own addresses) -> the XSK (router)
+ *   anything else (LLDP, VLAN-tagged, ...)         -> XDP_PASS (host)
  * steer = all (cfg[0] = 1): every frame to the XSK.
  * A queue with no socket in xsks passes its frames to the kernel.
  *
@@ -18,7 +23,9 @@
  */
 #include <linux/bpf.h>
 #include <linux/if_ether.h>
+#include <linux/in.h>
 #include <linux/ip.h>
+#include <linux/ipv6.h>
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_endian.h>
 
@@ -35,6 +42,17 @@ struct {
     __type(key, __u32); /* IPv4 address, network byte order */
     __type(value, __u32);
 } host_addrs SEC(".maps");
+
+struct in6_key {
+    __u32 w[4]; /* an IPv6 address as it is on the wire */
+};
+
+struct {
+    __uint(type, BPF_MAP_TYPE_HASH);
+    __uint(max_entries, 256);
+    __type(key, struct in6_key);
+    __type(value, __u32);
+} host_addrs6 SEC(".maps");
 
 struct {
     __uint(type, BPF_MAP_TYPE_ARRAY);
@@ -67,6 +85,16 @@ static __always_inline int is_host(__u32 addr)
 {
     return bpf_map_lookup_elem(&host_addrs, &addr) != 0;
 }
+
+static __always_inline int is_host6(const void *addr)
+{
+    struct in6_key k;
+    __builtin_memcpy(&k, addr, sizeof(k));
+    return bpf_map_lookup_elem(&host_addrs6, &k) != 0;
+}
+
+#define ND_NEIGHBOR_SOLICIT 135
+#define ND_NS_TARGET 8 /* type, code, checksum, reserved: then the target */
 
 SEC("xdp")
 int rr_steer(struct xdp_md *ctx)
@@ -107,6 +135,32 @@ int rr_steer(struct xdp_md *ctx)
         if (is_host(tpa)) {
             count(1);
             return XDP_PASS;
+        }
+        return to_router(ctx);
+    }
+    if (eth->h_proto == bpf_htons(ETH_P_IPV6)) {
+        struct ipv6hdr *ip6 = (void *)(eth + 1);
+        if ((void *)(ip6 + 1) > end) {
+            count(3);
+            return to_router(ctx);
+        }
+        if (ip6->daddr.in6_u.u6_addr8[0] != 0xff) {
+            if (is_host6(&ip6->daddr)) {
+                count(1);
+                return XDP_PASS;
+            }
+            return to_router(ctx);
+        }
+        /* Multicast: the router's unless it solicits a host address (an
+         * extension header before ICMPv6 is not looked through: the
+         * router gets that one, and ignores it). */
+        if (ip6->nexthdr == IPPROTO_ICMPV6) {
+            __u8 *icmp = (void *)(ip6 + 1);
+            if ((void *)(icmp + ND_NS_TARGET + 16) <= end && icmp[0] == ND_NEIGHBOR_SOLICIT &&
+                is_host6(icmp + ND_NS_TARGET)) {
+                count(1);
+                return XDP_PASS;
+            }
         }
         return to_router(ctx);
     }

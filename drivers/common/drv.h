@@ -164,29 +164,44 @@ uint32_t drv_backlog_drop(struct drv *d, unsigned c);
 typedef uint32_t drv_tx_check_fn(const struct drv *d, ipc_buf b);
 
 /**
- * Take what the input rings hold (up to DRV_BURST per ring; ipc_ring_recv
- * validates handles, owners and chains) into the backlog, checking each
- * packet with @check first. A packet the check refuses, or that finds the
- * backlog full (tx_drop_backlog), goes to the dead list. Returns the packets
- * taken off the rings.
+ * Take what the input rings hold (ipc_ring_recv validates handles, owners
+ * and chains) into the backlog, checking each packet with @check first. A
+ * packet the check refuses, or that finds the backlog full
+ * (tx_drop_backlog), goes to the dead list. Returns the packets taken off
+ * the rings.
+ *
+ * Each ring is emptied as far as the backlog has room, not one DRV_BURST a
+ * loop: a device slower than the router (a TAP write runs the host's whole
+ * receive path) spends most of a loop in its system call, and the ring
+ * alone would then have to hold a burst's excess. Taken at once, the ring
+ * and the backlog hold it together, and the router's producer finds room.
  */
 static inline uint32_t drv_tx_pull(struct drv *d, drv_tx_check_fn *check)
 {
     ipc_buf bufs[DRV_BURST];
     uint32_t total = 0;
     for (unsigned r = 0; r < d->svc->n_in; r++) {
-        uint32_t n = ipc_ring_recv(&d->svc->in[r], d->pool, bufs, DRV_BURST);
-        for (uint32_t i = 0; i < n; i++) {
-            uint32_t why = check(d, bufs[i]);
-            if (ipc_likely(why == DRV_KEEP)) {
-                if (ipc_likely(drv_backlog_push(d, bufs[i])))
-                    continue;
-                why = d->id.tx_drop_backlog;
+        /* At most a backlog's worth a ring, whatever the check refuses: a
+         * producer that keeps the ring full of refused packets cannot hold
+         * us here. */
+        for (uint32_t taken = 0; taken < DRV_BACKLOG;) {
+            uint32_t room = DRV_BACKLOG - drv_backlog_depth(d);
+            uint32_t n = ipc_ring_recv(&d->svc->in[r], d->pool, bufs, room < DRV_BURST ? room : DRV_BURST);
+            for (uint32_t i = 0; i < n; i++) {
+                uint32_t why = check(d, bufs[i]);
+                if (ipc_likely(why == DRV_KEEP)) {
+                    if (ipc_likely(drv_backlog_push(d, bufs[i])))
+                        continue;
+                    why = d->id.tx_drop_backlog;
+                }
+                drv_ctr_add(d, why, 1);
+                drv_dead_add(d, bufs[i]);
             }
-            drv_ctr_add(d, why, 1);
-            drv_dead_add(d, bufs[i]);
+            total += n;
+            taken += n;
+            if (n < DRV_BURST)
+                break; /* the ring is empty, or the backlog full */
         }
-        total += n;
     }
     return total;
 }

@@ -185,7 +185,10 @@ static void tap_settle(struct tap *t, int ms, bool cancel_all)
     if (cancel_all) {
         struct io_uring_sqe *sqe = tap_sqe(t);
         if (sqe) {
-            io_uring_prep_cancel64(sqe, 0, IORING_ASYNC_CANCEL_ANY);
+            /* ALL: ANY alone cancels the first match only, and the rest
+             * (the eventfd's poll and read, the device poll) would hold
+             * the stop for the whole budget. */
+            io_uring_prep_cancel64(sqe, 0, IORING_ASYNC_CANCEL_ANY | IORING_ASYNC_CANCEL_ALL);
             io_uring_sqe_set_data64(sqe, UD(UD_CANCEL, 0));
         }
     }

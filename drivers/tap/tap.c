@@ -447,10 +447,13 @@ uint32_t tap_reap(struct tap *t)
                 tx_complete(t, UD_IDX(ud), res);
                 break;
             case UD_WAKE:
-                if (UD_IDX(ud) == 0)
-                    t->wake_armed = false; /* the read ends the pair, success or not */
-                else if (res != -ECANCELED)
-                    drv_ctr_add(&t->d, C_WAKE_ERR, 1); /* the poll failed (its success has no CQE) */
+                /* The read ends the pair, success or not. So does a poll
+                 * that fails (its success has no CQE): the linked read is
+                 * then cancelled, and with the poll's CQE skipped on
+                 * success the kernel posts none for it. */
+                t->wake_armed = false;
+                if (UD_IDX(ud) == 1 && res != -ECANCELED)
+                    drv_ctr_add(&t->d, C_WAKE_ERR, 1);
                 break;
             case UD_SIG:
                 t->sig_armed = false;

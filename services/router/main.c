@@ -27,6 +27,11 @@
 #include "services/router/rt.h"
 
 #define RT_TX_CAP (RT_BURST * 8) /* a burst can grow: fragments, ICMP, ARP releases */
+/* Packets held for an output ring that is full, per ring (a power of two):
+ * the egress queue that Linux's qdisc is. A burst the driver cannot take
+ * as fast as we route waits here instead of being dropped; past it, tail
+ * drop (the ring's full_drops). */
+#define RT_HOLD 2048u
 #define RT_TICK_NS 100000000ull
 /* Odd multipliers that spread the flow hash's bits (golden ratio, murmur3). */
 #define RT_HASH_MUL1 0x9e3779b1u
@@ -54,7 +59,15 @@ static const char *const rt_stage_names[RT_ST_N] = {
 #define RT_PUB_PORT(p) (RT_CTR_MAX + RT_PORT_CTRS * (p))
 #define RT_PUB_PENDING RT_PUB_PORT(RT_MAX_PORTS)
 #define RT_PUB_PENDING6 (RT_PUB_PENDING + 1)
-#define RT_PUB_N (RT_PUB_PENDING6 + 1)
+#define RT_PUB_HELD (RT_PUB_PENDING6 + 1)
+#define RT_PUB_HELD_MAX (RT_PUB_HELD + 1)
+#define RT_PUB_N (RT_PUB_HELD_MAX + 1)
+
+/* One output ring's hold queue: [head, tail) of b. */
+struct rt_hold {
+    uint32_t head, tail;
+    ipc_buf b[RT_HOLD];
+};
 
 struct rt_proc {
     struct ipc_svc svc;
@@ -74,6 +87,9 @@ struct rt_proc {
     uint8_t out_n[RT_MAX_PORTS];
     ipc_buf txb[RT_TX_CAP];
     struct rt_burst tx;
+    struct rt_hold hold[IPC_SVC_MAX_RINGS];
+    uint32_t held;     /* in every hold queue */
+    uint64_t held_max; /* the most ever held at once (a gauge) */
     uint64_t neigh_ack; /* the last command of the supervisor's this router answered */
 };
 
@@ -99,6 +115,8 @@ static void name_counters(struct rt_proc *r)
                 rt_names[n][0] = 0; /* unused: `stats` skips nameless counters */
     snprintf(rt_names[n++], IPC_CTR_NAME, "pending_arp");
     snprintf(rt_names[n++], IPC_CTR_NAME, "pending_nd");
+    snprintf(rt_names[n++], IPC_CTR_NAME, "tx_held");
+    snprintf(rt_names[n++], IPC_CTR_NAME, "tx_held_max");
     for (unsigned i = 0; i < n; i++)
         rt_name_ptr[i] = rt_names[i];
     r->pub = ipc_svc_counters(&r->svc, rt_name_ptr, n);
@@ -131,6 +149,14 @@ static void rt_ctr_sync(struct rt_proc *r, bool publish)
     }
     rt_ctr_sync1(&r->pub[RT_PUB_PENDING], &c->pending, publish);
     rt_ctr_sync1(&r->pub[RT_PUB_PENDING6], &c->pending6, publish);
+    if (publish) {
+        /* What a predecessor held died with it (the supervisor reclaimed
+         * it): the gauge starts from ours, the maximum carries on. */
+        ipc_st_rlx(&r->pub[RT_PUB_HELD], r->held);
+        ipc_st_rlx(&r->pub[RT_PUB_HELD_MAX], r->held_max);
+    } else {
+        r->held_max = ipc_ld_rlx(&r->pub[RT_PUB_HELD_MAX]);
+    }
 }
 
 static int rt_setup(struct rt_proc *r, struct ipc_err *err)
@@ -208,17 +234,76 @@ static int rt_setup(struct rt_proc *r, struct ipc_err *err)
     return 0;
 }
 
-/* One send to output ring @o: wake-up owed, drops counted and freed. */
+/* Move what output ring @o's hold queue holds into the ring, oldest first,
+ * as far as the ring has room. Returns how many moved. */
+static uint32_t rt_hold_drain(struct rt_proc *r, unsigned o)
+{
+    struct rt_hold *h = &r->hold[o];
+    struct ipc_ring_prod *p = &r->svc.out[o];
+    uint32_t moved = 0;
+    while (h->head != h->tail) {
+        uint32_t at = h->head & (RT_HOLD - 1);
+        uint32_t run = h->tail - h->head; /* contiguous up to the array's end */
+        if (run > RT_HOLD - at)
+            run = RT_HOLD - at;
+        uint32_t sent = ipc_ring_enq_burst(p, &h->b[at], run);
+        h->head += sent;
+        moved += sent;
+        if (sent < run)
+            break;
+    }
+    if (moved) {
+        r->held -= moved;
+        ipc_wake_mark(&r->svc.wake, p);
+    }
+    return moved;
+}
+
+/* Every hold queue into its ring, first thing in a loop: the driver has had
+ * time to make room since the last. */
+static void rt_hold_drain_all(struct rt_proc *r)
+{
+    for (unsigned o = 0; o < r->svc.n_out && r->held; o++)
+        if (r->hold[o].head != r->hold[o].tail)
+            rt_hold_drain(r, o);
+}
+
+/* One send to output ring @o, behind what its hold queue holds (a flow's
+ * order is kept): what the ring has no room for is held, what the hold queue
+ * has no room for is dropped, counted and freed. The wake-up is owed. */
 static void rt_send_ring(struct rt_proc *r, unsigned o, ipc_buf *bufs, uint32_t n)
 {
     struct ipc_ring_prod *p = &r->svc.out[o];
-    uint32_t sent = ipc_ring_enq_burst(p, bufs, n);
-    if (sent)
-        ipc_wake_mark(&r->svc.wake, p);
-    if (sent < n) {
-        ipc_count(&p->sh->full_drops, n - sent);
-        ipc_pool_free(&r->svc.pool, bufs + sent, n - sent);
+    struct rt_hold *h = &r->hold[o];
+    uint32_t sent = 0;
+    if (h->head == h->tail || (rt_hold_drain(r, o), h->head == h->tail)) {
+        sent = ipc_ring_enq_burst(p, bufs, n);
+        if (sent)
+            ipc_wake_mark(&r->svc.wake, p);
     }
+    uint32_t keep = n - sent;
+    if (keep > RT_HOLD - (h->tail - h->head))
+        keep = RT_HOLD - (h->tail - h->head);
+    for (uint32_t i = 0; i < keep; i++)
+        h->b[h->tail++ & (RT_HOLD - 1)] = bufs[sent + i];
+    r->held += keep;
+    if (r->held > r->held_max)
+        r->held_max = r->held;
+    if (sent + keep < n) {
+        ipc_count(&p->sh->full_drops, n - sent - keep);
+        ipc_pool_free(&r->svc.pool, bufs + sent + keep, n - sent - keep);
+    }
+}
+
+/* Stopping: what is still held goes back to the pool. */
+static void rt_hold_free(struct rt_proc *r)
+{
+    for (unsigned o = 0; o < r->svc.n_out; o++) {
+        struct rt_hold *h = &r->hold[o];
+        for (; h->head != h->tail; h->head++)
+            ipc_pool_free(&r->svc.pool, &h->b[h->head & (RT_HOLD - 1)], 1);
+    }
+    r->held = 0;
 }
 
 /*
@@ -320,6 +405,8 @@ static void rt_run(struct rt_proc *r)
          * the flushes run inside it, and it closes before the loop polls
          * or sleeps, so the writer's reclaim waits one pass at most. */
         fib_read_begin(&r->fib);
+        if (r->held)
+            rt_hold_drain_all(r);
         for (unsigned i = 0; i < r->svc.n_in; i++) {
             ipc_buf b[RT_BURST];
             uint32_t n = ipc_ring_recv(&r->svc.in[i], &r->svc.pool, b, RT_BURST);
@@ -376,9 +463,14 @@ static void rt_run(struct rt_proc *r)
             ipc_stage_end(svc, RT_ST_POLL, c, 0);
             continue;
         }
-        /* Sleep until work arrives, the ARP timer is due, or the heartbeat. */
+        /* Sleep until work arrives, the ARP timer is due, or the heartbeat;
+         * with packets held, a millisecond at most: the drivers do not wake
+         * us when they make room, and a millisecond's room is hundreds of
+         * packets. */
         uint64_t until_tick = (next_tick - now) / 1000000ull + 1;
         int t = until_tick < (uint64_t)idle ? (int)until_tick : idle;
+        if (r->held)
+            t = 1;
         ipc_svc_wait(&r->svc, t);
     }
 }
@@ -399,6 +491,7 @@ int main(void)
     rt_run(&r);
     /* Give back what we hold: a clean exit holding a buffer is a leak to
      * the supervisor's census. rt_flush_tx leaves nothing in r.tx. */
+    rt_hold_free(&r);
     rt_neigh_free_pending(&r.ctx);
     rt_nd_free_pending(&r.ctx);
     rt_ctr_sync(&r, true);

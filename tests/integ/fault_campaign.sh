@@ -31,8 +31,7 @@ set -u
 rr_init fault_campaign
 rr_need ss
 rr_shaper_init
-[ -x "$RR_BIN_DIR/faultflow" ] || rr_fail "$RR_BIN_DIR/faultflow is missing: build with ninja first"
-cp "$RR_BIN_DIR/faultflow" "$RR_T/bin/" || rr_fail "cannot copy faultflow"
+rr_faultflow_init
 rr_seed
 
 HANG_MS=500
@@ -46,14 +45,9 @@ rr_start
 rr_ok "up: A $RR_HOST_A -- [driver-a, router, shaper-b, driver-b] -- B $RR_HOST_B"
 out=$(rr_in "$RR_NS_A" ping -n -c 2 -i 0.2 -W 2 "$RR_HOST_B" 2>&1) || rr_fail "ping A -> B: $out"
 
-# The stream: the sink first, then the sender (not rr_in: $! must be the tool).
-ip netns exec "$RR_NS_B" "$RR_T/bin/faultflow" recv "$RR_HOST_B" 9000 "$RR_T/ab.bits" 2>"$RR_T/recv.err" &
-RECV=$!
-RR_EXTRA_PIDS+=("$RECV")
-rr_wait 5 eval "rr_in $RR_NS_B ss -Hlun 'sport = :9000' | grep -q ." || rr_fail "the sink did not bind"
-ip netns exec "$RR_NS_A" "$RR_T/bin/faultflow" send "$RR_HOST_B" 9000 2000 "$RR_T/ab.send" 2>"$RR_T/send.err" &
-SEND=$!
-RR_EXTRA_PIDS+=("$SEND")
+# The stream (tests/lib/router.sh rr_ff_start).
+rr_ff_start "$RR_NS_A" "$RR_NS_B" "$RR_HOST_B" 2000
+RECV=$RR_FF_RECV SEND=$RR_FF_SEND
 rr_msleep 500
 
 "$RR_PY" "$RR_ROOT/tests/lib/faultcamp.py" run "$RR_SOCK" "$RR_LOG" "$RR_T/faults.tsv" \

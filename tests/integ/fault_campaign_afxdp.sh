@@ -17,8 +17,7 @@ set -u
 rr_init fault_campaign_afxdp
 rr_need ss ethtool
 rr_afxdp_init
-[ -x "$RR_BIN_DIR/faultflow" ] || rr_fail "$RR_BIN_DIR/faultflow is missing: build with ninja first"
-cp "$RR_BIN_DIR/faultflow" "$RR_T/bin/" || rr_fail "cannot copy faultflow"
+rr_faultflow_init
 rr_seed
 
 HANG_MS=500
@@ -44,13 +43,8 @@ rr_alive "$RR_PID" || rr_fail "the supervisor exited at start"
 rr_ok "up: A $HOST_A -- ya1 [driver-a, router, driver-b] yb1 -- B $HOST_B (AF_XDP)"
 out=$(rr_in "$NS_A" ping -n -c 2 -i 0.2 -W 2 "$HOST_B" 2>&1) || rr_fail "ping A -> B: $out"
 
-ip netns exec "$NS_B" "$RR_T/bin/faultflow" recv "$HOST_B" 9000 "$RR_T/ab.bits" 2>"$RR_T/recv.err" &
-RECV=$!
-RR_EXTRA_PIDS+=("$RECV")
-rr_wait 5 eval "rr_in $NS_B ss -Hlun 'sport = :9000' | grep -q ." || rr_fail "the sink did not bind"
-ip netns exec "$NS_A" "$RR_T/bin/faultflow" send "$HOST_B" 9000 2000 "$RR_T/ab.send" 2>"$RR_T/send.err" &
-SEND=$!
-RR_EXTRA_PIDS+=("$SEND")
+rr_ff_start "$NS_A" "$NS_B" "$HOST_B" 2000
+RECV=$RR_FF_RECV SEND=$RR_FF_SEND
 rr_msleep 500
 
 "$RR_PY" "$RR_ROOT/tests/lib/faultcamp.py" run "$RR_SOCK" "$RR_LOG" "$RR_T/faults.tsv" \

@@ -21,6 +21,8 @@
 #     the router: icmp6_too_big_tx);
 #   - iperf3 -6 TCP (1 stream) and UDP A -> B, every datagram through;
 #   - `route add`/`route del` of an IPv6 prefix via B changes the path;
+#     `route get` picks the longest prefix; `route replace` under a ping
+#     flow loses no echo;
 #   - every malformed-input counter stays 0, no service restarted;
 #   - a restarted router forwards A -> B at once, without soliciting B again
 #     (the IPv6 neighbour table is in shared memory);
@@ -147,6 +149,29 @@ import json, sys
 r = json.load(sys.stdin)["routes6"]
 sys.exit(0 if any(x["prefix"] == "2001:db8:77::/48" and x["via"] == sys.argv[1] and x["port"] == "b" for x in r) else 1)' "$HOST6_B" ||
     rr_fail "route show --json lacks 2001:db8:77::/48 via $HOST6_B"
+# route get: the longest prefix; a /64 inside the /48 wins for its addresses.
+"$RR" route add 2001:db8:77:1::/64 via "$HOST6_B" port b -S "$RR_SOCK" >/dev/null || rr_fail "route add 2001:db8:77:1::/64"
+out=$("$RR" route get 2001:db8:77:1::5 -S "$RR_SOCK") || rr_fail "route get 2001:db8:77:1::5: $out"
+[ "$out" = "2001:db8:77:1::5: 2001:db8:77:1::/64 via $HOST6_B port b" ] || rr_fail "route get 2001:db8:77:1::5: $out"
+out=$("$RR" route get 2001:db8:77:2::5 --json -S "$RR_SOCK") || rr_fail "route get --json: $out"
+"$RR_PY" -c '
+import json, sys
+d = json.loads(sys.argv[1])
+assert d["route"]["prefix"] == "2001:db8:77::/48" and d["route"]["via"] == sys.argv[2], d' "$out" "$HOST6_B" ||
+    rr_fail "route get 2001:db8:77:2::5 --json: $out"
+err=$("$RR" route get 2001:db8:79::1 -S "$RR_SOCK" 2>&1) && rr_fail "route get of an unrouted address succeeded: $err"
+grep -q "no route to 2001:db8:79::1" <<<"$err" || rr_fail "route get of an unrouted address: $err"
+"$RR" route del 2001:db8:77:1::/64 -S "$RR_SOCK" >/dev/null || rr_fail "route del 2001:db8:77:1::/64"
+# route replace under a ping flow: not one echo lost (the prefix never vanishes).
+rr_in "$RR_NS_A" ping -6 -n -q -c 150 -i 0.01 -W 2 2001:db8:77::1 >"$RR_T/p6r.out" 2>&1 &
+P6R=$!
+RR_EXTRA_PIDS+=("$P6R")
+rr_msleep 400
+out=$("$RR" route replace 2001:db8:77::/48 via "$HOST6_B" port b -S "$RR_SOCK") || rr_fail "route replace: $out"
+[ "$out" = "replaced 2001:db8:77::/48" ] || rr_fail "route replace: $out"
+wait "$P6R"
+grep -q " 150 received" "$RR_T/p6r.out" || rr_fail "ping -6 through route replace lost echoes: $(cat "$RR_T/p6r.out")"
+rr_ok "route get picks the longest IPv6 prefix (text and --json), an unrouted address is refused; route replace under 150 echoes lost none"
 err=$("$RR" route add 2001:db8:78::/48 via 2001:db8:99::1 -S "$RR_SOCK" 2>&1) && rr_fail "route add via an off-link gateway succeeded"
 grep -q "gateway 2001:db8:99::1 is on none of the ports' IPv6 networks" <<<"$err" || rr_fail "route add error: $err"
 "$RR" route del 2001:db8:77::/48 -S "$RR_SOCK" >/dev/null || rr_fail "route del 2001:db8:77::/48"

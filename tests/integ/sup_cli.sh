@@ -28,9 +28,12 @@
 #     manifest's run_dir (over $RINGROUTER_SOCKET; -S over -c); options a
 #     command does not take refused by name (`restart router --json`, and
 #     the router not restarted; check --json; status --force);
-#   - SIGHUP stops it as SIGTERM does (docs/supervisor.md, "Shutdown"):
-#     "Hangup: stopping every service", each service "stopped (exited with
-#     status 0)", a clean census, "down", exit 0, no service left.
+#   - SIGHUP reloads, and with the built-in manifest there is no file to
+#     read: "Hangup: reloading <built-in>", the reason logged, every service
+#     still up with the same pid; `reload` answers the same reason, exit 100;
+#   - SIGTERM then stops it (docs/supervisor.md, "Shutdown"): "Terminated:
+#     stopping every service", each service "stopped (exited with status
+#     0)", a clean census, "down", exit 0, no service left.
 set -u
 . "$(dirname "$0")/../lib/sup.sh"
 sup_init sup_cli
@@ -185,19 +188,28 @@ expect 100 'ringrouter status: --force is not one of its options (see ringrouter
 expect 100 'ringrouter route: --all is not one of its options (see ringrouter help route)' "$RR" route show --all -S "$SOCK"
 echo "options a command does not take: refused by name, never ignored (restart router --json: not restarted)"
 
-# ---- SIGHUP ----
+# ---- SIGHUP reloads; SIGTERM stops ----
 sup_status || sup_fail "status"
 pids="${SUP_PIDS[router]} ${SUP_PIDS[driver-a]} ${SUP_PIDS[driver-b]}"
-sup_stop HUP 10
-[ "$SUP_RC" = 0 ] || sup_bad "SIGHUP: exit status $SUP_RC, expected 0"
-sup_log_line 'ringrouter: Hangup: stopping every service' || sup_bad "SIGHUP: no \"Hangup: stopping every service\" line"
+nofile='reload: the supervisor runs the built-in manifest (`up` without -c): there is no file to read again'
+kill -HUP "$SUP_PID"
+sup_wait 5 sup_log_line "ringrouter: $nofile" || sup_bad "SIGHUP: no \"$nofile\" line"
+sup_log_line 'ringrouter: Hangup: reloading <built-in>' || sup_bad "SIGHUP: no \"Hangup: reloading <built-in>\" line"
+sup_alive "$SUP_PID" || sup_fail "SIGHUP stopped the supervisor"
+sup_status || sup_fail "status after SIGHUP"
+[ "${SUP_PIDS[router]} ${SUP_PIDS[driver-a]} ${SUP_PIDS[driver-b]}" = "$pids" ] || sup_bad "SIGHUP changed a pid: $pids"
+expect 100 "ringrouter: $nofile" "$RR" reload -S "$SOCK"
+echo "SIGHUP: reloads, and with the built-in manifest says there is no file; every service kept its pid"
+sup_stop TERM 10
+[ "$SUP_RC" = 0 ] || sup_bad "SIGTERM: exit status $SUP_RC, expected 0"
+sup_log_line 'ringrouter: Terminated: stopping every service' || sup_bad "SIGTERM: no \"Terminated: stopping every service\" line"
 for s in "${SUP_SERVICES[@]}"; do
-    sup_log_line "ringrouter: $s: stopped (exited with status 0)" || sup_bad "SIGHUP: no \"$s: stopped (exited with status 0)\" line"
+    sup_log_line "ringrouter: $s: stopped (exited with status 0)" || sup_bad "SIGTERM: no \"$s: stopped (exited with status 0)\" line"
 done
-out=$(t_census_check "$SUP_LOG" "$SUP_RC") || sup_bad "SIGHUP: $out"
-sup_log_line 'ringrouter: down' || sup_bad "SIGHUP: no \"down\" line"
+out=$(t_census_check "$SUP_LOG" "$SUP_RC") || sup_bad "SIGTERM: $out"
+sup_log_line 'ringrouter: down' || sup_bad "SIGTERM: no \"down\" line"
 for p in $pids; do
-    sup_alive "$p" && sup_bad "SIGHUP: service pid $p is still there"
+    sup_alive "$p" && sup_bad "SIGTERM: service pid $p is still there"
 done
-echo "SIGHUP: exit $SUP_RC, every service stopped with status 0, census clean"
+echo "SIGTERM: exit $SUP_RC, every service stopped with status 0, census clean"
 sup_verdict sup_cli

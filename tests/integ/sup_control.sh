@@ -57,8 +57,9 @@ run "$RR" restart -S "$SUP_SOCK"
 run "$RR" status -S "$SUP_SOCK"
 [ "$rc" = 0 ] || bad "status: exit $rc"
 read -ra h <<<"$(head -n 1 <<<"$out")"
-[ "${h[*]}" = "SERVICE STATE PID STANDBY RESTARTS UPTIME LAST EXIT" ] || bad "status header: ${h[*]}"
-[ "$(grep -cE '^(router|driver-a|driver-b) +up +[0-9]+ +([0-9]+\*?|-) +[0-9]+ +[0-9.]+s ' <<<"$out")" = 3 ] ||
+[ "${h[*]}" = "SERVICE STATE PID STANDBY RESTARTS UPTIME STARTED BUILD BINARY LAST EXIT" ] || bad "status header: ${h[*]}"
+# The stand-ins are built with ELF build ids: 12 hex digits of it, and the path they run from.
+[ "$(grep -cE '^(router|driver-a|driver-b) +up +[0-9]+ +([0-9]+\*?|-) +[0-9]+ +[0-9.]+s +[0-9]{2}:[0-9]{2}:[0-9]{2} +[0-9a-f]{12} +/[^ ]+/rr-(passthru|null) ' <<<"$out")" = 3 ] ||
     bad "status rows: $out"
 run "$RR" stats -S "$SUP_SOCK"
 [ "$rc" = 0 ] || bad "stats: exit $rc"

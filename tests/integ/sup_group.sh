@@ -4,8 +4,8 @@
 # members of [router] control_group. With a temporary group G named there:
 #  - the socket is mode 0660, group G; run_dir gains G's search bit only;
 #  - a uid with G as a supplementary group (no passwd entry: setpriv) may run
-#    status, stats, link, route show/get, neigh show, shaper show;
-#  - it is refused route add, route del, neigh flush, restart, with
+#    status, stats, link, route show/get, neigh show, shaper show, check --diff;
+#  - it is refused route add, route del, neigh flush, restart, reload, with
 #    "... needs root: members of group G may only read", and the FIB is as
 #    it was;
 #  - the same uid without G cannot connect at all (exit 111, a clear line);
@@ -41,26 +41,27 @@ member() { setpriv --reuid="$U" --regid="$U" --groups="$GID" -- "$RR" "$@" -S "$
 stranger() { setpriv --reuid="$U" --regid="$U" --clear-groups -- "$RR" "$@" -S "$SUP_SOCK"; }
 
 for cmd in "status" "status --json" "stats" "stats --json" "link" "route show" "route show --json" \
-    "route get 10.91.0.5" "neigh show" "shaper show"; do
+    "route get 10.91.0.5" "neigh show" "shaper show" "check --diff"; do
     # shellcheck disable=SC2086
     out=$(member $cmd 2>&1)
     rc=$?
     [ "$rc" = 0 ] || sup_bad "as a member of $G: $cmd: exit $rc: $out"
 done
-echo "member of $G: status, stats, link, route show/get, neigh show, shaper show answered"
+echo "member of $G: status, stats, link, route show/get, neigh show, shaper show, check --diff answered"
 
 before=$("$RR" route show -S "$SUP_SOCK")
 refused() { # refused WORDS...: a member is refused WORDS with the read-only message
     local out rc want
     out=$(member "$@" 2>&1)
     rc=$?
-    want="ringrouter: $1${2:+ $2} needs root: members of group $G may only read (status, stats, link, route show|get, neigh show, shaper show)"
+    want="ringrouter: $1${2:+ $2} needs root: members of group $G may only read (status, stats, link, route show|get, neigh show, shaper show, check --diff)"
     [ "$rc" = 100 ] && [ "$out" = "$want" ] || sup_bad "as a member: $*: exit $rc, \"$out\", expected 100, \"$want\""
 }
 refused route add 10.77.0.0/24 via 10.91.0.2
 refused route del 10.91.0.0/24
 refused neigh flush
 refused restart router
+refused reload
 echo "member of $G: route add: $(member route add 10.77.0.0/24 via 10.91.0.2 2>&1)"
 [ "$("$RR" route show -S "$SUP_SOCK")" = "$before" ] || sup_bad "a refused route add changed the FIB"
 sup_status && [ "${SUP_RESTARTS[router]}" = 0 ] || sup_bad "a refused restart restarted the router"

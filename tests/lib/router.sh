@@ -24,7 +24,8 @@
 #                          router's addresses $RR_GW_A, $RR_GW_B
 #   rr_start               `ringrouter up` (log $RR_LOG), sets $RR_PID, waits
 #                          (bounded) until every service is up, then configures
-#                          the hosts' side (address, link up, default route)
+#                          the hosts' side (address, link up, default route):
+#                          rr_up, then rr_host_side NS IFNAME HOST GW for each
 #   rr_stop                SIGTERM, bounded wait, SIGKILL; $RR_RC = exit status
 #   rr_census_ok           after rr_stop: exit 0, the log's last census line
 #                          says "census: all N buffers free", no "census: LEAK"
@@ -239,13 +240,63 @@ rr_veth_host() { # rr_veth_host NS_HOST DEV PEER NS_R HOST GW [QUEUES]
 # The three namespaces of a router test with its own supervisor namespace:
 # NS_R (the supervisor), NS_A and NS_B (the hosts), and the hosts' networks
 # 10.X.N.0/24 and 10.Y.N.0/24 (N from our PID): GW_* the router, HOST_* the host.
-rr_three_ns() { # rr_three_ns X Y
-    local n=$(($$ % 250 + 1))
+# TAG (default none) prefixes the namespaces' suffixes, for a test that
+# builds a second topology beside rr_topology's.
+rr_three_ns() { # rr_three_ns X Y [TAG]
+    local n=$(($$ % 250 + 1)) t=${3:-}
     NET_A=10.$1.$n NET_B=10.$2.$n
     GW_A=$NET_A.1 GW_B=$NET_B.1 HOST_A=$NET_A.2 HOST_B=$NET_B.2
-    rr_netns r; NS_R=$RR_NS
-    rr_netns a; NS_A=$RR_NS
-    rr_netns b; NS_B=$RR_NS
+    rr_netns "${t}r"; NS_R=$RR_NS
+    rr_netns "${t}a"; NS_A=$RR_NS
+    rr_netns "${t}b"; NS_B=$RR_NS
+}
+
+# The router between two AF_XDP ports on veth, beside whatever rr_topology
+# made: rr_three_ns X Y TAG, hosts A and B behind veths PFXa0/PFXa1 and
+# PFXb0/PFXb1 (the *1 ends in NS_R are the ports), a manifest in
+# $RR_T/x.ini, the supervisor started inside NS_R and every service up, and
+# a ping A -> B through it. RR_AFXDP_A_EXTRA, RR_AFXDP_B_EXTRA: manifest
+# lines for port a, b ("\n" separates them).
+rr_afxdp_up() { # rr_afxdp_up X Y TAG PFX
+    local s out
+    rr_three_ns "$1" "$2" "$3"
+    rr_veth_host "$NS_A" "${4}a0" "${4}a1" "$NS_R" "$HOST_A" "$GW_A"
+    rr_veth_host "$NS_B" "${4}b0" "${4}b1" "$NS_R" "$HOST_B" "$GW_B"
+    {
+        printf '[router]\nname = %s%s\npool_buffers = 8192\nrun_dir = %s/run\n\n' "$4" "$$" "$RR_T"
+        printf '[port a]\ndriver = afxdp\nifname = %sa1\naddress = %s/24\n%b\n\n' "$4" "$GW_A" "${RR_AFXDP_A_EXTRA:-}"
+        printf '[port b]\ndriver = afxdp\nifname = %sb1\naddress = %s/24\n%b\n' "$4" "$GW_B" "${RR_AFXDP_B_EXTRA:-}"
+        for s in "${RR_SERVICES[@]}"; do
+            printf '\n[service %s]\nhang_ms = 3000\n' "$s"
+        done
+    } >"$RR_T/x.ini"
+    "$RR" check -c "$RR_T/x.ini" >/dev/null || rr_fail "the AF_XDP manifest does not check: $(cat "$RR_T/x.ini")"
+    # Not through rr_in: $! must be the supervisor (ip netns exec execs it).
+    ip netns exec "$NS_R" "$RR" up -c "$RR_T/x.ini" 2>>"$RR_LOG" &
+    RR_PID=$!
+    rr_wait 10 eval 'rr_all_up || ! rr_alive $RR_PID' || rr_fail "AF_XDP: not every service was up within 10 s"
+    rr_alive "$RR_PID" || rr_fail "AF_XDP: the supervisor exited at start"
+    rr_ok "up: A $HOST_A -- ${4}a1 [driver-a, router, driver-b] ${4}b1 -- B $HOST_B (AF_XDP)"
+    out=$(rr_in "$NS_A" ping -n -c 2 -i 0.2 -W 2 "$HOST_B" 2>&1) || rr_fail "AF_XDP: ping A -> B: $out"
+}
+
+# The numbered stream of bench/faultflow, SRC -> DST:9000 at PPS: the sink
+# in NS_DST first ($RR_T/ab.bits, recv.err), then the sender in NS_SRC
+# ($RR_T/ab.send, send.err); RR_FF_RECV and RR_FF_SEND are their PIDs.
+# The binary must be in $RR_T/bin (rr_faultflow_init).
+rr_faultflow_init() {
+    [ -x "$RR_BIN_DIR/faultflow" ] || rr_fail "$RR_BIN_DIR/faultflow is missing: build with ninja first"
+    cp "$RR_BIN_DIR/faultflow" "$RR_T/bin/" || rr_fail "cannot copy faultflow"
+}
+rr_ff_start() { # rr_ff_start NS_SRC NS_DST DST PPS
+    # Not rr_in: $! must be the tool.
+    ip netns exec "$2" "$RR_T/bin/faultflow" recv "$3" 9000 "$RR_T/ab.bits" 2>"$RR_T/recv.err" &
+    RR_FF_RECV=$!
+    RR_EXTRA_PIDS+=("$RR_FF_RECV")
+    rr_wait 5 eval "rr_in $2 ss -Hlun 'sport = :9000' | grep -q ." || rr_fail "the sink did not bind"
+    ip netns exec "$1" "$RR_T/bin/faultflow" send "$3" 9000 "$4" "$RR_T/ab.send" 2>"$RR_T/send.err" &
+    RR_FF_SEND=$!
+    RR_EXTRA_PIDS+=("$RR_FF_SEND")
 }
 
 rr_listening() { rr_in "$1" ss -Hltn "sport = :$2" | grep -q LISTEN; } # rr_listening NS PORT
@@ -400,7 +451,9 @@ rr_no_restarts() {
     done
 }
 
-rr_start() {
+# rr_up: `ringrouter up -c $RR_T/m.ini` (log $RR_LOG), sets $RR_PID, waits
+# (bounded) until every service of $RR_SERVICES is up; nothing on the hosts.
+rr_up() {
     "$RR" up -c "$RR_T/m.ini" 2>>"$RR_LOG" &
     RR_PID=$!
     RR_RC=
@@ -411,15 +464,21 @@ rr_start() {
         RR_PID=
         rr_fail "the supervisor exited with status $RR_RC at start"
     fi
-    # The hosts' side of each TAP: an address and a default route via the router.
-    local ns ifn host gw
-    for x in a b; do
-        if [ $x = a ]; then ns=$RR_NS_A ifn=$RR_IF_A host=$RR_HOST_A gw=$RR_GW_A; else ns=$RR_NS_B ifn=$RR_IF_B host=$RR_HOST_B gw=$RR_GW_B; fi
-        ip -n "$ns" link show "$ifn" >/dev/null 2>&1 || rr_fail "no device $ifn in $ns"
-        ip -n "$ns" addr add "$host/24" dev "$ifn" || rr_fail "addr add $host in $ns"
-        ip -n "$ns" link set "$ifn" up || rr_fail "link set $ifn up in $ns"
-        ip -n "$ns" route add default via "$gw" || rr_fail "route add default via $gw in $ns"
-    done
+}
+
+# rr_host_side NS IFNAME HOST GW: the host's side of a TAP: HOST/24 on it,
+# up, and a default route via the router's GW.
+rr_host_side() {
+    ip -n "$1" link show "$2" >/dev/null 2>&1 || rr_fail "no device $2 in $1"
+    ip -n "$1" addr add "$3/24" dev "$2" || rr_fail "addr add $3 in $1"
+    ip -n "$1" link set "$2" up || rr_fail "link set $2 up in $1"
+    ip -n "$1" route add default via "$4" || rr_fail "route add default via $4 in $1"
+}
+
+rr_start() {
+    rr_up
+    rr_host_side "$RR_NS_A" "$RR_IF_A" "$RR_HOST_A" "$RR_GW_A"
+    rr_host_side "$RR_NS_B" "$RR_IF_B" "$RR_HOST_B" "$RR_GW_B"
 }
 
 rr_stop() { # rr_stop [SECS]

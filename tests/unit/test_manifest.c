@@ -120,6 +120,9 @@ static const struct t_bad t_bad_cases[] = {
     /* driver-specific keys */
     {"[port a]\ndriver = afxdp\nifname = eth1\naddress = 10.1.0.1/24\noffloads = csum\n",
      "t.ini:5: [port a] offloads: only for driver = tap, and port a is driver = afxdp"},
+    {"[port a]\ndriver = afxdp\nifname = eth1\naddress = 10.1.0.1/24\npersist = yes\n",
+     "t.ini:5: [port a] persist: only for driver = tap, and port a is driver = afxdp"},
+    {BASE "persist = always\n", "t.ini:9: [port b] persist: \"always\" is not yes or no"},
     {"[port a]\nqueues = 4\ndriver = tap\nifname = rr-a\naddress = 10.1.0.1/24\n",
      "t.ini:2: [port a] queues: only for driver = afxdp, and port a is driver = tap"},
     {"[port a]\ndriver = afxdp\nifname = eth1\naddress = 10.1.0.1/24\nmtu = 9000\n",

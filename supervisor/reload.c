@@ -1,0 +1,432 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * supervisor/reload.c: `ringrouter reload`, `ringrouter check --diff` and
+ * SIGHUP. The manifest file the supervisor was started with is read and
+ * checked again, compared with the running one (reload_plan.c), and the
+ * difference applied live, each change through the path that already makes
+ * it at run time; every service that did not change keeps running.
+ *
+ * In order:
+ *   1. the file must check, as `ringrouter check` would: if not, the
+ *      answer is check's error (file, line, key) and nothing changes;
+ *   2. what only a new `up` can change (a port removed or changed, a shaper
+ *      added or removed, the pool's and rings' geometry, users,
+ *      directories, static IPv6 neighbours) refuses the whole reload, and
+ *      nothing changes;
+ *   3. the new manifest becomes the running one; a new TAP port's services,
+ *      rings, device and connected networks are made (add_ports); routes go
+ *      into the FIB and persist onto the TAP fds at once; a service whose
+ *      config blob changed (the router, when a port comes: it takes its
+ *      rings only at start) gets a new blob and a new warm standby on it;
+ *   4. each service to restart is restarted as `ringrouter restart` does,
+ *      once its new standby is parked, a new port's services are started,
+ *      and each is waited for until it is ready;
+ *   5. the neighbour and shaper-rate commands, one at a time through the
+ *      router's and the shapers' mailboxes, each waiting for its ack, as
+ *      `neigh add` and `shaper set` do (from the event loop: it never
+ *      waits), once the services that take them run their new config;
+ *   6. the answer, which the log repeats line by line: every change, every
+ *      restart and why, what failed.
+ * One reload at a time; the connection that asked waits in ctl_conn.c's
+ * WAIT state, a SIGHUP's answer goes to the log alone.
+ */
+#include "supervisor/reload_impl.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "supervisor/shaper_ctl.h"
+
+/* How long a mailbox command waits for its service to be up, a restart
+ * for the new standby to park, and then for the new instance to be ready. */
+#define RL_OP_WAIT_NS 5000000000ull
+#define RL_PARK_NS 3000000000ull
+#define RL_READY_NS 8000000000ull
+
+static void job_free(struct sup_reload *j)
+{
+    if (!j)
+        return;
+    if (j->out)
+        fclose(j->out);
+    free(j->text);
+    free(j->ops);
+    free(j);
+}
+
+/* The same file? Compared by what they resolve to, so that "m.ini" and
+ * "./m.ini" are one; a path that does not resolve is no match. */
+static bool same_file(const char *a, const char *b)
+{
+    char ra[PATH_MAX], rb[PATH_MAX];
+    return realpath(a, ra) && realpath(b, rb) && strcmp(ra, rb) == 0;
+}
+
+/* A service to restart: a config blob from the new manifest, and a warm
+ * standby on it (the one it had runs the old blob). */
+static void prepare_restart(struct sup *s, struct sup_reload *j, int i)
+{
+    struct sup_svc *v = &s->svcs[i];
+    struct ipc_err err;
+    sup_standby_dismiss(s, v);
+    if (sup_svc_config(s, v, &err) < 0) {
+        j->failed++;
+        j->rs[i].on = false;
+        fprintf(j->out, "%s: not restarted: its new config: %s\n", v->name, err.msg);
+        return;
+    }
+    j->rs[i].old = v->pid;
+    if (v->state == SUP_ST_UP)
+        sup_standby_spawn(s, v);
+}
+
+/*
+ * What new ports bring, once the new manifest runs: their services (a uid
+ * each, FIRST + their index, which only they have), their rings and devices,
+ * their connected networks, their config blobs. They start with the
+ * restarts (run_restarts), as the router restarts to take the new rings. A
+ * step that fails leaves its service down, and says so.
+ */
+static void add_ports(struct sup *s, struct sup_reload *j, size_t onports)
+{
+    struct ipc_err err;
+    int first = s->nsvcs;
+    for (size_t i = 0; i < s->m.nservices; i++) {
+        const struct sup_service *ms = &s->m.services[i];
+        if (sup_reload_svc(s, ms->name) >= 0)
+            continue;
+        if (sup_svc_add(s, ms, &err) < 0) {
+            j->failed++;
+            fprintf(j->out, "%s: not made: %s\n", ms->name, err.msg);
+            continue;
+        }
+        struct sup_svc *v = &s->svcs[s->nsvcs - 1];
+        if (!s->m.router.user[0])
+            v->uid = v->gid = s->m.router.uids.first + (uint32_t)(s->nsvcs - 1);
+        j->rs[s->nsvcs - 1] = (struct rl_restart){.on = true, .fresh = true};
+    }
+    for (int i = first; i < s->nsvcs; i++) {
+        struct sup_svc *v = &s->svcs[i];
+        if ((v->m->kind == SUP_SVC_DRIVER && sup_driver_attach(s, i, &err) < 0) || sup_svc_config(s, v, &err) < 0) {
+            j->failed++;
+            j->rs[i].on = false;
+            fprintf(j->out, "%s: not started: %s\n", v->name, err.msg);
+        }
+    }
+    for (size_t p = onports; p < s->m.nports; p++)
+        if (sup_port_connected(s, (int)p, &err) < 0) {
+            j->failed++;
+            fprintf(j->out, "port %s: its connected network: %s\n", s->m.ports[p].name, err.msg);
+        }
+}
+
+/* The uids new ports' services will take must be no one else's (uids.c),
+ * as `up` checks for the first ones: asked of the new manifest. */
+static bool ids_free(struct sup *s, struct sup_manifest *nm, FILE *f)
+{
+    if (nm->nservices == s->m.nservices)
+        return true;
+    struct sup_manifest cur = s->m;
+    struct ipc_err err;
+    s->m = *nm;
+    int ret = sup_ids_resolve(s, &err);
+    s->m = cur;
+    if (ret < 0)
+        fprintf(f, "reload: the new ports' services: %s; nothing changed\n", err.msg);
+    return ret == 0;
+}
+
+static bool parse_args(struct sup *s, char **argv, int argc, bool *diff, FILE *f)
+{
+    *diff = false;
+    for (int i = 0; i < argc; i++) {
+        if (strcmp(argv[i], "diff") == 0) {
+            *diff = true;
+        } else if (strcmp(argv[i], "manifest") == 0 && i + 1 < argc) {
+            const char *path = argv[++i];
+            if (!s->manifest_path[0] || !same_file(path, s->manifest_path)) {
+                fprintf(f, "reload: the supervisor runs %s, not %s: reload reads the file `up` was given (leave "
+                           "out -c, or name the socket with -S)\n", s->manifest_name, path);
+                return false;
+            }
+        } else {
+            fprintf(f, "reload: unexpected argument \"%s\"\n", strcmp(argv[i], "json") == 0 ? "--json" : argv[i]);
+            return false;
+        }
+    }
+    return true;
+}
+
+bool sup_ctl_reload(struct sup *s, char **argv, int argc, FILE *f, struct sup_ctl_wait *w)
+{
+    bool diff;
+    if (!parse_args(s, argv, argc, &diff, f))
+        return false;
+    const char *cmd = diff ? "check --diff" : "reload";
+    if (!diff && s->reload) {
+        fprintf(f, "reload: a reload is in progress; try again once it has answered\n");
+        return false;
+    }
+    if (s->shutting_down) {
+        fprintf(f, "%s: the supervisor is stopping\n", cmd);
+        return false;
+    }
+    if (!s->manifest_path[0]) {
+        fprintf(f, "%s: the supervisor runs the built-in manifest (`up` without -c): there is no file to read "
+                   "again\n", cmd);
+        return false;
+    }
+    struct sup_manifest nm;
+    struct sup_manifest_err merr;
+    if (sup_manifest_load_file(s->manifest_path, &nm, &merr) < 0) {
+        fprintf(f, "%s\n%s: the manifest does not check; nothing changed\n", merr.msg, cmd);
+        return false;
+    }
+    sup_reload_carry(&s->m, &nm);
+    char why[600];
+    if (sup_reload_refused(s, &s->m, &nm, why, sizeof(why))) {
+        fprintf(f, "%s: needs `ringrouter up` again: %s; nothing changed\n", cmd, why);
+        sup_manifest_free(&nm);
+        return false;
+    }
+    if (!diff && !ids_free(s, &nm, f)) {
+        sup_manifest_free(&nm);
+        return false;
+    }
+    if (diff) {
+        struct rl_restart rs[SUP_MAX_SERVICES];
+        memset(rs, 0, sizeof(rs));
+        struct rl_ctx c = {.s = s, .o = &s->m, .n = &nm, .f = f, .rs = rs};
+        sup_reload_walk(&c);
+        unsigned nrs = 0;
+        for (int i = 0; i < s->nsvcs; i++)
+            nrs += rs[i].on;
+        if (c.changes == 0)
+            fprintf(f, "no change\n");
+        else
+            fprintf(f, "%u change%s, %u restart%s\n", c.changes, c.changes == 1 ? "" : "s", nrs, nrs == 1 ? "" : "s");
+        sup_manifest_free(&nm);
+        return true;
+    }
+
+    struct sup_reload *j = calloc(1, sizeof(*j));
+    if (j) {
+        j->gave_up = -1;
+        j->out = open_memstream(&j->text, &j->len);
+    }
+    if (!j || !j->out) {
+        job_free(j);
+        sup_manifest_free(&nm);
+        fprintf(f, "reload: out of memory; nothing changed\n");
+        return false;
+    }
+    /* From here on the new manifest is the running one: every service has
+     * its entry in it (by name: a new port's services come before the
+     * shapers), and the ports the old one had keep their indices. */
+    struct sup_manifest old = s->m;
+    s->m = nm;
+    for (int i = 0; i < s->nsvcs; i++) {
+        s->svcs[i].m = &s->m.services[sup_manifest_service(&s->m, s->svcs[i].name)];
+        sup_svc_binary(s, &s->svcs[i]);
+    }
+    add_ports(s, j, old.nports);
+    struct rl_ctx c = {.s = s, .o = &old, .n = &s->m, .f = j->out, .job = j, .rs = j->rs};
+    sup_reload_walk(&c);
+    sup_manifest_free(&old);
+    j->changes = c.changes;
+    j->failed += c.failed;
+    sup_retick(s);
+    for (int i = 0; i < s->nsvcs; i++)
+        if (j->rs[i].on && !j->rs[i].fresh)
+            prepare_restart(s, j, i);
+    if (c.changes == 0)
+        fprintf(j->out, "no change\n");
+    j->phase = RL_RESTARTS;
+    s->reload = j;
+    sup_log("reload: %s: %u change%s", s->manifest_name, c.changes, c.changes == 1 ? "" : "s");
+    if (w) {
+        j->conn = true;
+        *w = (struct sup_ctl_wait){.pending = true, .kind = SUP_WAIT_RELOAD};
+    }
+    return true;
+}
+
+void sup_reload_signal(struct sup *s)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f) {
+        sup_log(SUP_LOG_ERR "Hangup: cannot reload: out of memory");
+        return;
+    }
+    sup_log("Hangup: reloading %s", s->manifest_name);
+    bool ok = sup_ctl_reload(s, NULL, 0, f, NULL);
+    fclose(f);
+    if (!ok)
+        for (char *save = NULL, *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
+            sup_log(SUP_LOG_ERR "%s", l); /* a reload refused: nothing changed */
+    free(text);
+}
+
+/* Every line of the answer into the log too, then the answer is ready. */
+static void finish(struct sup *s, struct sup_reload *j)
+{
+    if (j->failed)
+        fprintf(j->out, "reload: %u change%s, %u not applied (above)\n", j->changes, j->changes == 1 ? "" : "s",
+                j->failed);
+    else
+        fprintf(j->out, "reload: done, %u change%s\n", j->changes, j->changes == 1 ? "" : "s");
+    fflush(j->out);
+    char *copy = strndup(j->text, j->len);
+    for (char *save = NULL, *l = copy ? strtok_r(copy, "\n", &save) : NULL; l; l = strtok_r(NULL, "\n", &save))
+        sup_log("%s%s", strncmp(l, "reload: ", 8) == 0 ? "" : "reload: ", l);
+    free(copy);
+    j->ok = j->failed == 0;
+    j->phase = RL_DONE;
+    if (!j->conn) {
+        job_free(j);
+        s->reload = NULL;
+    }
+}
+
+/* The mailbox commands, in order. False while one is under way. */
+static bool run_ops(struct sup *s, struct sup_reload *j, uint64_t now)
+{
+    while (j->next < j->nops) {
+        struct rl_op *op = &j->ops[j->next];
+        struct sup_svc *v = &s->svcs[op->svc];
+        if (!j->sent) {
+            if (!j->since)
+                j->since = now;
+            if (v->state != SUP_ST_UP) {
+                /* A command is taken by a running service: a down one
+                 * would leave it in the mailbox, where the next would
+                 * find it untaken. */
+                if (now - j->since < RL_OP_WAIT_NS && j->gave_up != op->svc)
+                    return false;
+                j->gave_up = op->svc;
+                fprintf(j->out, "%s is %s: %s not applied\n", v->name, sup_state_name(v->state),
+                        op->neigh ? "a neighbour change" : "a rate");
+                j->failed++;
+            } else {
+                char *argv[7];
+                for (int k = 0; k < op->nw; k++)
+                    argv[k] = op->w[k];
+                bool ok = op->neigh ? sup_neigh_cmd(s, op->nop, op->ip, op->port, op->mac, j->out, &j->w)
+                                    : sup_ctl_shaper(s, argv, op->nw, j->out, &j->w);
+                if (ok && j->w.pending) {
+                    j->sent = true;
+                    continue;
+                }
+                j->failed += !ok;
+            }
+        } else {
+            bool ok;
+            bool done = j->w.kind == SUP_WAIT_NEIGH ? sup_neigh_poll(s, &j->w, now, j->out, &ok)
+                                                    : sup_shaper_set_poll(s, &j->w, now, j->out, &ok);
+            if (!done)
+                return false;
+            j->failed += !ok;
+            j->sent = false;
+        }
+        j->since = 0;
+        j->next++;
+    }
+    return true;
+}
+
+/* The restarts. False while one is under way. */
+static bool run_restarts(struct sup *s, struct sup_reload *j, uint64_t now)
+{
+    bool pending = false;
+    for (int i = 0; i < s->nsvcs; i++) {
+        struct rl_restart *r = &j->rs[i];
+        struct sup_svc *v = &s->svcs[i];
+        if (!r->on)
+            continue;
+        if (!r->t0)
+            r->t0 = now;
+        if (!r->fired) {
+            bool waiting = v->state == SUP_ST_STOPPING ||
+                           (v->state == SUP_ST_UP && v->sb_pid > 0 && !v->sb_parked);
+            if (waiting && now - r->t0 < RL_PARK_NS) {
+                pending = true;
+                continue;
+            }
+            if (r->fresh) {
+                sup_log("%s: starting for the reload: its port is new", v->name);
+                fprintf(j->out, "starting %s\n", v->name);
+            } else {
+                sup_log("%s: restarting for the reload: %s", v->name, r->why);
+                fprintf(j->out, "restarting %s (pid %d)%s\n", v->name, (int)v->pid,
+                        v->sb_parked ? " through its warm standby" : "");
+            }
+            sup_event(s, v, SUP_EV_RESTART, 0);
+            r->fired = true;
+            r->t0 = now;
+            pending = true;
+            continue;
+        }
+        if (v->state == SUP_ST_UP && v->pid != r->old) {
+            fprintf(j->out, "%s: ready, pid %d\n", v->name, (int)v->pid);
+            r->on = false;
+        } else if (now - r->t0 >= RL_READY_NS) {
+            fprintf(j->out, "%s: not ready within %llu s of its restart (%s)\n", v->name,
+                    (unsigned long long)(RL_READY_NS / 1000000000ull), sup_state_name(v->state));
+            j->failed++;
+            r->on = false;
+        } else {
+            pending = true;
+        }
+    }
+    return !pending;
+}
+
+void sup_reload_tick(struct sup *s, uint64_t now)
+{
+    struct sup_reload *j = s->reload;
+    if (!j || j->phase == RL_DONE)
+        return;
+    if (s->shutting_down) {
+        /* Nothing may start now: the loop ends once every service is down. */
+        fprintf(j->out, "reload: the supervisor is stopping; what is left of the reload is not applied\n");
+        j->failed++;
+        finish(s, j);
+        return;
+    }
+    if (j->phase == RL_RESTARTS) {
+        if (!run_restarts(s, j, now))
+            return;
+        j->phase = RL_OPS;
+    }
+    if (run_ops(s, j, now))
+        finish(s, j);
+}
+
+bool sup_reload_poll(struct sup *s, struct sup_ctl_wait *w, FILE *f, bool *ok)
+{
+    struct sup_reload *j = s->reload;
+    if (j && j->phase != RL_DONE)
+        return false;
+    if (j) {
+        fwrite(j->text, 1, j->len, f);
+        *ok = j->ok;
+        job_free(j);
+        s->reload = NULL;
+    } else {
+        fprintf(f, "reload: its state is gone\n");
+        *ok = false;
+    }
+    w->pending = false;
+    return true;
+}
+
+void sup_reload_end(struct sup *s)
+{
+    job_free(s->reload);
+    s->reload = NULL;
+}

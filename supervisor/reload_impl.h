@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * supervisor/reload_impl.h: what reload.c (the request and the job that
+ * applies it over the event loop's passes) and reload_plan.c (the
+ * comparison of the running manifest with the new one) share.
+ */
+#ifndef SUP_RELOAD_IMPL_H
+#define SUP_RELOAD_IMPL_H
+
+#include "supervisor/reload.h"
+
+/* A command for a service's mailbox: a neighbour change for the router, a
+ * rate for a shaper. One at a time, each waiting for its ack. */
+struct rl_op {
+    int svc;
+    bool neigh;
+    int nop; /* enum neigh_op */
+    uint32_t ip;
+    int port;
+    uint8_t mac[6];
+    char w[7][32]; /* the shaper's: `set PORT [CLASS] rate R [ceil C]`, as the command line has it */
+    int nw;
+};
+
+/* A service to restart, or (fresh) to start: it came with a new port. */
+struct rl_restart {
+    bool on, fired, fresh;
+    pid_t old;
+    uint64_t t0;
+    char why[200];
+};
+
+enum rl_phase { RL_RESTARTS, RL_OPS, RL_DONE };
+
+struct sup_reload {
+    enum rl_phase phase;
+    bool conn; /* a connection waits for the answer; else (SIGHUP) the log alone has it */
+    bool ok;
+    FILE *out; /* the answer, as it grows (open_memstream into text) */
+    char *text;
+    size_t len;
+    struct rl_op *ops;
+    size_t nops, cap, next;
+    bool sent;      /* ops[next] is with its service */
+    uint64_t since; /* when ops[next] became the current one */
+    int gave_up;    /* a service not up within RL_OP_WAIT_NS: its later commands fail at once; -1: none */
+    struct sup_ctl_wait w;
+    struct rl_restart rs[SUP_MAX_SERVICES];
+    unsigned changes, failed;
+};
+
+/* One comparison of the running manifest (@o) with the new one (@n). */
+struct rl_ctx {
+    struct sup *s;
+    const struct sup_manifest *o, *n;
+    FILE *f;                /* one line per change */
+    struct sup_reload *job; /* NULL: a dry run (check --diff), nothing applied */
+    struct rl_restart *rs;  /* restarts and why, by index in s->svcs: the job's, or the dry run's own */
+    unsigned changes, failed;
+};
+
+/* reload_plan.c */
+
+/* What only a new `up` can change, in @why ("ports changed (removed c)");
+ * false if nothing. Before anything is applied. TAP ports added after the
+ * others are not refused: sup_reload_add_ports makes them. */
+bool sup_reload_refused(const struct sup *s, const struct sup_manifest *o, const struct sup_manifest *n, char *why,
+                        size_t len);
+/* What the setup found out and wrote into the running manifest (an AF_XDP
+ * device's own MAC) carried over into @n, where @n does not set it either. */
+void sup_reload_carry(const struct sup_manifest *o, struct sup_manifest *n);
+/* Every change, one line each to c->f; with c->job, the routes and persist
+ * applied at once, the mailbox commands queued and the restarts marked. */
+void sup_reload_walk(struct rl_ctx *c);
+/* s->svcs' index of the service @name, or -1 (a service a new port brings, before it is made). */
+int sup_reload_svc(const struct sup *s, const char *name);
+
+#endif

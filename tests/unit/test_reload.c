@@ -1,0 +1,204 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * tests/unit/test_reload.c: what `ringrouter reload` would do with a new
+ * manifest (supervisor/reload_plan.c), as `check --diff` prints it, without
+ * a running router: the refusals, each naming what needs `up` again, and
+ * the dry run's lines, one per change, each restart with its reason.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "supervisor/reload_impl.h"
+
+/* What reload_plan.c and shaper_ctl.c use from the rest of the supervisor,
+ * stubbed: a dry run applies nothing, and no route is runtime here. */
+const char *sup_state_name(enum sup_state st)
+{
+    (void)st;
+    return "up";
+}
+bool sup_route_runtime(struct sup *s, uint32_t addr, unsigned len)
+{
+    (void)s;
+    (void)addr;
+    (void)len;
+    return false;
+}
+void sup_route_forget(struct sup *s, uint32_t addr, unsigned len)
+{
+    (void)s;
+    (void)addr;
+    (void)len;
+}
+int sup_tap_persist(int fd, bool on)
+{
+    (void)fd;
+    (void)on;
+    return 0;
+}
+const char *sup_ip_str(uint32_t a, char *buf, size_t len)
+{
+    snprintf(buf, len, "%u.%u.%u.%u", a >> 24, (a >> 16) & 255, (a >> 8) & 255, a & 255);
+    return buf;
+}
+
+#define PORTS                                                                                   \
+    "[port a]\ndriver = tap\nifname = rr-a\naddress = 10.1.0.1/24\n"                            \
+    "[port b]\ndriver = tap\nifname = rr-b\naddress = 10.2.0.1/24\n"
+#define SHAPER "[shaper b]\nrate = 100mbit\n[class b bulk]\nrate = 10mbit\nmatch = proto udp\n" \
+               "[class b rest]\nrate = 20mbit\ndefault = yes\n"
+
+struct t_run {
+    struct sup *s;
+    struct sup_manifest n;
+};
+
+/* A supervisor holding @old's manifest and its services (as setup makes
+ * them, by name), and @new loaded: both must check. */
+static void t_load(struct t_run *r, const char *old, const char *new)
+{
+    struct sup_manifest_err err;
+    r->s = calloc(1, sizeof(*r->s));
+    assert_non_null(r->s);
+    if (sup_manifest_load_string("old.ini", old, &r->s->m, &err) < 0)
+        fail_msg("old: %s", err.msg);
+    if (sup_manifest_load_string("new.ini", new, &r->n, &err) < 0)
+        fail_msg("new: %s", err.msg);
+    for (size_t i = 0; i < r->s->m.nservices; i++) {
+        struct sup_svc *v = &r->s->svcs[r->s->nsvcs++];
+        v->m = &r->s->m.services[i];
+        snprintf(v->name, sizeof(v->name), "%s", v->m->name);
+        v->port = v->m->port;
+    }
+}
+
+static void t_free(struct t_run *r)
+{
+    sup_manifest_free(&r->s->m);
+    sup_manifest_free(&r->n);
+    free(r->s);
+}
+
+static void refused(const char *old, const char *new, const char *want)
+{
+    struct t_run r;
+    t_load(&r, old, new);
+    char why[600];
+    bool no = sup_reload_refused(r.s, &r.s->m, &r.n, why, sizeof(why));
+    if (want) {
+        assert_true(no);
+        assert_string_equal(why, want);
+    } else if (no) {
+        fail_msg("refused: %s", why);
+    }
+    t_free(&r);
+}
+
+/* check --diff's lines for @old -> @new. */
+static void diff(const char *old, const char *new, const char *want)
+{
+    struct t_run r;
+    t_load(&r, old, new);
+    char why[600];
+    if (sup_reload_refused(r.s, &r.s->m, &r.n, why, sizeof(why)))
+        fail_msg("refused: %s", why);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    assert_non_null(f);
+    static struct rl_restart rs[SUP_MAX_SERVICES];
+    memset(rs, 0, sizeof(rs));
+    struct rl_ctx c = {.s = r.s, .o = &r.s->m, .n = &r.n, .f = f, .rs = rs};
+    sup_reload_walk(&c);
+    fclose(f);
+    assert_string_equal(text, want);
+    free(text);
+    t_free(&r);
+}
+
+static void test_reload_refusals(void **state)
+{
+    (void)state;
+    refused(PORTS, "[port a]\ndriver = tap\nifname = rr-a\naddress = 10.1.0.1/24\n",
+            "ports changed (removed b)");
+    refused(PORTS, "[port a]\ndriver = tap\nifname = rr-a\naddress = 10.1.0.1/24\nmtu = 9000\n"
+                   "[port b]\ndriver = tap\nifname = rr-b\naddress = 10.2.0.1/24\n",
+            "ports changed (port a: mtu)");
+    refused(PORTS, "[port a]\ndriver = tap\nifname = rr-a\naddress = 10.1.0.1/24\n"
+                   "[port c]\ndriver = tap\nifname = rr-c\naddress = 10.3.0.1/24\n"
+                   "[port b]\ndriver = tap\nifname = rr-b\naddress = 10.2.0.1/24\n",
+            "ports changed (added c before b: new ports go after the others)");
+    refused(PORTS, PORTS "[port c]\ndriver = afxdp\nifname = eth9\naddress = 10.3.0.1/24\n",
+            "ports changed (added c: an AF_XDP port is added only at up)");
+    refused(PORTS, PORTS "[shaper b]\nrate = 10mbit\n", "ports changed (port b: [shaper] added)");
+    refused(PORTS, "[router]\npool_buffers = 8192\n" PORTS, "[router] pool_buffers changed");
+    refused(PORTS, PORTS "[neigh fe80::9]\nmac = 02:00:00:00:00:09\nport = a\n",
+            "IPv6 neighbour fe80::9 added or changed (static IPv6 neighbours are set at up only)");
+    /* What a reload does itself: not refused. */
+    refused(PORTS, PORTS "[port c]\ndriver = tap\nifname = rr-c\naddress = 10.3.0.1/24\n", NULL);
+    refused(PORTS, PORTS "[route 10.9.0.0/16]\nvia = 10.2.0.2\n[neigh 10.1.0.9]\nmac = 02:00:00:00:00:09\n", NULL);
+}
+
+static void test_reload_diff_lines(void **state)
+{
+    (void)state;
+    diff(PORTS "[route 10.8.0.0/16]\nvia = 10.2.0.2\n[route 10.7.0.0/16]\nvia = 10.2.0.2\n"
+               "[neigh 10.1.0.9]\nmac = 02:00:00:00:00:09\n",
+         PORTS "[route 10.9.0.0/16]\nvia = 10.2.0.2\n[route 10.7.0.0/16]\nport = a\n"
+               "[neigh 10.1.0.9]\nmac = 02:00:00:00:00:0a\n[neigh 10.2.0.8]\nmac = 02:00:00:00:00:08\n"
+               "[route 2001:db8:5::/48]\nvia = fe80::1\nport = b\n",
+         "route 10.8.0.0/16: removed\n"
+         "route 10.9.0.0/16: added, via 10.2.0.2\n"
+         "route 10.7.0.0/16: via 10.2.0.2 -> port a\n"
+         "route 2001:db8:5::/48: added, via fe80::1 port b\n"
+         "neigh 10.1.0.9: mac 02:00:00:00:00:09 port a -> mac 02:00:00:00:00:0a port a\n"
+         "neigh 10.2.0.8: added, mac 02:00:00:00:00:08 port b\n");
+    /* The same manifest, its sections moved: nothing. */
+    diff(PORTS "[route 10.8.0.0/16]\nvia = 10.2.0.2\n[neigh 10.1.0.9]\nmac = 02:00:00:00:00:09\n",
+         "[neigh 10.1.0.9]\nmac = 02:00:00:00:00:09\n[route 10.8.0.0/16]\nvia = 10.2.0.2\n" PORTS, "");
+}
+
+static void test_reload_diff_restarts(void **state)
+{
+    (void)state;
+    diff(PORTS SHAPER, PORTS SHAPER "[class b voice]\nrate = 5mbit\nmatch = dscp 46\n",
+         "class b voice: added, rate 5mbit ceil 100mbit (restarts shaper-b)\n"
+         "restart shaper-b: class voice added\n");
+    /* Rates only: through the mailbox; a default burst follows the rate. */
+    diff(PORTS SHAPER,
+         PORTS "[shaper b]\nrate = 200mbit\n[class b bulk]\nrate = 15mbit\nceil = 60mbit\nmatch = proto udp\n"
+               "[class b rest]\nrate = 20mbit\ndefault = yes\n",
+         "shaper b: burst 125000 -> 250000, the default for the new rate: in effect at shaper-b's next start\n"
+         "shaper b: rate 100mbit -> 200mbit\n"
+         "class b bulk: rate 10mbit -> 15mbit, ceil 100mbit -> 60mbit\n"
+         "class b rest: ceil 100mbit -> 200mbit\n");
+    diff(PORTS, PORTS "[service driver-a]\nhang_ms = 500\nrestart_limit = 9\n[router]\nicmp_rate = 5\n",
+         "service driver-a: restart_limit 5 -> 9\n"
+         "service driver-a: hang_ms 200 -> 500 (restarts driver-a)\n"
+         "router: icmp_rate 1000 -> 5, icmp_burst 50 -> 50 (restarts router)\n"
+         "restart router: icmp_rate or icmp_burst changed\n"
+         "restart driver-a: hang_ms 200 -> 500\n");
+    diff(PORTS, PORTS "[port c]\ndriver = tap\nifname = rr-c\nnetns = nc\naddress = 10.3.0.1/24\npersist = yes\n",
+         "port c: added, tap rr-c in netns nc, address 10.3.0.1/24 (starts driver-c; restarts router)\n"
+         "restart router: port c added: the router takes its rings at start\n");
+    diff(PORTS, "[port a]\ndriver = tap\nifname = rr-a\naddress = 10.1.0.1/24\npersist = yes\n"
+                "[port b]\ndriver = tap\nifname = rr-b\naddress = 10.2.0.1/24\n",
+         "port a: persist no -> yes\n");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_reload_refusals),
+        cmocka_unit_test(test_reload_diff_lines),
+        cmocka_unit_test(test_reload_diff_restarts),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
