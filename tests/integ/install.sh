@@ -10,7 +10,8 @@
 #    (every service's executable is under lib/ringrouter), answers, stops with
 #    a clean census;
 #  - the unit's paths name PREFIX; `systemd-analyze security` of it is at
-#    most 5.0 when systemd-analyze exists;
+#    most 5.0 and `systemd-analyze verify` finds nothing, when
+#    systemd-analyze exists;
 #  - with systemd as PID 1, a copy of the unit (its own name and run
 #    directory) is started and must say READY (Type=notify), then stopped.
 #    Without systemd that part is not tried, and the test says so.
@@ -68,6 +69,14 @@ if command -v systemd-analyze >/dev/null; then
     [ -n "$score" ] || sup_fail "systemd-analyze security printed no score"
     awk -v s="$score" 'BEGIN { exit !(s <= 5.0) }' || sup_bad "systemd-analyze security: $score, expected at most 5.0"
     echo "systemd-analyze security: $score (at most 5.0)"
+    # verify: every directive known, every command there. In a private
+    # mount namespace PREFIX is the staged one, so nothing lands in /opt.
+    if unshare -m --propagation private true 2>/dev/null; then
+        v=$(unshare -m --propagation private bash -c 'mount -t tmpfs none /opt && mkdir -p "$2" &&
+            mount --bind "$1$2" "$2" && systemd-analyze verify --man=no "$3" 2>&1' _ "$D" "$P" "$unit")
+        [ -z "$v" ] || sup_bad "systemd-analyze verify: $v"
+        echo "systemd-analyze verify: no complaint"
+    fi
 else
     echo "systemd-analyze is not installed: the unit's score was not measured"
 fi
