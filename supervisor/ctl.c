@@ -126,7 +126,8 @@ static int ctl_group_access(struct sup *s, struct ipc_err *err)
         return ipc_errf(err, -errno, "run_dir %s: %s", dir, strerror(errno));
     if (!(st.st_mode & (S_IXGRP | S_IXOTH)) || st.st_gid != gr->gr_gid) {
         bool others = st.st_mode & S_IXOTH; /* already searchable by all: the group needs nothing */
-        if (!others && (chown(dir, (uid_t)-1, gr->gr_gid) < 0 || chmod(dir, (st.st_mode & 07777) | S_IXGRP) < 0))
+        mode_t mode = (st.st_mode & 07777 & ~(mode_t)S_IRWXG) | S_IXGRP;
+        if (!others && (chown(dir, (uid_t)-1, gr->gr_gid) < 0 || chmod(dir, mode) < 0))
             return ipc_errf(err, -errno, "run_dir %s: giving group %s search access: %s", dir, name, strerror(errno));
     }
     if (chown(s->sock_path, (uid_t)-1, gr->gr_gid) < 0 || chmod(s->sock_path, 0660) < 0)
