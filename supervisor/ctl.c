@@ -117,7 +117,7 @@ static int ctl_group_access(struct sup *s, struct ipc_err *err)
     struct group *gr = getgrnam(name);
     if (!gr) {
         if (s->m.router.src.key_line[SUP_ROUTER_CONTROL_GROUP]) /* named in the manifest, not the default */
-            sup_log(SUP_LOG_WARN "control socket: no group \"%s\" (control_group); root only", name);
+            sup_warn("control socket: no group \"%s\" (control_group); root only", name);
         return 0;
     }
     const char *dir = s->m.router.run_dir;
@@ -379,8 +379,8 @@ static void do_stats(struct sup *s, FILE *f, bool json, bool all, int port)
     uint64_t mb = ipc_ld_rlx(&s->pool.hdr->mag_bad);
     unsigned long long corrupt = (unsigned long long)(s->pool.corrupt + s->shm_corrupt);
     if (json)
-        fprintf(f, "],\"pool\":{\"buffers\":%u,\"frame_size_bytes\":%u,\"alloc_fail\":%llu,\"free_bad\":%llu,\"mag_bad\":%llu},"
-                   "\"shm_corrupt\":%llu}\n",
+        fprintf(f, "],\"pool\":{\"buffers\":%u,\"frame_size_bytes\":%u,\"alloc_fail\":%llu,\"free_bad\":%llu,"
+                   "\"mag_bad\":%llu},\"shm_corrupt\":%llu}\n",
                 s->pool.nbufs, s->pool.frame_size, (unsigned long long)af, (unsigned long long)fb,
                 (unsigned long long)mb, corrupt);
     else

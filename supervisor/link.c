@@ -131,8 +131,8 @@ static void link_one(struct sup *s, int p, bool json, bool first, FILE *f)
             sup_json_str(f, pt->netns);
         else
             fprintf(f, "null");
-        fprintf(f, ",\"driver\":\"%s\",\"queues\":%u,\"mac\":\"%s\",\"mtu_bytes\":%u,\"addresses\":[\"%s\"],\"state\":\"%s\","
-                   "\"services\":[", driver, queues, mac, pt->mtu, addr, sup_state_name(worst));
+        fprintf(f, ",\"driver\":\"%s\",\"queues\":%u,\"mac\":\"%s\",\"mtu_bytes\":%u,\"addresses\":[\"%s\"],"
+                   "\"state\":\"%s\",\"services\":[", driver, queues, mac, pt->mtu, addr, sup_state_name(worst));
         for (int i = 0, n = 0; i < s->nsvcs; i++) {
             if (s->svcs[i].port != p)
                 continue;

@@ -18,8 +18,8 @@ uint64_t sup_now_ns(void);
 
 /*
  * A log line's syslog priority, as the kernel's printk marks them: a string
- * pasted before the format, sup_log(SUP_LOG_ERR "...", ...). A line without
- * one is SUP_LOG_INFO.
+ * pasted before the format, sup_log(SUP_LOG_ERR "...", ...), or sup_err()
+ * and its kin below. A line without one is SUP_LOG_INFO.
  */
 #define SUP_LOG_ERR "<3>"
 #define SUP_LOG_WARN "<4>"
@@ -34,6 +34,11 @@ uint64_t sup_now_ns(void);
  * anywhere else the marker is left out.
  */
 void sup_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* sup_log at err, warning or notice: sup_warn("%s: ...", name). */
+#define sup_err(...) sup_log(SUP_LOG_ERR __VA_ARGS__)
+#define sup_warn(...) sup_log(SUP_LOG_WARN __VA_ARGS__)
+#define sup_notice(...) sup_log(SUP_LOG_NOTICE __VA_ARGS__)
 
 /** sup_log with a va_list and the priority as a number (0-7); a trailing newline in @fmt is dropped. */
 void sup_vlog(int prio, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));

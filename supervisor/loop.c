@@ -91,7 +91,7 @@ static void on_pidfd(struct sup *s, struct sup_svc *v)
     if (v->sb_pidfd >= 0 && reap(v->sb_pidfd, &status)) {
         char how[96];
         sup_exit_text(how, sizeof(how), status);
-        sup_log(SUP_LOG_WARN "%s: standby pid %d %s; another in 1 s", v->name, (int)v->sb_pid, how);
+        sup_warn("%s: standby pid %d %s; another in 1 s", v->name, (int)v->sb_pid, how);
         snprintf(v->sb_exit, sizeof(v->sb_exit), "%s", how);
         v->sb_deaths++; /* an upgrade waiting on this standby sees it (upgrade.c) */
         close(v->sb_pidfd);
@@ -192,8 +192,8 @@ void sup_retick(struct sup *s)
 
 static void census_line(const char *what, const struct ipc_census *c)
 {
-    sup_log(SUP_LOG_ERR "census: %s%u of %u free, %u held, %u in rings, %u lent, %u lost, %u duplicated, %u bad owner, %u bad depot "
-            "words, %u bad links",
+    sup_err("census: %s%u of %u free, %u held, %u in rings, %u lent, %u lost, %u duplicated, %u bad owner, "
+            "%u bad depot words, %u bad links",
             what, c->free, c->total, c->held, c->in_rings, c->kernel, c->lost, c->dup, c->bad_owner, c->bad_depot,
             c->bad_link);
 }
@@ -217,7 +217,7 @@ static int final_census(struct sup *s)
     int ret = ipc_pool_census(&s->pool, s->ring_ref, (unsigned)s->nrings, &c);
     if (ret == 0 && c.free == c.total) {
         if (s->leaked) {
-            sup_log(SUP_LOG_ERR "census: LEAK: %u buffers left held by services at exit (named above); all %u free after reclaim",
+            sup_err("census: LEAK: %u buffers left held by services at exit (named above); all %u free after reclaim",
                     s->leaked, c.total);
             return -1;
         }
@@ -241,9 +241,9 @@ static int final_census(struct sup *s)
             if (s->svcs[i].owner == o)
                 who = s->svcs[i].name;
         if (who)
-            sup_log(SUP_LOG_ERR "census: %s holds %u buffers", who, c.held_by[o]);
+            sup_err("census: %s holds %u buffers", who, c.held_by[o]);
         else
-            sup_log(SUP_LOG_ERR "census: owner id %u, which no service has, holds %u buffers", o, c.held_by[o]);
+            sup_err("census: owner id %u, which no service has, holds %u buffers", o, c.held_by[o]);
     }
     return -1;
 }
@@ -262,7 +262,7 @@ int sup_run(struct sup *s)
     s->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
     s->ep_fd = epoll_create1(EPOLL_CLOEXEC);
     if (s->sig_fd < 0 || s->timer_fd < 0 || s->ep_fd < 0) {
-        sup_log(SUP_LOG_ERR "cannot set up the event loop: %s", strerror(errno));
+        sup_err("cannot set up the event loop: %s", strerror(errno));
         return SUP_EXIT_SYSTEM;
     }
     s->tick_ns = pick_tick(s);
@@ -272,7 +272,7 @@ int sup_run(struct sup *s)
     };
     timerfd_settime(s->timer_fd, 0, &its, NULL);
     if (sup_ctl_listen(s, &err) < 0) {
-        sup_log(SUP_LOG_ERR "%s", err.msg);
+        sup_err("%s", err.msg);
         return SUP_EXIT_SYSTEM;
     }
     ep_add(s, s->sig_fd, SUP_POLL_KEY(SUP_POLL_SIGNAL, 0));
@@ -292,7 +292,7 @@ int sup_run(struct sup *s)
         if (n < 0) {
             if (errno == EINTR)
                 continue;
-            sup_log(SUP_LOG_ERR "epoll_wait: %s", strerror(errno));
+            sup_err("epoll_wait: %s", strerror(errno));
             return SUP_EXIT_SYSTEM;
         }
         for (int i = 0; i < n; i++) {

@@ -119,8 +119,8 @@ static struct sup_svc *router_of(struct sup *s)
 static void mbox_corrupt(struct sup *s, const char *word, size_t off, uint64_t val, const char *why)
 {
     s->shm_corrupt++;
-    sup_log(SUP_LOG_WARN "neighbour table: mailbox %s at offset %#zx is %llu, %s; not trusted", word, off, (unsigned long long)val,
-            why);
+    sup_warn("neighbour table: mailbox %s at offset %#zx is %llu, %s; not trusted", word, off, (unsigned long long)val,
+             why);
 }
 
 #define MBOX_OFF(field) (offsetof(struct neigh_shared, cmd) + offsetof(struct neigh_mbox, field))

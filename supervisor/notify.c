@@ -78,7 +78,7 @@ static void send_msg(const char *msg)
     int r = sup_notify_send_to(nt.fd, &nt.sa, nt.len, msg);
     if (r < 0 && !nt.warned) {
         nt.warned = true;
-        sup_log(SUP_LOG_WARN "NOTIFY_SOCKET: cannot send to systemd: %s", strerror(-r));
+        sup_warn("NOTIFY_SOCKET: cannot send to systemd: %s", strerror(-r));
     }
 }
 
@@ -88,13 +88,13 @@ void sup_notify_init(void)
     if (!name || !*name)
         return;
     if (sup_notify_addr(name, &nt.sa, &nt.len) < 0) {
-        sup_log(SUP_LOG_WARN "NOTIFY_SOCKET=%s: not an absolute path or an @abstract name; not notifying systemd",
-                name);
+        sup_warn("NOTIFY_SOCKET=%s: not an absolute path or an @abstract name; not notifying systemd",
+                 name);
         return;
     }
     nt.fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (nt.fd < 0) {
-        sup_log(SUP_LOG_WARN "NOTIFY_SOCKET: socket: %s; not notifying systemd", strerror(errno));
+        sup_warn("NOTIFY_SOCKET: socket: %s; not notifying systemd", strerror(errno));
         return;
     }
     nt.wd_ns = sup_notify_watchdog_ns(getenv("WATCHDOG_USEC"), getenv("WATCHDOG_PID"), (long)getpid());

@@ -340,7 +340,8 @@ void sup_neigh6_show(struct sup *s, bool json, FILE *f)
         const char *port = e.port < s->m.nports ? s->m.ports[e.port].name : "?";
         if (json) {
             fprintf(
-                f, "%s{\"address\":\"%s\",\"mac\":\"%s\",\"port\":\"%s\",\"state\":\"%s\",\"router\":%s,\"queued_packets\":%u}",
+                f, "%s{\"address\":\"%s\",\"mac\":\"%s\",\"port\":\"%s\",\"state\":\"%s\",\"router\":%s,"
+                   "\"queued_packets\":%u}",
                 shown ? "," : "", A6(e.ip), mac, port, neigh6_state(e.state), e.is_router ? "true" : "false", e.qlen);
         } else {
             if (!shown)

@@ -32,7 +32,7 @@ int sup_cmd_up(const char *file)
         char mark[4];
         /* As `check` prints it; under systemd, marked and prefixed as every log line. */
         if (*sup_log_prio(3, mark))
-            sup_log(SUP_LOG_ERR "%s", merr.msg);
+            sup_err("%s", merr.msg);
         else
             fprintf(stderr, "%s\n", merr.msg);
         return ret == -EINVAL || ret == -ENOENT || ret == -EACCES || ret == -EFBIG ? SUP_EXIT_USAGE : SUP_EXIT_SYSTEM;
@@ -48,7 +48,7 @@ int sup_cmd_up(const char *file)
     struct ipc_err err;
     ret = sup_setup(s, &err);
     if (ret < 0) {
-        sup_log(SUP_LOG_ERR "setup: %s", err.msg);
+        sup_err("setup: %s", err.msg);
         sup_teardown(s);
         sup_manifest_free(&s->m);
         return ret == -ENOENT || ret == -EPERM ? SUP_EXIT_USAGE : SUP_EXIT_SYSTEM;
