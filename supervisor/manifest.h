@@ -26,7 +26,7 @@
 #define SUP_SERVICE_MAX 27  /* "driver-" + a port name + ".63" */
 #define SUP_SECTION_MAX 48  /* the longest valid section header is "class NAME NAME" */
 #define SUP_PORTS_MAX 32    /* each port costs a driver (and maybe a shaper) process */
-#define SUP_SRC_KEYS 20
+#define SUP_SRC_KEYS 24
 #define SUP_DRIVERS_MAX 16 /* driver instances (ports x queues): the router takes a ring from each */
 #define SUP_MANIFEST_ERR_MAX 512
 #define SUP_RESTART_LIMIT_MAX 1000 /* the supervisor keeps this many deaths + 1 per service */
@@ -135,6 +135,8 @@ enum sup_port_key {
     SUP_PORT_BUSY_POLL_BUDGET,
     SUP_PORT_NAPI_DEFER_HARD_IRQS,
     SUP_PORT_GRO_FLUSH_TIMEOUT,
+    SUP_PORT_RA,
+    SUP_PORT_RA_INTERVAL,
     SUP_PORT_ADDRESS6,
     SUP_PORT_PERSIST,
     SUP_PORT_NKEYS
@@ -164,6 +166,8 @@ struct sup_port {
     uint32_t busy_poll_budget;     /* SO_BUSY_POLL_BUDGET */
     uint32_t napi_defer_hard_irqs; /* the device's, while the port is up */
     uint32_t gro_flush_timeout;    /* ns, the device's, while the port is up */
+    bool ra;                       /* send Router Advertisements (RFC 4861 §6) */
+    uint32_t ra_interval;          /* s, their period (MaxRtrAdvInterval) */
     int shaper; /* index into sup_manifest.shapers, or -1 */
     /* IPv6: the `address6` entries in manifest order, then (added by the
      * checks unless one was given) the EUI-64 link-local fe80::/64 one. */

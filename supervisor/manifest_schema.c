@@ -143,6 +143,9 @@ static const struct sup_key sup_port_keys[] = {
                                        .drivers = SUP_DRIVER_AFXDP},
     [SUP_PORT_GRO_FLUSH_TIMEOUT] = {"gro_flush_timeout", sup_p_u32, KEY(struct sup_port, gro_flush_timeout), 0,
                                     100000000, .def = "200000", .drivers = SUP_DRIVER_AFXDP},
+    [SUP_PORT_RA] = {"ra", sup_p_bool, KEY(struct sup_port, ra), .words = sup_bool_words, .def = "no"},
+    /* RFC 4861 §6.2.1: MaxRtrAdvInterval 4..1800 s, 600 by default */
+    [SUP_PORT_RA_INTERVAL] = {"ra_interval", sup_p_u32, KEY(struct sup_port, ra_interval), 4, 1800, .def = "600"},
     /* appends: several per port, one per key or a comma-separated list */
     [SUP_PORT_ADDRESS6] = {"address6", sup_p_address6, .off = 0, .expect = "an IPv6 prefix such as 2001:db8:1::1/64",
                            .multi = true},

@@ -230,6 +230,7 @@ static uint32_t typed_config(const struct sup *s, const struct sup_svc *v, void 
                 memcpy(t->a[t->n].addr, sp->addr6[k].addr, 16);
                 t->a[t->n].plen = sp->addr6[k].len;
             }
+            t->ra_interval_s = sp->ra ? sp->ra_interval : 0;
         }
         return sizeof(*r);
     }

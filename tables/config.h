@@ -29,8 +29,9 @@ struct tbl_cfg_hdr {
     uint32_t size;    /* sizeof the whole typed struct */
 };
 
-/* 3: the IPv6 FIB and neighbour table, and each port's IPv6 addresses. */
-#define TBL_ROUTER_CFG_VERSION 3u
+/* 3: the IPv6 FIB and neighbour table, and each port's IPv6 addresses.
+ * 4: each port's Router Advertisement period. */
+#define TBL_ROUTER_CFG_VERSION 4u
 
 /* IPv6 addresses per port, the link-local one included. */
 #define TBL_ADDR6_MAX 8u
@@ -44,6 +45,7 @@ struct tbl_addr6 {
 struct tbl_port6 {
     uint32_t n; /* addresses in a[]; 0: IPv6 is off on the port */
     struct tbl_addr6 a[TBL_ADDR6_MAX];
+    uint32_t ra_interval_s; /* unsolicited Router Advertisements about this often; 0: none (ra = no) */
 };
 
 struct tbl_router_cfg {

@@ -150,6 +150,10 @@ void rt_icmp6_local(struct rt_ctx *ctx, ipc_buf b, uint32_t off, uint64_t now, s
         rt_nd_input(ctx, b, off, now, tx);
         return;
     }
+    if (ic[0] == RT_ICMP6_RS) {
+        rt_nd_rs_input(ctx, b, off, now, tx);
+        return;
+    }
     if (ic[0] != RT_ICMP6_ECHO_REQUEST || ic[1] != 0) {
         rt_drop(ctx, b, RT_CTR_DROP6_LOCAL_OTHER);
         return;

@@ -160,6 +160,10 @@ static void rt_ip6_mcast_in(struct rt_ctx *ctx, ipc_buf b, const uint8_t *ip6, u
             rt_nd_input(ctx, b, l4.off, now, tx);
             return;
         }
+        if (type == RT_ICMP6_RS) {
+            rt_nd_rs_input(ctx, b, l4.off, now, tx);
+            return;
+        }
     }
     rt_drop(ctx, b, RT_CTR_DROP6_MCAST_LL);
 }

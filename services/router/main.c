@@ -216,6 +216,7 @@ static int rt_setup(struct rt_proc *r, struct ipc_err *err)
         r->ctx.port[p].sw_offload = sp->driver == IPC_DRV_AFXDP;
         const struct tbl_port6 *p6 = &tc->port6[p];
         r->ctx.port[p].ll6 = -1;
+        r->ctx.port[p].ra_interval_s = r->v6 ? p6->ra_interval_s : 0;
         for (unsigned k = 0; r->v6 && k < p6->n && k < RT_ADDR6_MAX; k++) {
             struct rt_addr6 *a = &r->ctx.port[p].a6[r->ctx.port[p].n6++];
             memcpy(a->a, p6->a[k].addr, 16);
@@ -307,17 +308,32 @@ static void rt_hold_free(struct rt_proc *r)
 }
 
 /*
- * The flow of an IPv4 packet as one of @n queues: addresses, and ports for
- * TCP and UDP unless it is a fragment, so that a flow keeps one queue (and
- * its order) and flows spread. Anything else (ARP) takes the first queue.
+ * The flow of a packet as one of @n queues: addresses, and ports for TCP
+ * and UDP unless it is a fragment (IPv4) or has extension headers before
+ * them (IPv6: the flow label would do, but not every host sets it), so that
+ * a flow keeps one queue (and its order) and flows spread. Anything else
+ * (ARP, ND) takes the first queue.
  */
 static unsigned rt_flow_queue(const struct rt_proc *r, ipc_buf b, unsigned n)
 {
     const uint8_t *eth = ipc_pool_data(&r->svc.pool, b);
+    uint32_t h;
+    if (pkt_eth_type(eth) == PKT_ETH_P_IPV6) {
+        const uint8_t *ip6 = eth + PKT_ETH_HLEN;
+        h = 0;
+        for (unsigned k = 0; k < 32; k += 4) /* both addresses */
+            h = (h ^ pkt_get32(ip6 + PKT_IP6_SRC + k)) * RT_HASH_MUL1;
+        uint8_t nxt = ip6[PKT_IP6_NXT];
+        if ((nxt == PKT_IP_PROTO_TCP || nxt == PKT_IP_PROTO_UDP) &&
+            ipc_pool_meta(&r->svc.pool, b)->len >= PKT_ETH_HLEN + PKT_IP6_HLEN + 4)
+            h ^= pkt_get32(ip6 + PKT_IP6_HLEN + PKT_L4_SPORT) * RT_HASH_MUL2;
+        h *= RT_HASH_MUL1;
+        return (unsigned)(((uint64_t)(h >> 16) * n) >> 16);
+    }
     if (pkt_eth_type(eth) != PKT_ETH_P_IP)
         return 0;
     const uint8_t *ip = eth + PKT_ETH_HLEN;
-    uint32_t h = pkt_get32(ip + PKT_IP_SRC) ^ pkt_get32(ip + PKT_IP_DST) * RT_HASH_MUL1;
+    h = pkt_get32(ip + PKT_IP_SRC) ^ pkt_get32(ip + PKT_IP_DST) * RT_HASH_MUL1;
     if (!pkt_ip_is_fragment(ip) && pkt_ip_has_ports(ip))
         h ^= pkt_get32(ip + pkt_ip_hlen(ip) + PKT_L4_SPORT) * RT_HASH_MUL2; /* both ports */
     h *= RT_HASH_MUL1;

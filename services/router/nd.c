@@ -65,6 +65,34 @@ static void rt_nd_pending_done(struct rt_ctx *ctx, uint16_t port, uint16_t n)
 
 /* ---- messages ---- */
 
+/*
+ * The rest of an ND message of ours whose ICMPv6 body (@icmp_len bytes, its
+ * checksum field zero) and Ethernet and IPv6 destinations are in @b: our MAC,
+ * the IPv6 header from @src with hop limit 255, the checksum, the length;
+ * counted in @ctr and queued out of @port.
+ */
+static void rt_nd_emit(struct rt_ctx *ctx, uint16_t port, ipc_buf b, const uint8_t *src, uint32_t icmp_len,
+                       unsigned ctr, struct rt_burst *tx)
+{
+    uint8_t *f = ipc_pool_data(ctx->pool, b);
+    uint8_t *ip6 = f + PKT_ETH_HLEN, *ic = ip6 + PKT_IP6_HLEN;
+    memcpy(f + PKT_ETH_SRC, ctx->port[port].mac, PKT_ETH_ALEN);
+    pkt_put16(f + PKT_ETH_TYPE, PKT_ETH_P_IPV6);
+    pkt_put32(ip6 + PKT_IP6_VTC, 6u << 28);
+    pkt_put16(ip6 + PKT_IP6_PLEN, (uint16_t)icmp_len);
+    ip6[PKT_IP6_NXT] = PKT_IP_PROTO_ICMPV6;
+    ip6[PKT_IP6_HLIM] = RT_ND_HLIM;
+    memcpy(ip6 + PKT_IP6_SRC, src, 16);
+    uint32_t sum = rt_ip6_pseudo_sum(ip6 + PKT_IP6_SRC, ip6 + PKT_IP6_DST, icmp_len, PKT_IP_PROTO_ICMPV6);
+    pkt_put16(ic + 2, pkt_csum_fold(pkt_csum_add(sum, ic, icmp_len, false)));
+    struct ipc_meta *m = ipc_pool_meta(ctx->pool, b);
+    pkt_set_len(m, PKT_ETH_HLEN + PKT_IP6_HLEN + icmp_len);
+    m->in_port = IPC_PORT_NONE;
+    m->out_port = port;
+    rt_count(ctx, ctr);
+    rt_tx(ctx, tx, b);
+}
+
 int rt_nd_solicit(struct rt_ctx *ctx, uint16_t port, const uint8_t *target, const uint8_t *dmac, struct rt_burst *tx)
 {
     const struct rt_port *pt = &ctx->port[port];
@@ -86,28 +114,114 @@ int rt_nd_solicit(struct rt_ctx *ctx, uint16_t port, const uint8_t *target, cons
         rt_ip6_snma(target, ip6 + PKT_IP6_DST);
         rt_ip6_mcast_mac(ip6 + PKT_IP6_DST, f + PKT_ETH_DST);
     }
-    memcpy(f + PKT_ETH_SRC, pt->mac, PKT_ETH_ALEN);
-    pkt_put16(f + PKT_ETH_TYPE, PKT_ETH_P_IPV6);
-    pkt_put32(ip6 + PKT_IP6_VTC, 6u << 28);
-    pkt_put16(ip6 + PKT_IP6_PLEN, (uint16_t)icmp_len);
-    ip6[PKT_IP6_NXT] = PKT_IP_PROTO_ICMPV6;
-    ip6[PKT_IP6_HLIM] = RT_ND_HLIM;
-    memcpy(ip6 + PKT_IP6_SRC, src, 16);
     memset(ic, 0, icmp_len);
     ic[0] = RT_ICMP6_NS;
     memcpy(ic + 8, target, 16);
     ic[RT_ND_NS_LEN] = RT_ND_OPT_SLLA;
     ic[RT_ND_NS_LEN + 1] = 1; /* in units of 8 bytes */
     memcpy(ic + RT_ND_NS_LEN + 2, pt->mac, PKT_ETH_ALEN);
-    uint32_t sum = rt_ip6_pseudo_sum(ip6 + PKT_IP6_SRC, ip6 + PKT_IP6_DST, icmp_len, PKT_IP_PROTO_ICMPV6);
-    pkt_put16(ic + 2, pkt_csum_fold(pkt_csum_add(sum, ic, icmp_len, false)));
-    struct ipc_meta *m = ipc_pool_meta(ctx->pool, b);
-    pkt_set_len(m, PKT_ETH_HLEN + PKT_IP6_HLEN + icmp_len);
-    m->in_port = IPC_PORT_NONE;
-    m->out_port = port;
-    rt_count(ctx, RT_CTR_ND_NS_TX);
-    rt_tx(ctx, tx, b);
+    rt_nd_emit(ctx, port, b, src, icmp_len, RT_CTR_ND_NS_TX, tx);
     return 0;
+}
+
+/* ---- Router Advertisements (§6) ---- */
+
+#define RT_RA_HLEN 16u          /* type .. retrans timer */
+#define RT_ND_OPT_PREFIX 3u
+#define RT_ND_OPT_MTU 5u
+#define RT_RA_MIN_DELAY_NS 3000000000ull /* MIN_DELAY_BETWEEN_RAS (§10) */
+#define RT_RA_VALID_S 2592000u  /* a prefix's valid lifetime: 30 days (§6.2.1's default) */
+#define RT_RA_PREFERRED_S 604800u /* and its preferred lifetime: 7 days */
+
+/*
+ * One advertisement to all nodes on @port (§6.2.3), from the port's
+ * link-local address: the router's lifetime (three periods, at most 9000 s),
+ * its MAC, the link's MTU, and each global address's prefix, on-link and,
+ * for a /64, for stateless autoconfiguration (RFC 4862).
+ */
+static int rt_nd_ra_send(struct rt_ctx *ctx, uint16_t port, uint64_t now, struct rt_burst *tx)
+{
+    struct rt_port *pt = &ctx->port[port];
+    if (pt->ll6 < 0)
+        return -EINVAL; /* §6.1.2 takes an RA from a link-local source only */
+    ipc_buf b;
+    if (ipc_pool_alloc(ctx->pool, &b, 1) != 1) {
+        rt_count(ctx, RT_CTR_DROP_NO_BUFS);
+        return -ENOBUFS;
+    }
+    uint8_t *f = ipc_pool_data(ctx->pool, b);
+    uint8_t *ip6 = f + PKT_ETH_HLEN, *ic = ip6 + PKT_IP6_HLEN;
+    static const uint8_t all_nodes[16] = {0xff, 0x02, [15] = 1};
+    uint32_t life = pt->ra_interval_s * 3 < 9000 ? pt->ra_interval_s * 3 : 9000;
+    uint32_t len = RT_RA_HLEN;
+    memset(ic, 0, RT_RA_HLEN + 16 + 32 * RT_ADDR6_MAX);
+    ic[0] = RT_ICMP6_RA;
+    ic[4] = 64; /* the hop limit hosts should use */
+    pkt_put16(ic + 6, (uint16_t)life);
+    ic[len] = RT_ND_OPT_SLLA;
+    ic[len + 1] = 1;
+    memcpy(ic + len + 2, pt->mac, PKT_ETH_ALEN);
+    len += 8;
+    ic[len] = RT_ND_OPT_MTU;
+    ic[len + 1] = 1;
+    pkt_put32(ic + len + 4, pt->mtu);
+    len += 8;
+    for (unsigned k = 0; k < pt->n6; k++) {
+        const struct rt_addr6 *a = &pt->a6[k];
+        if (rt_ip6_is_ll(a->a))
+            continue;
+        uint8_t *o = ic + len;
+        o[0] = RT_ND_OPT_PREFIX;
+        o[1] = 4;
+        o[2] = a->plen;
+        o[3] = a->plen == 64 ? 0xc0 : 0x80; /* L, and A for a /64 */
+        pkt_put32(o + 4, RT_RA_VALID_S);
+        pkt_put32(o + 8, RT_RA_PREFERRED_S);
+        memcpy(o + 16, a->a, 16);
+        for (unsigned bit = a->plen; bit < 128; bit++)
+            o[16 + bit / 8] &= (uint8_t)~(0x80u >> (bit % 8)); /* the prefix, not our address */
+        len += 32;
+    }
+    rt_ip6_mcast_mac(all_nodes, f + PKT_ETH_DST);
+    memcpy(ip6 + PKT_IP6_DST, all_nodes, 16);
+    pt->ra_last_ns = now;
+    rt_nd_emit(ctx, port, b, pt->a6[pt->ll6].a, len, RT_CTR_ND_RA_TX, tx);
+    return 0;
+}
+
+/* The next unsolicited one: uniformly in [3/4, 1] of the period (§6.2.4's
+ * randomness, so that routers on a link do not synchronise). */
+static void rt_nd_ra_schedule(struct rt_port *pt, uint64_t now)
+{
+    uint64_t period = (uint64_t)pt->ra_interval_s * 1000000000ull;
+    uint64_t x = (now ^ (now >> 17)) * 0x9e3779b97f4a7c15ull;
+    pt->ra_next_ns = now + period - (x % (period / 4 + 1));
+}
+
+void rt_nd_rs_input(struct rt_ctx *ctx, ipc_buf b, uint32_t off, uint64_t now, struct rt_burst *tx)
+{
+    const struct ipc_meta *m = ipc_pool_meta(ctx->pool, b);
+    const uint8_t *ip6 = (const uint8_t *)ipc_pool_data(ctx->pool, b) + PKT_ETH_HLEN;
+    uint32_t plen = pkt_get16(ip6 + PKT_IP6_PLEN);
+    /* §6.1.1: hop limit 255, code 0, at least 8 bytes, a right checksum. */
+    if (m->next != IPC_BUF_NONE || off + 8 > PKT_IP6_HLEN + plen || PKT_ETH_HLEN + PKT_IP6_HLEN + plen > m->len ||
+        ip6[PKT_IP6_HLIM] != RT_ND_HLIM || ip6[off + 1] != 0 || !rt_icmp6_csum_ok(ctx, b, off)) {
+        rt_drop(ctx, b, RT_CTR_ND_BAD);
+        return;
+    }
+    rt_count(ctx, RT_CTR_ND_RS_RX);
+    struct rt_port *pt = &ctx->port[m->in_port];
+    ipc_pool_free(ctx->pool, &b, 1);
+    if (!pt->ra_interval_s)
+        return; /* ra = no on this port: a router that does not advertise stays quiet (§6.2.6) */
+    /* §6.2.6: at most one answer per MIN_DELAY_BETWEEN_RAS, to all nodes;
+     * a solicitation sooner moves the next advertisement up to then. */
+    if (now - pt->ra_last_ns >= RT_RA_MIN_DELAY_NS || !pt->ra_last_ns) {
+        rt_nd_ra_send(ctx, (uint16_t)(pt - ctx->port), now, tx);
+        rt_nd_ra_schedule(pt, now);
+    } else if (pt->ra_next_ns > pt->ra_last_ns + RT_RA_MIN_DELAY_NS) {
+        pt->ra_next_ns = pt->ra_last_ns + RT_RA_MIN_DELAY_NS;
+    }
 }
 
 /* ---- the table ---- */
@@ -305,10 +419,8 @@ void rt_nd_input(struct rt_ctx *ctx, ipc_buf b, uint32_t off, uint64_t now, stru
         rt_drop(ctx, b, RT_CTR_ND_BAD);
         return;
     }
-    if (rt_ip6_port_addr(pt, target) < 0 || dad) {
-        /* Not ours on this link; or a host's DAD probe for one of ours,
-         * which we do not defend (no DAD yet: docs/ipv6.md). */
-        rt_drop(ctx, b, RT_CTR_ND_IGNORED);
+    if (rt_ip6_port_addr(pt, target) < 0) {
+        rt_drop(ctx, b, RT_CTR_ND_IGNORED); /* not ours on this link */
         return;
     }
     uint8_t smac[6], sip[16];
@@ -319,6 +431,15 @@ void rt_nd_input(struct rt_ctx *ctx, ipc_buf b, uint32_t off, uint64_t now, stru
     if (pkt_mac_is_group(smac)) {
         rt_drop(ctx, b, RT_CTR_ND_BAD);
         return;
+    }
+    if (dad) {
+        /* A host's Duplicate Address Detection probe for one of ours:
+         * defend it (§7.2.4), to all nodes, not solicited, so that the
+         * host gives the address up. */
+        static const uint8_t all_nodes[16] = {0xff, 0x02, [15] = 1};
+        memcpy(sip, all_nodes, 16);
+        rt_ip6_mcast_mac(all_nodes, smac);
+        rt_count(ctx, RT_CTR_ND_DAD_DEFENDED);
     }
     /* Answer in place (§7.2.4): the solicitation's buffer becomes the
      * advertisement, with no extension headers, from the target itself. */
@@ -334,7 +455,7 @@ void rt_nd_input(struct rt_ctx *ctx, ipc_buf b, uint32_t off, uint64_t now, stru
     ic = ip6 + PKT_IP6_HLEN;
     memset(ic, 0, icmp_len);
     ic[0] = RT_ICMP6_NA;
-    ic[4] = RT_ND_NA_R | RT_ND_NA_S | RT_ND_NA_O;
+    ic[4] = dad ? RT_ND_NA_R | RT_ND_NA_O : RT_ND_NA_R | RT_ND_NA_S | RT_ND_NA_O;
     memcpy(ic + 8, target, 16);
     ic[RT_ND_NS_LEN] = RT_ND_OPT_TLLA;
     ic[RT_ND_NS_LEN + 1] = 1;
@@ -408,6 +529,13 @@ void rt_nd_tick(struct rt_ctx *ctx, uint64_t now, struct rt_burst *tx)
     const struct rt_cfg *c = &ctx->cfg;
     if (!nt)
         return;
+    for (uint16_t p = 0; p < ctx->nports; p++) {
+        struct rt_port *pt = &ctx->port[p];
+        if (pt->ra_interval_s && now >= pt->ra_next_ns) {
+            rt_nd_ra_send(ctx, p, now, tx);
+            rt_nd_ra_schedule(pt, now);
+        }
+    }
     for (uint32_t i = 0; i <= nt->mask;) {
         struct neigh6_entry *e = &nt->e[i];
         bool gone = false;

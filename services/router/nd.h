@@ -61,6 +61,13 @@ void rt_nd_hold(struct rt_ctx *ctx, const uint8_t *ip, uint16_t port, ipc_buf b,
 void rt_nd_tick(struct rt_ctx *ctx, uint64_t now, struct rt_burst *tx);
 
 /**
+ * A Router Solicitation (§6.2.6), at @off in @b (consumed): on a port with
+ * `ra = yes`, answered by an advertisement to all nodes, at most one per
+ * 3 s; counted (nd_router_solicit_rx) on any port.
+ */
+void rt_nd_rs_input(struct rt_ctx *ctx, ipc_buf b, uint32_t off, uint64_t now, struct rt_burst *tx);
+
+/**
  * Send a Neighbor Solicitation for @target out of @port: to its
  * solicited-node group, or unicast to @dmac (a probe) when not NULL. From
  * the port's link-local address, with its MAC in a source link-layer

@@ -110,6 +110,9 @@ const char *const rt_ctr_names[RT_CTR_MAX] = {
     [RT_CTR_ICMP6_TOO_BIG_TX] = "icmp6_too_big_tx",
     [RT_CTR_ICMP6_RATE_LIMITED] = "icmp6_rate_limited",
     [RT_CTR_ICMP6_SUPPRESSED] = "icmp6_suppressed",
+    [RT_CTR_ND_RS_RX] = "nd_router_solicit_rx",
+    [RT_CTR_ND_RA_TX] = "nd_router_advert_tx",
+    [RT_CTR_ND_DAD_DEFENDED] = "nd_dad_defended",
 };
 
 void rt_cfg_default(struct rt_cfg *cfg)

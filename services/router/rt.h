@@ -125,6 +125,9 @@ enum rt_ctr {
     RT_CTR_ICMP6_TOO_BIG_TX,
     RT_CTR_ICMP6_RATE_LIMITED,
     RT_CTR_ICMP6_SUPPRESSED,     /* an error was due but RFC 4443 §2.4 (e) forbids it */
+    RT_CTR_ND_RS_RX,             /* Router Solicitations received (on any port) */
+    RT_CTR_ND_RA_TX,             /* Router Advertisements sent */
+    RT_CTR_ND_DAD_DEFENDED,      /* a host's DAD probe for one of our addresses, answered */
     RT_CTR_MAX
 };
 
@@ -160,6 +163,9 @@ struct rt_port {
     uint8_t n6;      /* IPv6 addresses; 0: IPv6 off on this port */
     int8_t ll6;      /* index of the link-local one in a6, -1 if none */
     struct rt_addr6 a6[RT_ADDR6_MAX];
+    uint32_t ra_interval_s; /* Router Advertisements: the period; 0 = none */
+    uint64_t ra_next_ns;    /* the next unsolicited one (0: at the first tick) */
+    uint64_t ra_last_ns;    /* the last one sent, for the 3 s between answers to solicitations */
 };
 
 /* ICMP error rate limit: a token bucket, time passed in by the caller. */

@@ -11,7 +11,8 @@
 # log, status), [service driver-a.1] overrides [service driver-a] (its cpu);
 # iperf3 TCP with 16 streams through the router: both RX queues of port a
 # receive (the sender's veth spreads flows over its TX queues) and the router
-# spreads the flows over both queues of port b; kill -9 of driver-a.1 under
+# spreads the flows over both queues of port b, and 16 IPv6 UDP flows
+# as well; kill -9 of driver-a.1 under
 # TCP: the flows carry on, it is restarted, the other instances are not;
 # census clean at shutdown.
 # Skips (77) when not root, a tool is missing, or the kernel has no AF_XDP.
@@ -27,12 +28,17 @@ RR_SERVICES=(router driver-a driver-a.1 driver-b driver-b.1)
 
 rr_veth_host "$NS_A" xa0 xa1 "$NS_R" "$HOST_A" "$GW_A" 2
 rr_veth_host "$NS_B" xb0 xb1 "$NS_R" "$HOST_B" "$GW_B" 2
+# IPv6 too, for the flow hash's IPv6 half (section 3b).
+P6_A=2001:db8:73:$(printf '%x' $(($$ % 250 + 1))) P6_B=2001:db8:74:$(printf '%x' $(($$ % 250 + 1)))
+ip -n "$NS_A" -6 addr add "$P6_A::2/64" dev xa0 nodad && ip -n "$NS_A" -6 route add default via "$P6_A::1" dev xa0 &&
+    ip -n "$NS_B" -6 addr add "$P6_B::2/64" dev xb0 nodad && ip -n "$NS_B" -6 route add default via "$P6_B::1" dev xb0 ||
+    rr_fail "the hosts' IPv6 addresses and routes"
 
 manifest() { # manifest FILE QUEUES
     {
         printf '[router]\nname = aq%s\npool_buffers = 8192\nrun_dir = %s/run\n\n' "$$" "$RR_T"
-        printf '[port a]\ndriver = afxdp\nifname = xa1\naddress = %s/24\nqueues = %s\n\n' "$GW_A" "$2"
-        printf '[port b]\ndriver = afxdp\nifname = xb1\naddress = %s/24\nqueues = 2\n\n' "$GW_B"
+        printf '[port a]\ndriver = afxdp\nifname = xa1\naddress = %s/24\naddress6 = %s::1/64\nqueues = %s\n\n' "$GW_A" "$P6_A" "$2"
+        printf '[port b]\ndriver = afxdp\nifname = xb1\naddress = %s/24\naddress6 = %s::1/64\nqueues = 2\n\n' "$GW_B" "$P6_B"
         printf '[service driver-a]\ncpu = 1\nhang_ms = 3000\n\n'
         printf '[service driver-a.1]\ncpu = 0\n'
     } >"$1"
@@ -94,6 +100,21 @@ for k in driver-a.rx_pkts driver-a.1.rx_pkts driver-b.tx_pkts driver-b.1.tx_pkts
     [ "$d" -gt 100 ] || rr_fail "16 TCP streams: $k grew by $d only (the flows did not spread over both queues)"
 done
 rr_ok "iperf3 TCP, 16 streams: $MBIT Mbit/s; RX on a's queues $(($(rr_ctr driver-a.rx_pkts) - ${c0[driver-a.rx_pkts]}))/$(($(rr_ctr driver-a.1.rx_pkts) - ${c0[driver-a.1.rx_pkts]})), TX on b's queues $(($(rr_ctr driver-b.tx_pkts) - ${c0[driver-b.tx_pkts]}))/$(($(rr_ctr driver-b.1.tx_pkts) - ${c0[driver-b.1.tx_pkts]})) packets"
+
+# 3b. IPv6 flows spread over port b's queues too: 16 UDP flows A -> B.
+rr_stats || rr_fail "stats"
+for k in driver-b.tx_pkts driver-b.1.tx_pkts; do c0[$k]=$(rr_ctr $k); done
+ip netns exec "$NS_B" iperf3 -s -1 -B "$P6_B::2" -p $((PORT + 1)) >"$RR_T/srv6.log" 2>&1 &
+RR_EXTRA_PIDS+=($!)
+rr_wait 5 eval "rr_in $NS_B ss -Hltn 'sport = :$((PORT + 1))' | grep -q LISTEN" || rr_fail "iperf3 -6 server did not listen"
+rr_in "$NS_A" timeout 30 iperf3 -6 -c "$P6_B::2" -p $((PORT + 1)) -u -b 2M -l 200 -t 2 -P 16 --connect-timeout 3000 \
+    >"$RR_T/udp6.out" 2>&1 || rr_fail "iperf3 -6 UDP: $(tail -n 5 "$RR_T/udp6.out")"
+rr_stats || rr_fail "stats"
+for k in driver-b.tx_pkts driver-b.1.tx_pkts; do
+    d=$(($(rr_ctr $k) - ${c0[$k]}))
+    [ "$d" -gt 100 ] || rr_fail "16 IPv6 UDP flows: $k grew by $d only (IPv6 flows did not spread over b's queues)"
+done
+rr_ok "iperf3 -6 UDP, 16 flows: TX on b's queues $(($(rr_ctr driver-b.tx_pkts) - ${c0[driver-b.tx_pkts]}))/$(($(rr_ctr driver-b.1.tx_pkts) - ${c0[driver-b.1.tx_pkts]})) packets"
 
 # 4. kill -9 of one queue's driver under TCP: the flows carry on.
 rr_status || rr_fail "status"

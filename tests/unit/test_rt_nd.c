@@ -156,10 +156,29 @@ static void test_rt_nd_not_answered(void **state)
     rt_ip6_snma(other, snma);
     t6_input(t, t_ns(t, 0, host, snma, other, t_host_mac, 255), 1);
     assert_int_equal(t->ctr.c[RT_CTR_ND_IGNORED], 1);
-    /* A host's DAD probe for our address (from ::, no SLLA): not answered, nothing learnt. */
+    /* A host's DAD probe for our address (from ::, no SLLA): defended
+     * (§7.2.4): an advertisement to all nodes, Solicited clear, nothing learnt. */
     rt_ip6_snma(global, snma);
-    t6_input(t, t_ns(t, 0, unspec, snma, global, NULL, 255), 2);
-    assert_int_equal(t->ctr.c[RT_CTR_ND_IGNORED], 2);
+    ipc_buf d = t_ns(t, 0, unspec, snma, global, NULL, 255);
+    t6_input(t, d, 2);
+    assert_int_equal(t->ctr.c[RT_CTR_ND_IGNORED], 1);
+    assert_int_equal(t->ctr.c[RT_CTR_ND_DAD_DEFENDED], 1);
+    assert_int_equal(t->tx.n, 1);
+    {
+        static const uint8_t all_nodes[16] = {0xff, 0x02, [15] = 1};
+        static const uint8_t all_nodes_mac[6] = {0x33, 0x33, 0, 0, 0, 1};
+        const uint8_t *f = ipc_pool_data(&t->pool, d);
+        const uint8_t *ip6 = f + PKT_ETH_HLEN, *ic = ip6 + PKT_IP6_HLEN;
+        assert_memory_equal(f, all_nodes_mac, 6);
+        assert_memory_equal(ip6 + PKT_IP6_DST, all_nodes, 16);
+        assert_memory_equal(ip6 + PKT_IP6_SRC, global, 16);
+        assert_int_equal(ic[0], RT_ICMP6_NA);
+        assert_int_equal(ic[4], RT_ND_NA_R | RT_ND_NA_O);
+        assert_memory_equal(ic + 8, global, 16);
+        assert_true(t6_icmp_csum_ok(ip6));
+    }
+    t_tx_free(t);
+    assert_null(neigh6_find(&s->neigh6, unspec));
     /* From :: with SLLA, or to a unicast address from :: : malformed (§7.1.1). */
     t6_input(t, t_ns(t, 0, unspec, snma, global, t_host_mac, 255), 3);
     assert_int_equal(t->ctr.c[RT_CTR_ND_BAD], 1);
@@ -179,7 +198,7 @@ static void test_rt_nd_not_answered(void **state)
     assert_int_equal(t->ctr.c[RT_CTR_ND_BAD], 4);
     assert_int_equal(t->tx.n, 0);
     assert_null(neigh6_find(&s->neigh6, host));
-    assert_int_equal(t->ctr.c[RT_CTR_ND_NA_TX], 0);
+    assert_int_equal(t->ctr.c[RT_CTR_ND_NA_TX], 1); /* the DAD defence alone */
     t_no_leak(t);
 }
 
