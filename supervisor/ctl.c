@@ -27,6 +27,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,6 +101,43 @@ int sup_run_dir(const struct sup *s, struct ipc_err *err)
     return ret;
 }
 
+/*
+ * [router] control_group: when the group exists, its members may connect
+ * (the socket 0660, group-owned; run_dir searchable by the group) and run
+ * the read commands; every request is checked against the peer's
+ * credentials (ctl_conn.c, ctl_read_only_ok). The directory gets the
+ * group's search bit only, never read or write: it stays ours alone.
+ */
+static int ctl_group_access(struct sup *s, struct ipc_err *err)
+{
+    s->ctl_gid = (gid_t)-1;
+    const char *name = s->m.router.control_group;
+    if (!name[0])
+        return 0;
+    struct group *gr = getgrnam(name);
+    if (!gr) {
+        if (s->m.router.src.key_line[SUP_ROUTER_CONTROL_GROUP]) /* named in the manifest, not the default */
+            sup_warn("control socket: no group \"%s\" (control_group); root only", name);
+        return 0;
+    }
+    const char *dir = s->m.router.run_dir;
+    struct stat st;
+    if (stat(dir, &st) < 0)
+        return ipc_errf(err, -errno, "run_dir %s: %s", dir, strerror(errno));
+    if (!(st.st_mode & (S_IXGRP | S_IXOTH)) || st.st_gid != gr->gr_gid) {
+        bool others = st.st_mode & S_IXOTH; /* already searchable by all: the group needs nothing */
+        mode_t mode = (st.st_mode & 07777 & ~(mode_t)S_IRWXG) | S_IXGRP;
+        if (!others && (chown(dir, (uid_t)-1, gr->gr_gid) < 0 || chmod(dir, mode) < 0))
+            return ipc_errf(err, -errno, "run_dir %s: giving group %s search access: %s", dir, name, strerror(errno));
+    }
+    if (chown(s->sock_path, (uid_t)-1, gr->gr_gid) < 0 || chmod(s->sock_path, 0660) < 0)
+        return ipc_errf(err, -errno, "control socket %s: group %s: %s", s->sock_path, name, strerror(errno));
+    s->ctl_gid = gr->gr_gid;
+    sup_log("control socket %s: group %s (gid %u) may read: status, stats, link, route show|get, neigh show, "
+            "shaper show, check --diff", s->sock_path, name, (unsigned)gr->gr_gid);
+    return 0;
+}
+
 int sup_ctl_listen(struct sup *s, struct ipc_err *err)
 {
     ctl_raw0 = raw_ns();
@@ -136,7 +174,7 @@ int sup_ctl_listen(struct sup *s, struct ipc_err *err)
         return ipc_errf(err, -e, "control socket %s: %s", s->sock_path, strerror(e));
     }
     s->ctl_fd = fd;
-    return 0;
+    return ctl_group_access(s, err);
 }
 
 void sup_json_str(FILE *f, const char *str)
@@ -162,7 +200,8 @@ static void do_status(struct sup *s, FILE *f, bool json)
 {
     uint64_t now = sup_now_ns();
     if (json) {
-        fprintf(f, "{\"services\":[");
+        sup_json_begin(f);
+        fprintf(f, "\"services\":[");
         for (int i = 0; i < s->nsvcs; i++) {
             const struct sup_svc *v = &s->svcs[i];
             fprintf(f, "%s{\"name\":", i ? "," : "");
@@ -235,8 +274,10 @@ static uint64_t ring_ctr(const struct ipc_ring_shared *sh, const struct ring_ctr
  * shm_corrupt are the router's as a whole either way. */
 static void do_stats(struct sup *s, FILE *f, bool json, bool all, int port)
 {
-    if (json)
-        fprintf(f, "{\"services\":[");
+    if (json) {
+        sup_json_begin(f);
+        fprintf(f, "\"services\":[");
+    }
     for (int i = 0, shown = 0; i < s->nsvcs; i++) {
         const struct sup_svc *v = &s->svcs[i];
         if (port >= 0 && v->port != port)
@@ -338,8 +379,8 @@ static void do_stats(struct sup *s, FILE *f, bool json, bool all, int port)
     uint64_t mb = ipc_ld_rlx(&s->pool.hdr->mag_bad);
     unsigned long long corrupt = (unsigned long long)(s->pool.corrupt + s->shm_corrupt);
     if (json)
-        fprintf(f, "],\"pool\":{\"buffers\":%u,\"frame_size\":%u,\"alloc_fail\":%llu,\"free_bad\":%llu,\"mag_bad\":%llu},"
-                   "\"shm_corrupt\":%llu}\n",
+        fprintf(f, "],\"pool\":{\"buffers\":%u,\"frame_size_bytes\":%u,\"alloc_fail\":%llu,\"free_bad\":%llu,"
+                   "\"mag_bad\":%llu},\"shm_corrupt\":%llu}\n",
                 s->pool.nbufs, s->pool.frame_size, (unsigned long long)af, (unsigned long long)fb,
                 (unsigned long long)mb, corrupt);
     else
@@ -433,16 +474,18 @@ static bool do_stages(struct sup *s, FILE *f, bool json)
     double ns_per_cycle = hz > 0 ? 1e9 / hz : 0;
     uint64_t fwd = driver_tx_pkts(s);
     uint64_t all = 0;
-    if (json)
-        fprintf(f, "{\"stages\":true,\"tsc_hz\":%.0f,\"forwarded\":%llu,\"services\":[", hz,
+    if (json) {
+        sup_json_begin(f);
+        fprintf(f, "\"stages\":true,\"tsc_hz\":%.0f,\"forwarded\":%llu,\"services\":[", hz,
                 (unsigned long long)fwd);
-    else
+    } else {
         fprintf(f,
                 "CPU cycles per packet by stage, since each service started (TSC %.3f GHz, measured over %.1f s)\n"
                 "forwarded: %llu packets (the drivers' tx_pkts); CYC/FWD = the stage's cycles / forwarded\n\n"
                 "%-16s %-10s %12s %12s %9s %9s %9s %9s\n",
                 hz / 1e9, span, (unsigned long long)fwd, "SERVICE", "STAGE", "CALLS", "PACKETS", "PKTS/CALL",
                 "CYC/PKT", "CYC/FWD", "NS/FWD");
+    }
     for (int i = 0; i < s->nsvcs; i++) {
         const struct sup_svc *v = &s->svcs[i];
         struct ipc_svc_stats *st = v->stats;
@@ -624,7 +667,22 @@ static bool ctl_dispatch(struct sup *s, char **words, int nw, FILE *f, struct su
     return false;
 }
 
-enum sup_answer sup_ctl_handle(struct sup *s, char *req, FILE *f, struct sup_ctl_wait *wait)
+/* What a member of control_group may ask: the requests that change nothing. */
+static bool ctl_reads_only(char **w, int nw)
+{
+    if (nw == 0)
+        return true;
+    if (!strcmp(w[0], "status") || !strcmp(w[0], "stats") || !strcmp(w[0], "link"))
+        return true;
+    for (int i = 1; !strcmp(w[0], "reload") && i < nw; i++)
+        if (!strcmp(w[i], "diff")) /* check --diff: what a reload would do, done by none */
+            return true;
+    bool shows = !strcmp(w[0], "route") || !strcmp(w[0], "neigh") || !strcmp(w[0], "shaper");
+    return shows && (nw == 1 || !strcmp(w[1], "show") || !strcmp(w[1], "json") ||
+                     (!strcmp(w[0], "route") && !strcmp(w[1], "get")));
+}
+
+enum sup_answer sup_ctl_handle(struct sup *s, char *req, FILE *f, struct sup_ctl_wait *wait, bool read_only)
 {
     /* One line: what follows the first newline is not part of it, and a
      * client that ends its line with CRLF means the same request. */
@@ -641,6 +699,13 @@ enum sup_answer sup_ctl_handle(struct sup *s, char *req, FILE *f, struct sup_ctl
             return SUP_ANS_ERR;
         }
         words[nw++] = w;
+    }
+    if (read_only && !ctl_reads_only(words, nw)) {
+        const struct group *gr = getgrgid(s->ctl_gid);
+        fprintf(f, "%s%s%s needs root: members of group %s may only read (status, stats, link, route show|get, "
+                   "neigh show, shaper show, check --diff)\n", words[0], nw > 1 ? " " : "", nw > 1 ? words[1] : "",
+                gr ? gr->gr_name : s->m.router.control_group);
+        return SUP_ANS_ERR;
     }
     bool failed = false;
     if (!ctl_dispatch(s, words, nw, f, wait, &failed))
@@ -669,8 +734,13 @@ int sup_ctl_client(const char *sock, int argc, char **argv)
     memcpy(sa.sun_path, sock, strlen(sock) + 1);
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-        fprintf(stderr, "ringrouter: cannot reach the supervisor at %s: %s (is `ringrouter up` running?)\n", sock,
-                strerror(errno));
+        int e = errno;
+        if (e == EACCES || e == EPERM)
+            fprintf(stderr, "ringrouter: %s: %s: the control socket is root's, and for the read commands its "
+                            "group's ([router] control_group, by default ringrouter)\n", sock, strerror(e));
+        else
+            fprintf(stderr, "ringrouter: cannot reach the supervisor at %s: %s (is `ringrouter up` running?)\n",
+                    sock, strerror(e));
         if (fd >= 0)
             close(fd);
         return SUP_EXIT_SYSTEM;

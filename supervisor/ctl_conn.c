@@ -108,9 +108,15 @@ static void conn_request(struct sup *s, struct sup_ctl_conn *c, bool too_long)
     if (too_long) {
         fprintf(c->out, "request: longer than %u bytes\n", SUP_CTL_REQ_MAX - 1);
         ans = SUP_ANS_ERR;
+    } else if (c->peer_uid != 0 && !c->read_only) {
+        /* The socket's mode keeps such a client out already; this holds if
+         * someone loosens it. */
+        fprintf(c->out, "permission denied: uid %u is not root and not in the control socket's group\n",
+                (unsigned)c->peer_uid);
+        ans = SUP_ANS_ERR;
     } else {
         s->ctl_iwait = &c->iwait; /* where `inject` leaves its wait */
-        ans = sup_ctl_handle(s, c->req, c->out, &c->wait);
+        ans = sup_ctl_handle(s, c->req, c->out, &c->wait, c->read_only);
         s->ctl_iwait = NULL;
     }
     if (c->wait.pending || c->iwait.pending) {
@@ -154,6 +160,33 @@ static void conn_read(struct sup *s, struct sup_ctl_conn *c)
     }
 }
 
+#ifndef SO_PEERGROUPS
+#define SO_PEERGROUPS 59 /* Linux 4.13; older C libraries lack the name */
+#endif
+
+/* Who is asking: root may do everything; a member of control_group (by its
+ * gid or a supplementary group) may only read; anyone else nothing. Asked
+ * of the kernel at accept, not of anything the client says. */
+static void conn_peer(const struct sup *s, struct sup_ctl_conn *c)
+{
+    struct ucred cr;
+    socklen_t len = sizeof(cr);
+    c->peer_uid = (uid_t)-1;
+    c->read_only = false;
+    if (getsockopt(c->fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) < 0)
+        return;
+    c->peer_uid = cr.uid;
+    if (cr.uid == 0 || s->ctl_gid == (gid_t)-1)
+        return;
+    bool member = cr.gid == s->ctl_gid;
+    gid_t groups[256];
+    len = sizeof(groups);
+    if (!member && getsockopt(c->fd, SOL_SOCKET, SO_PEERGROUPS, groups, &len) == 0)
+        for (size_t i = 0; i < len / sizeof(gid_t) && !member; i++)
+            member = groups[i] == s->ctl_gid;
+    c->read_only = member;
+}
+
 void sup_ctl_accept(struct sup *s)
 {
     for (;;) {
@@ -172,6 +205,7 @@ void sup_ctl_accept(struct sup *s)
             continue;
         }
         *c = (struct sup_ctl_conn){.st = SUP_CONN_READ, .fd = fd, .deadline_ns = sup_now_ns() + SUP_CTL_DEADLINE_NS};
+        conn_peer(s, c);
         struct epoll_event ev = {.events = EPOLLIN, .data.u64 = SUP_POLL_KEY(SUP_POLL_CONN, c - s->conns)};
         if (epoll_ctl(s->ep_fd, EPOLL_CTL_ADD, fd, &ev) < 0) {
             close(fd);

@@ -131,8 +131,8 @@ static void link_one(struct sup *s, int p, bool json, bool first, FILE *f)
             sup_json_str(f, pt->netns);
         else
             fprintf(f, "null");
-        fprintf(f, ",\"driver\":\"%s\",\"queues\":%u,\"mac\":\"%s\",\"mtu\":%u,\"addresses\":[\"%s\"],\"state\":\"%s\","
-                   "\"services\":[", driver, queues, mac, pt->mtu, addr, sup_state_name(worst));
+        fprintf(f, ",\"driver\":\"%s\",\"queues\":%u,\"mac\":\"%s\",\"mtu_bytes\":%u,\"addresses\":[\"%s\"],"
+                   "\"state\":\"%s\",\"services\":[", driver, queues, mac, pt->mtu, addr, sup_state_name(worst));
         for (int i = 0, n = 0; i < s->nsvcs; i++) {
             if (s->svcs[i].port != p)
                 continue;
@@ -166,8 +166,10 @@ static void link_one(struct sup *s, int p, bool json, bool first, FILE *f)
 
 void sup_ctl_link(struct sup *s, int port, bool json, FILE *f)
 {
-    if (json)
-        fprintf(f, "{\"links\":[");
+    if (json) {
+        sup_json_begin(f);
+        fprintf(f, "\"links\":[");
+    }
     bool first = true;
     for (size_t p = 0; p < s->m.nports; p++) {
         if (port >= 0 && (int)p != port)

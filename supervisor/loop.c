@@ -8,6 +8,7 @@
  */
 #include "supervisor/sup.h"
 #include "supervisor/inject.h"
+#include "supervisor/notify.h"
 #include "supervisor/reload.h"
 
 #include <errno.h>
@@ -90,7 +91,7 @@ static void on_pidfd(struct sup *s, struct sup_svc *v)
     if (v->sb_pidfd >= 0 && reap(v->sb_pidfd, &status)) {
         char how[96];
         sup_exit_text(how, sizeof(how), status);
-        sup_log("%s: standby pid %d %s; another in 1 s", v->name, (int)v->sb_pid, how);
+        sup_warn("%s: standby pid %d %s; another in 1 s", v->name, (int)v->sb_pid, how);
         snprintf(v->sb_exit, sizeof(v->sb_exit), "%s", how);
         v->sb_deaths++; /* an upgrade waiting on this standby sees it (upgrade.c) */
         close(v->sb_pidfd);
@@ -132,6 +133,7 @@ static void begin_shutdown(struct sup *s, const char *why)
     if (s->shutting_down)
         return;
     s->shutting_down = true;
+    sup_notify_stopping(why);
     sup_log("%s: stopping every service", why);
     for (int i = 0; i < s->nsvcs; i++) {
         sup_standby_dismiss(s, &s->svcs[i]);
@@ -190,8 +192,8 @@ void sup_retick(struct sup *s)
 
 static void census_line(const char *what, const struct ipc_census *c)
 {
-    sup_log("census: %s%u of %u free, %u held, %u in rings, %u lent, %u lost, %u duplicated, %u bad owner, %u bad depot "
-            "words, %u bad links",
+    sup_err("census: %s%u of %u free, %u held, %u in rings, %u lent, %u lost, %u duplicated, %u bad owner, "
+            "%u bad depot words, %u bad links",
             what, c->free, c->total, c->held, c->in_rings, c->kernel, c->lost, c->dup, c->bad_owner, c->bad_depot,
             c->bad_link);
 }
@@ -215,7 +217,7 @@ static int final_census(struct sup *s)
     int ret = ipc_pool_census(&s->pool, s->ring_ref, (unsigned)s->nrings, &c);
     if (ret == 0 && c.free == c.total) {
         if (s->leaked) {
-            sup_log("census: LEAK: %u buffers left held by services at exit (named above); all %u free after reclaim",
+            sup_err("census: LEAK: %u buffers left held by services at exit (named above); all %u free after reclaim",
                     s->leaked, c.total);
             return -1;
         }
@@ -239,9 +241,9 @@ static int final_census(struct sup *s)
             if (s->svcs[i].owner == o)
                 who = s->svcs[i].name;
         if (who)
-            sup_log("census: %s holds %u buffers", who, c.held_by[o]);
+            sup_err("census: %s holds %u buffers", who, c.held_by[o]);
         else
-            sup_log("census: owner id %u, which no service has, holds %u buffers", o, c.held_by[o]);
+            sup_err("census: owner id %u, which no service has, holds %u buffers", o, c.held_by[o]);
     }
     return -1;
 }
@@ -260,7 +262,7 @@ int sup_run(struct sup *s)
     s->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
     s->ep_fd = epoll_create1(EPOLL_CLOEXEC);
     if (s->sig_fd < 0 || s->timer_fd < 0 || s->ep_fd < 0) {
-        sup_log("cannot set up the event loop: %s", strerror(errno));
+        sup_err("cannot set up the event loop: %s", strerror(errno));
         return SUP_EXIT_SYSTEM;
     }
     s->tick_ns = pick_tick(s);
@@ -270,7 +272,7 @@ int sup_run(struct sup *s)
     };
     timerfd_settime(s->timer_fd, 0, &its, NULL);
     if (sup_ctl_listen(s, &err) < 0) {
-        sup_log("%s", err.msg);
+        sup_err("%s", err.msg);
         return SUP_EXIT_SYSTEM;
     }
     ep_add(s, s->sig_fd, SUP_POLL_KEY(SUP_POLL_SIGNAL, 0));
@@ -280,6 +282,7 @@ int sup_run(struct sup *s)
     sup_log("%s: %d services, %d rings, %u buffers of %u bytes; control socket %s", s->manifest_name, s->nsvcs,
             s->nrings, s->pool.nbufs, s->pool.frame_size, s->sock_path);
     sup_ids_log(s);
+    sup_notify_init();
     for (int i = 0; i < s->nsvcs; i++)
         sup_event(s, &s->svcs[i], SUP_EV_RESTART, 0);
 
@@ -289,7 +292,7 @@ int sup_run(struct sup *s)
         if (n < 0) {
             if (errno == EINTR)
                 continue;
-            sup_log("epoll_wait: %s", strerror(errno));
+            sup_err("epoll_wait: %s", strerror(errno));
             return SUP_EXIT_SYSTEM;
         }
         for (int i = 0; i < n; i++) {
@@ -329,6 +332,7 @@ int sup_run(struct sup *s)
         sup_reload_tick(s, now);
         sup_ctl_tick(s, now);
         sup_inject_tick(s, now);
+        sup_notify_tick(s, now);
     }
     sup_ctl_close_all(s);
     sup_reload_end(s);

@@ -71,6 +71,7 @@ enum sup_router_key {
     SUP_ROUTER_ICMP_RATE,
     SUP_ROUTER_ICMP_BURST,
     SUP_ROUTER_STAGES,
+    SUP_ROUTER_CONTROL_GROUP,
     SUP_ROUTER_NKEYS
 };
 
@@ -103,6 +104,7 @@ struct sup_router {
     uint32_t icmp_rate;   /* ICMP errors per second; 0: never send them */
     uint32_t icmp_burst;
     bool stages;          /* count CPU cycles per stage in every service (stats --stages) */
+    char control_group[SUP_USER_MAX + 1]; /* members may run the read commands; "": root only */
 };
 
 enum sup_driver { SUP_DRIVER_TAP = 1, SUP_DRIVER_AFXDP = 2 };

@@ -91,6 +91,9 @@ static const struct sup_key sup_router_keys[] = {
     /* off: each stage hook is one predictable branch; on: a TSC read per stage */
     [SUP_ROUTER_STAGES] = {"stages", sup_p_bool, KEY(struct sup_router, stages), .words = sup_on_off_words,
                            .def = "off"},
+    /* whose members may read the control socket (ctl.c); a group that does not exist is skipped */
+    [SUP_ROUTER_CONTROL_GROUP] = {"control_group", sup_p_user, KEY(struct sup_router, control_group),
+                                  .def = "ringrouter"},
 };
 
 static const struct sup_word sup_driver_words[] = {{"tap", SUP_DRIVER_TAP}, {"afxdp", SUP_DRIVER_AFXDP}, {NULL, 0}};

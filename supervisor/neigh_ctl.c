@@ -68,8 +68,10 @@ static bool neigh_show(struct sup *s, char **argv, int argc, FILE *f)
         }
     }
     char b1[24], mac[24];
-    if (json)
-        fprintf(f, "{\"neighbours\":[");
+    if (json) {
+        sup_json_begin(f);
+        fprintf(f, "\"neighbours\":[");
+    }
     else
         fprintf(f, "%-16s %-18s %-8s %-11s %s\n", "ADDRESS", "MAC", "PORT", "STATE", "QUEUED");
     unsigned shown = 0, busy = 0;
@@ -87,7 +89,7 @@ static bool neigh_show(struct sup *s, char **argv, int argc, FILE *f)
             fprintf(f, "%s{\"address\":\"%s\",\"mac\":\"%s\",\"port\":", shown ? "," : "",
                     sup_ip_str(e.ip, b1, sizeof(b1)), mac);
             sup_json_str(f, port);
-            fprintf(f, ",\"state\":\"%s\",\"queued\":%u}", neigh_state(e.state), e.qlen);
+            fprintf(f, ",\"state\":\"%s\",\"queued_packets\":%u}", neigh_state(e.state), e.qlen);
         } else {
             fprintf(f, "%-16s %-18s %-8s %-11s %u\n", sup_ip_str(e.ip, b1, sizeof(b1)),
                     e.state == NEIGH_INCOMPLETE ? "-" : mac, port, neigh_state(e.state), e.qlen);
@@ -117,8 +119,8 @@ static struct sup_svc *router_of(struct sup *s)
 static void mbox_corrupt(struct sup *s, const char *word, size_t off, uint64_t val, const char *why)
 {
     s->shm_corrupt++;
-    sup_log("neighbour table: mailbox %s at offset %#zx is %llu, %s; not trusted", word, off, (unsigned long long)val,
-            why);
+    sup_warn("neighbour table: mailbox %s at offset %#zx is %llu, %s; not trusted", word, off, (unsigned long long)val,
+             why);
 }
 
 #define MBOX_OFF(field) (offsetof(struct neigh_shared, cmd) + offsetof(struct neigh_mbox, field))

@@ -58,13 +58,13 @@ static void start(struct sup *s, struct sup_svc *v)
         v->state = SUP_ST_STARTING;
         v->deadline_ns = now + MS(SUP_READY_TIMEOUT_MS);
         if (sup_watch(s, v) < 0)
-            sup_log("%s: cannot watch pid %d", v->name, (int)v->pid);
+            sup_err("%s: cannot watch pid %d", v->name, (int)v->pid);
         sup_log("%s: standby pid %d takes over", v->name, (int)v->pid);
         return;
     }
     if (sup_spawn(s, v, false, &err) < 0) {
         /* A failed start counts as a death: the same limits apply. */
-        sup_log("%s: cannot start: %s", v->name, err.msg);
+        sup_err("%s: cannot start: %s", v->name, err.msg);
         snprintf(v->last_exit, sizeof(v->last_exit), "start failed: %.80s", err.msg);
         v->pid = 0;
         v->state = SUP_ST_BACKOFF;
@@ -76,7 +76,7 @@ static void start(struct sup *s, struct sup_svc *v)
     v->state = SUP_ST_STARTING;
     v->deadline_ns = now + MS(SUP_READY_TIMEOUT_MS);
     if (sup_watch(s, v) < 0)
-        sup_log("%s: cannot watch pid %d", v->name, (int)v->pid);
+        sup_err("%s: cannot watch pid %d", v->name, (int)v->pid);
     sup_log("%s: started, pid %d", v->name, (int)v->pid);
 }
 
@@ -116,9 +116,9 @@ void sup_rings_repair(struct sup *s, const int *idx, int n)
         uint16_t po = sh->prod_owner, co = sh->cons_owner;
         if (ipc_ring_ref_repair(&s->ring_ref[r])) {
             s->shm_corrupt++;
-            sup_log("ring %s: its header's size, mask or owners at offset %#zx were overwritten (size %u, mask %#x, "
-                    "owners %u -> %u); repaired", s->rings[r].name, offsetof(struct ipc_ring_shared, size), size, mask,
-                    po, co);
+            sup_warn("ring %s: its header's size, mask or owners at offset %#zx were overwritten (size %u, mask %#x, "
+                     "owners %u -> %u); repaired", s->rings[r].name, offsetof(struct ipc_ring_shared, size), size, mask,
+                     po, co);
         }
     }
 }
@@ -137,13 +137,13 @@ void sup_shared_repair(struct sup *s, struct sup_svc *v)
     struct ipc_pool_hdr *h = s->pool.hdr;
     if (memcmp(h, &s->pool_hdr, offsetof(struct ipc_pool_hdr, hint_full)) != 0) {
         s->shm_corrupt++;
-        sup_log("pool: its header (geometry, %u buffers of %u bytes) was overwritten; repaired", s->pool_hdr.nbufs,
-                s->pool_hdr.frame_size);
+        sup_warn("pool: its header (geometry, %u buffers of %u bytes) was overwritten; repaired", s->pool_hdr.nbufs,
+                 s->pool_hdr.frame_size);
         memcpy(h, &s->pool_hdr, offsetof(struct ipc_pool_hdr, hint_full));
     }
     if (memcmp(&v->stats->shm, &v->stats_shm, sizeof(v->stats_shm)) != 0) {
         s->shm_corrupt++;
-        sup_log("%s: its stats region's header was overwritten; repaired", v->name);
+        sup_warn("%s: its stats region's header was overwritten; repaired", v->name);
         v->stats->shm = v->stats_shm;
     }
     int idx[2 * IPC_SVC_MAX_RINGS], n = 0;
@@ -171,13 +171,13 @@ static void count_leak(struct sup *s, struct sup_svc *v, const struct ipc_ring_r
         held++;
 #endif
     if (held < 0) {
-        sup_log("%s: census: cannot count what it held: %s", v->name, strerror(-held));
+        sup_err("%s: census: cannot count what it held: %s", v->name, strerror(-held));
         return;
     }
     if (held == 0)
         return;
     s->leaked += (unsigned)held;
-    sup_log("census: LEAK: %s held %d buffers at exit", v->name, held);
+    sup_err("census: LEAK: %s held %d buffers at exit", v->name, held);
 }
 
 static void reclaim(struct sup *s, struct sup_svc *v, bool clean_stop)
@@ -196,7 +196,7 @@ static void reclaim(struct sup *s, struct sup_svc *v, bool clean_stop)
         count_leak(s, v, rings, n);
     int r = ipc_pool_reclaim(&s->pool, v->owner, rings, n);
     if (r < 0)
-        sup_log("%s: reclaim failed: %s", v->name, strerror(-r));
+        sup_err("%s: reclaim failed: %s", v->name, strerror(-r));
     else if (r > 0)
         sup_log("%s: reclaimed %d buffers", v->name, r);
     ipc_st_rlx(&v->stats->state, IPC_SVC_STARTING);
@@ -224,21 +224,21 @@ static void act_died(struct sup *s, struct sup_svc *v, int status)
     bool clean = WIFEXITED(status) && WEXITSTATUS(status) == 0;
     if (v->m->restart == SUP_RESTART_NEVER || (v->m->restart == SUP_RESTART_ON_FAILURE && clean)) {
         v->state = SUP_ST_DOWN;
-        sup_log("%s: %s; not restarting (restart = %s)", v->name, v->last_exit,
-                v->m->restart == SUP_RESTART_NEVER ? "never" : "on-failure");
+        sup_warn("%s: %s; not restarting (restart = %s)", v->name, v->last_exit,
+                 v->m->restart == SUP_RESTART_NEVER ? "never" : "on-failure");
         return;
     }
     record_death(v, now);
     unsigned recent = deaths_in_window(v, now);
     if (recent > v->m->restart_limit) {
         v->state = SUP_ST_FAILED;
-        sup_log("%s: %s; failed: %u deaths within %u ms exceed restart_limit %u; not restarting", v->name,
+        sup_err("%s: %s; failed: %u deaths within %u ms exceed restart_limit %u; not restarting", v->name,
                 v->last_exit, recent, v->m->restart_window_ms, v->m->restart_limit);
         return;
     }
     v->restarts++;
     if (v->consecutive <= 1) {
-        sup_log("%s: %s; restarting now", v->name, v->last_exit);
+        sup_warn("%s: %s; restarting now", v->name, v->last_exit);
         start(s, v);
         return;
     }
@@ -248,8 +248,8 @@ static void act_died(struct sup *s, struct sup_svc *v, int status)
         delay = SUP_BACKOFF_CAP_MS;
     v->state = SUP_ST_BACKOFF;
     v->deadline_ns = now + MS(delay);
-    sup_log("%s: %s; restarting in %llu ms (death %u in a row)", v->name, v->last_exit, (unsigned long long)delay,
-            v->consecutive);
+    sup_warn("%s: %s; restarting in %llu ms (death %u in a row)", v->name, v->last_exit, (unsigned long long)delay,
+             v->consecutive);
 }
 
 static void act_ready(struct sup *s, struct sup_svc *v, int status)
@@ -287,7 +287,7 @@ static void act_ready(struct sup *s, struct sup_svc *v, int status)
 static void act_kill(struct sup *s, struct sup_svc *v, const char *why)
 {
     (void)s;
-    sup_log("%s: %s; killing pid %d", v->name, why, (int)v->pid);
+    sup_warn("%s: %s; killing pid %d", v->name, why, (int)v->pid);
     if (v->pidfd >= 0)
         syscall(SYS_pidfd_send_signal, v->pidfd, SIGKILL, NULL, 0);
 }

@@ -260,7 +260,7 @@ void sup_reload_signal(struct sup *s)
     size_t len = 0;
     FILE *f = open_memstream(&text, &len);
     if (!f) {
-        sup_log("Hangup: cannot reload: out of memory");
+        sup_err("Hangup: cannot reload: out of memory");
         return;
     }
     sup_log("Hangup: reloading %s", s->manifest_name);
@@ -268,7 +268,7 @@ void sup_reload_signal(struct sup *s)
     fclose(f);
     if (!ok)
         for (char *save = NULL, *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
-            sup_log("%s", l);
+            sup_err("%s", l); /* a reload refused: nothing changed */
     free(text);
 }
 

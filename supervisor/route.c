@@ -414,8 +414,10 @@ static bool route_show(struct sup *s, char **argv, int argc, FILE *f)
         return false;
     }
     qsort(l.rows, l.n, sizeof(*l.rows), cmp_route);
-    if (json)
-        fprintf(f, "{\"routes\":[");
+    if (json) {
+        sup_json_begin(f);
+        fprintf(f, "\"routes\":[");
+    }
     else
         fprintf(f, "%-20s %-16s %-16s %s\n", "PREFIX", "VIA", "PORT", "ORIGIN");
     bool first = true;
@@ -462,7 +464,8 @@ static bool route_get(struct sup *s, char **argv, int argc, FILE *f)
         return false;
     }
     if (json) {
-        fprintf(f, "{\"address\":\"%s\",\"route\":", sup_ip_str(a, b1, sizeof(b1)));
+        sup_json_begin(f);
+        fprintf(f, "\"address\":\"%s\",\"route\":", sup_ip_str(a, b1, sizeof(b1)));
         route_row(s, pfx, len, &nh, true, true, f);
         fprintf(f, "}\n");
     } else {
@@ -556,12 +559,12 @@ void sup_routes_load(struct sup *s)
     int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0) {
         if (errno != ENOENT)
-            sup_log("%s: %s; no saved routes added", path, strerror(errno));
+            sup_warn("%s: %s; no saved routes added", path, strerror(errno));
         return;
     }
     struct stat st;
     if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & (S_IWGRP | S_IWOTH))) {
-        sup_log("%s: not a file of this supervisor's alone (owner, mode); no saved routes added", path);
+        sup_warn("%s: not a file of this supervisor's alone (owner, mode); no saved routes added", path);
         close(fd);
         return;
     }
@@ -575,7 +578,7 @@ void sup_routes_load(struct sup *s)
     while (fgets(line, sizeof(line), in)) {
         lineno++;
         if (!strchr(line, '\n') && !feof(in)) {
-            sup_log("%s:%u: longer than %d bytes; skipped", path, lineno, ROUTES_LINE_MAX - 1);
+            sup_warn("%s:%u: longer than %d bytes; skipped", path, lineno, ROUTES_LINE_MAX - 1);
             bad++;
             int c;
             while ((c = fgetc(in)) != EOF && c != '\n')
@@ -593,7 +596,7 @@ void sup_routes_load(struct sup *s)
         bool existed;
         char e[256];
         if (!route_set(s, "route", words, n, true, &pfx, &nh, &existed, e, sizeof(e))) {
-            sup_log("%s:%u: %s; skipped", path, lineno, e);
+            sup_warn("%s:%u: %s; skipped", path, lineno, e);
             bad++;
             continue;
         }

@@ -293,10 +293,11 @@ bool sup_route6_get(struct sup *s, char **argv, int argc, FILE *f)
     char addr[64], pfx[64];
     snprintf(addr, sizeof(addr), "%s", A6(a));
     snprintf(pfx, sizeof(pfx), "%s/%u", A6(best->addr), best->len);
-    if (json)
-        fprintf(f, "{\"address\":\"%s\",\"route\":{\"prefix\":\"%s\",\"via\":%s%s%s,\"port\":\"%s\"}}\n", addr, pfx,
+    if (json) {
+        sup_json_begin(f);
+        fprintf(f, "\"address\":\"%s\",\"route\":{\"prefix\":\"%s\",\"via\":%s%s%s,\"port\":\"%s\"}}\n", addr, pfx,
                 gw ? "\"" : "", gw ? A6(best->nh.gw) : "null", gw ? "\"" : "", port);
-    else
+    } else
         fprintf(f, "%s: %s %s%s port %s\n", addr, pfx, gw ? "via " : "connected", gw ? A6(best->nh.gw) : "", port);
     free(l.rows);
     return true;
@@ -339,7 +340,8 @@ void sup_neigh6_show(struct sup *s, bool json, FILE *f)
         const char *port = e.port < s->m.nports ? s->m.ports[e.port].name : "?";
         if (json) {
             fprintf(
-                f, "%s{\"address\":\"%s\",\"mac\":\"%s\",\"port\":\"%s\",\"state\":\"%s\",\"router\":%s,\"queued\":%u}",
+                f, "%s{\"address\":\"%s\",\"mac\":\"%s\",\"port\":\"%s\",\"state\":\"%s\",\"router\":%s,"
+                   "\"queued_packets\":%u}",
                 shown ? "," : "", A6(e.ip), mac, port, neigh6_state(e.state), e.is_router ? "true" : "false", e.qlen);
         } else {
             if (!shown)

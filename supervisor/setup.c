@@ -103,7 +103,7 @@ int sup_in_netns(const char *netns, int (*fn)(void *), void *arg, struct ipc_err
     ret = fn(arg);
     if (setns(self, CLONE_NEWNET) < 0) {
         /* Staying in the wrong namespace would misplace every later device. */
-        sup_log("fatal: cannot return to our own network namespace: %s", strerror(errno));
+        sup_err("fatal: cannot return to our own network namespace: %s", strerror(errno));
         abort();
     }
 out:
@@ -551,7 +551,7 @@ static int setup_tables(struct sup *s, struct ipc_err *err)
 static void pool_report(void *arg, const char *line)
 {
     (void)arg;
-    sup_log("%s", line);
+    sup_warn("%s", line);
 }
 
 int sup_svc_add(struct sup *s, const struct sup_service *ms, struct ipc_err *err)

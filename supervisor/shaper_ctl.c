@@ -146,7 +146,8 @@ static void mbox_corrupt(struct sup *s, const struct sup_svc *v, const char *wor
                          const char *why)
 {
     s->shm_corrupt++;
-    sup_log("%s: mailbox %s at offset %#zx is %llu, %s; not trusted", v->name, word, off, (unsigned long long)val, why);
+    sup_warn("%s: mailbox %s at offset %#zx is %llu, %s; not trusted", v->name, word, off, (unsigned long long)val,
+             why);
 }
 
 static struct sup_svc *shaper_of(struct sup *s, int port)
@@ -166,8 +167,8 @@ static void show_port(struct sup *s, struct sup_svc *v, bool json, bool first, F
     if (!rate)
         rate = s->m.shapers[p->shaper].rate; /* not started yet */
     if (json)
-        fprintf(f, "%s{\"port\":\"%s\",\"service\":\"%s\",\"rate\":%llu,\"backlog\":%llu,\"backlog_bytes\":%llu,"
-                   "\"tx_pkts\":%llu,\"overflow_drops\":%llu,\"codel_drops\":%llu,\"marks\":%llu,\"classes\":[",
+        fprintf(f, "%s{\"port\":\"%s\",\"service\":\"%s\",\"rate_bits_per_second\":%llu,\"backlog_packets\":%llu,"
+                   "\"backlog_bytes\":%llu,\"tx_pkts\":%llu,\"overflow_drops\":%llu,\"codel_drops\":%llu,\"marks\":%llu,\"classes\":[",
                 first ? "" : ",", p->name, v->name, (unsigned long long)rate,
                 (unsigned long long)ctr_get(st, "backlog"), (unsigned long long)ctr_get(st, "backlog_bytes"),
                 (unsigned long long)ctr_get(st, "tx_pkts"), (unsigned long long)ctr_get(st, "overflow_drops"),
@@ -191,8 +192,9 @@ static void show_port(struct sup *s, struct sup_svc *v, bool json, bool first, F
                                k == SHP_C_RATE ? cfg.classes[c].rate : k == SHP_C_CEIL ? cfg.classes[c].ceil : 0);
         const char *name = cfg.classes[c].name;
         if (json)
-            fprintf(f, "%s{\"name\":\"%s\",\"rate\":%llu,\"ceil\":%llu,\"measured\":%llu,\"tx_pkts\":%llu,"
-                       "\"tx_bytes\":%llu,\"backlog\":%llu,\"drops\":%llu,\"marks\":%llu}",
+            fprintf(f, "%s{\"name\":\"%s\",\"rate_bits_per_second\":%llu,\"ceil_bits_per_second\":%llu,"
+                       "\"measured_bits_per_second\":%llu,\"tx_pkts\":%llu,\"tx_bytes\":%llu,\"backlog_packets\":%llu,"
+                       "\"drops\":%llu,\"marks\":%llu}",
                     c ? "," : "", name, (unsigned long long)val[SHP_C_RATE], (unsigned long long)val[SHP_C_CEIL],
                     (unsigned long long)val[SHP_C_BPS], (unsigned long long)val[SHP_C_TX_PKTS],
                     (unsigned long long)val[SHP_C_TX_BYTES], (unsigned long long)val[SHP_C_BACKLOG],
@@ -231,8 +233,10 @@ static bool shaper_show(struct sup *s, char **argv, int argc, FILE *f)
         }
     }
     bool first = true;
-    if (json)
-        fprintf(f, "{\"shapers\":[");
+    if (json) {
+        sup_json_begin(f);
+        fprintf(f, "\"shapers\":[");
+    }
     for (int i = 0; i < s->nsvcs; i++) {
         struct sup_svc *v = &s->svcs[i];
         if (v->kind != IPC_SVC_SHAPER || (port >= 0 && v->port != port))

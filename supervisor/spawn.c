@@ -255,12 +255,12 @@ void sup_standby_spawn(struct sup *s, struct sup_svc *v)
     if (v->sb_pid > 0 || s->shutting_down)
         return;
     if (sup_spawn(s, v, true, &err) < 0) {
-        sup_log("%s: no standby: %s", v->name, err.msg);
+        sup_warn("%s: no standby: %s", v->name, err.msg);
         v->sb_retry_ns = sup_now_ns() + 1000000000ull;
         return;
     }
     if (sup_watch_standby(s, v) < 0)
-        sup_log("%s: cannot watch standby pid %d", v->name, (int)v->sb_pid);
+        sup_err("%s: cannot watch standby pid %d", v->name, (int)v->sb_pid);
 }
 
 /* Promote the standby: it becomes the running instance. */
@@ -294,8 +294,8 @@ bool sup_standby_activate(struct sup *s, struct sup_svc *v)
      * timeout. Start afresh instead, at the cost of an exec. */
     char st = proc_state(v->sb_pid);
     if (st == 'T' || st == 't' || st == 'Z' || st == 'X' || st == '?') {
-        sup_log("%s: standby pid %d is %s; starting a new instance instead", v->name, (int)v->sb_pid,
-                st == 'T' ? "stopped" : st == 't' ? "being traced" : "gone");
+        sup_warn("%s: standby pid %d is %s; starting a new instance instead", v->name, (int)v->sb_pid,
+                 st == 'T' ? "stopped" : st == 't' ? "being traced" : "gone");
         sup_standby_dismiss(s, v);
         return false;
     }

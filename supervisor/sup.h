@@ -179,6 +179,8 @@ struct sup_ctl_conn {
     size_t len, off; /* the answer's length, and how much of it is sent */
     struct sup_ctl_wait wait;
     struct sup_inject_wait iwait;
+    uid_t peer_uid; /* the client's, from SO_PEERCRED at accept */
+    bool read_only; /* not root: a member of [router] control_group, who may only read */
 };
 
 /* A route added or replaced with `ringrouter route` since `up` (or loaded
@@ -233,6 +235,7 @@ struct sup {
 
     char sock_path[128];
     int ctl_fd;
+    gid_t ctl_gid; /* [router] control_group's gid, whose members may read; (gid_t)-1: root only */
     struct sup_ctl_conn conns[SUP_CTL_CONNS];
     int sig_fd;
     int timer_fd;
@@ -305,7 +308,7 @@ int sup_ctl_listen(struct sup *s, struct ipc_err *err);
 /* The head of an answer: "ERR" (the client's mistake, exit 100), "OK", or
  * "FAILED" (`status` with a failed service: the text as for OK, exit 3). */
 enum sup_answer { SUP_ANS_ERR, SUP_ANS_OK, SUP_ANS_FAILED };
-enum sup_answer sup_ctl_handle(struct sup *s, char *req, FILE *f, struct sup_ctl_wait *w);
+enum sup_answer sup_ctl_handle(struct sup *s, char *req, FILE *f, struct sup_ctl_wait *w, bool read_only);
 int sup_ctl_client(const char *sock, int argc, char **argv);
 
 /* route.c: routes at run time; neigh_ctl.c: neighbours at run time */

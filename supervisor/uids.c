@@ -213,9 +213,9 @@ void sup_ids_log(const struct sup *s)
 {
     const struct sup_router *r = &s->m.router;
     if (r->user[0]) {
-        sup_log("every service runs as user %s (uid %u, gid %u): they share a uid, so each can signal the others; "
-                "[router] uids gives each its own",
-                r->user, (unsigned)s->uid, (unsigned)s->gid);
+        sup_notice("every service runs as user %s (uid %u, gid %u): they share a uid, so each can signal the others; "
+                   "[router] uids gives each its own",
+                   r->user, (unsigned)s->uid, (unsigned)s->gid);
         return;
     }
     for (int i = 0; i < s->nsvcs; i++)

@@ -29,7 +29,12 @@ int sup_cmd_up(const char *file)
     int ret = file ? sup_manifest_load_file(file, &s->m, &merr)
                    : sup_manifest_load_string(SUP_DEFAULT_MANIFEST_NAME, sup_default_manifest, &s->m, &merr);
     if (ret < 0) {
-        fprintf(stderr, "%s\n", merr.msg);
+        char mark[4];
+        /* As `check` prints it; under systemd, marked and prefixed as every log line. */
+        if (*sup_log_prio(3, mark))
+            sup_err("%s", merr.msg);
+        else
+            fprintf(stderr, "%s\n", merr.msg);
         return ret == -EINVAL || ret == -ENOENT || ret == -EACCES || ret == -EFBIG ? SUP_EXIT_USAGE : SUP_EXIT_SYSTEM;
     }
     snprintf(s->manifest_name, sizeof(s->manifest_name), "%s", file ? file : SUP_DEFAULT_MANIFEST_NAME);
@@ -43,7 +48,7 @@ int sup_cmd_up(const char *file)
     struct ipc_err err;
     ret = sup_setup(s, &err);
     if (ret < 0) {
-        sup_log("setup: %s", err.msg);
+        sup_err("setup: %s", err.msg);
         sup_teardown(s);
         sup_manifest_free(&s->m);
         return ret == -ENOENT || ret == -EPERM ? SUP_EXIT_USAGE : SUP_EXIT_SYSTEM;

@@ -242,7 +242,7 @@ static void roll_back(struct sup *s, struct sup_svc *v, const char *why)
     if (why != u->why)
         snprintf(u->why, sizeof(u->why), "%.*s", (int)sizeof(u->why) - 1, why);
     u->rolled_back = true;
-    sup_log("%s: upgrade rolled back to %s: %s", v->name, u->old_binary, why);
+    sup_warn("%s: upgrade rolled back to %s: %s", v->name, u->old_binary, why);
     (void)s;
 }
 

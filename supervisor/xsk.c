@@ -113,14 +113,16 @@ static int xsk_libbpf_print(enum libbpf_print_level level, const char *fmt, va_l
 {
     if (level == LIBBPF_DEBUG || level == LIBBPF_INFO || strstr(fmt, "skipping unrecognized data section"))
         return 0;
-    return vfprintf(stderr, fmt, ap);
+    sup_vlog(4, fmt, ap);
+    return 0;
 }
 
 static int xsk_libxdp_print(enum libxdp_print_level level, const char *fmt, va_list ap)
 {
     if (level == LIBXDP_DEBUG || level == LIBXDP_INFO || strstr(fmt, "bpffs") || strstr(fmt, "without dispatcher"))
         return 0;
-    return vfprintf(stderr, fmt, ap);
+    sup_vlog(4, fmt, ap);
+    return 0;
 }
 
 static const char *mode_name(enum sup_xdp_mode m)
@@ -227,9 +229,9 @@ static void xsk_detach_stale(struct xsk_req *q)
     }
     if (ours && !others) {
         int ret = xdp_multiprog__detach(mp);
-        sup_log("port %s: %s a steering program a supervisor that did not stop left on %s%s%s", q->p->name,
-                ret < 0 ? "could not detach" : "detached", q->p->ifname, ret < 0 ? ": " : "",
-                ret < 0 ? strerror(-ret) : "");
+        sup_notice("port %s: %s a steering program a supervisor that did not stop left on %s%s%s", q->p->name,
+                   ret < 0 ? "could not detach" : "detached", q->p->ifname, ret < 0 ? ": " : "",
+                   ret < 0 ? strerror(-ret) : "");
     }
     xdp_multiprog__close(mp);
 }
@@ -280,10 +282,10 @@ static int fill_host_addrs(struct xsk_req *q)
             continue;
         uint32_t addr = ((struct sockaddr_in *)a->ifa_addr)->sin_addr.s_addr, one = 1;
         if (ntohl(addr) == q->p->address.addr)
-            sup_log("port %s: warning: the host has the router's own address %u.%u.%u.%u on %s; frames for it "
-                    "go to the host",
-                    q->p->name, (q->p->address.addr >> 24) & 255, (q->p->address.addr >> 16) & 255,
-                    (q->p->address.addr >> 8) & 255, q->p->address.addr & 255, q->p->ifname);
+            sup_warn("port %s: warning: the host has the router's own address %u.%u.%u.%u on %s; frames for it "
+                     "go to the host",
+                     q->p->name, (q->p->address.addr >> 24) & 255, (q->p->address.addr >> 16) & 255,
+                     (q->p->address.addr >> 8) & 255, q->p->address.addr & 255, q->p->ifname);
         if (bpf_map_update_elem(mfd, &addr, &one, BPF_ANY) == 0)
             q->nhost++;
     }
@@ -402,7 +404,7 @@ static int knob_state_read(const struct sup *s, const struct sup_port *p, uint32
     close(fd);
     unsigned a, b;
     if (n <= 0 || (buf[n] = '\0', sscanf(buf, "%u %u", &a, &b)) != 2) {
-        sup_log("port %s: %s is not \"N N\"; ignoring it", p->name, path);
+        sup_warn("port %s: %s is not \"N N\"; ignoring it", p->name, path);
         return -EINVAL;
     }
     orig[0] = a;
@@ -416,8 +418,8 @@ static void knob_state_write(const struct sup *s, const struct sup_port *p, cons
     knob_state_path(s, p, path, sizeof(path));
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0) {
-        sup_log("port %s: warning: %s: %s (a crash now would leave %s's NAPI knobs set)", p->name, path,
-                strerror(errno), p->ifname);
+        sup_warn("port %s: warning: %s: %s (a crash now would leave %s's NAPI knobs set)", p->name, path,
+                 strerror(errno), p->ifname);
         return;
     }
     dprintf(fd, "%u %u\n", orig[0], orig[1]);
@@ -460,9 +462,9 @@ static int xsk_busy_poll(struct xsk_req *q, int fd)
     char msg[160];
     int ret = napi_knobs(p->ifname, set, q->x->knob_old, false, msg, sizeof(msg));
     if (ret < 0) {
-        sup_log("port %s: warning: could not set %s's NAPI knobs (%s); busy polling works without them, "
-                "but the device's interrupts then compete with the driver",
-                p->name, p->ifname, msg);
+        sup_warn("port %s: warning: could not set %s's NAPI knobs (%s); busy polling works without them, "
+                 "but the device's interrupts then compete with the driver",
+                 p->name, p->ifname, msg);
         return 0;
     }
     q->x->knobs_set = true;
@@ -471,9 +473,9 @@ static int xsk_busy_poll(struct xsk_req *q, int fd)
     uint32_t orig[2];
     if (knob_state_read(q->s, p, orig) == 0) {
         memcpy(q->x->knob_old, orig, sizeof(orig));
-        sup_log("port %s: %s's NAPI knobs were left set by a supervisor that did not stop; the originals "
-                "(%u, %u) will be restored",
-                p->name, p->ifname, orig[0], orig[1]);
+        sup_notice("port %s: %s's NAPI knobs were left set by a supervisor that did not stop; the originals "
+                   "(%u, %u) will be restored",
+                   p->name, p->ifname, orig[0], orig[1]);
     } else {
         knob_state_write(q->s, p, q->x->knob_old);
     }
@@ -555,8 +557,8 @@ static int xsk_open_in_ns(void *arg)
          * the originals it recorded. */
         char msg[160];
         if (napi_knobs(p->ifname, orig, NULL, true, msg, sizeof(msg)) < 0)
-            sup_log("port %s: restoring %s's NAPI knobs left by a supervisor that did not stop: %s", p->name,
-                    p->ifname, msg);
+            sup_warn("port %s: restoring %s's NAPI knobs left by a supervisor that did not stop: %s", p->name,
+                     p->ifname, msg);
         else
             knob_state_remove(q->s, p);
     }
@@ -688,7 +690,7 @@ static int xsk_detach_in_ns(void *arg)
     if (x->knobs_set) {
         char msg[160];
         if (napi_knobs(d->p->ifname, x->knob_old, NULL, true, msg, sizeof(msg)) < 0)
-            sup_log("port %s: restoring %s's NAPI knobs: %s", d->p->name, d->p->ifname, msg);
+            sup_warn("port %s: restoring %s's NAPI knobs: %s", d->p->name, d->p->ifname, msg);
         else
             knob_state_remove(d->s, d->p);
         x->knobs_set = false;
@@ -708,8 +710,8 @@ void sup_xsk_release(struct sup *s)
             struct xsk_detach_req d = {.s = s, .x = x, .p = p};
             int ret = sup_in_netns(p->netns, xsk_detach_in_ns, &d, &err);
             if (ret < 0)
-                sup_log("port %s: detaching the XDP program from %s: %s", p->name, p->ifname,
-                        err.msg[0] ? err.msg : strerror(-ret));
+                sup_warn("port %s: detaching the XDP program from %s: %s", p->name, p->ifname,
+                         err.msg[0] ? err.msg : strerror(-ret));
         }
         /* The socket is the driver's dev_fd: close it there, once. */
         for (int v = 0; v < s->nsvcs; v++)

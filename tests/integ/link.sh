@@ -50,7 +50,7 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 assert isinstance(d, dict) and [l["name"] for l in d["links"]] == ["a", "b"], d
 for l, (ifn, ns, gw) in zip(d["links"], [sys.argv[2:5], sys.argv[5:8]]):
-    want = {"ifname": ifn, "netns": ns, "driver": "tap", "queues": 1, "mtu": 1500, "addresses": [gw + "/24"],
+    want = {"ifname": ifn, "netns": ns, "driver": "tap", "queues": 1, "mtu_bytes": 1500, "addresses": [gw + "/24"],
             "state": "up", "services": [{"name": "driver-" + l["name"], "state": "up"}]}
     for k, v in want.items():
         assert l[k] == v, (k, l[k], v)

@@ -128,7 +128,7 @@ rr_ok "shaper-b (pid $spid) killed under load, restarted (restarts ${RR_RESTARTS
 out=$(rr_in "$RR_NS_A" ping -n -c 3 -i 0.2 -W 2 "$RR_HOST_B" 2>&1) || rr_fail "ping A -> B after the restart: $out"
 rr_ok "ping A -> B after the restart: ok"
 out=$("$RR" shaper show --json -S "$RR_SOCK" 2>&1) || rr_fail "shaper show --json: $out"
-"$RR_PY" -c 'import json,sys; d=json.loads(sys.argv[1])["shapers"]; assert d[0]["rate"] == 90000000, d' "$out" ||
+"$RR_PY" -c 'import json,sys; d=json.loads(sys.argv[1])["shapers"]; assert d[0]["rate_bits_per_second"] == 90000000, d' "$out" ||
     rr_fail "after the restart the shaper does not run at the rate set before it (90mbit): $out"
 rr_ok "the restarted shaper resumed the rate set before the kill (90mbit)"
 

@@ -73,8 +73,8 @@ import json, sys
 d = json.loads(sys.argv[1])["shapers"]
 c = {k["name"]: k for k in d[0]["classes"]}
 assert set(c) == {"small", "rest"}, c
-assert c["small"]["rate"] == 20000000 and c["small"]["ceil"] == 30000000, c
-assert c["rest"]["rate"] == 50000000 and c["rest"]["ceil"] == 100000000, c
+assert c["small"]["rate_bits_per_second"] == 20000000 and c["small"]["ceil_bits_per_second"] == 30000000, c
+assert c["rest"]["rate_bits_per_second"] == 50000000 and c["rest"]["ceil_bits_per_second"] == 100000000, c
 assert c["small"]["tx_pkts"] > 0 and c["rest"]["tx_pkts"] > 0, c' "$out" || rr_fail "shaper show --json: $out"
 rr_ok "shaper show: classes small and rest with their rates, ceils and traffic"
 

@@ -73,7 +73,7 @@ routes=$(RINGROUTER_SOCKET=$SOCK "$RR" route show | tr -s ' ')
 [ "$routes" = "PREFIX VIA PORT ORIGIN
 10.1.0.0/24 - a connected
 10.2.0.0/24 - b connected" ] || sup_bad "route show: $routes"
-pool=$(RINGROUTER_SOCKET=$SOCK "$RR" stats --json | "$SUP_PY" -c 'import json, sys; p = json.load(sys.stdin)["pool"]; print(p["buffers"], p["frame_size"])')
+pool=$(RINGROUTER_SOCKET=$SOCK "$RR" stats --json | "$SUP_PY" -c 'import json, sys; p = json.load(sys.stdin)["pool"]; print(p["buffers"], p["frame_size_bytes"])')
 [ "$pool" = "4096 32768" ] || sup_bad "the pool is \"$pool\", expected 4096 buffers of 32768 bytes"
 # The demo's hosts, and a ping from one namespace to the other through it.
 inside sh -c 'ip -n rr-demo-a addr add 10.1.0.2/24 dev rr-a && ip -n rr-demo-a link set rr-a up &&

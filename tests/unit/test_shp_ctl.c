@@ -376,8 +376,9 @@ static void test_stats_hostile_class_counters(void **state)
     assert_true(t_ctl(t.s, "show b json", &out, &w));
     assert_null(strstr(out, "evil"));
     assert_null(strstr(out, "\"x\""));
-    assert_non_null(strstr(out, "{\"name\":\"voice\",\"rate\":10000000,\"ceil\":20000000,"));
-    assert_non_null(strstr(out, "{\"name\":\"bulk\",\"rate\":50000000,"));
+    assert_non_null(
+        strstr(out, "{\"name\":\"voice\",\"rate_bits_per_second\":10000000,\"ceil_bits_per_second\":20000000,"));
+    assert_non_null(strstr(out, "{\"name\":\"bulk\",\"rate_bits_per_second\":50000000,"));
     free(out);
     t_shaper_free(&t);
 }

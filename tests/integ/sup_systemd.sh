@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# tests/integ/sup_systemd.sh: `ringrouter up` as systemd runs it (Type=notify,
+# WatchdogSec=, stderr to the journal), with this test in systemd's place:
+#  - NOTIFY_SOCKET names an abstract socket a python3 listener holds; READY=1
+#    arrives once, and when it does `status` already has every service up;
+#    WATCHDOG=1 repeats while WATCHDOG_USEC is set; STOPPING=1 at SIGTERM;
+#  - JOURNAL_STREAM names stderr's device and inode, so every log line starts
+#    with its syslog priority: <6> for the start, <4> for a killed service's
+#    restart; with stderr elsewhere the lines are plain (every other test).
+set -u
+. "$(dirname "$0")/../lib/sup.sh"
+sup_init sup_systemd
+command -v "$SUP_PY" >/dev/null || sup_skip "needs python3 (the notify socket's listener)"
+
+sup_netns
+NS=$SUP_NS
+sup_manifest "$SUP_T/m.ini"
+
+# The listener: one line per datagram ("KEY=VALUE|KEY=VALUE"), and after
+# READY=1 the `status` it saw at that moment.
+cat >"$SUP_T/listen.py" <<'PY'
+import socket, subprocess, sys
+name, out, rr, sock = sys.argv[1:5]
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind("\0" + name[1:])
+open(out + ".bound", "w").close()
+with open(out, "a", buffering=1) as f:
+    while True:
+        msg = s.recv(4096).decode()
+        f.write(msg.rstrip("\n").replace("\n", "|") + "\n")
+        if "READY=1" in msg.split("\n"):
+            st = subprocess.run([rr, "status", "-S", sock], capture_output=True, text=True)
+            for line in st.stdout.splitlines():
+                f.write("AT-READY " + line + "\n")
+PY
+NAME="@rrt-notify-$$"
+MSGS=$SUP_T/notify.msgs
+# An abstract name belongs to a network namespace: the listener lives in the
+# supervisor's, as systemd's socket does in the host's.
+ip netns exec "$NS" "$SUP_PY" "$SUP_T/listen.py" "$NAME" "$MSGS" "$RR" "$SUP_SOCK" &
+SUP_EXTRA_PIDS+=($!)
+sup_wait 5 test -e "$MSGS.bound" || sup_fail "the listener did not bind $NAME"
+
+# stderr is the log file; JOURNAL_STREAM says it is the journal.
+: >"$SUP_LOG"
+export NOTIFY_SOCKET=$NAME WATCHDOG_USEC=200000
+JOURNAL_STREAM=$(stat -c '%d:%i' "$SUP_LOG")
+export JOURNAL_STREAM
+sup_start "$NS" "$SUP_T/m.ini"
+unset NOTIFY_SOCKET WATCHDOG_USEC JOURNAL_STREAM
+
+sup_wait 5 grep -q '^READY=1' "$MSGS" || sup_fail "no READY=1 within 5 s of every service being up"
+echo "notify: $(grep -m1 '^READY=1' "$MSGS")"
+n=$(grep -c '^AT-READY ' "$MSGS")
+[ "$n" = 4 ] || sup_bad "status at READY=1: $n lines, expected a header and 3 services"
+not_up=$(grep '^AT-READY ' "$MSGS" | awk '$2 != "SERVICE" && $3 != "up"')
+[ -z "$not_up" ] || sup_bad "READY=1 came before every service was up: $not_up"
+grep -q '^READY=1|STATUS=3 services up$' "$MSGS" || sup_bad "READY=1 without STATUS=3 services up"
+
+watchdogs() { grep -c '^WATCHDOG=1$' "$MSGS"; }
+sup_wait 10 eval '[ "$(watchdogs)" -ge 5 ]' || sup_bad "WATCHDOG=1 did not repeat: $(watchdogs) in 10 s at WATCHDOG_USEC=200000"
+echo "notify: $(watchdogs) WATCHDOG=1 so far"
+
+# A killed service: STATUS= says so while it is away; its restart logs at <4>.
+sup_status || sup_fail "status"
+kill -KILL "${SUP_PIDS[driver-a]}"
+sup_wait 10 eval 'grep -q "^<4>ringrouter: driver-a: killed by signal 9" "$SUP_LOG"' ||
+    sup_bad "no <4> line for driver-a's death"
+sup_wait 10 sup_all_up || sup_fail "driver-a did not come back"
+sup_wait 5 eval '[ "$(tail -n 1 "$MSGS")" = "STATUS=3 services up" ] || tail -n 3 "$MSGS" | grep -q "^STATUS=3 services up$"' ||
+    sup_bad "no STATUS=3 services up after driver-a came back"
+[ "$(grep -c '^READY=1' "$MSGS")" = 1 ] || sup_bad "READY=1 was sent more than once"
+
+sup_stop TERM 10
+sup_wait 5 grep -q '^STOPPING=1|STATUS=stopping: Terminated$' "$MSGS" || sup_bad "no STOPPING=1 at SIGTERM"
+
+# Every line of the supervisor's is marked and prefixed.
+bad=$(grep -vE '^<[0-7]>ringrouter: ' "$SUP_LOG" | grep -vE '^rr-' | head -n 5)
+[ -z "$bad" ] || sup_bad "log lines without a priority and the ringrouter: prefix: $bad"
+grep -q '^<6>ringrouter: t1: 3 services' "$SUP_LOG" ||
+    grep -q '^<6>ringrouter: .*: 3 services, ' "$SUP_LOG" || sup_bad "no <6> start line"
+echo "journal: $(grep -c '^<6>' "$SUP_LOG") lines at <6>, $(grep -c '^<4>' "$SUP_LOG") at <4>, $(grep -c '^<3>' "$SUP_LOG") at <3>"
+sed 's/^<[0-7]>//' "$SUP_LOG" >"$SUP_T/plain.log"
+out=$(t_census_check "$SUP_T/plain.log" "$SUP_RC") || sup_fail "$out"
+echo "$out"
+sup_verdict sup_systemd
