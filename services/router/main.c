@@ -217,6 +217,7 @@ static int rt_setup(struct rt_proc *r, struct ipc_err *err)
         const struct tbl_port6 *p6 = &tc->port6[p];
         r->ctx.port[p].ll6 = -1;
         r->ctx.port[p].ra_interval_s = r->v6 ? p6->ra_interval_s : 0;
+        r->ctx.port[p].name = sp->name;
         for (unsigned k = 0; r->v6 && k < p6->n && k < RT_ADDR6_MAX; k++) {
             struct rt_addr6 *a = &r->ctx.port[p].a6[r->ctx.port[p].n6++];
             memcpy(a->a, p6->a[k].addr, 16);

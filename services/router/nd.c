@@ -8,7 +8,9 @@
  */
 #include "nd.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "icmp6.h"
@@ -122,6 +124,60 @@ int rt_nd_solicit(struct rt_ctx *ctx, uint16_t port, const uint8_t *target, cons
     memcpy(ic + RT_ND_NS_LEN + 2, pt->mac, PKT_ETH_ALEN);
     rt_nd_emit(ctx, port, b, src, icmp_len, RT_CTR_ND_NS_TX, tx);
     return 0;
+}
+
+/* ---- Duplicate Address Detection (RFC 4862 §5.4), optimistic ---- */
+
+#define RT_DAD_WAIT_NS 1000000000ull /* RetransTimer: how long an answer may take */
+
+/*
+ * At the first tick, one probe per address of @port: a solicitation from
+ * :: to the address's solicited-node group, no link-layer option. The
+ * addresses stay in use meanwhile (optimistic, RFC 4429: a restart must not
+ * stop forwarding); an advertisement for one within RT_DAD_WAIT_NS is a
+ * conflict (rt_nd_dad_conflict).
+ */
+static void rt_nd_dad_probe(struct rt_ctx *ctx, uint16_t port, uint64_t now, struct rt_burst *tx)
+{
+    struct rt_port *pt = &ctx->port[port];
+    static const uint8_t unspec[16];
+    pt->dad_sent = true;
+    pt->dad_until_ns = now + RT_DAD_WAIT_NS;
+    for (unsigned k = 0; k < pt->n6; k++) {
+        ipc_buf b;
+        if (ipc_pool_alloc(ctx->pool, &b, 1) != 1) {
+            rt_count(ctx, RT_CTR_DROP_NO_BUFS);
+            return;
+        }
+        uint8_t *f = ipc_pool_data(ctx->pool, b);
+        uint8_t *ip6 = f + PKT_ETH_HLEN, *ic = ip6 + PKT_IP6_HLEN;
+        rt_ip6_snma(pt->a6[k].a, ip6 + PKT_IP6_DST);
+        rt_ip6_mcast_mac(ip6 + PKT_IP6_DST, f + PKT_ETH_DST);
+        memset(ic, 0, RT_ND_NS_LEN);
+        ic[0] = RT_ICMP6_NS;
+        memcpy(ic + 8, pt->a6[k].a, 16);
+        rt_nd_emit(ctx, port, b, unspec, RT_ND_NS_LEN, RT_CTR_ND_NS_TX, tx);
+    }
+}
+
+/* Address @k of @port is someone else's (@mac advertised it): say so and
+ * stop using it, as if the manifest had not given it. */
+static void rt_nd_dad_conflict(struct rt_ctx *ctx, struct rt_port *pt, int k, const uint8_t *mac)
+{
+    char a[48];
+    inet_ntop(AF_INET6, pt->a6[k].a, a, sizeof(a));
+    fprintf(stderr,
+            "rr-router: port %s: DAD: %s is already in use on the link (advertised by %02x:%02x:%02x:%02x:%02x:%02x); "
+            "the router does not use it\n",
+            pt->name ? pt->name : "?", a, mac[0], mac[1], mac[2], mac[3], mac[4], mac[5]);
+    for (unsigned j = (unsigned)k; j + 1 < pt->n6; j++)
+        pt->a6[j] = pt->a6[j + 1];
+    pt->n6--;
+    if (pt->ll6 == k)
+        pt->ll6 = -1;
+    else if (pt->ll6 > k)
+        pt->ll6--;
+    rt_count(ctx, RT_CTR_ND_DAD_CONFLICT);
 }
 
 /* ---- Router Advertisements (§6) ---- */
@@ -400,8 +456,13 @@ void rt_nd_input(struct rt_ctx *ctx, ipc_buf b, uint32_t off, uint64_t now, stru
             rt_drop(ctx, b, RT_CTR_ND_BAD);
             return;
         }
-        if (rt_ip6_port_addr(pt, target) >= 0) {
-            rt_drop(ctx, b, RT_CTR_ND_IGNORED); /* someone answers for our address: DAD is not done (docs/ipv6.md) */
+        int k = rt_ip6_port_addr(pt, target);
+        if (k >= 0) {
+            /* Someone answers for our address: within our probe's window, a
+             * conflict (§5.4.4); later, news we ignore. */
+            if (now < pt->dad_until_ns && lla && memcmp(lla, pt->mac, PKT_ETH_ALEN) != 0)
+                rt_nd_dad_conflict(ctx, &ctx->port[port], k, lla);
+            rt_drop(ctx, b, RT_CTR_ND_IGNORED);
             return;
         }
         rt_nd_advert(ctx, target, ic[4], lla, port, now, tx);
@@ -531,6 +592,8 @@ void rt_nd_tick(struct rt_ctx *ctx, uint64_t now, struct rt_burst *tx)
         return;
     for (uint16_t p = 0; p < ctx->nports; p++) {
         struct rt_port *pt = &ctx->port[p];
+        if (!pt->dad_sent && pt->n6)
+            rt_nd_dad_probe(ctx, p, now, tx);
         if (pt->ra_interval_s && now >= pt->ra_next_ns) {
             rt_nd_ra_send(ctx, p, now, tx);
             rt_nd_ra_schedule(pt, now);

@@ -113,6 +113,7 @@ const char *const rt_ctr_names[RT_CTR_MAX] = {
     [RT_CTR_ND_RS_RX] = "nd_router_solicit_rx",
     [RT_CTR_ND_RA_TX] = "nd_router_advert_tx",
     [RT_CTR_ND_DAD_DEFENDED] = "nd_dad_defended",
+    [RT_CTR_ND_DAD_CONFLICT] = "nd_dad_conflict",
 };
 
 void rt_cfg_default(struct rt_cfg *cfg)

@@ -128,6 +128,7 @@ enum rt_ctr {
     RT_CTR_ND_RS_RX,             /* Router Solicitations received (on any port) */
     RT_CTR_ND_RA_TX,             /* Router Advertisements sent */
     RT_CTR_ND_DAD_DEFENDED,      /* a host's DAD probe for one of our addresses, answered */
+    RT_CTR_ND_DAD_CONFLICT,      /* one of our addresses found in use on its link at start: not used */
     RT_CTR_MAX
 };
 
@@ -163,6 +164,9 @@ struct rt_port {
     uint8_t n6;      /* IPv6 addresses; 0: IPv6 off on this port */
     int8_t ll6;      /* index of the link-local one in a6, -1 if none */
     struct rt_addr6 a6[RT_ADDR6_MAX];
+    const char *name;       /* for the log (the config's, alive as long as we are) */
+    bool dad_sent;          /* DAD probes for its addresses went out (at the first tick) */
+    uint64_t dad_until_ns;  /* an advertisement for one of them before this is a conflict */
     uint32_t ra_interval_s; /* Router Advertisements: the period; 0 = none */
     uint64_t ra_next_ns;    /* the next unsolicited one (0: at the first tick) */
     uint64_t ra_last_ns;    /* the last one sent, for the 3 s between answers to solicitations */

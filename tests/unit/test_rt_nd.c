@@ -413,6 +413,57 @@ static void test_rt_nd_pending_bound(void **state)
     t_no_leak(t);
 }
 
+/* Duplicate Address Detection at start (RFC 4862 §5.4, optimistic): one
+ * probe per address at the first tick; an advertisement for one of ours
+ * from another MAC within a second takes it out of use; after the window,
+ * one is only ignored. */
+static void test_rt_nd_dad(void **state)
+{
+    struct t_rt6 *s = *state;
+    struct t_rt *t = s->t;
+    struct rt_port *pt = &t->ctx.port[0];
+    static const uint8_t unspec[16];
+    pt->dad_sent = false;
+    rt_nd_tick(&t->ctx, 1000, &t->tx);
+    assert_int_equal(t->tx.n, 2); /* its global and link-local addresses */
+    for (uint32_t i = 0; i < t->tx.n; i++) {
+        const uint8_t *f = ipc_pool_data(&t->pool, t->tx.bufs[i]);
+        const uint8_t *ip6 = f + PKT_ETH_HLEN, *ic = ip6 + PKT_IP6_HLEN;
+        uint8_t snma[16];
+        rt_ip6_snma(ic + 8, snma);
+        assert_memory_equal(ip6 + PKT_IP6_SRC, unspec, 16);
+        assert_memory_equal(ip6 + PKT_IP6_DST, snma, 16);
+        assert_int_equal(ip6[PKT_IP6_HLIM], 255);
+        assert_int_equal(ic[0], RT_ICMP6_NS);
+        assert_int_equal(pkt_get16(ip6 + PKT_IP6_PLEN), RT_ND_NS_LEN); /* no link-layer option from :: */
+        assert_true(rt_ip6_port_addr(pt, ic + 8) >= 0);
+        assert_true(t6_icmp_csum_ok(ip6));
+    }
+    t_tx_free(t);
+    assert_int_equal(t->ctr.c[RT_CTR_ND_NS_TX], 2);
+    uint8_t global[16];
+    memcpy(global, pt->a6[0].a, 16);
+    /* A host advertises our global address, half a second later: a conflict. */
+    uint8_t all_nodes[16] = {0xff, 0x02, [15] = 1};
+    t6_input(t, t_na(t, 0, global, all_nodes, t_host_mac, RT_ND_NA_O), 1000 + 500000000ull);
+    assert_int_equal(t->ctr.c[RT_CTR_ND_DAD_CONFLICT], 1);
+    assert_int_equal(pt->n6, 1);
+    assert_int_equal(rt_ip6_port_addr(pt, global), -1);
+    assert_int_equal(pt->ll6, 0); /* the link-local address moved down, still known */
+    /* A solicitation for it is no longer answered. */
+    uint8_t snma[16], host[16];
+    t6_addr(host, false, 0, 9);
+    rt_ip6_snma(global, snma);
+    t6_input(t, t_ns(t, 0, host, snma, global, t_host_mac, 255), 1000 + 600000000ull);
+    assert_int_equal(t->tx.n, 0);
+    /* After the window, an advertisement for the link-local one is ignored. */
+    const uint8_t *ll = pt->a6[pt->ll6].a;
+    t6_input(t, t_na(t, 0, ll, all_nodes, t_host_mac, RT_ND_NA_O), 1000 + 2000000000ull);
+    assert_int_equal(t->ctr.c[RT_CTR_ND_DAD_CONFLICT], 1);
+    assert_int_equal(pt->n6, 1);
+    t_no_leak(t);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -422,6 +473,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_rt_nd_nud, t6_setup, t6_teardown),
         cmocka_unit_test_setup_teardown(test_rt_nd_failed, t6_setup, t6_teardown),
         cmocka_unit_test_setup_teardown(test_rt_nd_pending_bound, t6_setup, t6_teardown),
+        cmocka_unit_test_setup_teardown(test_rt_nd_dad, t6_setup, t6_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
