@@ -78,12 +78,13 @@ for t in order:
 def ratio(t, a="ringrouter", b="linux", f=lambda x: x[0]):
     """Median over the runs of a/b within each run; nan when no run counts."""
     A, B = rows.get((t, a), {}), rows.get((t, b), {})
-    q = [f(A[r]) / f(B[r]) for r in A if r in B and f(B[r]) > 0 and not (b == "linux" and (t, r) in flagged)]
+    q = [f(A[r]) / f(B[r]) for r in A if r in B and f(A[r]) > 0 and f(B[r]) > 0 and math.isfinite(f(A[r]) + f(B[r]))
+         and not (b == "linux" and (t, r) in flagged)]
     return statistics.median(q) if q else float("nan")
 
 
 def machine_per_unit(t):
-    return lambda x: per_unit(t, x[0], x[2]) if x[0] > 0 else math.inf
+    return lambda x: per_unit(t, x[0], x[2]) if x[0] > 0 else math.nan
 
 
 for t in order:
