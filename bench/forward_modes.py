@@ -463,8 +463,11 @@ def lines():
 
 
 res, extra = lines()
-for w in why:
+for w in dict.fromkeys(why):  # once each, in order (a Linux run is left out for every priority)
     print(f"# left out: {w}")
+if nothing and median_or_nan(nothing) > 0.05:
+    print(f"# idle_cpu_percent: CPU 1 had {100 * median_or_nan(nothing):.1f} % of a core of other load with nothing "
+          "of ours on it: the difference is noise of that size")
 for k, x in extra.items():
     print(f"{k} {x:.3f}")
 for k in ("fwd64_max_vs_linux", "fwd64_sweep_min_delivered_pct", "fwd64_livelock_drop_pct",
