@@ -76,8 +76,8 @@ static uint16_t ip_csum(const uint8_t *h, size_t n)
     return (uint16_t)~sum;
 }
 
-static void build(uint8_t *f, const uint8_t dmac[6], const uint8_t smac[6], struct in_addr src,
-                  struct in_addr dst, uint16_t sport)
+static void build(uint8_t *f, const uint8_t dmac[6], const uint8_t smac[6], struct in_addr src, struct in_addr dst,
+                  uint16_t sport)
 {
     memset(f, 0, FRAME);
     memcpy(f, dmac, 6);
