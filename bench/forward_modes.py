@@ -210,19 +210,25 @@ if sweep_modes:
     for j, m in enumerate(sweep_modes):
         f = os.path.join(sdir, f"{j}.dat")
         with open(f, "w") as fh:
-            fh.write("# offered_kpps delivered_pct us_per_pkt\n")
+            fh.write("# offered_kpps delivered_pct us_per_pkt sink_kpps\n")
             for s in STEPS:
                 if (m, s) in data:
                     fh.write(f"{step_med(m, s, lambda v, o, c, d, t, r: o / 1e3):.1f} "
-                             f"{step_med(m, s, lambda v, o, c, d, t, r: 100 * d):.3f} {step_med(m, s, us_per_pkt):.4f}\n")
+                             f"{step_med(m, s, lambda v, o, c, d, t, r: 100 * d):.3f} {step_med(m, s, us_per_pkt):.4f} "
+                             f"{step_med(m, s, lambda v, o, c, d, t, r: v / 1e3):.1f}\n")
         files.append((f, label(m)))
     png = os.path.join(outdir, "sweep.png")
-    gp = f"""set terminal pngcairo size 1200,480 noenhanced
+    gp = f"""set terminal pngcairo size 1800,480 noenhanced
 set output '{png}'
-set multiplot layout 1,2
+set multiplot layout 1,3
 set grid
+set key top left
+set xlabel 'offered kpps (generator)'
+set title 'forwarded: kpps at the sink (falling: receive livelock)'
+set ylabel 'kpps'
+set yrange [0:*]
+plot {", ".join(f"'{f}' using 1:4 with linespoints title '{t}'" for f, t in files)}, x title 'all of it' dashtype 2
 set key bottom left
-set xlabel 'offered kpps (trafgen)'
 set title 'delivered, % of offered (64-byte UDP, 1 flow)'
 set ylabel '%'
 set yrange [0:105]
