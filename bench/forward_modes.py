@@ -1,142 +1,273 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-# bench/forward_modes.py RESULTS OUTDIR SECS RUNS RATE: bench/forward's table,
-# plot (OUTDIR/forward.png, with gnuplot) and ratio lines from its results
-# file: one line per test and run, tab-separated:
-#   mode test run value offered cpu1_cores delivered
-# value: packets/s at the sink (maxN, fixN, solo), Gbit/s (tcpN) or ringrouter's
+# bench/forward_modes.py RESULTS OUTDIR SECS RUNS RATE: bench/forward's tables,
+# plots (OUTDIR/forward.png and OUTDIR/sweep.png, with gnuplot) and ratio
+# lines from its results file: one line per test and run, tab-separated:
+#   mode test run value offered cpu1_cores delivered [target]
+# mode: ringrouter@50 for ringrouter with its dut's NAPI threads at
+# SCHED_FIFO 50 (@0: SCHED_OTHER); linux, nftables as they are; pair-plain
+# and pair-xdp the bare veth pairs (ceiling, solo); nothing, machine and
+# ringrouter for the idle figures. value: packets/s at the sink (maxN, fixN,
+# sweepN, solo, ceiling), Gbit/s (tcpN, tcpr, udp1g), % (udp1g_loss), ms
+# (udp1g_jitter), frames lost (burstN), µs (rtt_*), ringrouter's processes'
 # CPU in % of a core (idle); offered: trafgen's rate; cpu1_cores: CPU 1 (the
-# dut's) busy time over the window, in cores; delivered: the fraction of
-# trafgen's packets that reached the sink.
+# dut's) busy time over the window, in cores, steal left out; delivered: the
+# fraction of what was sent that reached the sink (rtt: pings answered);
+# target: the rate asked for (0: as fast as trafgen can).
+#
+# Ratios are per run, then the median over the runs. A run counts only when
+# both sides were offered at least 95 % of the target (the fixed rate; the
+# generator's ceiling for the maximum; the load beside the pings), and for
+# CPU per packet when both delivered at least 99 % of what they were
+# offered. For the maximum rate, a run where Linux reached less than 80 % of
+# the ceiling counts neither: its baseline was starved. Every run left out
+# is named with its reason. Of ringrouter's NAPI priorities, the worse ratio
+# is printed; nan when a priority has no run that counts.
+import math
 import os
 import statistics
 import subprocess
 import sys
 
 path, outdir, secs, runs, rate = sys.argv[1:6]
-MODES = ["ringrouter", "linux", "nftables", "xdp", "dpdk"]
+RATE = float(rate)
+BASES = ["ringrouter", "linux", "nftables", "xdp", "dpdk"]
 LABEL = {"ringrouter": "ringrouter (AF_XDP)", "linux": "Linux forwarding",
          "nftables": "nftables + conntrack", "xdp": "XDP (fib_lookup)", "dpdk": "DPDK testpmd"}
-# The bare pair whose rate the solo figure subtracts: the sink as in that mode.
 PAIR = {"xdp": "pair-xdp"}  # the modes whose sink has XDP_PASS (bench/forward: ep_xdp)
+OFFERED_MIN, DELIVERED_MIN, BASELINE_MIN = 0.95, 0.99, 0.80
 
-data = {}  # (mode, test) -> {run: (value, offered, cpu1)}
+data = {}  # (mode, test) -> {run: (value, offered, cpu1, delivered, target)}
+order = []
 for line in open(path):
     if line.strip():
         m, t, r, *vals = line.rstrip("\n").split("\t")
-        data.setdefault((m, t), {})[int(r)] = tuple(map(float, vals))
-modes = [m for m in MODES if any(k[0] == m for k in data)]
+        vals = [float(x) for x in vals] + [0.0] * (5 - len(vals))
+        data.setdefault((m, t), {})[int(r)] = tuple(vals)
+        if m not in order:
+            order.append(m)
+
+
+def base(m):
+    return m.split("@")[0]
+
+
+# The table's columns: every mode, each NAPI priority of it in the order run
+# ("ringrouter" alone is its idle figure).
+cols = [m for b in BASES for m in order
+        if base(m) == b and ("@" in m or m == b != "ringrouter")
+        and any(k[0] == m and k[1] != "idle" for k in data)]
+rr = [m for m in cols if base(m) == "ringrouter"]
+
+
+def label(m):
+    if "@" not in m:
+        return LABEL[m]
+    p = m.split("@")[1]
+    return f"{LABEL[base(m)]}, NAPI {'SCHED_OTHER' if p == '0' else 'FIFO ' + p}"
 
 
 def per_run(mode, test, f):
-    """{run: f(value, offered, cpu1, delivered, run)} for the runs where f is defined."""
+    """{run: f(value, offered, cpu1, delivered, target, run)} where f is defined."""
     out = {}
     for r, row in data.get((mode, test), {}).items():
         try:
             out[r] = f(*row, r)
-        except (ZeroDivisionError, KeyError, TypeError):
+        except (ZeroDivisionError, KeyError, TypeError, ValueError):
             pass
     return out
 
 
-def sink_pps(v, o, c, d, r):
+def val(v, o, c, d, t, r):
     return v
 
 
-def us_per_pkt(v, o, c, d, r):
+def us_per_pkt(v, o, c, d, t, r):
     return 1e6 * c / v
 
 
 def solo_us(mode):
-    base = per_run(PAIR.get(mode, "pair-plain"), "solo", sink_pps)
-    return lambda v, o, c, d, r: 1e6 * (1 / v - 1 / base[r])
+    pair = per_run(PAIR.get(base(mode), "pair-plain"), "solo", val)
+    return lambda v, o, c, d, t, r: 1e6 * (1 / v - 1 / pair[r])
+
+
+ceil = per_run("pair-plain", "ceiling", val)
+
+
+def share_of_ceiling(v, o, c, d, t, r):
+    return 100 * v / ceil[r]
+
+
+def fmt_num(fmt, x):
+    return "inf" if math.isinf(x) else fmt % x
 
 
 def cell(vals, fmt):
     v = list(vals.values())
     if not v:
         return "-"
-    return f"{fmt % statistics.median(v)} ({fmt % min(v)}–{fmt % max(v)})"
+    return f"{fmt_num(fmt, statistics.median(v))} ({fmt_num(fmt, min(v))}–{fmt_num(fmt, max(v))})"
 
 
 def scaled(d, k):
     return {r: x * k for r, x in d.items()}
 
 
+def plural(n, word):
+    return f"{n} {word}{'s' if n != '1' else ''}"
+
+
+kr = int(RATE) // 1000
 rows = []  # (label, {mode: {run: value}}, fmt)
 for n in ("1", "16"):
-    rows.append((f"UDP 64 B, {n} flow{'s' if n != '1' else ''}: max kpps at the sink",
-                 {m: scaled(per_run(m, "max" + n, sink_pps), 1e-3) for m in modes}, "%.0f"))
+    rows.append((f"UDP 64 B, {plural(n, 'flow')}: max kpps at the sink",
+                 {m: scaled(per_run(m, "max" + n, val), 1e-3) for m in cols}, "%.0f"))
+    rows.append((f"UDP 64 B, {plural(n, 'flow')}: max, % of the generator's ceiling",
+                 {m: per_run(m, "max" + n, share_of_ceiling) for m in cols}, "%.0f"))
 for n in ("1", "16"):
-    rows.append((f"UDP 64 B, {n} flow{'s' if n != '1' else ''}: dut CPU µs/packet at {int(rate) // 1000} kpps",
-                 {m: per_run(m, "fix" + n, us_per_pkt) for m in modes}, "%.2f"))
-    rows.append((f"UDP 64 B, {n} flow{'s' if n != '1' else ''}: offered kpps (trafgen) at {int(rate) // 1000} kpps",
-                 {m: per_run(m, "fix" + n, lambda v, o, c, d, r: o / 1e3) for m in modes}, "%.0f"))
-    rows.append((f"UDP 64 B, {n} flow{'s' if n != '1' else ''}: delivered at {int(rate) // 1000} kpps, % of sent",
-                 {m: per_run(m, "fix" + n, lambda v, o, c, d, r: 100 * d) for m in modes}, "%.1f"))
+    rows.append((f"UDP 64 B, {plural(n, 'flow')}: dut CPU µs/packet at {kr} kpps",
+                 {m: per_run(m, "fix" + n, us_per_pkt) for m in cols}, "%.2f"))
+    rows.append((f"UDP 64 B, {plural(n, 'flow')}: offered kpps (trafgen) at {kr} kpps",
+                 {m: per_run(m, "fix" + n, lambda v, o, c, d, t, r: o / 1e3) for m in cols}, "%.0f"))
+    rows.append((f"UDP 64 B, {plural(n, 'flow')}: delivered at {kr} kpps, % of sent",
+                 {m: per_run(m, "fix" + n, lambda v, o, c, d, t, r: 100 * d) for m in cols}, "%.1f"))
 for n in ("1", "2", "4", "8"):
-    rows.append((f"TCP {n} stream{'s' if n != '1' else ''}: Gbit/s",
-                 {m: per_run(m, "tcp" + n, sink_pps) for m in modes}, "%.2f"))
-rows.append(("TCP 1 stream: dut CPU, cores", {m: per_run(m, "tcp1", lambda v, o, c, d, r: c) for m in modes}, "%.2f"))
+    rows.append((f"TCP {plural(n, 'stream')}: Gbit/s", {m: per_run(m, "tcp" + n, val) for m in cols}, "%.2f"))
+rows.append(("TCP 1 stream: dut CPU, cores", {m: per_run(m, "tcp1", lambda v, o, c, d, t, r: c) for m in cols}, "%.2f"))
+rows.append(("TCP 1 stream reversed (-R): Gbit/s", {m: per_run(m, "tcpr", val) for m in cols}, "%.2f"))
+rows.append(("UDP 1 Gbit/s, 1,470 B: Gbit/s sent", {m: per_run(m, "udp1g", lambda v, o, c, d, t, r: o) for m in cols}, "%.3f"))
+rows.append(("UDP 1 Gbit/s, 1,470 B: Gbit/s received", {m: per_run(m, "udp1g", val) for m in cols}, "%.3f"))
+rows.append(("UDP 1 Gbit/s, 1,470 B: loss %", {m: per_run(m, "udp1g_loss", val) for m in cols}, "%.3f"))
+rows.append(("UDP 1 Gbit/s, 1,470 B: jitter ms", {m: per_run(m, "udp1g_jitter", val) for m in cols}, "%.4f"))
+bursts = sorted({int(t[5:]) for (_, t) in data if t.startswith("burst")})
+for k in bursts:
+    rows.append((f"trains of {k:,} frames every 100 ms: frames lost, % of sent",
+                 {m: per_run(m, f"burst{k}", lambda v, o, c, d, t, r: 100 * v / o) for m in cols}, "%.2f"))
+for cond, what in (("idle", "idle"), ("load", "beside half Linux's max")):
+    for p, pl in (("p50", "p50"), ("p99", "p99"), ("p999", "p99.9")):
+        rows.append((f"ping RTT {what}: {pl} µs", {m: per_run(m, f"rtt_{cond}_{p}", val) for m in cols}, "%.0f"))
+    rows.append((f"ping RTT {what}: answered %",
+                 {m: per_run(m, f"rtt_{cond}_p50", lambda v, o, c, d, t, r: 100 * d) for m in cols}, "%.2f"))
+rows.append(("ping RTT beside: offered kpps",
+             {m: per_run(m, "rtt_load_p50", lambda v, o, c, d, t, r: o / 1e3) for m in cols}, "%.0f"))
 rows.append(("solo (one CPU), 1 flow: kpps at the sink",
-             {m: scaled(per_run(m, "solo", sink_pps), 1e-3) for m in modes}, "%.0f"))
+             {m: scaled(per_run(m, "solo", val), 1e-3) for m in cols}, "%.0f"))
 rows.append(("solo: dut µs/packet (1/rate − 1/rate without dut)",
-             {m: per_run(m, "solo", solo_us(m)) for m in modes}, "%.2f"))
+             {m: per_run(m, "solo", solo_us(m)) for m in cols}, "%.2f"))
 rows = [r for r in rows if any(r[1].values())]
 
-print(f"bench/forward: median (min–max) of {runs} runs x {secs} s; dut on CPU 1, generator and sink on CPU 0")
+print(f"bench/forward: median (min–max) of {runs} runs x {secs} s; dut on CPU 1, generator and sink on CPU 0; "
+      "CPU busy time without steal")
 print()
-print("| test | " + " | ".join(LABEL[m] for m in modes) + " |")
-print("|---" * (len(modes) + 1) + "|")
-for label, d, fmt in rows:
-    print(f"| {label} | " + " | ".join(cell(d[m], fmt) for m in modes) + " |")
+print("| test | " + " | ".join(label(m) for m in cols) + " |")
+print("|---" * (len(cols) + 1) + "|")
+for lab, d, fmt in rows:
+    print(f"| {lab} | " + " | ".join(cell(d[m], fmt) for m in cols) + " |")
+print()
+if ceil:
+    print(f"generator's ceiling (trafgen into a bare veth pair, the sink's receive on CPU 0): "
+          f"{cell(scaled(ceil, 1e-3), '%.0f')} kpps")
 for p in ("pair-plain", "pair-xdp"):
     if (p, "solo") in data:
-        print(f"\nsolo without dut ({p}: gen and sink on one veth pair, CPU 1): "
-              f"{cell(scaled(per_run(p, 'solo', sink_pps), 1e-3), '%.0f')} kpps", end="")
-short = sorted({m for m in modes for n in ("1", "16")
-                for o in per_run(m, "fix" + n, lambda v, o, c, d, r: o).values() if o < 0.95 * float(rate)})
-if short:
-    print(f"\nNOTE: trafgen offered less than 95 % of {rate} pps in some fixed-rate runs ({', '.join(short)}): "
-          "other load was running, and CPU 1's busy time then includes it too.", end="")
-busy = per_run("machine", "idle", lambda v, o, c, d, r: c)
+        print(f"solo without dut ({p}: gen and sink on one veth pair, CPU 1): "
+              f"{cell(scaled(per_run(p, 'solo', val), 1e-3), '%.0f')} kpps")
+nothing = per_run("nothing", "idle", lambda v, o, c, d, t, r: c)
+busy = per_run("machine", "idle", lambda v, o, c, d, t, r: c)
+idle = per_run("ringrouter", "idle", val)
+if nothing:
+    print(f"CPU 1 busy with nothing of ours on it (other load): {cell(nothing, '%.4f')} cores")
 if busy:
-    print(f"\nCPU 1 busy with no traffic at all (other load): {cell(busy, '%.3f')} cores", end="")
-idle = per_run("ringrouter", "idle", sink_pps)
+    print(f"CPU 1 busy with ringrouter up and no traffic: {cell(busy, '%.4f')} cores")
 if idle:
-    print(f"\nringrouter with no traffic: {cell(idle, '%.2f')} % of a core (supervisor and services)")
-print()
+    print(f"ringrouter's processes and NAPI threads with no traffic: {cell(idle, '%.2f')} % of a core")
+
+# ---- the sweep -------------------------------------------------------------
+sweep_modes = [m for m in cols if (m, "sweep1") in data]
+STEPS = [f"sweep{i}" for i in range(1, 9)]
 
 
-def ratio(a, b):
-    """Median over the runs of a/b within each run (nan when there is none)."""
-    q = [a[r] / b[r] for r in a if r in b and b[r]]
-    return statistics.median(q) if q else float("nan")
+def step_med(m, s, f):
+    v = list(per_run(m, s, f).values())
+    return statistics.median(v) if v else float("nan")
 
 
-cpu1 = {n: {m: per_run(m, "fix" + n, us_per_pkt) for m in modes} for n in ("1", "16")}
-mx = {m: per_run(m, "max1", sink_pps) for m in modes}
+if sweep_modes:
+    print("\noffered-load sweep, 64-byte UDP, 1 flow (median of the runs; the last step as fast as trafgen can):")
+    for m in sweep_modes:
+        print(f"\n{label(m)}\n")
+        print("| step | target kpps | offered kpps | at the sink kpps | delivered % | dut CPU µs/packet |")
+        print("|---|---|---|---|---|---|")
+        for i, s in enumerate(STEPS, 1):
+            if (m, s) not in data:
+                continue
+            tgt = step_med(m, s, lambda v, o, c, d, t, r: t / 1e3)
+            print(f"| {i} | {'max' if tgt == 0 else '%.0f' % tgt} | {step_med(m, s, lambda v, o, c, d, t, r: o / 1e3):.0f} | "
+                  f"{step_med(m, s, lambda v, o, c, d, t, r: v / 1e3):.0f} | "
+                  f"{step_med(m, s, lambda v, o, c, d, t, r: 100 * d):.2f} | {step_med(m, s, us_per_pkt):.2f} |")
+    sdir = os.path.join(outdir, "sweep")
+    os.makedirs(sdir, exist_ok=True)
+    files = []
+    for j, m in enumerate(sweep_modes):
+        f = os.path.join(sdir, f"{j}.dat")
+        with open(f, "w") as fh:
+            fh.write("# offered_kpps delivered_pct us_per_pkt sink_kpps\n")
+            for s in STEPS:
+                if (m, s) in data:
+                    fh.write(f"{step_med(m, s, lambda v, o, c, d, t, r: o / 1e3):.1f} "
+                             f"{step_med(m, s, lambda v, o, c, d, t, r: 100 * d):.3f} {step_med(m, s, us_per_pkt):.4f} "
+                             f"{step_med(m, s, lambda v, o, c, d, t, r: v / 1e3):.1f}\n")
+        files.append((f, label(m)))
+    png = os.path.join(outdir, "sweep.png")
+    gp = f"""set terminal pngcairo size 1800,480 noenhanced
+set output '{png}'
+set multiplot layout 1,3
+set grid
+set key top left
+set xlabel 'offered kpps (generator)'
+set title 'forwarded: kpps at the sink (falling: receive livelock)'
+set ylabel 'kpps'
+set yrange [0:*]
+plot {", ".join(f"'{f}' using 1:4 with linespoints title '{t}'" for f, t in files)}, x title 'all of it' dashtype 2
+set key bottom left
+set title 'delivered, % of offered (64-byte UDP, 1 flow)'
+set ylabel '%'
+set yrange [0:105]
+plot {", ".join(f"'{f}' using 1:2 with linespoints title '{t}'" for f, t in files)}
+set title 'dut CPU per delivered packet'
+set ylabel 'µs of CPU 1'
+set yrange [0:*]
+set key top right
+plot {", ".join(f"'{f}' using 1:3 with linespoints title '{t}'" for f, t in files)}
+unset multiplot
+"""
+    try:
+        r = subprocess.run(["gnuplot"], input=gp, text=True, capture_output=True, timeout=60)
+        print(f"\nplot: {png}" if r.returncode == 0 else f"\nplot: gnuplot failed: {r.stderr.strip()[:200]}")
+    except (OSError, subprocess.TimeoutExpired) as e:
+        print(f"\nplot: gnuplot failed: {e}")
 
-# The plot: dut CPU per packet at the fixed rate and the maximum rate, per mode.
+# ---- the plot of the headline figures ----------------------------------------
+cpu1 = {n: {m: per_run(m, "fix" + n, us_per_pkt) for m in cols} for n in ("1", "16")}
+mx = {m: per_run(m, "max1", val) for m in cols}
 dat = os.path.join(outdir, "forward.dat")
 with open(dat, "w") as f:
     f.write("# mode us1 us16 kpps1 kpps16\n")
-    for m in modes:
+    for m in cols:
         med = [statistics.median(d.values()) if d else float("nan")
-               for d in (cpu1["1"][m], cpu1["16"][m], per_run(m, "max1", sink_pps), per_run(m, "max16", sink_pps))]
-        f.write(f'"{LABEL[m]}" {med[0]:.4f} {med[1]:.4f} {med[2] / 1e3:.1f} {med[3] / 1e3:.1f}\n')
+               for d in (cpu1["1"][m], cpu1["16"][m], per_run(m, "max1", val), per_run(m, "max16", val))]
+        f.write(f'"{label(m)}" {med[0]:.4f} {med[1]:.4f} {med[2] / 1e3:.1f} {med[3] / 1e3:.1f}\n')
 png = os.path.join(outdir, "forward.png")
 
 
 def series(col):
     """gnuplot's plot list for columns col (1 flow) and col+1 (16 flows), those with data."""
     s = [f"'{dat}' using {col}:xtic(1) title '1 flow'"]
-    if any(per_run(m, ("fix16", "max16")[col > 3], sink_pps) for m in modes):
+    if any(per_run(m, ("fix16", "max16")[col > 3], val) for m in cols):
         s.append(f"'' using {col + 1} title '16 flows'")
     return ", ".join(s)
 
 
-gp = f"""set terminal pngcairo size 1200,480 noenhanced
+gp = f"""set terminal pngcairo size 1400,520 noenhanced
 set output '{png}'
 set multiplot layout 1,2
 set style data histograms
@@ -145,9 +276,9 @@ set style fill solid 0.8 border -1
 set boxwidth 0.9
 set grid ytics
 set key top left
-set xtics rotate by -20
+set xtics rotate by -20 font ',8'
 set yrange [0:*]
-set title 'dut CPU per 64-byte packet at {int(rate) // 1000} kpps (lower is better)'
+set title 'dut CPU per 64-byte packet at {kr} kpps (lower is better)'
 set ylabel 'µs of CPU 1 per packet'
 plot {series(2)}
 set title 'maximum rate at the sink, 64-byte UDP'
@@ -155,17 +286,198 @@ set ylabel 'kpps'
 plot {series(4)}
 unset multiplot
 """
-if not any(mx.values()):
-    print("plot: none (no 64-byte UDP test ran)")
-else:
+if any(mx.values()):
     try:
         r = subprocess.run(["gnuplot"], input=gp, text=True, capture_output=True, timeout=60)
         print(f"plot: {png}" if r.returncode == 0 else f"plot: gnuplot failed: {r.stderr.strip()[:200]}")
     except (OSError, subprocess.TimeoutExpired) as e:
         print(f"plot: gnuplot failed: {e}")
 
-print(f"fwd64_cpu_per_pkt_vs_linux {ratio(cpu1['1'].get('ringrouter', {}), cpu1['1'].get('linux', {})):.3f}")
-print(f"fwd64_cpu_per_pkt_vs_linux_16 {ratio(cpu1['16'].get('ringrouter', {}), cpu1['16'].get('linux', {})):.3f}")
-print(f"fwd64_cpu_per_pkt_vs_dpdk {ratio(cpu1['1'].get('ringrouter', {}), cpu1['1'].get('dpdk', {})):.3f}")
-print(f"fwd64_max_vs_linux {ratio(mx.get('ringrouter', {}), mx.get('linux', {})):.3f}")
-print(f"idle_cpu_percent {statistics.median(idle.values()) if idle else float('nan'):.2f}")
+# ---- ratios --------------------------------------------------------------------
+print()
+why = []  # the runs left out of a ratio, and why
+
+
+def median_or_nan(d):
+    return statistics.median(d.values()) if d else float("nan")
+
+
+def worse(name, per_variant, higher_is_better):
+    """The worse of the variants' ratios; nan (said why) when one has none."""
+    if not per_variant:
+        return float("nan")
+    missing = [m for m, x in per_variant.items() if math.isnan(x)]
+    if missing:
+        why.append(f"{name}: no run counts for {', '.join(missing)}: no ratio")
+        return float("nan")
+    if len(per_variant) > 1:
+        print(f"# {name}: " + ", ".join(f"{m} {x:.3f}" for m, x in per_variant.items()))
+    return (min if higher_is_better else max)(per_variant.values())
+
+
+def max_ratio(a, b, test="max1"):
+    out = {}
+    for r in sorted(data.get((a, test), {})):
+        ra, rb = data[(a, test)][r], data.get((b, test), {}).get(r)
+        if rb is None or r not in ceil:
+            continue
+        c = ceil[r]
+        if b == "linux" and rb[0] < BASELINE_MIN * c:
+            cpu = rb[2]
+            cause = ("CPU 1 was busy %.2f cores (steal left out): other load on it took Linux's cycles" % cpu
+                     if cpu > 0.9 else "CPU 1 was busy only %.2f cores: the limit was not the dut's CPU but the "
+                     "generator's or the sink's (CPU 0, other load)" % cpu)
+            why.append(f"{test} run {r}: Linux's maximum {rb[0] / 1e3:.0f} kpps is {100 * rb[0] / c:.0f} % of the "
+                       f"generator's ceiling {c / 1e3:.0f} kpps (under 80 %): a starved baseline; {cause}")
+            continue
+        short = [m for m, x in ((a, ra), (b, rb)) if x[1] < OFFERED_MIN * c]
+        if short:
+            why.append(f"{test} run {r}: {', '.join(short)} offered under 95 % of the ceiling {c / 1e3:.0f} kpps")
+            continue
+        out[r] = ra[0] / rb[0]
+    return median_or_nan(out)
+
+
+def cpu_ratio(a, b, test):
+    out = {}
+    for r in sorted(data.get((a, test), {})):
+        ra, rb = data[(a, test)][r], data.get((b, test), {}).get(r)
+        if rb is None:
+            continue
+        bad = [f"{m} offered {x[1] / 1e3:.0f} kpps" for m, x in ((a, ra), (b, rb)) if x[1] < OFFERED_MIN * RATE]
+        bad += [f"{m} delivered {100 * x[3]:.1f} %" for m, x in ((a, ra), (b, rb)) if x[3] < DELIVERED_MIN]
+        if bad:
+            why.append(f"{test} run {r}: {'; '.join(bad)} (needs 95 % of {RATE / 1e3:.0f} kpps offered and 99 % "
+                       "delivered): no CPU ratio")
+            continue
+        out[r] = (1e6 * ra[2] / ra[0]) / (1e6 * rb[2] / rb[0])
+    return median_or_nan(out)
+
+
+def sweep_runs(m):
+    return sorted({r for s in STEPS for r in data.get((m, s), {})})
+
+
+def sweep_min_delivered(m):
+    """Per run, the least delivered % over the paced steps at most 90 % of the
+    mode's maximum (its max1, else its best sweep step); the median."""
+    out = {}
+    for r in sweep_runs(m):
+        top = max([x[0] for s in STEPS for rr_, x in data.get((m, s), {}).items() if rr_ == r] +
+                  [data.get((m, "max1"), {}).get(r, (0,))[0]])
+        ds, lost50 = [], 0
+        for s in STEPS:
+            x = data.get((m, s), {}).get(r)
+            if x is None or x[4] == 0 or x[4] > 0.9 * top:
+                continue
+            if x[1] < OFFERED_MIN * x[4]:
+                why.append(f"sweep {m} run {r} at {x[4] / 1e3:.0f} kpps: offered only {x[1] / 1e3:.0f} kpps: step left out")
+                continue
+            ds.append(100 * x[3])
+            if x[4] <= 0.5 * top and x[3] < 1:
+                lost50 += 1
+        if ds:
+            out[r] = min(ds)
+        if lost50:
+            print(f"# sweep {m} run {r}: packets lost at {lost50} rate(s) up to 50 % of its maximum {top / 1e3:.0f} kpps")
+    return median_or_nan(out)
+
+
+def livelock(m):
+    """Per run, the largest fall in delivered rate from one step to the next
+    (as offered rises), % of the earlier; the median."""
+    out = {}
+    for r in sweep_runs(m):
+        xs = [data[(m, s)][r] for s in STEPS if r in data.get((m, s), {})]
+        falls = [0.0]
+        for a, b in zip(xs, xs[1:]):
+            if b[1] < a[1]:
+                why.append(f"livelock {m} run {r}: offered fell from {a[1] / 1e3:.0f} to {b[1] / 1e3:.0f} kpps: pair left out")
+                continue
+            if a[0] > 0:
+                falls.append(max(0.0, 100 * (a[0] - b[0]) / a[0]))
+        out[r] = max(falls)
+    return median_or_nan(out)
+
+
+def rtt_ratio(a, b, cond, p):
+    out = {}
+    test = f"rtt_{cond}_{p}"
+    for r in sorted(data.get((a, test), {})):
+        ra, rb = data[(a, test)][r], data.get((b, test), {}).get(r)
+        if rb is None:
+            continue
+        short = [m for m, x in ((a, ra), (b, rb)) if x[4] > 0 and x[1] < OFFERED_MIN * x[4]]
+        if short:
+            why.append(f"{test} run {r}: {', '.join(short)} offered under 95 % of {ra[4] / 1e3:.0f} kpps beside the pings")
+            continue
+        if math.isinf(rb[0]) or rb[0] <= 0:
+            why.append(f"{test} run {r}: Linux lost over {100 - float(p[1:3])} % of the pings: no ratio")
+            continue
+        out[r] = ra[0] / rb[0]
+    return median_or_nan(out)
+
+
+def lines():
+    have_linux = any(k[0] == "linux" for k in data)
+    res = {}
+    if have_linux:
+        res["fwd64_max_vs_linux"] = worse("fwd64_max_vs_linux", {m: max_ratio(m, "linux") for m in rr}, True)
+    for n, suf in (("1", ""), ("16", "_16")):
+        res[f"fwd64_cpu_per_pkt_vs_linux{suf}"] = worse(
+            f"fwd64_cpu_per_pkt_vs_linux{suf}",
+            {m: cpu_ratio(m, "linux", "fix" + n) for m in rr if (m, "fix" + n) in data}, False) if have_linux else math.nan
+    sw = [m for m in rr if m in sweep_modes]
+    res["fwd64_sweep_min_delivered_pct"] = worse("fwd64_sweep_min_delivered_pct",
+                                                 {m: sweep_min_delivered(m) for m in sw}, True)
+    res["fwd64_livelock_drop_pct"] = worse("fwd64_livelock_drop_pct", {m: livelock(m) for m in sw}, False)
+    for m in sweep_modes:
+        if m not in rr:
+            print(f"# {m}: sweep least delivered {sweep_min_delivered(m):.2f} %, largest fall {livelock(m):.2f} %")
+    n, b = median_or_nan(nothing), median_or_nan(busy)
+    res["idle_cpu_percent"] = 100 * (b - n)
+    for p in ("p50", "p99"):
+        per = {}
+        for m in rr:
+            for cond in ("idle", "load"):
+                if (m, f"rtt_{cond}_{p}") in data and have_linux:
+                    per[f"{m} {cond}"] = rtt_ratio(m, "linux", cond, p)
+        res[f"rtt_{p}_vs_linux"] = worse(f"rtt_{p}_vs_linux", per, False)
+    extra = {}
+    first = rr[:1]
+    for m in first:
+        if have_linux:
+            for t in ("tcpr", "udp1g"):
+                q = {}
+                for r, a in data.get((m, t), {}).items():
+                    b = data.get(("linux", t), {}).get(r)
+                    if b is None or b[0] <= 0:
+                        continue
+                    short = [x for x, y in ((m, a), ("linux", b)) if t == "udp1g" and y[1] < OFFERED_MIN * y[4]]
+                    if short:
+                        why.append(f"{t} run {r}: iperf3 sent under 95 % of 1 Gbit/s through {', '.join(short)}")
+                        continue
+                    q[r] = a[0] / b[0]
+                if (m, t) in data:
+                    extra[f"{t}_vs_linux"] = median_or_nan(q)
+        dp = [x for x in cols if base(x) == "dpdk" and x.split("@")[-1] == m.split("@")[-1]]
+        if dp:
+            q = {r: data[(m, "max1")][r][0] / data[(dp[0], "max1")][r][0] for r in data.get((m, "max1"), {})
+                 if data.get((dp[0], "max1"), {}).get(r, (0,))[0] > 0}
+            extra["fwd64_max_vs_dpdk"] = median_or_nan(q)
+    return res, extra
+
+
+res, extra = lines()
+for w in dict.fromkeys(why):  # once each, in order (a Linux run is left out for every priority)
+    print(f"# left out: {w}")
+if nothing and median_or_nan(nothing) > 0.05:
+    print(f"# idle_cpu_percent: CPU 1 had {100 * median_or_nan(nothing):.1f} % of a core of other load with nothing "
+          "of ours on it: the difference is noise of that size")
+for k, x in extra.items():
+    print(f"{k} {x:.3f}")
+for k in ("fwd64_max_vs_linux", "fwd64_sweep_min_delivered_pct", "fwd64_livelock_drop_pct",
+          "fwd64_cpu_per_pkt_vs_linux", "fwd64_cpu_per_pkt_vs_linux_16", "idle_cpu_percent",
+          "rtt_p50_vs_linux", "rtt_p99_vs_linux"):
+    x = res.get(k, float("nan"))
+    print(f"{k} {x:.{2 if k.endswith(('pct', 'percent')) else 3}f}")

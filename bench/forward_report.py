@@ -1,34 +1,38 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 # bench/forward_report.py RESULTS SECS RUNS: the table and the ratio lines of
-# bench/forward tap from its results file (paths ringrouter, onefwd, linux) (test, path, run, value, fwd cores,
-# machine cores per line; value in Gbit/s for tcp*, packets/s for udp*).
+# bench/forward tap from its results file (paths ringrouter, onefwd, linux):
+# test, path, run, value, fwd cores, machine cores per line; value in Gbit/s
+# for tcp*, packets/s for udp*.
+#
+# Ratios are per run (ours / Linux's within the run), then the median over
+# the runs. A Linux TCP figure that falls under 90 % of its own figure with
+# fewer streams in the same run (tcp8 under tcp4) is a starved baseline: that
+# run's ratio is flagged and left out.
+import math
 import statistics
 import sys
 
-rows = {}
+rows = {}  # (test, path) -> {run: (value, fwd cores, machine cores)}
 for line in open(sys.argv[1]):
     t, path, run, v, fwd, mach = line.split("\t")
-    rows.setdefault((t, path), []).append((float(v), float(fwd), float(mach)))
+    rows.setdefault((t, path), {})[int(run)] = (float(v), float(fwd), float(mach))
 secs, runs = sys.argv[2], sys.argv[3]
+BELOW = 0.9
 
 order = [t for t in ("tcp1", "tcp2", "tcp4", "tcp8", "udp1", "udp16") if any(k[0] == t for k in rows)]
-med = {}
+
+
+def per_unit(t, v, cores):
+    """CPU per unit of work: % of a core per Gbit/s (TCP), µs per packet (UDP)."""
+    return 100.0 * cores / v if t.startswith("tcp") else 1e6 * cores / v
 
 
 def cpu_cols(t, vals):
     """Forwarder and machine CPU per unit of work, medians over the runs."""
     out = []
     for idx in (1, 2):
-        per = []
-        for v, *c in vals:
-            cores = c[idx - 1]
-            if v <= 0:
-                continue
-            if t.startswith("tcp"):
-                per.append(100.0 * cores / v)  # % of a core per Gbit/s
-            else:
-                per.append(1e6 * cores / v)  # µs of CPU per packet
+        per = [per_unit(t, x[0], x[idx]) for x in vals.values() if x[0] > 0]
         out.append(statistics.median(per) if per else float("nan"))
     return out
 
@@ -41,29 +45,51 @@ for t in order:
     scale = 1.0 if t.startswith("tcp") else 1e-3
     cunit = "%core/Gb" if t.startswith("tcp") else "us/pkt"
     for path in ("ringrouter", "onefwd", "linux"):
-        vals = rows.get((t, path), [])
+        vals = rows.get((t, path), {})
         if not vals:
             continue
-        vs = [v for v, _, _ in vals]
+        vs = [x[0] for x in vals.values()]
         m = statistics.median(vs)
-        med[(t, path)] = m
-        fc = statistics.median([f for _, f, _ in vals])
+        fc = statistics.median([x[1] for x in vals.values()])
         fwd, mach = cpu_cols(t, vals)
         print(f"{t:<6} {path:<11} {m * scale:>7.2f} {unit:<6} {min(vs) * scale:>9.2f} - {max(vs) * scale:<9.2f}"
               f" {fc:>9.2f} {fwd:>6.2f} {cunit:<4} {mach:>6.2f} {cunit}")
 print("fwd cores: the forwarder's CPU in cores (ringrouter: its 3 processes; onefwd: bench/tapfwd; linux: machine minus generators,")
 print("  a lower bound, see bench/forward). fwd/machine CPU: per Gbit/s (% of a core) or per packet (us).")
+print("UDP: every path's forwarding on the services' CPU (Linux: RPS of its router's veths there), trafgen on another.")
 print()
 
+flagged = set()  # (test, run) whose Linux baseline is starved
+for t in order:
+    if not t.startswith("tcp"):
+        continue
+    n = int(t[3:])
+    for r, x in rows.get((t, "linux"), {}).items():
+        lower = [(u, rows[(u, "linux")][r][0]) for u in order
+                 if u.startswith("tcp") and int(u[3:]) < n and r in rows.get((u, "linux"), {})]
+        for u, y in lower:
+            if x[0] < BELOW * y:
+                flagged.add((t, r))
+                print(f"# flagged: run {r}: Linux {t} {x[0]:.2f} Gbit/s is under 90 % of its own {u} {y:.2f}: "
+                      f"a starved baseline, {t}'s ratio of this run is not used")
+                break
 
-def ratio(t, a="ringrouter", b="linux"):
-    x, y = med.get((t, a)), med.get((t, b))
-    return x / y if x is not None and y else float("nan")
+
+def ratio(t, a="ringrouter", b="linux", f=lambda x: x[0]):
+    """Median over the runs of a/b within each run; nan when no run counts."""
+    A, B = rows.get((t, a), {}), rows.get((t, b), {})
+    q = [f(A[r]) / f(B[r]) for r in A if r in B and f(A[r]) > 0 and f(B[r]) > 0 and math.isfinite(f(A[r]) + f(B[r]))
+         and not (b == "linux" and (t, r) in flagged)]
+    return statistics.median(q) if q else float("nan")
+
+
+def machine_per_unit(t):
+    return lambda x: per_unit(t, x[0], x[2]) if x[0] > 0 else math.nan
 
 
 for t in order:
-    print(f"tap_{t}_vs_linux_machine_cpu_per_unit {cpu_cols(t, rows[(t, 'ringrouter')])[1] / cpu_cols(t, rows[(t, 'linux')])[1]:.3f}"
-          if (t, "ringrouter") in rows and (t, "linux") in rows else "")
+    if (t, "ringrouter") in rows and (t, "linux") in rows:
+        print(f"tap_{t}_vs_linux_machine_cpu_per_unit {ratio(t, f=machine_per_unit(t)):.3f}")
 if "tcp1" in order and any(k[1] == "onefwd" for k in rows):
     print(f"tap_onefwd_tcp1_vs_linux {ratio('tcp1', 'onefwd'):.3f}")
     print(f"tap_tcp1_vs_onefwd {ratio('tcp1', 'ringrouter', 'onefwd'):.3f}")
