@@ -36,12 +36,7 @@ P6_B=2001:db8:64:$(printf '%x' "$n")
 RR_ADDR6_A=$P6_A::1/64 RR_ADDR6_B=$P6_B::1/64
 rr_topology
 rr_start
-for x in a b; do
-    if [ $x = a ]; then ns=$RR_NS_A ifn=$RR_IF_A p=$P6_A; else ns=$RR_NS_B ifn=$RR_IF_B p=$P6_B; fi
-    rr_in "$ns" sysctl -qw "net.ipv6.conf.$ifn.accept_dad=0" "net.ipv6.conf.$ifn.accept_ra=0" || rr_fail "sysctl $ifn"
-    ip -n "$ns" -6 addr add "$p::2/64" dev "$ifn" nodad || rr_fail "addr add $p::2 in $ns"
-    ip -n "$ns" -6 route add default via "$p::1" dev "$ifn" || rr_fail "IPv6 default route in $ns"
-done
+rr_hosts_ipv6 "$P6_A" "$P6_B" routes
 rr_resolve
 ping6_both() {
     local out

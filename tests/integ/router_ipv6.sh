@@ -45,12 +45,7 @@ for ns in "$RR_NS_A" "$RR_NS_B"; do
     [ "$(rr_in "$ns" sysctl -n net.ipv6.conf.all.forwarding)" = 0 ] || rr_fail "IPv6 forwarding is on in $ns"
 done
 rr_start
-for x in a b; do
-    if [ $x = a ]; then ns=$RR_NS_A ifn=$RR_IF_A h=$HOST6_A g=$GW6_A; else ns=$RR_NS_B ifn=$RR_IF_B h=$HOST6_B g=$GW6_B; fi
-    rr_in "$ns" sysctl -qw "net.ipv6.conf.$ifn.accept_dad=0" "net.ipv6.conf.$ifn.accept_ra=0" || rr_fail "sysctl $ifn"
-    ip -n "$ns" -6 addr add "$h/64" dev "$ifn" nodad || rr_fail "addr add $h in $ns"
-    ip -n "$ns" -6 route add default via "$g" dev "$ifn" || rr_fail "route add default via $g in $ns"
-done
+rr_hosts_ipv6 "$P6_A" "$P6_B" routes
 rr_ok "router up: A $RR_NS_A ($HOST6_A) -- $GW6_A [router] $GW6_B -- B $RR_NS_B ($HOST6_B), port b mtu 1280"
 
 ping6_ok() { # ping6_ok NS DST COUNT [PING ARGS]: fails the test unless every echo is answered

@@ -299,6 +299,20 @@ rr_ff_start() { # rr_ff_start NS_SRC NS_DST DST PPS
     RR_EXTRA_PIDS+=("$RR_FF_SEND")
 }
 
+# After rr_start, IPv6 on the hosts' side of rr_topology's TAPs: no DAD, no
+# RAs, PFX_A::2/64 on A's and PFX_B::2/64 on B's, and with ROUTES=routes a
+# default route via the router's PFX::1 on each.
+rr_hosts_ipv6() { # rr_hosts_ipv6 PFX_A PFX_B [routes]
+    local x ns ifn p
+    for x in a b; do
+        if [ $x = a ]; then ns=$RR_NS_A ifn=$RR_IF_A p=$1; else ns=$RR_NS_B ifn=$RR_IF_B p=$2; fi
+        rr_in "$ns" sysctl -qw "net.ipv6.conf.$ifn.accept_dad=0" "net.ipv6.conf.$ifn.accept_ra=0" || rr_fail "sysctl $ifn"
+        ip -n "$ns" -6 addr add "$p::2/64" dev "$ifn" nodad || rr_fail "addr add $p::2 in $ns"
+        [ "${3:-}" != routes ] || ip -n "$ns" -6 route add default via "$p::1" dev "$ifn" ||
+            rr_fail "route add default via $p::1 in $ns"
+    done
+}
+
 rr_listening() { rr_in "$1" ss -Hltn "sport = :$2" | grep -q LISTEN; } # rr_listening NS PORT
 
 # iperf3 server in NS on ADDR:PORT, waited for (bounded); its PID is ended at exit.
