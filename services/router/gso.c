@@ -12,6 +12,7 @@
 
 #include <string.h>
 
+#include "ipv6.h"
 #include "pkt.h"
 
 #define RT_TCP_HLEN_MAX 60u
@@ -108,17 +109,22 @@ unsigned rt_gso(struct rt_ctx *ctx, ipc_buf b, ipc_buf *out, unsigned max)
         out[0] = b;
         return 1;
     }
-    if (type != RT_VNET_GSO_TCPV4 && type != RT_VNET_GSO_UDP_L4)
-        goto drop; /* UFO (fragmenting UDP) and IPv6 types: not from an IPv4 TAP we configure */
+    if (type != RT_VNET_GSO_TCPV4 && type != RT_VNET_GSO_TCPV6 && type != RT_VNET_GSO_UDP_L4)
+        goto drop; /* UFO (fragmenting UDP): not from a TAP we configure */
 
     uint8_t hdr[RT_GSO_HDR_MAX];
     uint32_t len = pkt_total_len(m);
     uint32_t hl = pkt_read(pool, b, 0, hdr, len < sizeof(hdr) ? len : (uint32_t)sizeof(hdr));
+    if (hl < PKT_ETH_HLEN + PKT_IP_HLEN)
+        goto drop;
+    bool v6 = pkt_eth_type(hdr) == PKT_ETH_P_IPV6;
+    if ((type == RT_VNET_GSO_TCPV4 && v6) || (type == RT_VNET_GSO_TCPV6 && !v6))
+        goto drop; /* the header says the other family */
     uint8_t *ip = hdr + PKT_ETH_HLEN;
-    unsigned ihl = pkt_ip_hlen(ip);
-    unsigned proto = type == RT_VNET_GSO_TCPV4 ? PKT_IP_PROTO_TCP : PKT_IP_PROTO_UDP;
+    unsigned ihl = v6 ? PKT_IP6_HLEN : pkt_ip_hlen(ip);
+    unsigned proto = type == RT_VNET_GSO_UDP_L4 ? PKT_IP_PROTO_UDP : PKT_IP_PROTO_TCP;
     bool tcp = proto == PKT_IP_PROTO_TCP;
-    if (hl < PKT_ETH_HLEN + ihl + PKT_UDP_HLEN || ip[PKT_IP_PROTO] != proto)
+    if (hl < PKT_ETH_HLEN + ihl + PKT_UDP_HLEN || ip[v6 ? PKT_IP6_NXT : PKT_IP_PROTO] != proto)
         goto drop;
     uint8_t *l4 = ip + ihl;
     unsigned l4h = tcp ? pkt_tcp_hlen(l4) : PKT_UDP_HLEN;
@@ -131,7 +137,7 @@ unsigned rt_gso(struct rt_ctx *ctx, ipc_buf b, ipc_buf *out, unsigned max)
         goto drop; /* too many pieces, or a segment that does not fit one frame */
 
     uint32_t seq0 = tcp ? pkt_get32(l4 + PKT_TCP_SEQ) : 0;
-    uint16_t id0 = pkt_get16(ip + PKT_IP_ID);
+    uint16_t id0 = v6 ? 0 : pkt_get16(ip + PKT_IP_ID);
     uint8_t tflags = tcp ? l4[PKT_TCP_FLAGS] : 0;
     uint32_t got = ipc_pool_alloc(pool, out, nseg);
     if (got != nseg) {
@@ -151,11 +157,18 @@ unsigned rt_gso(struct rt_ctx *ctx, ipc_buf b, ipc_buf *out, unsigned max)
             ipc_pool_free(pool, out, nseg);
             goto drop;
         }
-        pkt_put16(nip + PKT_IP_TOTLEN, (uint16_t)(ihl + l4h + seg));
-        pkt_put16(nip + PKT_IP_ID, (uint16_t)(id0 + i));
-        pkt_put16(nip + PKT_IP_CSUM, 0);
-        pkt_put16(nip + PKT_IP_CSUM, pkt_csum(nip, ihl));
         uint32_t l4len = l4h + seg;
+        uint32_t ph;
+        if (v6) {
+            pkt_put16(nip + PKT_IP6_PLEN, (uint16_t)l4len);
+            ph = rt_ip6_pseudo_sum(nip + PKT_IP6_SRC, nip + PKT_IP6_DST, l4len, (uint8_t)proto);
+        } else {
+            pkt_put16(nip + PKT_IP_TOTLEN, (uint16_t)(ihl + l4h + seg));
+            pkt_put16(nip + PKT_IP_ID, (uint16_t)(id0 + i));
+            pkt_put16(nip + PKT_IP_CSUM, 0);
+            pkt_put16(nip + PKT_IP_CSUM, pkt_csum(nip, ihl));
+            ph = pseudo_sum(nip, l4len);
+        }
         if (tcp) {
             uint8_t fl = tflags;
             if (i + 1 < nseg)
@@ -165,11 +178,11 @@ unsigned rt_gso(struct rt_ctx *ctx, ipc_buf b, ipc_buf *out, unsigned max)
             pkt_put32(nl4 + PKT_TCP_SEQ, seq0 + i * mss);
             nl4[PKT_TCP_FLAGS] = fl;
             pkt_put16(nl4 + PKT_TCP_CSUM, 0);
-            pkt_put16(nl4 + PKT_TCP_CSUM, pkt_csum_fold(pkt_csum_add(pseudo_sum(nip, l4len), nl4, l4len, false)));
+            pkt_put16(nl4 + PKT_TCP_CSUM, pkt_csum_fold(pkt_csum_add(ph, nl4, l4len, false)));
         } else {
             pkt_put16(nl4 + PKT_UDP_LEN, (uint16_t)l4len);
             pkt_put16(nl4 + PKT_UDP_CSUM, 0);
-            uint16_t v = pkt_csum_fold(pkt_csum_add(pseudo_sum(nip, l4len), nl4, l4len, false));
+            uint16_t v = pkt_csum_fold(pkt_csum_add(ph, nl4, l4len, false));
             pkt_put16(nl4 + PKT_UDP_CSUM, v ? v : 0xffff);
         }
         pkt_set_len(nm, hlen + seg);

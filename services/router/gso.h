@@ -20,6 +20,7 @@
 #define RT_VNET_GSO_NONE 0u
 #define RT_VNET_GSO_TCPV4 1u
 #define RT_VNET_GSO_UDP 3u
+#define RT_VNET_GSO_TCPV6 4u
 #define RT_VNET_GSO_UDP_L4 5u
 #define RT_VNET_GSO_ECN 0x80u
 
@@ -34,10 +35,12 @@ static inline bool rt_gso_needed(const struct ipc_meta *m)
 }
 
 /**
- * Turn IPv4 packet @b (its Ethernet header first, validated by the router)
- * into single-frame packets with complete checksums, in @out (at most @max).
- * A TCPv4 or UDP (L4) GSO packet becomes gso_size-byte segments: headers
- * copied, IP total length, ID (+1 per segment) and checksum, TCP sequence
+ * Turn IPv4 or IPv6 packet @b (its Ethernet header first, validated by the
+ * router) into single-frame packets with complete checksums, in @out (at
+ * most @max). A TCPv4, TCPv6 or UDP (L4) GSO packet becomes gso_size-byte
+ * segments: headers copied; IPv4's total length, ID (+1 per segment) and
+ * checksum, or IPv6's payload length (no extension headers: the upper
+ * layer must follow the fixed header, as Linux sends it); TCP sequence
  * numbers and flags (FIN and PSH on the last segment only, CWR on the first)
  * or UDP length set per segment. A packet with only a partial checksum gets
  * it completed in place (@out[0] is @b). @b is consumed either way. Returns

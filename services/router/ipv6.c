@@ -16,6 +16,7 @@
 
 #include "tables/fib6.h"
 #include "tables/neigh6.h"
+#include "gso.h"
 #include "icmp6.h"
 #include "nd.h"
 
@@ -113,6 +114,20 @@ void rt_fwd6_finish(struct rt_ctx *ctx, ipc_buf b, const uint8_t *dmac, struct r
     memcpy(f + PKT_ETH_SRC, ctx->port[m->out_port].mac, PKT_ETH_ALEN);
     rt_count(ctx, RT_CTR_FORWARDED6);
     rt_tx(ctx, tx, b);
+}
+
+/* @b, bound out of @port to next hop @nhip: on its way if the neighbour is
+ * known, held while Neighbor Discovery resolves it otherwise. */
+static void rt_to_neigh6(struct rt_ctx *ctx, ipc_buf b, const uint8_t *nhip, uint16_t port, uint64_t now,
+                         struct rt_burst *tx)
+{
+    struct neigh6_entry *e = neigh6_find(ctx->neigh6, nhip);
+    if (neigh6_usable(e) && e->port == port) {
+        rt_nd_touch(ctx, e, now);
+        rt_fwd6_finish(ctx, b, e->mac, tx);
+        return;
+    }
+    rt_nd_hold(ctx, nhip, port, b, now, tx);
 }
 
 /* Drop a non-GSO chain's bytes beyond @len (Ethernet padding), as ipv4.c does. */
@@ -285,17 +300,18 @@ void rt_ipv6_input(struct rt_ctx *ctx, ipc_buf b, uint64_t now, struct rt_burst 
         rt_drop(ctx, b, RT_CTR_DROP6_TOO_BIG);
         return;
     }
-    if (gso && ctx->port[nh.port].sw_offload) {
-        rt_drop(ctx, b, RT_CTR_DROP6_GSO); /* TSO6 in software: not yet (docs/ipv6.md) */
-        return;
-    }
     m->out_port = nh.port;
     const uint8_t *nhip = rt_ip6_is_unspec(nh.gw) ? dst : nh.gw;
-    struct neigh6_entry *e = neigh6_find(ctx->neigh6, nhip);
-    if (neigh6_usable(e) && e->port == nh.port) {
-        rt_nd_touch(ctx, e, now);
-        rt_fwd6_finish(ctx, b, e->mac, tx);
+    if (ipc_unlikely(ctx->port[nh.port].sw_offload) && rt_gso_needed(m)) {
+        /* A port that sends frames as they are (AF_XDP): segments with
+         * complete checksums, each one on its way (gso.h). */
+        ipc_buf segs[RT_GSO_MAX];
+        uint8_t nh6[16];
+        memcpy(nh6, nhip, 16); /* nhip may point into b, which rt_gso consumes */
+        unsigned ns = rt_gso(ctx, b, segs, RT_GSO_MAX);
+        for (unsigned k = 0; k < ns; k++)
+            rt_to_neigh6(ctx, segs[k], nh6, nh.port, now, tx);
         return;
     }
-    rt_nd_hold(ctx, nhip, nh.port, b, now, tx);
+    rt_to_neigh6(ctx, b, nhip, nh.port, now, tx);
 }
