@@ -69,6 +69,31 @@ void shp_parse(const uint8_t *d, uint32_t len, struct shp_pkt *pk)
         et = pkt_get16(d + off + PKT_VLAN_HLEN - 2); /* the tag's inner ethertype */
         off += PKT_VLAN_HLEN;
     }
+    if (et == PKT_ETH_P_IPV6 && len >= off + PKT_IP6_HLEN && (d[off] >> 4) == 6) {
+        /* IPv6: traffic class, and the upper layer when it follows the
+         * fixed header (an extension header is taken as the protocol: no
+         * ports then). Addresses fold into src and dst for the flow hash;
+         * classes with IPv4 prefixes never match (match_fits). */
+        const uint8_t *ip6 = d + off;
+        pk->ipv6 = true;
+        pk->l3off = off;
+        pk->dscp = (uint8_t)((pkt_get32(ip6) >> 22) & 0x3f);
+        pk->proto = ip6[PKT_IP6_NXT];
+        for (unsigned k = 0; k < 16; k += 4) {
+            pk->src = (pk->src ^ pkt_get32(ip6 + PKT_IP6_SRC + k)) * 0x9e3779b1u;
+            pk->dst = (pk->dst ^ pkt_get32(ip6 + PKT_IP6_DST + k)) * 0x9e3779b1u;
+        }
+        uint32_t l4off = off + PKT_IP6_HLEN;
+        if ((pk->proto == PKT_IP_PROTO_TCP || pk->proto == PKT_IP_PROTO_UDP) && len >= l4off + PKT_L4_DPORT + 2) {
+            pk->sport = pkt_get16(d + l4off + PKT_L4_SPORT);
+            pk->dport = pkt_get16(d + l4off + PKT_L4_DPORT);
+            if (pk->proto == PKT_IP_PROTO_UDP)
+                pk->hdr_end = l4off + PKT_UDP_HLEN;
+            else if (len > l4off + PKT_TCP_DOFF)
+                pk->hdr_end = l4off + pkt_tcp_hlen(d + l4off);
+        }
+        return;
+    }
     if (et != PKT_ETH_P_IP || len < off + PKT_IP_HLEN)
         return;
     const uint8_t *ip = d + off;
@@ -105,8 +130,8 @@ static bool prefix_has(uint32_t net, uint8_t plen, uint32_t a)
 
 static bool match_fits(const struct shp_match *m, const struct shp_pkt *pk)
 {
-    if (!pk->ipv4)
-        return false;
+    if (!pk->ipv4 && !(pk->ipv6 && !(m->fields & (SHP_MATCH_SRC | SHP_MATCH_DST))))
+        return false; /* IPv6 matches on DSCP, protocol and ports; prefixes are IPv4's */
     if ((m->fields & SHP_MATCH_DSCP) && pk->dscp != m->dscp)
         return false;
     if ((m->fields & SHP_MATCH_PROTO) && pk->proto != m->proto)
@@ -146,6 +171,18 @@ bool shp_ecn_mark(uint8_t *ip)
     return true;
 }
 
+/* IPv6's ECN bits are the traffic class's low two, bits 20-21 of the
+ * first word; no header checksum to mend. */
+bool shp_ecn_mark6(uint8_t *ip6)
+{
+    uint32_t w = pkt_get32(ip6);
+    uint32_t ecn = (w >> 20) & 3u;
+    if (ecn == 0)
+        return false; /* Not-ECT */
+    pkt_put32(ip6, w | (3u << 20));
+    return true;
+}
+
 uint64_t shp_wire_bytes(const struct shp *s, const struct ipc_meta *m, const struct shp_pkt *pk)
 {
     uint64_t len = pkt_total_len(m);
@@ -173,7 +210,7 @@ static uint32_t flow_hash(const struct shp_pkt *pk)
 
 uint32_t shp_flow_of(const struct shp_pkt *pk, uint32_t cls)
 {
-    return cls * SHP_FLOWS + (pk->ipv4 ? flow_hash(pk) % SHP_FLOWS : 0);
+    return cls * SHP_FLOWS + (pk->ipv4 || pk->ipv6 ? flow_hash(pk) % SHP_FLOWS : 0);
 }
 
 /* ---- set-up ---- */
@@ -485,7 +522,7 @@ static bool drop_or_mark(struct shp *s, struct shp_flow *f, ipc_buf b)
         struct shp_pkt pk;
         uint8_t *d = ipc_pool_data(s->pool, b);
         shp_parse(d, m->len, &pk);
-        if (pk.ipv4 && shp_ecn_mark(d + pk.l3off)) {
+        if ((pk.ipv4 && shp_ecn_mark(d + pk.l3off)) || (pk.ipv6 && shp_ecn_mark6(d + pk.l3off))) {
             k->c[SHP_C_MARKS]++;
             s->p[SHP_P_MARKS]++;
             return true;

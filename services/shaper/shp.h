@@ -109,10 +109,11 @@ struct shp {
 /* What classification reads from a frame. */
 struct shp_pkt {
     bool ipv4;
+    bool ipv6;             /* then src and dst are the addresses folded, for the flow hash */
     uint8_t dscp, proto;
     uint16_t sport, dport; /* host order; 0 when not TCP/UDP or a non-first fragment */
     uint32_t src, dst;     /* host order */
-    uint32_t l3off;        /* offset of the IPv4 header in the first frame */
+    uint32_t l3off;        /* offset of the IPv4 or IPv6 header in the first frame */
     uint32_t hdr_end;      /* end of the L4 header (GSO: the bytes each segment repeats), 0: unknown */
 };
 
@@ -159,6 +160,9 @@ uint32_t shp_flow_of(const struct shp_pkt *pk, uint32_t cls);
 
 /** Set CE on an ECN-capable IPv4 packet and fix its checksum; false when it is not ECN-capable. */
 bool shp_ecn_mark(uint8_t *ip);
+
+/** The same for an IPv6 header: the traffic class's ECN bits. */
+bool shp_ecn_mark6(uint8_t *ip6);
 
 /** Wire bytes a packet costs: its segments, each with the port's overhead. */
 uint64_t shp_wire_bytes(const struct shp *s, const struct ipc_meta *m, const struct shp_pkt *pk);

@@ -18,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ipc/pkt.h"
 #include "ipc/pool.h"
 #include "services/shaper/shp.h"
 
@@ -631,6 +632,46 @@ static void test_classify(void **state)
     assert_int_equal(t->s.cls[4].pkts, before + 1);
     assert_int_equal(shp_class_find(&t->s, "lan"), 2);
     assert_int_equal(shp_class_find(&t->s, "nope"), -1);
+
+    /* IPv6: DSCP from the traffic class, protocol and ports from the header
+     * after the fixed one; an IPv4 prefix never matches it. */
+    struct {
+        uint8_t tc, nxt;
+        uint16_t sport, dport;
+        uint32_t want;
+    } c6[] = {
+        {46 << 2, 17, 1, 2, 0},  /* voice by DSCP */
+        {0, 6, 1, 443, 1},       /* web */
+        {0, 17, 53, 9, 4},       /* "lan" wants an IPv4 source prefix: default */
+        {0, 58, 0, 0, 4},        /* ICMPv6 */
+        {0, 44, 1, 443, 4},      /* a fragment header first: no ports, default */
+    };
+    for (unsigned i = 0; i < sizeof(c6) / sizeof(c6[0]); i++) {
+        uint8_t f[14 + 40 + 20];
+        memset(f, 0, sizeof(f));
+        f[12] = 0x86;
+        f[13] = 0xdd;
+        pkt_put32(f + 14, 6u << 28 | (uint32_t)c6[i].tc << 20 | 0x12345);
+        f[14 + 6] = c6[i].nxt;
+        f[14 + 8] = 0x20;
+        f[14 + 24] = 0x20;
+        f[14 + 39] = 9;
+        pkt_put16(f + 54, c6[i].sport);
+        pkt_put16(f + 56, c6[i].dport);
+        struct shp_pkt pk;
+        shp_parse(f, sizeof(f), &pk);
+        assert_true(pk.ipv6);
+        if (shp_classify(&t->s, &pk) != c6[i].want)
+            fail_msg("IPv6 case %u: class %u, want %u", i, shp_classify(&t->s, &pk), c6[i].want);
+    }
+    /* ECN on IPv6: ECT(0) becomes CE, Not-ECT is left alone. */
+    uint8_t h6[40] = {0};
+    pkt_put32(h6, 6u << 28 | (46u << 2 | 2u) << 20);
+    assert_true(shp_ecn_mark6(h6));
+    assert_int_equal((pkt_get32(h6) >> 20) & 0xff, 46u << 2 | 3u);
+    pkt_put32(h6, 6u << 28);
+    assert_false(shp_ecn_mark6(h6));
+    assert_int_equal(pkt_get32(h6), 6u << 28);
 }
 
 /* GSO: a 64 KB TCP packet costs the segments it becomes, each with its headers and the overhead. */
