@@ -322,29 +322,28 @@ static void t_setup(struct t_world *w)
     w->tx.cap = 4 * BURST;
 }
 
-/* Untimed: put the 32 frames back as they arrived. */
-static inline void t_restore(struct t_world *w)
+/* Untimed: put the 32 frames of @bufs back as they arrived, from @tmpl
+ * (@len bytes each, one template after another). */
+static inline void t_restore_bufs(struct t_world *w, const ipc_buf *bufs, const uint8_t *tmpl, uint32_t len)
 {
     for (unsigned k = 0; k < BURST; k++) {
-        struct ipc_meta *m = ipc_pool_meta(&w->pool, w->bufs[k]);
-        memcpy(ipc_pool_data(&w->pool, w->bufs[k]), w->tmpl[k], FRAME_LEN);
-        pkt_set_len(m, FRAME_LEN);
+        struct ipc_meta *m = ipc_pool_meta(&w->pool, bufs[k]);
+        memcpy(ipc_pool_data(&w->pool, bufs[k]), tmpl + (size_t)k * len, len);
+        pkt_set_len(m, len);
         m->in_port = 0;
         m->out_port = IPC_PORT_NONE;
     }
     w->tx.n = 0;
 }
 
+static inline void t_restore(struct t_world *w)
+{
+    t_restore_bufs(w, w->bufs, &w->tmpl[0][0], FRAME_LEN);
+}
+
 static inline void t_restore6(struct t_world *w)
 {
-    for (unsigned k = 0; k < BURST; k++) {
-        struct ipc_meta *m = ipc_pool_meta(&w->pool, w->bufs6[k]);
-        memcpy(ipc_pool_data(&w->pool, w->bufs6[k]), w->tmpl6[k], FRAME6_LEN);
-        pkt_set_len(m, FRAME6_LEN);
-        m->in_port = 0;
-        m->out_port = IPC_PORT_NONE;
-    }
-    w->tx.n = 0;
+    t_restore_bufs(w, w->bufs6, &w->tmpl6[0][0], FRAME6_LEN);
 }
 
 /* ---- the reference forwarder: the same work, by hand ---- */

@@ -67,6 +67,15 @@ static void rt_nd_pending_done(struct rt_ctx *ctx, uint16_t port, uint16_t n)
 
 /* ---- messages ---- */
 
+/* A buffer for an ND message of ours, or none (counted). */
+static bool rt_nd_buf(struct rt_ctx *ctx, ipc_buf *b)
+{
+    if (ipc_pool_alloc(ctx->pool, b, 1) == 1)
+        return true;
+    rt_count(ctx, RT_CTR_DROP_NO_BUFS);
+    return false;
+}
+
 /*
  * The rest of an ND message of ours whose ICMPv6 body (@icmp_len bytes, its
  * checksum field zero) and Ethernet and IPv6 destinations are in @b: our MAC,
@@ -99,13 +108,11 @@ int rt_nd_solicit(struct rt_ctx *ctx, uint16_t port, const uint8_t *target, cons
 {
     const struct rt_port *pt = &ctx->port[port];
     const uint8_t *src = pt->ll6 >= 0 ? pt->a6[pt->ll6].a : rt_ip6_src_for(ctx, port, target);
+    ipc_buf b;
     if (!src)
         return -EINVAL;
-    ipc_buf b;
-    if (ipc_pool_alloc(ctx->pool, &b, 1) != 1) {
-        rt_count(ctx, RT_CTR_DROP_NO_BUFS);
+    if (!rt_nd_buf(ctx, &b))
         return -ENOBUFS;
-    }
     uint8_t *f = ipc_pool_data(ctx->pool, b);
     uint8_t *ip6 = f + PKT_ETH_HLEN, *ic = ip6 + PKT_IP6_HLEN;
     uint32_t icmp_len = RT_ND_NS_LEN + 8;
@@ -145,10 +152,8 @@ static void rt_nd_dad_probe(struct rt_ctx *ctx, uint16_t port, uint64_t now, str
     pt->dad_until_ns = now + RT_DAD_WAIT_NS;
     for (unsigned k = 0; k < pt->n6; k++) {
         ipc_buf b;
-        if (ipc_pool_alloc(ctx->pool, &b, 1) != 1) {
-            rt_count(ctx, RT_CTR_DROP_NO_BUFS);
+        if (!rt_nd_buf(ctx, &b))
             return;
-        }
         uint8_t *f = ipc_pool_data(ctx->pool, b);
         uint8_t *ip6 = f + PKT_ETH_HLEN, *ic = ip6 + PKT_IP6_HLEN;
         rt_ip6_snma(pt->a6[k].a, ip6 + PKT_IP6_DST);
@@ -201,10 +206,8 @@ static int rt_nd_ra_send(struct rt_ctx *ctx, uint16_t port, uint64_t now, struct
     if (pt->ll6 < 0)
         return -EINVAL; /* §6.1.2 takes an RA from a link-local source only */
     ipc_buf b;
-    if (ipc_pool_alloc(ctx->pool, &b, 1) != 1) {
-        rt_count(ctx, RT_CTR_DROP_NO_BUFS);
+    if (!rt_nd_buf(ctx, &b))
         return -ENOBUFS;
-    }
     uint8_t *f = ipc_pool_data(ctx->pool, b);
     uint8_t *ip6 = f + PKT_ETH_HLEN, *ic = ip6 + PKT_IP6_HLEN;
     static const uint8_t all_nodes[16] = {0xff, 0x02, [15] = 1};
