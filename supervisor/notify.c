@@ -62,6 +62,7 @@ static struct {
     socklen_t len;
     uint64_t wd_ns, wd_next; /* the watchdog's interval (0: none), and when the next ping is due */
     bool ready, stopping;
+    bool reloading;          /* RELOADING=1 sent, READY=1 owed */
     bool warned;             /* a failed send was logged; the rest are not */
     char status[160];        /* the last STATUS= sent */
 } nt = {.fd = -1};
@@ -147,6 +148,28 @@ void sup_notify_tick(const struct sup *s, uint64_t now)
     send_msg(msg);
     snprintf(nt.status, sizeof(nt.status), "%s", st);
     nt.ready |= say_ready;
+}
+
+void sup_notify_reloading(void)
+{
+    if (nt.fd < 0 || nt.stopping)
+        return;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    char msg[96];
+    snprintf(msg, sizeof(msg), "RELOADING=1\nMONOTONIC_USEC=%llu\nSTATUS=reloading\n",
+             (unsigned long long)ts.tv_sec * 1000000ull + (unsigned long long)ts.tv_nsec / 1000u);
+    send_msg(msg);
+    nt.reloading = true;
+    nt.status[0] = '\0'; /* the next tick says where things stand */
+}
+
+void sup_notify_reloaded(void)
+{
+    if (nt.fd < 0 || !nt.reloading || nt.stopping)
+        return;
+    nt.reloading = false;
+    send_msg("READY=1\n");
 }
 
 void sup_notify_stopping(const char *why)

@@ -45,6 +45,10 @@ int sup_notify_send_to(int fd, const struct sockaddr_un *sa, socklen_t len, cons
 void sup_notify_init(void);
 /** Once per loop iteration: READY=1, STATUS= changes, WATCHDOG=1 when due. */
 void sup_notify_tick(const struct sup *s, uint64_t now);
+/** RELOADING=1 (with MONOTONIC_USEC, as systemd asks) as a reload begins. */
+void sup_notify_reloading(void);
+/** READY=1 again once it has answered, applied or refused; nothing if none began. */
+void sup_notify_reloaded(void);
 /** STOPPING=1 and a last STATUS=, as the shutdown begins. */
 void sup_notify_stopping(const char *why);
 /** Is a notify socket in use (for the log line at start)? */

@@ -38,6 +38,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "supervisor/notify.h"
 #include "supervisor/shaper_ctl.h"
 
 /* How long a mailbox command waits for its service to be up, a restart
@@ -160,11 +161,31 @@ static bool parse_args(struct sup *s, char **argv, int argc, bool *diff, FILE *f
     return true;
 }
 
+static bool reload_begin(struct sup *s, bool diff, FILE *f, struct sup_ctl_wait *w);
+
+/* Under systemd a reload is RELOADING=1 ... READY=1 (sd_notify(3)), so that
+ * `systemctl reload` returns once it is done: READY=1 comes from finish(),
+ * or at once for a reload refused here. */
 bool sup_ctl_reload(struct sup *s, char **argv, int argc, FILE *f, struct sup_ctl_wait *w)
 {
     bool diff;
     if (!parse_args(s, argv, argc, &diff, f))
         return false;
+    if (diff)
+        return reload_begin(s, true, f, w);
+    if (s->reload) {
+        fprintf(f, "reload: a reload is in progress; try again once it has answered\n");
+        return false;
+    }
+    sup_notify_reloading();
+    bool ok = reload_begin(s, false, f, w);
+    if (!ok || !s->reload || s->reload->phase == RL_DONE)
+        sup_notify_reloaded();
+    return ok;
+}
+
+static bool reload_begin(struct sup *s, bool diff, FILE *f, struct sup_ctl_wait *w)
+{
     const char *cmd = diff ? "check --diff" : "reload";
     if (!diff && s->reload) {
         fprintf(f, "reload: a reload is in progress; try again once it has answered\n");
@@ -287,6 +308,7 @@ static void finish(struct sup *s, struct sup_reload *j)
     free(copy);
     j->ok = j->failed == 0;
     j->phase = RL_DONE;
+    sup_notify_reloaded();
     if (!j->conn) {
         job_free(j);
         s->reload = NULL;

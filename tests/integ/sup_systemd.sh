@@ -4,7 +4,8 @@
 # WatchdogSec=, stderr to the journal), with this test in systemd's place:
 #  - NOTIFY_SOCKET names an abstract socket a python3 listener holds; READY=1
 #    arrives once, and when it does `status` already has every service up;
-#    WATCHDOG=1 repeats while WATCHDOG_USEC is set; STOPPING=1 at SIGTERM;
+#    WATCHDOG=1 repeats while WATCHDOG_USEC is set; SIGHUP (a reload) sends
+#    RELOADING=1 with MONOTONIC_USEC, then READY=1; STOPPING=1 at SIGTERM;
 #  - JOURNAL_STREAM names stderr's device and inode, so every log line starts
 #    with its syslog priority: <6> for the start, <4> for a killed service's
 #    restart; with stderr elsewhere the lines are plain (every other test).
@@ -71,6 +72,15 @@ sup_wait 10 sup_all_up || sup_fail "driver-a did not come back"
 sup_wait 5 eval '[ "$(tail -n 1 "$MSGS")" = "STATUS=3 services up" ] || tail -n 3 "$MSGS" | grep -q "^STATUS=3 services up$"' ||
     sup_bad "no STATUS=3 services up after driver-a came back"
 [ "$(grep -c '^READY=1' "$MSGS")" = 1 ] || sup_bad "READY=1 was sent more than once"
+
+# A reload (SIGHUP, what ExecReload sends): RELOADING=1 with MONOTONIC_USEC,
+# then READY=1 again once it has answered, so that `systemctl reload` waits.
+kill -HUP "$SUP_PID"
+sup_wait 5 eval '[ "$(grep -c "^READY=1" "$MSGS")" = 2 ]' || sup_bad "no READY=1 after the reload: $(tail -n 5 "$MSGS")"
+grep -qE '^RELOADING=1\|MONOTONIC_USEC=[0-9]+\|STATUS=reloading$' "$MSGS" || sup_bad "no RELOADING=1 with MONOTONIC_USEC at SIGHUP"
+[ "$(grep -n '^RELOADING=1' "$MSGS" | head -n 1 | cut -d: -f1)" -lt "$(grep -n '^READY=1' "$MSGS" | tail -n 1 | cut -d: -f1)" ] ||
+    sup_bad "READY=1 came before RELOADING=1"
+echo "notify: SIGHUP: RELOADING=1, then READY=1"
 
 sup_stop TERM 10
 sup_wait 5 grep -q '^STOPPING=1|STATUS=stopping: Terminated$' "$MSGS" || sup_bad "no STOPPING=1 at SIGTERM"
