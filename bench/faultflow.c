@@ -19,8 +19,8 @@
  *       microburst arrives at a router. Train k carries LEN*k .. LEN*k+LEN-1.
  *       At the end: "sent N errors E" on stderr, exit 0.
  *   faultflow recv ADDR PORT BITMAP
- *       recvmmsg; bit SEQ of BITMAP is set when SEQ arrived. SIGTERM: the
- *       bitmap is written, "received N max_seq M dup D" then "reordered R"
+ *       recvmmsg; bit SEQ of BITMAP is set when SEQ arrived. SIGTERM: what
+ *       the socket holds is read, then the bitmap is written, "received N max_seq M dup D" then "reordered R"
  *       (datagrams that arrived after a higher number) on stderr, exit 0.
  *
  * Times are CLOCK_REALTIME in microseconds, bash's EPOCHREALTIME clock.
@@ -29,6 +29,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -204,8 +205,14 @@ static int do_recv(const char *addr, int port, const char *path)
         msg[i] = (struct mmsghdr){.msg_hdr = {.msg_iov = &iov[i], .msg_iovlen = 1}};
     }
     uint64_t got = 0, dup = 0, top = 0, reordered = 0;
-    while (!stop && bm) {
-        int n = recvmmsg(fd, msg, BATCH, MSG_WAITFORONE, NULL);
+    /* After SIGTERM, what the socket already holds is read too (without
+     * waiting): a datagram that arrived before the stop counts. */
+    for (bool draining = false; bm;) {
+        if (stop)
+            draining = true;
+        int n = recvmmsg(fd, msg, BATCH, draining ? MSG_DONTWAIT : MSG_WAITFORONE, NULL);
+        if (draining && n <= 0)
+            break;
         for (int i = 0; i < n; i++) {
             if (msg[i].msg_len < 16)
                 continue;

@@ -19,28 +19,6 @@
 #include "ipv6.h"
 #include "neigh.h"
 
-/* Drop a non-GSO chain's trailing bytes beyond the IP total length. */
-static void rt_chain_trim(struct ipc_pool *pool, ipc_buf head, uint32_t len)
-{
-    struct ipc_meta *hm = ipc_pool_meta(pool, head);
-    uint32_t left = len;
-    ipc_buf b = head;
-    for (unsigned k = 0; b != IPC_BUF_NONE && k < IPC_CHAIN_MAX; k++) {
-        struct ipc_meta *m = ipc_pool_meta(pool, b);
-        if (m->len >= left) {
-            m->len = (uint16_t)left;
-            ipc_buf rest = m->next;
-            m->next = IPC_BUF_NONE;
-            if (rest != IPC_BUF_NONE)
-                ipc_pool_free(pool, &rest, 1);
-            break;
-        }
-        left -= m->len;
-        b = m->next;
-    }
-    hm->pkt_len = len;
-}
-
 enum rt_verdict rt_ipv4_validate(struct rt_ctx *ctx, ipc_buf b, enum rt_ctr *why)
 {
     struct ipc_meta *m = ipc_pool_meta(ctx->pool, b);
@@ -98,10 +76,7 @@ enum rt_verdict rt_ipv4_validate(struct rt_ctx *ctx, ipc_buf b, enum rt_ctr *why
     }
     if (!gso && tot < have) {
         /* Ethernet pads frames to 60 bytes; the padding is not the packet's. */
-        if (m->next == IPC_BUF_NONE)
-            pkt_set_len(m, PKT_ETH_HLEN + tot);
-        else
-            rt_chain_trim(ctx->pool, b, PKT_ETH_HLEN + tot);
+        rt_chain_trim(ctx->pool, b, PKT_ETH_HLEN + tot);
     }
     uint32_t src = pkt_get32(ip + PKT_IP_SRC), dst = pkt_get32(ip + PKT_IP_DST);
     uint32_t da = dst >> 24;

@@ -130,32 +130,6 @@ static void rt_to_neigh6(struct rt_ctx *ctx, ipc_buf b, const uint8_t *nhip, uin
     rt_nd_hold(ctx, nhip, port, b, now, tx);
 }
 
-/* Drop a non-GSO chain's bytes beyond @len (Ethernet padding), as ipv4.c does. */
-static void rt_ip6_trim(struct ipc_pool *pool, ipc_buf head, uint32_t len)
-{
-    struct ipc_meta *hm = ipc_pool_meta(pool, head);
-    if (hm->next == IPC_BUF_NONE) {
-        pkt_set_len(hm, len);
-        return;
-    }
-    uint32_t left = len;
-    ipc_buf b = head;
-    for (unsigned k = 0; b != IPC_BUF_NONE && k < IPC_CHAIN_MAX; k++) {
-        struct ipc_meta *m = ipc_pool_meta(pool, b);
-        if (m->len >= left) {
-            m->len = (uint16_t)left;
-            ipc_buf rest = m->next;
-            m->next = IPC_BUF_NONE;
-            if (rest != IPC_BUF_NONE)
-                ipc_pool_free(pool, &rest, 1);
-            break;
-        }
-        left -= m->len;
-        b = m->next;
-    }
-    hm->pkt_len = len;
-}
-
 /* A multicast destination: ND (and only ND) to a group this port is in is
  * ours; the rest drops by scope. */
 static void rt_ip6_mcast_in(struct rt_ctx *ctx, ipc_buf b, const uint8_t *ip6, uint64_t now, struct rt_burst *tx)
@@ -219,7 +193,7 @@ void rt_ipv6_input(struct rt_ctx *ctx, ipc_buf b, uint64_t now, struct rt_burst 
         return;
     }
     if (!gso && PKT_IP6_HLEN + plen < have)
-        rt_ip6_trim(ctx->pool, b, PKT_ETH_HLEN + PKT_IP6_HLEN + plen);
+        rt_chain_trim(ctx->pool, b, PKT_ETH_HLEN + PKT_IP6_HLEN + plen);
     const uint8_t *src = ip6 + PKT_IP6_SRC, *dst = ip6 + PKT_IP6_DST;
     if (rt_ip6_is_mcast(src)) {
         rt_drop(ctx, b, RT_CTR_DROP6_SRC_MCAST);

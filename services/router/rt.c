@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "icmp.h"
+#include "ipc/pkt.h"
 #include "tables/neigh.h"
 
 const char *const rt_ctr_names[RT_CTR_MAX] = {
@@ -176,4 +177,29 @@ void rt_drop(struct rt_ctx *ctx, ipc_buf b, enum rt_ctr why)
 {
     rt_count(ctx, why);
     ipc_pool_free(ctx->pool, &b, 1);
+}
+
+void rt_chain_trim(struct ipc_pool *pool, ipc_buf head, uint32_t len)
+{
+    struct ipc_meta *hm = ipc_pool_meta(pool, head);
+    if (hm->next == IPC_BUF_NONE) {
+        pkt_set_len(hm, len);
+        return;
+    }
+    uint32_t left = len;
+    ipc_buf b = head;
+    for (unsigned k = 0; b != IPC_BUF_NONE && k < IPC_CHAIN_MAX; k++) {
+        struct ipc_meta *m = ipc_pool_meta(pool, b);
+        if (m->len >= left) {
+            m->len = (uint16_t)left;
+            ipc_buf rest = m->next;
+            m->next = IPC_BUF_NONE;
+            if (rest != IPC_BUF_NONE)
+                ipc_pool_free(pool, &rest, 1);
+            break;
+        }
+        left -= m->len;
+        b = m->next;
+    }
+    hm->pkt_len = len;
 }

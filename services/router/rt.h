@@ -313,6 +313,13 @@ static inline enum rt_addr_kind rt_addr_kind(const struct rt_ctx *ctx, uint32_t 
 /** Queue @b for transmission on meta out_port; a full burst drops and counts it. */
 void rt_tx(struct rt_ctx *ctx, struct rt_burst *tx, ipc_buf b);
 
+/**
+ * Cut packet @head (a frame or a chain) to @len bytes: what Ethernet padded
+ * past the IP length goes, a chain's frames beyond it back to the pool.
+ * IPv4 and IPv6 both, before anything reads the packet's length.
+ */
+void rt_chain_trim(struct ipc_pool *pool, ipc_buf head, uint32_t len);
+
 /** Free one packet (rare paths; the forwarding loop frees its drops in one call). */
 void rt_drop(struct rt_ctx *ctx, ipc_buf b, enum rt_ctr why);
 

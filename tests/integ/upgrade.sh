@@ -138,7 +138,7 @@ rr_ok "bad arguments refused, each named"
 kill -TERM "$SEND"
 rr_wait 5 eval "! rr_alive $SEND" || rr_fail "the sender did not stop"
 wait "$SEND" || rr_fail "the sender exited with status $?"
-rr_msleep 500 # what is in flight arrives
+rr_wait 5 rr_drained || rr_fail "ringrouter still held packets 5 s after the sender stopped"
 kill -TERM "$RECV"
 rr_wait 5 eval "! rr_alive $RECV" || rr_fail "the sink did not stop"
 wait "$RECV" || rr_fail "the sink exited with status $?"

@@ -280,6 +280,67 @@ rr_afxdp_up() { # rr_afxdp_up X Y TAG PFX
     out=$(rr_in "$NS_A" ping -n -c 2 -i 0.2 -W 2 "$HOST_B" 2>&1) || rr_fail "AF_XDP: ping A -> B: $out"
 }
 
+# Nothing in flight inside ringrouter: every ring empty, no driver backlog,
+# nothing held by the router (a condition to wait on before stopping a
+# sink: what was sent has been written out to the hosts).
+rr_drained() {
+    local k
+    rr_stats || return 1
+    for k in "${!RRS[@]}"; do
+        case $k in
+        ring.*.occupancy | *.backlog_depth | router.tx_held) [ "${RRS[$k]}" = 0 ] || return 1 ;;
+        esac
+    done
+}
+
+# The end of a fault campaign (fault_campaign.sh, fault_campaign_afxdp.sh):
+# the numbered stream stopped (sender, then, once nothing is in flight,
+# the sink), tests/lib/faultcamp.py's report printed and checked: at least
+# MIN faults, each carried out, no isolation break, no leak, every kind
+# into every one of RR_SERVICES, loss per fault at p99 within $LOSS_P99
+# (timing-bound); then every garbage fault refused and counted on the
+# RINGS. Sets CAMPAIGN_TOTAL.
+rr_campaign_check() { # rr_campaign_check SERVICES_CSV MIN RING...
+    local svcs=$1 min=$2 p rep total k s p99 h m fb
+    shift 2
+    for p in "$RR_FF_SEND" "$RR_FF_RECV"; do
+        kill -TERM "$p" 2>/dev/null
+        rr_wait 5 eval "! rr_alive $p" || rr_fail "pid $p (a flow tool) did not stop"
+        wait "$p" || rr_fail "a flow tool exited with status $?"
+        [ "$p" != "$RR_FF_SEND" ] || rr_wait 5 rr_drained || rr_fail "ringrouter still held packets 5 s after the sender stopped"
+    done
+    rr_ok "stream: $(cat "$RR_T/send.err"); $(cat "$RR_T/recv.err")"
+    rep=$("$RR_PY" "$RR_ROOT/tests/lib/faultcamp.py" report "$RR_T/faults.tsv" \
+        --flow ab "$RR_T/ab.send" "$RR_T/ab.bits" "$svcs" --table) || rr_fail "report: $rep"
+    sed 's/^/  /' <<<"$rep"
+    val() { sed -n "s/^$1 //p" <<<"$rep"; }
+    total=$(val faults_total)
+    [ "$total" -ge "$min" ] || rr_fail "only $total faults in the time given, expected at least $min"
+    [ "$(val faults_not_carried_out)" = 0 ] || rr_fail "$(val faults_not_carried_out) faults were not carried out (see NOTOK)"
+    [ "$(val faults_isolation_breaks)" = 0 ] || rr_fail "$(val faults_isolation_breaks) isolation breaks"
+    [ "$(val faults_leaked_buffers)" = 0 ] || rr_fail "$(val faults_leaked_buffers) buffers leaked by leak faults"
+    for k in kill stop crash corrupt-ring corrupt-meta double-free chain-loop leak slow exhaust; do
+        for s in "${RR_SERVICES[@]}"; do
+            awk -F'\t' -v k="$k" -v s="$s" '$3 == s && $4 == k { f = 1 } END { exit !f }' "$RR_T/faults.tsv" ||
+                rr_fail "kind $k was never injected into $s"
+        done
+    done
+    p99=$(val faults_lost_per_fault_p99)
+    [ "$p99" -le "$LOSS_P99" ] || t_timing_fail "the stream lost $p99 datagrams per fault at p99 (bound $LOSS_P99)"
+    # Every garbage fault was refused where it should be, and counted.
+    rr_stats || rr_fail "stats"
+    count() { awk -F'\t' -v k="$1" '$4 == k && $6 == 1 { n++ } END { print n + 0 }' "$RR_T/faults.tsv"; }
+    sum() { local c n=0 r; for r in "${rings[@]}"; do for c in "$@"; do n=$((n + $(rr_ctr "ring.$r.$c"))); done; done; echo $n; }
+    local rings=("$@")
+    h=$(sum drop_bad_handle) m=$(sum drop_bad_frame drop_bad_chain) fb=$(rr_ctr pool.free_bad)
+    [ "$h" -ge "$(count corrupt-ring)" ] || rr_fail "drop_bad_handle $h < $(count corrupt-ring) corrupt-ring faults"
+    [ "$m" -ge $(($(count corrupt-meta) + $(count chain-loop))) ] ||
+        rr_fail "drop_bad_frame + drop_bad_chain $m < $(count corrupt-meta) corrupt-meta + $(count chain-loop) chain-loop faults"
+    [ "$fb" -ge "$(count double-free)" ] || rr_fail "free_bad $fb < $(count double-free) double-free faults"
+    rr_ok "refused and counted: $h bad handles, $m bad frames or chains, $fb double frees"
+    CAMPAIGN_TOTAL=$total
+}
+
 # The numbered stream of bench/faultflow, SRC -> DST:9000 at PPS: the sink
 # in NS_DST first ($RR_T/ab.bits, recv.err), then the sender in NS_SRC
 # ($RR_T/ab.send, send.err); RR_FF_RECV and RR_FF_SEND are their PIDs.
