@@ -2,25 +2,14 @@
 /*
  * tables/neigh6.c: the IPv6 neighbour table (open addressing on the 16-byte
  * address, linear probing, backward-shift deletion, as tables/neigh.c):
- * mapping, lookups, the seqlocked copy for `neigh show`, inserts and
- * removals. The supervisor's half is tables/neigh6_write.c.
+ * mapping, the seqlocked copy for `neigh show`, inserts and removals.
+ * The hash and the lookup are inline in neigh6.h; the supervisor's half is
+ * tables/neigh6_write.c.
  */
 #include "tables/neigh6.h"
 
 #include <errno.h>
 #include <string.h>
-
-uint32_t neigh6_impl_hash(const uint8_t *ip)
-{
-    /* The interface identifier varies most; fold all four words anyway. */
-    uint32_t h = 0;
-    for (int i = 0; i < 16; i += 4) {
-        uint32_t w;
-        memcpy(&w, ip + i, 4);
-        h = (h ^ w) * 0x9e3779b1u;
-    }
-    return h ^ (h >> 16);
-}
 
 void neigh6_impl_bind(struct neigh6_table *nt, void *base, size_t size)
 {
@@ -70,18 +59,6 @@ int neigh6_read(const struct neigh6_table *nt, uint32_t i, struct neigh6_entry *
         }
         (*budget)--;
     }
-}
-
-struct neigh6_entry *neigh6_find(const struct neigh6_table *nt, const uint8_t *ip)
-{
-    for (uint32_t i = neigh6_impl_hash(ip) & nt->mask, k = 0; k <= nt->mask; i = (i + 1) & nt->mask, k++) {
-        struct neigh6_entry *e = &nt->e[i];
-        if (!e->used)
-            return NULL;
-        if (memcmp(e->ip, ip, 16) == 0)
-            return e;
-    }
-    return NULL;
 }
 
 struct neigh6_entry *neigh6_insert(struct neigh6_table *nt, const uint8_t *ip)

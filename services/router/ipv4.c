@@ -158,6 +158,10 @@ void rt_input_burst(struct rt_ctx *ctx, const ipc_buf *bufs, uint32_t n, uint64_
     struct rt_counters *ctr = ctx->ctr;
     ipc_buf drops[RT_DROP_BATCH];
     uint32_t nd = 0;
+    /* IPv6 frames wait for the end of the loop (or a full burst of them),
+     * to be looked up in one fib6 burst (rt_ipv6_burst). */
+    ipc_buf v6[RT_BURST];
+    uint32_t n6 = 0;
     struct rt_cache c = {0};
 
     assert(fib_read_held(ctx->fib)); /* the caller's batch holds the FIB read section */
@@ -184,7 +188,11 @@ void rt_input_burst(struct rt_ctx *ctx, const ipc_buf *bufs, uint32_t n, uint64_
             c.ne_ip = 0; /* it may have resolved or learned a neighbour */
             continue;
         case RT_V_IPV6:
-            rt_ipv6_input(ctx, b, now, tx);
+            v6[n6++] = b;
+            if (n6 == RT_BURST) {
+                rt_ipv6_burst(ctx, v6, n6, now, tx);
+                n6 = 0;
+            }
             continue;
         case RT_V_LOCAL:
             rt_count(ctx, RT_CTR_RX_IPV4);
@@ -260,6 +268,8 @@ void rt_input_burst(struct rt_ctx *ctx, const ipc_buf *bufs, uint32_t n, uint64_
             nd = 0;
         }
     }
+    if (n6)
+        rt_ipv6_burst(ctx, v6, n6, now, tx);
     if (nd)
         ipc_pool_free(pool, drops, nd);
 }

@@ -20,7 +20,7 @@
 #include "icmp6.h"
 #include "nd.h"
 
-enum rt_ip6_walk_rc rt_ip6_walk(const uint8_t *ip6, uint32_t avail, struct rt_ip6_l4 *l4)
+enum rt_ip6_walk_rc rt_ip6_walk_ext(const uint8_t *ip6, uint32_t avail, struct rt_ip6_l4 *l4)
 {
     uint8_t nxt = ip6[PKT_IP6_NXT];
     uint32_t off = PKT_IP6_HLEN;
@@ -65,16 +65,6 @@ enum rt_ip6_walk_rc rt_ip6_walk(const uint8_t *ip6, uint32_t avail, struct rt_ip
             return RT_IP6_WALK_OK;
         }
     }
-}
-
-bool rt_ip6_is_local(const struct rt_ctx *ctx, uint16_t in, const uint8_t *a)
-{
-    if (rt_ip6_is_ll(a))
-        return in < ctx->nports && rt_ip6_port_addr(&ctx->port[in], a) >= 0;
-    for (unsigned p = 0; p < ctx->nports; p++)
-        if (ctx->port[p].mtu && rt_ip6_port_addr(&ctx->port[p], a) >= 0)
-            return true;
-    return false;
 }
 
 static bool rt_ip6_on_net(const struct rt_addr6 *n, const uint8_t *a)
@@ -157,7 +147,10 @@ static void rt_ip6_mcast_in(struct rt_ctx *ctx, ipc_buf b, const uint8_t *ip6, u
     rt_drop(ctx, b, RT_CTR_DROP6_MCAST_LL);
 }
 
-void rt_ipv6_input(struct rt_ctx *ctx, ipc_buf b, uint64_t now, struct rt_burst *tx)
+/* The checks before the route, in the order of the file's header comment:
+ * true when @b is to be forwarded (still ours), false when it was
+ * delivered, answered or dropped (consumed). */
+static bool rt_ip6_pre(struct rt_ctx *ctx, ipc_buf b, uint64_t now, struct rt_burst *tx)
 {
     struct ipc_meta *m = ipc_pool_meta(ctx->pool, b);
     uint8_t *f = ipc_pool_data(ctx->pool, b);
@@ -165,94 +158,105 @@ void rt_ipv6_input(struct rt_ctx *ctx, ipc_buf b, uint64_t now, struct rt_burst 
     const struct rt_port *pin = &ctx->port[in];
     if (!pin->n6) {
         rt_drop(ctx, b, RT_CTR_DROP_ETHERTYPE); /* IPv6 is off on this port */
-        return;
+        return false;
     }
     bool l2_group = pkt_mac_is_group(f);
     if (l2_group ? f[0] != 0x33 || f[1] != 0x33 : memcmp(f + PKT_ETH_DST, pin->mac, PKT_ETH_ALEN) != 0) {
         rt_drop(ctx, b, RT_CTR_DROP_L2_OTHER_HOST); /* another host's, or a broadcast: IPv6 has none */
-        return;
+        return false;
     }
     if (m->len < PKT_ETH_HLEN + PKT_IP6_HLEN) {
         rt_drop(ctx, b, RT_CTR_DROP6_RUNT);
-        return;
+        return false;
     }
     uint8_t *ip6 = f + PKT_ETH_HLEN;
     if (ip6[PKT_IP6_VTC] >> 4 != 6) {
         rt_drop(ctx, b, RT_CTR_DROP6_BAD_VERSION);
-        return;
+        return false;
     }
     rt_count(ctx, RT_CTR_RX_IPV6);
     /* The payload length against the frame: a jumbogram (0) needs a
      * hop-by-hop option no link of ours carries; a GSO packet's length is
-     * its whole train's, judged below by segment. */
+     * its whole train's, judged after the route by segment. */
     uint32_t plen = pkt_get16(ip6 + PKT_IP6_PLEN);
     uint32_t have = pkt_total_len(m) - PKT_ETH_HLEN;
     bool gso = m->vnet.gso_type != 0;
     if (plen == 0 || (!gso && PKT_IP6_HLEN + plen > have)) {
         rt_drop(ctx, b, RT_CTR_DROP6_BAD_PLEN);
-        return;
+        return false;
     }
     if (!gso && PKT_IP6_HLEN + plen < have)
         rt_chain_trim(ctx->pool, b, PKT_ETH_HLEN + PKT_IP6_HLEN + plen);
     const uint8_t *src = ip6 + PKT_IP6_SRC, *dst = ip6 + PKT_IP6_DST;
+    /* Unspecified and loopback (both in ::/64) are rare: one test of each
+     * address's first half stands before the exact comparisons. */
+    bool src_low = rt_ip6_hi_zero(src);
     if (rt_ip6_is_mcast(src)) {
         rt_drop(ctx, b, RT_CTR_DROP6_SRC_MCAST);
-        return;
+        return false;
     }
-    if (rt_ip6_is_loopback(src)) {
+    if (ipc_unlikely(src_low) && rt_ip6_is_loopback(src)) {
         rt_drop(ctx, b, RT_CTR_DROP6_SRC_LOOPBACK);
-        return;
+        return false;
     }
     if (rt_ip6_is_mcast(dst)) {
         rt_ip6_mcast_in(ctx, b, ip6, now, tx); /* a DAD probe's :: source is fine here */
-        return;
+        return false;
     }
-    if (rt_ip6_is_unspec(src)) {
+    if (ipc_unlikely(src_low) && rt_ip6_is_unspec(src)) {
         rt_drop(ctx, b, RT_CTR_DROP6_SRC_UNSPEC);
-        return;
+        return false;
     }
-    if (rt_ip6_is_unspec(dst) || rt_ip6_is_loopback(dst)) {
+    if (ipc_unlikely(rt_ip6_hi_zero(dst)) && (rt_ip6_is_unspec(dst) || rt_ip6_is_loopback(dst))) {
         rt_drop(ctx, b, RT_CTR_DROP6_MARTIAN_DST);
-        return;
+        return false;
     }
     if (l2_group) {
         rt_drop(ctx, b, RT_CTR_DROP6_L2_MCAST_UNICAST);
-        return;
+        return false;
     }
     struct rt_ip6_l4 l4;
     enum rt_ip6_walk_rc w = rt_ip6_walk(ip6, m->len - PKT_ETH_HLEN, &l4);
     if (w == RT_IP6_WALK_RH0) {
         rt_drop(ctx, b, RT_CTR_DROP6_RH0);
-        return;
+        return false;
     }
     if (w != RT_IP6_WALK_OK) {
         rt_drop(ctx, b, RT_CTR_DROP6_EXT);
-        return;
+        return false;
     }
     if (rt_ip6_is_local(ctx, in, dst)) {
         if (l4.proto == PKT_IP_PROTO_ICMPV6 && !l4.later_fragment)
             rt_icmp6_local(ctx, b, l4.off, now, tx);
         else
             rt_drop(ctx, b, RT_CTR_DROP6_LOCAL_OTHER);
-        return;
+        return false;
     }
     /* Forwarding. Link-local addresses never leave their link (RFC 4291
      * §2.5.6), and the router has only one link per port. */
     if (rt_ip6_is_ll(src)) {
         rt_drop(ctx, b, RT_CTR_DROP6_LL_SRC);
-        return;
+        return false;
     }
     if (rt_ip6_is_ll(dst)) {
         rt_drop(ctx, b, RT_CTR_DROP6_LL_DST);
-        return;
+        return false;
     }
     if (ip6[PKT_IP6_HLIM] <= 1) {
         rt_icmp6_error(ctx, b, RT_ICMP6_TIME_EXCEEDED, 0, 0, now, tx);
         rt_drop(ctx, b, RT_CTR_DROP6_HOP_LIMIT);
-        return;
+        return false;
     }
-    assert(fib6_read_held(ctx->fib6)); /* the caller's batch holds the (shared) read section */
-    uint32_t idx = fib6_lookup(ctx->fib6, dst);
+    return true;
+}
+
+/* The rest of forwarding @b once the FIB said @idx for its destination:
+ * the next hop, the egress MTU, segmentation, the neighbour. Consumes @b. */
+static void rt_ip6_routed(struct rt_ctx *ctx, ipc_buf b, uint32_t idx, uint64_t now, struct rt_burst *tx)
+{
+    struct ipc_meta *m = ipc_pool_meta(ctx->pool, b);
+    const uint8_t *ip6 = ipc_pool_data(ctx->pool, b) + PKT_ETH_HLEN;
+    const uint8_t *dst = ip6 + PKT_IP6_DST;
     if (idx == FIB6_MISS) {
         rt_icmp6_error(ctx, b, RT_ICMP6_UNREACH, RT_ICMP6_UNREACH_NO_ROUTE, 0, now, tx);
         rt_drop(ctx, b, RT_CTR_DROP6_NO_ROUTE);
@@ -264,10 +268,11 @@ void rt_ipv6_input(struct rt_ctx *ctx, ipc_buf b, uint64_t now, struct rt_burst 
         return;
     }
     unsigned mtu = ctx->port[nh.port].mtu;
+    bool gso = m->vnet.gso_type != 0;
     uint32_t size =
         gso ? (m->vnet.hdr_len > PKT_ETH_HLEN + PKT_IP6_HLEN ? m->vnet.hdr_len - PKT_ETH_HLEN : PKT_IP6_HLEN + 20u) +
                   m->vnet.gso_size
-            : PKT_IP6_HLEN + plen;
+            : PKT_IP6_HLEN + (uint32_t)pkt_get16(ip6 + PKT_IP6_PLEN);
     if (size > mtu) {
         /* Never fragment (RFC 8200 §5): tell the source the MTU (RFC 8201). */
         rt_icmp6_error(ctx, b, RT_ICMP6_TOO_BIG, 0, mtu, now, tx);
@@ -288,4 +293,33 @@ void rt_ipv6_input(struct rt_ctx *ctx, ipc_buf b, uint64_t now, struct rt_burst 
         return;
     }
     rt_to_neigh6(ctx, b, nhip, nh.port, now, tx);
+}
+
+void rt_ipv6_burst(struct rt_ctx *ctx, const ipc_buf *bufs, uint32_t n, uint64_t now, struct rt_burst *tx)
+{
+    assert(fib6_read_held(ctx->fib6)); /* the caller's batch holds the (shared) read section */
+    for (uint32_t base = 0; base < n; base += RT_BURST) {
+        uint32_t m = n - base < RT_BURST ? n - base : RT_BURST;
+        ipc_buf fwd[RT_BURST];
+        uint8_t dst[RT_BURST][16];
+        uint32_t idx[RT_BURST];
+        uint32_t k = 0;
+        for (uint32_t i = 0; i < m; i++) {
+            ipc_buf b = bufs[base + i];
+            if (!rt_ip6_pre(ctx, b, now, tx))
+                continue;
+            memcpy(dst[k], ipc_pool_data(ctx->pool, b) + PKT_ETH_HLEN + PKT_IP6_DST, 16);
+            fwd[k++] = b;
+        }
+        /* One lookup for all of them: a /48 is four dependent loads, which
+         * the burst overlaps across packets (tables/fib6.h). */
+        fib6_lookup_burst(ctx->fib6, (const uint8_t(*)[16])dst, idx, k);
+        for (uint32_t j = 0; j < k; j++)
+            rt_ip6_routed(ctx, fwd[j], idx[j], now, tx);
+    }
+}
+
+void rt_ipv6_input(struct rt_ctx *ctx, ipc_buf b, uint64_t now, struct rt_burst *tx)
+{
+    rt_ipv6_burst(ctx, &b, 1, now, tx);
 }

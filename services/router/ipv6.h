@@ -48,7 +48,29 @@ enum rt_ip6_walk_rc { RT_IP6_WALK_OK, RT_IP6_WALK_BAD, RT_IP6_WALK_RH0 };
  * RT_IP6_WALK_RH0: a routing header of type 0 (RFC 5095: dropped);
  * RT_IP6_WALK_BAD: truncated, or past the bound above.
  */
-enum rt_ip6_walk_rc rt_ip6_walk(const uint8_t *ip6, uint32_t avail, struct rt_ip6_l4 *l4);
+static inline enum rt_ip6_walk_rc rt_ip6_walk(const uint8_t *ip6, uint32_t avail, struct rt_ip6_l4 *l4);
+
+/** rt_ip6_walk for a packet whose first next header is an extension header. */
+enum rt_ip6_walk_rc rt_ip6_walk_ext(const uint8_t *ip6, uint32_t avail, struct rt_ip6_l4 *l4);
+
+static inline bool rt_ip6_is_ext(uint8_t nxt)
+{
+    return nxt == RT_IP6_EXT_HBH || nxt == RT_IP6_EXT_ROUTING || nxt == RT_IP6_EXT_DEST ||
+           nxt == RT_IP6_EXT_FRAG || nxt == RT_IP6_EXT_AH;
+}
+
+/* Most packets have none: their upper layer follows the fixed header,
+ * without a call. */
+static inline enum rt_ip6_walk_rc rt_ip6_walk(const uint8_t *ip6, uint32_t avail, struct rt_ip6_l4 *l4)
+{
+    uint8_t nxt = ip6[PKT_IP6_NXT];
+    if (ipc_unlikely(rt_ip6_is_ext(nxt)))
+        return rt_ip6_walk_ext(ip6, avail, l4);
+    l4->proto = nxt;
+    l4->later_fragment = false;
+    l4->off = PKT_IP6_HLEN;
+    return RT_IP6_WALK_OK;
+}
 
 static inline bool rt_ip6_is_mcast(const uint8_t *a)
 {
@@ -60,16 +82,34 @@ static inline bool rt_ip6_is_ll(const uint8_t *a)
     return a[0] == 0xfe && (a[1] & 0xc0) == 0x80;
 }
 
+/* The address's two halves as they lie in memory (compared, never read as numbers). */
+static inline uint64_t rt_ip6_w(const uint8_t *a, unsigned half)
+{
+    uint64_t w;
+    memcpy(&w, a + 8 * half, 8);
+    return w;
+}
+
+/* Are the first 64 bits 0 (::/64, where :: and ::1 are)? */
+static inline bool rt_ip6_hi_zero(const uint8_t *a)
+{
+    return rt_ip6_w(a, 0) == 0;
+}
+
+static inline bool rt_ip6_eq(const uint8_t *a, const uint8_t *b)
+{
+    return ((rt_ip6_w(a, 0) ^ rt_ip6_w(b, 0)) | (rt_ip6_w(a, 1) ^ rt_ip6_w(b, 1))) == 0;
+}
+
 static inline bool rt_ip6_is_unspec(const uint8_t *a)
 {
-    static const uint8_t z[16];
-    return memcmp(a, z, 16) == 0;
+    return (rt_ip6_w(a, 0) | rt_ip6_w(a, 1)) == 0;
 }
 
 static inline bool rt_ip6_is_loopback(const uint8_t *a)
 {
     static const uint8_t lo[16] = {[15] = 1};
-    return memcmp(a, lo, 16) == 0;
+    return rt_ip6_eq(a, lo);
 }
 
 /* The solicited-node multicast address of @a (RFC 4291 §2.7.1): ff02::1:ffXX:XXXX. */
@@ -92,16 +132,25 @@ static inline void rt_ip6_mcast_mac(const uint8_t *a, uint8_t mac[6])
 static inline int rt_ip6_port_addr(const struct rt_port *p, const uint8_t *a)
 {
     for (unsigned k = 0; k < p->n6; k++)
-        if (memcmp(p->a6[k].a, a, 16) == 0)
+        if (rt_ip6_eq(p->a6[k].a, a))
             return (int)k;
     return -1;
 }
 
 /**
  * Is @a, arriving on port @in, one of the router's addresses? A link-local
- * one only on its own port (its scope); a global one on any port.
+ * one only on its own port (its scope); a global one on any port. Inline:
+ * every forwarded packet asks, and the answer is almost always no.
  */
-bool rt_ip6_is_local(const struct rt_ctx *ctx, uint16_t in, const uint8_t *a);
+static inline bool rt_ip6_is_local(const struct rt_ctx *ctx, uint16_t in, const uint8_t *a)
+{
+    if (rt_ip6_is_ll(a))
+        return in < ctx->nports && rt_ip6_port_addr(&ctx->port[in], a) >= 0;
+    for (unsigned p = 0; p < ctx->nports; p++)
+        if (ctx->port[p].mtu && rt_ip6_port_addr(&ctx->port[p], a) >= 0)
+            return true;
+    return false;
+}
 
 /**
  * The source the router uses on port @port towards @dst: a global address
@@ -134,5 +183,15 @@ void rt_fwd6_finish(struct rt_ctx *ctx, ipc_buf b, const uint8_t *dmac, struct r
  * caller's FIB read section, as rt_input_burst.
  */
 void rt_ipv6_input(struct rt_ctx *ctx, ipc_buf b, uint64_t now, struct rt_burst *tx);
+
+/**
+ * rt_ipv6_input on each of @bufs[0..n) (the IPv6 frames of a burst, in
+ * their order), with one FIB lookup for all those to be forwarded
+ * (fib6_lookup_burst) between the checks before the route and the rest.
+ * Packets to the router, errors and drops are handled in the first pass,
+ * before the forwarded ones of the same call go out: order is kept within
+ * a flow, not across flows.
+ */
+void rt_ipv6_burst(struct rt_ctx *ctx, const ipc_buf *bufs, uint32_t n, uint64_t now, struct rt_burst *tx);
 
 #endif
