@@ -67,6 +67,25 @@ enum rt_ip6_walk_rc rt_ip6_walk_ext(const uint8_t *ip6, uint32_t avail, struct r
     }
 }
 
+bool rt_ip6_is_local(const struct rt_ctx *ctx, uint16_t in, const uint8_t *a)
+{
+    if (rt_ip6_is_ll(a))
+        return in < ctx->nports && rt_ip6_port_addr(&ctx->port[in], a) >= 0;
+    for (unsigned p = 0; p < ctx->nports; p++)
+        if (ctx->port[p].mtu && rt_ip6_port_addr(&ctx->port[p], a) >= 0)
+            return true;
+    return false;
+}
+
+uint64_t rt_ip6_local_mask(const struct rt_ctx *ctx)
+{
+    uint64_t mask = 0;
+    for (unsigned p = 0; p < ctx->nports; p++)
+        for (unsigned k = 0; k < ctx->port[p].n6; k++)
+            mask |= 1ull << rt_ip6_local_bit(ctx->port[p].a6[k].a);
+    return mask;
+}
+
 static bool rt_ip6_on_net(const struct rt_addr6 *n, const uint8_t *a)
 {
     unsigned full = n->plen / 8, rest = n->plen % 8;
@@ -149,8 +168,8 @@ static void rt_ip6_mcast_in(struct rt_ctx *ctx, ipc_buf b, const uint8_t *ip6, u
 
 /* The checks before the route, in the order of the file's header comment:
  * true when @b is to be forwarded (still ours), false when it was
- * delivered, answered or dropped (consumed). */
-static bool rt_ip6_pre(struct rt_ctx *ctx, ipc_buf b, uint64_t now, struct rt_burst *tx)
+ * delivered, answered or dropped (consumed). @local: rt_ip6_local_mask. */
+static bool rt_ip6_pre(struct rt_ctx *ctx, ipc_buf b, uint64_t local, uint64_t now, struct rt_burst *tx)
 {
     struct ipc_meta *m = ipc_pool_meta(ctx->pool, b);
     uint8_t *f = ipc_pool_data(ctx->pool, b);
@@ -225,7 +244,7 @@ static bool rt_ip6_pre(struct rt_ctx *ctx, ipc_buf b, uint64_t now, struct rt_bu
         rt_drop(ctx, b, RT_CTR_DROP6_EXT);
         return false;
     }
-    if (rt_ip6_is_local(ctx, in, dst)) {
+    if (((local >> rt_ip6_local_bit(dst)) & 1) && rt_ip6_is_local(ctx, in, dst)) {
         if (l4.proto == PKT_IP_PROTO_ICMPV6 && !l4.later_fragment)
             rt_icmp6_local(ctx, b, l4.off, now, tx);
         else
@@ -298,6 +317,10 @@ static void rt_ip6_routed(struct rt_ctx *ctx, ipc_buf b, uint32_t idx, uint64_t 
 void rt_ipv6_burst(struct rt_ctx *ctx, const ipc_buf *bufs, uint32_t n, uint64_t now, struct rt_burst *tx)
 {
     assert(fib6_read_held(ctx->fib6)); /* the caller's batch holds the (shared) read section */
+    /* Taken afresh for each call, so nothing has to keep it in step with
+     * the ports; within the call an address can only go (a DAD conflict),
+     * which leaves the mask a superset: still right. */
+    uint64_t local = rt_ip6_local_mask(ctx);
     for (uint32_t base = 0; base < n; base += RT_BURST) {
         uint32_t m = n - base < RT_BURST ? n - base : RT_BURST;
         ipc_buf fwd[RT_BURST];
@@ -306,7 +329,7 @@ void rt_ipv6_burst(struct rt_ctx *ctx, const ipc_buf *bufs, uint32_t n, uint64_t
         uint32_t k = 0;
         for (uint32_t i = 0; i < m; i++) {
             ipc_buf b = bufs[base + i];
-            if (!rt_ip6_pre(ctx, b, now, tx))
+            if (!rt_ip6_pre(ctx, b, local, now, tx))
                 continue;
             memcpy(dst[k], ipc_pool_data(ctx->pool, b) + PKT_ETH_HLEN + PKT_IP6_DST, 16);
             fwd[k++] = b;

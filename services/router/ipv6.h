@@ -139,18 +139,22 @@ static inline int rt_ip6_port_addr(const struct rt_port *p, const uint8_t *a)
 
 /**
  * Is @a, arriving on port @in, one of the router's addresses? A link-local
- * one only on its own port (its scope); a global one on any port. Inline:
- * every forwarded packet asks, and the answer is almost always no.
+ * one only on its own port (its scope); a global one on any port.
  */
-static inline bool rt_ip6_is_local(const struct rt_ctx *ctx, uint16_t in, const uint8_t *a)
+bool rt_ip6_is_local(const struct rt_ctx *ctx, uint16_t in, const uint8_t *a);
+
+/* One bit of 64 for address @a: the router's addresses' bits, set in a
+ * mask (rt_ip6_local_mask), say "certainly not ours" of most others
+ * without a comparison with each address of each port. */
+static inline unsigned rt_ip6_local_bit(const uint8_t *a)
 {
-    if (rt_ip6_is_ll(a))
-        return in < ctx->nports && rt_ip6_port_addr(&ctx->port[in], a) >= 0;
-    for (unsigned p = 0; p < ctx->nports; p++)
-        if (ctx->port[p].mtu && rt_ip6_port_addr(&ctx->port[p], a) >= 0)
-            return true;
-    return false;
+    uint64_t w = rt_ip6_w(a, 0) ^ rt_ip6_w(a, 1);
+    return (((uint32_t)w ^ (uint32_t)(w >> 32)) * 0x9e3779b1u) >> 26;
 }
+
+/** The bits of all the addresses of all ports of @ctx: rt_ip6_is_local(a)
+ *  is false when bit rt_ip6_local_bit(a) is clear in it. */
+uint64_t rt_ip6_local_mask(const struct rt_ctx *ctx);
 
 /**
  * The source the router uses on port @port towards @dst: a global address
