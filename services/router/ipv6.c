@@ -114,7 +114,8 @@ const uint8_t *rt_ip6_src_for(const struct rt_ctx *ctx, uint16_t port, const uin
     return p->ll6 >= 0 ? p->a6[p->ll6].a : NULL;
 }
 
-void rt_fwd6_finish(struct rt_ctx *ctx, ipc_buf b, const uint8_t *dmac, struct rt_burst *tx)
+/* rt_fwd6_finish, which the forwarding path below has inline. */
+static inline void rt_fwd6_finish_in(struct rt_ctx *ctx, ipc_buf b, const uint8_t *dmac, struct rt_burst *tx)
 {
     struct ipc_meta *m = ipc_pool_meta(ctx->pool, b);
     uint8_t *f = ipc_pool_data(ctx->pool, b);
@@ -125,6 +126,11 @@ void rt_fwd6_finish(struct rt_ctx *ctx, ipc_buf b, const uint8_t *dmac, struct r
     rt_tx(ctx, tx, b);
 }
 
+void rt_fwd6_finish(struct rt_ctx *ctx, ipc_buf b, const uint8_t *dmac, struct rt_burst *tx)
+{
+    rt_fwd6_finish_in(ctx, b, dmac, tx);
+}
+
 /* @b, bound out of @port to next hop @nhip: on its way if the neighbour is
  * known, held while Neighbor Discovery resolves it otherwise. */
 static void rt_to_neigh6(struct rt_ctx *ctx, ipc_buf b, const uint8_t *nhip, uint16_t port, uint64_t now,
@@ -132,8 +138,8 @@ static void rt_to_neigh6(struct rt_ctx *ctx, ipc_buf b, const uint8_t *nhip, uin
 {
     struct neigh6_entry *e = neigh6_find(ctx->neigh6, nhip);
     if (neigh6_usable(e) && e->port == port) {
-        rt_nd_touch(ctx, e, now);
-        rt_fwd6_finish(ctx, b, e->mac, tx);
+        rt_nd_touch(e, now);
+        rt_fwd6_finish_in(ctx, b, e->mac, tx);
         return;
     }
     rt_nd_hold(ctx, nhip, port, b, now, tx);

@@ -535,16 +535,12 @@ void rt_nd_input(struct rt_ctx *ctx, ipc_buf b, uint32_t off, uint64_t now, stru
 
 /* ---- forwarding side and timers ---- */
 
-void rt_nd_touch(struct rt_ctx *ctx, struct neigh6_entry *e, uint64_t now)
+void rt_nd_touch_stale(struct neigh6_entry *e, uint64_t now)
 {
-    (void)ctx;
-    e->used_ns = now;
-    if (e->state == NEIGH6_STALE) {
-        neigh6_wbegin(e);
-        e->state = NEIGH6_DELAY;
-        e->probe_ns = now;
-        neigh6_wend(e);
-    }
+    neigh6_wbegin(e);
+    e->state = NEIGH6_DELAY;
+    e->probe_ns = now;
+    neigh6_wend(e);
 }
 
 void rt_nd_hold(struct rt_ctx *ctx, const uint8_t *ip, uint16_t port, ipc_buf b, uint64_t now, struct rt_burst *tx)

@@ -39,11 +39,20 @@ void rt_nd_free_pending(struct rt_ctx *ctx);
  */
 void rt_nd_input(struct rt_ctx *ctx, ipc_buf b, uint32_t off, uint64_t now, struct rt_burst *tx);
 
+/* rt_nd_touch's rare half: STALE -> DELAY. */
+void rt_nd_touch_stale(struct neigh6_entry *e, uint64_t now);
+
 /**
  * A forwarding use of usable entry @e at @now: a STALE entry enters DELAY
- * (RFC 4861 §7.3.3), whose timer (rt_nd_tick) starts probing.
+ * (RFC 4861 §7.3.3), whose timer (rt_nd_tick) starts probing. Inline: once
+ * per forwarded packet.
  */
-void rt_nd_touch(struct rt_ctx *ctx, struct neigh6_entry *e, uint64_t now);
+static inline void rt_nd_touch(struct neigh6_entry *e, uint64_t now)
+{
+    e->used_ns = now;
+    if (ipc_unlikely(e->state == NEIGH6_STALE))
+        rt_nd_touch_stale(e, now);
+}
 
 /**
  * Hold IPv6 packet @b (meta out_port set) until next hop @ip on @port
