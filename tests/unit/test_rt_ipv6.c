@@ -6,8 +6,10 @@
  * headers stepped over); Time Exceeded, Destination Unreachable and Packet
  * Too Big byte by byte (type, code, MTU, source, quote cut at 1280 bytes,
  * checksum); no error about an error; the per-destination rate limit; echo
- * replies byte by byte with their checksum. Every test ends with the pool
- * census: no buffer leaks.
+ * replies byte by byte with their checksum; a burst mixing all of these
+ * and IPv4 (rt_ipv6_burst's passes keep each flow's order); the mask of
+ * the router's addresses against rt_ip6_is_local. Every test ends with the
+ * pool census: no buffer leaks.
  */
 #include "test_rt6_common.h"
 
@@ -411,6 +413,145 @@ static void test_rt_ipv6_echo_reply(void **state)
     t_no_leak(t);
 }
 
+/* One burst of 40 frames through rt_input_burst, more IPv6 frames than one
+ * rt_ipv6_burst call takes, IPv4 among them: two forwarded flows, an echo
+ * request to the router, UDP to the router, hop limit 1, no route. Each
+ * lands where it would alone, and each flow leaves in its order. */
+static void test_rt_ipv6_burst_mixed(void **state)
+{
+    struct t_rt6 *s = *state;
+    struct t_rt *t = s->t;
+    t6_routes(s); /* 2001:db8:20::/48 via port 1 */
+    static const uint8_t mac2[6] = {0x02, 0xbb, 0, 0, 0, 7};
+    uint8_t pfx[16], gw[16], src[16], dst[16];
+    t6_addr(pfx, false, 0, 0);
+    pfx[5] = 0x21;
+    t6_addr(gw, false, 2, 2);
+    struct fib6_nh nh = {.port = 2};
+    memcpy(nh.gw, gw, 16);
+    assert_int_equal(fib6_add(&s->fib6w, pfx, 48, &nh), 0);
+    assert_int_equal(neigh6_add_static(&s->neigh6, gw, mac2, 2), 0);
+    t6_addr(src, false, 0, 5);
+    enum { N = 40 };
+    ipc_buf in[N];
+    unsigned nfwd = 0, nv4 = 0;
+    for (unsigned i = 0; i < N; i++) {
+        if (i % 10 == 3) {
+            in[i] = t_frame(t, 0, T_IP(10, 0, 0, 5), T_IP(10, 0, 0, 1), PKT_IP_PROTO_UDP, 64, 20, 0);
+            nv4++;
+            continue;
+        }
+        uint8_t hlim = 64, nxt = PKT_IP_PROTO_UDP;
+        t6_addr(dst, false, 0, 0x100 + i);
+        dst[5] = (uint8_t)(0x20 + i % 2); /* flow i % 2: out of port 1 or 2 */
+        if (i == 7 || i == 25)
+            memcpy(dst, t->ctx.port[i == 7 ? 0 : 2].a6[0].a, 16);
+        if (i == 7)
+            nxt = PKT_IP_PROTO_ICMPV6;
+        if (i == 12)
+            hlim = 1;
+        if (i == 17)
+            dst[5] = 0x99;
+        in[i] = t6_frame(t, 0, src, dst, nxt, hlim, 64);
+        uint8_t *ip6 = t_ip(t, in[i]);
+        if (i == 7) {
+            ip6[40] = RT_ICMP6_ECHO_REQUEST;
+            ip6[41] = 0;
+            t6_icmp_csum(ip6, 40, 64);
+        } else {
+            ip6[PKT_IP6_HLEN + 8] = (uint8_t)i; /* the packet's place, in its UDP payload */
+            if (i != 12 && i != 17 && i != 25)
+                nfwd++;
+        }
+    }
+    t_input(t, in, N, 1);
+    assert_int_equal(t->ctr.c[RT_CTR_RX_IPV4], nv4);
+    assert_int_equal(t->ctr.c[RT_CTR_RX_IPV6], N - nv4);
+    assert_int_equal(t->ctr.c[RT_CTR_FORWARDED6], nfwd);
+    assert_int_equal(t->ctr.c[RT_CTR_ICMP6_ECHO_REPLY_TX], 1);
+    assert_int_equal(t->ctr.c[RT_CTR_DROP6_HOP_LIMIT], 1);
+    assert_int_equal(t->ctr.c[RT_CTR_DROP6_NO_ROUTE], 1);
+    assert_int_equal(t->ctr.c[RT_CTR_DROP6_LOCAL_OTHER], 1);
+    int last[3] = {-1, -1, -1};
+    unsigned out[3] = {0}, back6 = 0;
+    for (unsigned k = 0; k < t->tx.n; k++) {
+        const struct ipc_meta *m = ipc_pool_meta(&t->pool, t->tx.bufs[k]);
+        const uint8_t *f = ipc_pool_data(&t->pool, t->tx.bufs[k]);
+        if (pkt_get16(f + 12) != PKT_ETH_P_IPV6)
+            continue;
+        if (m->out_port == 0) {
+            back6++; /* the echo reply and two errors */
+            continue;
+        }
+        assert_true(m->out_port == 1 || m->out_port == 2);
+        const uint8_t *ip6 = f + PKT_ETH_HLEN;
+        int seq = ip6[PKT_IP6_HLEN + 8];
+        assert_int_equal(seq % 2 + 1, m->out_port);
+        assert_true(seq > last[m->out_port]);
+        last[m->out_port] = seq;
+        out[m->out_port]++;
+        assert_memory_equal(f, m->out_port == 1 ? t6_nh_mac : mac2, 6);
+        assert_memory_equal(f + 6, t->ctx.port[m->out_port].mac, 6);
+        assert_int_equal(ip6[PKT_IP6_HLIM], 63);
+    }
+    assert_int_equal(out[1] + out[2], nfwd);
+    assert_int_equal(back6, 3);
+    t_tx_free(t);
+    t_no_leak(t);
+}
+
+/* The mask of the router's addresses' bits (rt_ip6_local_mask) may say
+ * "ours" of others, never "not ours" of one of ours: random addresses on
+ * random ports, some of them off, checked against rt_ip6_is_local. */
+static void test_rt_ipv6_local_mask(void **state)
+{
+    struct t_rt6 *s = *state;
+    struct t_rt *t = s->t;
+    uint64_t seed = 0x6c6f63616c36ull;
+    for (unsigned round = 0; round < 200; round++) {
+        for (unsigned p = 0; p < 3; p++) {
+            struct rt_port *pt = &t->ctx.port[p];
+            pt->n6 = (uint8_t)(t_rand64(&seed) % (RT_ADDR6_MAX + 1));
+            pt->mtu = t_rand64(&seed) % 4 ? 1500 : 0;
+            for (unsigned k = 0; k < pt->n6; k++) {
+                uint64_t hi = t_rand64(&seed), lo = t_rand64(&seed);
+                memcpy(pt->a6[k].a, &hi, 8);
+                memcpy(pt->a6[k].a + 8, &lo, 8);
+                if (t_rand64(&seed) % 3 == 0) {
+                    pt->a6[k].a[0] = 0xfe;
+                    pt->a6[k].a[1] = 0x80;
+                } else if (pt->a6[k].a[0] == 0xff || rt_ip6_is_ll(pt->a6[k].a)) {
+                    pt->a6[k].a[0] = 0x20;
+                }
+            }
+        }
+        uint64_t mask = rt_ip6_local_mask(&t->ctx);
+        for (unsigned p = 0; p < 3; p++)
+            for (unsigned k = 0; k < t->ctx.port[p].n6; k++) {
+                const uint8_t *a = t->ctx.port[p].a6[k].a;
+                assert_true((mask >> rt_ip6_local_bit(a)) & 1);
+                if (t->ctx.port[p].mtu || rt_ip6_is_ll(a))
+                    assert_true(rt_ip6_is_local(&t->ctx, (uint16_t)p, a));
+            }
+        /* Others: random, and the ports' own with one byte changed. */
+        for (unsigned i = 0; i < 64; i++) {
+            uint8_t a[16];
+            const struct rt_port *pt = &t->ctx.port[i % 3];
+            if (pt->n6 && i % 2) {
+                memcpy(a, pt->a6[i % pt->n6].a, 16);
+                a[t_rand64(&seed) % 16] ^= (uint8_t)(1 + t_rand64(&seed) % 255);
+            } else {
+                uint64_t hi = t_rand64(&seed), lo = t_rand64(&seed);
+                memcpy(a, &hi, 8);
+                memcpy(a + 8, &lo, 8);
+            }
+            for (uint16_t in = 0; in < 3; in++)
+                if (rt_ip6_is_local(&t->ctx, in, a))
+                    assert_true((mask >> rt_ip6_local_bit(a)) & 1);
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -420,6 +561,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_rt_ipv6_errors, t6_setup, t6_teardown),
         cmocka_unit_test_setup_teardown(test_rt_ipv6_rate_limit, t6_setup, t6_teardown),
         cmocka_unit_test_setup_teardown(test_rt_ipv6_echo_reply, t6_setup, t6_teardown),
+        cmocka_unit_test_setup_teardown(test_rt_ipv6_burst_mixed, t6_setup, t6_teardown),
+        cmocka_unit_test_setup_teardown(test_rt_ipv6_local_mask, t6_setup, t6_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
