@@ -15,17 +15,23 @@
 
 static const uint8_t t6_nh_mac[6] = {0x02, 0xaa, 0, 0, 0, 6};
 
-/* 2001:db8:20::/48 via 2001:db8:1::2 on port 1 (resolved, static). */
-static void t6_routes(struct t_rt6 *s)
+/* 2001:db8:@net::/48 via 2001:db8:@port::2 on @port, its MAC @mac (static). */
+static void t6_route_via(struct t_rt6 *s, uint8_t net, uint16_t port, const uint8_t *mac)
 {
     uint8_t pfx[16], gw[16];
     t6_addr(pfx, false, 0, 0);
-    pfx[5] = 0x20;
-    t6_addr(gw, false, 1, 2);
-    struct fib6_nh nh = {.port = 1};
+    pfx[5] = net;
+    t6_addr(gw, false, port, 2);
+    struct fib6_nh nh = {.port = port};
     memcpy(nh.gw, gw, 16);
     assert_int_equal(fib6_add(&s->fib6w, pfx, 48, &nh), 0);
-    assert_int_equal(neigh6_add_static(&s->neigh6, gw, t6_nh_mac, 1), 0);
+    assert_int_equal(neigh6_add_static(&s->neigh6, gw, mac, port), 0);
+}
+
+/* 2001:db8:20::/48 via 2001:db8:1::2 on port 1 (resolved, static). */
+static void t6_routes(struct t_rt6 *s)
+{
+    t6_route_via(s, 0x20, 1, t6_nh_mac);
 }
 
 /* The sum of every IPv6 drop counter and the shared ones a frame may hit. */
@@ -421,16 +427,10 @@ static void test_rt_ipv6_burst_mixed(void **state)
 {
     struct t_rt6 *s = *state;
     struct t_rt *t = s->t;
-    t6_routes(s); /* 2001:db8:20::/48 via port 1 */
     static const uint8_t mac2[6] = {0x02, 0xbb, 0, 0, 0, 7};
-    uint8_t pfx[16], gw[16], src[16], dst[16];
-    t6_addr(pfx, false, 0, 0);
-    pfx[5] = 0x21;
-    t6_addr(gw, false, 2, 2);
-    struct fib6_nh nh = {.port = 2};
-    memcpy(nh.gw, gw, 16);
-    assert_int_equal(fib6_add(&s->fib6w, pfx, 48, &nh), 0);
-    assert_int_equal(neigh6_add_static(&s->neigh6, gw, mac2, 2), 0);
+    t6_routes(s); /* 2001:db8:20::/48 via port 1 */
+    t6_route_via(s, 0x21, 2, mac2);
+    uint8_t src[16], dst[16];
     t6_addr(src, false, 0, 5);
     enum { N = 40 };
     ipc_buf in[N];
