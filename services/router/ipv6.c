@@ -1,14 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * services/router/ipv6.c: IPv6 receive validation and forwarding, one
- * packet at a time. Order of the checks: the fixed header (length, version,
- * payload length against the frame, Ethernet padding trimmed), the source
- * (never multicast or loopback; unspecified only in DAD's solicitations),
- * the destination (multicast: ND for us, else dropped by scope; martian;
- * unicast in a link-layer multicast), local delivery, then forwarding:
- * link-local scope, hop limit, the extension headers (routing header 0
- * dropped), the FIB, the egress MTU, the neighbour. Only the first frame of
- * a chain is ever read or written (headers must be there).
+ * services/router/ipv6.c: IPv6 receive validation and forwarding, a burst
+ * at a time in three passes (rt_ipv6_burst): the checks before the route
+ * packet by packet, one FIB lookup for all those to be forwarded, then the
+ * rest packet by packet. Order of the checks: the fixed header (length,
+ * version, payload length against the frame, Ethernet padding trimmed), the
+ * source (never multicast or loopback; unspecified only in DAD's
+ * solicitations), the destination (multicast: ND for us, else dropped by
+ * scope; martian; unicast in a link-layer multicast), the extension headers
+ * (routing header 0 dropped), local delivery, then forwarding: link-local
+ * scope, hop limit, the FIB, the egress MTU, the neighbour. Only the first
+ * frame of a chain is ever read or written (headers must be there).
  */
 #include "ipv6.h"
 
