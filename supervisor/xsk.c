@@ -192,7 +192,14 @@ static int xsk_make(struct xsk_req *q, uint16_t flags, const char **what)
         .sxdp_ifindex = (uint32_t)q->x->ifindex,
         .sxdp_queue_id = (uint32_t)q->x->queue,
     };
-    if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+    /* A socket of a driver that just ended (a dead supervisor's, ended at
+     * adoption: adopt.c) holds the queue until the kernel's deferred
+     * release: wait for it, up to 10 s. */
+    int r;
+    for (int tries = 0; (r = bind(fd, (struct sockaddr *)&sa, sizeof(sa))) < 0 && errno == EBUSY && tries < 200;
+         tries++)
+        usleep(50000);
+    if (r < 0) {
         *what = "bind";
         goto fail;
     }
@@ -669,6 +676,18 @@ int sup_xsk_open(struct sup *s, int port, int queue, int *fd, uint16_t *kown, st
     else
         sup_log("port %s: AF_XDP on %s queue %d: %s", p->name, p->ifname, queue, q.picked);
     return 0;
+}
+
+int sup_xsk_adopt(struct sup *s, int port, int queue, int drv, int fd_dev, int *fd, uint16_t *kown,
+                  struct ipc_err *err)
+{
+    (void)drv;
+    (void)fd_dev;
+    (void)fd;
+    (void)kown;
+    (void)queue;
+    return ipc_errf(err, -EOPNOTSUPP, "port %s: AF_XDP ports are not adopted yet (the steering program's maps are "
+                    "the old supervisor's)", s->m.ports[port].name);
 }
 
 struct xsk_detach_req {
