@@ -19,8 +19,9 @@
  *   - every shared object is taken from the service that holds it, at the
  *     fixed fd numbers of the service fd layout (setup.c), with
  *     pidfd_getfd(2): the pool, each ring, each service's eventfd and stats
- *     region, a shaper's mailbox, a TAP device or an AF_XDP socket, the
- *     neighbour tables;
+ *     region, a shaper's mailbox, a TAP device or an AF_XDP socket (and
+ *     the steering program left on its device: xsk.c), the neighbour
+ *     tables;
  *   - each is checked as a new service checks it when it maps it, then held
  *     to the file's trusted copies (policy.c's repairs);
  *   - the FIBs are not taken: they are sealed against writes (tables/fib.h),
