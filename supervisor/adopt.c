@@ -147,6 +147,7 @@ void sup_state_save(struct sup *s)
     f->size = sizeof(*f);
     snprintf(f->layout, sizeof(f->layout), "%s", tbl_layout_stamp);
     f->manifest_hash = s->m.text_hash;
+    s->state_hash = s->m.text_hash;
     memcpy(&f->pool_hdr, &s->pool_hdr, sizeof(f->pool_hdr));
     f->nsvcs = (uint32_t)s->nsvcs;
     f->nrings = (uint32_t)s->nrings;

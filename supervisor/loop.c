@@ -400,6 +400,8 @@ int sup_run(struct sup *s)
         sup_inject_tick(s, now);
         sup_notify_tick(s, now);
         router_handover(s, now, adopted_ns);
+        if (s->m.text_hash != s->state_hash && !s->reload && !s->shutting_down)
+            sup_state_save(s); /* a reload applied another manifest: adopt under it */
         if (s->upgrade_self && sup_ctl_idle(s))
             sup_reexec(s); /* returns only if the exec failed */
     }

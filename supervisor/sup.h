@@ -253,6 +253,7 @@ struct sup {
     struct sup_reload *reload;           /* the reload in progress (reload.c); NULL if none */
     struct sup_adopt *adopt;             /* while setup adopts running services (adopt.c) */
     bool router_handover;                /* adopted: move the router to the new FIBs via its standby */
+    uint64_t state_hash;                 /* the manifest hash the state file has (adopt.c) */
     bool upgrade_self;                   /* `upgrade supervisor`: re-exec once the answer is out (adopt.c) */
     char upgrade_self_binary[300];
 };

@@ -4,7 +4,8 @@
 # one adopts the services (issue 18, item 2), with the real router, TAP
 # drivers a and b and a shaper on b, under a numbered stream A -> B of 2,000
 # datagrams a second (bench/faultflow):
-#   - kill -9 of the supervisor: every service keeps its pid, and the stream
+#   - kill -9 of the supervisor (after a reload of a changed manifest, the
+#     one the next supervisor is started with): every service keeps its pid, and the stream
 #     goes on through them with no supervisor at all (the sink's counter
 #     moves by 1,000 more datagrams);
 #   - `up` again with the same manifest adopts them: the log says so, the
@@ -47,6 +48,9 @@ remember_services() {
 rx_b() { rr_in "$RR_NS_B" cat "/sys/class/net/$RR_IF_B/statistics/rx_packets"; }
 
 out=$("$RR" route add 10.199.0.0/16 via "$RR_HOST_B" -S "$RR_SOCK" 2>&1) || rr_fail "route add: $out"
+# The manifest a reload applied is the one a new supervisor must find.
+printf '\n# reloaded before the kill\n' >>"$RR_T/m.ini"
+out=$("$RR" reload -S "$RR_SOCK" 2>&1) || rr_fail "reload: $out"
 
 rr_ff_start "$RR_NS_A" "$RR_NS_B" "$RR_HOST_B" 2000
 RECV=$RR_FF_RECV SEND=$RR_FF_SEND
