@@ -322,7 +322,7 @@ static const char *neigh6_state(uint8_t st)
     return "?";
 }
 
-void sup_neigh6_show(struct sup *s, bool json, FILE *f)
+void sup_neigh6_show(struct sup *s, const uint8_t *want, bool json, FILE *f)
 {
     unsigned shown = 0, busy = 0;
     uint32_t budget = NEIGH_READ_BUDGET;
@@ -332,7 +332,7 @@ void sup_neigh6_show(struct sup *s, bool json, FILE *f)
         struct neigh6_entry e;
         int r = neigh6_read(&s->neigh6, i, &e, &budget);
         busy += r == -EBUSY;
-        if (r <= 0)
+        if (r <= 0 || (want && memcmp(e.ip, want, 16) != 0))
             continue;
         char mac[24];
         snprintf(mac, sizeof(mac), "%02x:%02x:%02x:%02x:%02x:%02x", e.mac[0], e.mac[1], e.mac[2], e.mac[3], e.mac[4],
@@ -345,7 +345,8 @@ void sup_neigh6_show(struct sup *s, bool json, FILE *f)
                 shown ? "," : "", A6(e.ip), mac, port, neigh6_state(e.state), e.is_router ? "true" : "false", e.qlen);
         } else {
             if (!shown)
-                fprintf(f, "\n%-40s %-18s %-8s %-11s %s\n", "ADDRESS6", "MAC", "PORT", "STATE", "QUEUED");
+                fprintf(f, "%s%-40s %-18s %-8s %-11s %s\n", want ? "" : "\n", "ADDRESS6", "MAC", "PORT", "STATE",
+                        "QUEUED");
             fprintf(f, "%-40s %-18s %-8s %-11s %u\n", A6(e.ip), e.state == NEIGH6_INCOMPLETE ? "-" : mac, port,
                     neigh6_state(e.state), e.qlen);
         }

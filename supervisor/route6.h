@@ -8,6 +8,7 @@
 #define SUP_ROUTE6_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 struct sup;
@@ -26,7 +27,8 @@ bool sup_route6_get(struct sup *s, char **argv, int argc, FILE *f);
 /* The IPv6 FIB: a text table after the IPv4 one (nothing when it is empty),
  * or `,"routes6":[...]` inside the JSON object. */
 bool sup_route6_show(struct sup *s, bool json, FILE *f);
-/* The IPv6 neighbour table, likewise (`,"neighbours6":[...],"busy6":N`). */
-void sup_neigh6_show(struct sup *s, bool json, FILE *f);
+/* The IPv6 neighbour table, likewise (`,"neighbours6":[...],"busy6":N`);
+ * only the entry for @want (16 bytes) when it is not NULL. */
+void sup_neigh6_show(struct sup *s, const uint8_t *want, bool json, FILE *f);
 
 #endif

@@ -147,8 +147,8 @@ struct sup_ctl_wait {
     uint64_t seq;     /* the mailbox ack that answers it */
     uint64_t deadline_ns;
     int op;           /* SUP_WAIT_NEIGH: the command (enum neigh_op) */
-    char arg[24];     /* SUP_WAIT_NEIGH: its address, for the errors */
-    char what[96];    /* the answer to print when it is taken */
+    char arg[48];     /* SUP_WAIT_NEIGH: its address, for the errors */
+    char what[128];   /* the answer to print when it is taken */
 };
 
 /* An `inject` waiting for a service's answer (supervisor/inject.c). */
@@ -328,6 +328,9 @@ void sup_route_forget(struct sup *s, uint32_t addr, unsigned len);
  * `neigh add|replace|del` sends it: the answer as sup_ctl_neigh's. */
 bool sup_neigh_cmd(struct sup *s, int op, uint32_t ip, int port, const uint8_t *mac, FILE *f,
                    struct sup_ctl_wait *w);
+/* The same for an IPv6 neighbour (NEIGH_OP_ADD6, REPLACE6, DEL6; @ip6 16 bytes). */
+bool sup_neigh6_cmd(struct sup *s, int op, const uint8_t *ip6, int port, const uint8_t *mac, FILE *f,
+                    struct sup_ctl_wait *w);
 
 /* link.c: `link`, a port's view in the spirit of `ip -s link` */
 void sup_ctl_link(struct sup *s, int port, bool json, FILE *f);
