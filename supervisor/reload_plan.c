@@ -29,6 +29,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "supervisor/route6.h"
 #include "supervisor/shaper_ctl.h"
 #include "tables/neigh.h"
 
@@ -254,6 +255,10 @@ static int route_put(struct rl_ctx *c, const struct sup_route *r, bool *over_run
         ret = there ? fib6_replace(&s->fib6, r->prefix6.addr, r->prefix6.len, &nh)
                     : fib6_add(&s->fib6, r->prefix6.addr, r->prefix6.len, &nh);
         fib6_reclaim(&s->fib6);
+        if (ret == 0 && sup_route6_runtime(s, r->prefix6.addr, r->prefix6.len)) {
+            sup_route6_forget(s, r->prefix6.addr, r->prefix6.len);
+            *over_runtime = true;
+        }
         return ret;
     }
     struct fib_nh nh = {.gw = r->direct ? 0 : r->via, .port = (uint16_t)r->port}, old;
@@ -270,18 +275,26 @@ static int route_put(struct rl_ctx *c, const struct sup_route *r, bool *over_run
     return ret;
 }
 
+/* Is @r's prefix a runtime route (`ringrouter route add|replace`) now? */
+static bool runtime(struct sup *s, const struct sup_route *r)
+{
+    return r->v6 ? sup_route6_runtime(s, r->prefix6.addr, r->prefix6.len)
+                 : sup_route_runtime(s, r->prefix.addr, r->prefix.len);
+}
+
 /* Route @r (of c->o) out of the FIB, unless a runtime route took its place. */
 static int route_drop(struct rl_ctx *c, const struct sup_route *r, const char **note)
 {
     struct sup *s = c->s;
     int ret;
     *note = "";
+    if (runtime(s, r)) {
+        *note = " (the runtime route for it stays)";
+        return 0;
+    }
     if (r->v6) {
         ret = fib6_del(&s->fib6, r->prefix6.addr, r->prefix6.len);
         fib6_reclaim(&s->fib6);
-    } else if (sup_route_runtime(s, r->prefix.addr, r->prefix.len)) {
-        *note = " (the runtime route for it stays)";
-        return 0;
     } else {
         ret = fib_del(&s->fib, r->prefix.addr, r->prefix.len);
         fib_reclaim(&s->fib);
@@ -311,7 +324,7 @@ static void walk_routes(struct rl_ctx *c)
             continue;
         prefix_str(r, p, sizeof(p));
         const char *note = "";
-        if (!c->job && !r->v6 && sup_route_runtime(c->s, r->prefix.addr, r->prefix.len))
+        if (!c->job && runtime(c->s, r))
             note = " (the runtime route for it stays)";
         int ret = c->job ? route_drop(c, r, &note) : 0;
         c->changes++;
@@ -327,8 +340,8 @@ static void walk_routes(struct rl_ctx *c)
             continue;
         prefix_str(r, p, sizeof(p));
         bool over = false;
-        if (!c->job && !r->v6)
-            over = sup_route_runtime(c->s, r->prefix.addr, r->prefix.len);
+        if (!c->job)
+            over = runtime(c->s, r);
         int ret = c->job ? route_put(c, r, &over) : 0;
         c->changes++;
         const char *note = over ? " (over the runtime route, which it replaces)" : "";

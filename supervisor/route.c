@@ -17,8 +17,9 @@
  * (a port's network: never changed at run time), manifest (a [route]
  * section, deleted only with force) or runtime (added or replaced since
  * `up`, or loaded at `up` from what `route save` wrote). `route save`
- * writes the runtime routes to STATE_DIR/routes (state_dir, else run_dir);
- * `up` adds them back after the manifest's, each as a `route replace`.
+ * writes the runtime routes, IPv4 then IPv6 (route6.c), to STATE_DIR/routes
+ * (state_dir, else run_dir); `up` adds them back after the manifest's, each
+ * as a `route replace`.
  */
 #include "supervisor/sup.h"
 #include "supervisor/route6.h"
@@ -130,6 +131,9 @@ void sup_routes_free(struct sup *s)
     free(s->rt_routes);
     s->rt_routes = NULL;
     s->n_rt_routes = s->cap_rt_routes = 0;
+    free(s->rt6_routes);
+    s->rt6_routes = NULL;
+    s->n_rt6_routes = s->cap_rt6_routes = 0;
 }
 
 static const char *origin_of(struct sup *s, uint32_t addr, unsigned len)
@@ -514,12 +518,20 @@ static bool route_save(struct sup *s, char **argv, int argc, FILE *f)
     qsort(rows, s->n_rt_routes, sizeof(*rows), cmp_route);
     fprintf(out, "# ringrouter's runtime routes, written by `ringrouter route save`; `ringrouter up` adds them\n"
                  "# back after the manifest's, each as a `route replace`. One route a line: PREFIX via GATEWAY,\n"
-                 "# or PREFIX port NAME.\n");
+                 "# or PREFIX port NAME; IPv6 after IPv4, a link-local GATEWAY with port NAME.\n");
     char b1[24], b2[48];
     for (size_t i = 0; i < s->n_rt_routes; i++)
         fprintf(out, "%s %s\n", pfx_str(rows[i].addr, rows[i].len, b1, sizeof(b1)),
                 nh_words(s, &rows[i].nh, b2, sizeof(b2)));
     free(rows);
+    long n6 = sup_route6_save(s, out);
+    if (n6 < 0) {
+        fclose(out);
+        unlink(tmp);
+        fprintf(f, "route save: out of memory\n");
+        return false;
+    }
+    size_t total = s->n_rt_routes + (size_t)n6;
     bool ok = fflush(out) == 0 && fsync(fileno(out)) == 0;
     int werr = errno;
     if (fclose(out) != 0 && ok) {
@@ -538,8 +550,8 @@ static bool route_save(struct sup *s, char **argv, int argc, FILE *f)
         fsync(dfd); /* the rename itself */
         close(dfd);
     }
-    sup_log("route save: %zu runtime routes to %s", s->n_rt_routes, path);
-    fprintf(f, "saved %zu routes to %s\n", s->n_rt_routes, path);
+    sup_log("route save: %zu runtime routes to %s", total, path);
+    fprintf(f, "saved %zu routes to %s\n", total, path);
     return true;
 }
 
@@ -595,7 +607,8 @@ void sup_routes_load(struct sup *s)
         struct fib_nh nh;
         bool existed;
         char e[256];
-        if (!route_set(s, "route", words, n, true, &pfx, &nh, &existed, e, sizeof(e))) {
+        if (sup_route6_arg(words[0]) ? !sup_route6_load(s, words, n, e, sizeof(e))
+                                     : !route_set(s, "route", words, n, true, &pfx, &nh, &existed, e, sizeof(e))) {
             sup_warn("%s:%u: %s; skipped", path, lineno, e);
             bad++;
             continue;

@@ -192,6 +192,13 @@ struct sup_rt_route {
     struct fib_nh nh;
 };
 
+/* The same for IPv6 (supervisor/route6.c). */
+struct sup_rt_route6 {
+    uint8_t addr[16];
+    uint8_t len;
+    struct fib6_nh nh;
+};
+
 struct sup_reload; /* supervisor/reload.c */
 
 struct sup {
@@ -217,6 +224,8 @@ struct sup {
     uint64_t neigh_seq; /* the last neighbour command we wrote: the mailbox's copy is the router's to spoil */
     struct sup_rt_route *rt_routes; /* runtime routes, unordered */
     size_t n_rt_routes, cap_rt_routes;
+    struct sup_rt_route6 *rt6_routes; /* runtime IPv6 routes, unordered */
+    size_t n_rt6_routes, cap_rt6_routes;
     int fib6_fd; /* the IPv6 FIB's tables; its readers are the IPv4 FIB's (fib_readers_fd) */
     struct fib6 fib6;
     int neigh6_fd;

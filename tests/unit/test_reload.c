@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "supervisor/reload_impl.h"
+#include "supervisor/route6.h"
 
 /* What reload_plan.c and shaper_ctl.c use from the rest of the supervisor,
  * stubbed: a dry run applies nothing, and no route is runtime here. */
@@ -32,6 +33,19 @@ bool sup_route_runtime(struct sup *s, uint32_t addr, unsigned len)
     return false;
 }
 void sup_route_forget(struct sup *s, uint32_t addr, unsigned len)
+{
+    (void)s;
+    (void)addr;
+    (void)len;
+}
+bool sup_route6_runtime(struct sup *s, const uint8_t *addr, unsigned len)
+{
+    (void)s;
+    (void)addr;
+    (void)len;
+    return false;
+}
+void sup_route6_forget(struct sup *s, const uint8_t *addr, unsigned len)
 {
     (void)s;
     (void)addr;
