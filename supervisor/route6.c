@@ -72,6 +72,28 @@ static int connected6(const struct sup *s, const struct sup_prefix6 *pf)
     return -1;
 }
 
+/* A new last slot of @rows (@n of @cap used; doubled when full), or NULL out of memory. */
+static struct sup_rt_route6 *rows6_push(struct sup_rt_route6 **rows, size_t *n, size_t *cap)
+{
+    if (*n == *cap) {
+        size_t c = *cap ? *cap * 2 : 16;
+        struct sup_rt_route6 *r = realloc(*rows, c * sizeof(*r));
+        if (!r)
+            return NULL;
+        *rows = r;
+        *cap = c;
+    }
+    return &(*rows)[(*n)++];
+}
+
+/* Prefix order: address, then length. */
+static int cmp6(const void *a, const void *b)
+{
+    const struct sup_rt_route6 *x = a, *y = b;
+    int c = memcmp(x->addr, y->addr, 16);
+    return c ? c : (int)x->len - (int)y->len;
+}
+
 static struct sup_rt_route6 *rt6_find(struct sup *s, const uint8_t *addr, unsigned len)
 {
     for (size_t i = 0; i < s->n_rt6_routes; i++)
@@ -83,17 +105,8 @@ static struct sup_rt_route6 *rt6_find(struct sup *s, const uint8_t *addr, unsign
 static int rt6_set(struct sup *s, const uint8_t *addr, unsigned len, const struct fib6_nh *nh)
 {
     struct sup_rt_route6 *r = rt6_find(s, addr, len);
-    if (!r) {
-        if (s->n_rt6_routes == s->cap_rt6_routes) {
-            size_t cap = s->cap_rt6_routes ? s->cap_rt6_routes * 2 : 16;
-            struct sup_rt_route6 *n = realloc(s->rt6_routes, cap * sizeof(*n));
-            if (!n)
-                return -ENOMEM;
-            s->rt6_routes = n;
-            s->cap_rt6_routes = cap;
-        }
-        r = &s->rt6_routes[s->n_rt6_routes++];
-    }
+    if (!r && !(r = rows6_push(&s->rt6_routes, &s->n_rt6_routes, &s->cap_rt6_routes)))
+        return -ENOMEM;
     *r = (struct sup_rt_route6){.len = (uint8_t)len, .nh = *nh};
     memcpy(r->addr, addr, 16);
     return 0;
@@ -265,40 +278,20 @@ bool sup_route6_del(struct sup *s, char **argv, int argc, FILE *f)
     return true;
 }
 
-struct route6_row {
-    uint8_t addr[16];
-    unsigned len;
-    struct fib6_nh nh;
-};
-
 struct route6_list {
-    struct route6_row *rows;
+    struct sup_rt_route6 *rows;
     size_t n, cap;
 };
 
 static int collect6(void *arg, const uint8_t *addr, unsigned len, const struct fib6_nh *nh)
 {
     struct route6_list *l = arg;
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? l->cap * 2 : 64;
-        struct route6_row *r = realloc(l->rows, cap * sizeof(*r));
-        if (!r)
-            return -ENOMEM;
-        l->rows = r;
-        l->cap = cap;
-    }
-    struct route6_row *r = &l->rows[l->n++];
+    struct sup_rt_route6 *r = rows6_push(&l->rows, &l->n, &l->cap);
+    if (!r)
+        return -ENOMEM;
+    *r = (struct sup_rt_route6){.len = (uint8_t)len, .nh = *nh};
     memcpy(r->addr, addr, 16);
-    r->len = len;
-    r->nh = *nh;
     return 0;
-}
-
-static int cmp6(const void *a, const void *b)
-{
-    const struct route6_row *x = a, *y = b;
-    int c = memcmp(x->addr, y->addr, 16);
-    return c ? c : (int)x->len - (int)y->len;
 }
 
 static bool gw_zero(const uint8_t *gw)
@@ -324,7 +317,7 @@ bool sup_route6_show(struct sup *s, bool json, FILE *f)
     else if (l.n)
         fprintf(f, "\n%-44s %-40s %-16s %s\n", "PREFIX", "VIA", "PORT", "ORIGIN");
     for (size_t i = 0; i < l.n; i++) {
-        const struct route6_row *r = &l.rows[i];
+        const struct sup_rt_route6 *r = &l.rows[i];
         const char *port = r->nh.port < s->m.nports ? s->m.ports[r->nh.port].name : "?";
         const char *origin = origin6(s, r->addr, r->len);
         char pfx[64];
@@ -363,7 +356,7 @@ bool sup_route6_get(struct sup *s, char **argv, int argc, FILE *f)
         fprintf(f, "route get: out of memory\n");
         return false;
     }
-    const struct route6_row *best = NULL;
+    const struct sup_rt_route6 *best = NULL;
     for (size_t i = 0; i < l.n; i++) {
         uint8_t m[16];
         memcpy(m, a, 16);
@@ -393,20 +386,13 @@ bool sup_route6_get(struct sup *s, char **argv, int argc, FILE *f)
     return true;
 }
 
-static int cmp_rt6(const void *a, const void *b)
-{
-    const struct sup_rt_route6 *x = a, *y = b;
-    int c = memcmp(x->addr, y->addr, 16);
-    return c ? c : (int)x->len - (int)y->len;
-}
-
 long sup_route6_save(struct sup *s, FILE *out)
 {
     struct sup_rt_route6 *rows = malloc((s->n_rt6_routes + 1) * sizeof(*rows));
     if (!rows)
         return -1;
     memcpy(rows, s->rt6_routes, s->n_rt6_routes * sizeof(*rows));
-    qsort(rows, s->n_rt6_routes, sizeof(*rows), cmp_rt6);
+    qsort(rows, s->n_rt6_routes, sizeof(*rows), cmp6);
     for (size_t i = 0; i < s->n_rt6_routes; i++) {
         const struct sup_rt_route6 *r = &rows[i];
         const char *port = r->nh.port < s->m.nports ? s->m.ports[r->nh.port].name : "?";

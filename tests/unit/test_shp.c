@@ -564,16 +564,26 @@ static void test_ecn_checksum(void **state)
         }
 }
 
+/* Five classes at 10mbit, the last ("bulk") the default; the caller names the others and sets their matches. */
+static struct shp_cfg_class *t_cfg_five(struct shp_cfg *cfg)
+{
+    shp_cfg_default(cfg, 100 * MBIT, 30000);
+    cfg->nclasses = 5;
+    cfg->default_class = 4;
+    struct shp_cfg_class *c = cfg->classes;
+    memset(c, 0, sizeof(cfg->classes));
+    snprintf(c[4].name, SHP_NAME_MAX, "bulk");
+    for (unsigned i = 0; i < 5; i++)
+        c[i].rate = c[i].ceil = 10 * MBIT;
+    return c;
+}
+
 /* Classification: DSCP, protocol, port ranges, prefixes, first match, default. */
 static void test_classify(void **state)
 {
     struct t_shp *t = *state;
     struct shp_cfg cfg;
-    shp_cfg_default(&cfg, 100 * MBIT, 30000);
-    cfg.nclasses = 5;
-    cfg.default_class = 4;
-    struct shp_cfg_class *c = cfg.classes;
-    memset(c, 0, sizeof(cfg.classes));
+    struct shp_cfg_class *c = t_cfg_five(&cfg);
     snprintf(c[0].name, SHP_NAME_MAX, "voice");
     c[0].match.fields = SHP_MATCH_DSCP;
     c[0].match.dscp = 46;
@@ -591,9 +601,6 @@ static void test_classify(void **state)
     c[3].match.fields = SHP_MATCH_DST;
     c[3].match.dst = T_IP(10, 9, 0, 0);
     c[3].match.dst_len = 24;
-    snprintf(c[4].name, SHP_NAME_MAX, "bulk");
-    for (unsigned i = 0; i < 5; i++)
-        c[i].rate = c[i].ceil = 10 * MBIT;
     t_init(t, &cfg);
     struct {
         struct t_pkt p;
@@ -696,11 +703,7 @@ static void test_classify6(void **state)
 {
     struct t_shp *t = *state;
     struct shp_cfg cfg;
-    shp_cfg_default(&cfg, 100 * MBIT, 30000);
-    cfg.nclasses = 5;
-    cfg.default_class = 4;
-    struct shp_cfg_class *c = cfg.classes;
-    memset(c, 0, sizeof(cfg.classes));
+    struct shp_cfg_class *c = t_cfg_five(&cfg);
     snprintf(c[0].name, SHP_NAME_MAX, "site");
     c[0].match.fields = SHP_MATCH_SRC6 | SHP_MATCH_PROTO;
     c[0].match.proto = 17;
@@ -717,9 +720,6 @@ static void test_classify6(void **state)
     snprintf(c[3].name, SHP_NAME_MAX, "af");
     c[3].match.fields = SHP_MATCH_DSCP;
     c[3].match.dscp = 10;
-    snprintf(c[4].name, SHP_NAME_MAX, "bulk");
-    for (unsigned i = 0; i < 5; i++)
-        c[i].rate = c[i].ceil = 10 * MBIT;
     t_init(t, &cfg);
     struct {
         const char *src, *dst;
