@@ -10,7 +10,7 @@
  *   route replace PREFIX via GATEWAY | ... port NAME   (adds it if absent)
  *   route del PREFIX [force]
  *   route get ADDRESS [json]
- *   route show [PREFIX] [json]
+ *   route show [PREFIX] [json]   (PREFIX IPv4 or IPv6: route6.c)
  *   route save
  *
  * PREFIX may be `default` (0.0.0.0/0). Every route has an origin: connected
@@ -394,14 +394,18 @@ static int cmp_route(const void *a, const void *b)
  * (none: an empty table, as `ip route show` prints nothing). */
 static bool route_show(struct sup *s, char **argv, int argc, FILE *f)
 {
-    bool json = false, filter = false;
+    bool json = false, filter = false, v6 = false;
     struct sup_prefix want = {0, 0};
+    struct sup_prefix6 want6;
     char e[256];
     for (int i = 0; i < argc; i++) {
         if (strcmp(argv[i], "json") == 0) {
             json = true;
         } else if (!filter && strcmp(argv[i], "force") != 0) {
-            if (!parse_prefix_word(argv[i], &want, e, sizeof(e))) {
+            v6 = sup_route6_arg(argv[i]);
+            if (v6 && !sup_route6_prefix("route show", argv[i], &want6, f))
+                return false;
+            if (!v6 && !parse_prefix_word(argv[i], &want, e, sizeof(e))) {
                 fprintf(f, "%s\n", e);
                 return false;
             }
@@ -422,12 +426,12 @@ static bool route_show(struct sup *s, char **argv, int argc, FILE *f)
         sup_json_begin(f);
         fprintf(f, "\"routes\":[");
     }
-    else
+    else if (!v6)
         fprintf(f, "%-20s %-16s %-16s %s\n", "PREFIX", "VIA", "PORT", "ORIGIN");
     bool first = true;
     for (size_t i = 0; i < l.n; i++) {
         const struct sup_rt_route *r = &l.rows[i];
-        if (filter && (r->addr != want.addr || r->len != want.len))
+        if (filter && (v6 || r->addr != want.addr || r->len != want.len))
             continue;
         route_row(s, r->addr, r->len, &r->nh, json, first, f);
         first = false;
@@ -435,7 +439,7 @@ static bool route_show(struct sup *s, char **argv, int argc, FILE *f)
     if (json)
         fprintf(f, "]");
     /* The IPv6 FIB (route6.c), unless an IPv4 prefix filtered the table. */
-    bool ok = filter || sup_route6_show(s, json, f);
+    bool ok = (filter && !v6) || sup_route6_show(s, v6 ? &want6 : NULL, json, f);
     if (json)
         fprintf(f, "}\n");
     free(l.rows);
@@ -635,11 +639,6 @@ bool sup_ctl_route(struct sup *s, char **argv, int argc, FILE *f)
         return sup_route6_replace(s, argv + 1, argc - 1, f);
     if (v6 && strcmp(argv[0], "get") == 0)
         return sup_route6_get(s, argv + 1, argc - 1, f);
-    if (v6) {
-        fprintf(f, "route %s: %s: IPv6 is not supported here yet (route add, replace, del and get take IPv6; route "
-                   "show lists the IPv6 FIB whole)\n", argv[0], argv[1]);
-        return false;
-    }
     if (strcmp(argv[0], "replace") == 0)
         return route_add(s, argv + 1, argc - 1, true, f);
     if (strcmp(argv[0], "get") == 0)

@@ -300,7 +300,12 @@ static bool gw_zero(const uint8_t *gw)
     return memcmp(gw, z, 16) == 0;
 }
 
-bool sup_route6_show(struct sup *s, bool json, FILE *f)
+bool sup_route6_prefix(const char *cmd, const char *arg, struct sup_prefix6 *pf, FILE *f)
+{
+    return parse_prefix6_arg(cmd, arg, pf, f);
+}
+
+bool sup_route6_show(struct sup *s, const struct sup_prefix6 *want, bool json, FILE *f)
 {
     struct route6_list l = {0};
     if (fib6_iterate(&s->fib6, collect6, &l) < 0) {
@@ -314,20 +319,24 @@ bool sup_route6_show(struct sup *s, bool json, FILE *f)
     qsort(l.rows, l.n, sizeof(*l.rows), cmp6);
     if (json)
         fprintf(f, ",\"routes6\":[");
-    else if (l.n)
-        fprintf(f, "\n%-44s %-40s %-16s %s\n", "PREFIX", "VIA", "PORT", "ORIGIN");
+    else if (l.n || want) /* a prefix with no route: the header alone, as IPv4's */
+        fprintf(f, "%s%-44s %-40s %-16s %s\n", want ? "" : "\n", "PREFIX", "VIA", "PORT", "ORIGIN");
+    bool first = true;
     for (size_t i = 0; i < l.n; i++) {
         const struct sup_rt_route6 *r = &l.rows[i];
+        if (want && (r->len != want->len || memcmp(r->addr, want->addr, 16) != 0))
+            continue;
         const char *port = r->nh.port < s->m.nports ? s->m.ports[r->nh.port].name : "?";
         const char *origin = origin6(s, r->addr, r->len);
         char pfx[64];
         snprintf(pfx, sizeof(pfx), "%s/%u", A6(r->addr), r->len);
         bool gw = !gw_zero(r->nh.gw);
         if (json)
-            fprintf(f, "%s{\"prefix\":\"%s\",\"via\":%s%s%s,\"port\":\"%s\",\"origin\":\"%s\"}", i ? "," : "", pfx,
-                    gw ? "\"" : "", gw ? A6(r->nh.gw) : "null", gw ? "\"" : "", port, origin);
+            fprintf(f, "%s{\"prefix\":\"%s\",\"via\":%s%s%s,\"port\":\"%s\",\"origin\":\"%s\"}", first ? "" : ",",
+                    pfx, gw ? "\"" : "", gw ? A6(r->nh.gw) : "null", gw ? "\"" : "", port, origin);
         else
             fprintf(f, "%-44s %-40s %-16s %s\n", pfx, gw ? A6(r->nh.gw) : "-", port, origin);
+        first = false;
     }
     if (json)
         fprintf(f, "]");

@@ -12,6 +12,7 @@
 #include <stdio.h>
 
 struct sup;
+struct sup_prefix6;
 
 /* Does @arg name IPv6 (it has a ':')? Then route6 takes the command. */
 bool sup_route6_arg(const char *arg);
@@ -25,8 +26,12 @@ bool sup_route6_del(struct sup *s, char **argv, int argc, FILE *f);
 /* route get ADDRESS [json]: the route a packet to ADDRESS takes */
 bool sup_route6_get(struct sup *s, char **argv, int argc, FILE *f);
 /* The IPv6 FIB: a text table after the IPv4 one (nothing when it is empty),
- * or `,"routes6":[...]` inside the JSON object. */
-bool sup_route6_show(struct sup *s, bool json, FILE *f);
+ * or `,"routes6":[...]` inside the JSON object; only the route for exactly
+ * @want when it is not NULL (its header alone when there is none). */
+bool sup_route6_show(struct sup *s, const struct sup_prefix6 *want, bool json, FILE *f);
+/* An IPv6 PREFIX argument of @cmd (canonical, no host bits, not link-local
+ * or multicast); false with the message on @f. */
+bool sup_route6_prefix(const char *cmd, const char *arg, struct sup_prefix6 *pf, FILE *f);
 /* Runtime IPv6 routes (added or replaced since `up`): is @addr/@len one,
  * and forget that it is (a reload's manifest route took its place). */
 bool sup_route6_runtime(struct sup *s, const uint8_t *addr, unsigned len);

@@ -26,7 +26,8 @@
 #   - IPv6 (the ports have 2001:db8:61:N::1/64 and 2001:db8:62:N::1/64, the
 #     manifest [route 2001:db8:65:N::/64] via B): route add via a global and
 #     via a link-local gateway, show's origin column (connected, manifest,
-#     runtime) in text and --json, route get's origin, the manifest's route
+#     runtime) in text and --json, show PREFIX (an absent one: the header
+#     alone), route get's origin, the manifest's route
 #     deleted only with --force, replaced (then runtime);
 #   - route save, then a new `up`: the runtime routes of both families are
 #     back (origin runtime, a replaced manifest route of each included), a
@@ -247,6 +248,12 @@ $Q65 $P6_B::2 b manifest"
 [ "$(json '[(r["prefix"], r["via"], r["origin"]) for r in d["routes6"]]' route show)" = \
     "[('$P6_A::/64', None, 'connected'), ('$P6_B::/64', None, 'connected'), ('$Q63', '$P6_B::2', 'runtime'), ('$Q64', 'fe80::2', 'runtime'), ('$Q65', '$P6_B::2', 'manifest')]" ] ||
     rr_fail "route show --json, routes6: $(json 'd["routes6"]' route show)"
+[ "$(rows route show "$Q63")" = "PREFIX VIA PORT ORIGIN
+$Q63 $P6_B::2 b runtime" ] || rr_fail "route show $Q63: $(rows route show "$Q63")"
+[ "$(rows route show 2001:db8:77::/48)" = "PREFIX VIA PORT ORIGIN" ] || rr_fail "route show 2001:db8:77::/48: $(rows route show 2001:db8:77::/48)"
+[ "$(json 'd["routes"], [(r["prefix"], r["origin"]) for r in d["routes6"]]' route show "$Q65")" = "[] [('$Q65', 'manifest')]" ] ||
+    rr_fail "route show $Q65 --json: $(json 'd' route show "$Q65")"
+bad "route show: 2001:db8:77::1/48 has host bits set; did you mean 2001:db8:77::/48?" route show 2001:db8:77::1/48
 ok "2001:db8:65:$X::7: $Q65 via $P6_B::2 port b (manifest)" route get "2001:db8:65:$X::7"
 [ "$(json 'd["route"]["origin"]' route get "2001:db8:63:$X::7")" = runtime ] || rr_fail "route get 2001:db8:63:$X::7 --json"
 line6=$(grep -n "^\[route $Q65\]" "$RR_T/m.ini" | cut -d: -f1)
