@@ -732,7 +732,8 @@ static int sup_match_term(struct sup_pctx *pc, const struct sup_key *k, const ch
         return sup_vfail(pc, k, "\"%s\" needs a value", term);
     /* src and dst take either family; the IPv6 spelling has its own bit. */
     bool v6 = (w->value == SHP_MATCH_SRC || w->value == SHP_MATCH_DST) && strchr(arg, ':');
-    uint32_t bit = (uint32_t)w->value, bit6 = bit == SHP_MATCH_SRC ? SHP_MATCH_SRC6 : bit == SHP_MATCH_DST ? SHP_MATCH_DST6 : 0;
+    uint32_t bit = (uint32_t)w->value;
+    uint32_t bit6 = bit == SHP_MATCH_SRC ? SHP_MATCH_SRC6 : bit == SHP_MATCH_DST ? SHP_MATCH_DST6 : 0;
     if (m->fields & (bit | bit6))
         return sup_vfail(pc, k, "%s is given twice", w->word);
     m->fields |= v6 ? bit6 : bit;

@@ -360,7 +360,9 @@ static bool neigh_cmd_del(struct sup *s, char **argv, int argc, FILE *f, struct 
             return false;
         }
     }
-    return v6 ? sup_neigh6_cmd(s, NEIGH_OP_DEL6, ip6, -1, NULL, f, w) : sup_neigh_cmd(s, NEIGH_OP_DEL, ip, -1, NULL, f, w);
+    if (v6)
+        return sup_neigh6_cmd(s, NEIGH_OP_DEL6, ip6, -1, NULL, f, w);
+    return sup_neigh_cmd(s, NEIGH_OP_DEL, ip, -1, NULL, f, w);
 }
 
 bool sup_neigh_poll(struct sup *s, struct sup_ctl_wait *w, uint64_t now, FILE *f, bool *ok)

@@ -486,6 +486,8 @@ void sup_neigh6_show(struct sup *s, const uint8_t *want, bool json, FILE *f)
         }
         shown++;
     }
+    if (!json && want && !shown) /* an absent address: the header alone, as IPv4's */
+        fprintf(f, "%-40s %-18s %-8s %-11s %s\n", "ADDRESS6", "MAC", "PORT", "STATE", "QUEUED");
     if (json)
         fprintf(f, "],\"busy6\":%u", busy);
     else if (busy)

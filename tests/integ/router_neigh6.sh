@@ -99,7 +99,7 @@ rr_ok "neigh add $R6 mac $M3: static on port b, A's pings reach $M3 without a so
 out=$(nrr neigh del "$R6") || rr_fail "neigh del $R6: $out"
 [ "$out" = "deleted $R6" ] || rr_fail "neigh del $R6: \"$out\""
 out=$(nrr neigh show "$R6") || rr_fail "neigh show $R6: $out"
-[ -z "$out" ] || rr_fail "neigh show $R6 after del: $out"
+[ "$(tr -s ' ' <<<"$out")" = "ADDRESS6 MAC PORT STATE QUEUED" ] || rr_fail "neigh show $R6 after del: $out"
 expect_err "neigh del: no neighbour $R6" neigh del "$R6"
 seen=$(cap_count "$M3" "$R6")
 ns0=$(solicits)
@@ -122,7 +122,7 @@ sed -i "/^\[neigh $S6\]\$/,/^mac = $M2\$/d" "$RR_T/m.ini"
 out=$(nrr reload) || rr_fail "reload: $out"
 grep -qxF "neigh $S6: removed" <<<"$out" || rr_fail "reload without [neigh $S6]: $out"
 out=$(nrr neigh show "$S6")
-[ -z "$out" ] || rr_fail "neigh show $S6 after its section went: $out"
+[ "$(tr -s ' ' <<<"$out")" = "ADDRESS6 MAC PORT STATE QUEUED" ] || rr_fail "neigh show $S6 after its section went: $out"
 rr_ok "reload without [neigh $S6]: removed"
 
 rr_no_restarts
