@@ -112,6 +112,11 @@ static int rt6_set(struct sup *s, const uint8_t *addr, unsigned len, const struc
     return 0;
 }
 
+int sup_route6_keep(struct sup *s, const uint8_t *addr, unsigned len, const struct fib6_nh *nh)
+{
+    return rt6_set(s, addr, len, nh);
+}
+
 bool sup_route6_runtime(struct sup *s, const uint8_t *addr, unsigned len)
 {
     return rt6_find(s, addr, len) != NULL;

@@ -36,6 +36,9 @@ bool sup_route6_prefix(const char *cmd, const char *arg, struct sup_prefix6 *pf,
  * and forget that it is (a reload's manifest route took its place). */
 bool sup_route6_runtime(struct sup *s, const uint8_t *addr, unsigned len);
 void sup_route6_forget(struct sup *s, const uint8_t *addr, unsigned len);
+/* Record @addr/@len, already in the IPv6 FIB, as a runtime route (adoption). */
+struct fib6_nh;
+int sup_route6_keep(struct sup *s, const uint8_t *addr, unsigned len, const struct fib6_nh *nh);
 /* `route save`'s IPv6 lines (PREFIX via GATEWAY [port NAME] | PREFIX port
  * NAME) to @out, in prefix order: how many, or -1 out of memory. */
 long sup_route6_save(struct sup *s, FILE *out);
