@@ -55,6 +55,7 @@
 #include <unistd.h>
 
 #include "supervisor/adopt.h"
+#include "supervisor/route6.h"
 #include "tables/layout.h"
 
 #define STATE_FILE "state"
@@ -407,8 +408,8 @@ static int keep_route6(void *arg, const uint8_t *addr, unsigned len, const struc
 {
     struct sup *s = arg;
     struct fib6_nh have;
-    if (fib6_get(&s->fib6, addr, len, &have) != 0)
-        fib6_add(&s->fib6, addr, len, nh);
+    if (fib6_get(&s->fib6, addr, len, &have) != 0 && fib6_add(&s->fib6, addr, len, nh) == 0)
+        sup_route6_keep(s, addr, len, nh);
     return 0;
 }
 
@@ -434,7 +435,7 @@ int sup_adopt_routes(struct sup *s, int router, int fd_fib, int fd_fib6, struct 
     fib_reclaim(&s->fib);
     fib6_reclaim(&s->fib6);
     sup_log("adoption: new FIBs with %zu runtime routes from the old ones; the router moves to them through its "
-            "standby", s->n_rt_routes);
+            "standby", s->n_rt_routes + s->n_rt6_routes);
     return 0;
 }
 

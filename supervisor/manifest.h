@@ -227,7 +227,8 @@ struct sup_match {
     uint8_t proto;
     uint16_t sport_lo, sport_hi;
     uint16_t dport_lo, dport_hi;
-    struct sup_prefix src, dst; /* no host bits */
+    struct sup_prefix src, dst;    /* no host bits */
+    struct sup_prefix6 src6, dst6; /* SHP_MATCH_SRC6/DST6: IPv6 prefixes, no host bits */
 };
 
 enum sup_class_key {

@@ -151,8 +151,8 @@ struct sup_ctl_wait {
     uint64_t seq;     /* the mailbox ack that answers it */
     uint64_t deadline_ns;
     int op;           /* SUP_WAIT_NEIGH: the command (enum neigh_op) */
-    char arg[24];     /* SUP_WAIT_NEIGH: its address, for the errors */
-    char what[96];    /* the answer to print when it is taken */
+    char arg[48];     /* SUP_WAIT_NEIGH: its address, for the errors */
+    char what[128];   /* the answer to print when it is taken */
 };
 
 /* An `inject` waiting for a service's answer (supervisor/inject.c). */
@@ -196,6 +196,13 @@ struct sup_rt_route {
     struct fib_nh nh;
 };
 
+/* The same for IPv6 (supervisor/route6.c). */
+struct sup_rt_route6 {
+    uint8_t addr[16];
+    uint8_t len;
+    struct fib6_nh nh;
+};
+
 struct sup_reload; /* supervisor/reload.c */
 struct sup_adopt;  /* supervisor/adopt.c */
 
@@ -222,6 +229,8 @@ struct sup {
     uint64_t neigh_seq; /* the last neighbour command we wrote: the mailbox's copy is the router's to spoil */
     struct sup_rt_route *rt_routes; /* runtime routes, unordered */
     size_t n_rt_routes, cap_rt_routes;
+    struct sup_rt_route6 *rt6_routes; /* runtime IPv6 routes, unordered */
+    size_t n_rt6_routes, cap_rt6_routes;
     int fib6_fd; /* the IPv6 FIB's tables; its readers are the IPv4 FIB's (fib_readers_fd) */
     struct fib6 fib6;
     int neigh6_fd;
@@ -344,6 +353,9 @@ void sup_route_forget(struct sup *s, uint32_t addr, unsigned len);
  * `neigh add|replace|del` sends it: the answer as sup_ctl_neigh's. */
 bool sup_neigh_cmd(struct sup *s, int op, uint32_t ip, int port, const uint8_t *mac, FILE *f,
                    struct sup_ctl_wait *w);
+/* The same for an IPv6 neighbour (NEIGH_OP_ADD6, REPLACE6, DEL6; @ip6 16 bytes). */
+bool sup_neigh6_cmd(struct sup *s, int op, const uint8_t *ip6, int port, const uint8_t *mac, FILE *f,
+                    struct sup_ctl_wait *w);
 
 /* link.c: `link`, a port's view in the spirit of `ip -s link` */
 void sup_ctl_link(struct sup *s, int port, bool json, FILE *f);

@@ -10,8 +10,8 @@
 #     moves by 1,000 more datagrams);
 #   - `up` again with the same manifest adopts them: the log says so, the
 #     drivers and the shaper keep their pids, the router moves to the new
-#     supervisor's FIBs through its standby, and a route added at run time
-#     before the kill is still there, still "runtime";
+#     supervisor's FIBs through its standby, and the routes added at run
+#     time before the kill (IPv4 and IPv6) are still there, still "runtime";
 #   - a second `up` while that one runs is refused with a clear message,
 #     and adopts nothing;
 #   - `upgrade supervisor`: the same pid execs again and adopts the services
@@ -48,6 +48,7 @@ remember_services() {
 rx_b() { rr_in "$RR_NS_B" cat "/sys/class/net/$RR_IF_B/statistics/rx_packets"; }
 
 out=$("$RR" route add 10.199.0.0/16 via "$RR_HOST_B" -S "$RR_SOCK" 2>&1) || rr_fail "route add: $out"
+out=$("$RR" route add 2001:db8:199::/48 port b -S "$RR_SOCK" 2>&1) || rr_fail "route add: $out"
 # The manifest a reload applied is the one a new supervisor must find.
 printf '\n# reloaded before the kill\n' >>"$RR_T/m.ini"
 out=$("$RR" reload -S "$RR_SOCK" 2>&1) || rr_fail "reload: $out"
@@ -88,7 +89,8 @@ done
 remember_services
 out=$("$RR" route show -S "$RR_SOCK" 2>&1) || rr_fail "route show: $out"
 grep -q "^10.199.0.0/16 .*runtime" <<<"$out" || rr_fail "the runtime route is gone after adoption: $out"
-rr_ok "adopted: drivers and shaper kept their pids, the router moved through its standby, the runtime route kept"
+grep -q "^2001:db8:199::/48 .*runtime$" <<<"$out" || rr_fail "the runtime IPv6 route is gone, or not runtime, after adoption: $out"
+rr_ok "adopted: drivers and shaper kept their pids, the router moved through its standby, the runtime routes kept"
 
 # 3. A second supervisor on the same run_dir is refused and touches nothing.
 out=$(timeout 10 "$RR" up -c "$RR_T/m.ini" 2>&1)
