@@ -72,6 +72,7 @@ enum sup_router_key {
     SUP_ROUTER_ICMP_BURST,
     SUP_ROUTER_STAGES,
     SUP_ROUTER_CONTROL_GROUP,
+    SUP_ROUTER_ORPHAN_GRACE,
     SUP_ROUTER_NKEYS
 };
 
@@ -105,6 +106,7 @@ struct sup_router {
     uint32_t icmp_burst;
     bool stages;          /* count CPU cycles per stage in every service (stats --stages) */
     char control_group[SUP_USER_MAX + 1]; /* members may run the read commands; "": root only */
+    uint32_t orphan_grace_ms; /* services without a supervisor forward this long, then stop */
 };
 
 enum sup_driver { SUP_DRIVER_TAP = 1, SUP_DRIVER_AFXDP = 2 };
@@ -225,7 +227,8 @@ struct sup_match {
     uint8_t proto;
     uint16_t sport_lo, sport_hi;
     uint16_t dport_lo, dport_hi;
-    struct sup_prefix src, dst; /* no host bits */
+    struct sup_prefix src, dst;    /* no host bits */
+    struct sup_prefix6 src6, dst6; /* SHP_MATCH_SRC6/DST6: IPv6 prefixes, no host bits */
 };
 
 enum sup_class_key {
@@ -303,6 +306,7 @@ struct sup_manifest {
      * driver-PORT for each port, then shaper-PORT for each shaped port. */
     struct sup_service *services;
     size_t nservices;
+    uint64_t text_hash; /* of the text it was read from (supervisor/adopt.c) */
 };
 
 struct sup_manifest_err {

@@ -157,6 +157,10 @@ sup_parse_fn sup_p_u32, sup_p_i32, sup_p_pow2, sup_p_frame, sup_p_enum, sup_p_bo
  * IPv4 or IPv6 as its prefix is). */
 sup_parse_fn sup_p_address6, sup_p_route_via;
 
+/* A class's match term src or dst with an IPv6 PREFIX (it holds a ':'). */
+int sup_match_prefix6(struct sup_pctx *pc, const struct sup_key *k, const char *term, const char *arg,
+                      struct sup_prefix6 *out);
+
 /* [route PREFIX] and [neigh ADDRESS] headers naming IPv6 (they hold a ':'). */
 int sup_init_route6(struct sup_pctx *pc, const char *sec, const char *name, struct sup_route *r);
 int sup_init_neigh6(struct sup_pctx *pc, const char *sec, const char *name, struct sup_neigh *n);

@@ -139,6 +139,24 @@ void sup_ll6_from_mac(const uint8_t mac[6], uint8_t out[16])
 
 /* ---- values ---- */
 
+/* A class's `src PREFIX` or `dst PREFIX` term when PREFIX is IPv6 (@term the whole term, for the message). */
+int sup_match_prefix6(struct sup_pctx *pc, const struct sup_key *k, const char *term, const char *arg,
+                      struct sup_prefix6 *out)
+{
+    char canon[64] = "";
+    if (!sup_parse_prefix6(arg, out, canon, sizeof canon)) {
+        if (canon[0])
+            return sup_vfail(pc, k, "\"%s\": %s is not in canonical form (RFC 5952): write %s", term, arg, canon);
+        return sup_vfail(pc, k, "\"%s\": expected an IPv6 prefix such as 2001:db8::/32", term);
+    }
+    uint8_t net[16];
+    memcpy(net, out->addr, 16);
+    sup_mask6(net, out->len);
+    if (memcmp(net, out->addr, 16) != 0)
+        return sup_vfail(pc, k, "\"%s\": %s has host bits set, did you mean %s/%u?", term, arg, ADDR6(net), out->len);
+    return 0;
+}
+
 /* One address6 item: ADDR/LEN, a host address on its network. */
 static int sup_address6_item(struct sup_pctx *pc, const struct sup_key *k, struct sup_port *p, const char *v)
 {

@@ -730,9 +730,13 @@ static int sup_match_term(struct sup_pctx *pc, const struct sup_key *k, const ch
                          term);
     if (*arg == '\0')
         return sup_vfail(pc, k, "\"%s\" needs a value", term);
-    if (m->fields & (uint32_t)w->value)
+    /* src and dst take either family; the IPv6 spelling has its own bit. */
+    bool v6 = (w->value == SHP_MATCH_SRC || w->value == SHP_MATCH_DST) && strchr(arg, ':');
+    uint32_t bit = (uint32_t)w->value;
+    uint32_t bit6 = bit == SHP_MATCH_SRC ? SHP_MATCH_SRC6 : bit == SHP_MATCH_DST ? SHP_MATCH_DST6 : 0;
+    if (m->fields & (bit | bit6))
         return sup_vfail(pc, k, "%s is given twice", w->word);
-    m->fields |= (uint32_t)w->value;
+    m->fields |= v6 ? bit6 : bit;
     int64_t x;
     switch (w->value) {
     case SHP_MATCH_DSCP:
@@ -760,9 +764,11 @@ static int sup_match_term(struct sup_pctx *pc, const struct sup_key *k, const ch
         return 0;
     }
     default: {
+        if (v6)
+            return sup_match_prefix6(pc, k, term, arg, w->value == SHP_MATCH_SRC ? &m->src6 : &m->dst6);
         struct sup_prefix *p = w->value == SHP_MATCH_SRC ? &m->src : &m->dst;
         if (!sup_parse_prefix(arg, p))
-            return sup_vfail(pc, k, "\"%s\": expected an IPv4 prefix", term);
+            return sup_vfail(pc, k, "\"%s\": expected an IPv4 or IPv6 prefix", term);
         if (p->addr & ~sup_mask(p->len))
             return sup_vfail(pc, k, "\"%s\": %s has host bits set, did you mean %s?", term, arg,
                              PREFIX(p->addr & sup_mask(p->len), p->len));
@@ -780,6 +786,9 @@ int sup_p_match(struct sup_pctx *pc, const struct sup_key *k, const char *v, voi
     if ((m.fields & (SHP_MATCH_SPORT | SHP_MATCH_DPORT)) && (m.fields & SHP_MATCH_PROTO) && m.proto != 6 &&
         m.proto != 17)
         return sup_vfail(pc, k, "sport and dport need proto tcp or udp");
+    if ((m.fields & SHP_MATCH_V4) && (m.fields & SHP_MATCH_V6))
+        return sup_vfail(pc, k, "src and dst are of different families (IPv4 and IPv6): no packet has both; use two "
+                                "classes");
     *(struct sup_match *)dst = m;
     return 0;
 }

@@ -11,7 +11,7 @@
  *      answer is check's error (file, line, key) and nothing changes;
  *   2. what only a new `up` can change (a port removed or changed, a shaper
  *      added or removed, the pool's and rings' geometry, users,
- *      directories, static IPv6 neighbours) refuses the whole reload, and
+ *      directories) refuses the whole reload, and
  *      nothing changes;
  *   3. the new manifest becomes the running one; a new TAP port's services,
  *      rings, device and connected networks are made (add_ports); routes go
@@ -338,8 +338,9 @@ static bool run_ops(struct sup *s, struct sup_reload *j, uint64_t now)
                 char *argv[7];
                 for (int k = 0; k < op->nw; k++)
                     argv[k] = op->w[k];
-                bool ok = op->neigh ? sup_neigh_cmd(s, op->nop, op->ip, op->port, op->mac, j->out, &j->w)
-                                    : sup_ctl_shaper(s, argv, op->nw, j->out, &j->w);
+                bool ok = op->neigh && op->v6 ? sup_neigh6_cmd(s, op->nop, op->ip6, op->port, op->mac, j->out, &j->w)
+                          : op->neigh         ? sup_neigh_cmd(s, op->nop, op->ip, op->port, op->mac, j->out, &j->w)
+                                              : sup_ctl_shaper(s, argv, op->nw, j->out, &j->w);
                 if (ok && j->w.pending) {
                     j->sent = true;
                     continue;

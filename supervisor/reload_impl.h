@@ -14,8 +14,10 @@
 struct rl_op {
     int svc;
     bool neigh;
+    bool v6; /* the neighbour is IPv6: ip6, not ip */
     int nop; /* enum neigh_op */
     uint32_t ip;
+    uint8_t ip6[16];
     int port;
     uint8_t mac[6];
     char w[7][32]; /* the shaper's: `set PORT [CLASS] rate R [ceil C]`, as the command line has it */

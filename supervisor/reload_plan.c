@@ -29,6 +29,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "supervisor/route6.h"
 #include "supervisor/shaper_ctl.h"
 #include "tables/neigh.h"
 
@@ -96,26 +97,6 @@ static bool has_port(const struct sup_manifest *m, const char *name)
     return sup_manifest_port(m, name) >= 0;
 }
 
-static bool same_neigh6(const struct sup_neigh *a, const struct sup_neigh *b)
-{
-    return memcmp(a->addr6, b->addr6, 16) == 0 && memcmp(a->mac, b->mac, 6) == 0 && a->port == b->port;
-}
-
-/* An IPv6 neighbour of @m not in @other (or differing), or NULL. */
-static const struct sup_neigh *neigh6_missing(const struct sup_manifest *m, const struct sup_manifest *other)
-{
-    for (size_t i = 0; i < m->nneighs; i++) {
-        if (!m->neighs[i].v6)
-            continue;
-        bool found = false;
-        for (size_t k = 0; k < other->nneighs && !found; k++)
-            found = other->neighs[k].v6 && same_neigh6(&m->neighs[i], &other->neighs[k]);
-        if (!found)
-            return &m->neighs[i];
-    }
-    return NULL;
-}
-
 int sup_reload_svc(const struct sup *s, const char *name)
 {
     for (int i = 0; i < s->nsvcs; i++)
@@ -168,16 +149,6 @@ bool sup_reload_refused(const struct sup *s, const struct sup_manifest *o, const
     for (size_t i = 0; i < o->nservices && !why[0]; i++)
         if (sup_manifest_service(n, o->services[i].name) < 0)
             add_why(why, len, "service %s removed", o->services[i].name);
-    /* The router is the IPv6 neighbour table's only writer and has no
-     * mailbox for it yet: its static entries are written at `up` only. */
-    char a6[64];
-    const struct sup_neigh *x = neigh6_missing(n, o);
-    if (x)
-        add_why(why, len, "IPv6 neighbour %s added or changed (static IPv6 neighbours are set at up only)",
-                sup_addr6_str(x->addr6, a6, sizeof(a6)));
-    else if ((x = neigh6_missing(o, n)))
-        add_why(why, len, "IPv6 neighbour %s removed (static IPv6 neighbours are set at up only)",
-                sup_addr6_str(x->addr6, a6, sizeof(a6)));
     return why[0] != '\0';
 }
 
@@ -284,6 +255,10 @@ static int route_put(struct rl_ctx *c, const struct sup_route *r, bool *over_run
         ret = there ? fib6_replace(&s->fib6, r->prefix6.addr, r->prefix6.len, &nh)
                     : fib6_add(&s->fib6, r->prefix6.addr, r->prefix6.len, &nh);
         fib6_reclaim(&s->fib6);
+        if (ret == 0 && sup_route6_runtime(s, r->prefix6.addr, r->prefix6.len)) {
+            sup_route6_forget(s, r->prefix6.addr, r->prefix6.len);
+            *over_runtime = true;
+        }
         return ret;
     }
     struct fib_nh nh = {.gw = r->direct ? 0 : r->via, .port = (uint16_t)r->port}, old;
@@ -300,18 +275,26 @@ static int route_put(struct rl_ctx *c, const struct sup_route *r, bool *over_run
     return ret;
 }
 
+/* Is @r's prefix a runtime route (`ringrouter route add|replace`) now? */
+static bool runtime(struct sup *s, const struct sup_route *r)
+{
+    return r->v6 ? sup_route6_runtime(s, r->prefix6.addr, r->prefix6.len)
+                 : sup_route_runtime(s, r->prefix.addr, r->prefix.len);
+}
+
 /* Route @r (of c->o) out of the FIB, unless a runtime route took its place. */
 static int route_drop(struct rl_ctx *c, const struct sup_route *r, const char **note)
 {
     struct sup *s = c->s;
     int ret;
     *note = "";
+    if (runtime(s, r)) {
+        *note = " (the runtime route for it stays)";
+        return 0;
+    }
     if (r->v6) {
         ret = fib6_del(&s->fib6, r->prefix6.addr, r->prefix6.len);
         fib6_reclaim(&s->fib6);
-    } else if (sup_route_runtime(s, r->prefix.addr, r->prefix.len)) {
-        *note = " (the runtime route for it stays)";
-        return 0;
     } else {
         ret = fib_del(&s->fib, r->prefix.addr, r->prefix.len);
         fib_reclaim(&s->fib);
@@ -341,7 +324,7 @@ static void walk_routes(struct rl_ctx *c)
             continue;
         prefix_str(r, p, sizeof(p));
         const char *note = "";
-        if (!c->job && !r->v6 && sup_route_runtime(c->s, r->prefix.addr, r->prefix.len))
+        if (!c->job && runtime(c->s, r))
             note = " (the runtime route for it stays)";
         int ret = c->job ? route_drop(c, r, &note) : 0;
         c->changes++;
@@ -357,8 +340,8 @@ static void walk_routes(struct rl_ctx *c)
             continue;
         prefix_str(r, p, sizeof(p));
         bool over = false;
-        if (!c->job && !r->v6)
-            over = sup_route_runtime(c->s, r->prefix.addr, r->prefix.len);
+        if (!c->job)
+            over = runtime(c->s, r);
         int ret = c->job ? route_put(c, r, &over) : 0;
         c->changes++;
         const char *note = over ? " (over the runtime route, which it replaces)" : "";
@@ -373,13 +356,16 @@ static void walk_routes(struct rl_ctx *c)
     }
 }
 
-/* ---- neighbours (IPv4; IPv6 ones are refused above) ---- */
+/* ---- neighbours (both families, through the router's one mailbox) ---- */
 
-static const struct sup_neigh *find_neigh(const struct sup_manifest *m, uint32_t ip)
+/* @m's neighbour for @nb's address (of its family), or NULL. */
+static const struct sup_neigh *find_neigh(const struct sup_manifest *m, const struct sup_neigh *nb)
 {
-    for (size_t i = 0; i < m->nneighs; i++)
-        if (!m->neighs[i].v6 && m->neighs[i].addr == ip)
-            return &m->neighs[i];
+    for (size_t i = 0; i < m->nneighs; i++) {
+        const struct sup_neigh *x = &m->neighs[i];
+        if (x->v6 == nb->v6 && (nb->v6 ? memcmp(x->addr6, nb->addr6, 16) == 0 : x->addr == nb->addr))
+            return x;
+    }
     return NULL;
 }
 
@@ -412,7 +398,8 @@ static void neigh_op(struct rl_ctx *c, int op, const struct sup_neigh *nb)
         fprintf(c->f, "neigh: out of memory; not applied\n");
         return;
     }
-    *o = (struct rl_op){.svc = router, .neigh = true, .nop = op, .ip = nb->addr, .port = nb->port};
+    *o = (struct rl_op){.svc = router, .neigh = true, .v6 = nb->v6, .nop = op, .ip = nb->addr, .port = nb->port};
+    memcpy(o->ip6, nb->addr6, 16);
     memcpy(o->mac, nb->mac, 6);
 }
 
@@ -422,26 +409,29 @@ static const char *mac_str(const uint8_t *m, char *buf, size_t len)
     return buf;
 }
 
+static const char *neigh_addr(const struct sup_neigh *nb, char *buf, size_t len)
+{
+    return nb->v6 ? sup_addr6_str(nb->addr6, buf, len) : sup_ip_str(nb->addr, buf, len);
+}
+
 static void walk_neighs(struct rl_ctx *c)
 {
-    char a[20], m1[24], m2[24];
+    char a[64], m1[24], m2[24];
     for (size_t i = 0; i < c->o->nneighs; i++) {
         const struct sup_neigh *nb = &c->o->neighs[i];
-        if (nb->v6 || find_neigh(c->n, nb->addr))
+        if (find_neigh(c->n, nb))
             continue;
         c->changes++;
-        fprintf(c->f, "neigh %s: removed\n", sup_ip_str(nb->addr, a, sizeof(a)));
-        neigh_op(c, NEIGH_OP_DEL, nb);
+        fprintf(c->f, "neigh %s: removed\n", neigh_addr(nb, a, sizeof(a)));
+        neigh_op(c, nb->v6 ? NEIGH_OP_DEL6 : NEIGH_OP_DEL, nb);
     }
     for (size_t i = 0; i < c->n->nneighs; i++) {
         const struct sup_neigh *nb = &c->n->neighs[i];
-        if (nb->v6)
-            continue;
-        const struct sup_neigh *was = find_neigh(c->o, nb->addr);
+        const struct sup_neigh *was = find_neigh(c->o, nb);
         if (was && memcmp(was->mac, nb->mac, 6) == 0 && was->port == nb->port)
             continue;
         c->changes++;
-        sup_ip_str(nb->addr, a, sizeof(a));
+        neigh_addr(nb, a, sizeof(a));
         if (was)
             fprintf(c->f, "neigh %s: mac %s port %s -> mac %s port %s\n", a, mac_str(was->mac, m1, sizeof(m1)),
                     c->o->ports[was->port].name, mac_str(nb->mac, m2, sizeof(m2)), c->n->ports[nb->port].name);
@@ -449,7 +439,7 @@ static void walk_neighs(struct rl_ctx *c)
             fprintf(c->f, "neigh %s: added, mac %s port %s\n", a, mac_str(nb->mac, m2, sizeof(m2)),
                     c->n->ports[nb->port].name);
         /* replace, not add: over an entry the router learned, or the old static one */
-        neigh_op(c, NEIGH_OP_REPLACE, nb);
+        neigh_op(c, nb->v6 ? NEIGH_OP_REPLACE6 : NEIGH_OP_REPLACE, nb);
     }
 }
 

@@ -10,15 +10,16 @@
  *   route replace PREFIX via GATEWAY | ... port NAME   (adds it if absent)
  *   route del PREFIX [force]
  *   route get ADDRESS [json]
- *   route show [PREFIX] [json]
+ *   route show [PREFIX] [json]   (PREFIX IPv4 or IPv6: route6.c)
  *   route save
  *
  * PREFIX may be `default` (0.0.0.0/0). Every route has an origin: connected
  * (a port's network: never changed at run time), manifest (a [route]
  * section, deleted only with force) or runtime (added or replaced since
  * `up`, or loaded at `up` from what `route save` wrote). `route save`
- * writes the runtime routes to STATE_DIR/routes (state_dir, else run_dir);
- * `up` adds them back after the manifest's, each as a `route replace`.
+ * writes the runtime routes, IPv4 then IPv6 (route6.c), to STATE_DIR/routes
+ * (state_dir, else run_dir); `up` adds them back after the manifest's, each
+ * as a `route replace`.
  */
 #include "supervisor/sup.h"
 #include "supervisor/route6.h"
@@ -108,6 +109,11 @@ static int rt_set(struct sup *s, uint32_t addr, unsigned len, const struct fib_n
     return 0;
 }
 
+int sup_route_keep(struct sup *s, uint32_t addr, unsigned len, const struct fib_nh *nh)
+{
+    return rt_set(s, addr, len, nh);
+}
+
 static void rt_remove(struct sup *s, uint32_t addr, unsigned len)
 {
     struct sup_rt_route *r = rt_find(s, addr, len);
@@ -130,6 +136,9 @@ void sup_routes_free(struct sup *s)
     free(s->rt_routes);
     s->rt_routes = NULL;
     s->n_rt_routes = s->cap_rt_routes = 0;
+    free(s->rt6_routes);
+    s->rt6_routes = NULL;
+    s->n_rt6_routes = s->cap_rt6_routes = 0;
 }
 
 static const char *origin_of(struct sup *s, uint32_t addr, unsigned len)
@@ -390,14 +399,18 @@ static int cmp_route(const void *a, const void *b)
  * (none: an empty table, as `ip route show` prints nothing). */
 static bool route_show(struct sup *s, char **argv, int argc, FILE *f)
 {
-    bool json = false, filter = false;
+    bool json = false, filter = false, v6 = false;
     struct sup_prefix want = {0, 0};
+    struct sup_prefix6 want6;
     char e[256];
     for (int i = 0; i < argc; i++) {
         if (strcmp(argv[i], "json") == 0) {
             json = true;
         } else if (!filter && strcmp(argv[i], "force") != 0) {
-            if (!parse_prefix_word(argv[i], &want, e, sizeof(e))) {
+            v6 = sup_route6_arg(argv[i]);
+            if (v6 && !sup_route6_prefix("route show", argv[i], &want6, f))
+                return false;
+            if (!v6 && !parse_prefix_word(argv[i], &want, e, sizeof(e))) {
                 fprintf(f, "%s\n", e);
                 return false;
             }
@@ -418,12 +431,12 @@ static bool route_show(struct sup *s, char **argv, int argc, FILE *f)
         sup_json_begin(f);
         fprintf(f, "\"routes\":[");
     }
-    else
+    else if (!v6)
         fprintf(f, "%-20s %-16s %-16s %s\n", "PREFIX", "VIA", "PORT", "ORIGIN");
     bool first = true;
     for (size_t i = 0; i < l.n; i++) {
         const struct sup_rt_route *r = &l.rows[i];
-        if (filter && (r->addr != want.addr || r->len != want.len))
+        if (filter && (v6 || r->addr != want.addr || r->len != want.len))
             continue;
         route_row(s, r->addr, r->len, &r->nh, json, first, f);
         first = false;
@@ -431,7 +444,7 @@ static bool route_show(struct sup *s, char **argv, int argc, FILE *f)
     if (json)
         fprintf(f, "]");
     /* The IPv6 FIB (route6.c), unless an IPv4 prefix filtered the table. */
-    bool ok = filter || sup_route6_show(s, json, f);
+    bool ok = (filter && !v6) || sup_route6_show(s, v6 ? &want6 : NULL, json, f);
     if (json)
         fprintf(f, "}\n");
     free(l.rows);
@@ -514,12 +527,20 @@ static bool route_save(struct sup *s, char **argv, int argc, FILE *f)
     qsort(rows, s->n_rt_routes, sizeof(*rows), cmp_route);
     fprintf(out, "# ringrouter's runtime routes, written by `ringrouter route save`; `ringrouter up` adds them\n"
                  "# back after the manifest's, each as a `route replace`. One route a line: PREFIX via GATEWAY,\n"
-                 "# or PREFIX port NAME.\n");
+                 "# or PREFIX port NAME; IPv6 after IPv4, a link-local GATEWAY with port NAME.\n");
     char b1[24], b2[48];
     for (size_t i = 0; i < s->n_rt_routes; i++)
         fprintf(out, "%s %s\n", pfx_str(rows[i].addr, rows[i].len, b1, sizeof(b1)),
                 nh_words(s, &rows[i].nh, b2, sizeof(b2)));
     free(rows);
+    long n6 = sup_route6_save(s, out);
+    if (n6 < 0) {
+        fclose(out);
+        unlink(tmp);
+        fprintf(f, "route save: out of memory\n");
+        return false;
+    }
+    size_t total = s->n_rt_routes + (size_t)n6;
     bool ok = fflush(out) == 0 && fsync(fileno(out)) == 0;
     int werr = errno;
     if (fclose(out) != 0 && ok) {
@@ -538,8 +559,8 @@ static bool route_save(struct sup *s, char **argv, int argc, FILE *f)
         fsync(dfd); /* the rename itself */
         close(dfd);
     }
-    sup_log("route save: %zu runtime routes to %s", s->n_rt_routes, path);
-    fprintf(f, "saved %zu routes to %s\n", s->n_rt_routes, path);
+    sup_log("route save: %zu runtime routes to %s", total, path);
+    fprintf(f, "saved %zu routes to %s\n", total, path);
     return true;
 }
 
@@ -595,7 +616,8 @@ void sup_routes_load(struct sup *s)
         struct fib_nh nh;
         bool existed;
         char e[256];
-        if (!route_set(s, "route", words, n, true, &pfx, &nh, &existed, e, sizeof(e))) {
+        if (sup_route6_arg(words[0]) ? !sup_route6_load(s, words, n, e, sizeof(e))
+                                     : !route_set(s, "route", words, n, true, &pfx, &nh, &existed, e, sizeof(e))) {
             sup_warn("%s:%u: %s; skipped", path, lineno, e);
             bad++;
             continue;
@@ -622,11 +644,6 @@ bool sup_ctl_route(struct sup *s, char **argv, int argc, FILE *f)
         return sup_route6_replace(s, argv + 1, argc - 1, f);
     if (v6 && strcmp(argv[0], "get") == 0)
         return sup_route6_get(s, argv + 1, argc - 1, f);
-    if (v6) {
-        fprintf(f, "route %s: %s: IPv6 is not supported here yet (route add, replace, del and get take IPv6; route "
-                   "show lists the IPv6 FIB whole)\n", argv[0], argv[1]);
-        return false;
-    }
     if (strcmp(argv[0], "replace") == 0)
         return route_add(s, argv + 1, argc - 1, true, f);
     if (strcmp(argv[0], "get") == 0)

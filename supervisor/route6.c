@@ -1,14 +1,19 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * supervisor/route6.c: `route add/del/show` and `neigh show` for IPv6. The
- * supervisor is the IPv6 FIB's only writer, as the IPv4 one's (route.c):
- * each entry switches with one atomic store (tables/fib6.h), and the
- * neighbour table is read under its per-entry sequence lock.
+ * supervisor/route6.c: `route add/del/show/save` and `neigh show` for IPv6.
+ * The supervisor is the IPv6 FIB's only writer, as the IPv4 one's
+ * (route.c): each entry switches with one atomic store (tables/fib6.h), and
+ * the neighbour table is read under its per-entry sequence lock.
  *
  *   route add 2001:db8:9::/48 via 2001:db8:2::2
  *   route add 2001:db8:9::/48 via fe80::1 port b     (a link-local gateway names its link)
  *   route add 2001:db8:9::/48 port b
- *   route del 2001:db8:9::/48
+ *   route del 2001:db8:9::/48 [force]
+ *
+ * Every IPv6 route has an origin as an IPv4 one: connected (a port's global
+ * network), manifest ([route PREFIX], deleted only with force) or runtime
+ * (added or replaced since `up`, or loaded at `up` from STATE_DIR/routes,
+ * which `route save` writes with both families' runtime routes).
  */
 #include "supervisor/route6.h"
 
@@ -67,8 +72,86 @@ static int connected6(const struct sup *s, const struct sup_prefix6 *pf)
     return -1;
 }
 
+/* A new last slot of @rows (@n of @cap used; doubled when full), or NULL out of memory. */
+static struct sup_rt_route6 *rows6_push(struct sup_rt_route6 **rows, size_t *n, size_t *cap)
+{
+    if (*n == *cap) {
+        size_t c = *cap ? *cap * 2 : 16;
+        struct sup_rt_route6 *r = realloc(*rows, c * sizeof(*r));
+        if (!r)
+            return NULL;
+        *rows = r;
+        *cap = c;
+    }
+    return &(*rows)[(*n)++];
+}
+
+/* Prefix order: address, then length. */
+static int cmp6(const void *a, const void *b)
+{
+    const struct sup_rt_route6 *x = a, *y = b;
+    int c = memcmp(x->addr, y->addr, 16);
+    return c ? c : (int)x->len - (int)y->len;
+}
+
+static struct sup_rt_route6 *rt6_find(struct sup *s, const uint8_t *addr, unsigned len)
+{
+    for (size_t i = 0; i < s->n_rt6_routes; i++)
+        if (s->rt6_routes[i].len == len && memcmp(s->rt6_routes[i].addr, addr, 16) == 0)
+            return &s->rt6_routes[i];
+    return NULL;
+}
+
+static int rt6_set(struct sup *s, const uint8_t *addr, unsigned len, const struct fib6_nh *nh)
+{
+    struct sup_rt_route6 *r = rt6_find(s, addr, len);
+    if (!r && !(r = rows6_push(&s->rt6_routes, &s->n_rt6_routes, &s->cap_rt6_routes)))
+        return -ENOMEM;
+    *r = (struct sup_rt_route6){.len = (uint8_t)len, .nh = *nh};
+    memcpy(r->addr, addr, 16);
+    return 0;
+}
+
+int sup_route6_keep(struct sup *s, const uint8_t *addr, unsigned len, const struct fib6_nh *nh)
+{
+    return rt6_set(s, addr, len, nh);
+}
+
+bool sup_route6_runtime(struct sup *s, const uint8_t *addr, unsigned len)
+{
+    return rt6_find(s, addr, len) != NULL;
+}
+
+void sup_route6_forget(struct sup *s, const uint8_t *addr, unsigned len)
+{
+    struct sup_rt_route6 *r = rt6_find(s, addr, len);
+    if (r)
+        *r = s->rt6_routes[--s->n_rt6_routes];
+}
+
+/* The manifest's [route] for @addr/@len, or NULL. */
+static const struct sup_route *manifest_route6(const struct sup *s, const uint8_t *addr, unsigned len)
+{
+    for (size_t i = 0; i < s->m.nroutes; i++) {
+        const struct sup_route *r = &s->m.routes[i];
+        if (r->v6 && r->prefix6.len == len && memcmp(r->prefix6.addr, addr, 16) == 0)
+            return r;
+    }
+    return NULL;
+}
+
+static const char *origin6(struct sup *s, const uint8_t *addr, unsigned len)
+{
+    struct sup_prefix6 pf = {.len = (uint8_t)len};
+    memcpy(pf.addr, addr, 16);
+    if (connected6(s, &pf) >= 0)
+        return "connected";
+    return rt6_find(s, addr, len) ? "runtime" : "manifest";
+}
+
 /* route add, or (@replace) route replace: the next hop of an existing
- * prefix changes in place, readers never see it missing. */
+ * prefix changes in place, readers never see it missing. The route is
+ * runtime from then on. */
 static bool route6_set(struct sup *s, char **argv, int argc, bool replace, FILE *f)
 {
     const char *cmd = replace ? "route replace" : "route add";
@@ -126,7 +209,8 @@ static bool route6_set(struct sup *s, char **argv, int argc, bool replace, FILE 
     }
     int ret = replace ? fib6_replace(&s->fib6, pf.addr, pf.len, &nh) : fib6_add(&s->fib6, pf.addr, pf.len, &nh);
     if (ret == -EEXIST) {
-        fprintf(f, "route add: %s/%u exists; route replace changes its next hop\n", A6(pf.addr), pf.len);
+        fprintf(f, "route add: %s/%u exists (%s); route replace changes its next hop\n", A6(pf.addr), pf.len,
+                origin6(s, pf.addr, pf.len));
         return false;
     }
     if (ret < 0) {
@@ -134,6 +218,11 @@ static bool route6_set(struct sup *s, char **argv, int argc, bool replace, FILE 
         return false;
     }
     fib6_reclaim(&s->fib6);
+    if (rt6_set(s, pf.addr, pf.len, &nh) < 0) {
+        /* The FIB has it; `route show` would call it manifest, and `route save` miss it. */
+        fprintf(f, "%s: %s/%u is in the FIB, but out of memory to remember it as runtime\n", cmd, A6(pf.addr), pf.len);
+        return false;
+    }
     sup_log("%s %s/%u %s %s%s%s", cmd, A6(pf.addr), pf.len, argv[1], via ? A6(nh.gw) : s->m.ports[port].name,
             via ? " port " : "", via ? s->m.ports[port].name : "");
     fprintf(f, "%s %s/%u\n", replace ? "replaced" : "added", A6(pf.addr), pf.len);
@@ -153,14 +242,29 @@ bool sup_route6_replace(struct sup *s, char **argv, int argc, FILE *f)
 bool sup_route6_del(struct sup *s, char **argv, int argc, FILE *f)
 {
     struct sup_prefix6 pf;
-    if (argc != 1) {
-        fprintf(f, "route del: expected PREFIX\n");
+    bool force = argc == 2 && strcmp(argv[1], "force") == 0;
+    if (argc < 1 || argc > (force ? 2 : 1)) {
+        if (argc > 1)
+            fprintf(f, "route del: unexpected argument \"%s\"\n", strcmp(argv[1], "json") == 0 ? "--json" : argv[1]);
+        else
+            fprintf(f, "route del: expected PREFIX\n");
         return false;
     }
     if (!parse_prefix6_arg("route del", argv[0], &pf, f))
         return false;
     if (connected6(s, &pf) >= 0) {
         fprintf(f, "route del: %s is a port's connected network; change the manifest instead\n", argv[0]);
+        return false;
+    }
+    struct fib6_nh old;
+    if (fib6_get(&s->fib6, pf.addr, pf.len, &old) < 0) {
+        fprintf(f, "route del: no route %s/%u\n", A6(pf.addr), pf.len);
+        return false;
+    }
+    const struct sup_route *mr = rt6_find(s, pf.addr, pf.len) ? NULL : manifest_route6(s, pf.addr, pf.len);
+    if (mr && !force) {
+        fprintf(f, "route del: %s/%u is the manifest's [%s] (line %u); with --force it is deleted until the next start\n",
+                A6(pf.addr), pf.len, mr->src.section, mr->src.line);
         return false;
     }
     int ret = fib6_del(&s->fib6, pf.addr, pf.len);
@@ -173,45 +277,26 @@ bool sup_route6_del(struct sup *s, char **argv, int argc, FILE *f)
         return false;
     }
     fib6_reclaim(&s->fib6);
-    sup_log("route del %s/%u", A6(pf.addr), pf.len);
+    sup_route6_forget(s, pf.addr, pf.len);
+    sup_log("route del %s/%u%s", A6(pf.addr), pf.len, mr ? " (the manifest's, --force)" : "");
     fprintf(f, "deleted %s/%u\n", A6(pf.addr), pf.len);
     return true;
 }
 
-struct route6_row {
-    uint8_t addr[16];
-    unsigned len;
-    struct fib6_nh nh;
-};
-
 struct route6_list {
-    struct route6_row *rows;
+    struct sup_rt_route6 *rows;
     size_t n, cap;
 };
 
 static int collect6(void *arg, const uint8_t *addr, unsigned len, const struct fib6_nh *nh)
 {
     struct route6_list *l = arg;
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? l->cap * 2 : 64;
-        struct route6_row *r = realloc(l->rows, cap * sizeof(*r));
-        if (!r)
-            return -ENOMEM;
-        l->rows = r;
-        l->cap = cap;
-    }
-    struct route6_row *r = &l->rows[l->n++];
+    struct sup_rt_route6 *r = rows6_push(&l->rows, &l->n, &l->cap);
+    if (!r)
+        return -ENOMEM;
+    *r = (struct sup_rt_route6){.len = (uint8_t)len, .nh = *nh};
     memcpy(r->addr, addr, 16);
-    r->len = len;
-    r->nh = *nh;
     return 0;
-}
-
-static int cmp6(const void *a, const void *b)
-{
-    const struct route6_row *x = a, *y = b;
-    int c = memcmp(x->addr, y->addr, 16);
-    return c ? c : (int)x->len - (int)y->len;
 }
 
 static bool gw_zero(const uint8_t *gw)
@@ -220,7 +305,12 @@ static bool gw_zero(const uint8_t *gw)
     return memcmp(gw, z, 16) == 0;
 }
 
-bool sup_route6_show(struct sup *s, bool json, FILE *f)
+bool sup_route6_prefix(const char *cmd, const char *arg, struct sup_prefix6 *pf, FILE *f)
+{
+    return parse_prefix6_arg(cmd, arg, pf, f);
+}
+
+bool sup_route6_show(struct sup *s, const struct sup_prefix6 *want, bool json, FILE *f)
 {
     struct route6_list l = {0};
     if (fib6_iterate(&s->fib6, collect6, &l) < 0) {
@@ -234,19 +324,24 @@ bool sup_route6_show(struct sup *s, bool json, FILE *f)
     qsort(l.rows, l.n, sizeof(*l.rows), cmp6);
     if (json)
         fprintf(f, ",\"routes6\":[");
-    else if (l.n)
-        fprintf(f, "\n%-44s %-40s %s\n", "PREFIX", "VIA", "PORT");
+    else if (l.n || want) /* a prefix with no route: the header alone, as IPv4's */
+        fprintf(f, "%s%-44s %-40s %-16s %s\n", want ? "" : "\n", "PREFIX", "VIA", "PORT", "ORIGIN");
+    bool first = true;
     for (size_t i = 0; i < l.n; i++) {
-        const struct route6_row *r = &l.rows[i];
+        const struct sup_rt_route6 *r = &l.rows[i];
+        if (want && (r->len != want->len || memcmp(r->addr, want->addr, 16) != 0))
+            continue;
         const char *port = r->nh.port < s->m.nports ? s->m.ports[r->nh.port].name : "?";
+        const char *origin = origin6(s, r->addr, r->len);
         char pfx[64];
         snprintf(pfx, sizeof(pfx), "%s/%u", A6(r->addr), r->len);
         bool gw = !gw_zero(r->nh.gw);
         if (json)
-            fprintf(f, "%s{\"prefix\":\"%s\",\"via\":%s%s%s,\"port\":\"%s\"}", i ? "," : "", pfx, gw ? "\"" : "",
-                    gw ? A6(r->nh.gw) : "null", gw ? "\"" : "", port);
+            fprintf(f, "%s{\"prefix\":\"%s\",\"via\":%s%s%s,\"port\":\"%s\",\"origin\":\"%s\"}", first ? "" : ",",
+                    pfx, gw ? "\"" : "", gw ? A6(r->nh.gw) : "null", gw ? "\"" : "", port, origin);
         else
-            fprintf(f, "%-44s %-40s %s\n", pfx, gw ? A6(r->nh.gw) : "connected", port);
+            fprintf(f, "%-44s %-40s %-16s %s\n", pfx, gw ? A6(r->nh.gw) : "-", port, origin);
+        first = false;
     }
     if (json)
         fprintf(f, "]");
@@ -275,7 +370,7 @@ bool sup_route6_get(struct sup *s, char **argv, int argc, FILE *f)
         fprintf(f, "route get: out of memory\n");
         return false;
     }
-    const struct route6_row *best = NULL;
+    const struct sup_rt_route6 *best = NULL;
     for (size_t i = 0; i < l.n; i++) {
         uint8_t m[16];
         memcpy(m, a, 16);
@@ -293,14 +388,58 @@ bool sup_route6_get(struct sup *s, char **argv, int argc, FILE *f)
     char addr[64], pfx[64];
     snprintf(addr, sizeof(addr), "%s", A6(a));
     snprintf(pfx, sizeof(pfx), "%s/%u", A6(best->addr), best->len);
+    const char *origin = origin6(s, best->addr, best->len);
     if (json) {
         sup_json_begin(f);
-        fprintf(f, "\"address\":\"%s\",\"route\":{\"prefix\":\"%s\",\"via\":%s%s%s,\"port\":\"%s\"}}\n", addr, pfx,
-                gw ? "\"" : "", gw ? A6(best->nh.gw) : "null", gw ? "\"" : "", port);
+        fprintf(f, "\"address\":\"%s\",\"route\":{\"prefix\":\"%s\",\"via\":%s%s%s,\"port\":\"%s\",\"origin\":\"%s\"}}\n",
+                addr, pfx, gw ? "\"" : "", gw ? A6(best->nh.gw) : "null", gw ? "\"" : "", port, origin);
     } else
-        fprintf(f, "%s: %s %s%s port %s\n", addr, pfx, gw ? "via " : "connected", gw ? A6(best->nh.gw) : "", port);
+        fprintf(f, "%s: %s %s%s port %s (%s)\n", addr, pfx, gw ? "via " : "connected", gw ? A6(best->nh.gw) : "", port,
+                origin);
     free(l.rows);
     return true;
+}
+
+long sup_route6_save(struct sup *s, FILE *out)
+{
+    struct sup_rt_route6 *rows = malloc((s->n_rt6_routes + 1) * sizeof(*rows));
+    if (!rows)
+        return -1;
+    memcpy(rows, s->rt6_routes, s->n_rt6_routes * sizeof(*rows));
+    qsort(rows, s->n_rt6_routes, sizeof(*rows), cmp6);
+    for (size_t i = 0; i < s->n_rt6_routes; i++) {
+        const struct sup_rt_route6 *r = &rows[i];
+        const char *port = r->nh.port < s->m.nports ? s->m.ports[r->nh.port].name : "?";
+        fprintf(out, "%s/%u", A6(r->addr), r->len);
+        /* As one would type it: a global gateway's port follows from it, a link-local one's does not. */
+        if (gw_zero(r->nh.gw))
+            fprintf(out, " port %s\n", port);
+        else if (sup_ll6(r->nh.gw))
+            fprintf(out, " via %s port %s\n", A6(r->nh.gw), port);
+        else
+            fprintf(out, " via %s\n", A6(r->nh.gw));
+    }
+    free(rows);
+    return (long)s->n_rt6_routes;
+}
+
+bool sup_route6_load(struct sup *s, char **words, int n, char *e, size_t elen)
+{
+    char *msg = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&msg, &len);
+    if (!f) {
+        snprintf(e, elen, "route replace: out of memory");
+        return false;
+    }
+    bool ok = route6_set(s, words, n, true, f);
+    fclose(f);
+    snprintf(e, elen, "%s", msg && len ? msg : "");
+    size_t el = strlen(e);
+    if (el && e[el - 1] == '\n')
+        e[el - 1] = '\0';
+    free(msg);
+    return ok;
 }
 
 static const char *neigh6_state(uint8_t st)
@@ -322,7 +461,7 @@ static const char *neigh6_state(uint8_t st)
     return "?";
 }
 
-void sup_neigh6_show(struct sup *s, bool json, FILE *f)
+void sup_neigh6_show(struct sup *s, const uint8_t *want, bool json, FILE *f)
 {
     unsigned shown = 0, busy = 0;
     uint32_t budget = NEIGH_READ_BUDGET;
@@ -332,7 +471,7 @@ void sup_neigh6_show(struct sup *s, bool json, FILE *f)
         struct neigh6_entry e;
         int r = neigh6_read(&s->neigh6, i, &e, &budget);
         busy += r == -EBUSY;
-        if (r <= 0)
+        if (r <= 0 || (want && memcmp(e.ip, want, 16) != 0))
             continue;
         char mac[24];
         snprintf(mac, sizeof(mac), "%02x:%02x:%02x:%02x:%02x:%02x", e.mac[0], e.mac[1], e.mac[2], e.mac[3], e.mac[4],
@@ -345,12 +484,15 @@ void sup_neigh6_show(struct sup *s, bool json, FILE *f)
                 shown ? "," : "", A6(e.ip), mac, port, neigh6_state(e.state), e.is_router ? "true" : "false", e.qlen);
         } else {
             if (!shown)
-                fprintf(f, "\n%-40s %-18s %-8s %-11s %s\n", "ADDRESS6", "MAC", "PORT", "STATE", "QUEUED");
+                fprintf(f, "%s%-40s %-18s %-8s %-11s %s\n", want ? "" : "\n", "ADDRESS6", "MAC", "PORT", "STATE",
+                        "QUEUED");
             fprintf(f, "%-40s %-18s %-8s %-11s %u\n", A6(e.ip), e.state == NEIGH6_INCOMPLETE ? "-" : mac, port,
                     neigh6_state(e.state), e.qlen);
         }
         shown++;
     }
+    if (!json && want && !shown) /* an absent address: the header alone, as IPv4's */
+        fprintf(f, "%-40s %-18s %-8s %-11s %s\n", "ADDRESS6", "MAC", "PORT", "STATE", "QUEUED");
     if (json)
         fprintf(f, "],\"busy6\":%u", busy);
     else if (busy)

@@ -8,9 +8,11 @@
 #define SUP_ROUTE6_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 struct sup;
+struct sup_prefix6;
 
 /* Does @arg name IPv6 (it has a ':')? Then route6 takes the command. */
 bool sup_route6_arg(const char *arg);
@@ -19,14 +21,32 @@ bool sup_route6_arg(const char *arg);
 bool sup_route6_add(struct sup *s, char **argv, int argc, FILE *f);
 /* route replace PREFIX ...: as add, an existing prefix's next hop changed in place */
 bool sup_route6_replace(struct sup *s, char **argv, int argc, FILE *f);
-/* route del PREFIX */
+/* route del PREFIX [force] (force: a manifest route) */
 bool sup_route6_del(struct sup *s, char **argv, int argc, FILE *f);
 /* route get ADDRESS [json]: the route a packet to ADDRESS takes */
 bool sup_route6_get(struct sup *s, char **argv, int argc, FILE *f);
 /* The IPv6 FIB: a text table after the IPv4 one (nothing when it is empty),
- * or `,"routes6":[...]` inside the JSON object. */
-bool sup_route6_show(struct sup *s, bool json, FILE *f);
-/* The IPv6 neighbour table, likewise (`,"neighbours6":[...],"busy6":N`). */
-void sup_neigh6_show(struct sup *s, bool json, FILE *f);
+ * or `,"routes6":[...]` inside the JSON object; only the route for exactly
+ * @want when it is not NULL (its header alone when there is none). */
+bool sup_route6_show(struct sup *s, const struct sup_prefix6 *want, bool json, FILE *f);
+/* An IPv6 PREFIX argument of @cmd (canonical, no host bits, not link-local
+ * or multicast); false with the message on @f. */
+bool sup_route6_prefix(const char *cmd, const char *arg, struct sup_prefix6 *pf, FILE *f);
+/* Runtime IPv6 routes (added or replaced since `up`): is @addr/@len one,
+ * and forget that it is (a reload's manifest route took its place). */
+bool sup_route6_runtime(struct sup *s, const uint8_t *addr, unsigned len);
+void sup_route6_forget(struct sup *s, const uint8_t *addr, unsigned len);
+/* Record @addr/@len, already in the IPv6 FIB, as a runtime route (adoption). */
+struct fib6_nh;
+int sup_route6_keep(struct sup *s, const uint8_t *addr, unsigned len, const struct fib6_nh *nh);
+/* `route save`'s IPv6 lines (PREFIX via GATEWAY [port NAME] | PREFIX port
+ * NAME) to @out, in prefix order: how many, or -1 out of memory. */
+long sup_route6_save(struct sup *s, FILE *out);
+/* At `up`: one saved line (@words), as `route replace`; false with the
+ * reason in @e. */
+bool sup_route6_load(struct sup *s, char **words, int n, char *e, size_t elen);
+/* The IPv6 neighbour table, likewise (`,"neighbours6":[...],"busy6":N`);
+ * only the entry for @want (16 bytes) when it is not NULL. */
+void sup_neigh6_show(struct sup *s, const uint8_t *want, bool json, FILE *f);
 
 #endif

@@ -5,7 +5,8 @@
  *                       struct shp_cfg of the shaper's typed config
  *   shaper show [PORT] [json]
  *                       per port and class: rate, ceil, measured rate,
- *                       backlog, drops, marks, read from the shaper's stats
+ *                       backlog, drops, marks, read from the shaper's stats;
+ *                       what the class matches, in the manifest's words
  *   shaper set PORT [CLASS] rate R [ceil C]
  *                       rates read by the manifest's parser (sup_parse_rate),
  *                       refused when the classes' guarantees would no longer
@@ -24,6 +25,7 @@
  * An ack or a result that cannot be is logged with its offset, counted in
  * shm_corrupt, and answered as what it is.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stddef.h>
 #include <stdlib.h>
@@ -73,6 +75,14 @@ void sup_shaper_cfg(const struct sup_manifest *m, int port, struct shp_cfg *out)
             .src = c->match.src.addr,
             .dst = c->match.dst.addr,
         };
+        if (c->match.fields & SHP_MATCH_SRC6) {
+            memcpy(o->match.src6, c->match.src6.addr, 16);
+            o->match.src_len = c->match.src6.len;
+        }
+        if (c->match.fields & SHP_MATCH_DST6) {
+            memcpy(o->match.dst6, c->match.dst6.addr, 16);
+            o->match.dst_len = c->match.dst6.len;
+        }
         if (c->is_default) {
             out->default_class = n;
             o->match.fields = 0;
@@ -158,6 +168,58 @@ static struct sup_svc *shaper_of(struct sup *s, int port)
     return NULL;
 }
 
+/* What class @c takes, spelt as its manifest `match` (the default class: "default"). */
+static const char *match_str(const struct shp_cfg *cfg, uint32_t c, char *buf, size_t len)
+{
+    const struct shp_match *m = &cfg->classes[c].match;
+    if (c == cfg->default_class || !m->fields) {
+        snprintf(buf, len, "default");
+        return buf;
+    }
+    size_t n = 0;
+    buf[0] = '\0';
+#define TERM(...) (n += (size_t)snprintf(buf + n, n < len ? len - n : 0, __VA_ARGS__), n = n < len ? n : len - 1)
+    const char *sep = "";
+    if (m->fields & SHP_MATCH_DSCP) {
+        TERM("dscp %u", m->dscp);
+        sep = ", ";
+    }
+    if (m->fields & SHP_MATCH_PROTO) {
+        const char *name = m->proto == 6 ? "tcp" : m->proto == 17 ? "udp" : m->proto == 1 ? "icmp" : NULL;
+        if (name)
+            TERM("%sproto %s", sep, name);
+        else
+            TERM("%sproto %u", sep, m->proto);
+        sep = ", ";
+    }
+    for (int k = 0; k < 2; k++) {
+        uint32_t bit = k ? SHP_MATCH_DPORT : SHP_MATCH_SPORT;
+        uint16_t lo = k ? m->dport_lo : m->sport_lo, hi = k ? m->dport_hi : m->sport_hi;
+        if (!(m->fields & bit))
+            continue;
+        if (lo == hi)
+            TERM("%s%s %u", sep, k ? "dport" : "sport", lo);
+        else
+            TERM("%s%s %u-%u", sep, k ? "dport" : "sport", lo, hi);
+        sep = ", ";
+    }
+    for (int k = 0; k < 2; k++) {
+        const char *word = k ? "dst" : "src";
+        uint8_t plen = k ? m->dst_len : m->src_len;
+        char a[INET6_ADDRSTRLEN];
+        if (m->fields & (k ? SHP_MATCH_DST : SHP_MATCH_SRC)) {
+            uint32_t x = k ? m->dst : m->src;
+            TERM("%s%s %u.%u.%u.%u/%u", sep, word, x >> 24, (x >> 16) & 255, (x >> 8) & 255, x & 255, plen);
+            sep = ", ";
+        } else if (m->fields & (k ? SHP_MATCH_DST6 : SHP_MATCH_SRC6)) {
+            TERM("%s%s %s/%u", sep, word, sup_addr6_str(k ? m->dst6 : m->src6, a, sizeof(a)), plen);
+            sep = ", ";
+        }
+    }
+#undef TERM
+    return buf;
+}
+
 static void show_port(struct sup *s, struct sup_svc *v, bool json, bool first, FILE *f)
 {
     struct ipc_svc_stats *st = v->stats;
@@ -180,7 +242,7 @@ static void show_port(struct sup *s, struct sup_svc *v, bool json, bool first, F
                 (unsigned long long)ctr_get(st, "backlog"), (unsigned long long)ctr_get(st, "backlog_bytes"),
                 (unsigned long long)ctr_get(st, "overflow_drops"), (unsigned long long)ctr_get(st, "codel_drops"),
                 (unsigned long long)ctr_get(st, "marks"), "class", "rate", "ceil", "measured", "backlog", "drops",
-                "marks");
+                "marks  match");
     /* The classes, in the manifest's order (the shaper's); their counters
      * where the shaper puts them, by the names it gives them. */
     struct shp_cfg cfg;
@@ -191,19 +253,21 @@ static void show_port(struct sup *s, struct sup_svc *v, bool json, bool first, F
             val[k] = class_ctr(st, &cfg, c, k,
                                k == SHP_C_RATE ? cfg.classes[c].rate : k == SHP_C_CEIL ? cfg.classes[c].ceil : 0);
         const char *name = cfg.classes[c].name;
+        char match[160];
+        match_str(&cfg, c, match, sizeof(match));
         if (json)
             fprintf(f, "%s{\"name\":\"%s\",\"rate_bits_per_second\":%llu,\"ceil_bits_per_second\":%llu,"
                        "\"measured_bits_per_second\":%llu,\"tx_pkts\":%llu,\"tx_bytes\":%llu,\"backlog_packets\":%llu,"
-                       "\"drops\":%llu,\"marks\":%llu}",
+                       "\"drops\":%llu,\"marks\":%llu,\"match\":\"%s\"}",
                     c ? "," : "", name, (unsigned long long)val[SHP_C_RATE], (unsigned long long)val[SHP_C_CEIL],
                     (unsigned long long)val[SHP_C_BPS], (unsigned long long)val[SHP_C_TX_PKTS],
                     (unsigned long long)val[SHP_C_TX_BYTES], (unsigned long long)val[SHP_C_BACKLOG],
-                    (unsigned long long)val[SHP_C_DROPS], (unsigned long long)val[SHP_C_MARKS]);
+                    (unsigned long long)val[SHP_C_DROPS], (unsigned long long)val[SHP_C_MARKS], match);
         else
-            fprintf(f, "  %-16s %10s %10s %10s %8llu %10llu %10llu\n", name,
+            fprintf(f, "  %-16s %10s %10s %10s %8llu %10llu %10llu  %s\n", name,
                     sup_rate_format(val[SHP_C_RATE], b1, sizeof(b1)), sup_rate_format(val[SHP_C_CEIL], b2, sizeof(b2)),
                     sup_rate_format((val[SHP_C_BPS] + 50000) / 100000 * 100000, b3, sizeof(b3)), (unsigned long long)val[SHP_C_BACKLOG],
-                    (unsigned long long)val[SHP_C_DROPS], (unsigned long long)val[SHP_C_MARKS]);
+                    (unsigned long long)val[SHP_C_DROPS], (unsigned long long)val[SHP_C_MARKS], match);
     }
     if (json)
         fprintf(f, "]}");

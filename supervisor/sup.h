@@ -40,6 +40,9 @@
 #define SUP_EXIT_INTERNAL 101
 #define SUP_EXIT_SYSTEM 111
 #define SUP_EXIT_FAILED 3 /* `status`: some service is failed (systemctl status's 3: not running) */
+/* The wait status of an adopted service that is not our child: it ended,
+ * and only its parent (init) learns how. */
+#define SUP_STATUS_UNKNOWN (-1)
 
 enum sup_state {
     SUP_ST_DOWN,     /* not running and not due to start (never started, or exited for good) */
@@ -116,6 +119,7 @@ struct sup_svc {
     char run_build[SUP_BUILD_ID_MAX], sb_build[SUP_BUILD_ID_MAX];
     time_t run_started, sb_started;
     struct sup_upgrade upg;
+    bool adopted; /* taken over from a supervisor that is gone (adopt.c): maybe not our child */
 };
 
 struct sup_xsk; /* supervisor/xsk.c */
@@ -147,8 +151,8 @@ struct sup_ctl_wait {
     uint64_t seq;     /* the mailbox ack that answers it */
     uint64_t deadline_ns;
     int op;           /* SUP_WAIT_NEIGH: the command (enum neigh_op) */
-    char arg[24];     /* SUP_WAIT_NEIGH: its address, for the errors */
-    char what[96];    /* the answer to print when it is taken */
+    char arg[48];     /* SUP_WAIT_NEIGH: its address, for the errors */
+    char what[128];   /* the answer to print when it is taken */
 };
 
 /* An `inject` waiting for a service's answer (supervisor/inject.c). */
@@ -192,7 +196,15 @@ struct sup_rt_route {
     struct fib_nh nh;
 };
 
+/* The same for IPv6 (supervisor/route6.c). */
+struct sup_rt_route6 {
+    uint8_t addr[16];
+    uint8_t len;
+    struct fib6_nh nh;
+};
+
 struct sup_reload; /* supervisor/reload.c */
+struct sup_adopt;  /* supervisor/adopt.c */
 
 struct sup {
     struct sup_manifest m;
@@ -217,6 +229,8 @@ struct sup {
     uint64_t neigh_seq; /* the last neighbour command we wrote: the mailbox's copy is the router's to spoil */
     struct sup_rt_route *rt_routes; /* runtime routes, unordered */
     size_t n_rt_routes, cap_rt_routes;
+    struct sup_rt_route6 *rt6_routes; /* runtime IPv6 routes, unordered */
+    size_t n_rt6_routes, cap_rt6_routes;
     int fib6_fd; /* the IPv6 FIB's tables; its readers are the IPv4 FIB's (fib_readers_fd) */
     struct fib6 fib6;
     int neigh6_fd;
@@ -246,6 +260,11 @@ struct sup {
     struct sup_inject *inj;              /* faults in progress (inject.c); NULL until the first */
     struct sup_inject_wait *ctl_iwait;   /* the wait of the request being handled (ctl_conn.c) */
     struct sup_reload *reload;           /* the reload in progress (reload.c); NULL if none */
+    struct sup_adopt *adopt;             /* while setup adopts running services (adopt.c) */
+    bool router_handover;                /* adopted: move the router to the new FIBs via its standby */
+    uint64_t state_hash;                 /* the manifest hash the state file has (adopt.c) */
+    bool upgrade_self;                   /* `upgrade supervisor`: re-exec once the answer is out (adopt.c) */
+    char upgrade_self_binary[300];
 };
 
 /* setup.c */
@@ -299,12 +318,16 @@ int sup_watch_standby(struct sup *s, struct sup_svc *v);
 void sup_unwatch(struct sup *s, struct sup_svc *v);
 /* The hang-check tick again, from the services' hang_ms (after a reload). */
 void sup_retick(struct sup *s);
+/* Every service's view of us: now, and its orphan_grace_ms (ipc_svc_orphan_check). */
+void sup_pulse(struct sup *s, uint64_t now);
 
 /* ctl.c: the requests */
 int sup_own_dir(const char *dir, const char *key, struct ipc_err *err);
 int sup_run_dir(const struct sup *s, struct ipc_err *err);
 void sup_json_str(FILE *f, const char *str);
 int sup_ctl_listen(struct sup *s, struct ipc_err *err);
+/* Is another supervisor answering on our run_dir's socket? 0, or -EADDRINUSE with @err. */
+int sup_ctl_probe(struct sup *s, struct ipc_err *err);
 /* The head of an answer: "ERR" (the client's mistake, exit 100), "OK", or
  * "FAILED" (`status` with a failed service: the text as for OK, exit 3). */
 enum sup_answer { SUP_ANS_ERR, SUP_ANS_OK, SUP_ANS_FAILED };
@@ -322,12 +345,17 @@ const char *sup_ip_str(uint32_t a, char *buf, size_t len);
 int sup_port_of_addr(const struct sup *s, uint32_t a);
 /* Is @addr/@len a runtime route (route add|replace, or saved)? */
 bool sup_route_runtime(struct sup *s, uint32_t addr, unsigned len);
+/* Record @addr/@len, already in the FIB, as a runtime route (adoption). */
+int sup_route_keep(struct sup *s, uint32_t addr, unsigned len, const struct fib_nh *nh);
 /* It is the manifest's from now on: no longer runtime. */
 void sup_route_forget(struct sup *s, uint32_t addr, unsigned len);
 /* A neighbour command (enum neigh_op) through the router's mailbox, as
  * `neigh add|replace|del` sends it: the answer as sup_ctl_neigh's. */
 bool sup_neigh_cmd(struct sup *s, int op, uint32_t ip, int port, const uint8_t *mac, FILE *f,
                    struct sup_ctl_wait *w);
+/* The same for an IPv6 neighbour (NEIGH_OP_ADD6, REPLACE6, DEL6; @ip6 16 bytes). */
+bool sup_neigh6_cmd(struct sup *s, int op, const uint8_t *ip6, int port, const uint8_t *mac, FILE *f,
+                    struct sup_ctl_wait *w);
 
 /* link.c: `link`, a port's view in the spirit of `ip -s link` */
 void sup_ctl_link(struct sup *s, int port, bool json, FILE *f);
@@ -338,5 +366,7 @@ void sup_ctl_accept(struct sup *s);
 void sup_ctl_io(struct sup *s, unsigned idx);
 void sup_ctl_tick(struct sup *s, uint64_t now);
 void sup_ctl_close_all(struct sup *s);
+/* No answer is being waited for or written: the loop may re-exec (adopt.c). */
+bool sup_ctl_idle(const struct sup *s);
 
 #endif

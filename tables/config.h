@@ -71,7 +71,7 @@ struct tbl_driver_cfg {
     uint16_t kernel_owner; /* AF_XDP: the owner id of buffers lent to its socket (IPC_OWNER_KERNEL | n) */
 };
 
-#define TBL_SHAPER_CFG_VERSION 1u
+#define TBL_SHAPER_CFG_VERSION 2u /* 2: IPv6 prefixes in a class's match */
 
 struct tbl_shaper_cfg {
     struct tbl_cfg_hdr hdr;

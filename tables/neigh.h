@@ -16,7 +16,9 @@
  *
  * Commands: the supervisor changes static entries while the router runs
  * (`ringrouter neigh add|replace|del|flush`) through a mailbox in page 0,
- * so the table keeps one writer. The supervisor writes op, ip, port and mac,
+ * so the table keeps one writer. The mailbox serves the IPv6 table
+ * (tables/neigh6.h) too: its ops (NEIGH_OP_*6) carry the address in ip6,
+ * and the router applies them there. The supervisor writes op, ip (or ip6), port and mac,
  * then seq (release), and wakes the router; the router applies the command
  * within a loop, writes result (0 or an errno) and count, then ack = seq
  * (release). A router that starts with seq != ack applies the command its
@@ -45,7 +47,7 @@
 #include "ipc/shm.h"
 
 #define NEIGH_SHM_KIND IPC_SHM_NEIGH
-#define NEIGH_VERSION 0x4e420002u /* "NB" 2: the command mailbox in page 0 */
+#define NEIGH_VERSION 0x4e420003u /* "NB" 3: the command mailbox in page 0, IPv6 ops */
 #define NEIGH_QMAX 16u
 #define NEIGH_HDR_BYTES 4096u /* page 0: struct neigh_shared; the entries follow */
 
@@ -77,6 +79,9 @@ enum neigh_op {
     NEIGH_OP_REPLACE, /* a static entry, whatever was there */
     NEIGH_OP_DEL,     /* remove the entry, whatever its state (ENOENT: none) */
     NEIGH_OP_FLUSH,   /* remove every entry that is not static; count says how many */
+    NEIGH_OP_ADD6,    /* the same three for the IPv6 table, the address in ip6 */
+    NEIGH_OP_REPLACE6,
+    NEIGH_OP_DEL6,
 };
 
 struct neigh_mbox {
@@ -86,6 +91,7 @@ struct neigh_mbox {
     _Atomic uint64_t ip;   /* host byte order */
     _Atomic uint64_t port;
     _Atomic uint64_t mac;  /* mac[i] in bits 8i..8i+7 */
+    _Atomic uint64_t ip6[2]; /* IPv6 ops: bytes 0..7 and 8..15 of the address, big-endian (neigh_ip6_pack) */
     /* Written by the router. */
     _Alignas(IPC_CACHELINE) _Atomic uint64_t ack;
     _Atomic uint64_t result; /* 0 or an errno */
@@ -107,6 +113,19 @@ static inline uint64_t neigh_mac_pack(const uint8_t mac[6])
     for (int i = 0; i < 6; i++)
         v |= (uint64_t)mac[i] << (8 * i);
     return v;
+}
+
+static inline void neigh_ip6_pack(const uint8_t ip[16], uint64_t w[2])
+{
+    w[0] = w[1] = 0;
+    for (int i = 0; i < 16; i++)
+        w[i / 8] = w[i / 8] << 8 | ip[i];
+}
+
+static inline void neigh_ip6_unpack(const uint64_t w[2], uint8_t ip[16])
+{
+    for (int i = 0; i < 16; i++)
+        ip[i] = (uint8_t)(w[i / 8] >> (56 - 8 * (i % 8)));
 }
 
 static inline void neigh_mac_unpack(uint64_t v, uint8_t mac[6])

@@ -4,7 +4,9 @@
  * cache), the IPv4 table's sibling (tables/neigh.h) with the same rules:
  * one shared-memory region created by the supervisor, static entries from
  * the manifest written before the router starts (tables/neigh6_write.h),
- * the router the only writer once it runs (services/router/nd.c), and
+ * the router the only writer once it runs (services/router/nd.c; the
+ * supervisor's `neigh add|replace|del` reach it through the IPv4 table's
+ * mailbox, tables/neigh.h, as NEIGH_OP_*6), and
  * `neigh show` reading entries under a per-entry sequence lock. Each entry
  * holds a bounded queue of packets waiting for resolution, owned by the
  * router's owner id (a successor forgets them: rt_nd_attach_router).

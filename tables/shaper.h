@@ -40,15 +40,22 @@
 #define SHP_MATCH_DPORT 0x08u
 #define SHP_MATCH_SRC 0x10u
 #define SHP_MATCH_DST 0x20u
+/* IPv6 prefixes: src6/dst6 with src_len/dst_len. A class holds one family's
+ * prefixes only (the manifest refuses a mix), and takes that family only. */
+#define SHP_MATCH_SRC6 0x40u
+#define SHP_MATCH_DST6 0x80u
+#define SHP_MATCH_V4 (SHP_MATCH_SRC | SHP_MATCH_DST)
+#define SHP_MATCH_V6 (SHP_MATCH_SRC6 | SHP_MATCH_DST6)
 
 struct shp_match {
     uint32_t fields; /* SHP_MATCH_* */
     uint8_t dscp;
     uint8_t proto;
-    uint8_t src_len, dst_len;
+    uint8_t src_len, dst_len; /* of src/dst, or of src6/dst6 */
     uint16_t sport_lo, sport_hi;
     uint16_t dport_lo, dport_hi;
-    uint32_t src, dst; /* host byte order, no host bits */
+    uint32_t src, dst;         /* host byte order, no host bits */
+    uint8_t src6[16], dst6[16]; /* network byte order, no host bits */
 };
 
 struct shp_cfg_class {

@@ -326,6 +326,51 @@ static void rt_nd_release(struct rt_ctx *ctx, struct neigh6_entry *e, uint16_t p
         rt_fwd6_finish(ctx, e->q[i], e->mac, tx);
 }
 
+/* ---- the supervisor's commands (tables/neigh.h, "Commands") ---- */
+
+uint64_t rt_nd_command(struct rt_ctx *ctx, uint64_t op, const uint8_t *ip, uint64_t port, const uint8_t *mac,
+                       uint64_t now, struct rt_burst *tx, uint64_t *count)
+{
+    static const uint8_t zero[16];
+    struct neigh6_table *nt = ctx->neigh6;
+    if (!nt)
+        return EAFNOSUPPORT;
+    struct neigh6_entry *e = neigh6_find(nt, ip);
+    if (op == NEIGH_OP_DEL6) {
+        if (!e)
+            return ENOENT;
+        /* What waited for it goes, counted as drop_neigh_removed (as IPv4's). */
+        uint16_t n = e->qlen < NEIGH_QMAX ? e->qlen : NEIGH_QMAX;
+        ctx->ctr->c[RT_CTR_DROP_NEIGH_REMOVED] += n;
+        ipc_pool_free(ctx->pool, e->q, n);
+        rt_nd_pending_done(ctx, e->port, n);
+        e->qlen = 0;
+        neigh6_remove(nt, e);
+        *count = n;
+        return 0;
+    }
+    if (port >= ctx->nports || ip[0] == 0xff || memcmp(ip, zero, 16) == 0 || pkt_mac_is_group(mac) ||
+        memcmp(mac, zero, 6) == 0)
+        return EINVAL;
+    if (e && e->state == NEIGH6_STATIC && op != NEIGH_OP_REPLACE6 && (memcmp(e->mac, mac, 6) != 0 || e->port != port))
+        return EEXIST;
+    if (!e)
+        e = rt_nd_new(ctx, ip);
+    if (!e)
+        return ENOSPC;
+    uint16_t held_on = e->port; /* where its waiting packets are counted */
+    neigh6_wbegin(e);
+    memcpy(e->mac, mac, 6);
+    e->port = (uint16_t)port;
+    e->state = NEIGH6_STATIC;
+    e->retries = 0;
+    e->confirmed_ns = now;
+    neigh6_wend(e);
+    if (e->qlen)
+        rt_nd_release(ctx, e, held_on, tx);
+    return 0;
+}
+
 /* The link-layer address option of @kind in @opts[0..len), or NULL; false
  * when an option is malformed (length 0 or past the end: §7.1). */
 static bool rt_nd_opts(const uint8_t *opts, uint32_t len, uint8_t kind, const uint8_t **lla)

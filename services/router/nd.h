@@ -84,4 +84,13 @@ void rt_nd_rs_input(struct rt_ctx *ctx, ipc_buf b, uint32_t off, uint64_t now, s
  */
 int rt_nd_solicit(struct rt_ctx *ctx, uint16_t port, const uint8_t *target, const uint8_t *dmac, struct rt_burst *tx);
 
+/**
+ * A neighbour command from the supervisor for the IPv6 table (NEIGH_OP_ADD6,
+ * REPLACE6, DEL6 of tables/neigh.h; @ip 16 bytes, the rest as the mailbox
+ * gives them, unchecked): as rt_neigh_command's IPv4 ones. Returns 0 or the
+ * errno for the mailbox's result; *@count is what a delete dropped.
+ */
+uint64_t rt_nd_command(struct rt_ctx *ctx, uint64_t op, const uint8_t *ip, uint64_t port, const uint8_t *mac,
+                       uint64_t now, struct rt_burst *tx, uint64_t *count);
+
 #endif

@@ -12,6 +12,7 @@
 
 #include "icmp.h"
 #include "ipv4.h"
+#include "nd.h"
 #include "pkt.h"
 
 static const uint8_t rt_bcast_mac[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
@@ -319,6 +320,15 @@ void rt_neigh_command(struct rt_ctx *ctx, uint64_t seq, uint64_t now, struct rt_
             i++;
         }
         break;
+    case NEIGH_OP_ADD6:
+    case NEIGH_OP_REPLACE6:
+    case NEIGH_OP_DEL6: {
+        uint64_t w[2] = {ipc_ld_rlx(&mb->ip6[0]), ipc_ld_rlx(&mb->ip6[1])};
+        uint8_t ip6[16];
+        neigh_ip6_unpack(w, ip6);
+        result = rt_nd_command(ctx, op, ip6, port, mac, now, tx, &count);
+        break;
+    }
     default:
         result = EINVAL;
         break;

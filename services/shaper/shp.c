@@ -72,13 +72,15 @@ void shp_parse(const uint8_t *d, uint32_t len, struct shp_pkt *pk)
     if (et == PKT_ETH_P_IPV6 && len >= off + PKT_IP6_HLEN && (d[off] >> 4) == 6) {
         /* IPv6: traffic class, and the upper layer when it follows the
          * fixed header (an extension header is taken as the protocol: no
-         * ports then). Addresses fold into src and dst for the flow hash;
-         * classes with IPv4 prefixes never match (match_fits). */
+         * ports then). Addresses fold into src and dst for the flow hash,
+         * and are kept whole for classes with IPv6 prefixes. */
         const uint8_t *ip6 = d + off;
         pk->ipv6 = true;
         pk->l3off = off;
         pk->dscp = (uint8_t)((pkt_get32(ip6) >> 22) & 0x3f);
         pk->proto = ip6[PKT_IP6_NXT];
+        memcpy(pk->src6, ip6 + PKT_IP6_SRC, 16);
+        memcpy(pk->dst6, ip6 + PKT_IP6_DST, 16);
         for (unsigned k = 0; k < 16; k += 4) {
             pk->src = (pk->src ^ pkt_get32(ip6 + PKT_IP6_SRC + k)) * 0x9e3779b1u;
             pk->dst = (pk->dst ^ pkt_get32(ip6 + PKT_IP6_DST + k)) * 0x9e3779b1u;
@@ -128,10 +130,20 @@ static bool prefix_has(uint32_t net, uint8_t plen, uint32_t a)
     return (a & mask) == net;
 }
 
+/* Is @a (16 bytes, network order) in @net/@plen (no host bits)? */
+static bool prefix6_has(const uint8_t *net, uint8_t plen, const uint8_t *a)
+{
+    unsigned whole = plen / 8u, rest = plen % 8u; /* plen <= 128: shp_init */
+    if (memcmp(net, a, whole) != 0)
+        return false;
+    return rest == 0 || ((a[whole] ^ net[whole]) & (uint8_t)(0xff00u >> rest)) == 0;
+}
+
 static bool match_fits(const struct shp_match *m, const struct shp_pkt *pk)
 {
-    if (!pk->ipv4 && !(pk->ipv6 && !(m->fields & (SHP_MATCH_SRC | SHP_MATCH_DST))))
-        return false; /* IPv6 matches on DSCP, protocol and ports; prefixes are IPv4's */
+    /* A class with prefixes takes their family only; one without takes both. */
+    if (m->fields & SHP_MATCH_V4 ? !pk->ipv4 : m->fields & SHP_MATCH_V6 ? !pk->ipv6 : !pk->ipv4 && !pk->ipv6)
+        return false;
     if ((m->fields & SHP_MATCH_DSCP) && pk->dscp != m->dscp)
         return false;
     if ((m->fields & SHP_MATCH_PROTO) && pk->proto != m->proto)
@@ -144,6 +156,10 @@ static bool match_fits(const struct shp_match *m, const struct shp_pkt *pk)
     if ((m->fields & SHP_MATCH_SRC) && !prefix_has(m->src, m->src_len, pk->src))
         return false;
     if ((m->fields & SHP_MATCH_DST) && !prefix_has(m->dst, m->dst_len, pk->dst))
+        return false;
+    if ((m->fields & SHP_MATCH_SRC6) && !prefix6_has(m->src6, m->src_len, pk->src6))
+        return false;
+    if ((m->fields & SHP_MATCH_DST6) && !prefix6_has(m->dst6, m->dst_len, pk->dst6))
         return false;
     return true;
 }
@@ -244,6 +260,13 @@ int shp_init(struct shp *s, struct ipc_pool *pool, const struct shp_cfg *cfg, ui
         return ipc_errf(err, -EINVAL, "shaper config: %u classes, default %u", cfg->nclasses, cfg->default_class);
     if (cfg->burst == 0)
         return ipc_errf(err, -EINVAL, "shaper config: burst 0");
+    for (uint32_t c = 0; c < cfg->nclasses; c++) {
+        const struct shp_match *m = &cfg->classes[c].match;
+        unsigned max = m->fields & SHP_MATCH_V6 ? 128 : 32;
+        if (((m->fields & SHP_MATCH_V4) && (m->fields & SHP_MATCH_V6)) || m->src_len > max || m->dst_len > max)
+            return ipc_errf(err, -EINVAL, "shaper config: class %u: prefixes of both families, or longer than %u",
+                            c, max);
+    }
     memset(s, 0, sizeof(*s));
     s->pool = pool;
     s->nclasses = cfg->nclasses;

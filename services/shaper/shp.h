@@ -11,7 +11,8 @@
  *  - classes with a guaranteed rate, a ceil and a priority (HTB-like: a class
  *    under its rate is served first; over it, it may borrow what the port has
  *    left up to its ceil, lower prio first);
- *  - classification by DSCP, protocol, ports and prefixes, first match wins,
+ *  - classification by DSCP, protocol, ports and IPv4 or IPv6 prefixes,
+ *    first match wins,
  *    else the default class;
  *  - per class, SHP_FLOWS flow queues by 5-tuple hash served by deficit
  *    round robin, a flow that was idle first (new and old lists, as
@@ -113,6 +114,7 @@ struct shp_pkt {
     uint8_t dscp, proto;
     uint16_t sport, dport; /* host order; 0 when not TCP/UDP or a non-first fragment */
     uint32_t src, dst;     /* host order */
+    uint8_t src6[16], dst6[16]; /* IPv6: the addresses, network order */
     uint32_t l3off;        /* offset of the IPv4 or IPv6 header in the first frame */
     uint32_t hdr_end;      /* end of the L4 header (GSO: the bytes each segment repeats), 0: unknown */
 };
@@ -149,7 +151,7 @@ int shp_set_rate(struct shp *s, int cls, uint64_t rate, uint64_t ceil, uint64_t 
 /** Look a class up by name; -1 when none. */
 int shp_class_find(const struct shp *s, const char *name);
 
-/** Parse a frame's Ethernet/IPv4/L4 headers (first frame only). */
+/** Parse a frame's Ethernet/IPv4 or IPv6/L4 headers (first frame only). */
 void shp_parse(const uint8_t *d, uint32_t len, struct shp_pkt *pk);
 
 /** The class index for a parsed packet. */

@@ -23,9 +23,15 @@
 #     takes it), neigh del, neigh flush (the learned entry goes, the static
 #     ones stay), the manifest's neighbour only with --force;
 #   - bad input: exit 100, a message naming the argument, nothing changed;
-#   - route save, then a new `up`: the runtime routes are back (origin
-#     runtime, a replaced manifest route included), a line that no longer
-#     fits is logged with its line number and skipped;
+#   - IPv6 (the ports have 2001:db8:61:N::1/64 and 2001:db8:62:N::1/64, the
+#     manifest [route 2001:db8:65:N::/64] via B): route add via a global and
+#     via a link-local gateway, show's origin column (connected, manifest,
+#     runtime) in text and --json, show PREFIX (an absent one: the header
+#     alone), route get's origin, the manifest's route
+#     deleted only with --force, replaced (then runtime);
+#   - route save, then a new `up`: the runtime routes of both families are
+#     back (origin runtime, a replaced manifest route of each included), a
+#     line that no longer fits is logged with its line number and skipped;
 #   - no malformed-input counter moved, no restarts, clean census each time.
 set -u
 . "$(dirname "$0")/../lib/router.sh"
@@ -37,8 +43,13 @@ P65=10.65.$n.0/24
 NB9=10.62.$n.9
 RR_NET_B=10.62.$n
 HOST_B2=$RR_NET_B.3
+X=$(printf '%x' "$n")
+P6_A=2001:db8:61:$X P6_B=2001:db8:62:$X
+Q63=2001:db8:63:$X::/64 Q64=2001:db8:64:$X::/64 Q65=2001:db8:65:$X::/64
+RR_ADDR6_A=$P6_A::1/64 RR_ADDR6_B=$P6_B::1/64
 RR_ROUTER_EXTRA="state_dir = $RR_T/state"
-rr_topology "$(printf '[route %s]\nvia = %s.2\n\n[neigh %s]\nmac = 02:00:00:00:00:09\n' "$P65" "$RR_NET_B" "$NB9")"
+rr_topology "$(printf '[route %s]\nvia = %s.2\n\n[neigh %s]\nmac = 02:00:00:00:00:09\n\n[route %s]\nvia = %s::2\n' \
+    "$P65" "$RR_NET_B" "$NB9" "$Q65" "$P6_B")"
 rr_start
 for a in "$D63" 10.65.$n.1; do
     ip -n "$RR_NS_B" addr add "$a/32" dev lo || rr_fail "addr $a on B's lo"
@@ -192,7 +203,7 @@ bad() { # bad "EXPECTED STDERR" ARGS...
         rr_fail "$*: exit $rc, said \"$err\" (expected \"ringrouter: $want\"), printed \"$out\""
     echo "  $*: exit 100: $err"
 }
-bad 'neigh add: "10.62.1" is not an IPv4 address' neigh add 10.62.1 mac "$MAC_B"
+bad 'neigh add: "10.62.1" is not an IPv4 or IPv6 address' neigh add 10.62.1 mac "$MAC_B"
 bad 'neigh add: mac "02:00:00:00:00" is not a MAC address (xx:xx:xx:xx:xx:xx)' neigh add "$RR_NET_B.20" mac 02:00:00:00:00
 bad 'neigh add: mac 01:00:5e:00:00:01 is not a unicast MAC address' neigh add "$RR_NET_B.20" mac 01:00:5e:00:00:01
 bad 'neigh add: 10.99.0.1 is on none of the ports'"'"' networks' neigh add 10.99.0.1 mac "$MAC_B"
@@ -203,7 +214,7 @@ bad 'neigh add: expected ADDRESS mac MAC [port NAME]' neigh add "$RR_NET_B.20" l
 bad 'neigh add: --json is only for neigh show' neigh add "$RR_NET_B.20" mac "$MAC_B" --json
 bad 'neigh del: unexpected argument "extra"' neigh del "$RR_NET_B.20" extra
 bad 'neigh flush: unexpected argument "--json"' neigh flush --json
-bad 'neigh show: "bogus" is not an IPv4 address' neigh show bogus
+bad 'neigh show: "bogus" is not an IPv4 or IPv6 address' neigh show bogus
 bad 'neigh show: unexpected argument "extra"' neigh show "$RR_HOST_B" extra
 bad 'unknown neigh subcommand "frob"; neigh takes show, add, replace, del or flush (see ringrouter help neigh)' neigh frob
 bad 'route get: "10.63.1" is not an IPv4 address' route get 10.63.1
@@ -223,17 +234,52 @@ bad 'route get: no route to 10.99.1.1' route get 10.99.1.1
     rr_fail "a refused request was logged: $(tail -n +"$((lines + 1))" "$RR_LOG")"
 rr_ok "24 bad requests: exit 100, each names its argument, tables and log unchanged"
 
+# ---- IPv6: origins, the manifest's route ----
+ok "added $Q63" route add "$Q63" via "$P6_B::2"
+ok "added $Q64" route add "$Q64" via fe80::2 port b
+rows6() { rows route show | grep ':'; } # the IPv6 rows (the header has none)
+want6="$P6_A::/64 - a connected
+$P6_B::/64 - b connected
+$Q63 $P6_B::2 b runtime
+$Q64 fe80::2 b runtime
+$Q65 $P6_B::2 b manifest"
+[ "$(rows6)" = "$want6" ] || rr_fail "route show, IPv6 rows: $(rows6), expected: $want6"
+[ "$(rows route show | grep -c '^PREFIX VIA PORT ORIGIN$')" = 2 ] || rr_fail "route show: no IPv6 header with ORIGIN: $(rows route show)"
+[ "$(json '[(r["prefix"], r["via"], r["origin"]) for r in d["routes6"]]' route show)" = \
+    "[('$P6_A::/64', None, 'connected'), ('$P6_B::/64', None, 'connected'), ('$Q63', '$P6_B::2', 'runtime'), ('$Q64', 'fe80::2', 'runtime'), ('$Q65', '$P6_B::2', 'manifest')]" ] ||
+    rr_fail "route show --json, routes6: $(json 'd["routes6"]' route show)"
+[ "$(rows route show "$Q63")" = "PREFIX VIA PORT ORIGIN
+$Q63 $P6_B::2 b runtime" ] || rr_fail "route show $Q63: $(rows route show "$Q63")"
+[ "$(rows route show 2001:db8:77::/48)" = "PREFIX VIA PORT ORIGIN" ] || rr_fail "route show 2001:db8:77::/48: $(rows route show 2001:db8:77::/48)"
+[ "$(json 'd["routes"], [(r["prefix"], r["origin"]) for r in d["routes6"]]' route show "$Q65")" = "[] [('$Q65', 'manifest')]" ] ||
+    rr_fail "route show $Q65 --json: $(json 'd' route show "$Q65")"
+bad "route show: 2001:db8:77::1/48 has host bits set; did you mean 2001:db8:77::/48?" route show 2001:db8:77::1/48
+ok "2001:db8:65:$X::7: $Q65 via $P6_B::2 port b (manifest)" route get "2001:db8:65:$X::7"
+[ "$(json 'd["route"]["origin"]' route get "2001:db8:63:$X::7")" = runtime ] || rr_fail "route get 2001:db8:63:$X::7 --json"
+line6=$(grep -n "^\[route $Q65\]" "$RR_T/m.ini" | cut -d: -f1)
+bad "route del: $Q65 is the manifest's [route $Q65] (line $line6); with --force it is deleted until the next start" route del "$Q65"
+bad "route add: $Q63 exists (runtime); route replace changes its next hop" route add "$Q63" port b
+ok "deleted $Q64" route del "$Q64"
+ok "added $Q64" route add "$Q64" via fe80::2 port b
+rr_ok "IPv6 routes: origin connected, manifest, runtime in show (text, --json) and get; the manifest's not deleted without --force"
+
 # ---- route save, and the next up adds them back ----
 ok "replaced $P65" route replace "$P65" port b
-ok "saved 4 routes to $RR_T/state/routes" route save
+ok "replaced $Q65" route replace "$Q65" port b
+[ "$(rows6 | grep "^$Q65 ")" = "$Q65 - b runtime" ] || rr_fail "route show $Q65 after replace: $(rows6)"
+ok "saved 7 routes to $RR_T/state/routes" route save
 want_file="10.63.$n.0/24 via $RR_HOST_B
 10.63.$n.0/25 via $HOST_B2
 10.63.$n.128/28 port b
-$P65 port b"
+$P65 port b
+$Q63 via $P6_B::2
+$Q64 via fe80::2 port b
+$Q65 port b"
 [ "$(grep -v '^#' "$RR_T/state/routes")" = "$want_file" ] || rr_fail "$RR_T/state/routes: $(cat "$RR_T/state/routes")"
 [ "$(stat -c %a "$RR_T/state")" = 700 ] || rr_fail "state_dir made with mode $(stat -c %a "$RR_T/state"), expected 700"
 echo "10.70.0.0/16 port nosuch" >>"$RR_T/state/routes"
 badline=$(wc -l <"$RR_T/state/routes")
+echo "2001:db8:70::/48 via 2001:db8:99::1" >>"$RR_T/state/routes"
 rr_zero "${RR_MALFORMED[@]}"
 rr_no_restarts
 want_show=$(rows route show)
@@ -242,9 +288,16 @@ rr_census_ok
 rr_start
 sfile=$RR_T/state/routes
 log_line "ringrouter: $sfile:$badline: route: no port \"nosuch\"; skipped" || rr_fail "no log line for the bad line $badline of $sfile"
-log_line "ringrouter: $sfile: 4 saved routes added, some lines skipped (above)" || rr_fail "no \"4 saved routes added\" log line"
+log_line "ringrouter: $sfile:$((badline + 1)): route replace: gateway 2001:db8:99::1 is on none of the ports' IPv6 networks; skipped" ||
+    rr_fail "no log line for the bad IPv6 line $((badline + 1)) of $sfile"
+log_line "ringrouter: $sfile: 7 saved routes added, some lines skipped (above)" || rr_fail "no \"7 saved routes added\" log line"
 [ "$(rows route show)" = "$want_show" ] || rr_fail "route show after a new up: $(rows route show), expected: $want_show"
-rr_ok "route save: 4 runtime routes (a replaced manifest route among them) back after a new up, origin runtime; a bad line skipped by number"
+[ "$(rows6)" = "$P6_A::/64 - a connected
+$P6_B::/64 - b connected
+$Q63 $P6_B::2 b runtime
+$Q64 fe80::2 b runtime
+$Q65 - b runtime" ] || rr_fail "route show, IPv6 rows after a new up: $(rows6)"
+rr_ok "route save: 7 runtime routes, 3 of them IPv6 (a replaced manifest route of each family among them) back after a new up, origin runtime; bad lines skipped by number"
 
 rr_zero "${RR_MALFORMED[@]}"
 rr_no_restarts

@@ -107,7 +107,7 @@ for want in "$HOST6_A@a" "$HOST6_B@b"; do
 done
 "$RR" neigh show -S "$RR_SOCK" | grep -q "^$HOST6_B " || rr_fail "neigh show has no row for $HOST6_B"
 rt_out=$("$RR" route show -S "$RR_SOCK") || rr_fail "route show"
-grep -q "^$P6_A::/64 .*connected.* a$" <<<"$rt_out" && grep -q "^$P6_B::/64 .*connected.* b$" <<<"$rt_out" ||
+grep -Eq "^$P6_A::/64 +- +a +connected$" <<<"$rt_out" && grep -Eq "^$P6_B::/64 +- +b +connected$" <<<"$rt_out" ||
     rr_fail "route show lacks the connected IPv6 networks: $rt_out"
 rr_ok "ND: solicit rx/tx $(rr_ctr router.nd_solicit_rx)/$(rr_ctr router.nd_solicit_tx), advert rx/tx $(rr_ctr router.nd_advert_rx)/$(rr_ctr router.nd_advert_tx), learned $(rr_ctr router.nd_learned); neigh show: $got"
 
@@ -147,7 +147,7 @@ sys.exit(0 if any(x["prefix"] == "2001:db8:77::/48" and x["via"] == sys.argv[1] 
 # route get: the longest prefix; a /64 inside the /48 wins for its addresses.
 "$RR" route add 2001:db8:77:1::/64 via "$HOST6_B" port b -S "$RR_SOCK" >/dev/null || rr_fail "route add 2001:db8:77:1::/64"
 out=$("$RR" route get 2001:db8:77:1::5 -S "$RR_SOCK") || rr_fail "route get 2001:db8:77:1::5: $out"
-[ "$out" = "2001:db8:77:1::5: 2001:db8:77:1::/64 via $HOST6_B port b" ] || rr_fail "route get 2001:db8:77:1::5: $out"
+[ "$out" = "2001:db8:77:1::5: 2001:db8:77:1::/64 via $HOST6_B port b (runtime)" ] || rr_fail "route get 2001:db8:77:1::5: $out"
 out=$("$RR" route get 2001:db8:77:2::5 --json -S "$RR_SOCK") || rr_fail "route get --json: $out"
 "$RR_PY" -c '
 import json, sys

@@ -5,6 +5,7 @@
 #   ef    rate 1mbit   match = dscp 46
 #   from3 rate 1mbit   match = src 10.61.N.3/32   (a second address of A)
 #   to3   rate 1mbit   match = dst 10.62.N.3/32   (a second address of B)
+#   net6  rate 1mbit   match = src 2001:db8:61:N::/64 (A's IPv6 network)
 #   hi    rate 2mbit   prio 1, match = proto udp, dport 5301
 #   lo    rate 2mbit   prio 6, match = proto udp, dport 5302
 #   rest  rate 1mbit   default
@@ -15,7 +16,10 @@
 #   - 5 pings from A's 10.61.N.3: from3 +5;
 #   - 5 pings to B's 10.62.N.3: to3 +5;
 #   - 4 pings from 10.61.N.3 with DSCP 46: ef +4, from3 +0 (the first match wins);
-#   - unmarked pings A -> B: rest, none of the above;
+#   - unmarked pings A -> B: rest, none of the above (net6, an IPv6
+#     prefix, never takes IPv4);
+#   - 5 ping -6 A -> B: net6 +5; 3 with traffic class DSCP 46: ef +3,
+#     net6 +0 (the first match wins, DSCP takes both families);
 #   - UDP to 5301 and 5302: hi and lo.
 # Then prio: UDP at 20 Mbit/s to each of hi and lo together (both over their
 # rates, borrowing from the same 20mbit port): hi (prio 1) borrows first, so
@@ -31,10 +35,13 @@ SECS=${RR_SHAPER_SECS:-4}
 RR_SERVICES=(router driver-a driver-b shaper-b)
 n=$(($$ % 250 + 1))
 A3=10.61.$n.3 B3=10.62.$n.3
+P6_A=2001:db8:61:$(printf '%x' "$n") P6_B=2001:db8:62:$(printf '%x' "$n")
+RR_ADDR6_A=$P6_A::1/64 RR_ADDR6_B=$P6_B::1/64
 rr_topology "$(printf '%s\n' '[shaper b]' 'rate = 20mbit' '' \
     '[class b ef]' 'rate = 1mbit' 'match = dscp 46' '' \
     '[class b from3]' 'rate = 1mbit' "match = src $A3/32" '' \
     '[class b to3]' 'rate = 1mbit' "match = dst $B3/32" '' \
+    '[class b net6]' 'rate = 1mbit' "match = src $P6_A::/64" '' \
     '[class b hi]' 'rate = 2mbit' 'prio = 1' 'match = proto udp, dport 5301' '' \
     '[class b lo]' 'rate = 2mbit' 'prio = 6' 'match = proto udp, dport 5302' '' \
     '[class b rest]' 'rate = 1mbit' 'default = yes')"
@@ -42,12 +49,17 @@ rr_start
 ip -n "$RR_NS_A" addr add "$A3/24" dev "$RR_IF_A" || rr_fail "addr $A3"
 ip -n "$RR_NS_B" addr add "$B3/24" dev "$RR_IF_B" || rr_fail "addr $B3"
 rr_resolve
+rr_hosts_ipv6 "$P6_A" "$P6_B" routes
 # The router resolves the second addresses before we count.
 for x in "-I $A3 $RR_HOST_B" "$B3"; do
     # shellcheck disable=SC2086
     out=$(rr_in "$RR_NS_A" ping -n -c 1 -W 2 $x 2>&1) || rr_fail "ping $x: $out"
 done
-rr_ok "router up, port b shaped at 20mbit: classes ef (dscp 46), from3 (src $A3), to3 (dst $B3), hi/lo (udp 5301/5302, prio 1/6), rest"
+out=$(rr_in "$RR_NS_A" ping -6 -n -c 1 -W 2 "$P6_B::2" 2>&1) || rr_fail "ping -6 $P6_B::2: $out"
+out=$("$RR" shaper show b -S "$RR_SOCK" 2>&1) || rr_fail "shaper show b: $out"
+grep -Eq "^  net6 .*  src $P6_A::/64\$" <<<"$out" || rr_fail "shaper show b does not show net6's match: $out"
+grep -Eq "^  rest .*  default\$" <<<"$out" || rr_fail "shaper show b does not show rest as the default: $out"
+rr_ok "router up, port b shaped at 20mbit: classes ef (dscp 46), from3 (src $A3), to3 (dst $B3), net6 (src $P6_A::/64), hi/lo (udp 5301/5302, prio 1/6), rest"
 
 declare -A C0 C1
 classes() { # classes ARRAY: every class's tx_pkts and tx_bytes
@@ -87,7 +99,7 @@ pings() { # pings COUNT ARGS...: from A, every echo answered
 
 classes C0
 pings 5 -Q 184 "$RR_HOST_B"
-expect "dscp 46" ef=5 from3=0 to3=0 hi=0 lo=0
+expect "dscp 46" ef=5 from3=0 to3=0 net6=0 hi=0 lo=0
 classes C0
 pings 5 -I "$A3" "$RR_HOST_B"
 expect "src $A3" from3=5 ef=0 to3=0 hi=0 lo=0
@@ -104,13 +116,19 @@ arp_tx() { rr_stats || rr_fail "no stats"; echo $(($(rr_ctr router.arp_request_t
 arp0=$(arp_tx)
 classes C0
 pings 3 "$RR_HOST_B"
-expect "unmarked" ef=0 from3=0 to3=0 hi=0 lo=0
+expect "unmarked" ef=0 from3=0 to3=0 net6=0 hi=0 lo=0
 classes C1
 arp=$(($(arp_tx) - arp0))
 got=$((${C1[rest]} - ${C0[rest]}))
 [ "$got" -ge 3 ] && [ "$got" -le $((3 + arp)) ] ||
     rr_fail "unmarked: class rest released $got packets, expected the 3 pings and at most the router's $arp ARP frames"
 rr_ok "unmarked: rest +$got (3 pings, $arp ARP frames sent by the router meanwhile)"
+classes C0
+pings 5 -6 "$P6_B::2"
+expect "ping -6 from $P6_A::2" net6=5 ef=0 from3=0 to3=0 hi=0 lo=0
+classes C0
+pings 3 -6 -Q 184 "$P6_B::2"
+expect "ping -6 from $P6_A::2 with DSCP 46, first match" ef=3 net6=0 from3=0 to3=0 hi=0 lo=0
 
 # ---- prio ----
 rr_iperf_server "$RR_NS_B" "$RR_HOST_B" 5301

@@ -208,6 +208,19 @@ static const struct t_bad t_bad_cases[] = {
      "t.ini:13: [class b voice] match: \"src 10.1.0.1/24\": 10.1.0.1/24 has host bits set, did you mean 10.1.0.0/24?"},
     {SHAPER_B "[class b voice]\nrate = 1mbit\nmatch = dport 80, dport 443\n",
      "t.ini:13: [class b voice] match: dport is given twice"},
+    {SHAPER_B "[class b voice]\nrate = 1mbit\nmatch = src 2001:db8:1::1/48\n",
+     "t.ini:13: [class b voice] match: \"src 2001:db8:1::1/48\": 2001:db8:1::1/48 has host bits set, did you mean "
+     "2001:db8:1::/48?"},
+    {SHAPER_B "[class b voice]\nrate = 1mbit\nmatch = dst 2001:DB8::/32\n",
+     "t.ini:13: [class b voice] match: \"dst 2001:DB8::/32\": 2001:DB8::/32 is not in canonical form (RFC 5952): "
+     "write 2001:db8::/32"},
+    {SHAPER_B "[class b voice]\nrate = 1mbit\nmatch = dst 2001:db8::/129\n",
+     "t.ini:13: [class b voice] match: \"dst 2001:db8::/129\": expected an IPv6 prefix such as 2001:db8::/32"},
+    {SHAPER_B "[class b voice]\nrate = 1mbit\nmatch = src 10.1.0.0/24, dst 2001:db8::/32\n",
+     "t.ini:13: [class b voice] match: src and dst are of different families (IPv4 and IPv6): no packet has both; "
+     "use two classes"},
+    {SHAPER_B "[class b voice]\nrate = 1mbit\nmatch = src 2001:db8::/32, src 10.1.0.0/24\n",
+     "t.ini:13: [class b voice] match: src is given twice"},
     {SHAPER_B "[class b voice]\nrate = 1mbit\nmatch = dscp 46\ndefault = maybe\n",
      "t.ini:14: [class b voice] default: \"maybe\" is not yes or no"},
     {BASE "[class a voice]\nrate = 1mbit\ndefault = yes\n", "t.ini:9: [class a voice] port a has no [shaper a] section"},

@@ -265,6 +265,96 @@ static void test_rt_nd_resolve(void **state)
     t_no_leak(t);
 }
 
+/* An IPv6 command through the neighbour mailbox, as the supervisor writes it. */
+static uint64_t t_cmd6(struct t_rt *t, enum neigh_op op, const uint8_t *ip, uint16_t port, const uint8_t *mac,
+                       uint64_t now, uint64_t *count)
+{
+    static const uint8_t zero[6];
+    struct neigh_mbox *mb = &t->neigh.sh->cmd;
+    uint64_t seq = ipc_ld_rlx(&mb->seq) + 1, w[2];
+    neigh_ip6_pack(ip, w);
+    uint8_t back[16];
+    neigh_ip6_unpack(w, back);
+    assert_memory_equal(back, ip, 16);
+    ipc_st_rlx(&mb->op, op);
+    ipc_st_rlx(&mb->ip, 0);
+    ipc_st_rlx(&mb->ip6[0], w[0]);
+    ipc_st_rlx(&mb->ip6[1], w[1]);
+    ipc_st_rlx(&mb->port, port);
+    ipc_st_rlx(&mb->mac, neigh_mac_pack(mac ? mac : zero));
+    ipc_st_rel(&mb->seq, seq);
+    rt_neigh_command(&t->ctx, seq, now, &t->tx);
+    assert_int_equal(ipc_ld_acq(&mb->ack), seq);
+    if (count)
+        *count = ipc_ld_rlx(&mb->count);
+    return ipc_ld_rlx(&mb->result);
+}
+
+/*
+ * `ringrouter neigh add|replace|del` for IPv6 while the router runs: a
+ * static entry sends what waited for the address at once, to its MAC, and
+ * advertisements never change it; add over it with another MAC is refused,
+ * replace takes it; bad commands change nothing; del removes it, and what
+ * waited for an address deleted is dropped and counted.
+ */
+static void test_rt_nd_commands(void **state)
+{
+    struct t_rt6 *s = *state;
+    struct t_rt *t = s->t;
+    static const uint8_t mac[6] = {0x02, 0xaa, 0, 0, 0, 7}, other[6] = {0x02, 0xcc, 0, 0, 0, 3},
+                         mcast[6] = {0x33, 0x33, 0, 0, 0, 1};
+    uint8_t dst[16], far[16], group[16];
+    t6_addr(dst, false, 2, 0x77);
+    t6_addr(far, false, 2, 0x78);
+    memset(group, 0, 16);
+    group[0] = 0xff;
+    group[1] = 0x02;
+    group[15] = 1;
+    uint64_t n = 9;
+    t_send(t, dst, 3, 1000);
+    t_tx_free(t); /* the solicitation */
+    assert_int_equal(neigh6_find(&s->neigh6, dst)->qlen, 3);
+    assert_int_equal(t_cmd6(t, NEIGH_OP_ADD6, dst, 2, mac, 2000, NULL), 0);
+    struct neigh6_entry *e = neigh6_find(&s->neigh6, dst);
+    assert_non_null(e);
+    assert_int_equal(e->state, NEIGH6_STATIC);
+    assert_int_equal(t->tx.n, 3);
+    for (unsigned i = 0; i < 3; i++)
+        assert_memory_equal(ipc_pool_data(&t->pool, t->tx.bufs[i]), mac, 6);
+    assert_int_equal(t->ctr.pending6, 0);
+    t_tx_free(t);
+    /* An advertisement with another MAC, override set: a static entry stays. */
+    t6_input(t, t_na(t, 2, dst, t->ctx.port[2].a6[1].a, other, RT_ND_NA_S | RT_ND_NA_O), 2500);
+    assert_memory_equal(e->mac, mac, 6);
+    assert_int_equal(e->state, NEIGH6_STATIC);
+    t_tx_free(t);
+    assert_int_equal(t_cmd6(t, NEIGH_OP_ADD6, dst, 2, mac, 3000, NULL), 0); /* the same again: fine */
+    assert_int_equal(t_cmd6(t, NEIGH_OP_ADD6, dst, 2, other, 3000, NULL), EEXIST);
+    assert_memory_equal(e->mac, mac, 6);
+    assert_int_equal(t_cmd6(t, NEIGH_OP_REPLACE6, dst, 1, other, 3000, NULL), 0);
+    assert_memory_equal(e->mac, other, 6);
+    assert_int_equal(e->port, 1);
+    /* Bad commands: a port past the router's, a group MAC, a multicast address. */
+    assert_int_equal(t_cmd6(t, NEIGH_OP_ADD6, far, 9, mac, 3000, NULL), EINVAL);
+    assert_int_equal(t_cmd6(t, NEIGH_OP_ADD6, far, 2, mcast, 3000, NULL), EINVAL);
+    assert_int_equal(t_cmd6(t, NEIGH_OP_ADD6, group, 2, mac, 3000, NULL), EINVAL);
+    assert_null(neigh6_find(&s->neigh6, far));
+    assert_null(neigh6_find(&s->neigh6, group));
+    /* del: gone, and again: no such neighbour. */
+    assert_int_equal(t_cmd6(t, NEIGH_OP_DEL6, dst, 0, NULL, 4000, &n), 0);
+    assert_int_equal(n, 0);
+    assert_null(neigh6_find(&s->neigh6, dst));
+    assert_int_equal(t_cmd6(t, NEIGH_OP_DEL6, dst, 0, NULL, 4000, NULL), ENOENT);
+    /* del of an address packets wait for: they are dropped, and counted. */
+    t_send(t, far, 2, 5000);
+    t_tx_free(t);
+    assert_int_equal(t_cmd6(t, NEIGH_OP_DEL6, far, 0, NULL, 5000, &n), 0);
+    assert_int_equal(n, 2);
+    assert_int_equal(t->ctr.c[RT_CTR_DROP_NEIGH_REMOVED], 2);
+    assert_int_equal(t->ctr.pending6, 0);
+    t_no_leak(t);
+}
+
 static void test_rt_nd_nud(void **state)
 {
     struct t_rt6 *s = *state;
@@ -470,6 +560,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_rt_nd_answer, t6_setup, t6_teardown),
         cmocka_unit_test_setup_teardown(test_rt_nd_not_answered, t6_setup, t6_teardown),
         cmocka_unit_test_setup_teardown(test_rt_nd_resolve, t6_setup, t6_teardown),
+        cmocka_unit_test_setup_teardown(test_rt_nd_commands, t6_setup, t6_teardown),
         cmocka_unit_test_setup_teardown(test_rt_nd_nud, t6_setup, t6_teardown),
         cmocka_unit_test_setup_teardown(test_rt_nd_failed, t6_setup, t6_teardown),
         cmocka_unit_test_setup_teardown(test_rt_nd_pending_bound, t6_setup, t6_teardown),

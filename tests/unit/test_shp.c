@@ -12,6 +12,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -563,16 +564,26 @@ static void test_ecn_checksum(void **state)
         }
 }
 
+/* Five classes at 10mbit, the last ("bulk") the default; the caller names the others and sets their matches. */
+static struct shp_cfg_class *t_cfg_five(struct shp_cfg *cfg)
+{
+    shp_cfg_default(cfg, 100 * MBIT, 30000);
+    cfg->nclasses = 5;
+    cfg->default_class = 4;
+    struct shp_cfg_class *c = cfg->classes;
+    memset(c, 0, sizeof(cfg->classes));
+    snprintf(c[4].name, SHP_NAME_MAX, "bulk");
+    for (unsigned i = 0; i < 5; i++)
+        c[i].rate = c[i].ceil = 10 * MBIT;
+    return c;
+}
+
 /* Classification: DSCP, protocol, port ranges, prefixes, first match, default. */
 static void test_classify(void **state)
 {
     struct t_shp *t = *state;
     struct shp_cfg cfg;
-    shp_cfg_default(&cfg, 100 * MBIT, 30000);
-    cfg.nclasses = 5;
-    cfg.default_class = 4;
-    struct shp_cfg_class *c = cfg.classes;
-    memset(c, 0, sizeof(cfg.classes));
+    struct shp_cfg_class *c = t_cfg_five(&cfg);
     snprintf(c[0].name, SHP_NAME_MAX, "voice");
     c[0].match.fields = SHP_MATCH_DSCP;
     c[0].match.dscp = 46;
@@ -590,9 +601,6 @@ static void test_classify(void **state)
     c[3].match.fields = SHP_MATCH_DST;
     c[3].match.dst = T_IP(10, 9, 0, 0);
     c[3].match.dst_len = 24;
-    snprintf(c[4].name, SHP_NAME_MAX, "bulk");
-    for (unsigned i = 0; i < 5; i++)
-        c[i].rate = c[i].ceil = 10 * MBIT;
     t_init(t, &cfg);
     struct {
         struct t_pkt p;
@@ -672,6 +680,90 @@ static void test_classify(void **state)
     pkt_put32(h6, 6u << 28);
     assert_false(shp_ecn_mark6(h6));
     assert_int_equal(pkt_get32(h6), 6u << 28);
+}
+
+/* An Ethernet + IPv6 + UDP/TCP header, on the stack: classification reads no more. */
+static void t_frame6(uint8_t f[74], const char *src, const char *dst, uint8_t nxt, uint8_t tc, uint16_t dport)
+{
+    memset(f, 0, 74);
+    f[12] = 0x86;
+    f[13] = 0xdd;
+    pkt_put32(f + 14, 6u << 28 | (uint32_t)tc << 20);
+    f[14 + 6] = nxt;
+    assert_int_equal(inet_pton(AF_INET6, src, f + 14 + 8), 1);
+    assert_int_equal(inet_pton(AF_INET6, dst, f + 14 + 24), 1);
+    pkt_put16(f + 54, 1000);
+    pkt_put16(f + 56, dport);
+}
+
+/* Classes with IPv6 prefixes: whole bytes and a partial one, source and
+ * destination; they take IPv6 only, an IPv4 prefix IPv4 only, and a class
+ * without prefixes both. */
+static void test_classify6(void **state)
+{
+    struct t_shp *t = *state;
+    struct shp_cfg cfg;
+    struct shp_cfg_class *c = t_cfg_five(&cfg);
+    snprintf(c[0].name, SHP_NAME_MAX, "site");
+    c[0].match.fields = SHP_MATCH_SRC6 | SHP_MATCH_PROTO;
+    c[0].match.proto = 17;
+    assert_int_equal(inet_pton(AF_INET6, "2001:db8:1::", c[0].match.src6), 1);
+    c[0].match.src_len = 48;
+    snprintf(c[1].name, SHP_NAME_MAX, "odd");
+    c[1].match.fields = SHP_MATCH_DST6;
+    assert_int_equal(inet_pton(AF_INET6, "2001:db8:ff00::", c[1].match.dst6), 1);
+    c[1].match.dst_len = 41; /* 2001:db8:ff00:: .. 2001:db8:ff7f:ffff:... */
+    snprintf(c[2].name, SHP_NAME_MAX, "v4");
+    c[2].match.fields = SHP_MATCH_SRC;
+    c[2].match.src = T_IP(10, 0, 0, 0);
+    c[2].match.src_len = 8;
+    snprintf(c[3].name, SHP_NAME_MAX, "af");
+    c[3].match.fields = SHP_MATCH_DSCP;
+    c[3].match.dscp = 10;
+    t_init(t, &cfg);
+    struct {
+        const char *src, *dst;
+        uint8_t nxt, dscp;
+        uint32_t want;
+    } c6[] = {
+        {"2001:db8:1:5::1", "2001:db8:9::1", 17, 0, 0},
+        {"2001:db8:1:5::1", "2001:db8:9::1", 6, 0, 4},     /* site wants UDP */
+        {"2001:db8:2::1", "2001:db8:9::1", 17, 0, 4},      /* outside the /48 */
+        {"2001:db8:0:ffff::1", "2001:db8:9::1", 17, 0, 4}, /* just below it */
+        {"2001:db8:2::1", "2001:db8:ff7f::1", 6, 0, 1},    /* inside the /41 */
+        {"2001:db8:2::1", "2001:db8:ff00::", 6, 0, 1},
+        {"2001:db8:2::1", "2001:db8:ff80::1", 6, 0, 4},    /* the bit after the /41 */
+        {"::ffff:10.1.1.1", "2001:db8:9::1", 6, 0, 4},     /* an IPv4 prefix never takes IPv6 */
+        {"2001:db8:2::1", "2001:db8:9::1", 6, 10, 3},      /* DSCP takes both families */
+    };
+    for (unsigned i = 0; i < sizeof(c6) / sizeof(c6[0]); i++) {
+        uint8_t f[74];
+        t_frame6(f, c6[i].src, c6[i].dst, c6[i].nxt, (uint8_t)(c6[i].dscp << 2), 80);
+        struct shp_pkt pk;
+        shp_parse(f, sizeof(f), &pk);
+        assert_true(pk.ipv6);
+        if (shp_classify(&t->s, &pk) != c6[i].want)
+            fail_msg("IPv6 case %u (%s > %s): class %u, want %u", i, c6[i].src, c6[i].dst,
+                     shp_classify(&t->s, &pk), c6[i].want);
+    }
+    /* IPv4: the IPv6 prefix classes never take it, even where their bytes would fit. */
+    struct {
+        struct t_pkt p;
+        uint32_t want;
+    } c4[] = {
+        {{T_IP(32, 1, 13, 184), T_IP(5, 6, 7, 8), 17, 0, 1, 2, 100}, 4}, /* 2001:db8 as IPv4 */
+        {{T_IP(10, 1, 1, 1), T_IP(5, 6, 7, 8), 17, 0, 1, 2, 100}, 2},
+        {{T_IP(1, 1, 1, 1), T_IP(5, 6, 7, 8), 6, 10 << 2, 1, 2, 100}, 3},
+    };
+    for (unsigned i = 0; i < sizeof(c4) / sizeof(c4[0]); i++) {
+        ipc_buf b = t_frame(t, &c4[i].p);
+        struct shp_pkt pk;
+        shp_parse(ipc_pool_data(&t->pool, b), ipc_pool_meta(&t->pool, b)->len, &pk);
+        uint32_t got = shp_classify(&t->s, &pk);
+        ipc_pool_free(&t->pool, &b, 1);
+        if (got != c4[i].want)
+            fail_msg("IPv4 case %u: class %u, want %u", i, got, c4[i].want);
+    }
 }
 
 /* GSO: a 64 KB TCP packet costs the segments it becomes, each with its headers and the overhead. */
@@ -762,6 +854,17 @@ static void test_bad_cfg(void **state)
     shp_cfg_default(&cfg, 100 * MBIT, 30000);
     cfg.default_class = 3;
     assert_int_equal(shp_init(&t->s, &t->pool, &cfg, 0, &err), -EINVAL);
+    /* A class with prefixes of both families could take nothing; a length past the family's is no prefix. */
+    shp_cfg_default(&cfg, 100 * MBIT, 30000);
+    cfg.classes[0].match.fields = SHP_MATCH_SRC | SHP_MATCH_DST6;
+    assert_int_equal(shp_init(&t->s, &t->pool, &cfg, 0, &err), -EINVAL);
+    cfg.classes[0].match.fields = SHP_MATCH_SRC6;
+    cfg.classes[0].match.src_len = 129;
+    assert_int_equal(shp_init(&t->s, &t->pool, &cfg, 0, &err), -EINVAL);
+    cfg.classes[0].match.fields = SHP_MATCH_DST;
+    cfg.classes[0].match.src_len = 0;
+    cfg.classes[0].match.dst_len = 33;
+    assert_int_equal(shp_init(&t->s, &t->pool, &cfg, 0, &err), -EINVAL);
     shp_cfg_default(&cfg, 100 * MBIT, 30000);
     t_init(t, &cfg); /* leaves a valid shaper for the teardown */
 }
@@ -779,6 +882,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_overflow, t_setup, t_teardown),
         cmocka_unit_test_setup_teardown(test_ecn_checksum, t_setup, t_teardown),
         cmocka_unit_test_setup_teardown(test_classify, t_setup, t_teardown),
+        cmocka_unit_test_setup_teardown(test_classify6, t_setup, t_teardown),
         cmocka_unit_test_setup_teardown(test_gso_cost, t_setup, t_teardown),
         cmocka_unit_test_setup_teardown(test_set_rate, t_setup, t_teardown),
         cmocka_unit_test_setup_teardown(test_drain, t_setup, t_teardown),

@@ -98,6 +98,36 @@ static void test_classes(void **state)
     assert_int_equal(shp_class_find(sh, "web"), 1);
     free(sh);
 
+    /* IPv6 prefixes reach the shaper's config as they were written, and classify IPv6 only. */
+    struct sup *s6 = t_load(BASE "[shaper b]\nrate = 100mbit\n"
+                                 "[class b site]\nrate = 10mbit\nmatch = proto udp, src 2001:db8:1::/48\n"
+                                 "[class b far]\nrate = 10mbit\nmatch = dst 2001:db8:ff00::/41\n"
+                                 "[class b rest]\nrate = 10mbit\ndefault = yes\n");
+    struct sup_svc v6 = {.kind = IPC_SVC_SHAPER, .port = 1};
+    sup_shaper_params(s6, &v6, &c);
+    assert_int_equal(c.nclasses, 3);
+    assert_int_equal(c.classes[0].match.fields, SHP_MATCH_PROTO | SHP_MATCH_SRC6);
+    assert_int_equal(c.classes[0].match.src_len, 48);
+    static const uint8_t site[16] = {0x20, 0x01, 0x0d, 0xb8, 0, 1};
+    assert_memory_equal(c.classes[0].match.src6, site, 16);
+    assert_int_equal(c.classes[1].match.fields, SHP_MATCH_DST6);
+    assert_int_equal(c.classes[1].match.dst_len, 41);
+    sh = calloc(1, sizeof(*sh));
+    assert_non_null(sh);
+    if (shp_init(sh, NULL, &c, 0, &err) != 0)
+        fail_msg("%s", err.msg);
+    struct shp_pkt p6 = {.ipv6 = true, .proto = 17, .src6 = {0x20, 0x01, 0x0d, 0xb8, 0, 1, 0, 5}};
+    assert_int_equal(shp_classify(sh, &p6), 0);
+    p6.dst6[0] = 0x20, p6.dst6[1] = 0x01, p6.dst6[2] = 0x0d, p6.dst6[3] = 0xb8, p6.dst6[4] = 0xff, p6.dst6[5] = 0x7f;
+    p6.src6[5] = 2;
+    assert_int_equal(shp_classify(sh, &p6), 1);
+    p6.dst6[5] = 0x80;
+    assert_int_equal(shp_classify(sh, &p6), 2);
+    struct shp_pkt p4 = {.ipv4 = true, .proto = 17, .src = 0x20010db8u};
+    assert_int_equal(shp_classify(sh, &p4), 2);
+    free(sh);
+    t_free(s6);
+
     /* A service with no port gets no classes, not another port's. */
     struct sup_svc noport = {.kind = IPC_SVC_SHAPER, .port = -1};
     sup_shaper_params(s, &noport, &c);
