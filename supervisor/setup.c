@@ -700,7 +700,8 @@ void sup_teardown(struct sup *s)
         struct sup_svc *v = &s->svcs[i];
         close_fd(&v->wake_fd);
         close_fd(&v->cfg_fd);
-        if (v->dev_fd >= 0 && v->kind == IPC_SVC_TAP && s->m.ports[v->port].persist)
+        /* (A port a reload is removing is no longer in s->m: it says so itself.) */
+        if (v->dev_fd >= 0 && v->kind == IPC_SVC_TAP && v->port < (int)s->m.nports && s->m.ports[v->port].persist)
             sup_log("%s: TAP %s kept (persist = yes)", v->name, s->m.ports[v->port].ifname);
         close_fd(&v->dev_fd); /* the last fd of a TAP: the device goes away, unless persistent */
         sup_standby_dismiss(s, v);

@@ -297,6 +297,9 @@ int sup_run(struct sup *s);
 int sup_watch(struct sup *s, struct sup_svc *v);
 int sup_watch_standby(struct sup *s, struct sup_svc *v);
 void sup_unwatch(struct sup *s, struct sup_svc *v);
+/* @v moved to another index of s->svcs (a reload removed a service before
+ * it): its fds in the epoll set get the new index in their keys. */
+void sup_rewatch(struct sup *s, struct sup_svc *v);
 /* The hang-check tick again, from the services' hang_ms (after a reload). */
 void sup_retick(struct sup *s);
 
