@@ -803,6 +803,22 @@ static int gone6(void *arg, const uint8_t *addr, unsigned len, const struct fib6
     return gone_push(arg, true, addr, len, nh->port);
 }
 
+/* Is @r one of @m's routes (walk_routes' to say)? */
+static bool manifest_route(const struct sup_manifest *m, const struct gone_route *r)
+{
+    for (size_t i = 0; i < m->nroutes; i++) {
+        const struct sup_route *mr = &m->routes[i];
+        if (mr->v6 != r->v6)
+            continue;
+        uint32_t a4;
+        memcpy(&a4, r->addr, 4);
+        if (r->v6 ? mr->prefix6.len == r->len && memcmp(mr->prefix6.addr, r->addr, 16) == 0
+                  : mr->prefix.len == r->len && mr->prefix.addr == a4)
+            return true;
+    }
+    return false;
+}
+
 /*
  * What is left in the FIBs through a removed port once walk_routes has
  * taken the manifest's routes out: its connected networks, which go
@@ -826,6 +842,8 @@ static void withdraw_routes(struct rl_ctx *c)
     for (size_t i = 0; i < g.n; i++) {
         const struct gone_route *r = &g.r[i];
         const char *pn = c->o->ports[r->port].name;
+        if (!c->job && manifest_route(c->o, r))
+            continue; /* walk_routes said it; in a reload it is out already */
         char p[64];
         uint32_t a4;
         memcpy(&a4, r->addr, 4);
