@@ -16,8 +16,9 @@
 #     shaper-b keep their pids, A still reaches B; shaper-b, moved in the
 #     table, still takes `shaper set` and restarts as asked (its events
 #     keyed by its new place);
-#   - port c added back with persist = yes: driver-c starts, the router
-#     restarts, A pings C; removed again: the TAP stays;
+#   - port c added back with persist = yes and a shaper: driver-c and
+#     shaper-c start, the router restarts, A pings C; removed again (both
+#     stop): the TAP stays;
 #   - the stream lost, duplicated and reordered nothing; driver-a and
 #     driver-b never restarted, the router once per port reload; a clean
 #     census at the end (the removed ports' buffers all came back).
@@ -55,9 +56,11 @@ with_c() {
         printf '%b' "${1:-}"
         printf '\n[route %s]\nvia = %s\n\n[neigh %s]\nmac = 02:00:00:00:00:09\n' "$R_C" "$HOST_C" "$NB_C"
         printf '\n[service driver-c]\nhang_ms = 3000\n'
+        [ -z "$SHAPER_C" ] || printf '\n[shaper c]\nrate = 100mbit\n\n[service shaper-c]\nhang_ms = 3000\n'
     } >"$M"
 }
 without_c() { cp "$RR_T/base.ini" "$M"; }
+SHAPER_C=
 NET6_C=2001:db8:c$((n % 10))::/64
 no_c_routes() {
     local r
@@ -114,18 +117,20 @@ remove_c() { # remove_c "removed"|"kept (persist = yes)"
     c reload
     [ "$rc" = 0 ] || rr_fail "reload with port c removed: exit $rc: $err; out: $out"
     grep -qxF "stopping driver-c" <<<"$out" && grep -qxF "restarting router (pid $before) through its warm standby" <<<"$out" &&
+        { [ -z "$SHAPER_C" ] || grep -qxF "stopping shaper-c" <<<"$out"; } &&
         grep -q "^port c: released, [0-9]* packets\? drained from its rings, TAP $IF_C $1$" <<<"$out" &&
         [ "$(tail -1 <<<"$out")" = "reload: done, 3 changes" ] || rr_fail "reload with port c removed said: $out"
     RELEASED=$(grep '^port c: released' <<<"$out")
     rr_status || rr_fail "status"
-    [ -z "${RR_STATE[driver-c]:-}" ] || rr_fail "driver-c is still listed (${RR_STATE[driver-c]}) after its port was removed"
+    [ -z "${RR_STATE[driver-c]:-}" ] && [ -z "${RR_STATE[shaper-c]:-}" ] ||
+        rr_fail "driver-c or shaper-c is still listed (${RR_STATE[driver-c]:-} ${RR_STATE[shaper-c]:-}) after port c was removed"
     [ "${RR_PIDS[router]}" != "$before" ] || rr_fail "the router kept pid $before: it still has port c's rings"
     no_c_routes
     [ -z "$("$RR" neigh show "$NB_C" -S "$RR_SOCK" | awk -v a="$NB_C" '$1 == a')" ] || rr_fail "neighbour $NB_C is left"
     c link c
     [ "$rc" != 0 ] || rr_fail "link c answers after port c was removed: $out"
     c stats
-    ! grep -q "^rx-c \|^tx-c \|^driver-c" <<<"$out" || rr_fail "stats still shows port c: $out"
+    ! grep -q "^rx-c \|^tx-c \|^sh-c \|^driver-c\|^shaper-c" <<<"$out" || rr_fail "stats still shows port c: $out"
     dev=$(ip -n "$NS_C" -o link show "$IF_C" 2>/dev/null)
     if [ "$1" = removed ]; then
         [ -z "$dev" ] || rr_fail "the TAP $IF_C is still in $NS_C: $dev"
@@ -172,11 +177,13 @@ add_c() { # add_c [EXTRA PORT C KEYS]
     ip -n "$NS_C" link show "$IF_C" >/dev/null 2>&1 || rr_fail "no TAP $IF_C in $NS_C after the reload"
     add_host_c
 }
+SHAPER_C=1
 add_c 'persist = yes\n'
-rr_ok "port c added back live: driver-c pid $(pid_of driver-c), the router restarted (pid $(pid_of router)), A pings C"
+[ "${RR_STATE[shaper-c]:-}" = up ] || rr_fail "shaper-c is ${RR_STATE[shaper-c]:-missing} after the reload"
+rr_ok "port c added back live, shaped: driver-c pid $(pid_of driver-c), shaper-c pid $(pid_of shaper-c), the router restarted (pid $(pid_of router)), A pings C"
 remove_c "kept (persist = yes)"
 ip -n "$NS_C" link del "$IF_C" || rr_fail "ip link del $IF_C"
-rr_ok "persist = yes: port c removed again, its TAP kept"
+rr_ok "persist = yes: port c removed again, with its shaper, its TAP kept"
 
 # ---- the stream: nothing lost ----
 kill -TERM "$RR_FF_SEND"
