@@ -201,25 +201,6 @@ static void close_fd(int *fd)
     *fd = -1;
 }
 
-/* What a removed service had of its own: its standby, eventfd, config,
- * device (the last fd of a TAP: the device goes, unless persistent), stats
- * region and mailbox. */
-static void svc_release(struct sup *s, struct sup_svc *v)
-{
-    sup_standby_dismiss(s, v);
-    sup_unwatch(s, v);
-    close_fd(&v->wake_fd);
-    close_fd(&v->cfg_fd);
-    close_fd(&v->dev_fd);
-    if (v->stats)
-        ipc_shm_unmap(v->stats, sizeof(*v->stats));
-    v->stats = NULL;
-    close_fd(&v->stats_fd);
-    shp_mbox_detach(v->mbox);
-    v->mbox = NULL;
-    close_fd(&v->mbox_fd);
-}
-
 /* The removed rings and services out of s->rings and s->svcs: what comes
  * after them moves down, and every index that names one follows. */
 static void compact(struct sup *s, struct sup_reload *j)
@@ -320,7 +301,7 @@ static void release_gone(struct sup *s, struct sup_reload *j)
     }
     for (int i = 0; i < s->nsvcs; i++)
         if (j->gone[i])
-            svc_release(s, &s->svcs[i]);
+            sup_svc_release(s, &s->svcs[i]);
     compact(s, j);
 }
 

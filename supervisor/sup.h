@@ -261,6 +261,10 @@ int sup_svc_add(struct sup *s, const struct sup_service *ms, struct ipc_err *err
 /* Driver service @drv's rings (to and from the router, or its shaper) and
  * its device. */
 int sup_driver_attach(struct sup *s, int drv, struct ipc_err *err);
+/* What service @v has of its own, closed: its eventfd, config, device (the
+ * last fd of a TAP: the device goes, unless persistent), standby, pidfd,
+ * stats region and mailbox. Its rings are the caller's. */
+void sup_svc_release(struct sup *s, struct sup_svc *v);
 /* Port @p's connected networks (IPv4, IPv6) into the FIBs of a running router. */
 int sup_port_connected(struct sup *s, int p, struct ipc_err *err);
 /* Write @v's config blob again from the manifest (a reload changed it): a

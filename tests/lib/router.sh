@@ -301,14 +301,9 @@ rr_drained() {
 # (timing-bound); then every garbage fault refused and counted on the
 # RINGS. Sets CAMPAIGN_TOTAL.
 rr_campaign_check() { # rr_campaign_check SERVICES_CSV MIN RING...
-    local svcs=$1 min=$2 p rep total k s p99 h m fb
+    local svcs=$1 min=$2 rep total k s p99 h m fb
     shift 2
-    for p in "$RR_FF_SEND" "$RR_FF_RECV"; do
-        kill -TERM "$p" 2>/dev/null
-        rr_wait 5 eval "! rr_alive $p" || rr_fail "pid $p (a flow tool) did not stop"
-        wait "$p" || rr_fail "a flow tool exited with status $?"
-        [ "$p" != "$RR_FF_SEND" ] || rr_wait 5 rr_drained || rr_fail "ringrouter still held packets 5 s after the sender stopped"
-    done
+    rr_ff_stop
     rr_ok "stream: $(cat "$RR_T/send.err"); $(cat "$RR_T/recv.err")"
     rep=$("$RR_PY" "$RR_ROOT/tests/lib/faultcamp.py" report "$RR_T/faults.tsv" \
         --flow ab "$RR_T/ab.send" "$RR_T/ab.bits" "$svcs" --table) || rr_fail "report: $rep"
@@ -358,6 +353,31 @@ rr_ff_start() { # rr_ff_start NS_SRC NS_DST DST PPS
     ip netns exec "$1" "$RR_T/bin/faultflow" send "$3" 9000 "$4" "$RR_T/ab.send" 2>"$RR_T/send.err" &
     RR_FF_SEND=$!
     RR_EXTRA_PIDS+=("$RR_FF_SEND")
+}
+
+# The stream of rr_ff_start stopped: the sender, then, once nothing is in
+# flight inside ringrouter, the sink.
+rr_ff_stop() {
+    local p
+    for p in "$RR_FF_SEND" "$RR_FF_RECV"; do
+        kill -TERM "$p" 2>/dev/null
+        rr_wait 5 eval "! rr_alive $p" || rr_fail "pid $p (a flow tool) did not stop"
+        wait "$p" || rr_fail "a flow tool exited with status $?"
+        [ "$p" != "$RR_FF_SEND" ] || rr_wait 5 rr_drained || rr_fail "ringrouter still held packets 5 s after the sender stopped"
+    done
+}
+
+# rr_ff_whole WHAT: rr_ff_stop, then every datagram sent must have arrived,
+# once and in order ("the stream WHAT: ..." otherwise). Sets RR_FF_SENT.
+rr_ff_whole() {
+    local sent got top dup reord
+    rr_ff_stop
+    read -r _ sent _ _ <"$RR_T/send.err"
+    read -r _ got _ top _ dup <"$RR_T/recv.err"
+    reord=$(sed -n 's/^reordered //p' "$RR_T/recv.err")
+    [ "$got" = "$sent" ] && [ "$dup" = 0 ] && [ "$top" = $((sent - 1)) ] && [ "$reord" = 0 ] ||
+        rr_fail "the stream $1: sent $sent, received $got (highest $top), $dup duplicates, $reord reordered"
+    RR_FF_SENT=$sent
 }
 
 # After rr_start, IPv6 on the hosts' side of rr_topology's TAPs: no DAD, no
