@@ -9,18 +9,25 @@
  * In order:
  *   1. the file must check, as `ringrouter check` would: if not, the
  *      answer is check's error (file, line, key) and nothing changes;
- *   2. what only a new `up` can change (a port removed or changed, a shaper
- *      added or removed, the pool's and rings' geometry, users,
- *      directories, static IPv6 neighbours) refuses the whole reload, and
- *      nothing changes;
+ *   2. what only a new `up` can change (a port changed, or removed while
+ *      one after it stays, a shaper added or removed, the pool's and rings'
+ *      geometry, users, directories, static IPv6 neighbours) refuses the
+ *      whole reload, and nothing changes;
  *   3. the new manifest becomes the running one; a new TAP port's services,
  *      rings, device and connected networks are made (add_ports); routes go
- *      into the FIB and persist onto the TAP fds at once; a service whose
- *      config blob changed (the router, when a port comes: it takes its
+ *      into the FIB and persist onto the TAP fds at once; a removed port's
+ *      routes leave it, its services are stopped and its rings leave the
+ *      other services' lists (retire_services); a service whose config
+ *      blob changed (the router, when a port comes or goes: it takes its
  *      rings only at start) gets a new blob and a new warm standby on it;
  *   4. each service to restart is restarted as `ringrouter restart` does,
  *      once its new standby is parked, a new port's services are started,
  *      and each is waited for until it is ready;
+ *   4b. once the old router and a removed port's services are gone, the
+ *      port is released: its rings drained and freed, its device closed
+ *      (an AF_XDP socket's XDP program detached and what the kernel held
+ *      freed), its services' resources closed, the tables compacted
+ *      (run_remove);
  *   5. the neighbour and shaper-rate commands, one at a time through the
  *      router's and the shapers' mailboxes, each waiting for its ack, as
  *      `neigh add` and `shaper set` do (from the event loop: it never
@@ -41,6 +48,7 @@
 #include "supervisor/inject.h"
 #include "supervisor/notify.h"
 #include "supervisor/shaper_ctl.h"
+#include "supervisor/xsk.h"
 
 /* How long a mailbox command waits for its service to be up, a restart
  * for the new standby to park, and then for the new instance to be ready. */
@@ -284,14 +292,20 @@ static void release_gone(struct sup *s, struct sup_reload *j)
     sup_rings_repair(s, idx, n);
     const struct sup_manifest *o = j->old;
     for (size_t p = s->m.nports; p < o->nports; p++) {
+        const struct sup_port *op = &o->ports[p];
         int drained = 0;
         for (int k = 0; k < n; k++)
             if (s->rings[idx[k]].port == (int)p)
                 drained += ipc_pool_drain(&s->pool, &s->ring_ref[idx[k]]);
-        bool tap = o->ports[p].driver == SUP_DRIVER_TAP;
-        fprintf(j->out, "port %s: released, %d packet%s drained from its rings%s%s%s\n", o->ports[p].name, drained,
-                drained == 1 ? "" : "s", tap ? ", TAP " : "", tap ? o->ports[p].ifname : "",
-                !tap ? "" : o->ports[p].persist ? " kept (persist = yes)" : " removed");
+        fprintf(j->out, "port %s: released, %d packet%s drained from its rings, ", op->name, drained,
+                drained == 1 ? "" : "s");
+        if (op->driver == SUP_DRIVER_TAP) {
+            fprintf(j->out, "TAP %s %s\n", op->ifname, op->persist ? "kept (persist = yes)" : "removed");
+        } else {
+            uint32_t lent = sup_xsk_release_port(s, (int)p, op);
+            fprintf(j->out, "XDP program detached from %s, %u buffer%s the kernel held returned\n", op->ifname, lent,
+                    lent == 1 ? "" : "s");
+        }
     }
     for (int k = 0; k < n; k++) {
         struct sup_ring *g = &s->rings[idx[k]];

@@ -15,9 +15,13 @@
  *     icmp_burst, a shaper's burst, overhead and classes);
  *   - a new port (TAP, after the others): its services start, and the
  *     router restarts to take its rings (reload.c makes them);
+ *   - a port removed (TAP or AF_XDP, with every port after it): its routes
+ *     leave the FIBs here, its services stop, the router restarts without
+ *     its rings, and reload.c releases them and its device;
  *   - refused: what the pool, the rings or the devices were made from, and
- *     so only a new `up` can change (sup_reload_refused): a port removed
- *     or changed, a shaper added to or removed from a port.
+ *     so only a new `up` can change (sup_reload_refused): a port changed,
+ *     or removed while one after it stays, a shaper added to or removed
+ *     from a port that stays.
  * Runtime routes (route add|replace) stay unless the new manifest adds or
  * changes a route for the same prefix: the manifest's is then the route.
  */
@@ -151,8 +155,6 @@ bool sup_reload_refused(const struct sup *s, const struct sup_manifest *o, const
         if (has_port(n, op->name))
             add_why(ports, sizeof(ports), "removed %s, but %s after it stays: a port is removed live only with "
                     "every port after it", o->ports[keep].name, op->name);
-        else if (op->driver != SUP_DRIVER_TAP)
-            add_why(ports, sizeof(ports), "removed %s: an AF_XDP port is removed only at up", op->name);
     }
     if (!ports[0] && keep < o->nports && n->nports > keep)
         add_why(ports, sizeof(ports), "removed %s and added %s in one reload: remove in one reload, add in the next",
@@ -743,7 +745,9 @@ static void walk_ports(struct rl_ctx *c)
             if (c->o->services[i].port == (int)p)
                 fprintf(c->f, " %s", c->o->services[i].name);
         fprintf(c->f, "; %s; restarts router)\n",
-                op->persist ? "the TAP stays (persist = yes)" : "its device goes");
+                op->driver != SUP_DRIVER_TAP ? "its AF_XDP sockets and XDP program go"
+                : op->persist                ? "the TAP stays (persist = yes)"
+                                             : "its device goes");
         restart_why(c, "router", "port %s removed: the router takes its rings at start", op->name);
     }
     for (size_t p = c->o->nports; p < c->n->nports; p++) {
