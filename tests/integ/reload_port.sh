@@ -38,12 +38,7 @@ rr_netns c
 NS_C=$RR_NS IF_C=rrt$$c
 GW_C=10.63.$n.1 HOST_C=10.63.$n.2
 R_C=10.73.$n.0/24 R_RT=10.74.$n.0/24 NB_C=10.63.$n.9
-c() { # c ARGS...: one ringrouter command against this supervisor; sets $out $err $rc
-    "$RR" "$@" -S "$RR_SOCK" >"$RR_T/out" 2>"$RR_T/err"
-    rc=$?
-    out=$(cat "$RR_T/out")
-    err=$(cat "$RR_T/err")
-}
+c() { rr_c "$@"; }
 pid_of() { rr_status || rr_fail "status"; echo "${RR_PIDS[$1]:-}"; }
 routes() { "$RR" route show -S "$RR_SOCK" | tr -s ' '; }
 # manifest [EXTRA PORT C KEYS] [MTU]: the base with port c, its route and neighbour
@@ -148,10 +143,7 @@ route $R_RT: withdrawn with port c (a runtime route)
 neigh $NB_C: removed with port c
 restart router: port c removed: the router takes its rings at start
 3 changes, 1 restart"
-[ "$rc" = 0 ] && [ "$out" = "$want" ] || rr_fail "check --diff with port c removed: exit $rc: $err; said:
-$out
-expected:
-$want"
+rr_said "check --diff with port c removed" "$want"
 remove_c removed
 [ "${RR_PIDS[driver-a]}" = "$A0" ] && [ "${RR_PIDS[driver-b]}" = "$B0" ] && [ "${RR_PIDS[shaper-b]}" = "$SB0" ] ||
     rr_fail "removing port c restarted another service: $A0 $B0 $SB0 -> ${RR_PIDS[driver-a]} ${RR_PIDS[driver-b]} ${RR_PIDS[shaper-b]}"

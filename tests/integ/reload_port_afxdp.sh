@@ -31,12 +31,7 @@ p=$(rr_in "$RR_NS_A" ping -n -c 2 -i 0.2 -W 2 "$HOST_X" 2>&1) || rr_fail "ping A
 ip -n "$NS_XR" link show "$IF_X" | grep -q " xdp" || rr_fail "no XDP program on $IF_X: $(ip -n "$NS_XR" link show "$IF_X")"
 rr_ok "up: A -- [driver-a, router, driver-b] -- B, and X behind the AF_XDP port x ($IF_X in $NS_XR): A pings X"
 
-c() { # c ARGS...: one ringrouter command against this supervisor; sets $out $err $rc
-    "$RR" "$@" -S "$RR_SOCK" >"$RR_T/out" 2>"$RR_T/err"
-    rc=$?
-    out=$(cat "$RR_T/out")
-    err=$(cat "$RR_T/err")
-}
+c() { rr_c "$@"; }
 
 rr_ff_start "$RR_NS_A" "$RR_NS_B" "$RR_HOST_B" 2000
 rr_msleep 300
@@ -51,10 +46,7 @@ c check --diff
 want="port x: removed, afxdp $IF_X in netns $NS_XR (stops driver-x; its AF_XDP sockets and XDP program go; restarts router)
 restart router: port x removed: the router takes its rings at start
 1 change, 1 restart"
-[ "$rc" = 0 ] && [ "$out" = "$want" ] || rr_fail "check --diff with port x removed: exit $rc: $err; said:
-$out
-expected:
-$want"
+rr_said "check --diff with port x removed" "$want"
 c reload
 [ "$rc" = 0 ] || rr_fail "reload with port x removed: exit $rc: $err; out: $out"
 grep -qxF "stopping driver-x" <<<"$out" && grep -qxF "restarting router (pid $R0) through its warm standby" <<<"$out" &&

@@ -461,6 +461,23 @@ rr_topology() { # rr_topology [EXTRA MANIFEST TEXT]
     "$RR" check -c "$RR_T/m.ini" >/dev/null || rr_fail "the manifest does not check: $(cat "$RR_T/m.ini")"
 }
 
+# rr_c ARGS...: one ringrouter command against this supervisor ($RR_SOCK);
+# sets $out, $err and $rc.
+rr_c() {
+    "$RR" "$@" -S "$RR_SOCK" >"$RR_T/out" 2>"$RR_T/err"
+    rc=$?
+    out=$(cat "$RR_T/out")
+    err=$(cat "$RR_T/err")
+}
+
+# rr_said WHAT WANT: the last rr_c exited 0 and printed exactly WANT.
+rr_said() {
+    [ "$rc" = 0 ] && [ "$out" = "$2" ] || rr_fail "$1: exit $rc: $err; said:
+$out
+expected:
+$2"
+}
+
 # One status query: fills RR_STATE, RR_PIDS, RR_RESTARTS. 1 if no answer.
 rr_status() {
     local out
