@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -107,6 +108,9 @@ int ipc_svc_open(struct ipc_svc *svc, uint32_t kind, struct ipc_err *err)
      * is mapped, not in the supervisor's fork. */
     if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
         return ipc_errf(err, -errno, "prctl(PR_SET_DUMPABLE, 0): %s", strerror(errno));
+    /* We outlive the supervisor, and with it perhaps the reader of our
+     * stderr: a log line must not kill us (EPIPE instead). */
+    signal(SIGPIPE, SIG_IGN);
     /* The start stage of our seccomp allow-list, before we read a byte the
      * supervisor wrote: what follows (mapping, a standby's wait, the kind's
      * own set-up) runs under it, and ipc_svc_ready narrows it to the loop. */
@@ -229,8 +233,37 @@ int ipc_svc_wait(struct ipc_svc *svc, int timeout_ms)
     return r;
 }
 
+void ipc_svc_orphan_check(struct ipc_svc *svc)
+{
+    svc->beats = 0;
+    uint64_t beat = ipc_ld_rlx(&svc->stats->sup_beat_ns);
+    if (!beat)
+        return;
+    uint64_t now = ipc_svc_now_ns();
+    if (now < beat + IPC_SUP_SILENT_NS) {
+        if (svc->orphaned)
+            fprintf(stderr, "%.32s: a supervisor is back; under its care again\n", svc->cfg->name);
+        svc->orphaned = svc->orphan_stop = false;
+        return;
+    }
+    uint32_t grace_ms = ipc_ld_rlx(&svc->stats->sup_grace_ms);
+    uint64_t grace = (uint64_t)(grace_ms ? grace_ms : 60000) * 1000000ull;
+    if (!svc->orphaned) {
+        svc->orphaned = true;
+        fprintf(stderr, "%.32s: no supervisor for %llu ms: forwarding on; stopping %llu s after it went unless one "
+                        "adopts us\n",
+                svc->cfg->name, (unsigned long long)((now - beat) / 1000000), (unsigned long long)(grace / 1000000000));
+    }
+    if (now - beat >= grace && !svc->orphan_stop) {
+        svc->orphan_stop = true;
+        fprintf(stderr, "%.32s: no supervisor for %llu s (orphan_grace_ms %u): stopping\n", svc->cfg->name,
+                (unsigned long long)((now - beat) / 1000000000), grace_ms);
+    }
+}
+
 void ipc_svc_slept(struct ipc_svc *svc, bool timed_out)
 {
+    ipc_svc_orphan_check(svc); /* a clock read beside a sleep's system call */
     if (!timed_out)
         return;
     for (unsigned i = 0; i < svc->n_in; i++)

@@ -39,7 +39,7 @@
 #include "wake.h"
 
 #define IPC_SVC_VERSION 3
-#define IPC_STATS_VERSION 5 /* 4: IPC_SVC_MAX_CTR 192 (the router's IPv6 counters); 5: the inject block (ipc/inject.h) */
+#define IPC_STATS_VERSION 6 /* 4: IPC_SVC_MAX_CTR 192 (the router's IPv6 counters); 5: the inject block (ipc/inject.h); 6: the supervisor's pulse */
 #define IPC_SVC_CONFIG_FD 3
 #define IPC_SVC_STANDBY_ENV "RINGROUTER_STANDBY_FD"
 #define IPC_SVC_MAX_RINGS 16
@@ -152,7 +152,19 @@ struct ipc_svc_stats {
     /* Fault injection: the supervisor's command line and the service's
      * answer line (ipc/inject.h), the one block the supervisor writes. */
     struct ipc_inject inject;
+    /* The supervisor's pulse, the other block it writes: CLOCK_MONOTONIC
+     * at its last tick, and how long we may forward without it (manifest
+     * orphan_grace_ms). Services outlive their supervisor (a new one adopts
+     * them, supervisor/adopt.c); a pulse that stays still past the grace
+     * means no one will, and we stop (ipc_svc_orphan_check). */
+    _Alignas(IPC_CACHELINE) _Atomic uint64_t sup_beat_ns;
+    _Atomic uint32_t sup_grace_ms;
+    uint32_t pad3;
 };
+
+/* A pulse older than this: the supervisor is gone (it ticks every 100 ms at
+ * most), or stopped. We say so once, and forward on. */
+#define IPC_SUP_SILENT_NS 2000000000ull
 
 /* A service's view of itself, built by ipc_svc_open(). */
 struct ipc_svc {
@@ -169,6 +181,9 @@ struct ipc_svc {
     bool stages_on; /* IPC_SVC_F_STAGES: the one branch ipc/stage.h costs when off */
     enum ipc_sandbox_profile sandbox; /* the binary's seccomp allow-list (ipc/sandbox.h) */
     struct ipc_inj_local inj;         /* fault injection's state (ipc/inject.h) */
+    uint32_t beats;                   /* loops since the last look at the supervisor's pulse */
+    bool orphaned;                    /* its pulse is still: we said so */
+    bool orphan_stop;                 /* ... for longer than the grace: the main loop ends */
 };
 
 /**
@@ -204,12 +219,25 @@ int ipc_svc_ready(struct ipc_svc *svc, struct ipc_err *err);
  * service calls it after its loop's wake-ups are flushed, at the boundary
  * between two batches.
  */
+/**
+ * The supervisor's pulse (sup_beat_ns): still for IPC_SUP_SILENT_NS, we log
+ * that we forward on without it; still for its grace, we set orphan_stop,
+ * which every main loop takes as it takes SIGTERM. A pulse that moves again
+ * (a new supervisor adopted us) clears both. A region no supervisor ever
+ * ticked (a test's stand-in) is left alone.
+ */
+void ipc_svc_orphan_check(struct ipc_svc *svc);
+
 static inline void ipc_svc_beat(struct ipc_svc *svc)
 {
     ipc_count(&svc->stats->heartbeat, 1);
     ipc_count(&svc->stats->loops, 1);
     if (ipc_unlikely(ipc_ld_rlx(&svc->stats->inject.seq) != svc->inj.seen || svc->inj.busy))
         ipc_inject_run(svc);
+    /* A busy service never sleeps: it looks at the pulse every 16384
+     * loops instead (a clock read), well within a second at any load. */
+    if (ipc_unlikely(++svc->beats >= 16384))
+        ipc_svc_orphan_check(svc);
 }
 
 /**

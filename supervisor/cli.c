@@ -89,6 +89,7 @@ static const struct cli_cmd cli_cmds[] = {
      "`ringrouter status` lists. It prints one line and has no --json.\n"},
     {"upgrade", NULL, NULL, "move a service to a new binary under traffic",
      "usage: ringrouter upgrade SERVICE [--binary PATH]\n"
+     "       ringrouter upgrade supervisor [--binary PATH]\n"
      "\n"
      "Start PATH (default: the service's binary path, whose file may be new) as\n"
      "SERVICE's standby, check that it was built for the running shared regions\n"
@@ -98,7 +99,12 @@ static const struct cli_cmd cli_cmds[] = {
      "rings meanwhile. If the new instance ends, or is not ready within the\n"
      "service's upgrade_timeout_ms, the old binary is started again (rolled back)\n"
      "and the exit status is 100. `status` shows each instance's binary, build\n"
-     "id and start time. Root only; no --json. See docs/operations.md.\n"},
+     "id and start time.\n"
+     "\n"
+     "`upgrade supervisor` re-execs the supervisor itself (PATH, default the file it\n"
+     "was started from) with the same manifest: the services never stop, and the new\n"
+     "image adopts them as a supervisor restarted after a crash does. It answers\n"
+     "before the exec. Root only; no --json. See docs/operations.md.\n"},
     {"reload", NULL, NULL, "apply the changed manifest without a restart (also SIGHUP)",
      "usage: ringrouter reload [-c FILE | -S SOCKET]\n"
      "\n"

@@ -138,32 +138,48 @@ static int ctl_group_access(struct sup *s, struct ipc_err *err)
     return 0;
 }
 
-int sup_ctl_listen(struct sup *s, struct ipc_err *err)
+/* A socket file left by a supervisor that died is stale; a live one
+ * answers, and then this is a second `up` on the same run_dir: refused
+ * before it creates anything, or adopts anything (adopt.c). Fills
+ * s->sock_path and @sa. */
+static int ctl_probe(struct sup *s, struct sockaddr_un *sa, struct ipc_err *err)
 {
-    ctl_raw0 = raw_ns();
-    ctl_tsc0 = ipc_cycles();
     const char *dir = s->m.router.run_dir;
     int ret = sup_run_dir(s, err);
     if (ret < 0)
         return ret;
     int n = snprintf(s->sock_path, sizeof(s->sock_path), "%s/control.sock", dir);
-    struct sockaddr_un sa = {.sun_family = AF_UNIX};
-    if (n < 0 || (size_t)n >= sizeof(sa.sun_path))
+    *sa = (struct sockaddr_un){.sun_family = AF_UNIX};
+    if (n < 0 || (size_t)n >= sizeof(sa->sun_path))
         return ipc_errf(err, -ENAMETOOLONG, "run_dir %s: the socket path is too long", dir);
-    memcpy(sa.sun_path, s->sock_path, (size_t)n + 1);
-    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-    if (fd < 0)
-        return ipc_errf(err, -errno, "control socket: %s", strerror(errno));
-    /* A socket file left by a supervisor that died is stale; a live one
-     * answers, and then this is a second `up` on the same run_dir. */
+    memcpy(sa->sun_path, s->sock_path, (size_t)n + 1);
     int probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    if (probe >= 0 && connect(probe, (struct sockaddr *)&sa, sizeof(sa)) == 0) {
+    if (probe >= 0 && connect(probe, (struct sockaddr *)sa, sizeof(*sa)) == 0) {
         close(probe);
-        close(fd);
         return ipc_errf(err, -EADDRINUSE, "%s: another ringrouter is running there", s->sock_path);
     }
     if (probe >= 0)
         close(probe);
+    return 0;
+}
+
+int sup_ctl_probe(struct sup *s, struct ipc_err *err)
+{
+    struct sockaddr_un sa;
+    return ctl_probe(s, &sa, err);
+}
+
+int sup_ctl_listen(struct sup *s, struct ipc_err *err)
+{
+    ctl_raw0 = raw_ns();
+    ctl_tsc0 = ipc_cycles();
+    struct sockaddr_un sa;
+    int ret = ctl_probe(s, &sa, err);
+    if (ret < 0)
+        return ret;
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0)
+        return ipc_errf(err, -errno, "control socket: %s", strerror(errno));
     unlink(s->sock_path);
     mode_t old = umask(0177);
     int r = bind(fd, (struct sockaddr *)&sa, sizeof(sa));

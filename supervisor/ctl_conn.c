@@ -247,6 +247,14 @@ void sup_ctl_tick(struct sup *s, uint64_t now)
     }
 }
 
+bool sup_ctl_idle(const struct sup *s)
+{
+    for (int i = 0; i < SUP_CTL_CONNS; i++)
+        if (s->conns[i].st == SUP_CONN_WAIT || s->conns[i].st == SUP_CONN_WRITE)
+            return false;
+    return true;
+}
+
 void sup_ctl_close_all(struct sup *s)
 {
     for (int i = 0; i < SUP_CTL_CONNS; i++)

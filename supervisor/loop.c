@@ -7,11 +7,13 @@
  * pidfd and, while it starts, its readiness pipe.
  */
 #include "supervisor/sup.h"
+#include "supervisor/adopt.h"
 #include "supervisor/inject.h"
 #include "supervisor/notify.h"
 #include "supervisor/reload.h"
 
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -93,7 +95,15 @@ static int reap(int pidfd, int *status)
 {
     siginfo_t si;
     memset(&si, 0, sizeof(si));
-    if (waitid((idtype_t)P_PIDFD, (id_t)pidfd, &si, WEXITED | WNOHANG) < 0 || si.si_pid == 0)
+    if (waitid((idtype_t)P_PIDFD, (id_t)pidfd, &si, WEXITED | WNOHANG) < 0 && errno == ECHILD) {
+        /* Adopted, and not our child: its pidfd is readable once it ended. */
+        struct pollfd p = {.fd = pidfd, .events = POLLIN};
+        if (poll(&p, 1, 0) != 1)
+            return 0;
+        *status = SUP_STATUS_UNKNOWN;
+        return 1;
+    }
+    if (si.si_pid == 0)
         return 0;
     *status = si.si_code == CLD_EXITED ? (si.si_status & 0xff) << 8 : (si.si_status & 0x7f);
     return 1;
@@ -141,6 +151,46 @@ static void on_sb_notify(struct sup *s, struct sup_svc *v)
     epoll_ctl(s->ep_fd, EPOLL_CTL_DEL, v->sb_notify_fd, NULL);
     if (n > 0 && memchr(buf, 's', (size_t)n))
         v->sb_parked = true;
+}
+
+/* The pulse every service reads (ipc_svc_orphan_check): we are here, and
+ * how long they may forward once we are not. */
+void sup_pulse(struct sup *s, uint64_t now)
+{
+    for (int i = 0; i < s->nsvcs; i++) {
+        struct ipc_svc_stats *st = s->svcs[i].stats;
+        if (!st)
+            continue;
+        ipc_st_rlx(&st->sup_grace_ms, s->m.router.orphan_grace_ms);
+        ipc_st_rlx(&st->sup_beat_ns, now);
+    }
+}
+
+/*
+ * An adopted router still reads the old supervisor's FIBs, which no one can
+ * write any more (adopt.c): once its standby is parked (or after 3 s), a
+ * planned restart moves it to ours.
+ */
+static void router_handover(struct sup *s, uint64_t now, uint64_t since)
+{
+    if (!s->router_handover || s->shutting_down)
+        return;
+    for (int i = 0; i < s->nsvcs; i++) {
+        struct sup_svc *v = &s->svcs[i];
+        if (v->kind != IPC_SVC_ROUTER)
+            continue;
+        if (v->state != SUP_ST_UP) { /* it died meanwhile: its restart maps the new FIBs */
+            s->router_handover = false;
+            return;
+        }
+        if (!v->sb_parked && now - since < 3000000000ull)
+            return;
+        s->router_handover = false;
+        sup_log("%s: moving to this supervisor's FIBs through its standby", v->name);
+        sup_event(s, v, SUP_EV_RESTART, 0);
+        return;
+    }
+    s->router_handover = false;
 }
 
 static void begin_shutdown(struct sup *s, const char *why)
@@ -298,8 +348,23 @@ int sup_run(struct sup *s)
             s->nrings, s->pool.nbufs, s->pool.frame_size, s->sock_path);
     sup_ids_log(s);
     sup_notify_init();
-    for (int i = 0; i < s->nsvcs; i++)
-        sup_event(s, &s->svcs[i], SUP_EV_RESTART, 0);
+    sup_pulse(s, sup_now_ns());
+    uint64_t adopted_ns = sup_now_ns();
+    for (int i = 0; i < s->nsvcs; i++) {
+        struct sup_svc *v = &s->svcs[i];
+        if (v->state != SUP_ST_UP) {
+            sup_event(s, v, SUP_EV_RESTART, 0);
+            continue;
+        }
+        /* Adopted (adopt.c): running already; watch it, give it a standby. */
+        if (sup_watch(s, v) < 0)
+            sup_err("%s: cannot watch pid %d", v->name, (int)v->pid);
+        sup_log("%s: adopted, pid %d", v->name, (int)v->pid);
+        if (v->m->restart != SUP_RESTART_NEVER)
+            sup_standby_spawn(s, v);
+    }
+    if (s->router_handover)
+        sup_state_save(s);
 
     while (!(s->shutting_down && all_stopped(s))) {
         struct epoll_event evs[16];
@@ -343,16 +408,21 @@ int sup_run(struct sup *s)
             }
         }
         uint64_t now = sup_now_ns();
+        sup_pulse(s, now);
         sup_check_timers(s, now);
         sup_reload_tick(s, now);
         sup_ctl_tick(s, now);
         sup_inject_tick(s, now);
         sup_notify_tick(s, now);
+        router_handover(s, now, adopted_ns);
+        if (s->upgrade_self && sup_ctl_idle(s))
+            sup_reexec(s); /* returns only if the exec failed */
     }
     sup_ctl_close_all(s);
     sup_reload_end(s);
     sup_inject_end(s); /* nothing stopped or held by `inject` is left for the census */
     int census = final_census(s);
+    sup_state_remove(s); /* nothing left to adopt */
     unlink(s->sock_path);
     close(s->ctl_fd);
     close(s->ep_fd);

@@ -78,6 +78,11 @@ int sup_manifest_load_string(const char *name, const char *text, struct sup_mani
     if (!sup_ini_read(&pc))
         sup_check(&pc);
     free(pc.svc);
+    /* FNV-1a of the text: a supervisor adopts only services started from the same manifest (adopt.c). */
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (const unsigned char *c = (const unsigned char *)text; *c; c++)
+        h = (h ^ *c) * 0x100000001b3ull;
+    m->text_hash = h;
     if (pc.rc)
         sup_manifest_free(m);
     return pc.rc;

@@ -72,6 +72,7 @@ enum sup_router_key {
     SUP_ROUTER_ICMP_BURST,
     SUP_ROUTER_STAGES,
     SUP_ROUTER_CONTROL_GROUP,
+    SUP_ROUTER_ORPHAN_GRACE,
     SUP_ROUTER_NKEYS
 };
 
@@ -105,6 +106,7 @@ struct sup_router {
     uint32_t icmp_burst;
     bool stages;          /* count CPU cycles per stage in every service (stats --stages) */
     char control_group[SUP_USER_MAX + 1]; /* members may run the read commands; "": root only */
+    uint32_t orphan_grace_ms; /* services without a supervisor forward this long, then stop */
 };
 
 enum sup_driver { SUP_DRIVER_TAP = 1, SUP_DRIVER_AFXDP = 2 };
@@ -303,6 +305,7 @@ struct sup_manifest {
      * driver-PORT for each port, then shaper-PORT for each shaped port. */
     struct sup_service *services;
     size_t nservices;
+    uint64_t text_hash; /* of the text it was read from (supervisor/adopt.c) */
 };
 
 struct sup_manifest_err {

@@ -94,6 +94,10 @@ static const struct sup_key sup_router_keys[] = {
     /* whose members may read the control socket (ctl.c); a group that does not exist is skipped */
     [SUP_ROUTER_CONTROL_GROUP] = {"control_group", sup_p_user, KEY(struct sup_router, control_group),
                                   .def = "ringrouter"},
+    /* how long services forward without a supervisor before they stop: a
+     * new one adopts them within it (supervisor/adopt.c) */
+    [SUP_ROUTER_ORPHAN_GRACE] = {"orphan_grace_ms", sup_p_u32, KEY(struct sup_router, orphan_grace_ms), 1000,
+                                 86400000, .def = "60000"},
 };
 
 static const struct sup_word sup_driver_words[] = {{"tap", SUP_DRIVER_TAP}, {"afxdp", SUP_DRIVER_AFXDP}, {NULL, 0}};

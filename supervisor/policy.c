@@ -14,6 +14,7 @@
  * SUP_STABLE_MS.
  */
 #include "supervisor/sup.h"
+#include "supervisor/adopt.h"
 #include "supervisor/shaper_ctl.h"
 
 #include <errno.h>
@@ -86,7 +87,9 @@ void sup_exit_text(char *buf, size_t size, int status)
      * it makes a call off its allow-list: a bug, or a compromised service.
      * Nothing else sends a service SIGSYS, so the log names the filter as
      * the cause. (The kernel log's audit line, type=1326, names the call.) */
-    if (WIFSIGNALED(status) && WTERMSIG(status) == SIGSYS)
+    if (status == SUP_STATUS_UNKNOWN)
+        snprintf(buf, size, "ended (an adopted process, not our child: how is unknown)");
+    else if (WIFSIGNALED(status) && WTERMSIG(status) == SIGSYS)
         snprintf(buf, size, "killed by SIGSYS: a forbidden system call (seccomp)");
     else if (WIFSIGNALED(status))
         snprintf(buf, size, "killed by signal %d (%s)", WTERMSIG(status), strsignal(WTERMSIG(status)));
@@ -287,6 +290,7 @@ static void act_ready(struct sup *s, struct sup_svc *v, int status)
     /* The next death is served by a standby that is exec'd and mapped. */
     if (v->m->restart != SUP_RESTART_NEVER)
         sup_standby_spawn(s, v);
+    sup_state_save(s); /* a new pid: what a successor would adopt */
 }
 
 static void act_kill(struct sup *s, struct sup_svc *v, const char *why)

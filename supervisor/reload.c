@@ -45,6 +45,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "supervisor/adopt.h"
 #include "supervisor/inject.h"
 #include "supervisor/notify.h"
 #include "supervisor/shaper_ctl.h"
@@ -317,6 +318,7 @@ static void release_gone(struct sup *s, struct sup_reload *j)
         if (j->gone[i])
             sup_svc_release(s, &s->svcs[i]);
     compact(s, j);
+    sup_state_save(s); /* what a successor would adopt: the services and rings left */
 }
 
 /* After the restarts: once the old router and the removed services are

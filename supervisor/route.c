@@ -108,6 +108,11 @@ static int rt_set(struct sup *s, uint32_t addr, unsigned len, const struct fib_n
     return 0;
 }
 
+int sup_route_keep(struct sup *s, uint32_t addr, unsigned len, const struct fib_nh *nh)
+{
+    return rt_set(s, addr, len, nh);
+}
+
 static void rt_remove(struct sup *s, uint32_t addr, unsigned len)
 {
     struct sup_rt_route *r = rt_find(s, addr, len);

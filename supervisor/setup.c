@@ -29,6 +29,7 @@
 #include <unistd.h>
 
 #include "ipc/wake.h"
+#include "supervisor/adopt.h"
 #include "tables/config.h"
 #include "supervisor/shaper_ctl.h"
 #include "supervisor/xsk.h"
@@ -67,12 +68,18 @@ static int add_ring(struct sup *s, const char *prefix, int port, int queue, int 
     r->port = port;
     r->prod = prod;
     r->cons = cons;
-    int ret = ipc_ring_create(r->name, s->m.router.ring_size, (uint32_t)s->nrings, s->svcs[prod].owner,
-                              s->svcs[cons].owner, 0, &r->fd, &r->sh, err);
+    struct sup_svc *p = &s->svcs[prod], *c = &s->svcs[cons];
+    int ret;
+    if (s->adopt) { /* the consumer has it as its next input ring */
+        ret = sup_adopt_ring(s, s->nrings, cons, FD_FIRST_RING + c->n_in, err);
+    } else {
+        ret = ipc_ring_create(r->name, s->m.router.ring_size, (uint32_t)s->nrings, p->owner, c->owner, 0, &r->fd,
+                              &r->sh, err);
+        if (ret == 0)
+            s->ring_ref[s->nrings] = ipc_ring_ref_take(r->sh);
+    }
     if (ret < 0)
         return ret;
-    s->ring_ref[s->nrings] = ipc_ring_ref_take(r->sh);
-    struct sup_svc *p = &s->svcs[prod], *c = &s->svcs[cons];
     p->out[p->n_out++] = s->nrings;
     c->in[c->n_in++] = s->nrings;
     s->nrings++;
@@ -129,8 +136,13 @@ static int tap_open(void *arg)
     memset(&ifr, 0, sizeof(ifr));
     ifr.ifr_flags = IFF_TAP | IFF_NO_PI | IFF_VNET_HDR;
     snprintf(ifr.ifr_name, IFNAMSIZ, "%s", p->ifname);
-    int ret;
-    if (ioctl(fd, TUNSETIFF, &ifr) < 0) {
+    int ret, r;
+    /* A device whose last holder is exiting (a service of a supervisor that
+     * died, ended at adoption: adopt.c) stays busy until the kernel's
+     * io_uring teardown of that process lets go of it: up to 10 s. */
+    for (int tries = 0; (r = ioctl(fd, TUNSETIFF, &ifr)) < 0 && errno == EBUSY && tries < 200; tries++)
+        usleep(50000);
+    if (r < 0) {
         ret = ipc_errf(q->err, -errno, "port %s: creating TAP %s: %s", p->name, p->ifname, strerror(errno));
         goto out_fd;
     }
@@ -493,6 +505,12 @@ static int setup_tables6(struct sup *s, struct ipc_err *err)
         if ((ret = fib6_add_logged(s, &r->prefix6, &nh, r->src.section, err)) < 0)
             return ret;
     }
+    if (s->adopt) { /* the router's, with what it learnt */
+        int router = svc_index(s, "router");
+        if ((s->neigh6_fd = sup_adopt_fd(s, router, FD_KIND4, "the IPv6 neighbour table", err)) < 0)
+            return s->neigh6_fd;
+        return neigh6_attach(&s->neigh6, s->neigh6_fd, err);
+    }
     snprintf(name, sizeof(name), "neigh6-%s", s->m.router.name);
     ret = neigh6_create(name, SUP_NEIGH_ENTRIES, &s->neigh6, &s->neigh6_fd, err);
     if (ret < 0)
@@ -529,6 +547,15 @@ static int setup_tables(struct sup *s, struct ipc_err *err)
         struct fib_nh nh = {.gw = r->direct ? 0 : r->via, .port = (uint16_t)r->port};
         if ((ret = fib_add_logged(s, r->prefix.addr, r->prefix.len, &nh, r->src.section, err)) < 0)
             return ret;
+    }
+    if (s->adopt) {
+        int router = svc_index(s, "router");
+        if ((s->neigh_fd = sup_adopt_fd(s, router, FD_KIND2, "the neighbour table", err)) < 0)
+            return s->neigh_fd;
+        if ((ret = neigh_attach(&s->neigh, s->neigh_fd, err)) < 0)
+            return ret;
+        s->neigh_seq = ipc_ld_rlx(&s->neigh.sh->cmd.seq); /* ours to write; checked at the next command */
+        return setup_tables6(s, err);
     }
     snprintf(name, sizeof(name), "neigh-%s", s->m.router.name);
     ret = neigh_create(name, SUP_NEIGH_ENTRIES, &s->neigh, &s->neigh_fd, err);
@@ -569,6 +596,12 @@ int sup_svc_add(struct sup *s, const struct sup_service *ms, struct ipc_err *err
     sup_svc_ids(s, v);
     sup_svc_binary(s, v);
     v->state = SUP_ST_DOWN;
+    if (s->adopt) {
+        if ((ret = sup_adopt_svc(s, v, s->nsvcs, FD_WAKE, FD_STATS, FD_KIND0, err)) < 0)
+            return ret;
+        s->nsvcs++;
+        return 0;
+    }
     v->wake_fd = ipc_wake_eventfd();
     if (v->wake_fd < 0)
         return ipc_errf(err, v->wake_fd, "eventfd: %s", strerror(-v->wake_fd));
@@ -613,6 +646,15 @@ int sup_driver_attach(struct sup *s, int drv, struct ipc_err *err)
     } else if (shp < 0 && (ret = add_ring(s, "tx", p, q, router, drv, err)) < 0) {
         return ret;
     }
+    if (s->adopt && s->m.ports[p].driver == SUP_DRIVER_TAP) {
+        int fd = sup_adopt_fd(s, drv, FD_KIND0, "its TAP device", err);
+        if (fd < 0)
+            return fd;
+        s->svcs[drv].dev_fd = fd;
+        return 0;
+    }
+    if (s->adopt)
+        return sup_xsk_adopt(s, p, q, drv, FD_KIND0, &s->svcs[drv].dev_fd, &s->svcs[drv].kown, err);
     if (s->m.ports[p].driver == SUP_DRIVER_TAP) {
         struct tap_req tq = {.port = &s->m.ports[p], .fd = -1, .err = err};
         ret = sup_in_netns(s->m.ports[p].netns, tap_open, &tq, err);
@@ -633,6 +675,8 @@ int sup_setup(struct sup *s, struct ipc_err *err)
     s->neigh_fd = -1;
     s->fib6_fd = -1;
     s->neigh6_fd = -1;
+    s->nsvcs = 0;
+    s->nrings = 0;
     for (int i = 0; i < SUP_MAX_SERVICES; i++)
         s->svcs[i] = (struct sup_svc){.wake_fd = -1, .stats_fd = -1, .cfg_fd = -1, .dev_fd = -1, .mbox_fd = -1, .pidfd = -1,
                                       .notify_fd = -1, .sb_pidfd = -1, .sb_notify_fd = -1, .sb_go_fd = -1};
@@ -644,14 +688,19 @@ int sup_setup(struct sup *s, struct ipc_err *err)
         return ret;
 
     char name[64];
-    snprintf(name, sizeof(name), "pool-%s", s->m.router.name);
-    ret = ipc_pool_create(name, s->m.router.pool_buffers, s->m.router.frame_size, &s->pool_fd, err);
-    if (ret < 0)
-        return ret;
-    ret = ipc_pool_attach(&s->pool, s->pool_fd, IPC_OWNER_SUPERVISOR, err);
-    if (ret < 0)
-        return ret;
-    s->pool_hdr = *s->pool.hdr;
+    if (s->adopt) {
+        if ((ret = sup_adopt_pool(s, FD_POOL, err)) < 0)
+            return ret;
+    } else {
+        snprintf(name, sizeof(name), "pool-%s", s->m.router.name);
+        ret = ipc_pool_create(name, s->m.router.pool_buffers, s->m.router.frame_size, &s->pool_fd, err);
+        if (ret < 0)
+            return ret;
+        ret = ipc_pool_attach(&s->pool, s->pool_fd, IPC_OWNER_SUPERVISOR, err);
+        if (ret < 0)
+            return ret;
+        s->pool_hdr = *s->pool.hdr;
+    }
     ipc_pool_set_report(&s->pool, pool_report, NULL);
 
     /* Services, in the manifest's start order; owner ids from 2. */
@@ -663,7 +712,12 @@ int sup_setup(struct sup *s, struct ipc_err *err)
             return ret;
     if ((ret = setup_tables(s, err)) < 0)
         return ret;
-    sup_routes_load(s); /* what `route save` wrote: logged, never fatal */
+    if (s->adopt)
+        ret = sup_adopt_routes(s, svc_index(s, "router"), FD_KIND0, FD_KIND3, err); /* saved ones among them */
+    else
+        sup_routes_load(s); /* what `route save` wrote: logged, never fatal */
+    if (ret < 0)
+        return ret;
     for (int i = 0; i < s->nsvcs; i++)
         if ((ret = write_config(s, &s->svcs[i], err)) < 0)
             return ret;

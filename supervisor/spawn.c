@@ -196,8 +196,9 @@ int sup_spawn(struct sup *s, struct sup_svc *v, bool standby, struct ipc_err *er
         }
         drop_caps_or_fail(errfd);
         become_user_or_fail(errfd, v->uid, v->gid);
-        /* A service dies with the supervisor rather than run unsupervised. */
-        prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0);
+        /* No PR_SET_PDEATHSIG: a service outlives the supervisor, forwarding
+         * on, until a new one adopts it or orphan_grace_ms runs out (its
+         * own ipc_svc_orphan_check). */
         char *const argv[] = {v->name, NULL};
         char *const envp[] = {"PATH=/usr/bin:/bin", standby ? env_standby : NULL, NULL};
         execve(v->binary, argv, envp);

@@ -40,6 +40,9 @@
 #define SUP_EXIT_INTERNAL 101
 #define SUP_EXIT_SYSTEM 111
 #define SUP_EXIT_FAILED 3 /* `status`: some service is failed (systemctl status's 3: not running) */
+/* The wait status of an adopted service that is not our child: it ended,
+ * and only its parent (init) learns how. */
+#define SUP_STATUS_UNKNOWN (-1)
 
 enum sup_state {
     SUP_ST_DOWN,     /* not running and not due to start (never started, or exited for good) */
@@ -116,6 +119,7 @@ struct sup_svc {
     char run_build[SUP_BUILD_ID_MAX], sb_build[SUP_BUILD_ID_MAX];
     time_t run_started, sb_started;
     struct sup_upgrade upg;
+    bool adopted; /* taken over from a supervisor that is gone (adopt.c): maybe not our child */
 };
 
 struct sup_xsk; /* supervisor/xsk.c */
@@ -193,6 +197,7 @@ struct sup_rt_route {
 };
 
 struct sup_reload; /* supervisor/reload.c */
+struct sup_adopt;  /* supervisor/adopt.c */
 
 struct sup {
     struct sup_manifest m;
@@ -246,6 +251,10 @@ struct sup {
     struct sup_inject *inj;              /* faults in progress (inject.c); NULL until the first */
     struct sup_inject_wait *ctl_iwait;   /* the wait of the request being handled (ctl_conn.c) */
     struct sup_reload *reload;           /* the reload in progress (reload.c); NULL if none */
+    struct sup_adopt *adopt;             /* while setup adopts running services (adopt.c) */
+    bool router_handover;                /* adopted: move the router to the new FIBs via its standby */
+    bool upgrade_self;                   /* `upgrade supervisor`: re-exec once the answer is out (adopt.c) */
+    char upgrade_self_binary[300];
 };
 
 /* setup.c */
@@ -306,12 +315,16 @@ void sup_unwatch(struct sup *s, struct sup_svc *v);
 void sup_rewatch(struct sup *s, struct sup_svc *v);
 /* The hang-check tick again, from the services' hang_ms (after a reload). */
 void sup_retick(struct sup *s);
+/* Every service's view of us: now, and its orphan_grace_ms (ipc_svc_orphan_check). */
+void sup_pulse(struct sup *s, uint64_t now);
 
 /* ctl.c: the requests */
 int sup_own_dir(const char *dir, const char *key, struct ipc_err *err);
 int sup_run_dir(const struct sup *s, struct ipc_err *err);
 void sup_json_str(FILE *f, const char *str);
 int sup_ctl_listen(struct sup *s, struct ipc_err *err);
+/* Is another supervisor answering on our run_dir's socket? 0, or -EADDRINUSE with @err. */
+int sup_ctl_probe(struct sup *s, struct ipc_err *err);
 /* The head of an answer: "ERR" (the client's mistake, exit 100), "OK", or
  * "FAILED" (`status` with a failed service: the text as for OK, exit 3). */
 enum sup_answer { SUP_ANS_ERR, SUP_ANS_OK, SUP_ANS_FAILED };
@@ -329,6 +342,8 @@ const char *sup_ip_str(uint32_t a, char *buf, size_t len);
 int sup_port_of_addr(const struct sup *s, uint32_t a);
 /* Is @addr/@len a runtime route (route add|replace, or saved)? */
 bool sup_route_runtime(struct sup *s, uint32_t addr, unsigned len);
+/* Record @addr/@len, already in the FIB, as a runtime route (adoption). */
+int sup_route_keep(struct sup *s, uint32_t addr, unsigned len, const struct fib_nh *nh);
 /* It is the manifest's from now on: no longer runtime. */
 void sup_route_forget(struct sup *s, uint32_t addr, unsigned len);
 /* A neighbour command (enum neigh_op) through the router's mailbox, as
@@ -345,5 +360,7 @@ void sup_ctl_accept(struct sup *s);
 void sup_ctl_io(struct sup *s, unsigned idx);
 void sup_ctl_tick(struct sup *s, uint64_t now);
 void sup_ctl_close_all(struct sup *s);
+/* No answer is being waited for or written: the loop may re-exec (adopt.c). */
+bool sup_ctl_idle(const struct sup *s);
 
 #endif

@@ -7,6 +7,7 @@
  * new `up` right after works.
  */
 #include "supervisor/sup.h"
+#include "supervisor/adopt.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -46,13 +47,30 @@ int sup_cmd_up(const char *file)
     else if (file)
         snprintf(s->manifest_path, sizeof(s->manifest_path), "%s", file);
     struct ipc_err err;
+    if ((ret = sup_ctl_probe(s, &err)) < 0) {
+        fprintf(stderr, "ringrouter: %s\n", err.msg);
+        sup_manifest_free(&s->m);
+        return ret == -EADDRINUSE ? SUP_EXIT_SYSTEM : SUP_EXIT_USAGE;
+    }
+    /* Services a supervisor left running (it died, or re-exec'd into us):
+     * adopt them rather than start new ones (adopt.c). */
+    if (sup_adopt_begin(s, &err) < 0)
+        sup_warn("%s", err.msg);
     ret = sup_setup(s, &err);
+    if (ret < 0 && s->adopt) {
+        sup_err("adoption: %s; ending the running services and starting afresh", err.msg);
+        sup_adopt_fail(s);
+        sup_teardown(s);
+        ret = sup_setup(s, &err);
+    }
     if (ret < 0) {
         sup_err("setup: %s", err.msg);
         sup_teardown(s);
         sup_manifest_free(&s->m);
         return ret == -ENOENT || ret == -EPERM ? SUP_EXIT_USAGE : SUP_EXIT_SYSTEM;
     }
+    if (s->adopt)
+        sup_adopt_commit(s);
     int rc = sup_run(s);
     sup_teardown(s);
     sup_manifest_free(&s->m);

@@ -74,12 +74,18 @@ static char *read_file(const char *path, size_t *len)
 /* The layout stamp in @buf, copied to @out; false if there is none. */
 static bool find_stamp(const char *buf, size_t len, char *out, size_t size)
 {
-    const char *p = memmem(buf, len, TBL_LAYOUT_TAG, sizeof(TBL_LAYOUT_TAG) - 1);
-    if (!p)
-        return false;
-    size_t n = strnlen(p, (size_t)(buf + len - p));
-    snprintf(out, size, "%.*s", (int)n, p);
-    return true;
+    const size_t tag = sizeof(TBL_LAYOUT_TAG) - 1;
+    /* The tag alone is a string of its own in a binary that looks for
+     * stamps (the supervisor's): the stamp is an occurrence followed by
+     * versions. */
+    for (const char *p = buf, *end = buf + len; (p = memmem(p, (size_t)(end - p), TBL_LAYOUT_TAG, tag)); p += tag) {
+        size_t n = strnlen(p, (size_t)(end - p));
+        if (n > tag) {
+            snprintf(out, size, "%.*s", (int)n, p);
+            return true;
+        }
+    }
+    return false;
 }
 
 /* The ELF build id (NT_GNU_BUILD_ID) of the 64-bit ELF in @buf. The offsets
@@ -176,6 +182,51 @@ static bool check_binary(const char *svc, const char *path, FILE *f)
     return true;
 }
 
+/*
+ * `upgrade supervisor [--binary PATH]`: answered at once, then the loop
+ * re-execs PATH (default: the file we were exec'd from, which may be new)
+ * once no answer is pending (adopt.c, sup_reexec). The services never stop:
+ * the new image adopts them as a restarted supervisor would.
+ */
+static bool upgrade_self(struct sup *s, const char *path, FILE *f)
+{
+    char self[300];
+    if (!path) {
+        ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+        if (n <= 0 || n >= (ssize_t)sizeof(self) - 1) {
+            fprintf(f, "upgrade supervisor: cannot read /proc/self/exe: %s\n", n < 0 ? strerror(errno) : "too long");
+            return false;
+        }
+        self[n] = '\0';
+        /* a replaced file: readlink says "PATH (deleted)"; PATH is the new one */
+        const char *del = " (deleted)";
+        size_t ln = strlen(self), ld = strlen(del);
+        if (ln > ld && strcmp(self + ln - ld, del) == 0)
+            self[ln - ld] = '\0';
+        path = self;
+    }
+    if (strlen(path) >= sizeof(s->upgrade_self_binary)) {
+        fprintf(f, "upgrade supervisor: --binary: a path of at most %zu bytes\n", sizeof(s->upgrade_self_binary) - 1);
+        return false;
+    }
+    if (s->upgrade_self || s->reload || s->shutting_down) {
+        fprintf(f, "upgrade supervisor: the supervisor is %s; try again\n",
+                s->upgrade_self ? "already being upgraded" : s->reload ? "reloading" : "stopping");
+        return false;
+    }
+    if (!check_binary("supervisor", path, f))
+        return false;
+    char build[SUP_BUILD_ID_MAX];
+    sup_build_id(path, build, sizeof(build));
+    snprintf(s->upgrade_self_binary, sizeof(s->upgrade_self_binary), "%s", path);
+    s->upgrade_self = true;
+    sup_log("supervisor: upgrade requested: re-exec'ing %s", path);
+    fprintf(f, "supervisor: pid %d re-execs %s (build id %s); the services forward on and it adopts them "
+               "(`ringrouter status` answers again once it has)\n",
+            (int)getpid(), path, build[0] ? build : "none");
+    return true;
+}
+
 bool sup_ctl_upgrade(struct sup *s, char **argv, int argc, FILE *f, struct sup_ctl_wait *w)
 {
     const char *name = NULL, *path = NULL;
@@ -194,6 +245,8 @@ bool sup_ctl_upgrade(struct sup *s, char **argv, int argc, FILE *f, struct sup_c
     for (int i = 0; name && i < s->nsvcs; i++)
         if (strcmp(s->svcs[i].name, name) == 0)
             v = &s->svcs[i];
+    if (!v && name && strcmp(name, "supervisor") == 0)
+        return upgrade_self(s, path, f);
     if (!v) {
         fprintf(f, "upgrade: no service \"%s\"; the services are:", name ? name : "");
         for (int i = 0; i < s->nsvcs; i++)

@@ -63,6 +63,7 @@
 #include <bpf/libbpf.h>
 #include <xdp/libxdp.h>
 
+#include "supervisor/adopt.h"
 #include "tables/xsk.h"
 
 #ifndef SOL_XDP
@@ -96,6 +97,7 @@ struct sup_xsk_port {
     int fd; /* the socket: also the driver's dev_fd */
     uint16_t bind_flags; /* XDP_COPY or XDP_ZEROCOPY */
     bool knobs_set;      /* the device's NAPI knobs are ours until shutdown */
+    int counters_fd;     /* adopted: the program's counters map, ours to close; -1: the program's object has it */
     uint32_t knob_old[2]; /* napi_defer_hard_irqs, gro_flush_timeout as we found them */
 };
 
@@ -192,7 +194,14 @@ static int xsk_make(struct xsk_req *q, uint16_t flags, const char **what)
         .sxdp_ifindex = (uint32_t)q->x->ifindex,
         .sxdp_queue_id = (uint32_t)q->x->queue,
     };
-    if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+    /* A socket of a driver that just ended (a dead supervisor's, ended at
+     * adoption: adopt.c) holds the queue until the kernel's deferred
+     * release: wait for it, up to 10 s. */
+    int r;
+    for (int tries = 0; (r = bind(fd, (struct sockaddr *)&sa, sizeof(sa))) < 0 && errno == EBUSY && tries < 200;
+         tries++)
+        usleep(50000);
+    if (r < 0) {
         *what = "bind";
         goto fail;
     }
@@ -246,8 +255,35 @@ static int xsk_attach(struct xsk_req *q, enum xdp_attach_mode mode)
 
 static int map_fd(struct xdp_program *prog, const char *name)
 {
-    struct bpf_map *m = bpf_object__find_map_by_name(xdp_program__bpf_obj(prog), name);
+    struct bpf_object *o = xdp_program__bpf_obj(prog);
+    struct bpf_map *m = o ? bpf_object__find_map_by_name(o, name) : NULL;
     return m ? bpf_map__fd(m) : -ENOENT;
+}
+
+/* A map of a program loaded by someone else (a dead supervisor's, found on
+ * the device by its id), by name: a new fd, the caller's to close. */
+static int prog_map_fd(int prog_fd, const char *name)
+{
+    uint32_t ids[16];
+    struct bpf_prog_info info;
+    memset(&info, 0, sizeof(info));
+    info.nr_map_ids = 16;
+    info.map_ids = (uint64_t)(uintptr_t)ids;
+    uint32_t len = sizeof(info);
+    if (bpf_obj_get_info_by_fd(prog_fd, &info, &len) < 0)
+        return -errno;
+    for (uint32_t i = 0; i < info.nr_map_ids && i < 16; i++) {
+        int fd = bpf_map_get_fd_by_id(ids[i]);
+        if (fd < 0)
+            continue;
+        struct bpf_map_info mi;
+        memset(&mi, 0, sizeof(mi));
+        uint32_t ml = sizeof(mi);
+        if (bpf_obj_get_info_by_fd(fd, &mi, &ml) == 0 && strncmp(mi.name, name, sizeof(mi.name)) == 0)
+            return fd;
+        close(fd);
+    }
+    return -ENOENT;
 }
 
 /* The host's own IPv4 and IPv6 addresses on the interface into host_addrs
@@ -646,7 +682,7 @@ int sup_xsk_open(struct sup *s, int port, int queue, int *fd, uint16_t *kown, st
         return ipc_errf(err, -E2BIG, "too many AF_XDP sockets");
     const struct sup_port *p = &s->m.ports[port];
     struct sup_xsk_port *x = &s->xsk->p[s->xsk->n];
-    *x = (struct sup_xsk_port){.port = port, .queue = queue, .fd = -1,
+    *x = (struct sup_xsk_port){.port = port, .queue = queue, .fd = -1, .counters_fd = -1,
                                .kown = (uint16_t)(IPC_OWNER_KERNEL | (unsigned)s->xsk->n)};
     struct xsk_req q = {.s = s, .p = p, .pi = port, .x = x, .err = err};
     for (int i = 0; queue > 0 && i < s->xsk->n; i++)
@@ -668,6 +704,114 @@ int sup_xsk_open(struct sup *s, int port, int queue, int *fd, uint16_t *kown, st
                 s->pool.nbufs, s->pool.frame_size);
     else
         sup_log("port %s: AF_XDP on %s queue %d: %s", p->name, p->ifname, queue, q.picked);
+    return 0;
+}
+
+/* Adoption, inside the port's netns: the device, the socket's bind mode,
+ * and for a port's first queue the steering program a dead supervisor left
+ * attached (found by the device, checked by its name), its mode and its
+ * counters map; the NAPI knobs it set, whose originals it recorded. */
+static int xsk_adopt_in_ns(void *arg)
+{
+    struct xsk_req *q = arg;
+    const struct sup_port *p = q->p;
+    struct sup_xsk_port *x = q->x;
+    x->ifindex = (int)if_nametoindex(p->ifname);
+    if (x->ifindex == 0)
+        return ipc_errf(q->err, -ENODEV, "port %s: no netdev %s", p->name, p->ifname);
+    if (!p->has_mac) { /* the port's MAC is the device's, as xsk_open_in_ns found it */
+        int sk = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        struct ifreq ifr;
+        memset(&ifr, 0, sizeof(ifr));
+        snprintf(ifr.ifr_name, IFNAMSIZ, "%s", p->ifname);
+        if (sk < 0 || ioctl(sk, SIOCGIFHWADDR, &ifr) < 0) {
+            int e = errno;
+            if (sk >= 0)
+                close(sk);
+            return ipc_errf(q->err, -e, "port %s: the MAC of %s: %s", p->name, p->ifname, strerror(e));
+        }
+        close(sk);
+        struct sup_port *wp = &q->s->m.ports[q->pi];
+        memcpy(wp->mac, ifr.ifr_hwaddr.sa_data, 6);
+        wp->has_mac = true;
+    }
+    struct xdp_options o;
+    socklen_t ol = sizeof(o);
+    if (getsockopt(x->fd, SOL_XDP, XDP_OPTIONS, &o, &ol) < 0)
+        return ipc_errf(q->err, -errno, "port %s: the adopted fd is not an AF_XDP socket: %s", p->name,
+                        strerror(errno));
+    x->bind_flags = o.flags & XDP_OPTIONS_ZEROCOPY ? XDP_ZEROCOPY : XDP_COPY;
+    q->picked = x->bind_flags == XDP_ZEROCOPY ? "zero-copy" : "copy";
+    if (q->first) {
+        x->mode = q->first->mode;
+        return 0;
+    }
+    struct xdp_multiprog *mp = xdp_multiprog__get_from_ifindex(x->ifindex);
+    if (!mp || libxdp_get_error(mp))
+        return ipc_errf(q->err, -ENOENT, "port %s: no XDP program on %s to adopt", p->name, p->ifname);
+    struct xdp_program *main = xdp_multiprog__is_legacy(mp) ? xdp_multiprog__main_prog(mp)
+                                                             : xdp_multiprog__next_prog(NULL, mp);
+    int ret = 0;
+    if (!main || strcmp(xdp_program__name(main), XSK_PROG_NAME) != 0) {
+        ret = ipc_errf(q->err, -ENOENT, "port %s: the XDP program on %s is not ours (%s)", p->name, p->ifname,
+                       main ? xdp_program__name(main) : "none");
+    } else {
+        x->mode = xdp_multiprog__attach_mode(mp);
+        x->prog = xdp_program__from_id(xdp_program__id(main));
+        long perr = libxdp_get_error(x->prog);
+        if (perr) {
+            x->prog = NULL;
+            ret = ipc_errf(q->err, (int)perr, "port %s: the XDP program on %s: %s", p->name, p->ifname,
+                           strerror((int)-perr));
+        } else {
+            x->counters_fd = prog_map_fd(xdp_program__fd(x->prog), "counters");
+        }
+    }
+    xdp_multiprog__close(mp);
+    if (ret == 0 && p->busy_poll && knob_state_read(q->s, p, x->knob_old) == 0)
+        x->knobs_set = true; /* restored at shutdown, as if we had set them */
+    return ret;
+}
+
+int sup_xsk_adopt(struct sup *s, int port, int queue, int drv, int fd_dev, int *fd, uint16_t *kown,
+                  struct ipc_err *err)
+{
+    if (!s->xsk) {
+        libbpf_set_print(xsk_libbpf_print);
+        libxdp_set_print(xsk_libxdp_print);
+        s->xsk = calloc(1, sizeof(*s->xsk));
+        if (!s->xsk)
+            return ipc_errf(err, -ENOMEM, "out of memory");
+    }
+    if (s->xsk->n >= SUP_DRIVERS_MAX)
+        return ipc_errf(err, -E2BIG, "too many AF_XDP sockets");
+    const struct sup_port *p = &s->m.ports[port];
+    struct sup_xsk_port *x = &s->xsk->p[s->xsk->n];
+    /* The same socket index, so the same kernel owner id, as the dead
+     * supervisor gave it: the manifest is the same, and so is the order. */
+    *x = (struct sup_xsk_port){.port = port, .queue = queue, .fd = -1, .counters_fd = -1,
+                               .kown = (uint16_t)(IPC_OWNER_KERNEL | (unsigned)s->xsk->n)};
+    struct xsk_req q = {.s = s, .p = p, .pi = port, .x = x, .err = err};
+    for (int i = 0; queue > 0 && i < s->xsk->n; i++)
+        if (s->xsk->p[i].port == port && s->xsk->p[i].queue == 0)
+            q.first = &s->xsk->p[i];
+    if ((x->fd = sup_adopt_fd(s, drv, fd_dev, "its AF_XDP socket", err)) < 0)
+        return x->fd;
+    int ret = sup_in_netns(p->netns, xsk_adopt_in_ns, &q, err);
+    if (ret < 0) {
+        close(x->fd);
+        if (x->counters_fd >= 0)
+            close(x->counters_fd);
+        if (x->prog)
+            xdp_program__close(x->prog);
+        x->prog = NULL;
+        return ret;
+    }
+    s->xsk->n++;
+    *fd = x->fd;
+    *kown = x->kown;
+    sup_log("port %s: adopted the AF_XDP socket on %s queue %d (%s, XDP %s)", p->name, p->ifname, queue, q.picked,
+            x->mode == XDP_MODE_SKB ? "generic" : "native");
     return 0;
 }
 
@@ -702,6 +846,9 @@ static int xsk_detach_in_ns(void *arg)
  * socket closed, then what the kernel held freed. Returns how many. */
 static uint32_t xsk_release_one(struct sup *s, struct sup_xsk_port *x, const struct sup_port *p)
 {
+    if (x->counters_fd >= 0)
+        close(x->counters_fd);
+    x->counters_fd = -1;
     if (x->prog || x->knobs_set) {
         struct ipc_err err = {{0}};
         struct xsk_detach_req d = {.s = s, .x = x, .p = p};
@@ -785,7 +932,7 @@ int sup_xsk_counters(const struct sup *s, int port, uint64_t c[SUP_XDP_NCTR])
             x = &s->xsk->p[i];
     if (!x)
         return -ENOENT;
-    int fd = map_fd(x->prog, "counters");
+    int fd = x->counters_fd >= 0 ? x->counters_fd : map_fd(x->prog, "counters");
     int ncpu = libbpf_num_possible_cpus();
     if (fd < 0 || ncpu <= 0)
         return fd < 0 ? fd : ncpu;

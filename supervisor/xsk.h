@@ -25,6 +25,9 @@
  * must be opened first. Returns 0 or -errno with @err naming the port.
  */
 int sup_xsk_open(struct sup *s, int port, int queue, int *fd, uint16_t *kown, struct ipc_err *err);
+/* Adoption (adopt.c): the socket of @port's @queue from driver service @drv's fd @fd_dev. */
+int sup_xsk_adopt(struct sup *s, int port, int queue, int drv, int fd_dev, int *fd, uint16_t *kown,
+                  struct ipc_err *err);
 
 /**
  * At shutdown, once every driver has stopped: detach the XDP programs, close

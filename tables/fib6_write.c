@@ -809,6 +809,44 @@ int fib6_iterate(struct fib6 *fib, int (*cb)(void *arg, const uint8_t *addr, uns
     return 0;
 }
 
+int fib6_snapshot(int fd, int (*cb)(void *arg, const uint8_t *addr, unsigned len, const struct fib6_nh *nh),
+                  void *arg, bool *dirty, struct ipc_err *err)
+{
+    const void *cbase;
+    size_t size;
+    int ret = ipc_shm_attach_ro(fd, IPC_SHM_FIB6, FIB6_VERSION, &cbase, &size, err);
+    if (ret < 0)
+        return ret;
+    struct fib6_layout l, want;
+    if (size < 2 * FIB6_PAGE) {
+        ipc_shm_unmap((void *)cbase, size);
+        return ipc_errf(err, -EPROTO, "fib6 region: %zu bytes, too small for its layout page", size);
+    }
+    memcpy(&l, (const uint8_t *)cbase + FIB6_PAGE, sizeof(l));
+    struct fib6_params p = {.max_prefixes = l.max_prefixes, .tbl8_groups = l.tbl8_groups, .max_nh = l.max_nh};
+    if (p.tbl8_groups > FIB6_MAX_GROUPS || p.max_nh > FIB6_MAX_NH || p.max_prefixes > FIB6_MAX_PREFIXES ||
+        fib6_impl_layout(&want, &p) != size || want.pfx_mask != l.pfx_mask || want.nhh_mask != l.nhh_mask ||
+        memcmp(&want.off_tbl24, &l.off_tbl24, 12 * sizeof(uint64_t)) != 0) {
+        ipc_shm_unmap((void *)cbase, size);
+        return ipc_errf(err, -EPROTO, "fib6 region: layout does not match its size %zu", size);
+    }
+    *dirty = l.dirty != 0;
+    struct fib6 f;
+    memset(&f, 0, sizeof(f));
+    fib6_impl_bind(&f, (void *)cbase, size);
+    /* fib6_iterate is the writer's, and reads only; every index it reads
+     * back is bounded by these limits, taken from the size we mapped. */
+    f.writer = true;
+    f.lim = (struct fib6_limits){.max_prefixes = p.max_prefixes,
+                                 .tbl8_groups = p.tbl8_groups,
+                                 .max_nh = p.max_nh,
+                                 .pfx_mask = want.pfx_mask,
+                                 .nhh_mask = want.nhh_mask};
+    ret = fib6_iterate(&f, cb, arg);
+    ipc_shm_unmap((void *)cbase, size);
+    return ret == -EUCLEAN ? ipc_errf(err, ret, "fib6 region: an entry out of bounds") : ret;
+}
+
 void fib6_get_stats(const struct fib6 *fib, struct fib6_stats *st)
 {
     const struct fib6_layout *l = fib->lay;

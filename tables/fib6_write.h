@@ -69,6 +69,10 @@ int fib6_iterate(struct fib6 *fib, int (*cb)(void *arg, const uint8_t *addr, uns
 /** Recycle retired groups and next hops no reader can hold; returns how many. */
 unsigned fib6_reclaim(struct fib6 *fib);
 
+/** As fib_snapshot (tables/fib_write.h), for an IPv6 FIB. */
+int fib6_snapshot(int fd, int (*cb)(void *arg, const uint8_t *addr, unsigned len, const struct fib6_nh *nh),
+                  void *arg, bool *dirty, struct ipc_err *err);
+
 /** Supervisor, after the router using reader @slot died: it holds nothing. */
 void fib6_reader_reset(struct fib6 *fib, unsigned slot);
 

@@ -501,6 +501,45 @@ int fib_iterate(const struct fib *fib, int (*cb)(void *arg, uint32_t addr, unsig
     return 0;
 }
 
+int fib_snapshot(int fd, int (*cb)(void *arg, uint32_t addr, unsigned len, const struct fib_nh *nh), void *arg,
+                 bool *dirty, struct ipc_err *err)
+{
+    const void *cbase;
+    size_t size;
+    int ret = ipc_shm_attach_ro(fd, IPC_SHM_FIB, FIB_VERSION, &cbase, &size, err);
+    if (ret < 0)
+        return ret;
+    struct fib_layout l, want;
+    if (size < 2 * FIB_PAGE) {
+        ipc_shm_unmap((void *)cbase, size);
+        return ipc_errf(err, -EPROTO, "fib region: %zu bytes, too small for its layout page", size);
+    }
+    memcpy(&l, (const uint8_t *)cbase + FIB_PAGE, sizeof(l));
+    struct fib_params p = {.max_prefixes = l.max_prefixes, .tbl8_groups = l.tbl8_groups, .max_nh = l.max_nh};
+    if (p.max_nh > FIB_MAX_NH || p.tbl8_groups > (1u << 24) || p.max_prefixes > (1u << 28) ||
+        fib_impl_layout(&want, &p) != size || want.pfx_mask != l.pfx_mask || want.off_pfx != l.off_pfx ||
+        want.off_nh != l.off_nh) {
+        ipc_shm_unmap((void *)cbase, size);
+        return ipc_errf(err, -EPROTO, "fib region: layout does not match its size %zu", size);
+    }
+    *dirty = l.dirty != 0;
+    struct fib f;
+    memset(&f, 0, sizeof(f));
+    fib_impl_bind(&f, (void *)cbase, size); /* read only: fib_iterate only loads */
+    /* Bound what the walk reads back: an entry's next hop within the table. */
+    struct fib_w w = fib_w(&f);
+    for (uint32_t i = 0; i <= want.pfx_mask && ret == 0; i++) {
+        if (!w.pfx[i].used)
+            continue;
+        if (w.pfx[i].val >= want.max_nh || (w.pfx[i].key & 63) > 32)
+            continue;
+        struct fib_nh nh = fib_nh_at(&f, w.pfx[i].val);
+        ret = cb(arg, (uint32_t)(w.pfx[i].key >> 6), (unsigned)(w.pfx[i].key & 63), &nh);
+    }
+    ipc_shm_unmap((void *)cbase, size);
+    return ret;
+}
+
 void fib_get_stats(const struct fib *fib, struct fib_stats *st)
 {
     const struct fib_layout *l = fib->lay;

@@ -59,6 +59,15 @@ int fib_get(const struct fib *fib, uint32_t addr, unsigned len, struct fib_nh *n
 int fib_iterate(const struct fib *fib, int (*cb)(void *arg, uint32_t addr, unsigned len, const struct fib_nh *nh),
                    void *arg);
 
+/**
+ * Call @cb for every prefix of the FIB behind @fd, mapped read-only for the
+ * call (a dead supervisor's, which a new one adopts: supervisor/adopt.c).
+ * *@dirty: its writer died inside an update. Returns 0, @cb's first non-zero
+ * return, or -errno with @err.
+ */
+int fib_snapshot(int fd, int (*cb)(void *arg, uint32_t addr, unsigned len, const struct fib_nh *nh), void *arg,
+                 bool *dirty, struct ipc_err *err);
+
 /** Recycle retired groups and next hops no reader can hold; returns how many. */
 unsigned fib_reclaim(struct fib *fib);
 

@@ -580,7 +580,7 @@ int afxdp_run(struct afxdp *x)
      * pair. A loop that never sleeps lets them in every AFXDP_SIGNAL_LOOPS. */
     sigprocmask(SIG_BLOCK, &block, NULL);
 
-    while (!afxdp_stop) {
+    while (!afxdp_stop && !svc->orphan_stop) {
         if ((x->loops & (AFXDP_SIGNAL_LOOPS - 1)) == 0) {
             sigprocmask(SIG_UNBLOCK, &block, NULL);
             sigprocmask(SIG_BLOCK, &block, NULL);

@@ -499,7 +499,7 @@ int tap_run(struct tap *t)
     struct ipc_svc *svc = t->svc;
 
     sig_arm(t);
-    while (!t->stop) {
+    while (!t->stop && !svc->orphan_stop) {
         uint64_t c = ipc_stage_start(svc);
         /* 1. Completions: received frames, finished writes, wake-ups. */
         uint32_t work = tap_reap(t);

@@ -418,7 +418,7 @@ static void rt_run(struct rt_proc *r)
     uint64_t last_work = 0;
     int idle = ipc_svc_idle_ms(&r->svc);
     struct ipc_svc *svc = &r->svc;
-    while (!stop) {
+    while (!stop && !svc->orphan_stop) {
         uint64_t c = ipc_stage_start(svc);
         uint64_t now = ipc_svc_now_ns();
         uint32_t moved = 0;

@@ -175,7 +175,7 @@ static void sh_run(struct sh_proc *p)
 {
     int idle = ipc_svc_idle_ms(&p->svc);
     struct ipc_svc *svc = &p->svc;
-    while (!stop) {
+    while (!stop && !svc->orphan_stop) {
         uint64_t c = ipc_stage_start(svc);
         uint64_t now = ipc_svc_now_ns();
         check_mailbox(p, now);

@@ -1,17 +1,21 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
-# tests/integ/afxdp_sup_crash.sh: after a supervisor that did not stop (kill
-# -9), the next `up` on the same AF_XDP ports finds a clean slate
-# (supervisor/xsk.c):
-#   - the dead one's steering program is still on the devices and its NAPI
-#     knobs still set, and RUN_DIR/napi.PORT holds the originals;
-#   - the next `up` detaches the stale program (said in the log) instead of
-#     failing with "Device or resource busy", forwards, and says the
-#     originals will be restored;
+# tests/integ/afxdp_sup_crash.sh: AF_XDP ports after a supervisor that did
+# not stop (kill -9), whose services outlive it (supervisor/adopt.c,
+# supervisor/xsk.c):
+#   - the dead one's steering program is still on the devices, its NAPI
+#     knobs still set, RUN_DIR/napi.PORT holds the originals, and the
+#     services still run;
+#   - the next `up` with the same manifest adopts them: the drivers keep
+#     their pids, each AF_XDP socket and the program on each device are
+#     taken over (said in the log), and A still reaches B;
 #   - a clean stop then restores the ORIGINAL knob values (not the dead
 #     supervisor's, which it found on the device), removes the state files
 #     and leaves no XDP program;
-#   - a port that now has busy_poll = no gets the originals back at start.
+#   - killed again, then `up` with another manifest (busy_poll = no on port
+#     a): the orphans are ended, the stale programs detached (said in the
+#     log) instead of failing with "Device or resource busy", and port a's
+#     originals come back at start.
 #
 #   ns A --veth xa0|xa1-- [ns R: ringrouter] --veth xb1|xb0-- ns B
 set -u
@@ -57,23 +61,28 @@ set_a=$(knobs xa1)
 [ "$set_a" != "$orig_a" ] || rr_fail "busy polling did not change xa1's NAPI knobs ($set_a)"
 rr_status
 pids=("${RR_PIDS[@]}")
+da=${RR_PIDS[driver-a]} db=${RR_PIDS[driver-b]}
 kill -KILL "$RR_PID"
 wait "$RR_PID" 2>/dev/null
 RR_PID=
+RR_EXTRA_PIDS+=("${pids[@]}")
 gone() { local p; for p in "${pids[@]}"; do [ ! -d /proc/"$p" ] || return 1; done; }
-rr_wait 5 gone || rr_fail "services outlived the supervisor's kill -9 by 5 s (pids ${pids[*]})"
+rr_msleep 200
+for p in "${pids[@]}"; do [ -d /proc/"$p" ] || rr_fail "service pid $p died with the supervisor"; done
 [ -n "$(link_xdp xa1)" ] || rr_fail "after kill -9 no program is left on xa1: nothing to test"
 [ "$(knobs xa1)" = "$set_a" ] || rr_fail "after kill -9 xa1's knobs are $(knobs xa1), expected the dead one's $set_a"
 [ "$(cat "$RR_T/run/napi.a")" = "$orig_a" ] || rr_fail "RUN_DIR/napi.a holds \"$(cat "$RR_T/run/napi.a" 2>&1)\", expected \"$orig_a\""
 rr_ok "kill -9: program and knobs ($set_a) left on xa1, the originals ($orig_a) in RUN_DIR/napi.a"
 
-# 2. The next up: clean slate.
+# 2. The next up adopts them.
 : >"$RR_LOG"
 up busy
-logged "port a: detached a steering program a supervisor that did not stop left on xa1"
-logged "port b: detached a steering program a supervisor that did not stop left on xb1"
-read -r oa1 oa2 <<<"$orig_a"
-logged "port a: xa1's NAPI knobs were left set by a supervisor that did not stop; the originals ($oa1, $oa2) will be restored"
+grep -q "adopting 3 running services" "$RR_LOG" || rr_fail "the next up did not adopt: $(tail -n 5 "$RR_LOG")"
+grep -q "port a: adopted the AF_XDP socket on xa1 queue 0" "$RR_LOG" || rr_fail "port a's socket not adopted"
+grep -q "port b: adopted the AF_XDP socket on xb1 queue 0" "$RR_LOG" || rr_fail "port b's socket not adopted"
+rr_status
+[ "${RR_PIDS[driver-a]}" = "$da" ] && [ "${RR_PIDS[driver-b]}" = "$db" ] ||
+    rr_fail "the drivers' pids changed at adoption: $da $db -> ${RR_PIDS[driver-a]} ${RR_PIDS[driver-b]}"
 ping_ok "second up"
 rr_stop
 rr_census_ok
@@ -83,7 +92,7 @@ done
 [ "$(knobs xa1)" = "$orig_a" ] || rr_fail "xa1's knobs are $(knobs xa1) after a clean stop, expected the originals $orig_a"
 [ "$(knobs xb1)" = "$orig_b" ] || rr_fail "xb1's knobs are $(knobs xb1) after a clean stop, expected the originals $orig_b"
 [ ! -e "$RR_T/run/napi.a" ] && [ ! -e "$RR_T/run/napi.b" ] || rr_fail "state files left after a clean stop: $(ls "$RR_T/run")"
-rr_ok "second up: stale programs detached, forwarding, a clean stop restored $orig_a / $orig_b"
+rr_ok "second up: adopted (drivers' pids $da $db kept), forwarding, a clean stop restored $orig_a / $orig_b"
 
 # 3. Killed again, then up with busy_poll = no on port a: its originals come back at start.
 : >"$RR_LOG"
@@ -93,10 +102,15 @@ pids=("${RR_PIDS[@]}")
 kill -KILL "$RR_PID"
 wait "$RR_PID" 2>/dev/null
 RR_PID=
-rr_wait 5 gone || rr_fail "services outlived the supervisor's second kill -9 by 5 s"
+RR_EXTRA_PIDS+=("${pids[@]}")
 manifest nobusy 'busy_poll = no'
 : >"$RR_LOG"
 up nobusy
+rr_wait 10 gone || rr_fail "the dead supervisor's services still run after the next up (another manifest)"
+grep -q "cannot adopt the running services: they were started from another manifest" "$RR_LOG" ||
+    rr_fail "no refusal to adopt under another manifest: $(tail -n 5 "$RR_LOG")"
+logged "port a: detached a steering program a supervisor that did not stop left on xa1"
+logged "port b: detached a steering program a supervisor that did not stop left on xb1"
 [ "$(knobs xa1)" = "$orig_a" ] || rr_fail "busy_poll = no: xa1's knobs are $(knobs xa1) at start, expected the originals $orig_a"
 [ ! -e "$RR_T/run/napi.a" ] || rr_fail "busy_poll = no: RUN_DIR/napi.a is still there"
 ping_ok "busy_poll = no"

@@ -329,6 +329,48 @@ static void test_rt_fib_nh_dedup_and_capacity(void **state)
     t_fib_free(f);
 }
 
+/* What a new supervisor reads back from a dead one's FIB (supervisor/adopt.c):
+ * every prefix with its next hop, through a read-only mapping of the sealed
+ * region, and a truncated or foreign region refused. */
+struct t_snap {
+    unsigned n, bad;
+    const struct fib *w;
+};
+
+static int t_snap_cb(void *arg, uint32_t addr, unsigned len, const struct fib_nh *nh)
+{
+    struct t_snap *t = arg;
+    struct fib_nh want;
+    t->n++;
+    if (fib_get(t->w, addr, len, &want) != 0 || want.gw != nh->gw || want.port != nh->port)
+        t->bad++;
+    return 0;
+}
+
+static void test_rt_fib_snapshot(void **state)
+{
+    (void)state;
+    struct t_fib *f = t_fib_new(4096, 128, 64);
+    for (unsigned i = 0; i < 300; i++) { /* four /26s in each of 75 /24s */
+        struct fib_nh nh = t_nh((uint16_t)(i % 5), T_IP(10, 0, i % 7, 1));
+        assert_int_equal(fib_add(&f->w, T_IP(20, i >> 2, 0, (i & 3) << 6), 26, &nh), 0);
+    }
+    struct fib_nh d = t_nh(1, T_IP(10, 0, 0, 9));
+    assert_int_equal(fib_add(&f->w, 0, 0, &d), 0);
+    assert_int_equal(fib_del(&f->w, T_IP(20, 0, 0, 0), 26), 0);
+    struct t_snap t = {.w = &f->w};
+    bool dirty = true;
+    struct ipc_err err = {{0}};
+    assert_int_equal(fib_snapshot(f->fd, t_snap_cb, &t, &dirty, &err), 0);
+    assert_int_equal(t.n, 300); /* 299 /26s and the default */
+    assert_int_equal(t.bad, 0);
+    assert_false(dirty);
+    /* Another kind of region is refused, not walked. */
+    assert_true(fib_snapshot(f->rfd, t_snap_cb, &t, &dirty, &err) < 0);
+    assert_int_equal(t.n, 300);
+    t_fib_free(f);
+}
+
 static void test_rt_fib_attach_checks(void **state)
 {
     struct t_fib *f = t_fib_new(64, 4, 4);
@@ -778,6 +820,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_rt_fib_overlap_delete_restores, t_time_setup, t_time_teardown),
         cmocka_unit_test_setup_teardown(test_rt_fib_nh_dedup_and_capacity, t_time_setup, t_time_teardown),
         cmocka_unit_test_setup_teardown(test_rt_fib_attach_checks, t_time_setup, t_time_teardown),
+        cmocka_unit_test_setup_teardown(test_rt_fib_snapshot, t_time_setup, t_time_teardown),
 #ifndef T_TSAN /* 16M-entry /0 writes are slow under TSan and race nothing */
         cmocka_unit_test_setup_teardown(test_rt_fib_default_and_host, t_time_setup, t_time_teardown),
         cmocka_unit_test_setup_teardown(test_rt_fib_random_small, t_time_setup, t_time_teardown),

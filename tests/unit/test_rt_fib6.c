@@ -423,6 +423,29 @@ static void test_rt_fib6_iterate(void **state)
     t_fib6_free(f);
 }
 
+/* The same prefixes read back through fib6_snapshot: a read-only mapping of
+ * the sealed region, as a new supervisor reads a dead one's (adopt.c). */
+static void test_rt_fib6_snapshot(void **state)
+{
+    struct t_fib6 *f = t_fib6_new(1024, 64, 64);
+    static const unsigned lens[] = {0, 19, 32, 48, 64, 128};
+    unsigned sum = 0;
+    for (unsigned i = 0; i < 6; i++) {
+        struct t6 a = t6_mask(A6(0x2600123456789abcull, 0xdef0123456789abcull), lens[i]);
+        struct fib6_nh nh = t6_nh_of(a, lens[i], 0, 0);
+        assert_int_equal(t_add(&f->w, a, lens[i], &nh), 0);
+        sum += lens[i];
+    }
+    struct t_iter it = {0};
+    bool dirty = true;
+    struct ipc_err err = {{0}};
+    assert_int_equal(fib6_snapshot(f->fd, t_iter_cb, &it, &dirty, &err), 0);
+    assert_int_equal(it.n, 6);
+    assert_int_equal(it.lens, sum);
+    assert_false(dirty);
+    t_fib6_free(f);
+}
+
 static void test_rt_fib6_capacity(void **state)
 {
     struct t_fib6 *f = t_fib6_new(8, 3, 4);
@@ -1136,6 +1159,7 @@ int main(void)
     print_message("seed %llu (RR_TEST_SEED)\n", (unsigned long long)t_seed());
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_rt_fib6_nested_delete_restores, t_time_setup, t_time_teardown),
+        cmocka_unit_test_setup_teardown(test_rt_fib6_snapshot, t_time_setup, t_time_teardown),
         cmocka_unit_test_setup_teardown(test_rt_fib6_siblings_same_nh, t_time_setup, t_time_teardown),
         cmocka_unit_test_setup_teardown(test_rt_fib6_args_replace_get, t_time_setup, t_time_teardown),
         cmocka_unit_test_setup_teardown(test_rt_fib6_iterate, t_time_setup, t_time_teardown),
