@@ -367,17 +367,25 @@ rr_ff_stop() {
     done
 }
 
-# rr_ff_whole WHAT: rr_ff_stop, then every datagram sent must have arrived,
-# once and in order ("the stream WHAT: ..." otherwise). Sets RR_FF_SENT.
-rr_ff_whole() {
-    local sent got top dup reord
+# rr_ff_counts: rr_ff_stop, then what the stream did: RR_FF_SENT, RR_FF_GOT,
+# RR_FF_TOP (the highest number received), RR_FF_DUP, RR_FF_REORD, and
+# RR_FF_WHOLE (all arrived, once and in order) or not.
+rr_ff_counts() {
     rr_ff_stop
-    read -r _ sent _ _ <"$RR_T/send.err"
-    read -r _ got _ top _ dup <"$RR_T/recv.err"
-    reord=$(sed -n 's/^reordered //p' "$RR_T/recv.err")
-    [ "$got" = "$sent" ] && [ "$dup" = 0 ] && [ "$top" = $((sent - 1)) ] && [ "$reord" = 0 ] ||
-        rr_fail "the stream $1: sent $sent, received $got (highest $top), $dup duplicates, $reord reordered"
-    RR_FF_SENT=$sent
+    read -r _ RR_FF_SENT _ _ <"$RR_T/send.err"
+    read -r _ RR_FF_GOT _ RR_FF_TOP _ RR_FF_DUP <"$RR_T/recv.err"
+    RR_FF_REORD=$(sed -n 's/^reordered //p' "$RR_T/recv.err")
+    RR_FF_WHOLE=
+    [ "$RR_FF_GOT" = "$RR_FF_SENT" ] && [ "$RR_FF_DUP" = 0 ] && [ "$RR_FF_TOP" = $((RR_FF_SENT - 1)) ] &&
+        [ "$RR_FF_REORD" = 0 ] && RR_FF_WHOLE=1
+    RR_FF_SAID="sent $RR_FF_SENT, received $RR_FF_GOT (highest $RR_FF_TOP), $RR_FF_DUP duplicates, $RR_FF_REORD reordered"
+}
+
+# rr_ff_whole WHAT: rr_ff_counts, and every datagram sent must have arrived,
+# once and in order ("the stream WHAT: ..." otherwise).
+rr_ff_whole() {
+    rr_ff_counts
+    [ -n "$RR_FF_WHOLE" ] || rr_fail "the stream $1: $RR_FF_SAID"
 }
 
 # After rr_start, IPv6 on the hosts' side of rr_topology's TAPs: no DAD, no
