@@ -187,6 +187,7 @@ static void retire_services(struct sup *s, struct sup_reload *j)
             continue;
         struct sup_svc *v = &s->svcs[i];
         sup_standby_dismiss(s, v);
+        v->restart_pending = false; /* a `restart` under way ends in a stop */
         fprintf(j->out, "stopping %s\n", v->name);
         sup_log("%s: stopping for the reload: its port is removed", v->name);
         sup_event(s, v, SUP_EV_STOP, 0);
