@@ -843,13 +843,16 @@ static int xsk_detach_in_ns(void *arg)
 }
 
 /* One socket: its program detached (no more frames are redirected), the
- * socket closed, then what the kernel held freed. Returns how many. */
+ * socket closed, then what the kernel held freed. Returns how many. @p
+ * NULL: a port a reload was removing when the supervisor stopped, no
+ * longer in the manifest: its program stays on the device, for the next
+ * `up` to replace (xsk_detach_stale). */
 static uint32_t xsk_release_one(struct sup *s, struct sup_xsk_port *x, const struct sup_port *p)
 {
     if (x->counters_fd >= 0)
         close(x->counters_fd);
     x->counters_fd = -1;
-    if (x->prog || x->knobs_set) {
+    if (p && (x->prog || x->knobs_set)) {
         struct ipc_err err = {{0}};
         struct xsk_detach_req d = {.s = s, .x = x, .p = p};
         int ret = sup_in_netns(p->netns, xsk_detach_in_ns, &d, &err);
@@ -884,7 +887,7 @@ static uint32_t xsk_release_one(struct sup *s, struct sup_xsk_port *x, const str
     if (n)
         total += ipc_pool_free(&s->pool, batch, n);
     if (total)
-        sup_log("port %s: %u buffers the kernel held returned to the pool", p->name, total);
+        sup_log("port %s: %u buffers the kernel held returned to the pool", p ? p->name : "(removed)", total);
     return total;
 }
 
@@ -894,8 +897,8 @@ void sup_xsk_release(struct sup *s)
         return;
     for (int i = 0; i < s->xsk->n; i++) {
         struct sup_xsk_port *x = &s->xsk->p[i];
-        if (x->port >= 0 && x->port < (int)s->m.nports) /* (not one a reload released, or is removing) */
-            xsk_release_one(s, x, &s->m.ports[x->port]);
+        if (x->port >= 0) /* (not one a reload released) */
+            xsk_release_one(s, x, x->port < (int)s->m.nports ? &s->m.ports[x->port] : NULL);
     }
     s->xsk->n = 0;
     free(s->xsk);
