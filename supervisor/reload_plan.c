@@ -164,7 +164,7 @@ bool sup_reload_refused(const struct sup *s, const struct sup_manifest *o, const
         if (k && strcmp(k, "order") == 0)
             add_why(ports, sizeof(ports), "added %s before %s: new ports go after the others", n->ports[i].name,
                     o->ports[i].name);
-        else if (k && k[0] == '[')
+        else if (k && k[0] == '[') /* a [shaper] added or removed: said as it is */
             add_why(ports, sizeof(ports), "port %s: %s", n->ports[i].name, k);
         else if (k)
             add_why(ports, sizeof(ports), "port %s: %s changed (or remove the port, with every port after it, in "
@@ -193,7 +193,7 @@ bool sup_reload_refused(const struct sup *s, const struct sup_manifest *o, const
             add_why(why, len, "[router] %s changed", keys[i]);
     /* Whatever else changed the service set (a port's queues) is a port change above. */
     for (size_t i = 0; i < o->nservices && !why[0]; i++)
-        if (sup_manifest_service(n, o->services[i].name) < 0 && !(o->services[i].port >= (int)keep))
+        if (sup_manifest_service(n, o->services[i].name) < 0 && o->services[i].port < (int)keep)
             add_why(why, len, "service %s removed", o->services[i].name);
     /* The router is the IPv6 neighbour table's only writer and has no
      * mailbox for it yet: its static entries are written at `up` only. */
