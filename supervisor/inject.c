@@ -589,6 +589,14 @@ void sup_inject_tick(struct sup *s, uint64_t now)
     }
 }
 
+void sup_inject_move(struct sup *s, int from, int to)
+{
+    if (!s->inj || from == to)
+        return;
+    s->inj->svc[to] = s->inj->svc[from];
+    memset(&s->inj->svc[from], 0, sizeof(s->inj->svc[from]));
+}
+
 void sup_inject_end(struct sup *s)
 {
     if (!s->inj)

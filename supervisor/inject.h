@@ -40,6 +40,9 @@ bool sup_inject_poll(struct sup *s, struct sup_inject_wait *w, uint64_t now, FIL
 /** From the event loop, every pass: SIGCONTs and releases that are due. */
 void sup_inject_tick(struct sup *s, uint64_t now);
 
+/** A reload moved service @from to index @to of s->svcs: its state follows. */
+void sup_inject_move(struct sup *s, int from, int to);
+
 /** Before the final census: continue what is stopped, give back what is held. */
 void sup_inject_end(struct sup *s);
 

@@ -76,6 +76,21 @@ void sup_unwatch(struct sup *s, struct sup_svc *v)
     }
 }
 
+void sup_rewatch(struct sup *s, struct sup_svc *v)
+{
+    uint32_t idx = (uint32_t)(v - s->svcs);
+    const struct {
+        int fd;
+        enum sup_poll type;
+    } k[] = {{v->pidfd, SUP_POLL_PIDFD}, {v->notify_fd, SUP_POLL_NOTIFY}, {v->sb_pidfd, SUP_POLL_PIDFD},
+             {v->sb_notify_fd, SUP_POLL_SB_NOTIFY}};
+    for (size_t i = 0; i < sizeof(k) / sizeof(k[0]); i++) {
+        struct epoll_event ev = {.events = EPOLLIN, .data.u64 = SUP_POLL_KEY(k[i].type, idx)};
+        if (k[i].fd >= 0)
+            epoll_ctl(s->ep_fd, EPOLL_CTL_MOD, k[i].fd, &ev); /* ENOENT: not in the set (a parked standby's pipe) */
+    }
+}
+
 static int reap(int pidfd, int *status)
 {
     siginfo_t si;

@@ -183,15 +183,20 @@ static void count_leak(struct sup *s, struct sup_svc *v, const struct ipc_ring_r
     sup_err("census: LEAK: %s held %d buffers at exit", v->name, held);
 }
 
+/* The rings @v produces or consumes, by the supervisor's table rather than
+ * its in/out lists: a reload that removes a port takes the port's rings
+ * out of the router's lists (its new instance's config) while the old
+ * instance still writes into them, and what it wrote there is the ring's,
+ * not a leak to free twice (reload.c drains them). */
 static void reclaim(struct sup *s, struct sup_svc *v, bool clean_stop)
 {
     struct ipc_ring_ref rings[2 * IPC_SVC_MAX_RINGS];
     int idx[2 * IPC_SVC_MAX_RINGS] = {0}; /* all written below; gcc cannot tell once sup_rings_repair is inlined */
     unsigned n = 0;
-    for (int i = 0; i < v->n_in; i++)
-        idx[n++] = v->in[i];
-    for (int i = 0; i < v->n_out; i++)
-        idx[n++] = v->out[i];
+    int self = (int)(v - s->svcs);
+    for (int i = 0; i < s->nrings && n < 2 * IPC_SVC_MAX_RINGS; i++)
+        if (s->rings[i].prod == self || s->rings[i].cons == self)
+            idx[n++] = i;
     sup_rings_repair(s, idx, (int)n);
     for (unsigned i = 0; i < n; i++)
         rings[i] = s->ring_ref[idx[i]];

@@ -9,18 +9,25 @@
  * In order:
  *   1. the file must check, as `ringrouter check` would: if not, the
  *      answer is check's error (file, line, key) and nothing changes;
- *   2. what only a new `up` can change (a port removed or changed, a shaper
- *      added or removed, the pool's and rings' geometry, users,
- *      directories) refuses the whole reload, and
- *      nothing changes;
+ *   2. what only a new `up` can change (a port changed, or removed while
+ *      one after it stays, a shaper added or removed, the pool's and rings'
+ *      geometry, users, directories) refuses the whole
+ *      reload, and nothing changes;
  *   3. the new manifest becomes the running one; a new TAP port's services,
  *      rings, device and connected networks are made (add_ports); routes go
- *      into the FIB and persist onto the TAP fds at once; a service whose
- *      config blob changed (the router, when a port comes: it takes its
+ *      into the FIB and persist onto the TAP fds at once; a removed port's
+ *      routes leave it, its services are stopped and its rings leave the
+ *      other services' lists (retire_services); a service whose config
+ *      blob changed (the router, when a port comes or goes: it takes its
  *      rings only at start) gets a new blob and a new warm standby on it;
  *   4. each service to restart is restarted as `ringrouter restart` does,
  *      once its new standby is parked, a new port's services are started,
  *      and each is waited for until it is ready;
+ *   4b. once the old router and a removed port's services are gone, the
+ *      port is released: its rings drained and freed, its device closed
+ *      (an AF_XDP socket's XDP program detached and what the kernel held
+ *      freed), its services' resources closed, the tables compacted
+ *      (run_remove);
  *   5. the neighbour and shaper-rate commands, one at a time through the
  *      router's and the shapers' mailboxes, each waiting for its ack, as
  *      `neigh add` and `shaper set` do (from the event loop: it never
@@ -38,8 +45,11 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "supervisor/adopt.h"
+#include "supervisor/inject.h"
 #include "supervisor/notify.h"
 #include "supervisor/shaper_ctl.h"
+#include "supervisor/xsk.h"
 
 /* How long a mailbox command waits for its service to be up, a restart
  * for the new standby to park, and then for the new instance to be ready. */
@@ -55,6 +65,11 @@ static void job_free(struct sup_reload *j)
         fclose(j->out);
     free(j->text);
     free(j->ops);
+    /* Services never released still point into it: then it stays. */
+    if (j->old && !j->ngone) {
+        sup_manifest_free(j->old);
+        free(j->old);
+    }
     free(j);
 }
 
@@ -84,6 +99,21 @@ static void prepare_restart(struct sup *s, struct sup_reload *j, int i)
         sup_standby_spawn(s, v);
 }
 
+/* The lowest slot no other service has: a new service's owner id in the
+ * pool and, with [router] uids, its uid (FIRST + slot), as `up` gives each
+ * its index. Once a reload has removed a service before others, indices
+ * and slots differ, and two services must never share either. */
+static unsigned free_slot(const struct sup *s, const struct sup_svc *self)
+{
+    for (unsigned k = 0;; k++) {
+        bool used = false;
+        for (int i = 0; i < s->nsvcs && !used; i++)
+            used = &s->svcs[i] != self && s->svcs[i].owner == IPC_OWNER_SERVICE_MIN + k;
+        if (!used)
+            return k;
+    }
+}
+
 /*
  * What new ports bring, once the new manifest runs: their services (a uid
  * each, FIRST + their index, which only they have), their rings and devices,
@@ -105,8 +135,10 @@ static void add_ports(struct sup *s, struct sup_reload *j, size_t onports)
             continue;
         }
         struct sup_svc *v = &s->svcs[s->nsvcs - 1];
+        unsigned slot = free_slot(s, v);
+        v->owner = (uint16_t)(IPC_OWNER_SERVICE_MIN + slot);
         if (!s->m.router.user[0])
-            v->uid = v->gid = s->m.router.uids.first + (uint32_t)(s->nsvcs - 1);
+            v->uid = v->gid = s->m.router.uids.first + slot;
         j->rs[s->nsvcs - 1] = (struct rl_restart){.on = true, .fresh = true};
     }
     for (int i = first; i < s->nsvcs; i++) {
@@ -122,6 +154,201 @@ static void add_ports(struct sup *s, struct sup_reload *j, size_t onports)
             j->failed++;
             fprintf(j->out, "port %s: its connected network: %s\n", s->m.ports[p].name, err.msg);
         }
+}
+
+/* Remove ring @r from a ring list. */
+static void list_drop(int *list, int *n, int r)
+{
+    for (int i = 0; i < *n; i++)
+        if (list[i] == r) {
+            memmove(&list[i], &list[i + 1], (size_t)(*n - i - 1) * sizeof(*list));
+            (*n)--;
+            return;
+        }
+}
+
+static bool gone_ring(const struct sup_reload *j, const struct sup_ring *g)
+{
+    return j->gone[g->prod] || j->gone[g->cons];
+}
+
+/*
+ * Removed ports' services stop now. Their rings leave the other services'
+ * lists, so that the router's new config and its new standby have none of
+ * them; the old router instance, until it is replaced, still writes into
+ * them (policy.c reclaims by the supervisor's ring table, not the lists).
+ * The rings, devices and the rest are released once both ends are gone
+ * (release_gone).
+ */
+static void retire_services(struct sup *s, struct sup_reload *j)
+{
+    for (int i = 0; i < s->nsvcs; i++) {
+        if (!j->gone[i])
+            continue;
+        struct sup_svc *v = &s->svcs[i];
+        sup_standby_dismiss(s, v);
+        v->restart_pending = false; /* a `restart` under way ends in a stop */
+        fprintf(j->out, "stopping %s\n", v->name);
+        sup_log("%s: stopping for the reload: its port is removed", v->name);
+        sup_event(s, v, SUP_EV_STOP, 0);
+    }
+    for (int r = 0; r < s->nrings; r++) {
+        if (!gone_ring(j, &s->rings[r]))
+            continue;
+        for (int i = 0; i < s->nsvcs; i++) {
+            if (j->gone[i])
+                continue;
+            list_drop(s->svcs[i].in, &s->svcs[i].n_in, r);
+            list_drop(s->svcs[i].out, &s->svcs[i].n_out, r);
+        }
+    }
+}
+
+static void close_fd(int *fd)
+{
+    if (*fd >= 0)
+        close(*fd);
+    *fd = -1;
+}
+
+/* The removed rings and services out of s->rings and s->svcs: what comes
+ * after them moves down, and every index that names one follows. */
+static void compact(struct sup *s, struct sup_reload *j)
+{
+    int rmap[SUP_MAX_RINGS], smap[SUP_MAX_SERVICES], nr = 0, ns = 0;
+    for (int r = 0; r < s->nrings; r++)
+        rmap[r] = gone_ring(j, &s->rings[r]) ? -1 : nr++;
+    for (int i = 0; i < s->nsvcs; i++)
+        smap[i] = j->gone[i] ? -1 : ns++;
+    for (int r = 0; r < s->nrings; r++) {
+        if (rmap[r] < 0)
+            continue;
+        struct sup_ring *g = &s->rings[r];
+        g->prod = smap[g->prod];
+        g->cons = smap[g->cons];
+        s->rings[rmap[r]] = *g;
+        s->ring_ref[rmap[r]] = s->ring_ref[r];
+    }
+    s->nrings = nr;
+    for (int i = 0; i < s->nsvcs; i++) {
+        if (smap[i] < 0)
+            continue;
+        struct sup_svc *v = &s->svcs[i];
+        for (int k = 0; k < v->n_in; k++)
+            v->in[k] = rmap[v->in[k]];
+        for (int k = 0; k < v->n_out; k++)
+            v->out[k] = rmap[v->out[k]];
+        if (smap[i] == i)
+            continue;
+        s->svcs[smap[i]] = *v;
+        j->rs[smap[i]] = j->rs[i];
+        sup_rewatch(s, &s->svcs[smap[i]]);
+        sup_inject_move(s, i, smap[i]);
+    }
+    for (int i = ns; i < s->nsvcs; i++) {
+        s->svcs[i] = (struct sup_svc){.wake_fd = -1, .stats_fd = -1, .cfg_fd = -1, .dev_fd = -1, .mbox_fd = -1,
+                                      .pidfd = -1, .notify_fd = -1, .sb_pidfd = -1, .sb_notify_fd = -1, .sb_go_fd = -1};
+        j->rs[i] = (struct rl_restart){0};
+    }
+    for (int k = 0; k < SUP_CTL_CONNS; k++) {
+        struct sup_ctl_conn *c = &s->conns[k];
+        if (c->wait.pending && c->wait.kind != SUP_WAIT_RELOAD)
+            c->wait.svc = smap[c->wait.svc];
+        if (c->iwait.pending) {
+            c->iwait.svc = smap[c->iwait.svc];
+            c->iwait.target = smap[c->iwait.target];
+        }
+    }
+    for (size_t k = 0; k < j->nops; k++)
+        j->ops[k].svc = smap[j->ops[k].svc];
+    if (j->gave_up >= 0)
+        j->gave_up = smap[j->gave_up];
+    s->nsvcs = ns;
+    memset(j->gone, 0, sizeof(j->gone));
+    j->ngone = 0;
+}
+
+/* A control connection waits on a removed service (`shaper set` on its
+ * shaper, an inject): its answer comes first, within its own deadline. */
+static bool conn_on_gone(const struct sup *s, const struct sup_reload *j)
+{
+    for (int k = 0; k < SUP_CTL_CONNS; k++) {
+        const struct sup_ctl_conn *c = &s->conns[k];
+        if (c->wait.pending && c->wait.kind != SUP_WAIT_RELOAD && j->gone[c->wait.svc])
+            return true;
+        if (c->iwait.pending && (j->gone[c->iwait.svc] || j->gone[c->iwait.target]))
+            return true;
+    }
+    return false;
+}
+
+/* Every removed port's rings drained (the census finds their packets
+ * freed), then freed, its services' resources released and the tables
+ * compacted; one line a port. */
+static void release_gone(struct sup *s, struct sup_reload *j)
+{
+    int idx[SUP_MAX_RINGS] = {0}, n = 0;
+    for (int r = 0; r < s->nrings; r++)
+        if (gone_ring(j, &s->rings[r]))
+            idx[n++] = r;
+    sup_rings_repair(s, idx, n);
+    const struct sup_manifest *o = j->old;
+    for (size_t p = s->m.nports; p < o->nports; p++) {
+        const struct sup_port *op = &o->ports[p];
+        int drained = 0;
+        for (int k = 0; k < n; k++)
+            if (s->rings[idx[k]].port == (int)p)
+                drained += ipc_pool_drain(&s->pool, &s->ring_ref[idx[k]]);
+        fprintf(j->out, "port %s: released, %d packet%s drained from its rings, ", op->name, drained,
+                drained == 1 ? "" : "s");
+        if (op->driver == SUP_DRIVER_TAP) {
+            fprintf(j->out, "TAP %s %s\n", op->ifname, op->persist ? "kept (persist = yes)" : "removed");
+        } else {
+            uint32_t lent = sup_xsk_release_port(s, (int)p, op);
+            fprintf(j->out, "XDP program detached from %s, %u buffer%s the kernel held returned\n", op->ifname, lent,
+                    lent == 1 ? "" : "s");
+        }
+    }
+    for (int k = 0; k < n; k++) {
+        struct sup_ring *g = &s->rings[idx[k]];
+        ipc_ring_ref_detach(&s->ring_ref[idx[k]]);
+        g->sh = NULL;
+        close_fd(&g->fd);
+    }
+    for (int i = 0; i < s->nsvcs; i++)
+        if (j->gone[i])
+            sup_svc_release(s, &s->svcs[i]);
+    compact(s, j);
+    sup_state_save(s); /* what a successor would adopt: the services and rings left */
+}
+
+/* After the restarts: once the old router and the removed services are
+ * gone (and no answer waits on one), their ports are released. False
+ * while waiting. */
+static bool run_remove(struct sup *s, struct sup_reload *j, uint64_t now)
+{
+    if (!j->ngone)
+        return true;
+    if (!j->gone_t0)
+        j->gone_t0 = now;
+    int router = sup_reload_svc(s, "router");
+    const char *wait = router >= 0 && s->svcs[router].pid > 0 && s->svcs[router].pid == j->router0
+                           ? "the router still runs the instance that has their rings"
+                           : conn_on_gone(s, j) ? "a command to one of their services waits for its answer" : NULL;
+    for (int i = 0; i < s->nsvcs && !wait; i++)
+        if (j->gone[i] && s->svcs[i].state != SUP_ST_DOWN && s->svcs[i].state != SUP_ST_FAILED)
+            wait = "a service of theirs has not stopped";
+    if (!wait) {
+        release_gone(s, j);
+        return true;
+    }
+    if (now - j->gone_t0 < RL_READY_NS)
+        return false;
+    /* Left as they are until `up` again: released now, they could be in use. */
+    j->failed++;
+    fprintf(j->out, "removed ports: not released within %llu s: %s\n",
+            (unsigned long long)(RL_READY_NS / 1000000000ull), wait);
+    return true;
 }
 
 /* The uids new ports' services will take must be no one else's (uids.c),
@@ -247,16 +474,35 @@ static bool reload_begin(struct sup *s, bool diff, FILE *f, struct sup_ctl_wait 
     /* From here on the new manifest is the running one: every service has
      * its entry in it (by name: a new port's services come before the
      * shapers), and the ports the old one had keep their indices. */
-    struct sup_manifest old = s->m;
-    s->m = nm;
-    for (int i = 0; i < s->nsvcs; i++) {
-        s->svcs[i].m = &s->m.services[sup_manifest_service(&s->m, s->svcs[i].name)];
-        sup_svc_binary(s, &s->svcs[i]);
+    j->old = malloc(sizeof(*j->old));
+    if (!j->old) {
+        job_free(j);
+        sup_manifest_free(&nm);
+        fprintf(f, "reload: out of memory; nothing changed\n");
+        return false;
     }
-    add_ports(s, j, old.nports);
-    struct rl_ctx c = {.s = s, .o = &old, .n = &s->m, .f = j->out, .job = j, .rs = j->rs};
+    *j->old = s->m;
+    s->m = nm;
+    /* A removed port's services run on their old entries until released. */
+    for (int i = 0; i < s->nsvcs; i++) {
+        struct sup_svc *v = &s->svcs[i];
+        int k = sup_manifest_service(&s->m, v->name);
+        if (k < 0) {
+            v->m = &j->old->services[sup_manifest_service(j->old, v->name)];
+            j->gone[i] = true;
+            j->ngone++;
+            continue;
+        }
+        v->m = &s->m.services[k];
+        sup_svc_binary(s, v);
+    }
+    int router = sup_reload_svc(s, "router");
+    j->router0 = router >= 0 ? s->svcs[router].pid : 0;
+    add_ports(s, j, j->old->nports);
+    struct rl_ctx c = {.s = s, .o = j->old, .n = &s->m, .f = j->out, .job = j, .rs = j->rs};
     sup_reload_walk(&c);
-    sup_manifest_free(&old);
+    if (j->ngone)
+        retire_services(s, j);
     j->changes = c.changes;
     j->failed += c.failed;
     sup_retick(s);
@@ -423,6 +669,11 @@ void sup_reload_tick(struct sup *s, uint64_t now)
     }
     if (j->phase == RL_RESTARTS) {
         if (!run_restarts(s, j, now))
+            return;
+        j->phase = RL_REMOVE;
+    }
+    if (j->phase == RL_REMOVE) {
+        if (!run_remove(s, j, now))
             return;
         j->phase = RL_OPS;
     }

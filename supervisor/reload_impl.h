@@ -32,7 +32,7 @@ struct rl_restart {
     char why[200];
 };
 
-enum rl_phase { RL_RESTARTS, RL_OPS, RL_DONE };
+enum rl_phase { RL_RESTARTS, RL_REMOVE, RL_OPS, RL_DONE };
 
 struct sup_reload {
     enum rl_phase phase;
@@ -49,6 +49,13 @@ struct sup_reload {
     struct sup_ctl_wait w;
     struct rl_restart rs[SUP_MAX_SERVICES];
     unsigned changes, failed;
+    /* Removed ports: their services (gone, by index in s->svcs) run on the
+     * manifest before the reload (old) until they are released. */
+    struct sup_manifest *old;
+    bool gone[SUP_MAX_SERVICES];
+    int ngone;
+    pid_t router0;    /* the router's pid when the reload began: it must be gone before the rings are */
+    uint64_t gone_t0; /* when RL_REMOVE began */
 };
 
 /* One comparison of the running manifest (@o) with the new one (@n). */

@@ -15,9 +15,13 @@
  *     icmp_burst, a shaper's burst, overhead and classes);
  *   - a new port (TAP, after the others): its services start, and the
  *     router restarts to take its rings (reload.c makes them);
+ *   - a port removed (TAP or AF_XDP, with every port after it): its routes
+ *     leave the FIBs here, its services stop, the router restarts without
+ *     its rings, and reload.c releases them and its device;
  *   - refused: what the pool, the rings or the devices were made from, and
- *     so only a new `up` can change (sup_reload_refused): a port removed
- *     or changed, a shaper added to or removed from a port.
+ *     so only a new `up` can change (sup_reload_refused): a port changed,
+ *     or removed while one after it stays, a shaper added to or removed
+ *     from a port that stays.
  * Runtime routes (route add|replace) stay unless the new manifest adds or
  * changes a route for the same prefix: the manifest's is then the route.
  */
@@ -105,24 +109,45 @@ int sup_reload_svc(const struct sup *s, const char *name)
     return -1;
 }
 
+/* How many of @o's ports @n keeps: the first ones, if the removed ones are
+ * the last (the only removal a reload makes). */
+static size_t kept_ports(const struct sup_manifest *o, const struct sup_manifest *n)
+{
+    size_t k = 0;
+    while (k < o->nports && has_port(n, o->ports[k].name))
+        k++;
+    return k;
+}
+
 bool sup_reload_refused(const struct sup *s, const struct sup_manifest *o, const struct sup_manifest *n, char *why,
                         size_t len)
 {
     why[0] = '\0';
-    char ports[200] = "";
-    /* A port is taken away only with everything: its index is in the FIB's
-     * next hops and the router's neighbour entries, and its rings in the
-     * router's fixed set. */
-    for (size_t i = 0; i < o->nports; i++)
-        if (!has_port(n, o->ports[i].name))
-            add_why(ports, sizeof(ports), "removed %s", o->ports[i].name);
-    for (size_t i = 0; i < o->nports && !ports[0]; i++) {
+    char ports[300] = "";
+    /* The ports that stay keep their indices, which the FIBs' next hops, the
+     * neighbour tables and the router's rings name: so only the last ports
+     * go, and a new port never takes a removed one's index while the old
+     * router may still send there. */
+    size_t keep = kept_ports(o, n);
+    for (size_t i = keep; i < o->nports; i++) {
+        const struct sup_port *op = &o->ports[i];
+        if (has_port(n, op->name))
+            add_why(ports, sizeof(ports), "removed %s, but %s after it stays: a port is removed live only with "
+                    "every port after it", o->ports[keep].name, op->name);
+    }
+    if (!ports[0] && keep < o->nports && n->nports > keep)
+        add_why(ports, sizeof(ports), "removed %s and added %s in one reload: remove in one reload, add in the next",
+                o->ports[keep].name, n->ports[keep].name);
+    for (size_t i = 0; i < keep && !ports[0]; i++) {
         const char *k = strcmp(o->ports[i].name, n->ports[i].name) != 0 ? "order" : port_differs(&o->ports[i], &n->ports[i]);
         if (k && strcmp(k, "order") == 0)
             add_why(ports, sizeof(ports), "added %s before %s: new ports go after the others", n->ports[i].name,
                     o->ports[i].name);
-        else if (k)
+        else if (k && k[0] == '[') /* a [shaper] added or removed: said as it is */
             add_why(ports, sizeof(ports), "port %s: %s", n->ports[i].name, k);
+        else if (k)
+            add_why(ports, sizeof(ports), "port %s: %s changed (or remove the port, with every port after it, in "
+                    "one reload and add it back in the next)", n->ports[i].name, k);
     }
     for (size_t i = o->nports; i < n->nports && !ports[0]; i++)
         if (n->ports[i].driver != SUP_DRIVER_TAP)
@@ -147,7 +172,7 @@ bool sup_reload_refused(const struct sup *s, const struct sup_manifest *o, const
             add_why(why, len, "[router] %s changed", keys[i]);
     /* Whatever else changed the service set (a port's queues) is a port change above. */
     for (size_t i = 0; i < o->nservices && !why[0]; i++)
-        if (sup_manifest_service(n, o->services[i].name) < 0)
+        if (sup_manifest_service(n, o->services[i].name) < 0 && o->services[i].port < (int)keep)
             add_why(why, len, "service %s removed", o->services[i].name);
     return why[0] != '\0';
 }
@@ -422,6 +447,12 @@ static void walk_neighs(struct rl_ctx *c)
         if (find_neigh(c->n, nb))
             continue;
         c->changes++;
+        if (nb->port >= (int)c->n->nports) {
+            /* The new router forgets every entry of a port it does not have. */
+            fprintf(c->f, "neigh %s: removed with port %s\n", neigh_addr(nb, a, sizeof(a)),
+                    c->o->ports[nb->port].name);
+            continue;
+        }
         fprintf(c->f, "neigh %s: removed\n", neigh_addr(nb, a, sizeof(a)));
         neigh_op(c, nb->v6 ? NEIGH_OP_DEL6 : NEIGH_OP_DEL, nb);
     }
@@ -665,7 +696,7 @@ static void walk_services(struct rl_ctx *c)
 
 static void walk_persist(struct rl_ctx *c)
 {
-    for (size_t p = 0; p < c->o->nports; p++) {
+    for (size_t p = 0; p < c->o->nports && p < c->n->nports; p++) {
         bool was = c->o->ports[p].persist, now = c->n->ports[p].persist;
         if (was == now)
             continue;
@@ -687,9 +718,26 @@ static void walk_persist(struct rl_ctx *c)
 }
 
 /* New ports: their services start, and the router, which takes its rings
- * only at start, restarts. */
+ * only at start, restarts. Removed ports (the last ones): their services
+ * stop and the router restarts without their rings (reload.c releases them
+ * once it has); their connected networks, and any runtime route through
+ * them, leave the FIBs (withdraw_routes). */
 static void walk_ports(struct rl_ctx *c)
 {
+    for (size_t p = c->n->nports; p < c->o->nports; p++) {
+        const struct sup_port *op = &c->o->ports[p];
+        c->changes++;
+        fprintf(c->f, "port %s: removed, %s %s%s%s (stops", op->name, op->driver == SUP_DRIVER_TAP ? "tap" : "afxdp",
+                op->ifname, op->netns[0] ? " in netns " : "", op->netns);
+        for (size_t i = 0; i < c->o->nservices; i++)
+            if (c->o->services[i].port == (int)p)
+                fprintf(c->f, " %s", c->o->services[i].name);
+        fprintf(c->f, "; %s; restarts router)\n",
+                op->driver != SUP_DRIVER_TAP ? "its AF_XDP sockets and XDP program go"
+                : op->persist                ? "the TAP stays (persist = yes)"
+                                             : "its device goes");
+        restart_why(c, "router", "port %s removed: the router takes its rings at start", op->name);
+    }
     for (size_t p = c->o->nports; p < c->n->nports; p++) {
         const struct sup_port *np = &c->n->ports[p];
         char a[20];
@@ -705,12 +753,136 @@ static void walk_ports(struct rl_ctx *c)
     }
 }
 
+/* The FIB entries (IPv4 and IPv6) whose next hop is a removed port. */
+struct gone_route {
+    bool v6;
+    uint8_t addr[16];
+    unsigned len;
+    uint16_t port;
+};
+
+struct gone_list {
+    struct gone_route *r;
+    size_t n, cap;
+    size_t from; /* the first removed port */
+};
+
+static int gone_push(struct gone_list *g, bool v6, const void *addr, unsigned len, uint16_t port)
+{
+    if (port < g->from)
+        return 0;
+    if (g->n == g->cap) {
+        size_t cap = g->cap ? 2 * g->cap : 16;
+        struct gone_route *r = realloc(g->r, cap * sizeof(*r));
+        if (!r)
+            return -ENOMEM;
+        g->r = r;
+        g->cap = cap;
+    }
+    struct gone_route *e = &g->r[g->n++];
+    *e = (struct gone_route){.v6 = v6, .len = len, .port = port};
+    memcpy(e->addr, addr, v6 ? 16 : 4);
+    return 0;
+}
+
+static int gone4(void *arg, uint32_t addr, unsigned len, const struct fib_nh *nh)
+{
+    return gone_push(arg, false, &addr, len, nh->port);
+}
+
+static int gone6(void *arg, const uint8_t *addr, unsigned len, const struct fib6_nh *nh)
+{
+    return gone_push(arg, true, addr, len, nh->port);
+}
+
+/* Is @r one of @m's routes (walk_routes' to say)? */
+static bool manifest_route(const struct sup_manifest *m, const struct gone_route *r)
+{
+    for (size_t i = 0; i < m->nroutes; i++) {
+        const struct sup_route *mr = &m->routes[i];
+        if (mr->v6 != r->v6)
+            continue;
+        uint32_t a4;
+        memcpy(&a4, r->addr, 4);
+        if (r->v6 ? mr->prefix6.len == r->len && memcmp(mr->prefix6.addr, r->addr, 16) == 0
+                  : mr->prefix.len == r->len && mr->prefix.addr == a4)
+            return true;
+    }
+    return false;
+}
+
+/*
+ * What is left in the FIBs through a removed port once walk_routes has
+ * taken the manifest's routes out: its connected networks, which go
+ * without a line (the port's does), and runtime routes, each said. The old
+ * router, still running, finds no route there from now on.
+ */
+static void withdraw_routes(struct rl_ctx *c)
+{
+    struct sup *s = c->s;
+    struct gone_list g = {.from = c->n->nports};
+    if (c->n->nports >= c->o->nports)
+        return;
+    /* (No tables at all: a unit test's supervisor.) */
+    if ((s->fib.writer && fib_iterate(&s->fib, gone4, &g) < 0) ||
+        (s->fib6.writer && fib6_iterate(&s->fib6, gone6, &g) < 0)) {
+        c->failed++;
+        fprintf(c->f, "port %s: its routes: out of memory; not withdrawn\n", c->o->ports[g.from].name);
+        free(g.r);
+        return;
+    }
+    for (size_t i = 0; i < g.n; i++) {
+        const struct gone_route *r = &g.r[i];
+        const char *pn = c->o->ports[r->port].name;
+        if (!c->job && manifest_route(c->o, r))
+            continue; /* walk_routes said it; in a reload it is out already */
+        char p[64];
+        uint32_t a4;
+        memcpy(&a4, r->addr, 4);
+        bool connected = false, runtime = false;
+        if (r->v6) {
+            const struct sup_port *op = &c->o->ports[r->port];
+            for (unsigned k = 0; k < op->naddr6 && !connected; k++) {
+                struct sup_prefix6 net = op->addr6[k];
+                sup_mask6(net.addr, net.len);
+                connected = net.len == r->len && memcmp(net.addr, r->addr, 16) == 0;
+            }
+            char a[64];
+            snprintf(p, sizeof(p), "%s/%u", sup_addr6_str(r->addr, a, sizeof(a)), r->len);
+        } else {
+            const struct sup_prefix *pa = &c->o->ports[r->port].address;
+            connected = pa->len == r->len && (pa->addr & (pa->len ? ~0u << (32 - pa->len) : 0)) == a4;
+            runtime = sup_route_runtime(s, a4, r->len);
+            char a[20];
+            snprintf(p, sizeof(p), "%s/%u", sup_ip_str(a4, a, sizeof(a)), r->len);
+        }
+        if (!connected)
+            fprintf(c->f, "route %s: withdrawn with port %s%s\n", p, pn, runtime ? " (a runtime route)" : "");
+        if (!c->job)
+            continue;
+        int ret = r->v6 ? fib6_del(&s->fib6, r->addr, r->len) : fib_del(&s->fib, a4, r->len);
+        if (ret < 0 && ret != -ENOENT) {
+            route_failed(c, p, ret);
+            continue;
+        }
+        if (runtime)
+            sup_route_forget(s, a4, r->len);
+    }
+    if (c->job) {
+        fib_reclaim(&s->fib);
+        fib6_reclaim(&s->fib6);
+    }
+    free(g.r);
+}
+
 void sup_reload_walk(struct rl_ctx *c)
 {
+    size_t both = c->o->nports < c->n->nports ? c->o->nports : c->n->nports;
     walk_ports(c);
     walk_routes(c);
+    withdraw_routes(c);
     walk_neighs(c);
-    for (size_t p = 0; p < c->o->nports; p++)
+    for (size_t p = 0; p < both; p++)
         if (c->n->ports[p].shaper >= 0)
             walk_shaper(c, (int)p);
     walk_services(c);

@@ -747,26 +747,32 @@ int sup_drain_rings(struct sup *s)
     return freed;
 }
 
+void sup_svc_release(struct sup *s, struct sup_svc *v)
+{
+    close_fd(&v->wake_fd);
+    close_fd(&v->cfg_fd);
+    close_fd(&v->dev_fd); /* the last fd of a TAP: the device goes away, unless persistent */
+    sup_standby_dismiss(s, v);
+    close_fd(&v->pidfd);
+    close_fd(&v->notify_fd);
+    if (v->stats)
+        ipc_shm_unmap(v->stats, sizeof(*v->stats));
+    v->stats = NULL;
+    close_fd(&v->stats_fd);
+    shp_mbox_detach(v->mbox);
+    v->mbox = NULL;
+    close_fd(&v->mbox_fd);
+}
+
 void sup_teardown(struct sup *s)
 {
     sup_xsk_release(s);
     for (int i = 0; i < s->nsvcs; i++) {
         struct sup_svc *v = &s->svcs[i];
-        close_fd(&v->wake_fd);
-        close_fd(&v->cfg_fd);
-        if (v->dev_fd >= 0 && v->kind == IPC_SVC_TAP && s->m.ports[v->port].persist)
+        /* (A port that a reload is removing is no longer in s->m.) */
+        if (v->dev_fd >= 0 && v->kind == IPC_SVC_TAP && v->port < (int)s->m.nports && s->m.ports[v->port].persist)
             sup_log("%s: TAP %s kept (persist = yes)", v->name, s->m.ports[v->port].ifname);
-        close_fd(&v->dev_fd); /* the last fd of a TAP: the device goes away, unless persistent */
-        sup_standby_dismiss(s, v);
-        close_fd(&v->pidfd);
-        close_fd(&v->notify_fd);
-        if (v->stats)
-            ipc_shm_unmap(v->stats, sizeof(*v->stats));
-        v->stats = NULL;
-        close_fd(&v->stats_fd);
-        shp_mbox_detach(v->mbox);
-        v->mbox = NULL;
-        close_fd(&v->mbox_fd);
+        sup_svc_release(s, v);
     }
     for (int i = 0; i < s->nrings; i++) {
         ipc_ring_ref_detach(&s->ring_ref[i]); /* by the size it was made with, not its header's */

@@ -303,7 +303,8 @@ static bool shaper_show(struct sup *s, char **argv, int argc, FILE *f)
     }
     for (int i = 0; i < s->nsvcs; i++) {
         struct sup_svc *v = &s->svcs[i];
-        if (v->kind != IPC_SVC_SHAPER || (port >= 0 && v->port != port))
+        /* (A shaper whose port a reload is removing has no port to show.) */
+        if (v->kind != IPC_SVC_SHAPER || (port >= 0 && v->port != port) || v->port >= (int)s->m.nports)
             continue;
         show_port(s, v, json, first, f);
         first = false;

@@ -280,6 +280,10 @@ int sup_svc_add(struct sup *s, const struct sup_service *ms, struct ipc_err *err
 /* Driver service @drv's rings (to and from the router, or its shaper) and
  * its device. */
 int sup_driver_attach(struct sup *s, int drv, struct ipc_err *err);
+/* What service @v has of its own, closed: its eventfd, config, device (the
+ * last fd of a TAP: the device goes, unless persistent), standby, pidfd,
+ * stats region and mailbox. Its rings are the caller's. */
+void sup_svc_release(struct sup *s, struct sup_svc *v);
 /* Port @p's connected networks (IPv4, IPv6) into the FIBs of a running router. */
 int sup_port_connected(struct sup *s, int p, struct ipc_err *err);
 /* Write @v's config blob again from the manifest (a reload changed it): a
@@ -316,6 +320,9 @@ int sup_run(struct sup *s);
 int sup_watch(struct sup *s, struct sup_svc *v);
 int sup_watch_standby(struct sup *s, struct sup_svc *v);
 void sup_unwatch(struct sup *s, struct sup_svc *v);
+/* @v moved to another index of s->svcs (a reload removed a service before
+ * it): its fds in the epoll set get the new index in their keys. */
+void sup_rewatch(struct sup *s, struct sup_svc *v);
 /* The hang-check tick again, from the services' hang_ms (after a reload). */
 void sup_retick(struct sup *s);
 /* Every service's view of us: now, and its orphan_grace_ms (ipc_svc_orphan_check). */

@@ -842,56 +842,81 @@ static int xsk_detach_in_ns(void *arg)
     return ret;
 }
 
+/* One socket: its program detached (no more frames are redirected), the
+ * socket closed, then what the kernel held freed. Returns how many. @p
+ * NULL: a port a reload was removing when the supervisor stopped, no
+ * longer in the manifest: its program stays on the device, for the next
+ * `up` to replace (xsk_detach_stale). */
+static uint32_t xsk_release_one(struct sup *s, struct sup_xsk_port *x, const struct sup_port *p)
+{
+    if (x->counters_fd >= 0)
+        close(x->counters_fd);
+    x->counters_fd = -1;
+    if (p && (x->prog || x->knobs_set)) {
+        struct ipc_err err = {{0}};
+        struct xsk_detach_req d = {.s = s, .x = x, .p = p};
+        int ret = sup_in_netns(p->netns, xsk_detach_in_ns, &d, &err);
+        if (ret < 0)
+            sup_warn("port %s: detaching the XDP program from %s: %s", p->name, p->ifname,
+                     err.msg[0] ? err.msg : strerror(-ret));
+    }
+    /* The socket is the driver's dev_fd: close it there, once. */
+    for (int v = 0; v < s->nsvcs; v++)
+        if (s->svcs[v].dev_fd == x->fd && x->fd >= 0) {
+            close(x->fd);
+            s->svcs[v].dev_fd = -1;
+        }
+    x->fd = -1;
+
+    /* No frame can arrive any more: what the kernel held is free. */
+    uint16_t k = x->kown;
+    ipc_buf batch[256];
+    uint32_t n = 0, total = 0;
+    for (ipc_buf b = 0; b < s->pool.nbufs; b++) {
+        if (ipc_pool_owner(&s->pool, b) != k)
+            continue;
+        struct ipc_meta *m = ipc_pool_meta(&s->pool, b);
+        ipc_st_rlx(&m->owner, IPC_OWNER_SUPERVISOR);
+        m->next = IPC_BUF_NONE;
+        batch[n++] = b;
+        if (n == 256) {
+            total += ipc_pool_free(&s->pool, batch, n);
+            n = 0;
+        }
+    }
+    if (n)
+        total += ipc_pool_free(&s->pool, batch, n);
+    if (total)
+        sup_log("port %s: %u buffers the kernel held returned to the pool", p ? p->name : "(removed)", total);
+    return total;
+}
+
 void sup_xsk_release(struct sup *s)
 {
     if (!s->xsk)
         return;
     for (int i = 0; i < s->xsk->n; i++) {
         struct sup_xsk_port *x = &s->xsk->p[i];
-        const struct sup_port *p = &s->m.ports[x->port];
-        if (x->counters_fd >= 0)
-            close(x->counters_fd);
-        x->counters_fd = -1;
-        if (x->prog || x->knobs_set) {
-            struct ipc_err err = {{0}};
-            struct xsk_detach_req d = {.s = s, .x = x, .p = p};
-            int ret = sup_in_netns(p->netns, xsk_detach_in_ns, &d, &err);
-            if (ret < 0)
-                sup_warn("port %s: detaching the XDP program from %s: %s", p->name, p->ifname,
-                         err.msg[0] ? err.msg : strerror(-ret));
-        }
-        /* The socket is the driver's dev_fd: close it there, once. */
-        for (int v = 0; v < s->nsvcs; v++)
-            if (s->svcs[v].dev_fd == x->fd && x->fd >= 0) {
-                close(x->fd);
-                s->svcs[v].dev_fd = -1;
-            }
-        x->fd = -1;
-
-        /* No frame can arrive any more: what the kernel held is free. */
-        uint16_t k = x->kown;
-        ipc_buf batch[256];
-        uint32_t n = 0, total = 0;
-        for (ipc_buf b = 0; b < s->pool.nbufs; b++) {
-            if (ipc_pool_owner(&s->pool, b) != k)
-                continue;
-            struct ipc_meta *m = ipc_pool_meta(&s->pool, b);
-            ipc_st_rlx(&m->owner, IPC_OWNER_SUPERVISOR);
-            m->next = IPC_BUF_NONE;
-            batch[n++] = b;
-            if (n == 256) {
-                total += ipc_pool_free(&s->pool, batch, n);
-                n = 0;
-            }
-        }
-        if (n)
-            total += ipc_pool_free(&s->pool, batch, n);
-        if (total)
-            sup_log("port %s: %u buffers the kernel held returned to the pool", p->name, total);
+        if (x->port >= 0) /* (not one a reload released) */
+            xsk_release_one(s, x, x->port < (int)s->m.nports ? &s->m.ports[x->port] : NULL);
     }
     s->xsk->n = 0;
     free(s->xsk);
     s->xsk = NULL;
+}
+
+uint32_t sup_xsk_release_port(struct sup *s, int port, const struct sup_port *p)
+{
+    uint32_t total = 0;
+    for (int i = 0; s->xsk && i < s->xsk->n; i++) {
+        struct sup_xsk_port *x = &s->xsk->p[i];
+        if (x->port != port)
+            continue;
+        total += xsk_release_one(s, x, p);
+        /* The entry stays, so that the others keep their kernel owner ids. */
+        x->port = -1;
+    }
+    return total;
 }
 
 static const char *const xdp_ctr_names[SUP_XDP_NCTR] = {"redirected", "passed_host", "passed_other", "too_short"};

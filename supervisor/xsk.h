@@ -36,6 +36,13 @@ int sup_xsk_adopt(struct sup *s, int port, int queue, int drv, int fd_dev, int *
  */
 void sup_xsk_release(struct sup *s);
 
+/**
+ * A reload removed port @port (@p: its section, from the manifest before),
+ * and its drivers have stopped: as sup_xsk_release for that port's sockets
+ * alone. Returns how many buffers the kernel held.
+ */
+uint32_t sup_xsk_release_port(struct sup *s, int port, const struct sup_port *p);
+
 /* The steering program's counters (drivers/afxdp/steer.bpf.c), by index. */
 #define SUP_XDP_NCTR 4
 const char *sup_xsk_counter_name(int i);

@@ -181,6 +181,9 @@ static int rt_setup(struct rt_proc *r, struct ipc_err *err)
     ret = rt_neigh_attach_router(&r->neigh, tc->neigh_fd, &r->ctr, err);
     if (ret < 0)
         return ret;
+    /* A port a reload removed: its neighbours go with it, before a port
+     * added later could take its index. The tables' one writer is here. */
+    rt_neigh_forget_ports(&r->neigh, cfg->nports);
     if (tc->fib6_fd >= 0) {
         /* The same slot 0 in the same readers' region as the IPv4 FIB. */
         ret = fib6_attach(&r->fib6, tc->fib6_fd, tc->fib_readers_fd, 0, err);
@@ -189,6 +192,7 @@ static int rt_setup(struct rt_proc *r, struct ipc_err *err)
         ret = rt_nd_attach_router(&r->neigh6, tc->neigh6_fd, &r->ctr, err);
         if (ret < 0)
             return ret;
+        rt_nd_forget_ports(&r->neigh6, cfg->nports);
         r->v6 = true;
     }
     /* A command a predecessor left unanswered is the first loop's to apply. */

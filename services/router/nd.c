@@ -36,6 +36,17 @@ int rt_nd_attach_router(struct neigh6_table *nt, int fd, struct rt_counters *ctr
     return 0;
 }
 
+int rt_nd_forget_ports(struct neigh6_table *nt, unsigned nports)
+{
+    int n = 0;
+    for (uint32_t i = 0; i <= nt->mask; i++)
+        while (nt->e[i].used && nt->e[i].port >= nports) {
+            neigh6_remove(nt, &nt->e[i]); /* what follows may move into i: look again */
+            n++;
+        }
+    return n;
+}
+
 void rt_nd_free_pending(struct rt_ctx *ctx)
 {
     struct neigh6_table *nt = ctx->neigh6;

@@ -37,6 +37,17 @@ int rt_neigh_attach_router(struct neigh_table *nt, int fd, struct rt_counters *c
     return 0;
 }
 
+int rt_neigh_forget_ports(struct neigh_table *nt, unsigned nports)
+{
+    int n = 0;
+    for (uint32_t i = 0; i <= nt->mask; i++)
+        while (nt->e[i].ip && nt->e[i].port >= nports) {
+            neigh_remove(nt, &nt->e[i]); /* what follows may move into i: look again */
+            n++;
+        }
+    return n;
+}
+
 void rt_neigh_free_pending(struct rt_ctx *ctx)
 {
     struct neigh_table *nt = ctx->neigh;

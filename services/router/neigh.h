@@ -19,6 +19,9 @@
  * them in @ctr. Returns 0 or -errno.
  */
 int rt_neigh_attach_router(struct neigh_table *nt, int fd, struct rt_counters *ctr, struct ipc_err *err);
+/** Router start, after attach: remove every entry (static too) of a port
+ * from @nports on, which a reload removed; returns how many. */
+int rt_neigh_forget_ports(struct neigh_table *nt, unsigned nports);
 
 /**
  * Clean stop: free every packet still waiting in a pending queue (counted as

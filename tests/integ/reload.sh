@@ -21,8 +21,9 @@
 #     nothing changed (pids, routes);
 #   - a port d added (check --diff, then reload): driver-d starts, the
 #     router restarts through its warm standby (it takes rings only at
-#     start), every other service keeps its pid, A pings D through it; port d
-#     removed again: refused by name, nothing changed;
+#     start), every other service keeps its pid, A pings D through it; port
+#     d's mtu changed: refused by name, nothing changed (ports removed:
+#     reload_port.sh);
 #   - SIGHUP reloads (a route removed) and the supervisor keeps running;
 #   - the flow lost not one datagram (across the router's restart too),
 #     nothing restarted but shaper-b and the router (once), no
@@ -43,7 +44,7 @@ RR_GW_A=10.61.$n.1 RR_HOST_A=10.61.$n.2
 RR_GW_B=10.62.$n.1 RR_HOST_B=10.62.$n.2
 GW_C=10.63.$n.1 HOST_C=10.63.$n.2
 GW_D=10.64.$n.1 HOST_D=10.64.$n.2
-PORT_D=0
+PORT_D=0 MTU_D=
 HANG_B=3000
 R65=10.65.$n.0/24 R66=10.66.$n.0/24 R70=10.70.$n.0/24 R71=10.71.$n.0/24 R72=10.72.$n.0/24
 NB9=10.62.$n.9 NB10=10.62.$n.10
@@ -57,7 +58,8 @@ manifest() {
         printf '[port a]\ndriver = tap\nifname = %s\nnetns = %s\naddress = %s/24\n\n' "$RR_IF_A" "$RR_NS_A" "$RR_GW_A"
         printf '[port b]\ndriver = tap\nifname = %s\nnetns = %s\naddress = %s/24\n\n' "$RR_IF_B" "$RR_NS_B" "$RR_GW_B"
         printf '[port c]\ndriver = tap\nifname = %s\nnetns = %s\naddress = %s/24\naddress6 = 2001:db8:63::1/64\n\n' "$IF_C" "$NS_C" "$GW_C"
-        [ "$PORT_D" = 0 ] || printf '[port d]\ndriver = tap\nifname = %s\nnetns = %s\naddress = %s/24\n\n' "$IF_D" "$NS_D" "$GW_D"
+        [ "$PORT_D" = 0 ] || printf '[port d]\ndriver = tap\nifname = %s\nnetns = %s\naddress = %s/24\n%s\n' "$IF_D" "$NS_D" "$GW_D" "${MTU_D:+mtu = $MTU_D
+}"
         printf '[shaper b]\nrate = %s\n\n%b\n' "${4:-100mbit}" "$3"
         printf '%b\n%b\n' "$1" "$2"
         local s
@@ -257,20 +259,19 @@ c stats d
 rr_ok "port d added live: driver-d up (pid ${RR_PIDS[driver-d]}), router restarted (pid ${RR_PIDS[router]}), A pings D; the other drivers and shaper-b kept their pids"
 P1=$(pids)
 
-# ---- a port removed: refused, nothing changed ----
-PORT_D=0
-RR_SERVICES=(router driver-a driver-b driver-c shaper-b)
-manifest "$ROUTES2" "$NEIGHS2" "$CLASSES4" 200mbit "" 'restart_limit = 7\n'
+# ---- a port changed: refused, nothing changed (removing one: reload_port.sh) ----
+MTU_D=9000
+manifest "$ROUTES2" "$NEIGHS2" "$CLASSES4" 200mbit "[route $R72]\nvia = $HOST_D\n" 'restart_limit = 7\n'
 c reload
-[ "$rc" = 100 ] && [ "$err" = "ringrouter: reload: needs \`ringrouter up\` again: ports changed (removed d); nothing changed" ] ||
-    rr_fail "reload with port d removed: exit $rc: $err"
+[ "$rc" = 100 ] && [ "$err" = "ringrouter: reload: needs \`ringrouter up\` again: ports changed (port d: mtu changed (or remove the port, with every port after it, in one reload and add it back in the next)); nothing changed" ] ||
+    rr_fail "reload with port d's mtu changed: exit $rc: $err"
 refused=$err
 c check --diff
-[ "$rc" = 100 ] && [[ "$err" == *"needs \`ringrouter up\` again: ports changed (removed d)"* ]] || rr_fail "check --diff with port d removed: exit $rc: $err"
-RR_SERVICES=(router driver-a driver-b driver-c driver-d shaper-b)
+[ "$rc" = 100 ] && [[ "$err" == *"needs \`ringrouter up\` again: ports changed (port d: mtu changed"* ]] || rr_fail "check --diff with port d's mtu changed: exit $rc: $err"
+MTU_D=
 [ "$(pids)" = "$P1" ] || rr_fail "a refused reload changed a pid: $P1 -> $(pids)"
 route_is "$R72" "$HOST_D d manifest"
-rr_ok "a port removed: $refused"
+rr_ok "a port changed: $refused"
 
 # ---- SIGHUP reloads ----
 PORT_D=1

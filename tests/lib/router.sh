@@ -301,14 +301,9 @@ rr_drained() {
 # (timing-bound); then every garbage fault refused and counted on the
 # RINGS. Sets CAMPAIGN_TOTAL.
 rr_campaign_check() { # rr_campaign_check SERVICES_CSV MIN RING...
-    local svcs=$1 min=$2 p rep total k s p99 h m fb
+    local svcs=$1 min=$2 rep total k s p99 h m fb
     shift 2
-    for p in "$RR_FF_SEND" "$RR_FF_RECV"; do
-        kill -TERM "$p" 2>/dev/null
-        rr_wait 5 eval "! rr_alive $p" || rr_fail "pid $p (a flow tool) did not stop"
-        wait "$p" || rr_fail "a flow tool exited with status $?"
-        [ "$p" != "$RR_FF_SEND" ] || rr_wait 5 rr_drained || rr_fail "ringrouter still held packets 5 s after the sender stopped"
-    done
+    rr_ff_stop
     rr_ok "stream: $(cat "$RR_T/send.err"); $(cat "$RR_T/recv.err")"
     rep=$("$RR_PY" "$RR_ROOT/tests/lib/faultcamp.py" report "$RR_T/faults.tsv" \
         --flow ab "$RR_T/ab.send" "$RR_T/ab.bits" "$svcs" --table) || rr_fail "report: $rep"
@@ -358,6 +353,39 @@ rr_ff_start() { # rr_ff_start NS_SRC NS_DST DST PPS
     ip netns exec "$1" "$RR_T/bin/faultflow" send "$3" 9000 "$4" "$RR_T/ab.send" 2>"$RR_T/send.err" &
     RR_FF_SEND=$!
     RR_EXTRA_PIDS+=("$RR_FF_SEND")
+}
+
+# The stream of rr_ff_start stopped: the sender, then, once nothing is in
+# flight inside ringrouter, the sink.
+rr_ff_stop() {
+    local p
+    for p in "$RR_FF_SEND" "$RR_FF_RECV"; do
+        kill -TERM "$p" 2>/dev/null
+        rr_wait 5 eval "! rr_alive $p" || rr_fail "pid $p (a flow tool) did not stop"
+        wait "$p" || rr_fail "a flow tool exited with status $?"
+        [ "$p" != "$RR_FF_SEND" ] || rr_wait 5 rr_drained || rr_fail "ringrouter still held packets 5 s after the sender stopped"
+    done
+}
+
+# rr_ff_counts: rr_ff_stop, then what the stream did: RR_FF_SENT, RR_FF_GOT,
+# RR_FF_TOP (the highest number received), RR_FF_DUP, RR_FF_REORD, and
+# RR_FF_WHOLE (all arrived, once and in order) or not.
+rr_ff_counts() {
+    rr_ff_stop
+    read -r _ RR_FF_SENT _ _ <"$RR_T/send.err"
+    read -r _ RR_FF_GOT _ RR_FF_TOP _ RR_FF_DUP <"$RR_T/recv.err"
+    RR_FF_REORD=$(sed -n 's/^reordered //p' "$RR_T/recv.err")
+    RR_FF_WHOLE=
+    [ "$RR_FF_GOT" = "$RR_FF_SENT" ] && [ "$RR_FF_DUP" = 0 ] && [ "$RR_FF_TOP" = $((RR_FF_SENT - 1)) ] &&
+        [ "$RR_FF_REORD" = 0 ] && RR_FF_WHOLE=1
+    RR_FF_SAID="sent $RR_FF_SENT, received $RR_FF_GOT (highest $RR_FF_TOP), $RR_FF_DUP duplicates, $RR_FF_REORD reordered"
+}
+
+# rr_ff_whole WHAT: rr_ff_counts, and every datagram sent must have arrived,
+# once and in order ("the stream WHAT: ..." otherwise).
+rr_ff_whole() {
+    rr_ff_counts
+    [ -n "$RR_FF_WHOLE" ] || rr_fail "the stream $1: $RR_FF_SAID"
 }
 
 # After rr_start, IPv6 on the hosts' side of rr_topology's TAPs: no DAD, no
@@ -439,6 +467,23 @@ rr_topology() { # rr_topology [EXTRA MANIFEST TEXT]
         [ $# -gt 0 ] && printf '\n%s\n' "$1"
     } >"$RR_T/m.ini"
     "$RR" check -c "$RR_T/m.ini" >/dev/null || rr_fail "the manifest does not check: $(cat "$RR_T/m.ini")"
+}
+
+# rr_c ARGS...: one ringrouter command against this supervisor ($RR_SOCK);
+# sets $out, $err and $rc.
+rr_c() {
+    "$RR" "$@" -S "$RR_SOCK" >"$RR_T/out" 2>"$RR_T/err"
+    rc=$?
+    out=$(cat "$RR_T/out")
+    err=$(cat "$RR_T/err")
+}
+
+# rr_said WHAT WANT: the last rr_c exited 0 and printed exactly WANT.
+rr_said() {
+    [ "$rc" = 0 ] && [ "$out" = "$2" ] || rr_fail "$1: exit $rc: $err; said:
+$out
+expected:
+$2"
 }
 
 # One status query: fills RR_STATE, RR_PIDS, RR_RESTARTS. 1 if no answer.

@@ -140,11 +140,15 @@ static void diff(const char *old, const char *new, const char *want)
 static void test_reload_refusals(void **state)
 {
     (void)state;
-    refused(PORTS, "[port a]\ndriver = tap\nifname = rr-a\naddress = 10.1.0.1/24\n",
-            "ports changed (removed b)");
+    refused(PORTS, "[port b]\ndriver = tap\nifname = rr-b\naddress = 10.2.0.1/24\n",
+            "ports changed (removed a, but b after it stays: a port is removed live only with every port after it)");
+    refused(PORTS, "[port a]\ndriver = tap\nifname = rr-a\naddress = 10.1.0.1/24\n"
+                   "[port c]\ndriver = tap\nifname = rr-c\naddress = 10.3.0.1/24\n",
+            "ports changed (removed b and added c in one reload: remove in one reload, add in the next)");
     refused(PORTS, "[port a]\ndriver = tap\nifname = rr-a\naddress = 10.1.0.1/24\nmtu = 9000\n"
                    "[port b]\ndriver = tap\nifname = rr-b\naddress = 10.2.0.1/24\n",
-            "ports changed (port a: mtu)");
+            "ports changed (port a: mtu changed (or remove the port, with every port after it, in one reload and "
+            "add it back in the next))");
     refused(PORTS, "[port a]\ndriver = tap\nifname = rr-a\naddress = 10.1.0.1/24\n"
                    "[port c]\ndriver = tap\nifname = rr-c\naddress = 10.3.0.1/24\n"
                    "[port b]\ndriver = tap\nifname = rr-b\naddress = 10.2.0.1/24\n",
@@ -157,6 +161,10 @@ static void test_reload_refusals(void **state)
     refused(PORTS, PORTS "[port c]\ndriver = tap\nifname = rr-c\naddress = 10.3.0.1/24\n", NULL);
     refused(PORTS, PORTS "[route 10.9.0.0/16]\nvia = 10.2.0.2\n[neigh 10.1.0.9]\nmac = 02:00:00:00:00:09\n", NULL);
     refused(PORTS, PORTS "[neigh fe80::9]\nmac = 02:00:00:00:00:09\nport = a\n", NULL);
+    /* The last ports removed (AF_XDP too), their IPv6 neighbours with them. */
+    refused(PORTS "[port c]\ndriver = afxdp\nifname = eth9\naddress = 10.3.0.1/24\n", PORTS, NULL);
+    refused(PORTS "[neigh fe80::9]\nmac = 02:00:00:00:00:09\nport = b\n",
+            "[port a]\ndriver = tap\nifname = rr-a\naddress = 10.1.0.1/24\n", NULL);
 }
 
 static void test_reload_diff_lines(void **state)
@@ -209,6 +217,15 @@ static void test_reload_diff_restarts(void **state)
     diff(PORTS, PORTS "[port c]\ndriver = tap\nifname = rr-c\nnetns = nc\naddress = 10.3.0.1/24\npersist = yes\n",
          "port c: added, tap rr-c in netns nc, address 10.3.0.1/24 (starts driver-c; restarts router)\n"
          "restart router: port c added: the router takes its rings at start\n");
+    /* A port removed: its routes and neighbours go with it. */
+    diff(PORTS "[port c]\ndriver = tap\nifname = rr-c\nnetns = nc\naddress = 10.3.0.1/24\npersist = yes\n"
+               "[route 10.9.0.0/16]\nvia = 10.3.0.2\n[neigh 10.3.0.9]\nmac = 02:00:00:00:00:09\n"
+               "[route 10.8.0.0/16]\nvia = 10.2.0.2\n",
+         PORTS "[route 10.8.0.0/16]\nvia = 10.2.0.2\n",
+         "port c: removed, tap rr-c in netns nc (stops driver-c; the TAP stays (persist = yes); restarts router)\n"
+         "route 10.9.0.0/16: removed\n"
+         "neigh 10.3.0.9: removed with port c\n"
+         "restart router: port c removed: the router takes its rings at start\n");
     diff(PORTS, "[port a]\ndriver = tap\nifname = rr-a\naddress = 10.1.0.1/24\npersist = yes\n"
                 "[port b]\ndriver = tap\nifname = rr-b\naddress = 10.2.0.1/24\n",
          "port a: persist no -> yes\n");

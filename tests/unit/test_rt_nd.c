@@ -428,6 +428,25 @@ static void test_rt_nd_nud(void **state)
     t_no_leak(t);
 }
 
+/* A router started without the ports a reload removed forgets their
+ * entries, static ones too, and keeps every other. */
+static void test_rt_nd_forget_ports(void **state)
+{
+    struct t_rt6 *s = *state;
+    uint8_t ip[16], mac[6] = {0x02, 0xee, 0, 0, 0, 0};
+    unsigned n = (s->neigh6.mask + 1) / 2;
+    for (unsigned i = 0; i < n; i++) {
+        t6_addr(ip, false, 0, (uint16_t)(i + 1));
+        assert_int_equal(neigh6_add_static(&s->neigh6, ip, mac, (uint16_t)(i % 4)), 0);
+    }
+    assert_int_equal(rt_nd_forget_ports(&s->neigh6, 2), (int)(n / 2));
+    for (unsigned i = 0; i < n; i++) {
+        t6_addr(ip, false, 0, (uint16_t)(i + 1));
+        assert_int_equal(neigh6_find(&s->neigh6, ip) != NULL, i % 4 < 2);
+    }
+    assert_int_equal(rt_nd_forget_ports(&s->neigh6, 2), 0);
+}
+
 /* Nobody answers: the solicitation is repeated max_retries times in all,
  * then each held packet draws Address Unreachable (1/3). */
 static void test_rt_nd_failed(void **state)
@@ -563,6 +582,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_rt_nd_commands, t6_setup, t6_teardown),
         cmocka_unit_test_setup_teardown(test_rt_nd_nud, t6_setup, t6_teardown),
         cmocka_unit_test_setup_teardown(test_rt_nd_failed, t6_setup, t6_teardown),
+        cmocka_unit_test_setup_teardown(test_rt_nd_forget_ports, t6_setup, t6_teardown),
         cmocka_unit_test_setup_teardown(test_rt_nd_pending_bound, t6_setup, t6_teardown),
         cmocka_unit_test_setup_teardown(test_rt_nd_dad, t6_setup, t6_teardown),
     };

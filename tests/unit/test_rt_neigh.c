@@ -6,7 +6,8 @@
  * entries untouched), malformed ARP, the bounded pending queue, retries
  * ending in ICMP host unreachable, ageing and unicast re-validation on a
  * virtual clock, `neigh show` reads, and a router restart: the table
- * survives, the queued buffers are reclaimed and forgotten. No buffer leaks.
+ * survives, the queued buffers are reclaimed and forgotten, the entries of
+ * ports a reload removed go. No buffer leaks.
  */
 #include "test_rt_common.h"
 
@@ -356,6 +357,23 @@ static void test_rt_neigh_restart(void **state)
     close(rfd);
 }
 
+/* A router started without the ports a reload removed forgets their
+ * entries, static ones too, and keeps every other, however they collide
+ * in the table (the removal shifts entries back). */
+static void test_rt_neigh_forget_ports(void **state)
+{
+    struct t_rt *t = *state;
+    uint8_t mac[6] = {0x02, 0xee, 0, 0, 0, 0};
+    unsigned n = (t->neigh.mask + 1) / 2;
+    for (unsigned i = 0; i < n; i++)
+        assert_int_equal(neigh_add_static(&t->neigh, T_IP(10, 1, 1, i + 1), mac, (uint16_t)(i % 4)), 0);
+    assert_int_equal(rt_neigh_forget_ports(&t->neigh, 2), (int)(n / 2));
+    for (unsigned i = 0; i < n; i++)
+        assert_int_equal(neigh_find(&t->neigh, T_IP(10, 1, 1, i + 1)) != NULL, i % 4 < 2);
+    assert_int_equal(t->neigh.sh->count, n - n / 2);
+    assert_int_equal(rt_neigh_forget_ports(&t->neigh, 2), 0);
+}
+
 /* One supervisor command through the table's mailbox; returns its result. */
 static uint64_t t_cmd(struct t_rt *t, enum neigh_op op, uint32_t ip, uint16_t port, const uint8_t *mac, uint64_t now)
 {
@@ -629,6 +647,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_rt_neigh_ageing, t_rt_setup, t_rt_teardown),
         cmocka_unit_test_setup_teardown(test_rt_neigh_many_and_delete, t_rt_setup, t_rt_teardown),
         cmocka_unit_test_setup_teardown(test_rt_neigh_restart, t_rt_setup, t_rt_teardown),
+        cmocka_unit_test_setup_teardown(test_rt_neigh_forget_ports, t_rt_setup, t_rt_teardown),
         cmocka_unit_test_setup_teardown(test_rt_neigh_free_pending_at_stop, t_rt_setup, t_rt_teardown),
         cmocka_unit_test_setup_teardown(test_rt_neigh_scan_bounded, t_rt_setup, t_rt_teardown),
         cmocka_unit_test_setup_teardown(test_rt_neigh_full_evicts_incomplete_first, t_rt_setup, t_rt_teardown),
