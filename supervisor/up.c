@@ -48,7 +48,10 @@ int sup_cmd_up(const char *file)
         snprintf(s->manifest_path, sizeof(s->manifest_path), "%s", file);
     struct ipc_err err;
     if ((ret = sup_ctl_probe(s, &err)) < 0) {
-        fprintf(stderr, "ringrouter: %s\n", err.msg);
+        if (ret == -EADDRINUSE)
+            sup_err("%s", err.msg);
+        else
+            sup_err("setup: %s", err.msg);
         sup_manifest_free(&s->m);
         return ret == -EADDRINUSE ? SUP_EXIT_SYSTEM : SUP_EXIT_USAGE;
     }
