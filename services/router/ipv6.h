@@ -138,6 +138,26 @@ static inline int rt_ip6_port_addr(const struct rt_port *p, const uint8_t *a)
 }
 
 /**
+ * Is @a on port @p's link: link-local, or inside one of its prefixes? The
+ * neighbour table is one for all ports, keyed by address: a solicitation
+ * that names as its source a host of another port's network must not move
+ * that host's entry here (ND spoofing across links).
+ */
+static inline bool rt_ip6_on_link(const struct rt_port *p, const uint8_t *a)
+{
+    if (rt_ip6_is_ll(a))
+        return true;
+    for (unsigned k = 0; k < p->n6; k++) {
+        unsigned plen = p->a6[k].plen, full = plen / 8, rest = plen % 8;
+        if (plen > 128 || memcmp(p->a6[k].a, a, full) != 0)
+            continue;
+        if (!rest || ((p->a6[k].a[full] ^ a[full]) & (uint8_t)(0xff << (8 - rest))) == 0)
+            return true;
+    }
+    return false;
+}
+
+/**
  * Is @a, arriving on port @in, one of the router's addresses? A link-local
  * one only on its own port (its scope); a global one on any port.
  */

@@ -441,7 +441,9 @@ static void rt_nd_advert(struct rt_ctx *ctx, const uint8_t *target, uint8_t flag
                          uint64_t now, struct rt_burst *tx)
 {
     struct neigh6_entry *e = neigh6_find(ctx->neigh6, target);
-    if (!e || e->state == NEIGH6_STATIC || (e->port != port && e->state != NEIGH6_INCOMPLETE)) {
+    /* An incomplete entry was solicited on its port: an answer from another
+     * link is not the one it waits for. */
+    if (!e || e->state == NEIGH6_STATIC || e->port != port) {
         rt_count(ctx, RT_CTR_ND_IGNORED); /* unsolicited news of a stranger: nothing to learn */
         return;
     }
@@ -546,7 +548,9 @@ void rt_nd_input(struct rt_ctx *ctx, ipc_buf b, uint32_t off, uint64_t now, stru
     uint8_t smac[6], sip[16];
     memcpy(smac, lla ? lla : f + PKT_ETH_SRC, PKT_ETH_ALEN);
     memcpy(sip, src, 16);
-    if (lla)
+    if (lla && !rt_ip6_on_link(pt, sip))
+        rt_count(ctx, RT_CTR_ND_IGNORED); /* a source of another link: answered, not learnt */
+    else if (lla)
         rt_nd_learn(ctx, sip, lla, port, now, tx);
     if (pkt_mac_is_group(smac)) {
         rt_drop(ctx, b, RT_CTR_ND_BAD);

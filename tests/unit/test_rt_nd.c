@@ -145,6 +145,49 @@ static void test_rt_nd_answer(void **state)
     t_no_leak(t);
 }
 
+/* The neighbour table is keyed by address alone: a solicitation on port a
+ * that names a host of port b's network as its source is answered, but
+ * must not move that host's entry to port a (the ND spoofing a garbage
+ * frame did in router_garbage6.sh, seed 14576). */
+static void test_rt_nd_other_link_source(void **state)
+{
+    struct t_rt6 *s = *state;
+    struct t_rt *t = s->t;
+    uint8_t host_b[16], snma0[16], snma1[16];
+    static const uint8_t spoof[6] = {0x02, 0, 0, 0, 0, 9};
+    t6_addr(host_b, false, 1, 9);
+    const uint8_t *global0 = t->ctx.port[0].a6[0].a, *global1 = t->ctx.port[1].a6[0].a;
+    rt_ip6_snma(global0, snma0);
+    rt_ip6_snma(global1, snma1);
+
+    /* B learnt on its own port. */
+    ipc_buf b = t_ns(t, 1, host_b, snma1, global1, t_host_mac, 255);
+    t6_input(t, b, 1000);
+    t_tx_free(t);
+    struct neigh6_entry *e = neigh6_find(&s->neigh6, host_b);
+    assert_non_null(e);
+    assert_int_equal(e->port, 1);
+    /* B's address from port 0, another MAC: answered, not learnt. */
+    uint64_t ign = t->ctr.c[RT_CTR_ND_IGNORED];
+    b = t_ns(t, 0, host_b, snma0, global0, spoof, 255);
+    t6_input(t, b, 2000);
+    assert_int_equal(t->tx.n, 1);
+    t_tx_free(t);
+    e = neigh6_find(&s->neigh6, host_b);
+    assert_non_null(e);
+    assert_int_equal(e->port, 1);
+    assert_memory_equal(e->mac, t_host_mac, 6);
+    assert_int_equal(t->ctr.c[RT_CTR_ND_IGNORED], ign + 1);
+    /* ... nor an advertisement for it from port 0. */
+    b = t_na(t, 0, host_b, global0, spoof, RT_ND_NA_S | RT_ND_NA_O);
+    t6_input(t, b, 3000);
+    t_tx_free(t);
+    e = neigh6_find(&s->neigh6, host_b);
+    assert_int_equal(e->port, 1);
+    assert_memory_equal(e->mac, t_host_mac, 6);
+    t_no_leak(t);
+}
+
 static void test_rt_nd_not_answered(void **state)
 {
     struct t_rt6 *s = *state;
@@ -577,6 +620,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_rt_nd_answer, t6_setup, t6_teardown),
+        cmocka_unit_test_setup_teardown(test_rt_nd_other_link_source, t6_setup, t6_teardown),
         cmocka_unit_test_setup_teardown(test_rt_nd_not_answered, t6_setup, t6_teardown),
         cmocka_unit_test_setup_teardown(test_rt_nd_resolve, t6_setup, t6_teardown),
         cmocka_unit_test_setup_teardown(test_rt_nd_commands, t6_setup, t6_teardown),
