@@ -46,7 +46,8 @@ its report (tests/integ/fault_campaign.sh, bench/faults).
       window ends earlier for datagrams still in flight when the next fault
       struck their own path (the next datagram after their hole arrived
       only after that injection): the next fault destroyed them, and they
-      are its loss. With SAMPLES (`sample`), every window where a flow lost
+      are its loss (not if that fault is of a shared kind, exhaust, whose
+      losses never count). With SAMPLES (`sample`), every window where a flow lost
       datagrams names the drop counters that rose in it, and `dropped_by`
       lines total each counter over the run. Prints the table (one row per
       kind x service) with --table, and the `faults_*` lines.
@@ -593,7 +594,10 @@ def report(a):
                 s1 = max(s1, s0)
                 carry = None
             nxt = rows[k + 1] if k + 1 < len(rows) else None
-            hit = fl.in_flight_at(s0, s1, t_next) if nxt and nxt["svc"] in fl.svcs and nxt["kind"] != "none" else None
+            # Not into a shared kind's window: what exhaust costs the other
+            # flow is no isolation break, so nothing may move there.
+            struck = nxt and nxt["svc"] in fl.svcs and nxt["kind"] != "none" and nxt["kind"] not in SHARED
+            hit = fl.in_flight_at(s0, s1, t_next) if struck else None
             if hit is not None:
                 s1, carry = hit, hit
             elif nxt and fl.lost(max(s0, s1 - run), s1):
