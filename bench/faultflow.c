@@ -18,10 +18,16 @@
  *       sendmmsg after sendmmsg with no pause, as a TSO train or a
  *       microburst arrives at a router. Train k carries LEN*k .. LEN*k+LEN-1.
  *       At the end: "sent N errors E" on stderr, exit 0.
- *   faultflow recv ADDR PORT BITMAP
+ *   faultflow recv ADDR PORT BITMAP [GAPLOG]
  *       recvmmsg; bit SEQ of BITMAP is set when SEQ arrived. SIGTERM: what
  *       the socket holds is read, then the bitmap is written, "received N max_seq M dup D" then "reordered R"
- *       (datagrams that arrived after a higher number) on stderr, exit 0.
+ *       (datagrams that arrived after a higher number) and "socket_drops S"
+ *       (what the sink's own socket dropped, its receive buffer full) on
+ *       stderr, exit 0. GAPLOG gets a line "FIRST COUNT T_BEFORE T_AFTER"
+ *       for every jump in the numbers: the kernel's receive times of the
+ *       datagram before the hole and of the one after it, which bound when
+ *       the missing ones were lost (bench/faults charges a loss to the
+ *       fault under way then).
  *
  * Times are CLOCK_REALTIME in microseconds, bash's EPOCHREALTIME clock.
  */
@@ -34,6 +40,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/sock_diag.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -183,7 +190,19 @@ static int do_train(const char *dst, int port, long len, long every_ms, long tra
     return 0;
 }
 
-static int do_recv(const char *addr, int port, const char *path)
+/* The kernel's receive time of a datagram (SO_TIMESTAMPNS), in us; 0 if none. */
+static uint64_t rx_time_us(struct msghdr *h)
+{
+    for (struct cmsghdr *c = CMSG_FIRSTHDR(h); c; c = CMSG_NXTHDR(h, c))
+        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_TIMESTAMPNS) {
+            struct timespec ts;
+            memcpy(&ts, CMSG_DATA(c), sizeof(ts));
+            return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+        }
+    return 0;
+}
+
+static int do_recv(const char *addr, int port, const char *path, const char *gappath)
 {
     int fd = socket(AF_INET, SOCK_DGRAM, 0);
     struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
@@ -195,21 +214,32 @@ static int do_recv(const char *addr, int port, const char *path)
     }
     setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof(rcvbuf));
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    int on = 1;
+    FILE *gaps = gappath ? fopen(gappath, "w") : NULL;
+    if (gappath && (!gaps || setsockopt(fd, SOL_SOCKET, SO_TIMESTAMPNS, &on, sizeof(on)) < 0)) {
+        perror("faultflow recv: the gap log");
+        return 1;
+    }
     size_t cap = 1 << 20; /* bytes of bitmap: 8M sequence numbers, grown as needed */
     uint8_t *bm = calloc(cap, 1);
     static uint8_t buf[BATCH][PAYLOAD + 64];
     struct mmsghdr msg[BATCH];
     struct iovec iov[BATCH];
+    static uint8_t ctl[BATCH][CMSG_SPACE(sizeof(struct timespec))] __attribute__((aligned(8)));
     for (int i = 0; i < BATCH; i++) {
         iov[i] = (struct iovec){.iov_base = buf[i], .iov_len = sizeof(buf[i])};
         msg[i] = (struct mmsghdr){.msg_hdr = {.msg_iov = &iov[i], .msg_iovlen = 1}};
     }
-    uint64_t got = 0, dup = 0, top = 0, reordered = 0;
+    uint64_t got = 0, dup = 0, top = 0, reordered = 0, top_at = 0;
     /* After SIGTERM, what the socket already holds is read too (without
      * waiting): a datagram that arrived before the stop counts. */
     for (bool draining = false; bm;) {
         if (stop)
             draining = true;
+        for (int i = 0; gaps && i < BATCH; i++) {
+            msg[i].msg_hdr.msg_control = ctl[i];
+            msg[i].msg_hdr.msg_controllen = sizeof(ctl[i]);
+        }
         int n = recvmmsg(fd, msg, BATCH, draining ? MSG_DONTWAIT : MSG_WAITFORONE, NULL);
         if (draining && n <= 0)
             break;
@@ -235,9 +265,15 @@ static int do_recv(const char *addr, int port, const char *path)
             else if (got && s < top)
                 reordered++; /* a later number came first */
             bm[s / 8] |= (uint8_t)(1u << (s % 8));
+            uint64_t at = gaps ? rx_time_us(&msg[i].msg_hdr) : 0;
+            if (gaps && s > top + 1 && got)
+                fprintf(gaps, "%llu %llu %llu %llu\n", (unsigned long long)(top + 1), (unsigned long long)(s - top - 1),
+                        (unsigned long long)top_at, (unsigned long long)at);
             got++;
-            if (s > top)
+            if (s > top || got == 1) {
                 top = s;
+                top_at = at;
+            }
         }
     }
     FILE *out = fopen(path, "w");
@@ -246,10 +282,19 @@ static int do_recv(const char *addr, int port, const char *path)
         return 1;
     }
     fclose(out);
+    if (gaps)
+        fclose(gaps);
+    /* What this socket itself dropped (its receive buffer full): the sink's
+     * loss, not the path's. */
+    uint32_t mem[SK_MEMINFO_VARS] = {0};
+    socklen_t ml = sizeof(mem);
+    if (getsockopt(fd, SOL_SOCKET, SO_MEMINFO, mem, &ml) < 0)
+        mem[SK_MEMINFO_DROPS] = UINT32_MAX;
     fprintf(stderr, "received %llu max_seq %llu dup %llu\n", (unsigned long long)got, (unsigned long long)top,
             (unsigned long long)dup);
     /* Its own line: readers of the first keep their fields. */
     fprintf(stderr, "reordered %llu\n", (unsigned long long)reordered);
+    fprintf(stderr, "socket_drops %lld\n", mem[SK_MEMINFO_DROPS] == UINT32_MAX ? -1LL : (long long)mem[SK_MEMINFO_DROPS]);
     return 0;
 }
 
@@ -262,9 +307,9 @@ int main(int argc, char **argv)
         return do_send(argv[2], atoi(argv[3]), atof(argv[4]), argv[5]);
     if (argc == 7 && strcmp(argv[1], "train") == 0)
         return do_train(argv[2], atoi(argv[3]), atol(argv[4]), atol(argv[5]), atol(argv[6]));
-    if (argc == 5 && strcmp(argv[1], "recv") == 0)
-        return do_recv(argv[2], atoi(argv[3]), argv[4]);
+    if ((argc == 5 || argc == 6) && strcmp(argv[1], "recv") == 0)
+        return do_recv(argv[2], atoi(argv[3]), argv[4], argc == 6 ? argv[5] : NULL);
     fprintf(stderr, "usage: faultflow send DST PORT PPS LOG | faultflow train DST PORT LEN EVERY_MS TRAINS |\n"
-                    "       faultflow recv ADDR PORT BITMAP\n");
+                    "       faultflow recv ADDR PORT BITMAP [GAPLOG]\n");
     return 2;
 }

@@ -23,19 +23,40 @@ its report (tests/integ/fault_campaign.sh, bench/faults).
       stopped answering. With --control 1, each round also has one placebo
       per service (kind "none": nothing injected, the same waits and
       counting), not counted in N: the loss the traffic has anyway.
-  faultcamp.py report OUT [--flow NAME SENDLOG BITMAP SVC,SVC ...] [--table]
+  faultcamp.py sample SOCK OUT [--every-ms MS] [--ns LABEL:PID ...]
+      until SIGTERM, every MS (default 50) ms: every drop counter there is
+      on the way (the services' and rings' drop, error and full counters
+      from `stats json`, the pool's alloc_fail; in each namespace LABEL,
+      through /proc/PID/net of a process in it: every device's rx/tx drops
+      and errors, Udp InErrors/RcvbufErrors/SndbufErrors, each UDP socket's
+      drops; the host's softnet backlog drops; and, as NAME/cpu_starved_ms,
+      the ms each service and each flow's process waited for a CPU in the
+      sample periods where it waited 5 ms or more), one line "T_US NAME VALUE"
+      in OUT each time a value changed. The report charges to each window
+      what rose in it, so that a lost datagram has a place.
+  faultcamp.py report OUT [--flow NAME SENDLOG BITMAP SVC,SVC [--gaps GAPLOG] ...]
+                     [--samples SAMPLES] [--table]
       packets lost per fault: a fault's window runs from its injection to
       the next one's; a flow's loss in it is the datagrams its sender sent
       in the window (faultflow's SENDLOG) that never arrived (its BITMAP). A
       fault's own loss is that of the flow through its target (the first
       flow listing it). A target-only kind (all but exhaust) into a service
       that a flow does not cross must cost that flow nothing: a datagram
-      lost there is an isolation break too. Prints the table (one row per
+      lost there is an isolation break too. With the sink's GAPLOG, a
+      window ends earlier for datagrams still in flight when the next fault
+      struck their own path (the next datagram after their hole arrived
+      only after that injection): the next fault destroyed them, and they
+      are its loss (not if that fault is of a shared kind, exhaust, whose
+      losses never count). With SAMPLES (`sample`), every window where a flow lost
+      datagrams names the drop counters that rose in it, and `dropped_by`
+      lines total each counter over the run. Prints the table (one row per
       kind x service) with --table, and the `faults_*` lines.
 """
+import bisect
 import json
 import os
 import random
+import signal
 import socket
 import sys
 import time
@@ -43,6 +64,7 @@ import time
 KINDS = ["kill", "stop", "crash", "corrupt-ring", "corrupt-meta", "double-free", "chain-loop", "leak", "slow",
          "exhaust"]
 SHARED = {"exhaust"}  # hurts every service that allocates, by design
+SAMPLE_LAG_US = 100000  # report: a counter's rise is charged to a window this long after it ends
 QUIET = 16  # handles in a ring: at most this many, and the path has drained
 COLS = ["t0_us", "t1_us", "svc", "kind", "args", "ok", "dies", "recovery_ms", "drained_ms", "iso", "leaked", "answer"]
 
@@ -266,6 +288,165 @@ def one_fault(ctl, log, svc, kind, args, dur_ms, dies, hang_ms):
             "leaked": leaked, "answer": ans.replace("\t", " ").replace("\n", " ")}
 
 
+# ---- sample: where a lost datagram went ----------------------------------
+
+DROPPY = ("drop", "err", "fail", "full", "bad", "missed", "nobufs", "eagain", "short")
+
+
+def ns_counters(label, pid):
+    """The drop counters of the namespace process @pid is in, by name."""
+    out = {}
+    base = "/proc/%d/net/" % pid
+    with open(base + "dev") as f:
+        for line in f.readlines()[2:]:
+            dev, _, rest = line.partition(":")
+            v = rest.split()
+            dev = dev.strip()
+            if dev == "lo":
+                continue
+            for name, i in (("rx_errs", 2), ("rx_drop", 3), ("rx_fifo", 4), ("tx_errs", 10), ("tx_drop", 11),
+                            ("tx_fifo", 12)):
+                out["%s/dev:%s/%s" % (label, dev, name)] = int(v[i])
+    with open(base + "snmp") as f:
+        udp = [line.split() for line in f if line.startswith("Udp:")]
+    for k, v in zip(udp[0][1:], udp[1][1:]):
+        if k in ("InErrors", "RcvbufErrors", "SndbufErrors", "MemErrors"):
+            out["%s/udp/%s" % (label, k)] = int(v)
+    with open(base + "udp") as f:
+        for line in f.readlines()[1:]:
+            v = line.split()
+            out["%s/sock:%d/drops" % (label, int(v[1].split(":")[1], 16))] = int(v[-1])
+    return out
+
+
+def rr_counters(ctl):
+    out = {}
+    ok, text = ctl.ask("stats json")
+    if not ok:
+        return out
+    j = json.loads(text)
+    for sv in j.get("services", []):
+        for k, v in sv.get("counters", {}).items():
+            if any(w in k for w in DROPPY) and not k.endswith("_max"):
+                out["rr/%s/%s" % (sv["name"], k)] = v
+        out["rr/%s/wake_missed" % sv["name"]] = sv.get("wake_missed", 0)
+    for r in j.get("rings", []):
+        for k, v in r.items():
+            if any(w in k for w in DROPPY):
+                out["rr/ring:%s/%s" % (r["name"], k)] = v
+    out["rr/pool/alloc_fail"] = j.get("pool", {}).get("alloc_fail", 0)
+    return out
+
+
+STARVED_NS = 5000000  # a process that waited this long for a CPU within one sample period was starved
+
+
+def run_delay_ns(pid):
+    """Time @pid has spent runnable but waiting for a CPU (schedstat)."""
+    with open("/proc/%d/schedstat" % pid) as f:
+        return int(f.read().split()[1])
+
+
+def starved(procs, waits, starve):
+    """Add to starve[name] each wait for a CPU of STARVED_NS or more since
+    the last sample: a counter of the gaps that make a queue overflow."""
+    for name, pid in procs:
+        try:
+            w = run_delay_ns(pid)
+        except (OSError, ValueError, IndexError):
+            continue
+        prev = waits.get((name, pid))
+        waits[(name, pid)] = w
+        if prev is not None and w - prev >= STARVED_NS:
+            starve[name] = starve.get(name, 0) + (w - prev) // 1000000
+
+
+def softnet_drops():
+    with open("/proc/net/softnet_stat") as f:
+        return {"host/softnet_dropped": sum(int(line.split()[1], 16) for line in f)}
+
+
+def sample(a):
+    sock, out = a[0], a[1]
+    every = 0.05
+    nss = []
+    i = 2
+    while i < len(a):
+        if a[i] == "--every-ms":
+            every = float(a[i + 1]) / 1000
+        elif a[i] == "--ns":
+            label, pid = a[i + 1].split(":")
+            nss.append((label, int(pid)))
+        i += 2
+    stop = []
+    signal.signal(signal.SIGTERM, lambda *_: stop.append(1))
+    ctl = Ctl(sock)
+    last, waits, starve, svcs = {}, {}, {}, []
+    nxt = time.monotonic()
+    n = 0
+    with open(out, "w") as f:
+        while not stop:
+            cur = {}
+            if n % 5 == 0:  # the pids change only with a restart: look every 5th time
+                try:
+                    svcs = [("rr/%s" % k, st["pid"]) for k, st in ctl.status().items() if st["pid"] > 0]
+                except (OSError, ValueError):
+                    pass
+            n += 1
+            procs = [("%s/proc" % label, pid) for label, pid in nss] + svcs
+            starved(procs, waits, starve)
+            cur.update({"%s/cpu_starved_ms" % k: v for k, v in starve.items()})
+            for label, pid in nss:
+                try:
+                    cur.update(ns_counters(label, pid))
+                except (OSError, IndexError, ValueError):
+                    pass  # the process is gone: the namespace's last values stand
+            try:
+                cur.update(rr_counters(ctl))
+            except (OSError, ValueError):
+                pass  # the supervisor is busy or gone: next time
+            cur.update(softnet_drops())
+            t = now_us()
+            for k, v in cur.items():
+                if last.get(k) != v:
+                    f.write("%d %s %d\n" % (t, k, v))
+                    last[k] = v
+            f.flush()
+            nxt += every
+            time.sleep(max(0.0, nxt - time.monotonic()))
+            if nxt < time.monotonic() - 1:
+                nxt = time.monotonic()  # descheduled for long: no catch-up burst
+    return 0
+
+
+def read_samples(path):
+    """Per counter, [(t_us, increase)] of every rise; a counter that went
+    down started again from 0 (a restarted service): its value is the rise."""
+    last, rises = {}, {}
+    with open(path) as f:
+        for line in f:
+            p = line.split()
+            if len(p) != 3:
+                continue
+            t, k, v = int(p[0]), p[1], int(p[2])
+            if k in last:
+                d = v - last[k] if v >= last[k] else v
+                if d > 0:
+                    rises.setdefault(k, []).append((t, d))
+            last[k] = v
+    return rises
+
+
+def risen(rises, t0, t1):
+    """What rose in [t0, t1), by counter."""
+    out = {}
+    for k, ev in rises.items():
+        n = sum(d for t, d in ev if t0 <= t < t1)
+        if n:
+            out[k] = n
+    return out
+
+
 def read_rows(path):
     with open(path) as f:
         head = f.readline().rstrip("\n").split("\t")
@@ -282,6 +463,7 @@ def pct(v, p):
 class Flow:
     def __init__(self, name, sendlog, bitmap, svcs):
         self.name, self.svcs = name, set(svcs.split(","))
+        self.gaps = []  # (first, count, t_before_us, t_after_us): faultflow recv's GAPLOG
         self.ticks = []  # (t_us, first seq)
         with open(sendlog) as f:
             for line in f:
@@ -318,6 +500,36 @@ class Flow:
             q += 1
         return n
 
+    def load_gaps(self, path):
+        with open(path) as f:
+            self.gaps = sorted(tuple(int(x) for x in line.split()) for line in f if len(line.split()) == 4)
+
+    def in_flight_at(self, s0, s1, t):
+        """The first number in [s0, s1) lost while still in flight at t:
+        the first hole whose next datagram arrived only after t (by the
+        sink's gap log; holes are in order, the stream is FIFO). A fault at
+        t into the flow's own path destroys what it holds then, datagrams
+        sent a little before t: they are that fault's loss, not the window
+        before it's. None if no such hole, or no gap log."""
+        i = bisect.bisect_left(self.gaps, (s0,))
+        while i < len(self.gaps) and self.gaps[i][0] < s1:
+            first, n, _, after = self.gaps[i]
+            if after >= t and self.lost(first, min(first + n, s1)):
+                return first
+            i += 1
+        return None
+
+    def time_of(self, s):
+        """When the sender sent sequence number s (its tick's time)."""
+        lo, hi = 0, len(self.ticks)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if self.ticks[mid][1] <= s:
+                lo = mid + 1
+            else:
+                hi = mid
+        return self.ticks[max(0, lo - 1)][0] if self.ticks else 0
+
     def per_ms(self):
         """Datagrams the sender sends in a millisecond (its ticks are 1 ms)."""
         if len(self.ticks) < 2:
@@ -345,11 +557,18 @@ def report(a):
     rows = read_rows(a[0])
     flows = []
     table = "--table" in a
+    rises = None
     i = 1
     while i < len(a):
         if a[i] == "--flow":
             flows.append(Flow(*a[i + 1:i + 5]))
             i += 5
+        elif a[i] == "--gaps":
+            flows[-1].load_gaps(a[i + 1])
+            i += 2
+        elif a[i] == "--samples":
+            rises = read_samples(a[i + 1])
+            i += 2
         else:
             i += 1
     # Each flow's windows. A fault's window runs from it to the next fault,
@@ -371,13 +590,22 @@ def report(a):
             if s0 is None or s1 is None:
                 continue
             if carry is not None:
-                s0 = max(s0, carry)
+                s0 = carry
                 s1 = max(s1, s0)
                 carry = None
-            if k + 1 < len(rows) and fl.lost(max(s0, s1 - run), s1):
+            nxt = rows[k + 1] if k + 1 < len(rows) else None
+            # Not into a shared kind's window: what exhaust costs the other
+            # flow is no isolation break, so nothing may move there.
+            struck = nxt and nxt["svc"] in fl.svcs and nxt["kind"] != "none" and nxt["kind"] not in SHARED
+            hit = fl.in_flight_at(s0, s1, t_next) if struck else None
+            if hit is not None:
+                s1, carry = hit, hit
+            elif nxt and fl.lost(max(s0, s1 - run), s1):
                 end = fl.settled(s1, run, s1 + 1000 * fl.per_ms())
                 s1, carry = end, end
             lost = fl.lost(s0, s1)
+            if lost:
+                r.setdefault("lost_span", []).append((fl.name, t0, fl.time_of(s1)))
             if r["svc"] in fl.svcs:
                 if r["own"] is None:
                     r["own"] = lost
@@ -430,10 +658,29 @@ def report(a):
                     "none(control)", svc, len(rs), "-", sum(1 for r in rs if r["iso"] != "-"),
                     sum(1 for r in rs if r["iso"] == "-" and r["other_lost"]), pct(lost, 50), pct(lost, 99), "-",
                     "-", "-", "-", "-"))
+    def where(r):
+        """The counters that rose while a flow lost datagrams in r's window."""
+        if rises is None or not r.get("lost_span"):
+            return ""
+        got = {}
+        for _, t0, t1 in r["lost_span"]:
+            # A drop is sampled up to one period (50 ms) after it, and a
+            # datagram sent at t1 arrives a little later still.
+            for k, n in risen(rises, t0, t1 + SAMPLE_LAG_US).items():
+                got[k] = got.get(k, 0) + n
+        return "; counters: " + (", ".join("%s +%d" % kv for kv in sorted(got.items())) or "none rose")
+
     for r in rows:
         if r["iso"] != "-" or r["other_lost"]:
-            print("isolation break: %s %s %s: restarted %s, other flow lost %d" % (
-                r["svc"], r["kind"], r["args"], r["iso"], r["other_lost"]))
+            print("isolation break: %s %s %s: restarted %s, other flow lost %d%s" % (
+                r["svc"], r["kind"], r["args"], r["iso"], r["other_lost"], where(r)))
+    for r in control:
+        if r["other_lost"]:
+            print("control window: %s: other flow lost %d%s" % (r["svc"], r["other_lost"], where(r)))
+    if rises is not None:
+        # The whole run: every datagram lost has to be in some counter.
+        for k in sorted(rises):
+            print("dropped_by %s %d" % (k, sum(d for _, d in rises[k])))
     if control:
         # Placebo windows: nothing injected, the same counting. Their ISO_L
         # is what the traffic loses on this machine without any fault.
@@ -454,6 +701,8 @@ def report(a):
 def main(a):
     if a and a[0] == "run":
         return run(a[1:])
+    if a and a[0] == "sample":
+        return sample(a[1:])
     if a and a[0] == "report":
         return report(a[1:])
     print(__doc__, file=sys.stderr)
