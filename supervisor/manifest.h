@@ -266,6 +266,7 @@ enum sup_service_key {
     SUP_SERVICE_BINARY,
     SUP_SERVICE_SCHED,
     SUP_SERVICE_UPGRADE_TIMEOUT,
+    SUP_SERVICE_NICE,
     SUP_SERVICE_NKEYS
 };
 
@@ -284,6 +285,7 @@ struct sup_service {
     char binary[SUP_PATH_MAX + 1]; /* "": the kind's own (rr-router, rr-tap, ...) */
     enum sup_sched sched;          /* SCHED_OTHER, or SCHED_BATCH: woken, it does not preempt */
     uint32_t upgrade_timeout_ms;   /* `upgrade`: the new binary ready within this, or rolled back */
+    int32_t nice;                  /* its nice value: below 0, the data path before other work */
     /* Its own uid, also its gid: router.uids.first + its index in
      * sup_manifest.services, the same across restarts and for its standby;
      * 0 when router.user is set and every service runs as that user. */

@@ -217,6 +217,7 @@ static const struct sup_key sup_service_keys[] = {
                            .def = "normal"},
     [SUP_SERVICE_UPGRADE_TIMEOUT] = {"upgrade_timeout_ms", sup_p_u32, KEY(struct sup_service, upgrade_timeout_ms),
                                      100, 60000, .def = "5000"},
+    [SUP_SERVICE_NICE] = {"nice", sup_p_i32, KEY(struct sup_service, nice), -20, 19, .def = "0"},
 };
 
 #define NKEYS(a) (sizeof(a) / sizeof((a)[0]))

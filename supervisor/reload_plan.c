@@ -659,7 +659,7 @@ static void walk_services(struct rl_ctx *c)
         } k[] = {
             {"hang_ms", o->hang_ms != n->hang_ms},     {"cpu", o->cpu != n->cpu},
             {"poll_us", o->poll_us != n->poll_us},     {"binary", strcmp(o->binary, n->binary) != 0},
-            {"sched", o->sched != n->sched},
+            {"sched", o->sched != n->sched},           {"nice", o->nice != n->nice},
         };
         for (size_t j = 0; j < sizeof(k) / sizeof(k[0]); j++) {
             if (!k[j].diff)
@@ -676,9 +676,12 @@ static void walk_services(struct rl_ctx *c)
             } else if (j == 3) {
                 snprintf(a, sizeof(a), "%s", o->binary[0] ? o->binary : "(its own)");
                 snprintf(b, sizeof(b), "%s", n->binary[0] ? n->binary : "(its own)");
-            } else {
+            } else if (j == 4) {
                 snprintf(a, sizeof(a), "%s", o->sched == SUP_SCHED_BATCH ? "batch" : "normal");
                 snprintf(b, sizeof(b), "%s", n->sched == SUP_SCHED_BATCH ? "batch" : "normal");
+            } else {
+                snprintf(a, sizeof(a), "%d", (int)o->nice);
+                snprintf(b, sizeof(b), "%d", (int)n->nice);
             }
             c->changes++;
             fprintf(c->f, "service %s: %s %s -> %s (restarts %s)\n", n->name, k[j].key, a, b, n->name);

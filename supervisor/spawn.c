@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/capability.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -27,6 +28,7 @@ enum child_step {
     STEP_FDS = 1,
     STEP_CPU,
     STEP_SCHED,
+    STEP_NICE,
     STEP_BOUNDING,
     STEP_NNP,
     STEP_GROUPS,
@@ -39,7 +41,7 @@ enum child_step {
 static const char *step_name(int step)
 {
     static const char *const names[] = {"?", "placing fds", "setting CPU affinity", "setting SCHED_BATCH",
-                                        "dropping the bounding set",
+                                        "setting its nice value", "dropping the bounding set",
                                         "PR_SET_NO_NEW_PRIVS", "setgroups", "setgid", "setuid",
                                         "clearing capabilities", "exec"};
     return step > 0 && step <= STEP_EXEC ? names[step] : names[0];
@@ -150,7 +152,7 @@ int sup_spawn(struct sup *s, struct sup_svc *v, bool standby, struct ipc_err *er
         snprintf(env_standby, sizeof(env_standby), "%s=%d", IPC_SVC_STANDBY_ENV, n);
         src[n++] = go[0];
     }
-    int32_t cpu = v->m->cpu;
+    int32_t cpu = v->m->cpu, nice = v->m->nice;
     bool batch = v->m->sched == SUP_SCHED_BATCH;
 
     if (!standby)
@@ -194,6 +196,9 @@ int sup_spawn(struct sup *s, struct sup_svc *v, bool standby, struct ipc_err *er
             if (sched_setscheduler(0, SCHED_BATCH, &sp) < 0)
                 child_fail(errfd, STEP_SCHED);
         }
+        /* Before the capabilities go: a negative value needs CAP_SYS_NICE. */
+        if (nice && setpriority(PRIO_PROCESS, 0, nice) < 0)
+            child_fail(errfd, STEP_NICE);
         drop_caps_or_fail(errfd);
         become_user_or_fail(errfd, v->uid, v->gid);
         /* No PR_SET_PDEATHSIG: a service outlives the supervisor, forwarding
