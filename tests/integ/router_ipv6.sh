@@ -19,7 +19,7 @@
 #   - ping -6 an unrouted prefix: Destination unreachable (no route);
 #   - tracepath -6 A -> B finds the 1280-byte path MTU (Packet Too Big from
 #     the router: icmp6_too_big_tx);
-#   - iperf3 -6 TCP (1 stream) and UDP A -> B, every datagram through;
+#   - iperf3 -6 TCP (1 and 4 streams) and UDP A -> B, every datagram through;
 #   - `route add`/`route del` of an IPv6 prefix via B changes the path;
 #     `route get` picks the longest prefix; `route replace` under a ping
 #     flow loses no echo;
@@ -183,12 +183,16 @@ tb1=$(rr_ctr router.icmp6_too_big_tx)
 [ "$tb1" -gt "$tb0" ] || rr_fail "icmp6_too_big_tx did not rise ($tb0 -> $tb1): $out"
 rr_ok "tracepath -6: pmtu 1280 ($(grep -m1 -o 'Resume: .*' <<<"$out")); icmp6_too_big_tx $tb0 -> $tb1"
 
-# ---- iperf3 -6: TCP 1 stream, and UDP ----
+# ---- iperf3 -6: TCP 1 and 4 streams, and UDP ----
 rr_iperf_server "$RR_NS_B" "$HOST6_B" 5201
 out=$(rr_in "$RR_NS_A" iperf3 -6 -c "$HOST6_B" -p 5201 -t 2 -J 2>&1) || rr_fail "iperf3 -6 TCP: $out"
 tcp=$("$RR_PY" -c 'import json,sys; d=json.load(sys.stdin); print("%.0f" % (d["end"]["sum_received"]["bits_per_second"] / 1e6))' <<<"$out") ||
     rr_fail "iperf3 -6 TCP output: $out"
 [ "$tcp" -gt 0 ] || rr_fail "iperf3 -6 TCP: $tcp Mbit/s"
+out=$(rr_in "$RR_NS_A" iperf3 -6 -c "$HOST6_B" -p 5201 -t 2 -P 4 -J 2>&1) || rr_fail "iperf3 -6 TCP, 4 streams: $out"
+tcp4=$("$RR_PY" -c 'import json,sys; d=json.load(sys.stdin); print("%.0f" % (d["end"]["sum_received"]["bits_per_second"] / 1e6))' <<<"$out") ||
+    rr_fail "iperf3 -6 TCP, 4 streams, output: $out"
+[ "$tcp4" -gt 0 ] || rr_fail "iperf3 -6 TCP, 4 streams: $tcp4 Mbit/s"
 # ringrouter's drops and full rings, as "key=value" words: compared before
 # and after the UDP run, to tell a loss inside it from one in the hosts.
 path_drops() {
@@ -214,7 +218,7 @@ if [ "$lost" -gt $((pk / 100)) ]; then
         t_timing_fail "iperf3 -6 UDP: $lost of $pk datagrams lost, none of them inside ringrouter (its drop counters did not move)"
     rr_fail "iperf3 -6 UDP: $lost of $pk datagrams lost; ringrouter's drop counters went from [${drops0}] to [${drops1}]"
 fi
-rr_ok "iperf3 -6: TCP 1 stream $tcp Mbit/s; UDP 20 Mbit/s, $lost of $pk datagrams lost"
+rr_ok "iperf3 -6: TCP 1 stream $tcp Mbit/s, 4 streams $tcp4 Mbit/s; UDP 20 Mbit/s, $lost of $pk datagrams lost"
 
 # ---- nothing malformed, nothing restarted ----
 rr_stats || rr_fail "stats"
