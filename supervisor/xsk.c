@@ -669,7 +669,13 @@ out_fd:
     return ret;
 }
 
-int sup_xsk_open(struct sup *s, int port, int queue, int *fd, uint16_t *kown, struct ipc_err *err)
+/*
+ * The next socket's entry for @port's @queue in *@q (its port's first
+ * queue's entry, for a later queue, in q->first): the socket index, so the
+ * kernel owner id, is the order of the calls, the same for a supervisor
+ * that adopts them as for the one that opened them.
+ */
+static int xsk_next(struct sup *s, int port, int queue, struct xsk_req *q, struct ipc_err *err)
 {
     if (!s->xsk) {
         libbpf_set_print(xsk_libbpf_print);
@@ -680,14 +686,24 @@ int sup_xsk_open(struct sup *s, int port, int queue, int *fd, uint16_t *kown, st
     }
     if (s->xsk->n >= SUP_DRIVERS_MAX)
         return ipc_errf(err, -E2BIG, "too many AF_XDP sockets");
-    const struct sup_port *p = &s->m.ports[port];
     struct sup_xsk_port *x = &s->xsk->p[s->xsk->n];
     *x = (struct sup_xsk_port){.port = port, .queue = queue, .fd = -1, .counters_fd = -1,
                                .kown = (uint16_t)(IPC_OWNER_KERNEL | (unsigned)s->xsk->n)};
-    struct xsk_req q = {.s = s, .p = p, .pi = port, .x = x, .err = err};
+    *q = (struct xsk_req){.s = s, .p = &s->m.ports[port], .pi = port, .x = x, .err = err};
     for (int i = 0; queue > 0 && i < s->xsk->n; i++)
         if (s->xsk->p[i].port == port && s->xsk->p[i].queue == 0)
-            q.first = &s->xsk->p[i];
+            q->first = &s->xsk->p[i];
+    return 0;
+}
+
+int sup_xsk_open(struct sup *s, int port, int queue, int *fd, uint16_t *kown, struct ipc_err *err)
+{
+    struct xsk_req q;
+    int r = xsk_next(s, port, queue, &q, err);
+    if (r < 0)
+        return r;
+    const struct sup_port *p = q.p;
+    struct sup_xsk_port *x = q.x;
     if (queue > 0 && !q.first)
         return ipc_errf(err, -EINVAL, "internal: port %s queue %d opened before its queue 0", p->name, queue);
     int ret = sup_in_netns(p->netns, xsk_open_in_ns, &q, err);
@@ -776,25 +792,12 @@ static int xsk_adopt_in_ns(void *arg)
 int sup_xsk_adopt(struct sup *s, int port, int queue, int drv, int fd_dev, int *fd, uint16_t *kown,
                   struct ipc_err *err)
 {
-    if (!s->xsk) {
-        libbpf_set_print(xsk_libbpf_print);
-        libxdp_set_print(xsk_libxdp_print);
-        s->xsk = calloc(1, sizeof(*s->xsk));
-        if (!s->xsk)
-            return ipc_errf(err, -ENOMEM, "out of memory");
-    }
-    if (s->xsk->n >= SUP_DRIVERS_MAX)
-        return ipc_errf(err, -E2BIG, "too many AF_XDP sockets");
-    const struct sup_port *p = &s->m.ports[port];
-    struct sup_xsk_port *x = &s->xsk->p[s->xsk->n];
-    /* The same socket index, so the same kernel owner id, as the dead
-     * supervisor gave it: the manifest is the same, and so is the order. */
-    *x = (struct sup_xsk_port){.port = port, .queue = queue, .fd = -1, .counters_fd = -1,
-                               .kown = (uint16_t)(IPC_OWNER_KERNEL | (unsigned)s->xsk->n)};
-    struct xsk_req q = {.s = s, .p = p, .pi = port, .x = x, .err = err};
-    for (int i = 0; queue > 0 && i < s->xsk->n; i++)
-        if (s->xsk->p[i].port == port && s->xsk->p[i].queue == 0)
-            q.first = &s->xsk->p[i];
+    struct xsk_req q;
+    int r = xsk_next(s, port, queue, &q, err);
+    if (r < 0)
+        return r;
+    const struct sup_port *p = q.p;
+    struct sup_xsk_port *x = q.x;
     if ((x->fd = sup_adopt_fd(s, drv, fd_dev, "its AF_XDP socket", err)) < 0)
         return x->fd;
     int ret = sup_in_netns(p->netns, xsk_adopt_in_ns, &q, err);

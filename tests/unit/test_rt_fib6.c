@@ -405,9 +405,10 @@ static int t_iter_cb(void *arg, const uint8_t *addr, unsigned len, const struct 
     return 0;
 }
 
-static void test_rt_fib6_iterate(void **state)
+/* Six prefixes of one address, /0 to /128, each with a next hop named after
+ * it (t_iter_cb checks it); returns the sum of their lengths. */
+static unsigned t_six_prefixes(struct t_fib6 *f)
 {
-    struct t_fib6 *f = t_fib6_new(1024, 64, 64);
     static const unsigned lens[] = {0, 19, 32, 48, 64, 128};
     unsigned sum = 0;
     for (unsigned i = 0; i < 6; i++) {
@@ -416,6 +417,13 @@ static void test_rt_fib6_iterate(void **state)
         assert_int_equal(t_add(&f->w, a, lens[i], &nh), 0);
         sum += lens[i];
     }
+    return sum;
+}
+
+static void test_rt_fib6_iterate(void **state)
+{
+    struct t_fib6 *f = t_fib6_new(1024, 64, 64);
+    unsigned sum = t_six_prefixes(f);
     struct t_iter it = {0};
     assert_int_equal(fib6_iterate(&f->w, t_iter_cb, &it), 0);
     assert_int_equal(it.n, 6);
@@ -428,14 +436,7 @@ static void test_rt_fib6_iterate(void **state)
 static void test_rt_fib6_snapshot(void **state)
 {
     struct t_fib6 *f = t_fib6_new(1024, 64, 64);
-    static const unsigned lens[] = {0, 19, 32, 48, 64, 128};
-    unsigned sum = 0;
-    for (unsigned i = 0; i < 6; i++) {
-        struct t6 a = t6_mask(A6(0x2600123456789abcull, 0xdef0123456789abcull), lens[i]);
-        struct fib6_nh nh = t6_nh_of(a, lens[i], 0, 0);
-        assert_int_equal(t_add(&f->w, a, lens[i], &nh), 0);
-        sum += lens[i];
-    }
+    unsigned sum = t_six_prefixes(f);
     struct t_iter it = {0};
     bool dirty = true;
     struct ipc_err err = {{0}};
