@@ -94,8 +94,11 @@ trains() {
         # drop inside ringrouter: driver-a was not run in time to lend the
         # kernel more frames than its fill ring holds (a train is longer), a
         # loaded machine's doing.
-        [ "$dup" = 0 ] && [ "$fe" -ge $((TOTAL - got)) ] && [ "$(inside_drops)" = "$inside0" ] &&
+        if [ "$dup" = 0 ] && [ "$fe" -ge $((TOTAL - got)) ] && [ "$(inside_drops)" = "$inside0" ]; then
             t_timing_fail "$label: $((TOTAL - got)) of $TOTAL datagrams lost, all at the kernel's empty fill ring (xsk_fill_empty +$fe) and none inside ringrouter: driver-a was not scheduled in time"
+            FILL_LATE=1 # no_drops below: the kernel's count of them is no news
+            return
+        fi
         rr_fail "$label: $got of $TOTAL datagrams arrived ($dup duplicates) in trains of $LEN; sent out $(($(rr_ctr "$txc") - tx0)); xsk_fill_empty +$fe; ringrouter's drops [$inside0] -> [$(inside_drops)]; $(drops)"
     fi
     rr_ok "$label: all $TOTAL datagrams of $TRAINS trains of $LEN arrived, none twice ($(cat "$RR_T/$label.send"))"
@@ -135,9 +138,11 @@ rr_afxdp_init
 rr_afxdp_up 73 74 x b
 trains afxdp "$NS_A" "$NS_B" "$HOST_B" driver-b.tx_pkts
 LEN=$((LEN * 2)) TRAINS=$((TRAINS / 2)) trains afxdp2 "$NS_A" "$NS_B" "$HOST_B" driver-b.tx_pkts
-no_drops afxdp driver-a.rx_drop_ring_full driver-a.xsk_rx_dropped driver-a.xsk_rx_ring_full \
+xsk_rx=driver-a.xsk_rx_dropped
+[ "${FILL_LATE:-0}" = 1 ] && xsk_rx=
+no_drops afxdp driver-a.rx_drop_ring_full $xsk_rx driver-a.xsk_rx_ring_full \
     driver-b.tx_drop_backlog router.drop_tx_full
 rr_no_restarts
 rr_stop
 rr_census_ok
-echo "PASS burst"
+t_pass burst
