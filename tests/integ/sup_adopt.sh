@@ -44,6 +44,13 @@ remember_services() {
     done
 }
 
+# kill_supervisor: SIGKILL, then reaped (its services stay).
+kill_supervisor() {
+    kill -KILL "$RR_PID"
+    wait "$RR_PID" 2>/dev/null
+    RR_PID=
+}
+
 # rx_b: packets the sink's interface has received.
 rx_b() { rr_in "$RR_NS_B" cat "/sys/class/net/$RR_IF_B/statistics/rx_packets"; }
 
@@ -61,9 +68,7 @@ rr_msleep 300
 remember_services
 declare -A PID0
 for s in "${RR_SERVICES[@]}"; do PID0[$s]=${RR_PIDS[$s]}; done
-kill -KILL "$RR_PID"
-wait "$RR_PID" 2>/dev/null
-RR_PID=
+kill_supervisor
 for s in "${RR_SERVICES[@]}"; do
     rr_alive "${PID0[$s]}" || rr_fail "$s (pid ${PID0[$s]}) died with its supervisor"
 done
@@ -143,9 +148,7 @@ rr_up
 remember_services
 declare -A PID2
 for s in "${RR_SERVICES[@]}"; do PID2[$s]=${RR_PIDS[$s]}; done
-kill -KILL "$RR_PID"
-wait "$RR_PID" 2>/dev/null
-RR_PID=
+kill_supervisor
 sed -i 's/^orphan_grace_ms = 2000$/orphan_grace_ms = 2500/' "$RR_T/m.ini"
 mark=$(wc -l <"$RR_LOG")
 rr_up
@@ -164,9 +167,7 @@ rr_ok "another manifest: the old services were ended, new ones started"
 # 6. Orphans stop after orphan_grace_ms (2.5 s).
 for s in "${RR_SERVICES[@]}"; do PID2[$s]=${RR_PIDS[$s]}; done
 mark=$(wc -l <"$RR_LOG")
-kill -KILL "$RR_PID"
-wait "$RR_PID" 2>/dev/null
-RR_PID=
+kill_supervisor
 gone() {
     local s
     for s in "${RR_SERVICES[@]}"; do rr_alive "${PID2[$s]}" && return 1; done
