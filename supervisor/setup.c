@@ -650,6 +650,15 @@ int sup_driver_attach(struct sup *s, int drv, struct ipc_err *err)
         int fd = sup_adopt_fd(s, drv, FD_KIND0, "its TAP device", err);
         if (fd < 0)
             return fd;
+        /* The driver could have put anything at that number: it must be
+         * this port's TAP device, by the kernel's word. */
+        struct ifreq ifr;
+        memset(&ifr, 0, sizeof(ifr));
+        if (ioctl(fd, TUNGETIFF, &ifr) < 0 || strncmp(ifr.ifr_name, s->m.ports[p].ifname, IFNAMSIZ) != 0) {
+            close(fd);
+            return ipc_errf(err, -EPROTO, "adoption: %s's fd %d is not the TAP device %s", s->svcs[drv].name,
+                            FD_KIND0, s->m.ports[p].ifname);
+        }
         s->svcs[drv].dev_fd = fd;
         return 0;
     }
