@@ -239,7 +239,12 @@ static void do_status(struct sup *s, FILE *f, bool json)
             sup_json_str(f, v->sb_pid > 0 ? v->sb_build : "");
             fprintf(f, ",\"last_exit\":");
             sup_json_str(f, v->last_exit);
-            fprintf(f, "}");
+            /* cpu_max_pct: the periods its cgroup was throttled in, and
+             * for how long in all (cgroup.c); -1 with no limit. */
+            uint64_t thr = 0, thr_us = 0;
+            bool lim = sup_cg_throttled(s, v, &thr, &thr_us) == 0;
+            fprintf(f, ",\"cpu_max_pct\":%u,\"cpu_throttled\":%lld,\"cpu_throttled_ms\":%lld}", v->m->cpu_max_pct,
+                    lim ? (long long)thr : -1LL, lim ? (long long)(thr_us / 1000u) : -1LL);
         }
         fprintf(f, "]}\n");
         return;

@@ -425,6 +425,7 @@ int sup_run(struct sup *s)
     sup_inject_end(s); /* nothing stopped or held by `inject` is left for the census */
     int census = final_census(s);
     sup_state_remove(s); /* nothing left to adopt */
+    sup_cg_remove(s);
     unlink(s->sock_path);
     close(s->ctl_fd);
     close(s->ep_fd);

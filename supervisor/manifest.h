@@ -267,6 +267,7 @@ enum sup_service_key {
     SUP_SERVICE_SCHED,
     SUP_SERVICE_UPGRADE_TIMEOUT,
     SUP_SERVICE_NICE,
+    SUP_SERVICE_CPU_MAX_PCT,
     SUP_SERVICE_NKEYS
 };
 
@@ -286,6 +287,7 @@ struct sup_service {
     enum sup_sched sched;          /* SCHED_OTHER, or SCHED_BATCH: woken, it does not preempt */
     uint32_t upgrade_timeout_ms;   /* `upgrade`: the new binary ready within this, or rolled back */
     int32_t nice;                  /* its nice value: below 0, the data path before other work */
+    uint32_t cpu_max_pct;          /* % of one CPU it may take (cgroup.c); 0: no limit */
     /* Its own uid, also its gid: router.uids.first + its index in
      * sup_manifest.services, the same across restarts and for its standby;
      * 0 when router.user is set and every service runs as that user. */

@@ -377,6 +377,10 @@ static int sup_check_services(struct sup_pctx *pc)
     for (size_t i = 0; i < pc->nsvc; i++) {
         struct sup_service *s = &pc->svc[i];
         const char *n = s->name;
+        if (s->cpu_max_pct && s->cpu_max_pct < 10)
+            return sup_fail(pc, KLINE(s, SUP_SERVICE_CPU_MAX_PCT), s->src.section, "cpu_max_pct",
+                            "%u: at least 10 (the kernel's smallest quota, 1 ms of each 10 ms period), or 0 for "
+                            "no limit", s->cpu_max_pct);
         if (strcmp(n, "router") == 0)
             continue;
         const char *pn = strncmp(n, "driver-", 7) == 0 ? n + 7 : strncmp(n, "shaper-", 7) == 0 ? n + 7 : NULL;

@@ -218,6 +218,9 @@ static const struct sup_key sup_service_keys[] = {
     [SUP_SERVICE_UPGRADE_TIMEOUT] = {"upgrade_timeout_ms", sup_p_u32, KEY(struct sup_service, upgrade_timeout_ms),
                                      100, 60000, .def = "5000"},
     [SUP_SERVICE_NICE] = {"nice", sup_p_i32, KEY(struct sup_service, nice), -20, 19, .def = "0"},
+    /* 10: the kernel's smallest quota is 1 ms, of our 10 ms period */
+    [SUP_SERVICE_CPU_MAX_PCT] = {"cpu_max_pct", sup_p_u32, KEY(struct sup_service, cpu_max_pct), 0, 102400,
+                                 .def = "0"},
 };
 
 #define NKEYS(a) (sizeof(a) / sizeof((a)[0]))

@@ -660,6 +660,7 @@ static void walk_services(struct rl_ctx *c)
             {"hang_ms", o->hang_ms != n->hang_ms},     {"cpu", o->cpu != n->cpu},
             {"poll_us", o->poll_us != n->poll_us},     {"binary", strcmp(o->binary, n->binary) != 0},
             {"sched", o->sched != n->sched},           {"nice", o->nice != n->nice},
+            {"cpu_max_pct", o->cpu_max_pct != n->cpu_max_pct},
         };
         for (size_t j = 0; j < sizeof(k) / sizeof(k[0]); j++) {
             if (!k[j].diff)
@@ -679,9 +680,12 @@ static void walk_services(struct rl_ctx *c)
             } else if (j == 4) {
                 snprintf(a, sizeof(a), "%s", o->sched == SUP_SCHED_BATCH ? "batch" : "normal");
                 snprintf(b, sizeof(b), "%s", n->sched == SUP_SCHED_BATCH ? "batch" : "normal");
-            } else {
+            } else if (j == 5) {
                 snprintf(a, sizeof(a), "%d", (int)o->nice);
                 snprintf(b, sizeof(b), "%d", (int)n->nice);
+            } else {
+                snprintf(a, sizeof(a), "%u", o->cpu_max_pct);
+                snprintf(b, sizeof(b), "%u", n->cpu_max_pct);
             }
             c->changes++;
             fprintf(c->f, "service %s: %s %s -> %s (restarts %s)\n", n->name, k[j].key, a, b, n->name);

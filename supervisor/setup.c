@@ -716,6 +716,8 @@ int sup_setup(struct sup *s, struct ipc_err *err)
     for (size_t i = 0; i < s->m.nservices; i++)
         if ((ret = sup_svc_add(s, &s->m.services[i], err)) < 0)
             return ret;
+    if ((ret = sup_cg_init(s, err)) < 0)
+        return ret;
     for (int drv = 0; drv < s->nsvcs; drv++)
         if (s->svcs[drv].m->kind == SUP_SVC_DRIVER && (ret = sup_driver_attach(s, drv, err)) < 0)
             return ret;

@@ -25,7 +25,8 @@
 #include <unistd.h>
 
 enum child_step {
-    STEP_FDS = 1,
+    STEP_CGROUP = 1,
+    STEP_FDS,
     STEP_CPU,
     STEP_SCHED,
     STEP_NICE,
@@ -40,7 +41,7 @@ enum child_step {
 
 static const char *step_name(int step)
 {
-    static const char *const names[] = {"?", "placing fds", "setting CPU affinity", "setting SCHED_BATCH",
+    static const char *const names[] = {"?", "joining its cgroup (cpu_max_pct)", "placing fds", "setting CPU affinity", "setting SCHED_BATCH",
                                         "setting its nice value", "dropping the bounding set",
                                         "PR_SET_NO_NEW_PRIVS", "setgroups", "setgid", "setuid",
                                         "clearing capabilities", "exec"};
@@ -53,6 +54,19 @@ static void child_fail(int errfd, int step)
     ssize_t r = write(errfd, msg, sizeof(msg));
     (void)r;
     _exit(SUP_EXIT_SYSTEM);
+}
+
+/* Join the cgroup whose cgroup.procs is @fd, by writing our pid, with no
+ * stdio in a forked child. */
+static void join_cgroup_or_fail(int fd, int errfd)
+{
+    char buf[16];
+    size_t i = sizeof(buf);
+    for (unsigned pid = (unsigned)getpid(); pid || i == sizeof(buf); pid /= 10)
+        buf[--i] = (char)('0' + pid % 10);
+    if (write(fd, buf + i, sizeof(buf) - i) < 0)
+        child_fail(errfd, STEP_CGROUP);
+    close(fd);
 }
 
 static void drop_caps_or_fail(int errfd)
@@ -129,6 +143,16 @@ static void place_fds_or_fail(int *src, int n, int *errfd)
             close(i);
 }
 
+/* A spawn that failed before its fork: close what it made (go[0] is -1 if
+ * it is not a standby's). */
+static void close_pipes(const int notify[2], const int errp[2], const int go[2], int cg_fd)
+{
+    const int fds[] = {notify[0], notify[1], errp[0], errp[1], go[0], go[1], cg_fd};
+    for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
+        if (fds[i] >= 0)
+            close(fds[i]);
+}
+
 int sup_spawn(struct sup *s, struct sup_svc *v, bool standby, struct ipc_err *err)
 {
     sup_shared_repair(s, v);
@@ -154,20 +178,20 @@ int sup_spawn(struct sup *s, struct sup_svc *v, bool standby, struct ipc_err *er
     }
     int32_t cpu = v->m->cpu, nice = v->m->nice;
     bool batch = v->m->sched == SUP_SCHED_BATCH;
+    int cg_fd = sup_cg_enter_fd(s, v, err);
+    if (cg_fd < -1) {
+        close_pipes(notify, errp, go, -1);
+        return cg_fd;
+    }
 
     if (!standby)
         ipc_st_rlx(&v->stats->state, IPC_SVC_STARTING);
     pid_t pid = fork();
+    if (pid > 0 && cg_fd >= 0)
+        close(cg_fd);
     if (pid < 0) {
         int e = errno;
-        close(notify[0]);
-        close(notify[1]);
-        close(errp[0]);
-        close(errp[1]);
-        if (standby) {
-            close(go[0]);
-            close(go[1]);
-        }
+        close_pipes(notify, errp, go, cg_fd);
         return ipc_errf(err, -e, "%s: fork: %s", v->name, strerror(e));
     }
     if (pid == 0) {
@@ -180,6 +204,9 @@ int sup_spawn(struct sup *s, struct sup_svc *v, bool standby, struct ipc_err *er
         for (int sig = 1; sig < SIGRTMIN; sig++)
             if (sig != SIGKILL && sig != SIGSTOP)
                 signal(sig, SIG_DFL);
+        /* First: nothing of the service runs outside its limit. */
+        if (cg_fd >= 0)
+            join_cgroup_or_fail(cg_fd, errfd);
         place_fds_or_fail(src, n, &errfd);
         if (cpu >= 0) {
             cpu_set_t set;

@@ -242,6 +242,9 @@ struct sup {
 
     struct sup_svc svcs[SUP_MAX_SERVICES];
     int nsvcs;
+    char cg_dir[400]; /* cgroup.c: ringrouter/INSTANCE in the cpu hierarchy, "" if no service has cpu_max_pct */
+    bool cg_v2;
+    char cg_mnt[SUP_PATH_MAX + 8]; /* run_dir/cgroup, if cgroup.c mounted the hierarchy itself */
     struct sup_xsk *xsk; /* AF_XDP ports' sockets and XDP programs (xsk.c); NULL if none */
 
     uid_t uid; /* [router] user's uid and gid, when set: every service's */
@@ -327,6 +330,15 @@ void sup_rewatch(struct sup *s, struct sup_svc *v);
 void sup_retick(struct sup *s);
 /* Every service's view of us: now, and its orphan_grace_ms (ipc_svc_orphan_check). */
 void sup_pulse(struct sup *s, uint64_t now);
+
+/* cgroup.c: [service] cpu_max_pct. Make the instance's cgroup if a service
+ * has a limit (0, or -errno with @err); the fd of @v's cgroup.procs with its
+ * limit written, for its child to join before exec, or -1 if it has none;
+ * its throttling so far (-ENOENT if none); remove them all at a clean stop. */
+int sup_cg_init(struct sup *s, struct ipc_err *err);
+int sup_cg_enter_fd(struct sup *s, struct sup_svc *v, struct ipc_err *err);
+int sup_cg_throttled(const struct sup *s, const struct sup_svc *v, uint64_t *periods, uint64_t *us);
+void sup_cg_remove(struct sup *s);
 
 /* ctl.c: the requests */
 int sup_own_dir(const char *dir, const char *key, struct ipc_err *err);

@@ -31,7 +31,9 @@ its report (tests/integ/fault_campaign.sh, bench/faults).
       and errors, Udp InErrors/RcvbufErrors/SndbufErrors, each UDP socket's
       drops; the host's softnet backlog drops; and, as NAME/cpu_starved_ms,
       the ms each service and each flow's process waited for a CPU in the
-      sample periods where it waited 5 ms or more), one line "T_US NAME VALUE"
+      sample periods where it waited 5 ms or more, as host/steal_ms the ms
+      the hypervisor took from our CPUs in the periods where it took 5 ms or
+      more, as rr/NAME/cpu_throttled the periods its cpu_max_pct held it), one line "T_US NAME VALUE"
       in OUT each time a value changed. The report charges to each window
       what rose in it, so that a lost datagram has a place.
   faultcamp.py report OUT [--flow NAME SENDLOG BITMAP SVC,SVC [--gaps GAPLOG] ...]
@@ -361,6 +363,21 @@ def starved(procs, waits, starve):
             starve[name] = starve.get(name, 0) + (w - prev) // 1000000
 
 
+TICK_MS = 1000.0 / os.sysconf("SC_CLK_TCK")
+
+
+def stolen(state, starve):
+    """Add to starve["host/steal_ms"] each rise of STARVED_NS or more in the
+    time the hypervisor took from this machine's CPUs (/proc/stat): a stall
+    that no process of ours could have caused."""
+    with open("/proc/stat") as f:
+        steal = int(f.readline().split()[8])
+    prev = state.get("steal")
+    state["steal"] = steal
+    if prev is not None and (steal - prev) * TICK_MS * 1000000 >= STARVED_NS:
+        starve["host/steal_ms"] = starve.get("host/steal_ms", 0) + int((steal - prev) * TICK_MS)
+
+
 def softnet_drops():
     with open("/proc/net/softnet_stat") as f:
         return {"host/softnet_dropped": sum(int(line.split()[1], 16) for line in f)}
@@ -389,13 +406,21 @@ def sample(a):
             cur = {}
             if n % 5 == 0:  # the pids change only with a restart: look every 5th time
                 try:
-                    svcs = [("rr/%s" % k, st["pid"]) for k, st in ctl.status().items() if st["pid"] > 0]
-                except (OSError, ValueError):
+                    status = ctl.status()
+                    svcs = [("rr/%s" % k, st["pid"]) for k, st in status.items() if st["pid"] > 0]
+                    # [service] cpu_max_pct: the periods the kernel held each to it
+                    cur.update({"rr/%s/cpu_throttled" % k: st["cpu_throttled"] for k, st in status.items()
+                                if st.get("cpu_throttled", -1) >= 0})
+                except (OSError, ValueError, KeyError):
                     pass
             n += 1
             procs = [("%s/proc" % label, pid) for label, pid in nss] + svcs
             starved(procs, waits, starve)
-            cur.update({"%s/cpu_starved_ms" % k: v for k, v in starve.items()})
+            try:
+                stolen(waits, starve)
+            except (OSError, ValueError, IndexError):
+                pass
+            cur.update({k if k.startswith("host/") else "%s/cpu_starved_ms" % k: v for k, v in starve.items()})
             for label, pid in nss:
                 try:
                     cur.update(ns_counters(label, pid))

@@ -199,7 +199,7 @@ sup_manifest() { # sup_manifest FILE [SVC.KEY=VALUE ...]
         [ -z "${SUP_MANIFEST_EXTRA:-}" ] || printf '\n%b\n' "$SUP_MANIFEST_EXTRA"
         for svc in "${order[@]}"; do
             printf '\n[service %s]\n' "$svc"
-            for key in binary restart restart_limit restart_window hang_ms cpu poll_us nice sched; do
+            for key in binary restart restart_limit restart_window hang_ms cpu poll_us nice sched cpu_max_pct; do
                 [ -n "${keys[$svc.$key]+x}" ] && printf '%s = %s\n' "$key" "${keys[$svc.$key]}"
             done
         done

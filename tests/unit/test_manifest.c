@@ -117,6 +117,11 @@ static const struct t_bad t_bad_cases[] = {
     {BASE "[service router]\nrestart_limit = 1001\n",
      "t.ini:10: [service router] restart_limit: 1001 is out of range 1..1000"},
     {BASE "[service router]\nsched = fifo\n", "t.ini:10: [service router] sched: \"fifo\" is not normal or batch"},
+    {BASE "[service router]\ncpu_max_pct = 5\n",
+     "t.ini:10: [service router] cpu_max_pct: 5: at least 10 (the kernel's smallest quota, 1 ms of each 10 ms period), "
+     "or 0 for no limit"},
+    {BASE "[service router]\ncpu_max_pct = 102401\n",
+     "t.ini:10: [service router] cpu_max_pct: 102401 is out of range 0..102400"},
     /* driver-specific keys */
     {"[port a]\ndriver = afxdp\nifname = eth1\naddress = 10.1.0.1/24\noffloads = csum\n",
      "t.ini:5: [port a] offloads: only for driver = tap, and port a is driver = afxdp"},
@@ -576,6 +581,7 @@ static const char t_full[] =
     "cpu = 1\n"
     "poll_us = 50\n"
     "sched = batch\n"
+    "cpu_max_pct = 150\n"
     "[service shaper-wan]\n"
     "restart_window = 500ms\n"
     "[service driver-lan]\n"
@@ -721,6 +727,8 @@ static void test_manifest_full(void **state)
     assert_int_equal(r->cpu, 1);
     assert_int_equal(r->poll_us, 50);
     assert_int_equal(r->sched, SUP_SCHED_BATCH);
+    assert_int_equal(r->cpu_max_pct, 150);
+    assert_int_equal(m.services[1].cpu_max_pct, 0);
     assert_int_equal(r->port, -1);
     assert_int_equal(m.services[1].sched, SUP_SCHED_NORMAL);
     assert_int_equal(m.services[1].restart, SUP_RESTART_NEVER);
