@@ -270,14 +270,21 @@ static void test_rt_gso_refused(void **state)
     t_no_leak(t);
 }
 
+static const uint8_t t_nh_mac[6] = {0x02, 0xaa, 0, 0, 0, 1};
+
+/* 20/8 via 10.1.0.2 on port 1, whose MAC is known. */
+static void t_route_to_port1(struct t_rt *t)
+{
+    struct fib_nh via = {.gw = T_IP(10, 1, 0, 2), .port = 1};
+    assert_int_equal(fib_add(&t->fibw, T_IP(20, 0, 0, 0), 8, &via), 0);
+    assert_int_equal(neigh_add_static(&t->neigh, T_IP(10, 1, 0, 2), t_nh_mac, 1), 0);
+}
+
 /* On the forwarding path, only a port that needs it segments. */
 static void test_rt_gso_forward_path(void **state)
 {
     struct t_rt *t = *state;
-    static const uint8_t mac[6] = {0x02, 0xaa, 0, 0, 0, 1};
-    struct fib_nh via = {.gw = T_IP(10, 1, 0, 2), .port = 1};
-    assert_int_equal(fib_add(&t->fibw, T_IP(20, 0, 0, 0), 8, &via), 0);
-    assert_int_equal(neigh_add_static(&t->neigh, T_IP(10, 1, 0, 2), mac, 1), 0);
+    t_route_to_port1(t);
     struct t_gso g;
 
     ipc_buf b = t_gso_packet(t, 6, 30000, 1448, 0x10, &g);
@@ -294,7 +301,7 @@ static void test_rt_gso_forward_path(void **state)
     assert_int_equal(t->tx.n, 21);
     for (unsigned i = 0; i < t->tx.n; i++) {
         const uint8_t *f = ipc_pool_data(&t->pool, t->tx.bufs[i]);
-        assert_memory_equal(f, mac, 6);
+        assert_memory_equal(f, t_nh_mac, 6);
         assert_int_equal(f[14 + PKT_IP_TTL], 63);
         assert_int_equal(pkt_csum(f + 14, 20), 0);
         assert_true(t_l4_ok(f + 14));
@@ -308,10 +315,7 @@ static void test_rt_gso_forward_path(void **state)
 static void test_rt_gso_rx_aggregate(void **state)
 {
     struct t_rt *t = *state;
-    static const uint8_t mac[6] = {0x02, 0xaa, 0, 0, 0, 1};
-    struct fib_nh via = {.gw = T_IP(10, 1, 0, 2), .port = 1};
-    assert_int_equal(fib_add(&t->fibw, T_IP(20, 0, 0, 0), 8, &via), 0);
-    assert_int_equal(neigh_add_static(&t->neigh, T_IP(10, 1, 0, 2), mac, 1), 0);
+    t_route_to_port1(t);
     t->ctx.port[0].rx_partial = true;
     struct t_gso g;
 
