@@ -771,14 +771,14 @@ int sup_xsk_open(struct sup *s, int port, int queue, int *fd, uint16_t *kown, st
     *fd = x->fd;
     *kown = x->kown;
     if (queue == 0)
-        sup_log("port %s: AF_XDP on %s queue 0: %s, XDP %s, multi-buffer %s, steer = %s (%d host addresses kept "
-                "by the host), busy_poll = %s, UMEM %u x %u bytes",
+        sup_log("port %s: AF_XDP on %s queue 0: %s, XDP %s, steer = %s (%d host addresses kept by the host), "
+                "busy_poll = %s, UMEM %u x %u bytes, multi-buffer %s",
                 p->name, p->ifname, q.picked, x->mode == XDP_MODE_SKB ? "generic" : "native",
+                p->steer == SUP_STEER_ALL ? "all" : "forward-only", q.nhost, p->busy_poll ? "yes" : "no",
+                s->pool.nbufs, s->pool.frame_size,
                 q.frags ? "on"
                 : x->sg ? "off (the frags program was refused)"
-                        : "off (XDP_USE_SG refused)",
-                p->steer == SUP_STEER_ALL ? "all" : "forward-only", q.nhost, p->busy_poll ? "yes" : "no",
-                s->pool.nbufs, s->pool.frame_size);
+                        : "off (XDP_USE_SG refused)");
     else
         sup_log("port %s: AF_XDP on %s queue %d: %s", p->name, p->ifname, queue, q.picked);
     return 0;
