@@ -41,11 +41,7 @@ rr_veth_host "$NS_B" mbb0 mbb1 "$NS_R" "$HOST_B" "$GW_B"
         printf '\n[service %s]\nhang_ms = 3000\n' "$s"
     done
 } >"$RR_T/m.ini"
-"$RR" check -c "$RR_T/m.ini" >/dev/null || rr_fail "the manifest does not check: $(cat "$RR_T/m.ini")"
-ip netns exec "$NS_R" "$RR" up -c "$RR_T/m.ini" 2>>"$RR_LOG" & # not rr_in: $! must be the supervisor
-RR_PID=$!
-rr_wait 10 eval 'rr_all_up || ! rr_alive $RR_PID' || rr_fail "not every service was up within 10 s"
-rr_alive "$RR_PID" || rr_fail "the supervisor exited at start"
+rr_up_in "$NS_R" "$RR_T/m.ini"
 ip -n "$NS_C" addr add "$NET_C.2/24" dev "$IF_C" && ip -n "$NS_C" link set "$IF_C" up &&
     ip -n "$NS_C" route add default via "$NET_C.1" || rr_fail "host C on $IF_C"
 for h in "$HOST_B" "$NET_C.2"; do
