@@ -175,6 +175,25 @@ static inline uint32_t pkt_csum_add(uint32_t sum, const uint8_t *p, size_t len, 
         p++;
         len--;
     }
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    /* Eight bytes a step (a segment's payload is summed per packet): the
+     * one's-complement sum does not depend on byte order (RFC 1071 §2), so
+     * the little-endian words' sum, folded to 16 bits and byte-swapped, is
+     * the big-endian one. */
+    if (len >= 16) {
+        uint64_t acc = 0;
+        while (len >= 8) {
+            uint64_t w;
+            memcpy(&w, p, 8);
+            acc += (w & 0xffffffffu) + (w >> 32);
+            p += 8;
+            len -= 8;
+        }
+        while (acc >> 16)
+            acc = (acc & 0xffff) + (acc >> 16);
+        s += (acc >> 8 | acc << 8) & 0xffff;
+    }
+#endif
     while (len >= 2) {
         s += (uint32_t)p[0] << 8 | p[1];
         p += 2;

@@ -83,6 +83,9 @@ struct ipc_svc_port {
 #define IPC_PORT_F_SHAPER 1u
 
 #define IPC_PORT_F_BUSY_POLL 2u /* afxdp: the socket busy-polls the device's NAPI (the supervisor set it up) */
+/* afxdp in generic XDP mode: frames are what the sending stack built, TSO
+ * aggregates (multi-buffer) and partial checksums included (services/router/gso.h) */
+#define IPC_PORT_F_RX_PARTIAL 4u
 
 struct ipc_svc_config {
     struct ipc_shm_hdr shm;

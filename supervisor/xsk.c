@@ -7,11 +7,15 @@
  *      extra headroom: the kernel writes frames at XDP_PACKET_HEADROOM = 256
  *      = IPC_HEADROOM, where every service expects them);
  *   2. sizes its fill, completion, RX and TX rings (drivers/afxdp/afxdp.h)
- *      and binds it to queue 0 of the netdev, with XDP_USE_NEED_WAKEUP and
- *      the copy or zero-copy flag xdp_mode asks for;
+ *      and binds it to queue 0 of the netdev, with XDP_USE_NEED_WAKEUP, the
+ *      copy or zero-copy flag xdp_mode asks for, and XDP_USE_SG where the
+ *      kernel and device take it (multi-buffer frames; without it, bound
+ *      again without, and the log says so);
  *   3. loads drivers/afxdp/steer.bpf.o with libxdp and attaches it in native
- *      or generic (skb) mode, puts the socket in its XSKMAP and the host's
- *      own IPv4 addresses on the interface in its address map.
+ *      or generic (skb) mode (its frags-capable entry point on a multi-buffer
+ *      socket, the single-buffer one where that one is refused), puts the
+ *      socket in its XSKMAP and the host's own IPv4 addresses on the
+ *      interface in its address map.
  *
  * One UMEM per socket. Every port registers the same memory region, so a
  * frame received on one port leaves on another by handle, with no copy in
@@ -81,6 +85,9 @@
 #ifndef SO_BUSY_POLL_BUDGET
 #define SO_BUSY_POLL_BUDGET 70
 #endif
+#ifndef XDP_USE_SG
+#define XDP_USE_SG (1 << 4) /* linux/if_xdp.h, 6.6+ */
+#endif
 #ifndef XDP_MAX_TX_SKB_BUDGET
 #define XDP_MAX_TX_SKB_BUDGET 9 /* linux/if_xdp.h, 6.17+ */
 #endif
@@ -96,6 +103,7 @@ struct sup_xsk_port {
     struct xdp_program *prog;
     int fd; /* the socket: also the driver's dev_fd */
     uint16_t bind_flags; /* XDP_COPY or XDP_ZEROCOPY */
+    bool sg;             /* bound with XDP_USE_SG: a frame may come in several buffers */
     bool knobs_set;      /* the device's NAPI knobs are ours until shutdown */
     int counters_fd;     /* adopted: the program's counters map, ours to close; -1: the program's object has it */
     uint32_t knob_old[2]; /* napi_defer_hard_irqs, gro_flush_timeout as we found them */
@@ -150,6 +158,7 @@ struct xsk_req {
     struct ipc_err *err;
     const char *picked; /* what auto chose, for the log */
     int nhost;
+    bool frags; /* the frags-capable program is attached */
     struct sup_xsk_port *first; /* the port's queue 0, for a later queue: its program and mode */
 };
 
@@ -212,7 +221,30 @@ fail:;
     return e;
 }
 
-#define XSK_PROG_NAME "rr_steer" /* the program's function in drivers/afxdp/steer.bpf.c */
+/*
+ * A socket bound with XDP_USE_SG if the kernel and the device take it (6.6+;
+ * zero-copy also needs the driver's support), else without: *sg says which.
+ * A new socket for the second try: a refused bind may have set up part of
+ * the pool.
+ */
+static int xsk_make_sg(struct xsk_req *q, uint16_t flags, bool *sg, const char **what)
+{
+    int fd = xsk_make(q, (uint16_t)(flags | XDP_USE_SG), what);
+    *sg = fd >= 0;
+    if (fd == -EINVAL || fd == -EOPNOTSUPP)
+        fd = xsk_make(q, flags, what);
+    return fd;
+}
+
+/* The program's functions in drivers/afxdp/steer.bpf.c: the frags-capable
+ * one and the single-buffer one. */
+#define XSK_PROG_NAME "rr_steer"
+#define XSK_PROG_NAME_SG "rr_steer_sg"
+
+static bool xsk_prog_ours(const char *name)
+{
+    return name && (strcmp(name, XSK_PROG_NAME) == 0 || strcmp(name, XSK_PROG_NAME_SG) == 0);
+}
 
 /*
  * A supervisor that did not stop (kill -9, a crash) leaves its steering
@@ -228,13 +260,13 @@ static void xsk_detach_stale(struct xsk_req *q)
     unsigned ours = 0, others = 0;
     if (xdp_multiprog__is_legacy(mp)) {
         const struct xdp_program *p = xdp_multiprog__main_prog(mp);
-        if (p && strcmp(xdp_program__name(p), XSK_PROG_NAME) == 0)
+        if (p && xsk_prog_ours(xdp_program__name(p)))
             ours++;
         else if (p)
             others++;
     } else {
         for (struct xdp_program *p = xdp_multiprog__next_prog(NULL, mp); p; p = xdp_multiprog__next_prog(p, mp))
-            strcmp(xdp_program__name(p), XSK_PROG_NAME) == 0 ? ours++ : others++;
+            xsk_prog_ours(xdp_program__name(p)) ? ours++ : others++;
     }
     if (ours && !others) {
         int ret = xdp_multiprog__detach(mp);
@@ -250,6 +282,37 @@ static int xsk_attach(struct xsk_req *q, enum xdp_attach_mode mode)
     int ret = xdp_program__attach(q->x->prog, q->x->ifindex, mode, 0);
     if (ret == 0)
         q->x->mode = mode;
+    return ret;
+}
+
+/* Open the program of section @sec in @path and attach it in the mode
+ * xdp_mode asks for. Returns 0, or -errno with *@stage naming the step. */
+static int xsk_load_attach(struct xsk_req *q, const char *path, const char *sec, const char **stage)
+{
+    const struct sup_port *p = q->p;
+    struct sup_xsk_port *x = q->x;
+    x->prog = xdp_program__open_file(path, sec, NULL);
+    long perr = libxdp_get_error(x->prog);
+    if (perr) {
+        x->prog = NULL;
+        *stage = "loading";
+        return (int)perr;
+    }
+    int ret;
+    if (p->xdp_mode == SUP_XDP_SKB) {
+        ret = xsk_attach(q, XDP_MODE_SKB);
+    } else {
+        ret = xsk_attach(q, XDP_MODE_NATIVE);
+        if (ret < 0 && p->xdp_mode == SUP_XDP_AUTO && xsk_attach(q, XDP_MODE_SKB) == 0) {
+            q->picked = "copy, generic XDP";
+            ret = 0;
+        }
+    }
+    if (ret < 0) {
+        xdp_program__close(x->prog);
+        x->prog = NULL;
+        *stage = "attaching";
+    }
     return ret;
 }
 
@@ -556,10 +619,10 @@ static int xsk_open_in_ns(void *arg)
     int fd;
     if (q->first) {
         x->bind_flags = q->first->bind_flags;
-        fd = xsk_make(q, x->bind_flags, &what);
+        fd = xsk_make_sg(q, x->bind_flags, &x->sg, &what);
         q->picked = x->bind_flags == XDP_ZEROCOPY ? "zero-copy" : "copy";
     } else if (p->xdp_mode == SUP_XDP_ZEROCOPY || p->xdp_mode == SUP_XDP_AUTO) {
-        fd = xsk_make(q, XDP_ZEROCOPY, &what);
+        fd = xsk_make_sg(q, XDP_ZEROCOPY, &x->sg, &what);
         if (fd < 0 && p->xdp_mode == SUP_XDP_ZEROCOPY)
             return ipc_errf(q->err, fd,
                             "port %s: xdp_mode = zerocopy is not available on %s (%s: %s); use xdp_mode = copy or auto",
@@ -567,12 +630,12 @@ static int xsk_open_in_ns(void *arg)
         q->picked = "zero-copy";
         x->bind_flags = XDP_ZEROCOPY;
         if (fd < 0) {
-            fd = xsk_make(q, XDP_COPY, &what);
+            fd = xsk_make_sg(q, XDP_COPY, &x->sg, &what);
             q->picked = "copy";
             x->bind_flags = XDP_COPY;
         }
     } else {
-        fd = xsk_make(q, XDP_COPY, &what);
+        fd = xsk_make_sg(q, XDP_COPY, &x->sg, &what);
         q->picked = "copy";
         x->bind_flags = XDP_COPY;
     }
@@ -616,28 +679,24 @@ static int xsk_open_in_ns(void *arg)
     snprintf(path, sizeof(path), "%s", env && env[0] ? env : "");
     if (!path[0])
         snprintf(path, sizeof(path), "%s/steer.bpf.o", q->s->bindir);
-    x->prog = xdp_program__open_file(path, "xdp", NULL);
-    long perr = libxdp_get_error(x->prog);
-    if (perr) {
-        x->prog = NULL;
-        ret = ipc_errf(q->err, (int)perr, "port %s: loading %s: %s", p->name, path, strerror((int)-perr));
-        goto out_fd;
-    }
     xsk_detach_stale(q);
-    if (p->xdp_mode == SUP_XDP_SKB) {
-        ret = xsk_attach(q, XDP_MODE_SKB);
-    } else {
-        ret = xsk_attach(q, XDP_MODE_NATIVE);
-        if (ret < 0 && p->xdp_mode == SUP_XDP_AUTO && xsk_attach(q, XDP_MODE_SKB) == 0) {
-            q->picked = "copy, generic XDP";
-            ret = 0;
-        }
-    }
-    if (ret < 0) {
-        ret = ipc_errf(q->err, ret, "port %s: attaching the XDP program to %s in %s mode (xdp_mode = %s): %s",
-                       p->name, p->ifname, p->xdp_mode == SUP_XDP_SKB ? "skb" : "native", mode_name(p->xdp_mode),
-                       strerror(-ret));
-        goto out_prog;
+    /* A multi-buffer socket gets the frags-capable entry point; a device or
+     * kernel that refuses it gets the single-buffer one (frames then come
+     * whole in one buffer or not at all, as without XDP_USE_SG). */
+    const char *stage = "loading";
+    ret = -EOPNOTSUPP;
+    if (x->sg && (ret = xsk_load_attach(q, path, "xdp.frags", &stage)) < 0)
+        sup_notice("port %s: the multi-buffer steering program on %s: %s %s: %s; the single-buffer one instead",
+                   p->name, p->ifname, stage, path, strerror(-ret));
+    q->frags = ret == 0;
+    if (!q->frags && (ret = xsk_load_attach(q, path, "xdp", &stage)) < 0) {
+        if (stage[0] == 'l')
+            ret = ipc_errf(q->err, ret, "port %s: loading %s: %s", p->name, path, strerror(-ret));
+        else
+            ret = ipc_errf(q->err, ret, "port %s: attaching the XDP program to %s in %s mode (xdp_mode = %s): %s",
+                           p->name, p->ifname, p->xdp_mode == SUP_XDP_SKB ? "skb" : "native",
+                           mode_name(p->xdp_mode), strerror(-ret));
+        goto out_fd;
     }
     int xm = map_fd(x->prog, "xsks"), cm = map_fd(x->prog, "cfg");
     uint32_t q0 = 0, all = p->steer == SUP_STEER_ALL;
@@ -655,7 +714,6 @@ static int xsk_open_in_ns(void *arg)
 
 out_detach:
     xdp_program__detach(x->prog, x->ifindex, x->mode, 0);
-out_prog:
     xdp_program__close(x->prog);
     x->prog = NULL;
 out_fd:
@@ -714,10 +772,13 @@ int sup_xsk_open(struct sup *s, int port, int queue, int *fd, uint16_t *kown, st
     *kown = x->kown;
     if (queue == 0)
         sup_log("port %s: AF_XDP on %s queue 0: %s, XDP %s, steer = %s (%d host addresses kept by the host), "
-                "busy_poll = %s, UMEM %u x %u bytes",
+                "busy_poll = %s, UMEM %u x %u bytes, multi-buffer %s",
                 p->name, p->ifname, q.picked, x->mode == XDP_MODE_SKB ? "generic" : "native",
                 p->steer == SUP_STEER_ALL ? "all" : "forward-only", q.nhost, p->busy_poll ? "yes" : "no",
-                s->pool.nbufs, s->pool.frame_size);
+                s->pool.nbufs, s->pool.frame_size,
+                q.frags ? "on"
+                : x->sg ? "off (the frags program was refused)"
+                        : "off (XDP_USE_SG refused)");
     else
         sup_log("port %s: AF_XDP on %s queue %d: %s", p->name, p->ifname, queue, q.picked);
     return 0;
@@ -768,7 +829,7 @@ static int xsk_adopt_in_ns(void *arg)
     struct xdp_program *main = xdp_multiprog__is_legacy(mp) ? xdp_multiprog__main_prog(mp)
                                                              : xdp_multiprog__next_prog(NULL, mp);
     int ret = 0;
-    if (!main || strcmp(xdp_program__name(main), XSK_PROG_NAME) != 0) {
+    if (!main || !xsk_prog_ours(xdp_program__name(main))) {
         ret = ipc_errf(q->err, -ENOENT, "port %s: the XDP program on %s is not ours (%s)", p->name, p->ifname,
                        main ? xdp_program__name(main) : "none");
     } else {

@@ -81,6 +81,9 @@
 #ifndef SOL_XDP
 #define SOL_XDP 283
 #endif
+#ifndef XDP_PKT_CONTD
+#define XDP_PKT_CONTD (1 << 0) /* linux/if_xdp.h, 6.6+: more buffers of this frame follow */
+#endif
 
 #define AFXDP_BURST 64u     /* descriptors handled per step */
 #define AFXDP_RX_BUDGET 4u  /* RX bursts per loop */
@@ -121,6 +124,9 @@ enum afxdp_ctr {
     C_BUSY_POLLS,
     C_WAKEUP_SYSCALLS_PER_KPKT,
     C_RX_BACKPRESSURE,
+    C_RX_MB_PKTS,
+    C_RX_MB_DESCS,
+    C_RX_MB_BAD,
     C_N
 };
 
@@ -155,6 +161,9 @@ static const char *const afxdp_ctr_names[C_N] = {
     [C_BUSY_POLLS] = "busy_polls",
     [C_WAKEUP_SYSCALLS_PER_KPKT] = "wakeup_syscalls_per_kpkt",
     [C_RX_BACKPRESSURE] = "rx_backpressure",
+    [C_RX_MB_PKTS] = "rx_mb_pkts",
+    [C_RX_MB_DESCS] = "rx_mb_descs",
+    [C_RX_MB_BAD] = "rx_mb_bad",
 };
 
 /* Stages of the loop, for `ringrouter stats --stages` (ipc/stage.h,
@@ -190,6 +199,7 @@ struct afxdp {
     bool fill_short;
     bool busy; /* the socket busy-polls the device's NAPI (IPC_PORT_F_BUSY_POLL) */
     bool rx_blocked; /* frames wait in the RX ring and the router's ring is full */
+    bool rx_skip;    /* dropping the rest of a frame longer than IPC_CHAIN_MAX buffers */
     uint32_t bp_empty; /* busy polls in a row that brought no frame */
 };
 
@@ -246,11 +256,111 @@ static uint32_t rx_busy_poll(struct afxdp *x)
 }
 
 /*
+ * Multi-buffer frames (XDP_USE_SG, supervisor/xsk.c): a frame the kernel
+ * copies into several buffers comes as consecutive descriptors, XDP_PKT_CONTD
+ * on all but the last, published together. We only ever release RX slots up
+ * to the end of a frame, so a peek starts at a frame's first descriptor, and
+ * the frame becomes one chain (ipc/pool.h: pkt_len on the first buffer, each
+ * buffer keeping the kernel's offset). A frame that does not end within one
+ * peek of AFXDP_BURST (= IPC_CHAIN_MAX) descriptors is longer than a chain
+ * may be: its buffers are freed as they come, up to its last (rx_skip).
+ */
+_Static_assert(AFXDP_BURST == IPC_CHAIN_MAX, "a peek holds the longest chain");
+
+/* The descriptors of one peek, and which of their buffers take_from_kernel
+ * gave us: buf[i] (IPC_BUF_NONE if a predecessor had taken it). */
+struct rx_peek {
+    uint64_t addr[AFXDP_BURST];
+    uint32_t len[AFXDP_BURST];
+    uint32_t opt[AFXDP_BURST];
+    ipc_buf buf[AFXDP_BURST];
+};
+
+/* Take @n descriptors' buffers from the kernel and release their slots. */
+static void rx_take(struct afxdp *x, struct rx_peek *pk, uint32_t n)
+{
+    ipc_buf bufs[AFXDP_BURST];
+    uint32_t idx[AFXDP_BURST];
+    uint32_t good = take_from_kernel(x, pk->addr, n, bufs, idx);
+    xskq_cons_release(&x->rx, n); /* the slots are free: the buffers are ours now */
+    for (uint32_t i = 0; i < n; i++)
+        pk->buf[i] = IPC_BUF_NONE;
+    for (uint32_t j = 0; j < good; j++)
+        pk->buf[idx[j]] = bufs[j];
+}
+
+/* Free the buffers we hold among descriptors [from, to), one by one. */
+static void rx_free(struct afxdp *x, struct rx_peek *pk, uint32_t from, uint32_t to)
+{
+    for (uint32_t i = from; i < to; i++)
+        if (pk->buf[i] != IPC_BUF_NONE) {
+            ipc_pool_meta(x->pool, pk->buf[i])->next = IPC_BUF_NONE;
+            ipc_pool_free(x->pool, &pk->buf[i], 1);
+        }
+}
+
+/*
+ * The frame of descriptors [s, e) as one packet (a chain if e - s > 1).
+ * Returns its first buffer, or IPC_BUF_NONE when it was dropped: a buffer
+ * a predecessor had already taken (stale_desc counts those; a multi-buffer
+ * frame missing some is rx_mb_bad, the rest freed).
+ */
+static ipc_buf rx_frame(struct afxdp *x, struct rx_peek *pk, uint32_t s, uint32_t e, uint64_t *bytes)
+{
+    uint32_t total = 0, have = 0;
+    for (uint32_t i = s; i < e; i++) {
+        have += pk->buf[i] != IPC_BUF_NONE;
+        total += pk->len[i];
+    }
+    if (ipc_unlikely(have != e - s)) {
+        if (have) {
+            rx_free(x, pk, s, e);
+            drv_ctr_add(&x->d, C_RX_MB_BAD, 1);
+        }
+        return IPC_BUF_NONE;
+    }
+    for (uint32_t i = s; i < e; i++) {
+        struct ipc_meta *m = ipc_pool_meta(x->pool, pk->buf[i]);
+        m->off = (uint16_t)(pk->addr[i] % x->fs);
+        m->len = (uint16_t)pk->len[i];
+        m->pkt_len = i == s ? total : 0;
+        m->next = i + 1 < e ? pk->buf[i + 1] : IPC_BUF_NONE;
+        m->in_port = x->port;
+        m->out_port = IPC_PORT_NONE;
+        m->flags = 0;
+        memset(&m->vnet, 0, sizeof(m->vnet));
+    }
+    if (e - s > 1) {
+        drv_ctr_add(&x->d, C_RX_MB_PKTS, 1);
+        drv_ctr_add(&x->d, C_RX_MB_DESCS, e - s);
+    }
+    *bytes += total;
+    return pk->buf[s];
+}
+
+/* rx_skip: free descriptors up to the end of the frame being dropped.
+ * Returns the descriptors consumed. */
+static uint32_t rx_skip_rest(struct afxdp *x, struct rx_peek *pk, uint32_t n)
+{
+    uint32_t e = 0;
+    while (e < n && (pk->opt[e] & XDP_PKT_CONTD))
+        e++;
+    if (e < n) {
+        e++; /* the frame's last */
+        x->rx_skip = false;
+    }
+    rx_take(x, pk, e);
+    rx_free(x, pk, 0, e);
+    return e;
+}
+
+/*
  * Backpressure: no more frames leave the RX ring than the router's ring has
  * room for. Taking them and dropping them at a full ring would spend the CPU
  * the router needs to drain it (receive livelock); left in the RX ring they
  * wait, and what overflows it the kernel drops (xsk_rx_ring_full) at no cost
  * to us. Blocked, the loop sleeps 200 us on our eventfd only (afxdp_run).
+ * Returns the descriptors consumed.
  */
 static uint32_t rx_step(struct afxdp *x)
 {
@@ -261,46 +371,56 @@ static uint32_t rx_step(struct afxdp *x)
     uint64_t bytes = 0;
     struct ipc_ring_prod *p = &x->svc->out[0];
     uint32_t room = ipc_ring_free_count(p, AFXDP_BURST * AFXDP_RX_BUDGET);
+    struct rx_peek pk;
     x->rx_blocked = false;
     for (unsigned round = 0; round < AFXDP_RX_BUDGET; round++) {
-        uint32_t first, want = room - total < AFXDP_BURST ? room - total : AFXDP_BURST;
-        if (want == 0) {
-            if (xskq_cons_avail(q, 1)) {
-                x->rx_blocked = true;
-                drv_ctr_add(&x->d, C_RX_BACKPRESSURE, 1);
-            }
-            break;
-        }
-        uint32_t n = xskq_cons_peek(q, want, &first);
+        uint32_t first, n = xskq_cons_peek(q, AFXDP_BURST, &first);
         if (n == 0)
             break;
-        uint64_t addr[AFXDP_BURST];
-        uint32_t len[AFXDP_BURST], idx[AFXDP_BURST];
-        ipc_buf bufs[AFXDP_BURST];
         for (uint32_t i = 0; i < n; i++) {
             const struct xdp_desc *e = xskq_desc(q, first + i);
-            addr[i] = e->addr;
-            len[i] = e->len;
+            pk.addr[i] = e->addr;
+            pk.len[i] = e->len;
+            pk.opt[i] = e->options;
         }
-        uint32_t good = take_from_kernel(x, addr, n, bufs, idx);
-        xskq_cons_release(q, n); /* the slots are free: the buffers are ours now */
-        for (uint32_t j = 0; j < good; j++) {
-            uint32_t i = idx[j];
-            struct ipc_meta *m = ipc_pool_meta(x->pool, bufs[j]);
-            uint32_t off = (uint32_t)(addr[i] % x->fs);
-            m->off = (uint16_t)off;
-            m->len = (uint16_t)len[i];
-            m->pkt_len = len[i];
-            m->next = IPC_BUF_NONE;
-            m->in_port = x->port;
-            m->out_port = IPC_PORT_NONE;
-            m->flags = 0;
-            memset(&m->vnet, 0, sizeof(m->vnet));
-            bytes += len[i];
-            out[nout++] = bufs[j];
+        if (ipc_unlikely(x->rx_skip)) {
+            total += rx_skip_rest(x, &pk, n);
+            continue;
         }
-        total += n;
-        if (n < want)
+        /* Whole frames, as many as the router's ring has room for. */
+        uint32_t cut = 0, frames = 0, want = room - nout;
+        for (uint32_t i = 0; i < n && frames < want; i++)
+            if (!(pk.opt[i] & XDP_PKT_CONTD)) {
+                frames++;
+                cut = i + 1;
+            }
+        if (cut == 0) {
+            if (want == 0) {
+                x->rx_blocked = true;
+                drv_ctr_add(&x->d, C_RX_BACKPRESSURE, 1);
+            } else if (n == AFXDP_BURST) {
+                x->rx_skip = true; /* no end in a whole peek: longer than a chain */
+                drv_ctr_add(&x->d, C_RX_MB_BAD, 1);
+                continue;
+            }
+            break; /* otherwise the kernel publishes a frame's descriptors together: wait */
+        }
+        rx_take(x, &pk, cut);
+        for (uint32_t s = 0, i = 0; i < cut; i++)
+            if (!(pk.opt[i] & XDP_PKT_CONTD)) {
+                ipc_buf b = rx_frame(x, &pk, s, i + 1, &bytes);
+                if (b != IPC_BUF_NONE)
+                    out[nout++] = b;
+                s = i + 1;
+            }
+        total += cut;
+        if (cut < n && frames == want) {
+            x->rx_blocked = xskq_cons_avail(q, 1) != 0;
+            if (x->rx_blocked)
+                drv_ctr_add(&x->d, C_RX_BACKPRESSURE, 1);
+            break;
+        }
+        if (n < AFXDP_BURST)
             break;
     }
     if (nout) {

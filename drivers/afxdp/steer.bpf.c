@@ -18,6 +18,13 @@
  * steer = all (cfg[0] = 1): every frame to the XSK.
  * A queue with no socket in xsks passes its frames to the kernel.
  *
+ * Two entry points, the same steering: rr_steer_sg (SEC "xdp.frags": it
+ * takes frames in several buffers, so a generic-XDP port hands the socket
+ * the sending stack's 64 KB TSO frames whole, as multi-buffer descriptors
+ * that the driver chains) and rr_steer (SEC "xdp", for a kernel or device
+ * that refuses frags programs). Only the first buffer's bytes are looked
+ * at: the headers are there.
+ *
  * counters (per CPU): 0 redirected, 1 passed (host address), 2 passed (not
  * IPv4/ARP), 3 malformed (too short; sent to the router, which counts it).
  */
@@ -96,8 +103,7 @@ static __always_inline int is_host6(const void *addr)
 #define ND_NEIGHBOR_SOLICIT 135
 #define ND_NS_TARGET 8 /* type, code, checksum, reserved: then the target */
 
-SEC("xdp")
-int rr_steer(struct xdp_md *ctx)
+static __always_inline int steer(struct xdp_md *ctx)
 {
     void *data = (void *)(long)ctx->data;
     void *end = (void *)(long)ctx->data_end;
@@ -166,6 +172,18 @@ int rr_steer(struct xdp_md *ctx)
     }
     count(2);
     return XDP_PASS;
+}
+
+SEC("xdp")
+int rr_steer(struct xdp_md *ctx)
+{
+    return steer(ctx);
+}
+
+SEC("xdp.frags")
+int rr_steer_sg(struct xdp_md *ctx)
+{
+    return steer(ctx);
 }
 
 char LICENSE[] SEC("license") = "Dual MIT/GPL";

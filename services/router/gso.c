@@ -199,3 +199,79 @@ drop:
     rt_drop(ctx, b, why);
     return 0;
 }
+
+/* The L4 header's offset, protocol and pseudo-header sum (for @l4len bytes)
+ * of IPv4 or IPv6 packet @f; false if it has none we handle. */
+static bool l4_of(const uint8_t *f, uint32_t len, uint32_t *l4off, unsigned *proto, uint32_t *l4len, uint32_t *ps)
+{
+    const uint8_t *ip = f + PKT_ETH_HLEN;
+    if (pkt_eth_type(f) == PKT_ETH_P_IPV6) {
+        *proto = ip[PKT_IP6_NXT];
+        *l4off = PKT_ETH_HLEN + PKT_IP6_HLEN;
+        *l4len = pkt_get16(ip + PKT_IP6_PLEN);
+        *ps = rt_ip6_pseudo_sum(ip + PKT_IP6_SRC, ip + PKT_IP6_DST, *l4len, (uint8_t)*proto);
+    } else {
+        if (pkt_ip_is_fragment(ip))
+            return false;
+        *proto = ip[PKT_IP_PROTO];
+        *l4off = PKT_ETH_HLEN + pkt_ip_hlen(ip);
+        *l4len = pkt_get16(ip + PKT_IP_TOTLEN) - pkt_ip_hlen(ip);
+        *ps = pseudo_sum(ip, *l4len);
+    }
+    return (*proto == PKT_IP_PROTO_TCP || *proto == PKT_IP_PROTO_UDP) && *l4off + *l4len <= len;
+}
+
+bool rt_gso_adopt(struct rt_ctx *ctx, ipc_buf b, unsigned mtu)
+{
+    struct ipc_meta *m = ipc_pool_meta(ctx->pool, b);
+    uint8_t *f = ipc_pool_data(ctx->pool, b);
+    uint32_t l4off, l4len, ps;
+    unsigned proto;
+    if (m->len < PKT_ETH_HLEN + PKT_IP6_HLEN + PKT_TCP_HLEN ||
+        !l4_of(f, pkt_total_len(m), &l4off, &proto, &l4len, &ps) || proto != PKT_IP_PROTO_TCP ||
+        l4off + PKT_TCP_HLEN > m->len)
+        return false;
+    uint32_t thl = pkt_tcp_hlen(f + l4off);
+    if (thl < PKT_TCP_HLEN || l4off + thl > m->len || l4off - PKT_ETH_HLEN + thl >= mtu)
+        return false;
+    uint16_t v = (uint16_t)~pkt_csum_fold(ps);
+    pkt_put16(f + l4off + PKT_TCP_CSUM, v);
+    bool v6 = pkt_eth_type(f) == PKT_ETH_P_IPV6;
+    m->vnet = (struct ipc_vnet){
+        .flags = RT_VNET_F_NEEDS_CSUM,
+        .gso_type = v6 ? RT_VNET_GSO_TCPV6 : RT_VNET_GSO_TCPV4,
+        .hdr_len = (uint16_t)(l4off + thl),
+        .gso_size = (uint16_t)(mtu - (l4off - PKT_ETH_HLEN) - thl),
+        .csum_start = (uint16_t)l4off,
+        .csum_offset = PKT_TCP_CSUM,
+    };
+    rt_count(ctx, RT_CTR_RX_AGG);
+    return true;
+}
+
+void rt_csum_rx_fix(struct rt_ctx *ctx, ipc_buf b)
+{
+    const struct ipc_meta *m = ipc_pool_meta(ctx->pool, b);
+    uint8_t *f = ipc_pool_data(ctx->pool, b);
+    uint32_t l4off, l4len, ps, got;
+    unsigned proto;
+    if (!l4_of(f, pkt_total_len(m), &l4off, &proto, &l4len, &ps))
+        return;
+    uint32_t field = l4off + (proto == PKT_IP_PROTO_TCP ? PKT_TCP_CSUM : PKT_UDP_CSUM);
+    if (field + 2 > m->len || l4len < (proto == PKT_IP_PROTO_TCP ? PKT_TCP_HLEN : PKT_UDP_HLEN))
+        return;
+    uint16_t have = pkt_get16(f + field);
+    if (proto == PKT_IP_PROTO_UDP && have == 0 && pkt_eth_type(f) == PKT_ETH_P_IP)
+        return; /* UDP over IPv4 without a checksum */
+    uint32_t sum = pkt_chain_csum_add(ctx->pool, b, l4off, l4len, ps, &got);
+    if (got != l4len || pkt_csum_fold(sum) == 0)
+        return; /* it verifies (or we could not read it all) */
+    uint16_t partial = (uint16_t)~pkt_csum_fold(ps);
+    if (have != partial)
+        return; /* not a partial checksum: bad, the receiver's to refuse */
+    /* The sum included the field (the pseudo-header's sum): take it out. */
+    uint64_t data = (uint64_t)sum + (uint16_t)~have;
+    uint16_t v = pkt_csum_fold((uint32_t)((data & 0xffffffffu) + (data >> 32)));
+    pkt_put16(f + field, v ? v : 0xffff);
+    rt_count(ctx, RT_CTR_CSUM_RX_PARTIAL);
+}

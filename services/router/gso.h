@@ -50,4 +50,33 @@ static inline bool rt_gso_needed(const struct ipc_meta *m)
  */
 unsigned rt_gso(struct rt_ctx *ctx, ipc_buf b, ipc_buf *out, unsigned max);
 
+/**
+ * Receive aggregates. An AF_XDP port in generic XDP mode with multi-buffer
+ * sockets (docs/drivers.md) hands the router the frames the sending stack
+ * built with TSO, up to 64 KB, whole, but without the GSO description a
+ * TAP's virtio-net header gives: no segment size, and the TCP checksum is
+ * still partial (the pseudo-header's sum only). Packet @b (IPv4 or IPv6, its
+ * Ethernet header first, validated), longer than its ingress port's MTU: if
+ * it is TCP with its headers in the first frame (IPv6: TCP right after the
+ * fixed header), describe it as the TAP would: TCPV4 or TCPV6 GSO with
+ * gso_size = @mtu (the smaller of the ingress and egress MTUs: never more
+ * than the sender's segments) minus the IP and TCP header lengths, and a
+ * partial checksum whose field holds the pseudo-header's sum, so that it is
+ * segmented for an AF_XDP egress (rt_gso) or written whole to a TAP one.
+ * Returns true if it did; false leaves the packet as it was, to the
+ * oversize rules (ICMP, fragmentation).
+ */
+bool rt_gso_adopt(struct rt_ctx *ctx, ipc_buf b, unsigned mtu);
+
+/**
+ * Complete or keep the TCP or UDP checksum of packet @b (single frame or
+ * chain; IPv4 not a fragment, or IPv6 with the upper layer right after the
+ * fixed header) from a port whose frames may carry the sender's partial
+ * checksums (IPC_PORT_F_RX_PARTIAL): a checksum that verifies is kept, a
+ * field that holds just the pseudo-header's sum (what a stack with checksum
+ * offload leaves) is completed (csum_rx_partial), anything else is left for
+ * the receiver to refuse.
+ */
+void rt_csum_rx_fix(struct rt_ctx *ctx, ipc_buf b);
+
 #endif

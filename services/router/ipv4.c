@@ -230,6 +230,14 @@ void rt_input_burst(struct rt_ctx *ctx, const ipc_buf *bufs, uint32_t n, uint64_
         unsigned ihl = pkt_ip_hlen(ip);
         bool df = pkt_get16(ip + PKT_IP_FRAG) & PKT_IP_DF;
         bool gso = m->vnet.gso_type != 0;
+        const struct rt_port *pin = &ctx->port[m->in_port];
+        if (ipc_unlikely(pin->rx_partial) && !gso) {
+            /* What generic XDP passed on as the sender built it (gso.h). */
+            if (pkt_get16(ip + PKT_IP_TOTLEN) > pin->mtu)
+                gso = rt_gso_adopt(ctx, b, mtu < pin->mtu ? mtu : pin->mtu);
+            else
+                rt_csum_rx_fix(ctx, b);
+        }
         uint32_t size;
         if (gso) /* each segment: headers (virtio hdr_len counts Ethernet) + gso_size */
             size = (m->vnet.hdr_len > PKT_ETH_HLEN + ihl ? m->vnet.hdr_len - PKT_ETH_HLEN : ihl + 20u) +

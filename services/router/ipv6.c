@@ -296,6 +296,14 @@ static void rt_ip6_routed(struct rt_ctx *ctx, ipc_buf b, uint32_t idx, uint64_t 
     }
     unsigned mtu = ctx->port[nh.port].mtu;
     bool gso = m->vnet.gso_type != 0;
+    const struct rt_port *pin = &ctx->port[m->in_port];
+    if (ipc_unlikely(pin->rx_partial) && !gso) {
+        /* What generic XDP passed on as the sender built it (gso.h). */
+        if (PKT_IP6_HLEN + (uint32_t)pkt_get16(ip6 + PKT_IP6_PLEN) > pin->mtu)
+            gso = rt_gso_adopt(ctx, b, mtu < pin->mtu ? mtu : pin->mtu);
+        else
+            rt_csum_rx_fix(ctx, b);
+    }
     uint32_t size =
         gso ? (m->vnet.hdr_len > PKT_ETH_HLEN + PKT_IP6_HLEN ? m->vnet.hdr_len - PKT_ETH_HLEN : PKT_IP6_HLEN + 20u) +
                   m->vnet.gso_size

@@ -218,6 +218,7 @@ static int rt_setup(struct rt_proc *r, struct ipc_err *err)
         r->ctx.port[p].ip = sp->addr;
         r->ctx.port[p].plen = sp->plen;
         r->ctx.port[p].sw_offload = sp->driver == IPC_DRV_AFXDP;
+        r->ctx.port[p].rx_partial = (sp->flags & IPC_PORT_F_RX_PARTIAL) != 0;
         const struct tbl_port6 *p6 = &tc->port6[p];
         r->ctx.port[p].ll6 = -1;
         r->ctx.port[p].ra_interval_s = r->v6 ? p6->ra_interval_s : 0;

@@ -64,6 +64,8 @@ enum rt_ctr {
     RT_CTR_GSO_SW_PKTS,          /* GSO packets segmented in software (for a port without offloads) */
     RT_CTR_GSO_SW_SEGS,          /* segments they made */
     RT_CTR_CSUM_SW,              /* partial checksums completed in software */
+    RT_CTR_RX_AGG,               /* TCP aggregates longer than their port's MTU given a GSO description (gso.h) */
+    RT_CTR_CSUM_RX_PARTIAL,      /* partial checksums from an IPC_PORT_F_RX_PARTIAL port completed */
     RT_CTR_FRAG_PKTS,            /* packets fragmented */
     RT_CTR_FRAG_CREATED,         /* fragments made */
     RT_CTR_ARP_BAD,              /* malformed ARP */
@@ -161,6 +163,7 @@ struct rt_port {
     uint32_t ip;
     uint8_t plen;
     bool sw_offload; /* its driver sends frames as they are (AF_XDP): segment and checksum here (gso.h) */
+    bool rx_partial; /* its frames may carry partial checksums and TSO aggregates (IPC_PORT_F_RX_PARTIAL) */
     uint8_t n6;      /* IPv6 addresses; 0: IPv6 off on this port */
     int8_t ll6;      /* index of the link-local one in a6, -1 if none */
     struct rt_addr6 a6[RT_ADDR6_MAX];

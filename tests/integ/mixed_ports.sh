@@ -33,11 +33,7 @@ rr_veth_host "$NS_B" xb0 xb1 "$NS_R" "$HOST_B" "$GW_B"
     printf '[port a]\ndriver = tap\nifname = %s\nnetns = %s\naddress = %s/24\naddress6 = %s::1/64\n\n' "$IF_A" "$NS_A" "$GW_A" "$P6_A"
     printf '[port b]\ndriver = afxdp\nifname = xb1\naddress = %s/24\naddress6 = %s::1/64\n' "$GW_B" "$P6_B"
 } >"$RR_T/m.ini"
-"$RR" check -c "$RR_T/m.ini" >/dev/null || rr_fail "the manifest does not check: $(cat "$RR_T/m.ini")"
-ip netns exec "$NS_R" "$RR" up -c "$RR_T/m.ini" 2>>"$RR_LOG" & # not rr_in: $! must be the supervisor
-RR_PID=$!
-rr_wait 10 eval 'rr_all_up || ! rr_alive $RR_PID' || rr_fail "not every service was up within 10 s"
-rr_alive "$RR_PID" || rr_fail "the supervisor exited at start"
+rr_up_in "$NS_R" "$RR_T/m.ini"
 ip -n "$NS_A" addr add "$HOST_A/24" dev "$IF_A" || rr_fail "addr $HOST_A"
 ip -n "$NS_A" link set "$IF_A" up || rr_fail "link up $IF_A"
 ip -n "$NS_A" route add default via "$GW_A" || rr_fail "default route in A"

@@ -251,6 +251,17 @@ rr_three_ns() { # rr_three_ns X Y [TAG]
     rr_netns "${t}b"; NS_B=$RR_NS
 }
 
+# The supervisor started inside NS on the manifest FILE (checked first), and
+# every service up; its PID in RR_PID.
+rr_up_in() { # rr_up_in NS FILE
+    "$RR" check -c "$2" >/dev/null || rr_fail "the manifest does not check: $(cat "$2")"
+    # Not through rr_in: $! must be the supervisor (ip netns exec execs it).
+    ip netns exec "$1" "$RR" up -c "$2" 2>>"$RR_LOG" &
+    RR_PID=$!
+    rr_wait 10 eval 'rr_all_up || ! rr_alive $RR_PID' || rr_fail "not every service was up within 10 s"
+    rr_alive "$RR_PID" || rr_fail "the supervisor exited at start"
+}
+
 # The router between two AF_XDP ports on veth, beside whatever rr_topology
 # made: rr_three_ns X Y TAG, hosts A and B behind veths PFXa0/PFXa1 and
 # PFXb0/PFXb1 (the *1 ends in NS_R are the ports), a manifest in

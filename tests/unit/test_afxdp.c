@@ -5,7 +5,9 @@
  * the XSK's: lending to the fill ring (slots, give, poisoned window,
  * publish), a successor taking back what a killed predecessor lent but never
  * published, completion slots a predecessor took but never released
- * (refused as stale, released, not freed twice), and the census throughout.
+ * (refused as stale, released, not freed twice), multi-buffer frames
+ * (XDP_PKT_CONTD) chained, and malformed ones dropped whole with every
+ * buffer back in the pool, and the census throughout.
  * The driver's ring views (drivers/afxdp/xskq.h) are bound to these rings
  * through xskq_bind, the call the driver makes on the mmapped ones.
  */
@@ -308,6 +310,97 @@ static void test_afxdp_cached_indices(void **state)
     assert_int_equal(idx, cap);
 }
 
+/* The kernel's side of receive: frame after frame from the fill ring's
+ * buffers into RX descriptors, @lens[i] bytes each, XDP_PKT_CONTD where
+ * @contd[i]. */
+static void t_kernel_rx(struct t_fix *f, const uint32_t *lens, const bool *contd, uint32_t n)
+{
+    struct t_ring *rx = &f->rings[0], *fq = &f->rings[2];
+    struct xdp_desc *d = (struct xdp_desc *)rx->slots;
+    uint32_t c = ipc_ld_acq(&fq->cons), p = ipc_ld_acq(&rx->prod);
+    for (uint32_t i = 0; i < n; i++) {
+        struct xdp_desc *e = &d[(p + i) & (AFXDP_RX_SIZE - 1)];
+        e->addr = fq->slots[(c + i) & (AFXDP_FILL_SIZE - 1)] + IPC_HEADROOM;
+        e->len = lens[i];
+        e->options = contd[i] ? XDP_PKT_CONTD : 0;
+    }
+    ipc_st_rel(&fq->cons, c + n);
+    ipc_st_rel(&rx->prod, p + n);
+}
+
+/* Multi-buffer receive: a 3-buffer frame becomes one chain, a single one
+ * stays single; a frame missing a buffer (a predecessor took it) and one
+ * longer than IPC_CHAIN_MAX buffers are dropped whole and counted, and
+ * every buffer comes back. */
+static void test_afxdp_rx_chains(void **state)
+{
+    struct t_fix *f = *state;
+    struct afxdp x;
+    struct ipc_ring_shared *sh;
+    struct ipc_ring_cons cons;
+    struct ipc_err err;
+    int rfd;
+    assert_int_equal(ipc_ring_create("t-afxdp-out", 256, 1, T_SELF, T_SELF, 0, &rfd, &sh, &err), 0);
+    ipc_ring_prod_init(&f->svc.out[0], sh, -1);
+    ipc_ring_cons_init(&cons, sh);
+    t_instance(f, &x, 0);
+    fill_step(&x);
+
+    /* Frames: 3 buffers, 1 buffer, 2 buffers of which a predecessor took
+     * the second, then IPC_CHAIN_MAX + 6 buffers, then 1 buffer. */
+    enum { N = 3 + 1 + 2 + IPC_CHAIN_MAX + 6 + 1 };
+    uint32_t lens[N];
+    bool contd[N];
+    for (uint32_t i = 0; i < N; i++) {
+        lens[i] = 1000;
+        contd[i] = true;
+    }
+    lens[2] = 100;
+    contd[2] = contd[3] = contd[5] = contd[N - 2] = contd[N - 1] = false;
+    lens[3] = 60;
+    t_kernel_rx(f, lens, contd, N);
+    const struct xdp_desc *d = (const struct xdp_desc *)f->rings[0].slots;
+    ipc_buf gone = (ipc_buf)(d[5].addr / x.fs);
+    assert_int_equal(ipc_pool_take(&f->pool, x.kown, &gone, 1, f->bad), 1);
+    ipc_pool_free(&f->pool, &gone, 1);
+
+    uint32_t done = 0;
+    for (int k = 0; k < 8 && done < N; k++)
+        done += rx_step(&x);
+    assert_int_equal(done, N);
+    assert_int_equal(ipc_ld_acq(&f->rings[0].cons), N);
+    assert_false(x.rx_skip);
+
+    ipc_buf got[8];
+    assert_int_equal(ipc_ring_deq_burst(&cons, got, 8), 3);
+    const struct ipc_meta *m = ipc_pool_meta(&f->pool, got[0]);
+    assert_int_equal(m->pkt_len, 2100);
+    assert_int_equal(m->off, IPC_HEADROOM);
+    assert_int_equal(m->in_port, T_PORT);
+    assert_true(m->next != IPC_BUF_NONE);
+    m = ipc_pool_meta(&f->pool, m->next);
+    assert_int_equal(m->len, 1000);
+    m = ipc_pool_meta(&f->pool, m->next);
+    assert_int_equal(m->len, 100);
+    assert_true(m->next == IPC_BUF_NONE);
+    assert_true(ipc_pool_meta(&f->pool, got[1])->next == IPC_BUF_NONE);
+    assert_int_equal(ipc_pool_meta(&f->pool, got[1])->len, 60);
+    assert_int_equal(ipc_pool_meta(&f->pool, got[2])->len, 1000);
+    assert_int_equal(ipc_ld_rlx(&x.d.ctr[C_RX_PKTS]), 3);
+    assert_int_equal(ipc_ld_rlx(&x.d.ctr[C_RX_MB_PKTS]), 1);
+    assert_int_equal(ipc_ld_rlx(&x.d.ctr[C_RX_MB_DESCS]), 3);
+    assert_int_equal(ipc_ld_rlx(&x.d.ctr[C_RX_MB_BAD]), 2);
+    assert_int_equal(ipc_ld_rlx(&x.d.ctr[C_STALE_DESC]), 1);
+
+    ipc_pool_free(&f->pool, got, 3);
+    struct ipc_census c = t_census(f);
+    assert_int_equal(c.kernel, 256 - N);
+    assert_int_equal(c.free, T_NBUFS - (256 - N));
+    assert_int_equal(ipc_ld_rlx(&f->pool.hdr->free_bad), 0);
+    ipc_ring_detach(sh);
+    close(rfd);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -317,6 +410,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_afxdp_stale_completions, t_setup, t_teardown),
         cmocka_unit_test_setup_teardown(test_afxdp_tx_backlog_when_full, t_setup, t_teardown),
         cmocka_unit_test_setup_teardown(test_afxdp_cached_indices, t_setup, t_teardown),
+        cmocka_unit_test_setup_teardown(test_afxdp_rx_chains, t_setup, t_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -9,7 +9,11 @@
  * is finished in place; what cannot be segmented (UFO, no gso_size, a
  * segment larger than a frame, too many segments, an empty pool, a chain
  * without GSO) is dropped and counted; on the forwarding path only a port
- * marked sw_offload segments. No buffer leaks.
+ * marked sw_offload segments. From a port in generic XDP mode (rx_partial),
+ * a TCP packet longer than its MTU with no GSO description (a TSO frame)
+ * gets one: segmented for an AF_XDP egress, whole with its description for
+ * a TAP one; oversize UDP meets the MTU rules; small packets' partial
+ * checksums are completed, good and bad ones kept. No buffer leaks.
  */
 #include "test_rt_common.h"
 
@@ -266,14 +270,21 @@ static void test_rt_gso_refused(void **state)
     t_no_leak(t);
 }
 
+static const uint8_t t_nh_mac[6] = {0x02, 0xaa, 0, 0, 0, 1};
+
+/* 20/8 via 10.1.0.2 on port 1, whose MAC is known. */
+static void t_route_to_port1(struct t_rt *t)
+{
+    struct fib_nh via = {.gw = T_IP(10, 1, 0, 2), .port = 1};
+    assert_int_equal(fib_add(&t->fibw, T_IP(20, 0, 0, 0), 8, &via), 0);
+    assert_int_equal(neigh_add_static(&t->neigh, T_IP(10, 1, 0, 2), t_nh_mac, 1), 0);
+}
+
 /* On the forwarding path, only a port that needs it segments. */
 static void test_rt_gso_forward_path(void **state)
 {
     struct t_rt *t = *state;
-    static const uint8_t mac[6] = {0x02, 0xaa, 0, 0, 0, 1};
-    struct fib_nh via = {.gw = T_IP(10, 1, 0, 2), .port = 1};
-    assert_int_equal(fib_add(&t->fibw, T_IP(20, 0, 0, 0), 8, &via), 0);
-    assert_int_equal(neigh_add_static(&t->neigh, T_IP(10, 1, 0, 2), mac, 1), 0);
+    t_route_to_port1(t);
     struct t_gso g;
 
     ipc_buf b = t_gso_packet(t, 6, 30000, 1448, 0x10, &g);
@@ -290,7 +301,7 @@ static void test_rt_gso_forward_path(void **state)
     assert_int_equal(t->tx.n, 21);
     for (unsigned i = 0; i < t->tx.n; i++) {
         const uint8_t *f = ipc_pool_data(&t->pool, t->tx.bufs[i]);
-        assert_memory_equal(f, mac, 6);
+        assert_memory_equal(f, t_nh_mac, 6);
         assert_int_equal(f[14 + PKT_IP_TTL], 63);
         assert_int_equal(pkt_csum(f + 14, 20), 0);
         assert_true(t_l4_ok(f + 14));
@@ -298,6 +309,91 @@ static void test_rt_gso_forward_path(void **state)
     }
     t_tx_free(t);
     free(g.flat);
+}
+
+/* A TSO frame from a generic-XDP port: no GSO description, a partial checksum. */
+static void test_rt_gso_rx_aggregate(void **state)
+{
+    struct t_rt *t = *state;
+    t_route_to_port1(t);
+    t->ctx.port[0].rx_partial = true;
+    struct t_gso g;
+
+    /* To a TAP: whole, described as the TAP driver would, MSS from the MTU. */
+    ipc_buf b = t_gso_packet(t, 6, 30000, 0, 0x10, &g);
+    ipc_pool_meta(&t->pool, b)->vnet = (struct ipc_vnet){0};
+    t_input(t, &b, 1, 1);
+    assert_int_equal(t->tx.n, 1);
+    const struct ipc_meta *m = ipc_pool_meta(&t->pool, t->tx.bufs[0]);
+    assert_int_equal(m->vnet.gso_type, RT_VNET_GSO_TCPV4);
+    assert_int_equal(m->vnet.gso_size, 1500 - 20 - 20 - T_TCP_OPTS);
+    assert_int_equal(m->vnet.hdr_len, g.hlen);
+    assert_int_equal(m->vnet.flags, RT_VNET_F_NEEDS_CSUM);
+    assert_int_equal(m->vnet.csum_start, 34);
+    assert_int_equal(m->vnet.csum_offset, 16);
+    assert_memory_equal(ipc_pool_data(&t->pool, t->tx.bufs[0]) + 34 + 16, g.flat + 34 + 16, 2); /* partial */
+    assert_int_equal(t->ctr.c[RT_CTR_RX_AGG], 1);
+    t_tx_free(t);
+    free(g.flat);
+
+    /* To an AF_XDP port: segments with complete checksums. */
+    t->ctx.port[1].sw_offload = true;
+    b = t_gso_packet(t, 6, 30000, 0, 0x10, &g);
+    ipc_pool_meta(&t->pool, b)->vnet = (struct ipc_vnet){0};
+    t_input(t, &b, 1, 1);
+    assert_int_equal(t->tx.n, (30000 + 1447) / 1448);
+    for (unsigned i = 0; i < t->tx.n; i++) {
+        const uint8_t *f = ipc_pool_data(&t->pool, t->tx.bufs[i]);
+        assert_int_equal(pkt_csum(f + 14, 20), 0);
+        assert_true(t_l4_ok(f + 14));
+        assert_true(ipc_pool_meta(&t->pool, t->tx.bufs[i])->len <= 14 + 1500);
+    }
+    assert_int_equal(t->ctr.c[RT_CTR_RX_AGG], 2);
+    t_tx_free(t);
+    free(g.flat);
+
+    /* Oversize UDP with DF: no segments made up, the MTU rules. */
+    b = t_gso_packet(t, 17, 3000, 0, 0, &g);
+    ipc_pool_meta(&t->pool, b)->vnet = (struct ipc_vnet){0};
+    uint64_t fn = t->ctr.c[RT_CTR_DROP_FRAG_NEEDED];
+    t_input(t, &b, 1, 1);
+    assert_int_equal(t->ctr.c[RT_CTR_DROP_FRAG_NEEDED], fn + 1);
+    assert_int_equal(t->ctr.c[RT_CTR_RX_AGG], 2);
+    t_tx_free(t);
+    free(g.flat);
+
+    /* Small: a partial checksum completed; a good one and a bad one kept. */
+    for (int k = 0; k < 3; k++) {
+        b = t_gso_packet(t, k == 1 ? 17 : 6, 1000, 0, 0x18, &g);
+        uint8_t *f = ipc_pool_data(&t->pool, b);
+        ipc_pool_meta(&t->pool, b)->vnet = (struct ipc_vnet){0};
+        if (k == 2) {
+            f[60] ^= 1; /* a bad one: the field no longer the partial sum's */
+            f[34 + 16] ^= 0x40;
+        }
+        t_input(t, &b, 1, 1);
+        assert_int_equal(t->tx.n, 1);
+        assert_int_equal(t_l4_ok(ipc_pool_data(&t->pool, t->tx.bufs[0]) + 14), k < 2);
+        t_tx_free(t);
+        free(g.flat);
+    }
+    assert_int_equal(t->ctr.c[RT_CTR_CSUM_RX_PARTIAL], 2);
+    b = t_gso_packet(t, 6, 1000, 0, 0x18, &g); /* already complete: kept */
+    ipc_pool_meta(&t->pool, b)->vnet = (struct ipc_vnet){0};
+    uint8_t *f = ipc_pool_data(&t->pool, b);
+    pkt_put16(f + 34 + 16, 0);
+    uint32_t sum = pkt_csum_add(0, f + 34, 1000 + 32, false);
+    uint8_t ph[12];
+    memcpy(ph, f + 14 + PKT_IP_SRC, 8);
+    ph[8] = 0, ph[9] = 6;
+    pkt_put16(ph + 10, 1032);
+    pkt_put16(f + 34 + 16, pkt_csum_fold(pkt_csum_add(sum, ph, 12, false)));
+    t_input(t, &b, 1, 1);
+    assert_true(t_l4_ok(ipc_pool_data(&t->pool, t->tx.bufs[0]) + 14));
+    assert_int_equal(t->ctr.c[RT_CTR_CSUM_RX_PARTIAL], 2);
+    t_tx_free(t);
+    free(g.flat);
+    t_no_leak(t);
 }
 
 int main(void)
@@ -308,6 +404,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_rt_gso_csum_only, t_rt_setup, t_rt_teardown),
         cmocka_unit_test_setup_teardown(test_rt_gso_refused, t_rt_setup, t_rt_teardown),
         cmocka_unit_test_setup_teardown(test_rt_gso_forward_path, t_rt_setup, t_rt_teardown),
+        cmocka_unit_test_setup_teardown(test_rt_gso_rx_aggregate, t_rt_setup, t_rt_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
