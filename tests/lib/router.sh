@@ -267,14 +267,15 @@ rr_up_in() { # rr_up_in NS FILE
 # PFXb0/PFXb1 (the *1 ends in NS_R are the ports), a manifest in
 # $RR_T/x.ini, the supervisor started inside NS_R and every service up, and
 # a ping A -> B through it. RR_AFXDP_A_EXTRA, RR_AFXDP_B_EXTRA: manifest
-# lines for port a, b ("\n" separates them).
+# lines for port a, b ("\n" separates them); RR_AFXDP_POOL: pool_buffers
+# (8192).
 rr_afxdp_up() { # rr_afxdp_up X Y TAG PFX
     local s out
     rr_three_ns "$1" "$2" "$3"
     rr_veth_host "$NS_A" "${4}a0" "${4}a1" "$NS_R" "$HOST_A" "$GW_A"
     rr_veth_host "$NS_B" "${4}b0" "${4}b1" "$NS_R" "$HOST_B" "$GW_B"
     {
-        printf '[router]\nname = %s%s\npool_buffers = 8192\nrun_dir = %s/run\n\n' "$4" "$$" "$RR_T"
+        printf '[router]\nname = %s%s\npool_buffers = %s\nrun_dir = %s/run\n\n' "$4" "$$" "${RR_AFXDP_POOL:-8192}" "$RR_T"
         printf '[port a]\ndriver = afxdp\nifname = %sa1\naddress = %s/24\n%b\n\n' "$4" "$GW_A" "${RR_AFXDP_A_EXTRA:-}"
         printf '[port b]\ndriver = afxdp\nifname = %sb1\naddress = %s/24\n%b\n' "$4" "$GW_B" "${RR_AFXDP_B_EXTRA:-}"
         for s in "${RR_SERVICES[@]}"; do
