@@ -855,6 +855,22 @@ int ipc_pool_census(const struct ipc_pool *pool, const struct ipc_ring_ref *ring
     return ok ? 0 : -EUCLEAN;
 }
 
+void ipc_pool_owners(const struct ipc_pool *pool, struct ipc_owners *o)
+{
+    memset(o, 0, sizeof(*o));
+    for (ipc_buf b = 0; b < pool->nbufs; b++) {
+        uint16_t w = ipc_pool_owner(pool, b);
+        if (w == IPC_OWNER_FREE)
+            o->free++;
+        else if (w <= IPC_OWNER_SERVICE_MAX)
+            o->held[w]++;
+        else if (w >= IPC_OWNER_KERNEL && w <= IPC_OWNER_KERNEL_MAX)
+            o->kernel++;
+        else
+            o->other++;
+    }
+}
+
 int ipc_pool_repair(struct ipc_pool *pool, const struct ipc_ring_ref *rings, unsigned nrings)
 {
     ipc_pool_flush(pool); /* from here on the supervisor owns no depot word */

@@ -169,6 +169,14 @@ struct ipc_census {
     uint32_t held_by[IPC_OWNER_SERVICE_MAX + 1];
 };
 
+/* What ipc_pool_owners() found. */
+struct ipc_owners {
+    uint32_t free;   /* owner word free: on a magazine */
+    uint32_t kernel; /* lent to the kernel through an AF_XDP socket */
+    uint32_t other;  /* an owner word that names nobody */
+    uint32_t held[IPC_OWNER_SERVICE_MAX + 1]; /* by owner id: held, or in a ring it produced into */
+};
+
 /**
  * Create a pool of @nbufs frames of @frame_size bytes (ipc_pool_frame_ok) in a
  * new memfd; every buffer starts free. Returns 0 with *fd set, or -errno with @err.
@@ -313,6 +321,16 @@ int ipc_pool_held(struct ipc_pool *pool, uint16_t who, const struct ipc_ring_ref
  */
 int ipc_pool_census(const struct ipc_pool *pool, const struct ipc_ring_ref *rings, unsigned nrings,
                     struct ipc_census *out);
+
+/*
+ * Where the buffers are, by their owner words alone, read while the
+ * services run: a buffer a service takes or frees meanwhile is counted
+ * where it was or where it went, so the figures are a snapshot for
+ * operators (stats: who holds the pool), not a check; the census is that.
+ * A packet in a ring counts for its producer until its consumer takes it.
+ * Reads one cache line per buffer.
+ */
+void ipc_pool_owners(const struct ipc_pool *pool, struct ipc_owners *out);
 
 /**
  * Supervisor, quiet graph only (every service gone, the rings drained or

@@ -299,10 +299,15 @@ static void do_stats(struct sup *s, FILE *f, bool json, bool all, int port)
         sup_json_begin(f);
         fprintf(f, "\"services\":[");
     }
+    /* Who holds the pool: one pass over the owner words (ipc_pool_owners). */
+    struct ipc_owners *own = calloc(1, sizeof(*own));
+    if (own)
+        ipc_pool_owners(&s->pool, own);
     for (int i = 0, shown = 0; i < s->nsvcs; i++) {
         const struct sup_svc *v = &s->svcs[i];
         if (port >= 0 && v->port != port)
             continue;
+        uint32_t held = own && v->owner <= IPC_OWNER_SERVICE_MAX ? own->held[v->owner] : 0;
         const struct ipc_svc_stats *st = v->stats;
         uint32_t n = ipc_ld_acq(&((struct ipc_svc_stats *)st)->nctr);
         if (n > IPC_SVC_MAX_CTR)
@@ -314,9 +319,11 @@ static void do_stats(struct sup *s, FILE *f, bool json, bool all, int port)
         if (json) {
             fprintf(f, "%s{\"name\":", shown++ ? "," : "");
             sup_json_str(f, v->name);
-            fprintf(f, ",\"loops\":%llu,\"sleeps\":%llu,\"wakes_sent\":%llu,\"wake_missed\":%llu,\"counters\":{",
+            fprintf(f,
+                    ",\"loops\":%llu,\"sleeps\":%llu,\"wakes_sent\":%llu,\"wake_missed\":%llu,\"buffers_held\":%u,"
+                    "\"counters\":{",
                     (unsigned long long)loops, (unsigned long long)sleeps, (unsigned long long)wakes,
-                    (unsigned long long)missed);
+                    (unsigned long long)missed, held);
             for (uint32_t k = 0, first = 1; k < n; k++) {
                 if (!st->ctr_name[k][0])
                     continue; /* unused slot */
@@ -329,8 +336,9 @@ static void do_stats(struct sup *s, FILE *f, bool json, bool all, int port)
             fprintf(f, "}}");
         } else {
             /* wake-ups missed only when there are any: it should always be 0 */
-            fprintf(f, "%s (%s): loops %llu, sleeps %llu, wake-ups sent %llu", v->name, sup_state_name(v->state),
-                    (unsigned long long)loops, (unsigned long long)sleeps, (unsigned long long)wakes);
+            fprintf(f, "%s (%s): loops %llu, sleeps %llu, wake-ups sent %llu, buffers held %u", v->name,
+                    sup_state_name(v->state), (unsigned long long)loops, (unsigned long long)sleeps,
+                    (unsigned long long)wakes, held);
             if (missed)
                 fprintf(f, ", wake-ups missed %llu", (unsigned long long)missed);
             fputc('\n', f);
@@ -399,16 +407,18 @@ static void do_stats(struct sup *s, FILE *f, bool json, bool all, int port)
     uint64_t af = ipc_ld_rlx(&s->pool.hdr->alloc_fail), fb = ipc_ld_rlx(&s->pool.hdr->free_bad);
     uint64_t mb = ipc_ld_rlx(&s->pool.hdr->mag_bad);
     unsigned long long corrupt = (unsigned long long)(s->pool.corrupt + s->shm_corrupt);
+    uint32_t nfree = own ? own->free : 0, nkern = own ? own->kernel : 0;
     if (json)
-        fprintf(f, "],\"pool\":{\"buffers\":%u,\"frame_size_bytes\":%u,\"alloc_fail\":%llu,\"free_bad\":%llu,"
-                   "\"mag_bad\":%llu},\"shm_corrupt\":%llu}\n",
-                s->pool.nbufs, s->pool.frame_size, (unsigned long long)af, (unsigned long long)fb,
+        fprintf(f, "],\"pool\":{\"buffers\":%u,\"frame_size_bytes\":%u,\"free\":%u,\"kernel\":%u,\"alloc_fail\":%llu,"
+                   "\"free_bad\":%llu,\"mag_bad\":%llu},\"shm_corrupt\":%llu}\n",
+                s->pool.nbufs, s->pool.frame_size, nfree, nkern, (unsigned long long)af, (unsigned long long)fb,
                 (unsigned long long)mb, corrupt);
     else
-        fprintf(f, "\npool: %u buffers of %u bytes, alloc_fail %llu, free_bad %llu, mag_bad %llu\nshared memory: %llu "
-                   "corrupt words found and repaired\n",
-                s->pool.nbufs, s->pool.frame_size, (unsigned long long)af, (unsigned long long)fb,
+        fprintf(f, "\npool: %u buffers of %u bytes, %u free, %u lent to the kernel, alloc_fail %llu, free_bad %llu, "
+                   "mag_bad %llu\nshared memory: %llu corrupt words found and repaired\n",
+                s->pool.nbufs, s->pool.frame_size, nfree, nkern, (unsigned long long)af, (unsigned long long)fb,
                 (unsigned long long)mb, corrupt);
+    free(own);
 }
 
 /* TSC ticks per second (ipc_cycles()), and the span it was measured over. */

@@ -63,11 +63,11 @@ read -ra h <<<"$(head -n 1 <<<"$out")"
     bad "status rows: $out"
 run "$RR" stats -S "$SUP_SOCK"
 [ "$rc" = 0 ] || bad "stats: exit $rc"
-for re in '^router \(up\): loops [0-9]+, sleeps [0-9]+, wake-ups sent [0-9]+$' '^  fwd_pkts +[0-9]+$' \
+for re in '^router \(up\): loops [0-9]+, sleeps [0-9]+, wake-ups sent [0-9]+, buffers held [0-9]+$' '^  fwd_pkts +[0-9]+$' \
     '^driver-a \(up\): loops' '^  sink_pkts +[0-9]+$' \
     '^RING +FROM -> TO +OCCUPANCY enq_handles full_drops wake_sent sleeps drop_bad_handle drop_bad_owner drop_bad_frame drop_bad_chain$' \
     '^rx-a +driver-a -> router +[0-9]+/1024 ' '^tx-b +router -> driver-b +[0-9]+/1024 ' \
-    '^pool: 4096 buffers of 2048 bytes, alloc_fail [0-9]+, free_bad [0-9]+, mag_bad [0-9]+$'; do
+    '^pool: 4096 buffers of 2048 bytes, [0-9]+ free, 0 lent to the kernel, alloc_fail [0-9]+, free_bad [0-9]+, mag_bad [0-9]+$'; do
     grep -qE "$re" <<<"$out" || bad "stats: no line matching /$re/"
 done
 "$RR" status --json -S "$SUP_SOCK" >"$SUP_T/status.json" || bad "status --json failed"
@@ -85,6 +85,12 @@ assert [s["name"] for s in sx["services"]] == names
 assert sx["services"][0]["counters"]["fwd_pkts"] > 0, sx["services"][0]
 assert [r["name"] for r in sx["rings"]] == ["rx-a", "tx-a", "rx-b", "tx-b"], sx["rings"]
 assert sx["pool"]["buffers"] == 4096, sx["pool"]
+# Who holds the pool: every buffer free or some service's (TAP ports lend
+# the kernel none), and at rest most of them free.
+held = {s["name"]: s["buffers_held"] for s in sx["services"]}
+assert sx["pool"]["kernel"] == 0, sx["pool"]
+assert sx["pool"]["free"] + sum(held.values()) == 4096, (sx["pool"], held)
+assert sx["pool"]["free"] >= 4096 // 2, (sx["pool"], held)
 print("status --json and stats --json parse: %d services, %d rings" % (len(names), len(sx["rings"])))
 EOF
 

@@ -337,7 +337,18 @@ def rr_counters(ctl):
             if any(w in k for w in DROPPY):
                 out["rr/ring:%s/%s" % (r["name"], k)] = v
     out["rr/pool/alloc_fail"] = j.get("pool", {}).get("alloc_fail", 0)
+    # Gauges (GAUGES): who holds the pool, so that a window where it ran
+    # short shows whose share grew.
+    pool = j.get("pool", {})
+    if "free" in pool:
+        out["rr/pool/in_use"] = pool["buffers"] - pool["free"]
+    for sv in j.get("services", []):
+        if "buffers_held" in sv:
+            out["rr/%s/buffers_held" % sv["name"]] = sv["buffers_held"]
     return out
+
+
+GAUGES = ("/in_use", "/buffers_held")  # values that go up and down, not counters
 
 
 STARVED_NS = 5000000  # a process that waited this long for a CPU within one sample period was starved
@@ -446,7 +457,8 @@ def sample(a):
 
 def read_samples(path):
     """Per counter, [(t_us, increase)] of every rise; a counter that went
-    down started again from 0 (a restarted service): its value is the rise."""
+    down started again from 0 (a restarted service): its value is the rise.
+    A gauge (GAUGES) that went down just did."""
     last, rises = {}, {}
     with open(path) as f:
         for line in f:
@@ -455,7 +467,7 @@ def read_samples(path):
                 continue
             t, k, v = int(p[0]), p[1], int(p[2])
             if k in last:
-                d = v - last[k] if v >= last[k] else v
+                d = v - last[k] if v >= last[k] or k.endswith(GAUGES) else v
                 if d > 0:
                     rises.setdefault(k, []).append((t, d))
             last[k] = v

@@ -603,6 +603,30 @@ static void test_pool_lend_to_kernel(void **state)
     assert_int_equal(c.free, T_NBUFS);
 }
 
+/* stats' "who holds the pool": owner words counted, packets in a ring for
+ * their producer, a word that names nobody apart. */
+static void test_pool_owners(void **state)
+{
+    struct t_fix *f = *state;
+    ipc_buf a[10], b[5];
+    assert_int_equal(ipc_pool_alloc(&f->a, a, 10), 10);
+    assert_int_equal(ipc_pool_alloc(&f->b, b, 5), 5);
+    assert_int_equal(ipc_pool_give(&f->a, a, 3, IPC_OWNER_KERNEL | 1), 3);
+    assert_int_equal(ipc_ring_enq_burst(&f->prod, a + 3, 2), 2);
+    ipc_st_rlx(&f->sup.meta[b[4]].owner, (uint16_t)0x300); /* scribbled */
+    struct ipc_owners o;
+    ipc_pool_owners(&f->sup, &o);
+    assert_int_equal(o.kernel, 3);
+    assert_int_equal(o.held[T_A], 7);
+    assert_int_equal(o.held[T_B], 4);
+    assert_int_equal(o.other, 1);
+    assert_int_equal(o.free, T_NBUFS - 15);
+    uint32_t held = 0;
+    for (unsigned k = 0; k <= IPC_OWNER_SERVICE_MAX; k++)
+        held += o.held[k];
+    assert_int_equal(held, 11);
+}
+
 static void test_pool_census_detects_loss_and_dup(void **state)
 {
     struct t_fix *f = *state;
@@ -982,6 +1006,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_pool_validation_table, t_setup, t_teardown),
         cmocka_unit_test_setup_teardown(test_pool_reclaim_spares_rings, t_setup, t_teardown),
         cmocka_unit_test_setup_teardown(test_pool_lend_to_kernel, t_setup, t_teardown),
+        cmocka_unit_test_setup_teardown(test_pool_owners, t_setup, t_teardown),
         cmocka_unit_test_setup_teardown(test_pool_census_detects_loss_and_dup, t_setup, t_teardown),
         cmocka_unit_test_setup_teardown(test_pool_reclaim_hostile_ring_header, t_setup, t_teardown),
         cmocka_unit_test_setup_teardown(test_pool_hostile_depot_count_and_loop, t_setup, t_teardown),
