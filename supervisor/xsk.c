@@ -754,6 +754,15 @@ static int xsk_next(struct sup *s, int port, int queue, struct xsk_req *q, struc
     return 0;
 }
 
+/* The socket xsk_next prepared is made or adopted: it is the supervisor's,
+ * and its fd and kernel owner id are the driver's to have. */
+static void xsk_keep(struct sup *s, const struct sup_xsk_port *x, int *fd, uint16_t *kown)
+{
+    s->xsk->n++;
+    *fd = x->fd;
+    *kown = x->kown;
+}
+
 int sup_xsk_open(struct sup *s, int port, int queue, int *fd, uint16_t *kown, struct ipc_err *err)
 {
     struct xsk_req q;
@@ -761,15 +770,13 @@ int sup_xsk_open(struct sup *s, int port, int queue, int *fd, uint16_t *kown, st
     if (r < 0)
         return r;
     const struct sup_port *p = q.p;
-    struct sup_xsk_port *x = q.x;
+    const struct sup_xsk_port *x = q.x;
     if (queue > 0 && !q.first)
         return ipc_errf(err, -EINVAL, "internal: port %s queue %d opened before its queue 0", p->name, queue);
     int ret = sup_in_netns(p->netns, xsk_open_in_ns, &q, err);
     if (ret < 0)
         return ret;
-    s->xsk->n++;
-    *fd = x->fd;
-    *kown = x->kown;
+    xsk_keep(s, x, fd, kown);
     if (queue == 0)
         sup_log("port %s: AF_XDP on %s queue 0: %s, XDP %s, steer = %s (%d host addresses kept by the host), "
                 "busy_poll = %s, UMEM %u x %u bytes, multi-buffer %s",
@@ -857,10 +864,10 @@ int sup_xsk_adopt(struct sup *s, int port, int queue, int drv, int fd_dev, int *
     int r = xsk_next(s, port, queue, &q, err);
     if (r < 0)
         return r;
-    const struct sup_port *p = q.p;
     struct sup_xsk_port *x = q.x;
     if ((x->fd = sup_adopt_fd(s, drv, fd_dev, "its AF_XDP socket", err)) < 0)
         return x->fd;
+    const struct sup_port *p = q.p;
     int ret = sup_in_netns(p->netns, xsk_adopt_in_ns, &q, err);
     if (ret < 0) {
         close(x->fd);
@@ -871,9 +878,7 @@ int sup_xsk_adopt(struct sup *s, int port, int queue, int drv, int fd_dev, int *
         x->prog = NULL;
         return ret;
     }
-    s->xsk->n++;
-    *fd = x->fd;
-    *kown = x->kown;
+    xsk_keep(s, x, fd, kown);
     sup_log("port %s: adopted the AF_XDP socket on %s queue %d (%s, XDP %s)", p->name, p->ifname, queue, q.picked,
             x->mode == XDP_MODE_SKB ? "generic" : "native");
     return 0;
