@@ -13,8 +13,9 @@ its report (tests/integ/fault_campaign.sh, bench/faults).
       service's pid and restart count, inject, then wait for the target's
       recovery: a new pid up (kill, crash, a stop past hang_ms), the fault's
       duration over and the same pid up (stop, slow, exhaust), or the answer
-      (the others); and then for the path to drain (every ring below QUIET
-      handles), since what a stalled path drops while it catches up is this
+      (the others); and then for the path to drain (every queue below QUIET
+      packets, three looks 5 ms apart: the rings, the router's hold queues,
+      the drivers' backlogs, the shapers' classes), since what a stalled path drops while it catches up is this
       fault's doing. A leak is ended by a kill, and the supervisor's log LOG
       must show the death reclaiming at least what the service said it
       held. Then every other service must have kept its pid and restart
@@ -67,7 +68,9 @@ KINDS = ["kill", "stop", "crash", "corrupt-ring", "corrupt-meta", "double-free",
          "exhaust"]
 SHARED = {"exhaust"}  # hurts every service that allocates, by design
 SAMPLE_LAG_US = 100000  # report: a counter's rise is charged to a window this long after it ends
-QUIET = 16  # handles in a ring: at most this many, and the path has drained
+QUIET = 16  # packets in a queue: at most this many, and the path has drained
+QUIET_GAP = 0.005  # s between the three looks that must all find it drained
+QUEUES = ("tx_held", "backlog_depth", "backlog")  # services' queue gauges (docs/stats.md)
 COLS = ["t0_us", "t1_us", "svc", "kind", "args", "ok", "dies", "recovery_ms", "drained_ms", "iso", "leaked", "answer"]
 
 
@@ -100,10 +103,18 @@ class Ctl:
             return False, r[4:].strip()
         raise OSError("no answer from the supervisor")
 
-    def rings_quiet(self, most):
-        """Is every ring of the graph holding fewer than @most handles?"""
+    def path_quiet(self, most):
+        """Is every queue of the graph holding fewer than @most packets: each
+        ring, and the queues a service keeps outside them (the router's hold
+        queues, tx_held; a driver's TX backlog, backlog_depth; a shaper's
+        classes, backlog)? A ring alone can look empty while the router
+        still holds thousands for a full one."""
         ok, text = self.ask("stats json")
-        return ok and all(r["occupancy"] < most for r in json.loads(text)["rings"])
+        if not ok:
+            return False
+        j = json.loads(text)
+        return all(r["occupancy"] < most for r in j["rings"]) and all(
+            v < most for sv in j["services"] for k, v in sv.get("counters", {}).items() if k in QUEUES)
 
     def status(self):
         ok, text = self.ask("status json")
@@ -263,10 +274,21 @@ def one_fault(ctl, log, svc, kind, args, dur_ms, dies, hang_ms):
         st = wait_for(lambda: (lambda x: x if x[svc]["state"] == "up" else None)(ctl.status()), 10)
     # Back is not recovered: a path that stalled drains its queues first, and
     # what it drops meanwhile belongs to this fault, not to the next one.
-    # Recovered: every ring below a quarter of a burst, twice in a row.
+    # Recovered: every queue below a quarter of a burst, three times over
+    # 10 ms (what waits in a TAP's own queue shows in none of them: it
+    # keeps the next ring busy for a while as it drains).
     t_back = now_us()
+
+    def drained():
+        for i in range(3):
+            if i:
+                time.sleep(QUIET_GAP)
+            if not ctl.path_quiet(QUIET):
+                return False
+        return True
+
     if st is not None:
-        wait_for(lambda: ctl.rings_quiet(QUIET) and ctl.rings_quiet(QUIET), 2, 0.002)
+        wait_for(drained, 2, 0.002)
     t1 = now_us()
     if st is None:
         st = ctl.status()
