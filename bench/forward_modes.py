@@ -29,6 +29,8 @@ import statistics
 import subprocess
 import sys
 
+import forward_sweep
+
 path, outdir, secs, runs, rate = sys.argv[1:6]
 RATE = float(rate)
 BASES = ["ringrouter", "linux", "nftables", "xdp", "dpdk"]
@@ -181,70 +183,22 @@ if busy:
 if idle:
     print(f"ringrouter's processes and NAPI threads with no traffic: {cell(idle, '%.2f')} % of a core")
 
-# ---- the sweep -------------------------------------------------------------
+# ---- the sweep (bench/forward_sweep.py) -------------------------------------
 sweep_modes = [m for m in cols if (m, "sweep1") in data]
-STEPS = [f"sweep{i}" for i in range(1, 9)]
 
 
-def step_med(m, s, f):
-    v = list(per_run(m, s, f).values())
-    return statistics.median(v) if v else float("nan")
+def sweep_of(m):
+    return {s: {r: forward_sweep.Step(v, o, d, t, (forward_sweep.per_packet_us(c, v),))
+                for r, (v, o, c, d, t) in data[(m, s)].items()}
+            for s in forward_sweep.STEPS if (m, s) in data}
 
 
 if sweep_modes:
     print("\noffered-load sweep, 64-byte UDP, 1 flow (median of the runs; the last step as fast as trafgen can):")
     for m in sweep_modes:
-        print(f"\n{label(m)}\n")
-        print("| step | target kpps | offered kpps | at the sink kpps | delivered % | dut CPU µs/packet |")
-        print("|---|---|---|---|---|---|")
-        for i, s in enumerate(STEPS, 1):
-            if (m, s) not in data:
-                continue
-            tgt = step_med(m, s, lambda v, o, c, d, t, r: t / 1e3)
-            print(f"| {i} | {'max' if tgt == 0 else '%.0f' % tgt} | {step_med(m, s, lambda v, o, c, d, t, r: o / 1e3):.0f} | "
-                  f"{step_med(m, s, lambda v, o, c, d, t, r: v / 1e3):.0f} | "
-                  f"{step_med(m, s, lambda v, o, c, d, t, r: 100 * d):.2f} | {step_med(m, s, us_per_pkt):.2f} |")
-    sdir = os.path.join(outdir, "sweep")
-    os.makedirs(sdir, exist_ok=True)
-    files = []
-    for j, m in enumerate(sweep_modes):
-        f = os.path.join(sdir, f"{j}.dat")
-        with open(f, "w") as fh:
-            fh.write("# offered_kpps delivered_pct us_per_pkt sink_kpps\n")
-            for s in STEPS:
-                if (m, s) in data:
-                    fh.write(f"{step_med(m, s, lambda v, o, c, d, t, r: o / 1e3):.1f} "
-                             f"{step_med(m, s, lambda v, o, c, d, t, r: 100 * d):.3f} {step_med(m, s, us_per_pkt):.4f} "
-                             f"{step_med(m, s, lambda v, o, c, d, t, r: v / 1e3):.1f}\n")
-        files.append((f, label(m)))
-    png = os.path.join(outdir, "sweep.png")
-    gp = f"""set terminal pngcairo size 1800,480 noenhanced
-set output '{png}'
-set multiplot layout 1,3
-set grid
-set key top left
-set xlabel 'offered kpps (generator)'
-set title 'forwarded: kpps at the sink (falling: receive livelock)'
-set ylabel 'kpps'
-set yrange [0:*]
-plot {", ".join(f"'{f}' using 1:4 with linespoints title '{t}'" for f, t in files)}, x title 'all of it' dashtype 2
-set key bottom left
-set title 'delivered, % of offered (64-byte UDP, 1 flow)'
-set ylabel '%'
-set yrange [0:105]
-plot {", ".join(f"'{f}' using 1:2 with linespoints title '{t}'" for f, t in files)}
-set title 'dut CPU per delivered packet'
-set ylabel 'µs of CPU 1'
-set yrange [0:*]
-set key top right
-plot {", ".join(f"'{f}' using 1:3 with linespoints title '{t}'" for f, t in files)}
-unset multiplot
-"""
-    try:
-        r = subprocess.run(["gnuplot"], input=gp, text=True, capture_output=True, timeout=60)
-        print(f"\nplot: {png}" if r.returncode == 0 else f"\nplot: gnuplot failed: {r.stderr.strip()[:200]}")
-    except (OSError, subprocess.TimeoutExpired) as e:
-        print(f"\nplot: gnuplot failed: {e}")
+        forward_sweep.table(label(m), sweep_of(m), ["dut CPU"])
+    forward_sweep.plot(outdir, [(label(m), sweep_of(m)) for m in sweep_modes], "64-byte UDP, 1 flow",
+                       "dut CPU per delivered packet", "µs of CPU 1")
 
 # ---- the plot of the headline figures ----------------------------------------
 cpu1 = {n: {m: per_run(m, "fix" + n, us_per_pkt) for m in cols} for n in ("1", "16")}
@@ -354,50 +308,14 @@ def cpu_ratio(a, b, test):
     return median_or_nan(out)
 
 
-def sweep_runs(m):
-    return sorted({r for s in STEPS for r in data.get((m, s), {})})
-
-
 def sweep_min_delivered(m):
-    """Per run, the least delivered % over the paced steps at most 90 % of the
-    mode's maximum (its max1, else its best sweep step); the median."""
-    out = {}
-    for r in sweep_runs(m):
-        top = max([x[0] for s in STEPS for rr_, x in data.get((m, s), {}).items() if rr_ == r] +
-                  [data.get((m, "max1"), {}).get(r, (0,))[0]])
-        ds, lost50 = [], 0
-        for s in STEPS:
-            x = data.get((m, s), {}).get(r)
-            if x is None or x[4] == 0 or x[4] > 0.9 * top:
-                continue
-            if x[1] < OFFERED_MIN * x[4]:
-                why.append(f"sweep {m} run {r} at {x[4] / 1e3:.0f} kpps: offered only {x[1] / 1e3:.0f} kpps: step left out")
-                continue
-            ds.append(100 * x[3])
-            if x[4] <= 0.5 * top and x[3] < 1:
-                lost50 += 1
-        if ds:
-            out[r] = min(ds)
-        if lost50:
-            print(f"# sweep {m} run {r}: packets lost at {lost50} rate(s) up to 50 % of its maximum {top / 1e3:.0f} kpps")
-    return median_or_nan(out)
+    """The least delivered % up to 90 % of the mode's maximum (its max1, else
+    its best sweep step); bench/forward_sweep.py."""
+    return forward_sweep.min_delivered(m, sweep_of(m), {r: x[0] for r, x in data.get((m, "max1"), {}).items()}, why)
 
 
 def livelock(m):
-    """Per run, the largest fall in delivered rate from one step to the next
-    (as offered rises), % of the earlier; the median."""
-    out = {}
-    for r in sweep_runs(m):
-        xs = [data[(m, s)][r] for s in STEPS if r in data.get((m, s), {})]
-        falls = [0.0]
-        for a, b in zip(xs, xs[1:]):
-            if b[1] < a[1]:
-                why.append(f"livelock {m} run {r}: offered fell from {a[1] / 1e3:.0f} to {b[1] / 1e3:.0f} kpps: pair left out")
-                continue
-            if a[0] > 0:
-                falls.append(max(0.0, 100 * (a[0] - b[0]) / a[0]))
-        out[r] = max(falls)
-    return median_or_nan(out)
+    return forward_sweep.livelock(m, sweep_of(m), why)
 
 
 def rtt_ratio(a, b, cond, p):

@@ -1,9 +1,13 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-# bench/forward_report.py RESULTS SECS RUNS: the table and the ratio lines of
-# bench/forward tap from its results file (paths ringrouter, onefwd, linux):
-# test, path, run, value, fwd cores, machine cores per line; value in Gbit/s
-# for tcp*, packets/s for udp*.
+# bench/forward_report.py RESULTS SECS RUNS [OUTDIR]: the tables and the ratio
+# lines of bench/forward tap from its results file (paths ringrouter, onefwd,
+# linux; pair, the generator's ceiling): test, path, run, value, fwd cores,
+# machine cores per line, and for UDP offered packets/s, delivered (the
+# fraction of what was offered that reached B) and target (packets/s asked
+# for, 0: as fast as trafgen can); value in Gbit/s for tcp*, packets/s for
+# udp*, sweep* and ceiling. With OUTDIR, the sweep's plot OUTDIR/sweep.png
+# (gnuplot).
 #
 # Ratios are per run (ours / Linux's within the run), then the median over
 # the runs. A Linux TCP figure that falls under 90 % of its own figure with
@@ -13,10 +17,12 @@ import math
 import statistics
 import sys
 
-rows = {}  # (test, path) -> {run: (value, fwd cores, machine cores)}
+import forward_sweep
+
+rows = {}  # (test, path) -> {run: (value, fwd cores, machine cores[, offered, delivered, target])}
 for line in open(sys.argv[1]):
-    t, path, run, v, fwd, mach = line.split("\t")
-    rows.setdefault((t, path), {})[int(run)] = (float(v), float(fwd), float(mach))
+    t, path, run, *vals = line.rstrip("\n").split("\t")
+    rows.setdefault((t, path), {})[int(run)] = tuple(map(float, vals))
 secs, runs = sys.argv[2], sys.argv[3]
 BELOW = 0.9
 
@@ -57,6 +63,29 @@ for t in order:
 print("fwd cores: the forwarder's CPU in cores (ringrouter: its 3 processes; onefwd: bench/tapfwd; linux: machine minus generators,")
 print("  a lower bound, see bench/forward). fwd/machine CPU: per Gbit/s (% of a core) or per packet (us).")
 print("UDP: every path's forwarding on the services' CPU (Linux: RPS of its router's veths there), trafgen on another.")
+
+# ---- the sweep (bench/forward_sweep.py) ----------------------------------------
+PATHS = {"ringrouter": "ringrouter (TAP)", "onefwd": "onefwd (bench/tapfwd)", "linux": "Linux forwarding (veth)"}
+
+
+def sweep_of(path):
+    us = forward_sweep.per_packet_us
+    return {s: {r: forward_sweep.Step(v, o, d, tg, (us(fwd, v), us(mach, v)))
+                for r, (v, fwd, mach, o, d, tg) in rows[(s, path)].items()}
+            for s in forward_sweep.STEPS if (s, path) in rows}
+
+
+sweep_paths = [p for p in PATHS if ("sweep1", p) in rows]
+if sweep_paths:
+    ceil = [x[0] for x in rows.get(("ceiling", "pair"), {}).values()]
+    print(f"\noffered-load sweep, 64-byte UDP, 1 flow (median of the runs; the 7th step at the generator's ceiling "
+          f"{statistics.median(ceil) / 1e3 if ceil else math.nan:.0f} kpps, trafgen into a bare veth pair; the last as fast "
+          "as trafgen can):")
+    for p in sweep_paths:
+        forward_sweep.table(PATHS[p], sweep_of(p), ["fwd CPU", "machine CPU"])
+    if len(sys.argv) > 4:
+        forward_sweep.plot(sys.argv[4], [(PATHS[p], sweep_of(p)) for p in sweep_paths], "64-byte UDP, 1 flow, TAP",
+                           "machine CPU per delivered packet", "µs of all CPUs", cpu=1)
 print()
 
 flagged = set()  # (test, run) whose Linux baseline is starved
@@ -96,6 +125,26 @@ if "tcp1" in order and any(k[1] == "onefwd" for k in rows):
 for t in ("tcp2", "tcp8", "udp16"):
     if t in order:
         print(f"tap_{t}_vs_linux {ratio(t):.3f}")
+why = []  # what the sweep's figures leave out, and why
+
+
+def sweep_figures(p):
+    """The least delivered % (up to 90 % of the path's maximum: its udp1, else
+    its best step) and the largest fall, bench/forward's rules."""
+    sw = sweep_of(p)
+    top = {r: x[0] for r, x in rows.get(("udp1", p), {}).items()}
+    return forward_sweep.min_delivered(p, sw, top, why), forward_sweep.livelock(p, sw, why)
+
+
+if sweep_paths:
+    least, fall = sweep_figures("ringrouter") if "ringrouter" in sweep_paths else (math.nan, math.nan)
+    for p in sweep_paths:
+        if p != "ringrouter":
+            print(f"# {p}: sweep least delivered %.2f %%, largest fall %.2f %%" % sweep_figures(p))
+    for w in dict.fromkeys(why):
+        print(f"# left out: {w}")
+    print(f"tap_sweep_min_delivered_pct {least:.2f}")
+    print(f"tap_livelock_drop_pct {fall:.2f}")
 print(f"tap_tcp4_vs_linux {ratio('tcp4'):.3f}")
 print(f"tap_tcp1_vs_linux {ratio('tcp1'):.3f}")
 print(f"tap_udp64_vs_linux {ratio('udp1'):.3f}")
