@@ -197,6 +197,18 @@ static int xsk_make(struct xsk_req *q, uint16_t flags, const char **what)
         *what = "XDP_MAX_TX_SKB_BUDGET";
         goto fail;
     }
+    /* Copy mode builds an skb for each frame it sends, charged to this
+     * socket until the receiver frees it: across a veth into another
+     * namespace that is the peer's stack, on its own CPU (the kernel keeps
+     * the owner across namespaces since Linux 5.14, for TCP small queues).
+     * At the default wmem (208 KB, about 230 skbs of a small frame) sendto
+     * then stops with EAGAIN long before the TX ring runs dry, and the
+     * driver waits on the peer: room for the whole ring instead. */
+    int sndbuf = (int)(AFXDP_TX_SIZE * (pool->frame_size + 1024u));
+    if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &sndbuf, sizeof(sndbuf)) < 0) {
+        *what = "SO_SNDBUFFORCE";
+        goto fail;
+    }
     struct sockaddr_xdp sa = {
         .sxdp_family = AF_XDP,
         .sxdp_flags = (uint16_t)(flags | XDP_USE_NEED_WAKEUP),
@@ -555,16 +567,32 @@ static int xsk_busy_poll(struct xsk_req *q, int fd)
         if (setsockopt(fd, SOL_SOCKET, o[i].opt, o[i].v, sizeof(int)) < 0)
             return ipc_errf(q->err, -errno, "port %s: busy_poll = yes: %s: %s (set busy_poll = no)", p->name,
                             o[i].name, strerror(errno));
+    return 0;
+}
+
+/*
+ * The device's napi_defer_hard_irqs and gro_flush_timeout, set once, by its
+ * first queue, whether the driver busy-polls or not. Busy polling: the
+ * device stays quiet while the driver polls it. Without: they coalesce the
+ * device's receive, so that while traffic flows its NAPI runs once per
+ * gro_flush_timeout on a timer of its own CPU, a batch at a time, rather
+ * than being woken from the sender's CPU for every few frames (a wake-up
+ * and two context switches each, under a SCHED_FIFO NAPI thread most of
+ * the router's CPU: docs/drivers.md, "Coalescing").
+ */
+static void xsk_napi_knobs(struct xsk_req *q)
+{
+    const struct sup_port *p = q->p;
     if (q->x->queue)
-        return 0; /* the device's knobs: set once, by its first queue */
+        return;
     uint32_t set[2] = {p->napi_defer_hard_irqs, p->gro_flush_timeout};
     char msg[160];
     int ret = napi_knobs(p->ifname, set, q->x->knob_old, false, msg, sizeof(msg));
     if (ret < 0) {
-        sup_warn("port %s: warning: could not set %s's NAPI knobs (%s); busy polling works without them, "
-                 "but the device's interrupts then compete with the driver",
+        sup_warn("port %s: warning: could not set %s's NAPI knobs (%s); the port works without them, "
+                 "but its NAPI then runs for every few frames",
                  p->name, p->ifname, msg);
-        return 0;
+        return;
     }
     q->x->knobs_set = true;
     /* What we found may be a dead supervisor's settings: the originals are
@@ -578,7 +606,6 @@ static int xsk_busy_poll(struct xsk_req *q, int fd)
     } else {
         knob_state_write(q->s, p, q->x->knob_old);
     }
-    return 0;
 }
 
 static int xsk_open_in_ns(void *arg)
@@ -650,17 +677,7 @@ static int xsk_open_in_ns(void *arg)
     x->fd = fd;
     if (p->busy_poll && (ret = xsk_busy_poll(q, fd)) < 0)
         goto out_fd;
-    uint32_t orig[2];
-    if (!p->busy_poll && !x->queue && knob_state_read(q->s, p, orig) == 0) {
-        /* A dead supervisor's knobs, and this one leaves them alone: put back
-         * the originals it recorded. */
-        char msg[160];
-        if (napi_knobs(p->ifname, orig, NULL, true, msg, sizeof(msg)) < 0)
-            sup_warn("port %s: restoring %s's NAPI knobs left by a supervisor that did not stop: %s", p->name,
-                     p->ifname, msg);
-        else
-            knob_state_remove(q->s, p);
-    }
+    xsk_napi_knobs(q);
     if (q->first) { /* the port's program is loaded: our queue's slot in its socket map */
         uint32_t qi = (uint32_t)x->queue;
         int xm = map_fd(q->first->prog, "xsks");
@@ -852,7 +869,7 @@ static int xsk_adopt_in_ns(void *arg)
         }
     }
     xdp_multiprog__close(mp);
-    if (ret == 0 && p->busy_poll && knob_state_read(q->s, p, x->knob_old) == 0)
+    if (ret == 0 && knob_state_read(q->s, p, x->knob_old) == 0)
         x->knobs_set = true; /* restored at shutdown, as if we had set them */
     return ret;
 }

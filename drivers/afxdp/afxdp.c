@@ -106,6 +106,7 @@ enum afxdp_ctr {
     C_TX_RING_FULL,
     C_TX_WAKEUP,
     C_TX_WAKEUP_ERR,
+    C_TX_STALLED,
     C_RX_WAKEUP,
     C_FILL_EMPTY,
     C_FILL_NOBUFS,
@@ -143,6 +144,7 @@ static const char *const afxdp_ctr_names[C_N] = {
     [C_TX_RING_FULL] = "tx_ring_full",
     [C_TX_WAKEUP] = "tx_wakeup",
     [C_TX_WAKEUP_ERR] = "tx_wakeup_err",
+    [C_TX_STALLED] = "tx_stalled",
     [C_RX_WAKEUP] = "rx_wakeup",
     [C_FILL_EMPTY] = "fill_empty",
     [C_FILL_NOBUFS] = "fill_nobufs",
@@ -500,18 +502,30 @@ static uint32_t fill_step(struct afxdp *x)
     if (x->fill_short || xskq_prod_queued(q) + AFXDP_WINDOW > x->fill_target)
         xskq_prod_refresh(q);
     x->fill_short = false;
+    /* Lend no more than the RX ring has room for, counting what waits in
+     * it: a frame the kernel takes a buffer for and then finds the RX ring
+     * full is copied first and dropped after (xsk_rx_ring_full), and its
+     * buffer goes to the kernel's own free list, from which the next frame
+     * is copied and dropped in turn, whatever the fill ring holds. Kept to
+     * the RX ring's room, an overflow is dropped at the empty fill ring
+     * instead, before the copy (xsk_fill_empty). Frames the kernel has
+     * taken buffers for and not yet published still count as stock here
+     * (it releases fill slots when it publishes), so the sum never falls
+     * short of what the kernel may place. */
+    uint32_t rx_room = AFXDP_RX_SIZE - xskq_cons_avail(&x->rx, AFXDP_RX_SIZE);
+    uint32_t target = x->fill_target < rx_room ? x->fill_target : rx_room;
     for (;;) {
         uint32_t stock = xskq_prod_queued(q);
         if (stock == 0 && done == 0)
             drv_ctr_add(&x->d, C_FILL_EMPTY, 1);
-        if (stock >= x->fill_target)
+        if (stock >= target)
             break;
-        uint32_t n = x->fill_target - stock, first;
+        uint32_t n = target - stock, first;
         if (n > AFXDP_WINDOW)
             n = AFXDP_WINDOW;
         n = xskq_prod_reserve(q, n, &first);
         /* Refill in batches: a part window only when the stock runs low. */
-        if (n == 0 || (n < AFXDP_WINDOW / 2 && stock > x->fill_target / 2))
+        if (n == 0 || (n < AFXDP_WINDOW / 2 && stock > target / 2))
             break;
         ipc_buf bufs[AFXDP_WINDOW];
         uint32_t got = ipc_pool_alloc(x->pool, bufs, n);
@@ -610,6 +624,7 @@ static uint32_t tx_kick(struct afxdp *x)
             drv_ctr_add(&x->d, C_TX_WAKEUP_ERR, 1);
         xskq_prod_refresh(q);
         if (q->cached == c0) {
+            drv_ctr_add(&x->d, C_TX_STALLED, 1);
             x->tx_stuck = true; /* no progress: completions or the device must move first */
             break;
         }

@@ -27,8 +27,10 @@
 #     passed_host does not; the router sees A's ARP requests for it) and R's
 #     kernel never answers them;
 #   - busy_poll = no: driver-a's socket has SO_BUSY_POLL 0 and no preference,
-#     its busy_polls stay 0 under traffic, xa1's napi_defer_hard_irqs keeps
-#     its own value; port b (busy_poll yes) counts busy polls;
+#     its busy_polls stay 0 under traffic; xa1's napi_defer_hard_irqs is
+#     still set, to port a's napi_defer_hard_irqs = 4, while up (it
+#     coalesces the NAPI without busy polling too), and back to its own
+#     value after; port b (busy_poll yes) counts busy polls;
 #   - the router's poll stage never ran (poll_us 0).
 # Each run: no restarts, no malformed-input counter, a clean census, no XDP
 # program left. Skips (77) when not root, a tool is missing, or no AF_XDP.
@@ -165,7 +167,7 @@ finish copy
 [ "$(knob)" = "$knob0" ] || rr_fail "copy: xa1's napi_defer_hard_irqs is $(knob) after shutdown, was $knob0"
 
 # ---- run 2: skb (generic XDP), steer = all, busy_poll = no ----
-run skb $'xdp_mode = skb\nsteer = all\nbusy_poll = no' 'xdp_mode = skb' ''
+run skb $'xdp_mode = skb\nsteer = all\nbusy_poll = no\nnapi_defer_hard_irqs = 4' 'xdp_mode = skb' ''
 grep -q 'port a: AF_XDP on xa1 queue 0: .*XDP generic, steer = all .*busy_poll = no' "$RR_LOG" ||
     rr_fail "skb: no 'XDP generic, steer = all ... busy_poll = no' line for port a: $(grep AF_XDP "$RR_LOG")"
 [ "$(link_xdp xa1)" = xdpgeneric ] && [ "$(link_xdp xb1)" = xdpgeneric ] ||
@@ -186,13 +188,14 @@ rr_ok "skb: generic XDP on both veths; A <-> B; steer = all: A's traffic for $R_
 rr_status || rr_fail "status"
 xskopt driver-a
 [ "$US $PREFER" = "0 0" ] || rr_fail "skb: busy_poll = no, yet driver-a's socket has SO_BUSY_POLL $US, PREFER $PREFER"
-[ "$(knob)" = "$knob0" ] || rr_fail "skb: busy_poll = no, yet xa1's napi_defer_hard_irqs is $(knob) (was $knob0)"
+[ "$(knob)" = 4 ] || rr_fail "skb: busy_poll = no, napi_defer_hard_irqs = 4: xa1's is $(knob) while up"
 [ "$(rr_ctr driver-a.busy_polls)" = 0 ] || rr_fail "skb: busy_poll = no, yet driver-a counted $(rr_ctr driver-a.busy_polls) busy polls"
 [ "$(rr_ctr driver-a.rx_pkts)" -gt 0 ] || rr_fail "skb: driver-a received nothing"
 [ "$(rr_ctr driver-b.busy_polls)" -gt 0 ] || rr_fail "skb: driver-b (busy_poll = yes) counted no busy polls"
 pc=$(poll_cycles)
 [ "$pc" = 0 ] || rr_fail "skb: the router's poll stage ran ($pc cycles) with poll_us = 0"
-rr_ok "skb: busy_poll = no: driver-a's socket without busy polling, 0 busy polls for $(rr_ctr driver-a.rx_pkts) frames, NAPI knobs untouched; driver-b $(rr_ctr driver-b.busy_polls) busy polls; router poll stage idle"
+rr_ok "skb: busy_poll = no: driver-a's socket without busy polling, 0 busy polls for $(rr_ctr driver-a.rx_pkts) frames, napi_defer_hard_irqs 4; driver-b $(rr_ctr driver-b.busy_polls) busy polls; router poll stage idle"
 finish skb
+[ "$(knob)" = "$knob0" ] || rr_fail "skb: xa1's napi_defer_hard_irqs is $(knob) after shutdown, was $knob0"
 
 echo "PASS afxdp_modes"

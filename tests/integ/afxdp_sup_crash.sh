@@ -12,10 +12,12 @@
 #   - a clean stop then restores the ORIGINAL knob values (not the dead
 #     supervisor's, which it found on the device), removes the state files
 #     and leaves no XDP program;
-#   - killed again, then `up` with another manifest (busy_poll = no on port
-#     a): the orphans are ended, the stale programs detached (said in the
-#     log) instead of failing with "Device or resource busy", and port a's
-#     originals come back at start.
+#   - killed again, then `up` with another manifest (busy_poll = no and
+#     other knob values on port a): the orphans are ended, the stale
+#     programs detached (said in the log) instead of failing with "Device
+#     or resource busy", port a's knobs are the new manifest's while it
+#     runs (they coalesce its NAPI without busy polling too), and its
+#     originals, not the dead one's, come back at the stop.
 #
 #   ns A --veth xa0|xa1-- [ns R: ringrouter] --veth xb1|xb0-- ns B
 set -u
@@ -94,7 +96,8 @@ done
 [ ! -e "$RR_T/run/napi.a" ] && [ ! -e "$RR_T/run/napi.b" ] || rr_fail "state files left after a clean stop: $(ls "$RR_T/run")"
 rr_ok "second up: adopted (drivers' pids $da $db kept), forwarding, a clean stop restored $orig_a / $orig_b"
 
-# 3. Killed again, then up with busy_poll = no on port a: its originals come back at start.
+# 3. Killed again, then up with busy_poll = no and other knobs on port a:
+# the new knobs while up, the originals after the stop.
 : >"$RR_LOG"
 up busy
 rr_status
@@ -103,7 +106,7 @@ kill -KILL "$RR_PID"
 wait "$RR_PID" 2>/dev/null
 RR_PID=
 RR_EXTRA_PIDS+=("${pids[@]}")
-manifest nobusy 'busy_poll = no'
+manifest nobusy $'busy_poll = no\nnapi_defer_hard_irqs = 3\ngro_flush_timeout = 100000'
 : >"$RR_LOG"
 up nobusy
 rr_wait 10 gone || rr_fail "the dead supervisor's services still run after the next up (another manifest)"
@@ -111,11 +114,12 @@ grep -q "cannot adopt the running services: they were started from another manif
     rr_fail "no refusal to adopt under another manifest: $(tail -n 5 "$RR_LOG")"
 logged "port a: detached a steering program a supervisor that did not stop left on xa1"
 logged "port b: detached a steering program a supervisor that did not stop left on xb1"
-[ "$(knobs xa1)" = "$orig_a" ] || rr_fail "busy_poll = no: xa1's knobs are $(knobs xa1) at start, expected the originals $orig_a"
-[ ! -e "$RR_T/run/napi.a" ] || rr_fail "busy_poll = no: RUN_DIR/napi.a is still there"
+[ "$(knobs xa1)" = "3 100000" ] || rr_fail "busy_poll = no: xa1's knobs are $(knobs xa1) while up, expected the manifest's 3 100000"
 ping_ok "busy_poll = no"
 rr_stop
 rr_census_ok
+[ "$(knobs xa1)" = "$orig_a" ] || rr_fail "busy_poll = no: xa1's knobs are $(knobs xa1) after the stop, expected the originals $orig_a"
+[ ! -e "$RR_T/run/napi.a" ] || rr_fail "busy_poll = no: RUN_DIR/napi.a is still there after the stop"
 [ "$(knobs xb1)" = "$orig_b" ] || rr_fail "xb1's knobs are $(knobs xb1) after the last stop, expected $orig_b"
-rr_ok "busy_poll = no after a kill -9: xa1's originals restored at start"
+rr_ok "busy_poll = no after a kill -9: xa1's knobs 3 100000 while up, the originals $orig_a restored at the stop"
 echo "PASS afxdp_sup_crash"

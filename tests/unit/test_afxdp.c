@@ -124,6 +124,29 @@ static void t_kernel_tx(struct t_fix *f, uint32_t n)
     ipc_st_rel(&cq->prod, p + n);
 }
 
+/* The fill stock never exceeds the RX ring's room beside what waits in it:
+ * an overflow must meet an empty fill ring (a drop before the copy), not a
+ * full RX ring (a copy, then a drop). */
+static void test_afxdp_fill_bounded_by_rx_room(void **state)
+{
+    struct t_fix *f = *state;
+    struct afxdp x;
+    t_instance(f, &x, 0);
+    x.fill_target = 1900;
+    ipc_st_rel(&f->rings[0].prod, 1800); /* the kernel published 1,800 frames: room for 248 */
+    fill_step(&x);
+    assert_int_equal(ipc_ld_acq(&f->rings[2].prod), AFXDP_RX_SIZE - 1800);
+    fill_step(&x); /* nothing more while they wait */
+    assert_int_equal(ipc_ld_acq(&f->rings[2].prod), AFXDP_RX_SIZE - 1800);
+    /* The driver consumed them (their buffers are not the point here):
+     * the whole stock again. */
+    x.rx.head = 1800;
+    ipc_st_rel(&f->rings[0].cons, 1800);
+    fill_step(&x);
+    assert_int_equal(ipc_ld_acq(&f->rings[2].prod), 1900);
+    assert_int_equal(ipc_ld_acq(&f->rings[0].prod) - x.rx.head + ipc_ld_acq(&f->rings[2].prod), 1900);
+}
+
 static void test_afxdp_fill_lends_in_order(void **state)
 {
     struct t_fix *f = *state;
@@ -405,6 +428,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_afxdp_fill_lends_in_order, t_setup, t_teardown),
+        cmocka_unit_test_setup_teardown(test_afxdp_fill_bounded_by_rx_room, t_setup, t_teardown),
         cmocka_unit_test_setup_teardown(test_afxdp_limbo_taken_back, t_setup, t_teardown),
         cmocka_unit_test_setup_teardown(test_afxdp_window_never_names_published, t_setup, t_teardown),
         cmocka_unit_test_setup_teardown(test_afxdp_stale_completions, t_setup, t_teardown),
