@@ -20,6 +20,7 @@
 #include "tables/neigh.h"
 #include "tables/neigh6.h"
 #include "tables/shaper.h"
+#include "tables/xsk.h"
 
 #define TBL_STR_(x) #x
 #define TBL_STR(x) TBL_STR_(x)
@@ -33,7 +34,7 @@
         ", driver-cfg " TBL_STR(TBL_DRIVER_CFG_VERSION) ", shaper-cfg " TBL_STR(TBL_SHAPER_CFG_VERSION) ", fib " \
         TBL_STR(FIB_VERSION) ", fib-readers " TBL_STR(FIB_READERS_VERSION) ", fib6 " TBL_STR(FIB6_VERSION)          \
         ", neigh " TBL_STR(NEIGH_VERSION) ", neigh6 " TBL_STR(NEIGH6_VERSION) ", shaper-mbox " TBL_STR(          \
-            SHP_MBOX_VERSION)
+            SHP_MBOX_VERSION) ", xsk " TBL_STR(AFXDP_XSK_VERSION)
 
 /** This build's stamp, in every binary that links tables/config.c. */
 extern const char tbl_layout_stamp[];

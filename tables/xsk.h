@@ -12,11 +12,18 @@
 #ifndef TABLES_XSK_H
 #define TABLES_XSK_H
 
-/* Ring sizes: the supervisor sets them, the driver maps them. */
-#define AFXDP_FILL_SIZE 2048u
+/* Ring sizes: the supervisor sets them, the driver maps them. The fill and
+ * RX rings are deep: under a NAPI that outranks the driver (a NIC's softirq,
+ * a SCHED_FIFO NAPI thread) a train is received whole before the driver
+ * runs again, and what the RX ring and the fill stock cannot hold is lost. */
+#define AFXDP_FILL_SIZE 8192u
 #define AFXDP_COMP_SIZE 2048u
-#define AFXDP_RX_SIZE 2048u
+#define AFXDP_RX_SIZE 8192u
 #define AFXDP_TX_SIZE 2048u
+/* In the layout stamp (tables/layout.h): a driver that maps rings of other
+ * sizes than the supervisor made must not be started on its sockets.
+ * 2: fill and RX rings of 8192 (were 2048). */
+#define AFXDP_XSK_VERSION 2u
 
 /* Frames one copy-mode sendto may send (XDP_MAX_TX_SKB_BUDGET; the kernel's
  * default is 32, its limit the TX ring's size). */

@@ -793,11 +793,17 @@ int afxdp_init(struct ipc_svc *svc, struct afxdp **out, struct ipc_err *err)
     x->fs = svc->pool.frame_size;
     x->idle_ms = ipc_svc_idle_ms(svc);
     x->busy = (cfg->ports[cfg->port].flags & IPC_PORT_F_BUSY_POLL) != 0;
-    /* The fill stock: most of the ring, but no more than an eighth of the
-     * pool, so that the other ports and the packets in flight have the rest. */
+    /* The fill stock: most of the ring, but the AF_XDP ports share at most
+     * half the pool (a quarter each when there are two or fewer), so that
+     * the packets in flight and the TAP ports have the rest. */
     x->fill_target = AFXDP_FILL_SIZE - 2 * AFXDP_WINDOW;
-    if (x->fill_target > svc->pool.nbufs / 8)
-        x->fill_target = svc->pool.nbufs / 8;
+    uint32_t nx = 0;
+    for (uint32_t p = 0; p < cfg->nports && p < IPC_MAX_PORTS; p++)
+        nx += cfg->ports[p].driver == IPC_DRV_AFXDP;
+    if (nx < 2)
+        nx = 2;
+    if (x->fill_target > svc->pool.nbufs / (2 * nx))
+        x->fill_target = svc->pool.nbufs / (2 * nx);
     if (x->fill_target < AFXDP_WINDOW / 2)
         x->fill_target = AFXDP_WINDOW / 2;
 

@@ -148,8 +148,8 @@ rr_census_ok
 # ---- 2. AF_XDP ----
 grep -qw '^XDP' /proc/net/protocols 2>/dev/null || rr_skip "TAP passed; the kernel has no AF_XDP sockets for the second half"
 rr_afxdp_init
-# The manifest's default pool (16,384 buffers: a fill-ring stock of 1,920
-# frames per port, where 8,192 give 1,024, shorter than a train of 2,000).
+# The manifest's default pool (16,384 buffers: a fill-ring stock of 4,096
+# frames per port, where 8,192 give 2,048, barely a train of 2,000).
 # busy_poll = no: the device's NAPI runs on each frame's arrival, as Linux's
 # receive does. With busy polling (the default) it runs when driver-a polls
 # or, deferred, after gro_flush_timeout (200 us, 20 us tried too), and
