@@ -511,9 +511,15 @@ static uint32_t fill_step(struct afxdp *x)
      * instead, before the copy (xsk_fill_empty). Frames the kernel has
      * taken buffers for and not yet published still count as stock here
      * (it releases fill slots when it publishes), so the sum never falls
-     * short of what the kernel may place. */
-    uint32_t rx_room = AFXDP_RX_SIZE - xskq_cons_avail(&x->rx, AFXDP_RX_SIZE);
-    uint32_t target = x->fill_target < rx_room ? x->fill_target : rx_room;
+     * short of what the kernel may place. The RX producer is read fresh
+     * (a cache shows fewer waiting, so more room), and only when there is
+     * something to lend. */
+    uint32_t target = x->fill_target;
+    if (xskq_prod_queued(q) < target) {
+        uint32_t rx_room = AFXDP_RX_SIZE - xskq_cons_avail(&x->rx, AFXDP_RX_SIZE);
+        if (rx_room < target)
+            target = rx_room;
+    }
     for (;;) {
         uint32_t stock = xskq_prod_queued(q);
         if (stock == 0 && done == 0)
