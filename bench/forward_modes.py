@@ -5,7 +5,9 @@
 # lines from its results file: one line per test and run, tab-separated:
 #   mode test run value offered cpu1_cores delivered [target]
 # mode: ringrouter@50 for ringrouter with its dut's NAPI threads at
-# SCHED_FIFO 50 (@0: SCHED_OTHER); linux, nftables as they are; pair-plain
+# SCHED_FIFO 50 (@0: SCHED_OTHER); linux with its veths' receive in CPU 1's
+# backlog (RPS), linux@50 and linux@0 with a NAPI thread per veth at that
+# priority and interrupt coalescing; nftables as it is; pair-plain
 # and pair-xdp the bare veth pairs (ceiling, solo); nothing, machine and
 # ringrouter for the idle figures. value: packets/s at the sink (maxN, fixN,
 # sweepN, solo, ceiling), Gbit/s (tcpN, tcpr, udp1g), % (udp1g_loss), ms
@@ -21,8 +23,10 @@
 # CPU per packet when both delivered at least 99 % of what they were
 # offered. For the maximum rate, a run where Linux reached less than 80 % of
 # the ceiling counts neither: its baseline was starved. Every run left out
-# is named with its reason. Of ringrouter's NAPI priorities, the worse ratio
-# is printed; nan when a priority has no run that counts.
+# is named with its reason. Each of ringrouter's NAPI priorities is set
+# against each of Linux's placements, and the worse ratio is printed: the
+# best Linux (a placement with no run that counts is passed over), the
+# worse ringrouter (nan when a priority has no run that counts).
 import math
 import os
 import statistics
@@ -63,6 +67,8 @@ rr = [m for m in cols if base(m) == "ringrouter"]
 
 
 def label(m):
+    if m == "linux" and any(base(x) == "linux" and "@" in x for x in cols):
+        return "Linux forwarding, RPS backlog"
     if "@" not in m:
         return LABEL[m]
     p = m.split("@")[1]
@@ -276,12 +282,12 @@ def max_ratio(a, b, test="max1"):
         if rb is None or r not in ceil:
             continue
         c = ceil[r]
-        if b == "linux" and rb[0] < BASELINE_MIN * c:
+        if base(b) == "linux" and rb[0] < BASELINE_MIN * c:
             cpu = rb[2]
             cause = ("CPU 1 was busy %.2f cores (steal left out): other load on it took Linux's cycles" % cpu
                      if cpu > 0.9 else "CPU 1 was busy only %.2f cores: the limit was not the dut's CPU but the "
                      "generator's or the sink's (CPU 0, other load)" % cpu)
-            why.append(f"{test} run {r}: Linux's maximum {rb[0] / 1e3:.0f} kpps is {100 * rb[0] / c:.0f} % of the "
+            why.append(f"{test} run {r}: {b}'s maximum {rb[0] / 1e3:.0f} kpps is {100 * rb[0] / c:.0f} % of the "
                        f"generator's ceiling {c / 1e3:.0f} kpps (under 80 %): a starved baseline; {cause}")
             continue
         short = [m for m, x in ((a, ra), (b, rb)) if x[1] < OFFERED_MIN * c]
@@ -330,21 +336,38 @@ def rtt_ratio(a, b, cond, p):
             why.append(f"{test} run {r}: {', '.join(short)} offered under 95 % of {ra[4] / 1e3:.0f} kpps beside the pings")
             continue
         if math.isinf(rb[0]) or rb[0] <= 0:
-            why.append(f"{test} run {r}: Linux lost over {100 - float(p[1:3])} % of the pings: no ratio")
+            why.append(f"{test} run {r}: {b} lost over {100 - float(p[1:3])} % of the pings: no ratio")
             continue
         out[r] = ra[0] / rb[0]
     return median_or_nan(out)
 
 
+linuxes = [m for m in cols if base(m) == "linux"]
+
+
+def vs_linux(name, f, higher_is_better):
+    """f(Linux placement) against each of Linux's placements: the worse of
+    those that have a ratio (the best Linux), nan when none has."""
+    per = {b: f(b) for b in linuxes}
+    have = {b: x for b, x in per.items() if not math.isnan(x)}
+    if len(per) > 1:
+        print(f"#   {name}: " + ", ".join(f"vs {b} {x:.3f}" for b, x in per.items()))
+    if not have:
+        return float("nan")
+    return (min if higher_is_better else max)(have.values())
+
+
 def lines():
-    have_linux = any(k[0] == "linux" for k in data)
+    have_linux = bool(linuxes)
     res = {}
     if have_linux:
-        res["fwd64_max_vs_linux"] = worse("fwd64_max_vs_linux", {m: max_ratio(m, "linux") for m in rr}, True)
+        res["fwd64_max_vs_linux"] = worse("fwd64_max_vs_linux", {
+            m: vs_linux(f"fwd64_max_vs_linux {m}", lambda b: max_ratio(m, b), True) for m in rr}, True)
     for n, suf in (("1", ""), ("16", "_16")):
         res[f"fwd64_cpu_per_pkt_vs_linux{suf}"] = worse(
             f"fwd64_cpu_per_pkt_vs_linux{suf}",
-            {m: cpu_ratio(m, "linux", "fix" + n) for m in rr if (m, "fix" + n) in data}, False) if have_linux else math.nan
+            {m: vs_linux(f"fwd64_cpu_per_pkt_vs_linux{suf} {m}", lambda b: cpu_ratio(m, b, "fix" + n), False)
+             for m in rr if (m, "fix" + n) in data}, False) if have_linux else math.nan
     sw = [m for m in rr if m in sweep_modes]
     res["fwd64_sweep_min_delivered_pct"] = worse("fwd64_sweep_min_delivered_pct",
                                                  {m: sweep_min_delivered(m) for m in sw}, True)
@@ -359,7 +382,8 @@ def lines():
         for m in rr:
             for cond in ("idle", "load"):
                 if (m, f"rtt_{cond}_{p}") in data and have_linux:
-                    per[f"{m} {cond}"] = rtt_ratio(m, "linux", cond, p)
+                    per[f"{m} {cond}"] = vs_linux(f"rtt_{p}_vs_linux {m} {cond}",
+                                                  lambda b: rtt_ratio(m, b, cond, p), False)
         res[f"rtt_{p}_vs_linux"] = worse(f"rtt_{p}_vs_linux", per, False)
     extra = {}
     first = rr[:1]
