@@ -21,7 +21,10 @@
  * an end costs a TSC read and three single-writer adds on the stage's own
  * cache line. The TSC is read without serialising it (no lfence, no
  * rdtscp): a few dozen cycles of skew at a boundary, averaged over millions
- * of packets, are not worth stalling the pipeline for on every stage.
+ * of packets, are not worth stalling the pipeline for on every stage. The
+ * TSC is wall time: a stage in which the service was preempted (by a NAPI
+ * thread, or a peer its wake-up let run first) counts the time it was off
+ * the CPU too.
  */
 #ifndef IPC_STAGE_H
 #define IPC_STAGE_H
@@ -79,7 +82,11 @@ static inline uint64_t ipc_stage_end(struct ipc_svc *svc, unsigned stage, uint64
     if (ipc_unlikely(svc->stages_on)) {
         uint64_t now = ipc_cycles();
         struct ipc_stage *s = &svc->stats->stage[stage];
-        ipc_count(&s->cycles, now - t);
+        /* A TSC the kernel marked unstable (a VM restored from a snapshot,
+         * `tsc=unstable`) can step back: that interval counts nothing,
+         * rather than 2^64 less a few cycles. */
+        if (ipc_likely(now > t))
+            ipc_count(&s->cycles, now - t);
         if (pkts) {
             ipc_count(&s->pkts, pkts);
             ipc_count(&s->calls, 1);

@@ -425,8 +425,11 @@ static void do_stats(struct sup *s, FILE *f, bool json, bool all, int port)
 static double tsc_hz(double *span_s)
 {
     uint64_t c0 = ctl_tsc0, n0 = ctl_raw0;
-    if (!n0 || raw_ns() - n0 < 20000000ull) {
-        /* Asked within 20 ms of the start (or before it): measure 20 ms now. */
+    if (!n0 || raw_ns() - n0 < 20000000ull || ipc_cycles() <= c0) {
+        /* Asked within 20 ms of the start (or before it), or the TSC has
+         * stepped back since (one the kernel marked unstable, as in a VM
+         * restored from a snapshot, does: it gave 293,174,712 GHz): measure
+         * 20 ms now. */
         c0 = ipc_cycles();
         n0 = raw_ns();
         struct timespec ts = {.tv_sec = 0, .tv_nsec = 20000000};
@@ -435,7 +438,7 @@ static double tsc_hz(double *span_s)
     }
     uint64_t c1 = ipc_cycles(), n1 = raw_ns();
     *span_s = (double)(n1 - n0) / 1e9;
-    return n1 > n0 ? (double)(c1 - c0) * 1e9 / (double)(n1 - n0) : 0;
+    return n1 > n0 && c1 > c0 ? (double)(c1 - c0) * 1e9 / (double)(n1 - n0) : 0;
 }
 
 /* Packets the drivers sent out, in total: what "per forwarded packet" divides by. */

@@ -4,7 +4,7 @@
  * the stats region is touched and no TSC is read; on, each end adds the
  * cycles since its start, chained ends split a span without losing or
  * double-counting a cycle, a pass without packets adds cycles but no call,
- * names are cut to fit, and the wake stage counts the eventfd writes of
+ * a TSC that steps back adds no cycles, names are cut to fit, and the wake stage counts the eventfd writes of
  * ipc_svc_flush as its packets.
  */
 #include <stdarg.h>
@@ -139,6 +139,25 @@ static void test_stage_empty_pass(void **state)
     assert_int_equal(ipc_ld_rlx(&g->calls), 1);
 }
 
+/* A TSC that steps back (one the kernel marked unstable, a VM restored from
+ * a snapshot) between a start and its end: the stage counts its packets and
+ * no cycles, not 2^64 less the step. */
+static void test_stage_tsc_step_back(void **state)
+{
+    struct t_fix *x = *state;
+    x->svc.stages_on = true;
+    uint64_t ahead = ipc_cycles() + (1ull << 40); /* a start "read" before a step back */
+    uint64_t t = ipc_stage_end(&x->svc, 2, ahead, 7);
+    assert_true(t < ahead);
+    assert_int_equal(x->st->stage[2].cycles, 0);
+    assert_int_equal(x->st->stage[2].pkts, 7);
+    assert_int_equal(x->st->stage[2].calls, 1);
+    t_spin(1000);
+    ipc_stage_end(&x->svc, 2, t, 1); /* and the next interval counts again */
+    assert_true(x->st->stage[2].cycles > 0);
+    assert_true(x->st->stage[2].cycles < (1ull << 40));
+}
+
 static void test_stage_names(void **state)
 {
     struct t_fix *x = *state;
@@ -211,6 +230,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_stage_on_counts, t_setup, t_teardown),
         cmocka_unit_test_setup_teardown(test_stage_chain, t_setup, t_teardown),
         cmocka_unit_test_setup_teardown(test_stage_empty_pass, t_setup, t_teardown),
+        cmocka_unit_test_setup_teardown(test_stage_tsc_step_back, t_setup, t_teardown),
         cmocka_unit_test_setup_teardown(test_stage_names, t_setup, t_teardown),
         cmocka_unit_test_setup_teardown(test_stage_flush, t_setup, t_teardown),
     };
