@@ -160,6 +160,8 @@ rr_afxdp_init
 # it within the 200 us, before ringrouter, which bench/forward's burst test
 # measures (with the default coalescing, 778 to 2,076 of 20,000 lost here in
 # every run, all at the sender's veth, on a machine whose sender was fast).
+# Under load this setting costs twice the CPU per packet and livelocks
+# (docs/drivers.md, "Bursts"): a test setting, not a recommendation.
 RR_AFXDP_POOL=16384 RR_AFXDP_A_EXTRA="busy_poll = no\nnapi_defer_hard_irqs = 0" RR_AFXDP_B_EXTRA="busy_poll = no\nnapi_defer_hard_irqs = 0" \
     rr_afxdp_up 73 74 x b
 trains afxdp "$NS_A" "$NS_B" "$HOST_B" driver-b.tx_pkts
