@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# tests/integ/bench_ratios.sh: bench/forward's ratio rules
+# (bench/forward_modes.py) over results files written here, no traffic:
+#   - against Linux in two placements the worse ratio is kept (the better
+#     Linux), and a starved placement (under 80 % of the ceiling) is passed
+#     over and named, not averaged in;
+#   - with only a starved Linux there is no ratio (nan), said why;
+#   - of ringrouter's NAPI priorities the worse ratio is the metric, and a
+#     priority with no run that counts makes it nan;
+#   - CPU per packet: the better Linux is the one with less CPU per packet;
+#     a run under 99 % delivered counts for no CPU ratio;
+#   - RTT: against the better Linux, worse of idle and loaded.
+# The figures are made up: what is asserted is which one each rule picks.
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+. tests/lib/common.sh
+t_seed
+command -v python3 >/dev/null || { echo "SKIP: python3 missing"; exit 77; }
+T=$(mktemp -d /tmp/rr-benchratios.XXXXXX)
+trap 'rc=$?; rm -rf "$T"; exit $(t_exit_rc $rc)' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+
+# row MODE TEST VALUE OFFERED CPU1 DELIVERED TARGET (run 1)
+row() { printf '%s\t%s\t1\t%s\t%s\t%s\t%s\t%s\n' "$@"; }
+
+# metric FILE NAME: the value of a last line "NAME VALUE" of the report
+metric() { awk -v k="$2" '$1 == k {print $2}' "$1"; }
+report() { # RESULTS OUT
+    python3 bench/forward_modes.py "$1" "$T" 5 1 200000 >"$2" 2>&1 || fail "forward_modes.py exited $?: $(tail -5 "$2")"
+}
+
+# 1. Linux starved in the backlog (100 of 400 kpps), fine with NAPI at
+#    FIFO (450) and SCHED_OTHER (420); ringrouter 390 at FIFO, 380 at
+#    SCHED_OTHER. Against the better Linux (450): 390/450 and 380/450; the
+#    worse of ringrouter's: 380/450 = 0.844.
+{
+    row pair-plain ceiling 400000 400000 0 1 0
+    row ringrouter@50 max1 390000 395000 0.9 0.99 0
+    row ringrouter@0 max1 380000 390000 0.9 0.99 0
+    row linux max1 100000 100000 0.7 1 0
+    row linux@50 max1 450000 450000 0.5 1 0
+    row linux@0 max1 420000 420000 0.6 1 0
+    # CPU at 200 kpps: ringrouter 2.0 and 2.2 µs a packet; Linux 7.0 (RPS),
+    # 1.0 (FIFO) and 1.5 (OTHER): against the best (1.0) 2.0 and 2.2, so 2.2.
+    row ringrouter@50 fix1 200000 205000 0.40 0.999 200000
+    row ringrouter@0 fix1 200000 205000 0.44 0.999 200000
+    row linux fix1 200000 205000 1.40 1 200000
+    row linux@50 fix1 200000 205000 0.20 1 200000
+    row linux@0 fix1 200000 205000 0.30 1 200000
+    # RTT p50: ringrouter 150 / 160 µs idle / loaded at both priorities,
+    # Linux 100 / 50 (RPS), 75 / 80 (FIFO), 70 / 90 (OTHER): against the
+    # best Linux idle 150/70, loaded 160/50: the worst 3.2.
+    for m in ringrouter@50 ringrouter@0; do
+        row "$m" rtt_idle_p50 150 0 0 1 0
+        row "$m" rtt_load_p50 160 200000 0 1 200000
+    done
+    row linux rtt_idle_p50 100 0 0 1 0
+    row linux rtt_load_p50 50 200000 0 1 200000
+    row linux@50 rtt_idle_p50 75 0 0 1 0
+    row linux@50 rtt_load_p50 80 200000 0 1 200000
+    row linux@0 rtt_idle_p50 70 0 0 1 0
+    row linux@0 rtt_load_p50 90 200000 0 1 200000
+} >"$T/a.tsv"
+report "$T/a.tsv" "$T/a.out"
+[ "$(metric "$T/a.out" fwd64_max_vs_linux)" = 0.844 ] ||
+    fail "max: want 0.844 (380 of the better Linux's 450), got $(metric "$T/a.out" fwd64_max_vs_linux): $(grep max_vs "$T/a.out")"
+grep -q "linux's maximum 100 kpps is 25 % of the generator's ceiling" "$T/a.out" ||
+    fail "max: the starved Linux placement is not named: $(grep 'left out' "$T/a.out")"
+[ "$(metric "$T/a.out" fwd64_cpu_per_pkt_vs_linux)" = 2.200 ] ||
+    fail "cpu: want 2.200 (2.2 µs against the better Linux's 1.0), got $(metric "$T/a.out" fwd64_cpu_per_pkt_vs_linux)"
+[ "$(metric "$T/a.out" rtt_p50_vs_linux)" = 3.200 ] ||
+    fail "rtt p50: want 3.200 (160 loaded against the better Linux's 50), got $(metric "$T/a.out" rtt_p50_vs_linux)"
+echo "ok: the better Linux placement, the starved one passed over and named: max 0.844, cpu 2.200, rtt 3.200"
+
+# 2. Only the starved Linux: no max ratio.
+grep -v "linux@" "$T/a.tsv" >"$T/b.tsv"
+report "$T/b.tsv" "$T/b.out"
+[ "$(metric "$T/b.out" fwd64_max_vs_linux)" = nan ] ||
+    fail "max with only a starved Linux: want nan, got $(metric "$T/b.out" fwd64_max_vs_linux)"
+echo "ok: with only a starved Linux, fwd64_max_vs_linux nan"
+
+# 3. ringrouter@0 delivered 98 % at the fixed rate: it counts for no CPU
+#    ratio, so the metric (the worse priority) is nan, said why.
+sed 's/^\(ringrouter@0\tfix1\t1\t200000\t205000\t0.44\t\)0.999/\10.98/' "$T/a.tsv" >"$T/c.tsv"
+grep -q "ringrouter@0.fix1.*0.98" "$T/c.tsv" || fail "the test's own edit of the results did not apply"
+report "$T/c.tsv" "$T/c.out"
+[ "$(metric "$T/c.out" fwd64_cpu_per_pkt_vs_linux)" = nan ] ||
+    fail "cpu with a priority under 99 % delivered: want nan, got $(metric "$T/c.out" fwd64_cpu_per_pkt_vs_linux)"
+grep -q "no run counts for ringrouter@0" "$T/c.out" || fail "cpu: the priority with no run is not named"
+echo "ok: a priority under 99 % delivered gives no CPU ratio, named"
+
+t_pass bench_ratios
