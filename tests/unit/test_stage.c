@@ -4,8 +4,8 @@
  * the stats region is touched and no TSC is read; on, each end adds the
  * cycles since its start, chained ends split a span without losing or
  * double-counting a cycle, a pass without packets adds cycles but no call,
- * a TSC that steps back adds no cycles, names are cut to fit, and the wake stage counts the eventfd writes of
- * ipc_svc_flush as its packets.
+ * a TSC that steps back adds no cycles, names are cut to fit, and the wake
+ * stage counts the eventfd writes of ipc_svc_flush as its packets.
  */
 #include <stdarg.h>
 #include <stddef.h>
