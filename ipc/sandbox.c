@@ -48,14 +48,6 @@
 #define SOL_XDP 283
 #endif
 
-/* The idle wait of ipc_wake_block: glibc's poll() is poll(2) where the
- * kernel has it, ppoll(2) elsewhere (aarch64). */
-#ifdef __NR_poll
-#define SBX_NR_POLL __NR_poll
-#else
-#define SBX_NR_POLL __NR_ppoll
-#endif
-
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__) || defined(RR_NO_SANDBOX)
 #define SBX_ENABLED 0
 #else
@@ -98,8 +90,7 @@ struct sbx_rule {
 static const struct sbx_rule sbx_rules[] = {
     /* The loops. */
     {__NR_io_uring_enter, S_BOTH, K_TAP, ARG_ANY},   /* TAP: every read, write, poll and wait */
-    {SBX_NR_POLL, S_BOTH, K_WAKE, ARG_ANY},          /* ipc_wake_block: sleep on our eventfd */
-    {__NR_ppoll, S_BOTH, K_AFXDP, ARG_ANY},          /* AF_XDP: sleep on the XSK and our eventfd */
+    {__NR_ppoll, S_BOTH, K_WAKE | K_AFXDP, ARG_ANY}, /* sleep on our eventfd (AF_XDP: and the XSK) */
     {__NR_read, S_BOTH, K_WAKE | K_AFXDP, ARG_ANY},  /* reset our eventfd after a wake-up */
     {__NR_write, S_BOTH, K_ALL, ARG_ANY},            /* eventfd wake-ups; lines on stderr */
     {__NR_sendto, S_BOTH, K_AFXDP, ARG_ANY},         /* TX kick (need_wakeup), busy poll */

@@ -223,10 +223,15 @@ int ipc_svc_ready(struct ipc_svc *svc, struct ipc_err *err)
 
 int ipc_svc_wait(struct ipc_svc *svc, int timeout_ms)
 {
+    return ipc_svc_wait_us(svc, timeout_ms < 0 ? -1 : (int64_t)timeout_ms * 1000);
+}
+
+int ipc_svc_wait_us(struct ipc_svc *svc, int64_t timeout_us)
+{
     if (svc->n_in && !ipc_wake_arm(svc->in_ptr, svc->n_in, 1))
         return 1;
     ipc_count(&svc->stats->sleeps, 1);
-    int r = ipc_wake_block(svc->wake_fd, timeout_ms);
+    int r = ipc_wake_block_us(svc->wake_fd, timeout_us);
     ipc_svc_slept(svc, r == 0);
     if (svc->n_in)
         ipc_wake_disarm(svc->in_ptr, svc->n_in);

@@ -262,6 +262,9 @@ static inline unsigned ipc_svc_flush(struct ipc_svc *svc)
  */
 int ipc_svc_wait(struct ipc_svc *svc, int timeout_ms);
 
+/** ipc_svc_wait for at most @timeout_us microseconds. */
+int ipc_svc_wait_us(struct ipc_svc *svc, int64_t timeout_us);
+
 /** The default wait: a quarter of hang_ms, so that an idle service keeps beating. */
 static inline int ipc_svc_idle_ms(const struct ipc_svc *svc)
 {

@@ -10,6 +10,7 @@
 #include <poll.h>
 #include <stdint.h>
 #include <sys/eventfd.h>
+#include <time.h>
 #include <unistd.h>
 
 static void wake_write(int fd)
@@ -66,8 +67,14 @@ unsigned ipc_wake_one(struct ipc_ring_prod *p)
 
 int ipc_wake_block(int efd, int timeout_ms)
 {
+    return ipc_wake_block_us(efd, timeout_ms < 0 ? -1 : (int64_t)timeout_ms * 1000);
+}
+
+int ipc_wake_block_us(int efd, int64_t timeout_us)
+{
     struct pollfd pfd = {.fd = efd, .events = POLLIN};
-    int r = poll(&pfd, 1, timeout_ms);
+    struct timespec ts = {.tv_sec = timeout_us / 1000000, .tv_nsec = (long)(timeout_us % 1000000) * 1000};
+    int r = ppoll(&pfd, 1, timeout_us < 0 ? NULL : &ts, NULL);
     if (r < 0)
         return -errno;
     if (r == 0)

@@ -131,6 +131,9 @@ unsigned ipc_wake_one(struct ipc_ring_prod *p);
  */
 int ipc_wake_block(int efd, int timeout_ms);
 
+/** ipc_wake_block for at most @timeout_us microseconds (-1: forever). */
+int ipc_wake_block_us(int efd, int64_t timeout_us);
+
 /** A new eventfd for a consumer (non-blocking, not close-on-exec). */
 int ipc_wake_eventfd(void);
 

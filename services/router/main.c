@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -21,17 +22,19 @@
 #include "tables/config.h"
 #include "tables/fib.h"
 #include "tables/fib6.h"
+#include "services/router/fq.h"
 #include "services/router/ipv4.h"
 #include "services/router/nd.h"
 #include "services/router/neigh.h"
 #include "services/router/rt.h"
 
 #define RT_TX_CAP (RT_BURST * 8) /* a burst can grow: fragments, ICMP, ARP releases */
-/* Packets held for an output ring that is full, per ring (a power of two):
- * the egress queue that Linux's qdisc is. A burst the driver cannot take
- * as fast as we route waits here instead of being dropped; past it, tail
- * drop (the ring's full_drops). */
+/* Packets held for an output ring, per ring: the egress queue that Linux's
+ * qdisc is (fq.h). A burst the driver cannot take as fast as we route waits
+ * here, per flow, instead of being dropped; past it, the longest flow loses
+ * its oldest (the ring's full_drops). */
 #define RT_HOLD 2048u
+#define RT_HELD_WAIT_US 50 /* the longest sleep with packets held */
 #define RT_TICK_NS 100000000ull
 /* Odd multipliers that spread the flow hash's bits (golden ratio, murmur3). */
 #define RT_HASH_MUL1 0x9e3779b1u
@@ -63,12 +66,6 @@ static const char *const rt_stage_names[RT_ST_N] = {
 #define RT_PUB_HELD_MAX (RT_PUB_HELD + 1)
 #define RT_PUB_N (RT_PUB_HELD_MAX + 1)
 
-/* One output ring's hold queue: [head, tail) of b. */
-struct rt_hold {
-    uint32_t head, tail;
-    ipc_buf b[RT_HOLD];
-};
-
 struct rt_proc {
     struct ipc_svc svc;
     struct fib fib;
@@ -87,8 +84,9 @@ struct rt_proc {
     uint8_t out_n[RT_MAX_PORTS];
     ipc_buf txb[RT_TX_CAP];
     struct rt_burst tx;
-    struct rt_hold hold[IPC_SVC_MAX_RINGS];
-    uint32_t held;     /* in every hold queue */
+    struct rt_fq hold[IPC_SVC_MAX_RINGS];
+    ipc_buf *hold_next; /* the hold queues' links, by buffer handle (fq.h) */
+    uint32_t held;      /* in every hold queue */
     uint64_t held_max; /* the most ever held at once (a gauge) */
     uint64_t neigh_ack; /* the last command of the supervisor's this router answered */
 };
@@ -236,28 +234,40 @@ static int rt_setup(struct rt_proc *r, struct ipc_err *err)
         if (p < RT_MAX_PORTS)
             r->out_ring[p][r->out_n[p]++] = (uint8_t)i;
     }
+    r->hold_next = malloc((size_t)r->svc.pool.nbufs * sizeof(*r->hold_next));
+    if (!r->hold_next)
+        return ipc_errf(err, -ENOMEM, "hold queues of %u buffers: out of memory", r->svc.pool.nbufs);
+    for (unsigned i = 0; i < r->svc.n_out; i++)
+        rt_fq_init(&r->hold[i], RT_HOLD);
     r->tx = (struct rt_burst){.bufs = r->txb, .n = 0, .cap = RT_TX_CAP, .flush = rt_flush_full, .arg = r};
     rt_ctr_sync(r, true); /* what the restart forgot (pending queues) shows at once */
     return 0;
 }
 
-/* Move what output ring @o's hold queue holds into the ring, oldest first,
- * as far as the ring has room. Returns how many moved. */
+static unsigned rt_flow_queue(const struct rt_proc *r, ipc_buf b, unsigned n);
+
+/* Move what output ring @o's hold queue holds into the ring, in turn order
+ * (fq.h), as far as the ring has room. Returns how many moved. */
 static uint32_t rt_hold_drain(struct rt_proc *r, unsigned o)
 {
-    struct rt_hold *h = &r->hold[o];
+    struct rt_fq *h = &r->hold[o];
     struct ipc_ring_prod *p = &r->svc.out[o];
     uint32_t moved = 0;
-    while (h->head != h->tail) {
-        uint32_t at = h->head & (RT_HOLD - 1);
-        uint32_t run = h->tail - h->head; /* contiguous up to the array's end */
-        if (run > RT_HOLD - at)
-            run = RT_HOLD - at;
-        uint32_t sent = ipc_ring_enq_burst(p, &h->b[at], run);
-        h->head += sent;
-        moved += sent;
-        if (sent < run)
+    while (h->held) {
+        uint32_t room = ipc_ring_free_count(p, RT_BURST);
+        if (!room)
             break;
+        ipc_buf b[RT_BURST];
+        uint32_t n = rt_fq_pop(h, r->hold_next, b, room < RT_BURST ? room : RT_BURST);
+        uint32_t sent = ipc_ring_enq_burst(p, b, n);
+        moved += n;
+        if (ipc_unlikely(sent < n)) {
+            /* Room the ring said it had and then had not: only a consumer
+             * that moves its index back does that. Dropped and counted. */
+            ipc_count(&p->sh->full_drops, n - sent);
+            ipc_pool_free(&r->svc.pool, b + sent, n - sent);
+            break;
+        }
     }
     if (moved) {
         r->held -= moved;
@@ -271,44 +281,46 @@ static uint32_t rt_hold_drain(struct rt_proc *r, unsigned o)
 static void rt_hold_drain_all(struct rt_proc *r)
 {
     for (unsigned o = 0; o < r->svc.n_out && r->held; o++)
-        if (r->hold[o].head != r->hold[o].tail)
+        if (r->hold[o].held)
             rt_hold_drain(r, o);
 }
 
 /* One send to output ring @o, behind what its hold queue holds (a flow's
- * order is kept): what the ring has no room for is held, what the hold queue
- * has no room for is dropped, counted and freed. The wake-up is owed. */
+ * order is kept): what the ring has no room for is held, and what the hold
+ * queue pushes out is dropped, counted and freed. The wake-up is owed. */
 static void rt_send_ring(struct rt_proc *r, unsigned o, ipc_buf *bufs, uint32_t n)
 {
     struct ipc_ring_prod *p = &r->svc.out[o];
-    struct rt_hold *h = &r->hold[o];
-    uint32_t sent = 0;
-    if (h->head == h->tail || (rt_hold_drain(r, o), h->head == h->tail)) {
+    struct rt_fq *h = &r->hold[o];
+    uint32_t sent = 0, dropped = 0;
+    if (!h->held || (rt_hold_drain(r, o), !h->held)) {
         sent = ipc_ring_enq_burst(p, bufs, n);
         if (sent)
             ipc_wake_mark(&r->svc.wake, p);
     }
-    uint32_t keep = n - sent;
-    if (keep > RT_HOLD - (h->tail - h->head))
-        keep = RT_HOLD - (h->tail - h->head);
-    for (uint32_t i = 0; i < keep; i++)
-        h->b[h->tail++ & (RT_HOLD - 1)] = bufs[sent + i];
-    r->held += keep;
+    for (uint32_t i = sent; i < n; i++) {
+        ipc_buf d = rt_fq_push(h, r->hold_next, rt_flow_queue(r, bufs[i], RT_FQ_BUCKETS), bufs[i]);
+        if (d == IPC_BUF_NONE) {
+            r->held++;
+        } else {
+            ipc_pool_free(&r->svc.pool, &d, 1);
+            dropped++;
+        }
+    }
     if (r->held > r->held_max)
         r->held_max = r->held;
-    if (sent + keep < n) {
-        ipc_count(&p->sh->full_drops, n - sent - keep);
-        ipc_pool_free(&r->svc.pool, bufs + sent + keep, n - sent - keep);
-    }
+    if (dropped)
+        ipc_count(&p->sh->full_drops, dropped);
 }
 
 /* Stopping: what is still held goes back to the pool. */
 static void rt_hold_free(struct rt_proc *r)
 {
     for (unsigned o = 0; o < r->svc.n_out; o++) {
-        struct rt_hold *h = &r->hold[o];
-        for (; h->head != h->tail; h->head++)
-            ipc_pool_free(&r->svc.pool, &h->b[h->head & (RT_HOLD - 1)], 1);
+        ipc_buf b[RT_BURST];
+        uint32_t n;
+        while ((n = rt_fq_pop(&r->hold[o], r->hold_next, b, RT_BURST)) > 0)
+            ipc_pool_free(&r->svc.pool, b, n);
     }
     r->held = 0;
 }
@@ -486,14 +498,13 @@ static void rt_run(struct rt_proc *r)
             continue;
         }
         /* Sleep until work arrives, the ARP timer is due, or the heartbeat;
-         * with packets held, a millisecond at most: the drivers do not wake
-         * us when they make room, and a millisecond's room is hundreds of
-         * packets. */
+         * with packets held, RT_HELD_WAIT_US at most: the drivers do not
+         * wake us when they make room, and a driver that empties a ring
+         * while we sleep idles until we wake (the 1 ms this was before
+         * left a port idle most of that). */
         uint64_t until_tick = (next_tick - now) / 1000000ull + 1;
         int t = until_tick < (uint64_t)idle ? (int)until_tick : idle;
-        if (r->held)
-            t = 1;
-        ipc_svc_wait(&r->svc, t);
+        ipc_svc_wait_us(&r->svc, r->held ? RT_HELD_WAIT_US : (int64_t)t * 1000);
     }
 }
 
