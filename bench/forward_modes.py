@@ -151,7 +151,9 @@ bursts = sorted({int(t[5:]) for (_, t) in data if t.startswith("burst")})
 for k in bursts:
     rows.append((f"trains of {k:,} frames every 100 ms: frames lost, % of sent",
                  {m: per_run(m, f"burst{k}", lambda v, o, c, d, t, r: 100 * v / o) for m in cols}, "%.2f"))
-for cond, what in (("idle", "idle"), ("load", "beside half Linux's max")):
+# FWD_RTT_LOAD (bench/forward) replaces the load beside the pings.
+load_what = ("beside %s pps (FWD_RTT_LOAD)" % os.environ["FWD_RTT_LOAD"]) if os.environ.get("FWD_RTT_LOAD") else "beside half Linux's max"
+for cond, what in (("idle", "idle"), ("load", load_what)):
     for p, pl in (("p50", "p50"), ("p99", "p99"), ("p999", "p99.9")):
         rows.append((f"ping RTT {what}: {pl} µs", {m: per_run(m, f"rtt_{cond}_{p}", val) for m in cols}, "%.0f"))
     rows.append((f"ping RTT {what}: answered %",

@@ -34,7 +34,9 @@
  * here, per flow, instead of being dropped; past it, the longest flow loses
  * its oldest (the ring's full_drops). */
 #define RT_HOLD 2048u
-#define RT_HELD_WAIT_US 50 /* the longest sleep with packets held */
+#define RT_HELD_WAIT_US 50    /* the longest sleep with packets held */
+#define RT_STUCK_WAIT_US 1000 /* ... once RT_STUCK_LOOPS drains in a row moved none */
+#define RT_STUCK_LOOPS 20u    /* about a millisecond of short sleeps */
 #define RT_TICK_NS 100000000ull
 /* Odd multipliers that spread the flow hash's bits (golden ratio, murmur3). */
 #define RT_HASH_MUL1 0x9e3779b1u
@@ -88,6 +90,7 @@ struct rt_proc {
     ipc_buf *hold_next; /* the hold queues' links, by buffer handle (fq.h) */
     uint32_t held;      /* in every hold queue */
     uint64_t held_max; /* the most ever held at once (a gauge) */
+    uint32_t held_stuck; /* loops in a row whose drain moved nothing while packets were held */
     uint64_t neigh_ack; /* the last command of the supervisor's this router answered */
 };
 
@@ -277,12 +280,14 @@ static uint32_t rt_hold_drain(struct rt_proc *r, unsigned o)
 }
 
 /* Every hold queue into its ring, first thing in a loop: the driver has had
- * time to make room since the last. */
-static void rt_hold_drain_all(struct rt_proc *r)
+ * time to make room since the last. Returns how many moved. */
+static uint32_t rt_hold_drain_all(struct rt_proc *r)
 {
+    uint32_t moved = 0;
     for (unsigned o = 0; o < r->svc.n_out && r->held; o++)
         if (r->hold[o].held)
-            rt_hold_drain(r, o);
+            moved += rt_hold_drain(r, o);
+    return moved;
 }
 
 /* One send to output ring @o, behind what its hold queue holds (a flow's
@@ -440,7 +445,7 @@ static void rt_run(struct rt_proc *r)
          * or sleeps, so the writer's reclaim waits one pass at most. */
         fib_read_begin(&r->fib);
         if (r->held)
-            rt_hold_drain_all(r);
+            r->held_stuck = rt_hold_drain_all(r) ? 0 : r->held_stuck + 1;
         for (unsigned i = 0; i < r->svc.n_in; i++) {
             ipc_buf b[RT_BURST];
             uint32_t n = ipc_ring_recv(&r->svc.in[i], &r->svc.pool, b, RT_BURST);
@@ -501,10 +506,16 @@ static void rt_run(struct rt_proc *r)
          * with packets held, RT_HELD_WAIT_US at most: the drivers do not
          * wake us when they make room, and a driver that empties a ring
          * while we sleep idles until we wake (the 1 ms this was before
-         * left a port idle most of that). */
+         * left a port idle most of that). When the drains have moved
+         * nothing for RT_STUCK_LOOPS loops, the consumer is not taking (it
+         * is stopped, hung or hostile): RT_STUCK_WAIT_US, so that it
+         * cannot keep us at 20,000 wake-ups a second. */
         uint64_t until_tick = (next_tick - now) / 1000000ull + 1;
         int t = until_tick < (uint64_t)idle ? (int)until_tick : idle;
-        ipc_svc_wait_us(&r->svc, r->held ? RT_HELD_WAIT_US : (int64_t)t * 1000);
+        int64_t us = (int64_t)t * 1000;
+        if (r->held)
+            us = r->held_stuck < RT_STUCK_LOOPS ? RT_HELD_WAIT_US : RT_STUCK_WAIT_US;
+        ipc_svc_wait_us(&r->svc, us);
     }
 }
 
