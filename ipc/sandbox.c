@@ -90,10 +90,9 @@ struct sbx_rule {
 static const struct sbx_rule sbx_rules[] = {
     /* The loops. */
     {__NR_io_uring_enter, S_BOTH, K_TAP, ARG_ANY},   /* TAP: every read, write, poll and wait */
-    {__NR_ppoll, S_BOTH, K_WAKE | K_AFXDP, ARG_ANY}, /* sleep on our eventfd (AF_XDP: and the XSK) */
+    {__NR_ppoll, S_BOTH, K_WAKE | K_AFXDP, ARG_ANY}, /* sleep on our eventfd (AF_XDP: and the XSK; the TX kick) */
     {__NR_read, S_BOTH, K_WAKE | K_AFXDP, ARG_ANY},  /* reset our eventfd after a wake-up */
     {__NR_write, S_BOTH, K_ALL, ARG_ANY},            /* eventfd wake-ups; lines on stderr */
-    {__NR_sendto, S_BOTH, K_AFXDP, ARG_ANY},         /* TX kick (need_wakeup), busy poll */
     {__NR_recvfrom, S_BOTH, K_AFXDP, ARG_ANY},       /* busy poll, fill-ring kick */
     {__NR_getsockopt, S_BOTH, K_AFXDP, ARG_SOL_XDP}, /* XDP_STATISTICS; XDP_MMAP_OFFSETS at start */
     {__NR_clock_gettime, S_BOTH, K_ALL, ARG_ANY},    /* the vDSO's fallback */
