@@ -15,7 +15,11 @@
  *    other side asleep (ipc_wake_arm + ipc_wake_block on an eventfd; the
  *    initiator wakes with ipc_wake_one, the echoer with an ipc_wake_set and
  *    ipc_wake_flush), and the same with both sides busy-polling; round trip,
- *    median and p99 in microseconds.
+ *    median and p99 in microseconds. Then the sleeping exchange with both
+ *    sides on one CPU, as a router's services share one: the echoer a
+ *    process, then a thread of the initiator's (the baseline: the same
+ *    wake-ups and switches without a change of address space), so their
+ *    ratio is what a process boundary adds to each hop.
  *
  * All shared memory is made before fork: our rings with ipc_ring_create
  * (memfd; the child maps it again with ipc_ring_attach), rte_ring and the
@@ -26,6 +30,8 @@
  *                   [-w WAKE_ROUNDS] [-b BATCH] [-v]
  */
 #include "ipc/ring.h"
+
+#include <pthread.h>
 #include "ipc/wake.h"
 #include "ring_bench.h"
 
@@ -317,16 +323,10 @@ static void pp_send(struct ipc_ring_prod *p, uint32_t v)
         ;
 }
 
-/* B, the echoer: pong back whatever pings in; wakes with a wake set. */
-static void __attribute__((noreturn)) pp_child(bool sleep)
+/* B, the echoer: pong back whatever pings in; wakes with a wake set.
+ * Returns its timeouts, and its time waiting for a CPU in ctl->cons. */
+static uint64_t pp_echo(struct ipc_ring_shared *in_sh, struct ipc_ring_shared *out_sh, bool sleep)
 {
-    child_start();
-    struct ipc_err err;
-    struct ipc_ring_shared *in_sh, *out_sh;
-    if (ipc_ring_attach(ping_fd, &in_sh, &err) < 0 || ipc_ring_attach(pong_fd, &out_sh, &err) < 0) {
-        fprintf(stderr, "bench_ring: child: %s\n", err.msg);
-        _exit(2);
-    }
     struct ipc_ring_cons in;
     struct ipc_ring_prod out;
     struct ipc_wake_set ws;
@@ -345,7 +345,31 @@ static void __attribute__((noreturn)) pp_child(bool sleep)
     }
     ctl->cons.timeouts = timeouts;
     ctl->cons.runq_ns = bench_runq_ns() - rq0;
-    _exit(timeouts > PP_TIMEOUTS_MAX ? 4 : 0);
+    return timeouts;
+}
+
+/* Where the echoer runs. */
+enum pp_where { PP_CROSS, PP_ONE_CPU, PP_ONE_CPU_THREAD };
+
+static void __attribute__((noreturn)) pp_child(bool sleep, enum pp_where where)
+{
+    child_start();
+    if (where == PP_ONE_CPU)
+        pin(PROD_CPU);
+    struct ipc_err err;
+    struct ipc_ring_shared *in_sh, *out_sh;
+    if (ipc_ring_attach(ping_fd, &in_sh, &err) < 0 || ipc_ring_attach(pong_fd, &out_sh, &err) < 0) {
+        fprintf(stderr, "bench_ring: child: %s\n", err.msg);
+        _exit(2);
+    }
+    _exit(pp_echo(in_sh, out_sh, sleep) > PP_TIMEOUTS_MAX ? 4 : 0);
+}
+
+/* The thread echoer uses the initiator's own mappings; it inherits its CPU. */
+static void *pp_thread(void *arg)
+{
+    pp_echo(ping_sh, pong_sh, *(const bool *)arg);
+    return NULL;
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -362,7 +386,7 @@ static void drain_eventfd(int efd)
 }
 
 /* A, the initiator (this process, CPU 0): time @rounds round trips. */
-static struct pp pingpong_once(bool sleep, unsigned rounds)
+static struct pp pingpong_once(bool sleep, unsigned rounds, enum pp_where where)
 {
     uint64_t *lat = malloc(sizeof(*lat) * rounds);
     if (!lat)
@@ -375,11 +399,18 @@ static struct pp pingpong_once(bool sleep, unsigned rounds)
     ipc_ring_prod_init(&ping, ping_sh, efd_b);
     ipc_ring_cons_init(&pong, pong_sh);
 
-    pid_t pid = fork_child();
-    if (pid == 0)
-        pp_child(sleep);
+    pid_t pid = -1;
+    pthread_t th;
+    if (where == PP_ONE_CPU_THREAD) {
+        int e = pthread_create(&th, NULL, pp_thread, &sleep);
+        if (e)
+            die("pthread_create: %s", strerror(e));
+    } else if ((pid = fork_child()) == 0) {
+        pp_child(sleep, where);
+    }
+    /* Spinning here would starve a one-CPU echoer of the CPU it waits for. */
     while (!atomic_load_explicit(&ctl->ready, memory_order_acquire))
-        ;
+        sched_yield();
 
     uint64_t timeouts = 0, wakes_w = 0, sleeps_w = 0, rq0 = bench_runq_ns();
     for (unsigned i = 0; i < PP_WARMUP + rounds; i++) {
@@ -395,7 +426,10 @@ static struct pp pingpong_once(bool sleep, unsigned rounds)
         if (v != i) {
             pp_send(&ping, PP_STOP);
             ipc_wake_one(&ping);
-            reap_child(pid, "ping-pong");
+            if (pid < 0)
+                pthread_join(th, NULL);
+            else
+                reap_child(pid, "ping-pong");
             die("ping-pong: round %u came back as %u (timeouts %llu)", i, v, (unsigned long long)timeouts);
         }
         if (i >= PP_WARMUP)
@@ -406,7 +440,10 @@ static struct pp pingpong_once(bool sleep, unsigned rounds)
     uint64_t rq1 = bench_runq_ns();
     pp_send(&ping, PP_STOP);
     ipc_wake_one(&ping);
-    reap_child(pid, "ping-pong");
+    if (pid < 0)
+        pthread_join(th, NULL);
+    else
+        reap_child(pid, "ping-pong");
 
     qsort(lat, rounds, sizeof(*lat), cmp_u64);
     double us = 1e6 / tsc_hz;
@@ -601,10 +638,15 @@ int main(int argc, char **argv)
             }
         }
 
-    struct pp pps[2][RUNS_MAX];
+    enum { PP_SLEEP, PP_BUSY, PP_SLEEP_1CPU, PP_SLEEP_1CPU_THREAD, PP_NMODES };
+    struct pp pps[PP_NMODES][RUNS_MAX];
+    double one_cpu_ratio[RUNS_MAX];
     for (unsigned run = 0; run < opt.runs; run++) {
-        pps[0][run] = pingpong_once(true, opt.wake_rounds);
-        pps[1][run] = pingpong_once(false, PP_BUSY_ROUNDS);
+        pps[PP_SLEEP][run] = pingpong_once(true, opt.wake_rounds, PP_CROSS);
+        pps[PP_BUSY][run] = pingpong_once(false, PP_BUSY_ROUNDS, PP_CROSS);
+        pps[PP_SLEEP_1CPU][run] = pingpong_once(true, opt.wake_rounds, PP_ONE_CPU);
+        pps[PP_SLEEP_1CPU_THREAD][run] = pingpong_once(true, opt.wake_rounds, PP_ONE_CPU_THREAD);
+        one_cpu_ratio[run] = pps[PP_SLEEP_1CPU][run].p50_us / pps[PP_SLEEP_1CPU_THREAD][run].p50_us;
     }
 
     printf("\nthroughput: consumer TSC cycles per handle (lower is better), median [min - max] of %u runs\n"
@@ -640,15 +682,17 @@ int main(int argc, char **argv)
         }
     }
 
-    static const char *const pp_name[2] = {"both sides sleep", "both busy-poll"};
-    struct stat3 pp50[2], pp99[2];
+    static const char *const pp_name[PP_NMODES] = {"both sides sleep", "both busy-poll", "sleep, one CPU",
+                                                   "sleep, 1 CPU, thrd"};
+    struct stat3 pp50[PP_NMODES], pp99[PP_NMODES];
     printf("\nping-pong: one handle A (CPU %d) -> B (CPU %d) -> A over two of our rings, round trip in us,\n"
            "median [min - max] over %u runs of each run's p50 and p99; sleeping = ipc_wake_arm + ipc_wake_block,\n"
-           "woken by ipc_wake_one (A) and ipc_wake_set + ipc_wake_flush (B)\n",
+           "woken by ipc_wake_one (A) and ipc_wake_set + ipc_wake_flush (B); \"one CPU\": B a process on A's CPU,\n"
+           "\"thrd\": B a thread of A's process (no change of address space at a switch)\n",
            PROD_CPU, CONS_CPU, opt.runs);
     printf("%-17s %7s %27s %27s %8s %9s %8s %7s\n", "mode", "rounds", "p50 round trip (us)", "p99 round trip (us)",
            "wakes/rt", "sleeps/rt", "timeouts", "runq/rt");
-    for (int m = 0; m < 2; m++) {
+    for (int m = 0; m < PP_NMODES; m++) {
         double v50[RUNS_MAX], v99[RUNS_MAX], w[RUNS_MAX], s[RUNS_MAX];
         uint64_t to = 0;
         double rq[RUNS_MAX];
@@ -663,7 +707,7 @@ int main(int argc, char **argv)
         pp50[m] = stats(v50, opt.runs);
         pp99[m] = stats(v99, opt.runs);
         printf("%-17s %7u %8.2f [%7.2f - %7.2f] %8.2f [%7.2f - %7.2f] %8.2f %9.2f %8llu %7.2f\n", pp_name[m],
-               m == 0 ? opt.wake_rounds : PP_BUSY_ROUNDS, pp50[m].med, pp50[m].lo, pp50[m].hi, pp99[m].med, pp99[m].lo,
+               m == PP_BUSY ? PP_BUSY_ROUNDS : opt.wake_rounds, pp50[m].med, pp50[m].lo, pp50[m].hi, pp99[m].med, pp99[m].lo,
                pp99[m].hi, stats(w, opt.runs).med, stats(s, opt.runs).med, (unsigned long long)to,
                stats(rq, opt.runs).med);
     }
@@ -672,6 +716,10 @@ int main(int argc, char **argv)
     printf("wake_pingpong_p50_us %.2f\n", pp50[0].med);
     printf("wake_pingpong_p99_us %.2f\n", pp99[0].med);
     printf("busy_pingpong_p50_us %.3f\n", pp50[1].med);
+    printf("wake_pingpong_one_cpu_p50_us %.2f\n", pp50[PP_SLEEP_1CPU].med);
+    printf("wake_pingpong_one_cpu_thread_p50_us %.2f\n", pp50[PP_SLEEP_1CPU_THREAD].med);
+    /* Per run, then the median: the two shared that run's noise. */
+    printf("wake_one_cpu_process_vs_thread %.3f\n", stats(one_cpu_ratio, opt.runs).med);
     if (nimpl == 1)
         return 1; /* no baseline, no ratios: say so by failing */
     for (unsigned b = 0; b < nbatch; b++)
