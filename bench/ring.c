@@ -30,13 +30,12 @@
  *                   [-w WAKE_ROUNDS] [-b BATCH] [-v]
  */
 #include "ipc/ring.h"
-
-#include <pthread.h>
 #include "ipc/wake.h"
 #include "ring_bench.h"
 
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -707,8 +706,8 @@ int main(int argc, char **argv)
         pp50[m] = stats(v50, opt.runs);
         pp99[m] = stats(v99, opt.runs);
         printf("%-17s %7u %8.2f [%7.2f - %7.2f] %8.2f [%7.2f - %7.2f] %8.2f %9.2f %8llu %7.2f\n", pp_name[m],
-               m == PP_BUSY ? PP_BUSY_ROUNDS : opt.wake_rounds, pp50[m].med, pp50[m].lo, pp50[m].hi, pp99[m].med, pp99[m].lo,
-               pp99[m].hi, stats(w, opt.runs).med, stats(s, opt.runs).med, (unsigned long long)to,
+               m == PP_BUSY ? PP_BUSY_ROUNDS : opt.wake_rounds, pp50[m].med, pp50[m].lo, pp50[m].hi, pp99[m].med,
+               pp99[m].lo, pp99[m].hi, stats(w, opt.runs).med, stats(s, opt.runs).med, (unsigned long long)to,
                stats(rq, opt.runs).med);
     }
 

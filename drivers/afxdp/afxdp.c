@@ -86,9 +86,9 @@
 #define XDP_PKT_CONTD (1 << 0) /* linux/if_xdp.h, 6.6+: more buffers of this frame follow */
 #endif
 
-#define AFXDP_BURST 64u     /* descriptors handled per step */
-#define AFXDP_RX_BUDGET 4u  /* RX bursts per loop */
-#define AFXDP_KICKS 8u      /* TX kicks per loop at most */
+#define AFXDP_BURST 64u    /* descriptors handled per step */
+#define AFXDP_RX_BUDGET 4u /* RX bursts per loop */
+#define AFXDP_KICKS 8u     /* TX kicks per loop at most */
 #define AFXDP_XSTATS_LOOPS 1024u
 #define AFXDP_SIGNAL_LOOPS 256u /* a power of two */
 #define AFXDP_BP_IDLE 2u        /* empty busy polls before we stop polling a quiet device */
@@ -199,14 +199,13 @@ struct afxdp {
     uint64_t loops;
     bool tx_stuck;
     bool fill_short;
-    bool busy; /* the socket busy-polls the device's NAPI (IPC_PORT_F_BUSY_POLL) */
-    bool rx_blocked; /* frames wait in the RX ring and the router's ring is full */
-    bool rx_skip;    /* dropping the rest of a frame longer than IPC_CHAIN_MAX buffers */
+    bool busy;         /* the socket busy-polls the device's NAPI (IPC_PORT_F_BUSY_POLL) */
+    bool rx_blocked;   /* frames wait in the RX ring and the router's ring is full */
+    bool rx_skip;      /* dropping the rest of a frame longer than IPC_CHAIN_MAX buffers */
     uint32_t bp_empty; /* busy polls in a row that brought no frame */
 };
 
 static volatile sig_atomic_t afxdp_stop;
-
 
 /* ---- taking buffers back from the kernel -------------------------------- */
 
@@ -621,11 +620,10 @@ static uint32_t tx_push(struct afxdp *x)
  * NAPI, which on a port that mostly sends finds nothing and defers the
  * device's interrupts, arming a timer that wakes its NAPI thread
  * gro_flush_timeout later, again for nothing. (poll busy-polls only where
- * the net.core.busy_poll sysctl asks for it, 0 by default.) Measured on
- * bench/forward, 3 interleaved runs each: 64-byte maximum 376-446 kpps
- * against 310-364, µs per packet at 200 kpps 1.66-2.34 against 2.14-3.21
- * (docs/drivers.md, "The TX kick"). A failed send is not reported by
- * poll: a kick that moved nothing is tx_stalled, as before.
+ * the net.core.busy_poll sysctl asks for it, 0 by default.) Not a
+ * measured speed-up: an A/B looked faster, the 3-run bench/forward did not
+ * (docs/drivers.md, "The loop"). A failed send is not reported by poll: a
+ * kick that moved nothing is tx_stalled, as before.
  */
 static uint32_t tx_kick(struct afxdp *x)
 {
@@ -721,8 +719,8 @@ static void gauges(struct afxdp *x)
      * mode completes each one exactly once). The kernel's indices as this
      * loop last read them (the caches): a gauge is no reason for more
      * reads of lines the kernel writes, and an idle loop has just looked. */
-    drv_ctr_set(&x->d, C_KERNEL_HELD, xskq_prod_queued(&x->fq) + (uint32_t)(x->rx.cached - x->rx.head) +
-                                          (uint32_t)(x->tx.head - x->cq.head));
+    drv_ctr_set(&x->d, C_KERNEL_HELD,
+                xskq_prod_queued(&x->fq) + (uint32_t)(x->rx.cached - x->rx.head) + (uint32_t)(x->tx.head - x->cq.head));
 }
 
 int afxdp_run(struct afxdp *x)
