@@ -37,9 +37,10 @@ import forward_sweep
 
 path, outdir, secs, runs, rate = sys.argv[1:6]
 RATE = float(rate)
-BASES = ["ringrouter", "linux", "nftables", "xdp", "dpdk"]
+BASES = ["ringrouter", "onexsk", "linux", "nftables", "xdp", "dpdk"]
 LABEL = {"ringrouter": "ringrouter (AF_XDP)", "linux": "Linux forwarding",
-         "nftables": "nftables + conntrack", "xdp": "XDP (fib_lookup)", "dpdk": "DPDK testpmd"}
+         "nftables": "nftables + conntrack", "xdp": "XDP (fib_lookup)", "dpdk": "DPDK testpmd",
+         "onexsk": "one-process AF_XDP"}
 PAIR = {"xdp": "pair-xdp"}  # the modes whose sink has XDP_PASS (bench/forward: ep_xdp)
 OFFERED_MIN, DELIVERED_MIN, BASELINE_MIN = 0.95, 0.99, 0.80
 
@@ -409,7 +410,29 @@ def lines():
             q = {r: data[(m, "max1")][r][0] / data[(dp[0], "max1")][r][0] for r in data.get((m, "max1"), {})
                  if data.get((dp[0], "max1"), {}).get(r, (0,))[0] > 0}
             extra["fwd64_max_vs_dpdk"] = median_or_nan(q)
+    extra.update(floor_lines(have_linux))
     return res, extra
+
+
+def floor_lines(have_linux):
+    """The one-process AF_XDP forwarder (onexsk, bench/xskfwd.c) as the floor:
+    its CPU per packet and idle ping against Linux (what AF_XDP on these
+    devices costs), and ringrouter's against it at the same NAPI priority
+    (what ringrouter's design costs above the sockets). Worse priority."""
+    ox = [m for m in cols if base(m) == "onexsk"]
+    same = {m: x for m in rr for x in ox if m.split("@")[-1] == x.split("@")[-1]}
+    out = {}
+    for key, test, f in (("fwd64_cpu_per_pkt", "fix1", lambda a, b: cpu_ratio(a, b, "fix1")),
+                         ("rtt_p50", "rtt_idle_p50", lambda a, b: rtt_ratio(a, b, "idle", "p50"))):
+        have = [m for m in ox if (m, test) in data]
+        if not have:
+            continue
+        if have_linux:
+            out[f"{key}_onexsk_vs_linux"] = worse(f"{key}_onexsk_vs_linux", {
+                m: vs_linux(f"{key}_onexsk_vs_linux {m}", lambda b: f(m, b), False) for m in have}, False)
+        out[f"{key}_vs_onexsk"] = worse(f"{key}_vs_onexsk", {
+            m: f(m, x) for m, x in same.items() if (m, test) in data and x in have}, False)
+    return out
 
 
 res, extra = lines()

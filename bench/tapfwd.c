@@ -42,10 +42,11 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "fwd_frame.h"
+
 #define VNET_HDR_LEN 12 /* struct virtio_net_hdr_mrg_rxbuf, as ringrouter's TAP driver uses */
-#define ETH_HLEN 14
 #define FWD_BURST 64
-#define FRAME_MAX (VNET_HDR_LEN + 65536 + ETH_HLEN + 4)
+#define FRAME_MAX (VNET_HDR_LEN + 65536 + FWD_ETH_HLEN + 4)
 #define URING_READS 32
 
 static const uint8_t our_mac[6] = {0x02, 0x72, 0x72, 0x00, 0x00, 0x01};
@@ -93,31 +94,13 @@ static int tap_open(const char *ns, const char *name, int nonblock)
     return fd;
 }
 
-static void parse_mac(const char *s, uint8_t *m)
-{
-    if (sscanf(s, "%hhx:%hhx:%hhx:%hhx:%hhx:%hhx", &m[0], &m[1], &m[2], &m[3], &m[4], &m[5]) != 6) {
-        fprintf(stderr, "tapfwd: \"%s\" is not a MAC address\n", s);
-        exit(2);
-    }
-}
-
-/* Route one frame read from a device: 0 to send it on, -1 to drop it. */
+/* Route one frame read from a device (virtio-net header first): 0 to send
+ * it on, -1 to drop it. */
 static int forward(uint8_t *frame, ssize_t n, const uint8_t *dst_mac)
 {
-    if (n < VNET_HDR_LEN + ETH_HLEN + 20)
+    if (n < VNET_HDR_LEN)
         return -1;
-    uint8_t *eth = frame + VNET_HDR_LEN, *ip = eth + ETH_HLEN;
-    if (eth[12] != 0x08 || eth[13] != 0x00 || (ip[0] >> 4) != 4 || ip[8] <= 1)
-        return -1;
-    ip[8]--;
-    /* TTL is the high byte of its checksummed word: the sum gains 0x0100. */
-    uint32_t sum = ((uint32_t)ip[10] << 8 | ip[11]) + 0x0100u;
-    sum = (sum & 0xffffu) + (sum >> 16);
-    ip[10] = (uint8_t)(sum >> 8);
-    ip[11] = (uint8_t)sum;
-    memcpy(eth, dst_mac, 6);
-    memcpy(eth + 6, our_mac, 6);
-    return 0;
+    return fwd_ipv4_hop(frame + VNET_HDR_LEN, (size_t)n - VNET_HDR_LEN, dst_mac, our_mac);
 }
 
 /* user_data: bit 32 set for a write, bit 31 the device, the rest the slot. */
@@ -200,8 +183,8 @@ int main(int argc, char **argv)
         return 2;
     }
     uint8_t mac[2][6];
-    parse_mac(argv[3], mac[0]);
-    parse_mac(argv[6], mac[1]);
+    fwd_parse_mac("tapfwd", argv[3], mac[0]);
+    fwd_parse_mac("tapfwd", argv[6], mac[1]);
     int fd[2] = {tap_open(argv[1], argv[2], !uring), tap_open(argv[4], argv[5], !uring)};
     signal(SIGTERM, on_term);
     signal(SIGINT, on_term);

@@ -10,7 +10,9 @@
 #     priority with no run that counts makes it nan;
 #   - CPU per packet: the better Linux is the one with less CPU per packet;
 #     a run under 99 % delivered counts for no CPU ratio;
-#   - RTT: against the better Linux, worse of idle and loaded.
+#   - RTT: against the better Linux, worse of idle and loaded;
+#   - the floor (onexsk): its CPU and idle ping against the better Linux,
+#     ringrouter's against it at the same NAPI priority, the worse kept.
 # The figures are made up: what is asserted is which one each rule picks.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -89,5 +91,26 @@ report "$T/c.tsv" "$T/c.out"
     fail "cpu with a priority under 99 % delivered: want nan, got $(metric "$T/c.out" fwd64_cpu_per_pkt_vs_linux)"
 grep -q "no run counts for ringrouter@0" "$T/c.out" || fail "cpu: the priority with no run is not named"
 echo "ok: a priority under 99 % delivered gives no CPU ratio, named"
+
+# 4. The floor (onexsk, bench/xskfwd.c): 1.5 and 1.6 µs a packet at FIFO
+#    and SCHED_OTHER; idle ping p50 90 and 100 µs. Against the best Linux
+#    (1.0 µs, 70 µs) the worse priority: 1.6 and 100/70 = 1.429.
+#    ringrouter against the floor at its own priority: 2.0/1.5 and 2.2/1.6,
+#    so 1.375; idle p50 150/90 and 150/100, so 1.667.
+{
+    cat "$T/a.tsv"
+    row onexsk@50 fix1 200000 205000 0.30 1 200000
+    row onexsk@0 fix1 200000 205000 0.32 1 200000
+    row onexsk@50 rtt_idle_p50 90 0 0 1 0
+    row onexsk@0 rtt_idle_p50 100 0 0 1 0
+} >"$T/d.tsv"
+report "$T/d.tsv" "$T/d.out"
+for want in fwd64_cpu_per_pkt_onexsk_vs_linux:1.600 fwd64_cpu_per_pkt_vs_onexsk:1.375 \
+    rtt_p50_onexsk_vs_linux:1.429 rtt_p50_vs_onexsk:1.667 fwd64_cpu_per_pkt_vs_linux:2.200; do
+    got=$(metric "$T/d.out" "${want%%:*}")
+    [ "$got" = "${want#*:}" ] || fail "floor: want ${want%%:*} ${want#*:}, got ${got:-nothing}: $(tail -14 "$T/d.out")"
+done
+grep -q "fwd64_cpu_per_pkt_vs_onexsk" "$T/a.out" && fail "floor: a line without onexsk in the results"
+echo "ok: the floor's lines: onexsk against the best Linux, ringrouter against onexsk at its own priority"
 
 t_pass bench_ratios

@@ -1,0 +1,266 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * bench/xskfwd.c: bench/forward's "onexsk" mode: a one-process AF_XDP
+ * forwarder, the floor under ringrouter's AF_XDP path. It pays what the
+ * kernel charges for moving frames through AF_XDP sockets on these devices
+ * (on veth, copy mode: the copy into the UMEM on receive, an skb per frame
+ * on transmit) and the least user-space work, in one process: no rings
+ * between processes, no pool, no wake-ups but the kernel's. ringrouter's
+ * CPU per packet over this one's is the price of its design; this one's
+ * over Linux forwarding is the price of AF_XDP on the devices, which no
+ * design above the sockets can take back.
+ *
+ *   xskfwd DEV_A PEER_MAC_A DEV_B PEER_MAC_B
+ *
+ * Binds one socket to queue 0 of each device (native XDP, copy mode, as
+ * ringrouter's `xdp_mode = auto` picks on veth; libxdp's default program
+ * redirects every frame of the queue to it), both on one UMEM, prints
+ * "ready" and forwards until SIGTERM: an IPv4 frame received on A leaves on
+ * B from the same UMEM frame, its TTL decremented and its MACs set (source:
+ * B's own; destination: PEER_MAC_B), and the other way round. Anything else
+ * is dropped (the hosts have static neighbour entries for our MACs).
+ *
+ * One thread. Each loop: per device, up to FWD_BATCH frames from its RX
+ * ring into the other's TX ring (no more than that has room for: the rest
+ * waits in the RX ring, and the kernel drops at an empty fill ring, before
+ * its copy, as ringrouter's driver arranges), a kick while the TX ring holds
+ * unsent frames, completions back to the free list, the fill rings topped
+ * up; and when nothing moved, one poll() over both sockets. No busy
+ * polling: the devices' NAPI threads receive, placed and coalesced as
+ * bench/forward places ringrouter's.
+ */
+#include <errno.h>
+#include <linux/if_ether.h>
+#include <linux/if_xdp.h>
+#include <linux/if_link.h>
+#include <net/if.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <xdp/xsk.h>
+
+#include "fwd_frame.h"
+
+#ifndef XDP_MAX_TX_SKB_BUDGET
+#define XDP_MAX_TX_SKB_BUDGET 9 /* linux/if_xdp.h, 6.17+ */
+#endif
+
+/* ringrouter's geometry (tables/xsk.h, the default pool), so that the two
+ * differ in what runs above the sockets only. */
+#define FRAME_SIZE 2048u
+#define N_FRAMES 16384u
+#define RX_SIZE 8192u
+#define TX_SIZE 2048u
+#define FILL_SIZE 8192u
+#define COMP_SIZE 2048u
+#define FILL_STOCK 4096u /* per socket: a quarter of the frames, as ringrouter's fill stock with two ports */
+#define TX_BUDGET 256u
+#define FWD_BATCH 256u
+#define KICKS_MAX 8
+
+struct port {
+    const char *dev;
+    uint8_t mac[6];      /* the device's own: the source of what leaves by it */
+    uint8_t peer_mac[6]; /* the host behind it: the destination */
+    struct xsk_socket *xsk;
+    struct xsk_ring_cons rx, comp;
+    struct xsk_ring_prod tx, fill;
+    uint32_t fill_stock; /* frames lent through the fill ring and not yet received */
+};
+
+static volatile sig_atomic_t stop;
+static uint8_t *area;
+static uint64_t free_frames[N_FRAMES];
+static uint32_t n_free;
+
+static void on_term(int sig)
+{
+    (void)sig;
+    stop = 1;
+}
+
+static void die(const char *what, const char *arg, int err)
+{
+    fprintf(stderr, "xskfwd: %s %s: %s\n", what, arg, strerror(err));
+    exit(1);
+}
+
+static void dev_mac(const char *dev, uint8_t mac[6])
+{
+    struct ifreq ifr;
+    memset(&ifr, 0, sizeof ifr);
+    if (strlen(dev) >= IFNAMSIZ)
+        die("device name", dev, ENAMETOOLONG);
+    memcpy(ifr.ifr_name, dev, strlen(dev) + 1);
+    int fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0 || ioctl(fd, SIOCGIFHWADDR, &ifr) < 0)
+        die("SIOCGIFHWADDR", dev, errno);
+    close(fd);
+    memcpy(mac, ifr.ifr_hwaddr.sa_data, 6);
+}
+
+/* The socket of @p on @umem (the first one creates it with the UMEM's own
+ * fill and completion rings, the second shares it with rings of its own). */
+static void port_open(struct port *p, struct xsk_umem **umem, int first)
+{
+    const struct xsk_socket_config cfg = {
+        .rx_size = RX_SIZE,
+        .tx_size = TX_SIZE,
+        .xdp_flags = XDP_FLAGS_DRV_MODE,
+        .bind_flags = XDP_COPY | XDP_USE_NEED_WAKEUP,
+    };
+    int err;
+    if (first) {
+        const struct xsk_umem_config ucfg = {.fill_size = FILL_SIZE, .comp_size = COMP_SIZE, .frame_size = FRAME_SIZE};
+        err = xsk_umem__create(umem, area, (uint64_t)N_FRAMES * FRAME_SIZE, &p->fill, &p->comp, &ucfg);
+        if (err)
+            die("UMEM for", p->dev, -err);
+        err = xsk_socket__create(&p->xsk, p->dev, 0, *umem, &p->rx, &p->tx, &cfg);
+    } else {
+        err = xsk_socket__create_shared(&p->xsk, p->dev, 0, *umem, &p->rx, &p->tx, &p->fill, &p->comp, &cfg);
+    }
+    if (err)
+        die("AF_XDP socket on", p->dev, -err);
+    int fd = xsk_socket__fd(p->xsk);
+    /* As supervisor/xsk.c: up to TX_BUDGET frames per kick where the kernel
+     * allows it (6.17+), and send buffer for the whole TX ring, so that a
+     * kick does not stop at the default wmem while the peer frees skbs. */
+    unsigned int budget = TX_BUDGET;
+    if (setsockopt(fd, SOL_XDP, XDP_MAX_TX_SKB_BUDGET, &budget, sizeof budget) < 0 && errno != ENOPROTOOPT &&
+        errno != EINVAL)
+        die("XDP_MAX_TX_SKB_BUDGET on", p->dev, errno);
+    int sndbuf = (int)(TX_SIZE * (FRAME_SIZE + 1024u));
+    if (setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &sndbuf, sizeof sndbuf) < 0)
+        die("SO_SNDBUFFORCE on", p->dev, errno);
+}
+
+/* Lend free frames through @p's fill ring, up to its stock. */
+static void fill(struct port *p)
+{
+    uint32_t want = FILL_STOCK - p->fill_stock, idx;
+    if (want > n_free)
+        want = n_free;
+    if (want < 64 && p->fill_stock > FILL_STOCK / 2)
+        return;
+    uint32_t n = xsk_ring_prod__reserve(&p->fill, want, &idx);
+    for (uint32_t i = 0; i < n; i++)
+        *xsk_ring_prod__fill_addr(&p->fill, idx + i) = free_frames[--n_free];
+    xsk_ring_prod__submit(&p->fill, n);
+    p->fill_stock += n;
+}
+
+/* Frames @p's kernel has sent: back to the free list. */
+static void complete(struct port *p)
+{
+    uint32_t idx, n = xsk_ring_cons__peek(&p->comp, COMP_SIZE, &idx);
+    for (uint32_t i = 0; i < n; i++)
+        free_frames[n_free++] = *xsk_ring_cons__comp_addr(&p->comp, idx + i) & ~(uint64_t)(FRAME_SIZE - 1);
+    xsk_ring_cons__release(&p->comp, n);
+}
+
+/* Up to FWD_BATCH frames from @in's RX ring to @out's TX ring. */
+static uint32_t forward(struct port *in, struct port *out)
+{
+    uint32_t ri, ti, room = xsk_prod_nb_free(&out->tx, FWD_BATCH);
+    uint32_t n = xsk_ring_cons__peek(&in->rx, room < FWD_BATCH ? room : FWD_BATCH, &ri);
+    if (!n)
+        return 0;
+    in->fill_stock -= n;
+    if (xsk_ring_prod__reserve(&out->tx, n, &ti) != n)
+        die("TX ring of", out->dev, ENOSPC); /* room was counted above */
+    uint32_t sent = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        const struct xdp_desc *d = xsk_ring_cons__rx_desc(&in->rx, ri + i);
+        uint8_t *eth = xsk_umem__get_data(area, d->addr);
+        if (fwd_ipv4_hop(eth, d->len, out->peer_mac, out->mac) < 0) {
+            free_frames[n_free++] = d->addr & ~(uint64_t)(FRAME_SIZE - 1);
+            continue;
+        }
+        struct xdp_desc *t = xsk_ring_prod__tx_desc(&out->tx, ti + sent++);
+        t->addr = d->addr;
+        t->len = d->len;
+    }
+    xsk_ring_cons__release(&in->rx, n);
+    /* The reserved slots past @sent are handed back: libxdp's producer
+     * cache moves on with submit only. */
+    out->tx.cached_prod -= n - sent;
+    xsk_ring_prod__submit(&out->tx, sent);
+    return n;
+}
+
+/* Whether @p's TX ring holds frames the kernel has not taken. */
+static int tx_unsent(struct port *p)
+{
+    return xsk_prod_nb_free(&p->tx, TX_SIZE) < TX_SIZE;
+}
+
+/* Copy mode sends only on a kick, at most TX_BUDGET frames each: kick until
+ * the ring is empty, no progress, or KICKS_MAX kicks. */
+static void kick(struct port *p)
+{
+    for (int k = 0; k < KICKS_MAX && tx_unsent(p) && xsk_ring_prod__needs_wakeup(&p->tx); k++) {
+        uint32_t before = xsk_prod_nb_free(&p->tx, TX_SIZE);
+        if (sendto(xsk_socket__fd(p->xsk), NULL, 0, MSG_DONTWAIT, NULL, 0) < 0 && errno != EAGAIN && errno != EBUSY &&
+            errno != ENOBUFS)
+            die("sendto on", p->dev, errno);
+        if (xsk_prod_nb_free(&p->tx, TX_SIZE) == before)
+            break;
+    }
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 5) {
+        fprintf(stderr, "usage: xskfwd DEV_A PEER_MAC_A DEV_B PEER_MAC_B\n");
+        return 2;
+    }
+    struct port port[2] = {{.dev = argv[1]}, {.dev = argv[3]}};
+    fwd_parse_mac("xskfwd", argv[2], port[0].peer_mac);
+    fwd_parse_mac("xskfwd", argv[4], port[1].peer_mac);
+    for (int i = 0; i < 2; i++)
+        dev_mac(port[i].dev, port[i].mac);
+    area = mmap(NULL, (size_t)N_FRAMES * FRAME_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (area == MAP_FAILED)
+        die("mmap", "UMEM", errno);
+    for (uint32_t i = 0; i < N_FRAMES; i++)
+        free_frames[n_free++] = (uint64_t)(N_FRAMES - 1 - i) * FRAME_SIZE;
+    struct xsk_umem *umem = NULL;
+    port_open(&port[0], &umem, 1);
+    port_open(&port[1], &umem, 0);
+    struct sigaction sa = {.sa_handler = on_term};
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    for (int i = 0; i < 2; i++)
+        fill(&port[i]);
+    printf("ready\n");
+    fflush(stdout);
+    struct pollfd pfd[2] = {{.fd = xsk_socket__fd(port[0].xsk), .events = POLLIN},
+                            {.fd = xsk_socket__fd(port[1].xsk), .events = POLLIN}};
+    while (!stop) {
+        uint32_t moved = forward(&port[0], &port[1]) + forward(&port[1], &port[0]);
+        for (int i = 0; i < 2; i++) {
+            kick(&port[i]);
+            complete(&port[i]);
+        }
+        for (int i = 0; i < 2; i++)
+            fill(&port[i]);
+        if (moved)
+            continue;
+        /* Unsent frames the kicks left (no progress: the ring or the skb
+         * budget full): come back within 1 ms rather than spin. */
+        int busy = tx_unsent(&port[0]) || tx_unsent(&port[1]);
+        if (poll(pfd, 2, busy ? 1 : 100) < 0 && errno != EINTR)
+            die("poll", "", errno);
+    }
+    for (int i = 0; i < 2; i++)
+        xsk_socket__delete(port[i].xsk);
+    xsk_umem__delete(umem);
+    return 0;
+}
