@@ -11,7 +11,8 @@
 # and pair-xdp the bare veth pairs (ceiling, solo); nothing, machine and
 # ringrouter for the idle figures. value: packets/s at the sink (maxN, fixN,
 # sweepN, solo, ceiling), Gbit/s (tcpN, tcpr, udp1g), % (udp1g_loss), ms
-# (udp1g_jitter), frames lost (burstN), µs (rtt_*), ringrouter's processes'
+# (udp1g_jitter), frames lost (burstN), µs (rtt_*), CPU 1's context switches
+# per 1,000 packets at the sink (fixN_cs, maxN_cs), ringrouter's processes'
 # CPU in % of a core (idle); offered: trafgen's rate; cpu1_cores: CPU 1 (the
 # dut's) busy time over the window, in cores, steal left out; delivered: the
 # fraction of what was sent that reached the sink (rtt: pings answered);
@@ -140,6 +141,11 @@ for n in ("1", "16"):
                  {m: per_run(m, "fix" + n, lambda v, o, c, d, t, r: o / 1e3) for m in cols}, "%.0f"))
     rows.append((f"UDP 64 B, {plural(n, 'flow')}: delivered at {kr} kpps, % of sent",
                  {m: per_run(m, "fix" + n, lambda v, o, c, d, t, r: 100 * d) for m in cols}, "%.1f"))
+for n in ("1", "16"):
+    rows.append((f"UDP 64 B, {plural(n, 'flow')}: CPU 1 context switches per 1,000 packets at {kr} kpps",
+                 {m: per_run(m, f"fix{n}_cs", val) for m in cols}, "%.1f"))
+    rows.append((f"UDP 64 B, {plural(n, 'flow')}: CPU 1 context switches per 1,000 packets at the max",
+                 {m: per_run(m, f"max{n}_cs", val) for m in cols}, "%.1f"))
 for n in ("1", "2", "4", "8"):
     rows.append((f"TCP {plural(n, 'stream')}: Gbit/s", {m: per_run(m, "tcp" + n, val) for m in cols}, "%.2f"))
 rows.append(("TCP 1 stream: dut CPU, cores", {m: per_run(m, "tcp1", lambda v, o, c, d, t, r: c) for m in cols}, "%.2f"))

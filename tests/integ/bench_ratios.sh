@@ -12,7 +12,8 @@
 #     a run under 99 % delivered counts for no CPU ratio;
 #   - RTT: against the better Linux, worse of idle and loaded;
 #   - the floor (onexsk): its CPU and idle ping against the better Linux,
-#     ringrouter's against it at the same NAPI priority, the worse kept.
+#     ringrouter's against it at the same NAPI priority, the worse kept;
+#   - CPU 1's context switches per 1,000 packets: a table row, per mode.
 # The figures are made up: what is asserted is which one each rule picks.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -112,5 +113,22 @@ for want in fwd64_cpu_per_pkt_onexsk_vs_linux:1.600 fwd64_cpu_per_pkt_vs_onexsk:
 done
 grep -q "fwd64_cpu_per_pkt_vs_onexsk" "$T/a.out" && fail "floor: a line without onexsk in the results"
 echo "ok: the floor's lines: onexsk against the best Linux, ringrouter against onexsk at its own priority"
+
+# 5. CPU 1's context switches per 1,000 packets (fix1_cs, max1_cs): a row
+#    of the table with the median and range over the runs (30 and 40 at
+#    the fixed rate: 35.0), "-" for a mode without them, and no row at all
+#    from results that have none (perf missing).
+{
+    cat "$T/a.tsv"
+    printf 'ringrouter@50\tfix1_cs\t%s\t%s\t0\t0\t0\t200000\n' 1 30 2 40
+    printf 'ringrouter@50\tmax1_cs\t1\t45\t0\t0\t0\t0\n'
+} >"$T/e.tsv"
+report "$T/e.tsv" "$T/e.out"
+cs=$(grep "context switches per 1,000 packets at 200 kpps" "$T/e.out") || fail "cs: no row: $(head -12 "$T/e.out")"
+[[ $cs == "| UDP 64 B, 1 flow: CPU 1 context switches per 1,000 packets at 200 kpps | 35.0 (30.0–40.0) | -"* ]] ||
+    fail "cs: want ringrouter@50's median 35.0 (30.0–40.0) then '-' for ringrouter@0, got: $cs"
+grep -q "context switches per 1,000 packets at the max | 45.0 (45.0–45.0)" "$T/e.out" || fail "cs: no row at the max"
+grep -q "context switches" "$T/a.out" && fail "cs: a row from results that have no switch counts"
+echo "ok: context switches per 1,000 packets: median and range per mode, no row without counts"
 
 t_pass bench_ratios
