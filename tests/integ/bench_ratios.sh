@@ -97,9 +97,13 @@ echo "ok: a priority under 99 % delivered gives no CPU ratio, named"
 #    and SCHED_OTHER; idle ping p50 90 and 100 µs. Against the best Linux
 #    (1.0 µs, 70 µs) the worse priority: 1.6 and 100/70 = 1.429.
 #    ringrouter against the floor at its own priority: 2.0/1.5 and 2.2/1.6,
-#    so 1.375; idle p50 150/90 and 150/100, so 1.667.
+#    so 1.375; idle p50 150/90 and 150/100, so 1.667. Maximum: 400 and
+#    395 kpps against the best Linux's 450, the worse 0.878; ringrouter's
+#    390/400 and 380/395, the worse 0.962.
 {
     cat "$T/a.tsv"
+    row onexsk@50 max1 400000 400000 0.8 1 0
+    row onexsk@0 max1 395000 395000 0.8 1 0
     row onexsk@50 fix1 200000 205000 0.30 1 200000
     row onexsk@0 fix1 200000 205000 0.32 1 200000
     row onexsk@50 rtt_idle_p50 90 0 0 1 0
@@ -107,9 +111,10 @@ echo "ok: a priority under 99 % delivered gives no CPU ratio, named"
 } >"$T/d.tsv"
 report "$T/d.tsv" "$T/d.out"
 for want in fwd64_cpu_per_pkt_onexsk_vs_linux:1.600 fwd64_cpu_per_pkt_vs_onexsk:1.375 \
-    rtt_p50_onexsk_vs_linux:1.429 rtt_p50_vs_onexsk:1.667 fwd64_cpu_per_pkt_vs_linux:2.200; do
+    rtt_p50_onexsk_vs_linux:1.429 rtt_p50_vs_onexsk:1.667 fwd64_cpu_per_pkt_vs_linux:2.200 \
+    fwd64_max_onexsk_vs_linux:0.878 fwd64_max_vs_onexsk:0.962 fwd64_max_vs_linux:0.844; do
     got=$(metric "$T/d.out" "${want%%:*}")
-    [ "$got" = "${want#*:}" ] || fail "floor: want ${want%%:*} ${want#*:}, got ${got:-nothing}: $(tail -14 "$T/d.out")"
+    [ "$got" = "${want#*:}" ] || fail "floor: want ${want%%:*} ${want#*:}, got ${got:-nothing}: $(tail -16 "$T/d.out")"
 done
 grep -q "fwd64_cpu_per_pkt_vs_onexsk" "$T/a.out" && fail "floor: a line without onexsk in the results"
 echo "ok: the floor's lines: onexsk against the best Linux, ringrouter against onexsk at its own priority"
