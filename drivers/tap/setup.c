@@ -141,7 +141,7 @@ int tap_init(struct ipc_svc *svc, struct tap **out, struct ipc_err *err)
         entries <<= 1;
     /* Restricted to the opcodes the loop issues (uring.c). */
     struct io_uring_params p;
-    ret = tap_uring_init(&t->ring, entries, &p, cfg->name, err);
+    ret = tap_uring_init(&t->ring, entries, t->dev_fd, &p, cfg->name, err);
     if (ret < 0)
         goto out_free;
     if (!(p.features & IORING_FEAT_EXT_ARG)) {

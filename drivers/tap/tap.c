@@ -99,7 +99,8 @@ static bool rx_arm(struct tap *t, uint32_t i)
     s->iov[1] = (struct iovec){.iov_base = ipc_pool_frame(t->pool, s->fr[0]) + t->headroom, .iov_len = t->first_room};
     for (uint32_t k = 1; k < s->nfr; k++)
         s->iov[k + 1] = (struct iovec){.iov_base = ipc_pool_frame(t->pool, s->fr[k]), .iov_len = t->frame_size};
-    io_uring_prep_readv(sqe, t->dev_fd, s->iov, s->nfr + 1, 0);
+    io_uring_prep_readv(sqe, TAP_DEV_FIXED, s->iov, s->nfr + 1, 0);
+    sqe->flags |= IOSQE_FIXED_FILE;
     if (t->rx_nowait)
         sqe->rw_flags = RWF_NOWAIT;
     io_uring_sqe_set_data64(sqe, UD(UD_RX, i));
@@ -320,7 +321,8 @@ uint32_t tap_tx_push(struct tap *t)
             s->iov[++n] = (struct iovec){.iov_base = ipc_pool_data(t->pool, f), .iov_len = fm->len};
         }
         s->nfr = n;
-        io_uring_prep_writev(sqe, t->dev_fd, s->iov, n + 1, 0);
+        io_uring_prep_writev(sqe, TAP_DEV_FIXED, s->iov, n + 1, 0);
+        sqe->flags |= IOSQE_FIXED_FILE;
         io_uring_sqe_set_data64(sqe, UD(UD_TX, si));
         t->tx_inflight++;
         done++;
@@ -386,7 +388,8 @@ void tap_rx_poll_arm(struct tap *t)
     struct io_uring_sqe *sqe = tap_sqe(t);
     if (!sqe)
         return;
-    io_uring_prep_poll_multishot(sqe, t->dev_fd, POLLIN);
+    io_uring_prep_poll_multishot(sqe, TAP_DEV_FIXED, POLLIN);
+    sqe->flags |= IOSQE_FIXED_FILE;
     io_uring_sqe_set_data64(sqe, UD(UD_RXPOLL, 0));
     t->rx_poll_armed = true;
 }

@@ -25,6 +25,7 @@
 #define TAP_RX_ERR_REST 64u          /* failed reads in a row before we stop re-arming at once */
 #define TAP_RX_WINDOW_MIN 4u         /* reads armed at least after the queue was found empty */
 #define TAP_STOP_MS 1000             /* drain budget at SIGTERM */
+#define TAP_DEV_FIXED 0              /* the TAP fd's index in the ring's registered files (uring.c) */
 #define TAP_THROTTLE_US 200          /* wait while the router's ring has no room for another read */
 
 /* user_data: kind in the high word, slot index in the low word. */

@@ -21,7 +21,7 @@
  * an unrestricted ring. Returns 0, or -errno with @err naming the step (and
  * @who, for the log).
  */
-int tap_uring_init(struct io_uring *ring, unsigned entries, struct io_uring_params *p, const char *who,
+int tap_uring_init(struct io_uring *ring, unsigned entries, int dev_fd, struct io_uring_params *p, const char *who,
                    struct ipc_err *err);
 
 #endif

@@ -2,13 +2,15 @@
 /*
  * tests/unit/test_tap_uring.c: the TAP driver's io_uring is restricted
  * (drivers/tap/uring.c). On the ring tap_uring_init() builds, exactly as the
- * driver does: what the loop submits works (eventfd write, poll linked to a
- * read with CQE_SKIP_SUCCESS, readv and writev on a pipe, multishot poll and
- * its removal, cancel); an opcode off the list completes with -EACCES
- * (OPENAT, the open a compromised driver would want, also NOP, TIMEOUT,
- * SOCKET, CONNECT, SENDMSG); an allowed opcode with a flag off the list
- * (ASYNC, FIXED_FILE) too; and every io_uring_register() is refused,
- * a second set of restrictions included.
+ * driver does (a pipe's read end standing in for the TAP fd, registered as
+ * fixed file 0): what the loop submits works (eventfd write, poll linked to
+ * a read with CQE_SKIP_SUCCESS, readv and multishot poll on fixed file 0,
+ * writev, the poll's removal, cancel); an opcode off the list completes with
+ * -EACCES (OPENAT, the open a compromised driver would want, also NOP,
+ * TIMEOUT, SOCKET, CONNECT, SENDMSG); an allowed opcode with a flag off the
+ * list (ASYNC) too; a fixed file other than the device's does not exist
+ * (-EBADF); and every io_uring_register() is refused, a second set of
+ * restrictions and more files included.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -38,7 +40,9 @@ static int t_setup(void **state)
     static struct t_ring t;
     struct io_uring_params p;
     struct ipc_err err = {{0}};
-    int ret = tap_uring_init(&t.ring, 16, &p, "test", &err);
+    if (pipe(t.pipe) < 0)
+        return -1;
+    int ret = tap_uring_init(&t.ring, 16, t.pipe[0], &p, "test", &err);
     if (ret == -ENOSYS || ret == -EPERM) {
         print_message("io_uring unavailable here: %s\n", err.msg);
         return -1;
@@ -48,7 +52,7 @@ static int t_setup(void **state)
         return -1;
     }
     t.efd = eventfd(0, EFD_NONBLOCK);
-    if (t.efd < 0 || pipe(t.pipe) < 0)
+    if (t.efd < 0)
         return -1;
     *state = &t;
     return 0;
@@ -107,19 +111,23 @@ static void test_tap_uring_allowed_ops_work(void **state)
     assert_int_equal(ud, 2);
     assert_int_equal(v, 1);
 
-    /* WRITEV and READV: a packet out, a receive slot in. */
+    /* WRITEV and READV: a packet out, a receive slot in, from the device
+     * as the driver names it, fixed file 0. */
     char out[2][4] = {"abc", "def"}, in[2][4];
     struct iovec ov[2] = {{out[0], 3}, {out[1], 3}}, iv[2] = {{in[0], 3}, {in[1], 3}};
     io_uring_prep_writev(t_sqe(t), t->pipe[1], ov, 2, 0);
     assert_int_equal(t_result(t, NULL), 6);
-    io_uring_prep_readv(t_sqe(t), t->pipe[0], iv, 2, 0);
+    struct io_uring_sqe *rv = t_sqe(t);
+    io_uring_prep_readv(rv, 0, iv, 2, 0);
+    rv->flags |= IOSQE_FIXED_FILE;
     assert_int_equal(t_result(t, NULL), 6);
     assert_memory_equal(in[0], "abc", 3);
     assert_memory_equal(in[1], "def", 3);
 
     /* Multishot POLL_ADD on an idle fd, then POLL_REMOVE: the device's poll. */
     struct io_uring_sqe *ms = t_sqe(t);
-    io_uring_prep_poll_multishot(ms, t->pipe[0], POLLIN);
+    io_uring_prep_poll_multishot(ms, 0, POLLIN);
+    ms->flags |= IOSQE_FIXED_FILE;
     io_uring_sqe_set_data64(ms, 7);
     io_uring_submit(&t->ring);
     struct io_uring_sqe *rm = t_sqe(t);
@@ -187,10 +195,11 @@ static void test_tap_uring_flags_refused(void **state)
     sqe->flags |= IOSQE_ASYNC;
     assert_int_equal(t_result(t, NULL), -EACCES);
 
+    /* FIXED_FILE is allowed, and names only the device: file 1 is none. */
     sqe = t_sqe(t);
-    io_uring_prep_write(sqe, 0, &one, sizeof(one), 0);
+    io_uring_prep_write(sqe, 1, &one, sizeof(one), 0);
     sqe->flags |= IOSQE_FIXED_FILE;
-    assert_int_equal(t_result(t, NULL), -EACCES);
+    assert_int_equal(t_result(t, NULL), -EBADF);
 }
 
 static void test_tap_uring_register_refused(void **state)
@@ -200,6 +209,7 @@ static void test_tap_uring_register_refused(void **state)
     struct iovec iov = {buf, sizeof(buf)};
     assert_int_equal(io_uring_register_buffers(&t->ring, &iov, 1), -EACCES);
     assert_int_equal(io_uring_register_files(&t->ring, &t->efd, 1), -EACCES);
+    assert_int_equal(io_uring_register_files_update(&t->ring, 0, &t->efd, 1), -EACCES);
     assert_int_equal(io_uring_register_eventfd(&t->ring, t->efd), -EACCES);
     struct io_uring_restriction res = {.opcode = IORING_RESTRICTION_SQE_OP, .sqe_op = IORING_OP_OPENAT};
     assert_int_equal(io_uring_register((unsigned)t->ring.ring_fd, IORING_REGISTER_RESTRICTIONS, &res, 1), -EACCES);
