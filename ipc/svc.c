@@ -238,6 +238,14 @@ int ipc_svc_wait_us(struct ipc_svc *svc, int64_t timeout_us)
     return r;
 }
 
+int ipc_svc_nap_us(struct ipc_svc *svc, int64_t timeout_us)
+{
+    ipc_count(&svc->stats->sleeps, 1);
+    int r = ipc_wake_block_us(svc->wake_fd, timeout_us);
+    ipc_svc_orphan_check(svc);
+    return r;
+}
+
 void ipc_svc_orphan_check(struct ipc_svc *svc)
 {
     svc->beats = 0;

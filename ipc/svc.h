@@ -265,6 +265,14 @@ int ipc_svc_wait(struct ipc_svc *svc, int timeout_ms);
 /** ipc_svc_wait for at most @timeout_us microseconds. */
 int ipc_svc_wait_us(struct ipc_svc *svc, int64_t timeout_us);
 
+/**
+ * Sleep up to @timeout_us on our eventfd without arming the input rings'
+ * wake words: for a service that leaves packets waiting in an input ring on
+ * purpose (the router's backpressure), which ipc_svc_wait would return for
+ * at once. A sleep, counted as one; a timeout here is no lost wake-up.
+ */
+int ipc_svc_nap_us(struct ipc_svc *svc, int64_t timeout_us);
+
 /** The default wait: a quarter of hang_ms, so that an idle service keeps beating. */
 static inline int ipc_svc_idle_ms(const struct ipc_svc *svc)
 {

@@ -34,6 +34,19 @@
  * here, per flow, instead of being dropped; past it, the longest flow loses
  * its oldest (the ring's full_drops). */
 #define RT_HOLD 2048u
+/* Backpressure: an input ring whose last burst fed a hold queue past
+ * RT_HOLD_HIGH is left unread until that queue is back under RT_HOLD_LOW
+ * (rt_input_paused). The room above HIGH takes the bursts already routed
+ * from the other inputs. */
+#define RT_HOLD_HIGH (RT_HOLD - RT_HOLD / 4)
+#define RT_HOLD_LOW (RT_HOLD / 2)
+#define RT_IN_FREE 0xffu /* in_paused: the input is not paused */
+/* The longest an input waits for one hold queue to drain from RT_HOLD_HIGH
+ * to RT_HOLD_LOW. By the clock, not by loops: on a CPU it shares with its
+ * drivers the router can loop many times before a driver runs at all. */
+#define RT_PAUSE_NS 20000000ull
+_Static_assert(IPC_SVC_MAX_RINGS <= 32 && IPC_SVC_MAX_RINGS < RT_IN_FREE,
+               "rt_proc.fed and in_paused hold an output ring");
 #define RT_HELD_WAIT_US 50    /* the longest sleep with packets held */
 #define RT_STUCK_WAIT_US 1000 /* ... once RT_STUCK_LOOPS drains in a row moved none */
 #define RT_STUCK_LOOPS 20u    /* about a millisecond of short sleeps */
@@ -66,7 +79,8 @@ static const char *const rt_stage_names[RT_ST_N] = {
 #define RT_PUB_PENDING6 (RT_PUB_PENDING + 1)
 #define RT_PUB_HELD (RT_PUB_PENDING6 + 1)
 #define RT_PUB_HELD_MAX (RT_PUB_HELD + 1)
-#define RT_PUB_N (RT_PUB_HELD_MAX + 1)
+#define RT_PUB_PAUSED (RT_PUB_HELD_MAX + 1)
+#define RT_PUB_N (RT_PUB_PAUSED + 1)
 
 struct rt_proc {
     struct ipc_svc svc;
@@ -91,6 +105,13 @@ struct rt_proc {
     uint32_t held;      /* in every hold queue */
     uint64_t held_max; /* the most ever held at once (a gauge) */
     uint32_t held_stuck; /* loops in a row whose drain moved nothing while packets were held */
+    /* Per output ring: when its hold queue went over RT_HOLD_HIGH, 0 once
+     * it is back under RT_HOLD_LOW (rt_out_congested). */
+    uint64_t congested_ns[IPC_SVC_MAX_RINGS];
+    uint64_t now;                         /* the loop's clock reading */
+    uint8_t in_paused[IPC_SVC_MAX_RINGS]; /* per input: the output ring it waits for, or RT_IN_FREE */
+    uint32_t fed;                         /* output rings whose hold queue grew in this flush (bits) */
+    uint64_t paused;                      /* looks at an input ring skipped: its output was congested */
     uint64_t neigh_ack; /* the last command of the supervisor's this router answered */
 };
 
@@ -118,6 +139,7 @@ static void name_counters(struct rt_proc *r)
     snprintf(rt_names[n++], IPC_CTR_NAME, "pending_nd");
     snprintf(rt_names[n++], IPC_CTR_NAME, "tx_held");
     snprintf(rt_names[n++], IPC_CTR_NAME, "tx_held_max");
+    snprintf(rt_names[n++], IPC_CTR_NAME, "rx_paused");
     for (unsigned i = 0; i < n; i++)
         rt_name_ptr[i] = rt_names[i];
     r->pub = ipc_svc_counters(&r->svc, rt_name_ptr, n);
@@ -150,6 +172,7 @@ static void rt_ctr_sync(struct rt_proc *r, bool publish)
     }
     rt_ctr_sync1(&r->pub[RT_PUB_PENDING], &c->pending, publish);
     rt_ctr_sync1(&r->pub[RT_PUB_PENDING6], &c->pending6, publish);
+    rt_ctr_sync1(&r->pub[RT_PUB_PAUSED], &r->paused, publish);
     if (publish) {
         /* What a predecessor held died with it (the supervisor reclaimed
          * it): the gauge starts from ours, the maximum carries on. */
@@ -242,6 +265,7 @@ static int rt_setup(struct rt_proc *r, struct ipc_err *err)
         return ipc_errf(err, -ENOMEM, "hold queues of %u buffers: out of memory", r->svc.pool.nbufs);
     for (unsigned i = 0; i < r->svc.n_out; i++)
         rt_fq_init(&r->hold[i], RT_HOLD);
+    memset(r->in_paused, RT_IN_FREE, sizeof(r->in_paused));
     r->tx = (struct rt_burst){.bufs = r->txb, .n = 0, .cap = RT_TX_CAP, .flush = rt_flush_full, .arg = r};
     rt_ctr_sync(r, true); /* what the restart forgot (pending queues) shows at once */
     return 0;
@@ -276,6 +300,8 @@ static uint32_t rt_hold_drain(struct rt_proc *r, unsigned o)
         r->held -= moved;
         ipc_wake_mark(&r->svc.wake, p);
     }
+    if (h->held < RT_HOLD_LOW)
+        r->congested_ns[o] = 0; /* drained: the next time over RT_HOLD_HIGH, inputs wait again */
     return moved;
 }
 
@@ -305,6 +331,7 @@ static void rt_send_ring(struct rt_proc *r, unsigned o, ipc_buf *bufs, uint32_t 
     }
     for (uint32_t i = sent; i < n; i++) {
         ipc_buf d = rt_fq_push(h, r->hold_next, rt_flow_queue(r, bufs[i], RT_FQ_BUCKETS), bufs[i]);
+        r->fed |= 1u << o;
         if (d == IPC_BUF_NONE) {
             r->held++;
         } else {
@@ -411,6 +438,59 @@ static void rt_flush_full(struct rt_burst *tx, void *arg)
     rt_flush_tx(arg);
 }
 
+/*
+ * Backpressure. A driver whose device is slower than the router (a TAP
+ * write runs the receiver's whole stack) would otherwise have the router
+ * read, route and hold a burst only to drop its tail at a full hold queue:
+ * work spent on packets thrown away, past the point where they are
+ * cheapest to drop. So an input ring whose last burst fed a hold queue over
+ * RT_HOLD_HIGH is not read until that queue drains under RT_HOLD_LOW: the
+ * input ring fills, its driver stops taking from its device (both drivers
+ * arm no more reads than the ring has room for), and the excess waits in
+ * the device's own queue, or is dropped there by the kernel.
+ *
+ * Only the input that feeds the queue waits; the others are read. And for
+ * RT_PAUSE_NS (20 ms) at most each time the queue goes over RT_HOLD_HIGH:
+ * a queue that has not drained to RT_HOLD_LOW by then holds no one back,
+ * and drops as before, until its driver has taken enough to bring it under
+ * RT_HOLD_LOW. So a driver that stops taking (stopped, hung, hostile) or
+ * takes a trickle delays the other traffic of an input that shares its
+ * queue's flows by 20 ms per 512 packets it takes, no more; a port slower
+ * than 512 packets in 20 ms (25,600 a second) gets no backpressure.
+ */
+static bool rt_out_congested(const struct rt_proc *r, unsigned o, uint32_t over)
+{
+    return r->hold[o].held > over && r->congested_ns[o] && r->now - r->congested_ns[o] < RT_PAUSE_NS;
+}
+
+/* After input @i's burst was flushed: wait for the first output ring it fed past RT_HOLD_HIGH. */
+static void rt_input_check(struct rt_proc *r, unsigned i)
+{
+    for (uint32_t f = r->fed; f; f &= f - 1) {
+        unsigned o = (unsigned)__builtin_ctz(f);
+        if (r->hold[o].held > RT_HOLD_HIGH && !r->congested_ns[o])
+            r->congested_ns[o] = r->now | 1; /* never 0, which means not congested */
+        if (rt_out_congested(r, o, RT_HOLD_HIGH)) {
+            r->in_paused[i] = (uint8_t)o;
+            return;
+        }
+    }
+}
+
+/* Is input @i waiting for its output ring to drain? Counted in rx_paused. */
+static bool rt_input_paused(struct rt_proc *r, unsigned i)
+{
+    unsigned o = r->in_paused[i];
+    if (o == RT_IN_FREE)
+        return false;
+    if (rt_out_congested(r, o, RT_HOLD_LOW)) {
+        r->paused++;
+        return true;
+    }
+    r->in_paused[i] = RT_IN_FREE;
+    return false;
+}
+
 /* Does any input ring hold a packet? (Only our cached or the shared producer
  * index is read: no FIB batch, no fence.) */
 static bool rt_input_ready(struct rt_proc *r)
@@ -440,13 +520,19 @@ static void rt_run(struct rt_proc *r)
         uint64_t c = ipc_stage_start(svc);
         uint64_t now = ipc_svc_now_ns();
         uint32_t moved = 0;
+        r->now = now;
         /* The batch's one FIB read section: every burst, the ARP timers and
          * the flushes run inside it, and it closes before the loop polls
          * or sleeps, so the writer's reclaim waits one pass at most. */
         fib_read_begin(&r->fib);
         if (r->held)
             r->held_stuck = rt_hold_drain_all(r) ? 0 : r->held_stuck + 1;
+        bool paused = false;
         for (unsigned i = 0; i < r->svc.n_in; i++) {
+            if (rt_input_paused(r, i)) {
+                paused = true;
+                continue;
+            }
             ipc_buf b[RT_BURST];
             uint32_t n = ipc_ring_recv(&r->svc.in[i], &r->svc.pool, b, RT_BURST);
             if (!n)
@@ -456,7 +542,9 @@ static void rt_run(struct rt_proc *r)
             rt_input_burst(&r->ctx, b, n, now, &r->tx);
             c = ipc_stage_end(svc, RT_ST_ROUTE, c, n);
             uint32_t out = r->tx.n;
+            r->fed = 0;
             rt_flush_tx(r);
+            rt_input_check(r, i);
             c = ipc_stage_end(svc, RT_ST_HANDOFF, c, out);
         }
         /* Looking at rings that turned out empty is receive work too. */
@@ -490,7 +578,7 @@ static void rt_run(struct rt_proc *r)
             last_work = now;
             continue;
         }
-        if (poll_ns && now - last_work < poll_ns) {
+        if (poll_ns && !paused && now - last_work < poll_ns) {
             /* Busy-poll: watch the rings until work, the budget's end or the
              * ARP timer; the heartbeat keeps going meanwhile. */
             uint64_t t = now;
@@ -515,7 +603,10 @@ static void rt_run(struct rt_proc *r)
         int64_t us = (int64_t)t * 1000;
         if (r->held)
             us = r->held_stuck < RT_STUCK_LOOPS ? RT_HELD_WAIT_US : RT_STUCK_WAIT_US;
-        ipc_svc_wait_us(&r->svc, us);
+        if (paused) /* input is waiting, on purpose: a nap, not the wake-up protocol's wait */
+            ipc_svc_nap_us(&r->svc, RT_HELD_WAIT_US);
+        else
+            ipc_svc_wait_us(&r->svc, us);
     }
 }
 

@@ -9,7 +9,10 @@
 # the router (bench/faultflow train / recv); then half as many trains twice
 # as long, longer than a ring (1,024 slots): the router's hold queue and the
 # driver's backlog take what the ring cannot (docs/drivers.md, "Bursts"):
-#   1. over TAP ports (rr_topology, the demo's kind of manifest);
+#   1. over TAP ports (rr_topology, the demo's kind of manifest); then one
+#      train of 7,000 into a B slowed by tc filters: the router's
+#      backpressure (rx_paused) keeps what its hold queue cannot take in
+#      the TAP's queue, and nothing is dropped;
 #   2. over AF_XDP ports on veth (copy mode, busy_poll = no: see there),
 #      the supervisor in its own namespace R.
 # The TAP devices' queues are queue_len's default, 4096 frames long.
@@ -141,6 +144,57 @@ out=$(rr_in "$RR_NS_A" ping -n -c 2 -i 0.2 -W 2 "$RR_HOST_B" 2>&1) || rr_fail "p
 trains tap "$RR_NS_A" "$RR_NS_B" "$RR_HOST_B" driver-b.tx_pkts
 LEN=$((LEN * 2)) TRAINS=$((TRAINS / 2)) trains tap2 "$RR_NS_A" "$RR_NS_B" "$RR_HOST_B" driver-b.tx_pkts
 no_drops tap driver-a.rx_drop_ring_full driver-b.tx_drop_backlog router.drop_tx_full
+
+# A receiver slower than the router: B's receive (which a TAP write runs,
+# in driver-b) through SLOW_FILTERS u32 filters that match nothing (no
+# action: this kernel may have no action modules), then one train of
+# SLOW_LEN datagrams, more than the router's input ring, hold queue and
+# output ring together (1,024 + 2,048 + 1,024). The router's backpressure
+# (services/router/main.c) leaves the excess in its input ring and A's TAP
+# queue, and what that queue cannot take the kernel drops there, before
+# ringrouter: the ring to driver-b drops none, nothing is dropped inside
+# ringrouter, and every datagram either arrives or is counted in A's TAP's
+# tx_dropped. rx_paused must grow; if it did not, B was no slower than the
+# router here (a timing failure: the check did not happen, not a wrong
+# result).
+SLOW_FILTERS=${SLOW_FILTERS:-1500}
+SLOW_LEN=${SLOW_LEN:-7000}
+rr_in "$RR_NS_B" tc qdisc add dev "$RR_IF_B" ingress || rr_fail "tc ingress qdisc on $RR_IF_B"
+for i in $(seq "$SLOW_FILTERS"); do
+    echo "filter add dev $RR_IF_B parent ffff: protocol ip prio 1 u32 match ip src 198.51.$((100 + i / 250)).$((i % 250 + 1))/32 classid ffff:1"
+done >"$RR_T/slow.tc"
+rr_in "$RR_NS_B" tc -batch "$RR_T/slow.tc" >/dev/null || rr_fail "tc: $SLOW_FILTERS filters on $RR_IF_B"
+tap_tx_dropped() { rr_in "$RR_NS_A" cat "/sys/class/net/$RR_IF_A/statistics/tx_dropped"; }
+rr_stats || rr_fail "stats"
+[ -n "${RRS[router.rx_paused]+x}" ] || rr_fail "no counter router.rx_paused in stats --json"
+paused0=$(rr_ctr router.rx_paused) fd0=$(rr_ctr ring.tx-b.full_drops) tx0=$(rr_ctr driver-b.tx_pkts)
+inside0=$(inside_drops) td0=$(tap_tx_dropped)
+ip netns exec "$RR_NS_B" "$RR_T/bin/faultflow" recv "$RR_HOST_B" $UPORT "$RR_T/slow.bits" 2>"$RR_T/slow.recv" &
+recv=$!
+RR_EXTRA_PIDS+=("$recv")
+rr_wait 5 eval "rr_in $RR_NS_B ss -Hlun 'sport = :$UPORT' | grep -q ." || rr_fail "tap-slow: the sink did not bind"
+ip netns exec "$RR_NS_A" "$RR_T/bin/faultflow" train "$RR_HOST_B" $UPORT "$SLOW_LEN" 100 1 2>"$RR_T/slow.send" ||
+    rr_fail "tap-slow: faultflow train: $(cat "$RR_T/slow.send")"
+grep -q "^sent $SLOW_LEN errors 0$" "$RR_T/slow.send" || rr_fail "tap-slow: the sender did not send every datagram: $(cat "$RR_T/slow.send")"
+# Every datagram sent out by driver-b or dropped at A's TAP: the train is through.
+slow_done() { rr_stats && [ $(($(rr_ctr driver-b.tx_pkts) - tx0 + $(tap_tx_dropped) - td0)) -ge "$SLOW_LEN" ]; }
+rr_wait 10 slow_done
+kill -TERM "$recv"
+rr_wait 5 eval "! rr_alive $recv" || rr_fail "tap-slow: the sink did not stop"
+wait "$recv" || rr_fail "tap-slow: the sink exited with status $?"
+read -r got dup < <(awk '{ print $2, $6 }' "$RR_T/slow.recv")
+rr_stats || rr_fail "stats"
+td=$(($(tap_tx_dropped) - td0)) fd=$(($(rr_ctr ring.tx-b.full_drops) - fd0))
+[ "$fd" = 0 ] || rr_fail "tap-slow: the ring to driver-b dropped $fd at its full hold queue (held at most $(rr_ctr router.tx_held_max))"
+[ "$(inside_drops)" = "$inside0" ] || rr_fail "tap-slow: ringrouter dropped inside: [$inside0] -> [$(inside_drops)]"
+[ "$dup" = 0 ] && [ $((got + td)) = "$SLOW_LEN" ] ||
+    rr_fail "tap-slow: of $SLOW_LEN datagrams $got arrived ($dup twice) and A's TAP dropped $td: $((SLOW_LEN - got - td)) unaccounted for; $(drops)"
+if [ "$(rr_ctr router.rx_paused)" -gt "$paused0" ]; then
+    rr_ok "tap-slow: $got of $SLOW_LEN arrived, $td dropped by the kernel at A's TAP queue, none inside ringrouter; the router left A's ring unread $(($(rr_ctr router.rx_paused) - paused0)) times (at most $(rr_ctr router.tx_held_max) held)"
+else
+    t_timing_fail "tap-slow: rx_paused did not grow ($got arrived, $td dropped at A's TAP, at most $(rr_ctr router.tx_held_max) held): B's receive was not slower than the router on this machine, backpressure not exercised"
+fi
+rr_in "$RR_NS_B" tc qdisc del dev "$RR_IF_B" ingress || rr_fail "tc: removing the filters"
 rr_no_restarts
 rr_stop
 rr_census_ok
