@@ -238,11 +238,15 @@ int ipc_svc_wait_us(struct ipc_svc *svc, int64_t timeout_us)
     return r;
 }
 
-int ipc_svc_nap_us(struct ipc_svc *svc, int64_t timeout_us)
+int ipc_svc_nap_us(struct ipc_svc *svc, struct ipc_ring_cons *const *wake_on, unsigned n, int64_t timeout_us)
 {
+    if (n && !ipc_wake_arm(wake_on, n, 1))
+        return 1;
     ipc_count(&svc->stats->sleeps, 1);
     int r = ipc_wake_block_us(svc->wake_fd, timeout_us);
     ipc_svc_orphan_check(svc);
+    if (n)
+        ipc_wake_disarm(wake_on, n);
     return r;
 }
 

@@ -266,12 +266,13 @@ int ipc_svc_wait(struct ipc_svc *svc, int timeout_ms);
 int ipc_svc_wait_us(struct ipc_svc *svc, int64_t timeout_us);
 
 /**
- * Sleep up to @timeout_us on our eventfd without arming the input rings'
- * wake words: for a service that leaves packets waiting in an input ring on
+ * Sleep up to @timeout_us on our eventfd, arming only the @n input rings in
+ * @wake_on: for a service that leaves packets waiting in its other inputs on
  * purpose (the router's backpressure), which ipc_svc_wait would return for
- * at once. A sleep, counted as one; a timeout here is no lost wake-up.
+ * at once. Returns 1 without sleeping when a ring of @wake_on has work. A
+ * sleep, counted as one; a timeout here is no lost wake-up.
  */
-int ipc_svc_nap_us(struct ipc_svc *svc, int64_t timeout_us);
+int ipc_svc_nap_us(struct ipc_svc *svc, struct ipc_ring_cons *const *wake_on, unsigned n, int64_t timeout_us);
 
 /** The default wait: a quarter of hang_ms, so that an idle service keeps beating. */
 static inline int ipc_svc_idle_ms(const struct ipc_svc *svc)

@@ -603,9 +603,16 @@ static void rt_run(struct rt_proc *r)
         int64_t us = (int64_t)t * 1000;
         if (r->held)
             us = r->held_stuck < RT_STUCK_LOOPS ? RT_HELD_WAIT_US : RT_STUCK_WAIT_US;
-        if (paused) /* input is waiting, on purpose: a nap, not the wake-up protocol's wait */
-            ipc_svc_nap_us(&r->svc, RT_HELD_WAIT_US);
-        else
+        if (paused) {
+            /* An input waits on purpose, with packets in its ring: arm the
+             * others only, so that a packet on one of them still wakes us. */
+            struct ipc_ring_cons *open[IPC_SVC_MAX_RINGS];
+            unsigned n_open = 0;
+            for (unsigned i = 0; i < svc->n_in; i++)
+                if (r->in_paused[i] == RT_IN_FREE)
+                    open[n_open++] = svc->in_ptr[i];
+            ipc_svc_nap_us(svc, open, n_open, RT_HELD_WAIT_US);
+        } else
             ipc_svc_wait_us(&r->svc, us);
     }
 }

@@ -7,6 +7,7 @@
  * 0; a producer that publishes and never wakes (the bug the counter exists to
  * show) leaves the sleep to run out with a handle waiting, and wake_missed
  * counts it. A sleep that runs out with nothing waiting counts nothing.
+ * ipc_svc_nap_us(): the sleep that arms only the rings it is given.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -151,6 +152,54 @@ static void test_no_sleep_and_woken_sleep(void **state)
     assert_int_equal(ipc_ld_rlx(&x->st->wake_missed), 1);
 }
 
+/* A nap leaves a ring that holds work unarmed on purpose (the router's
+ * paused input) and sleeps on the rings it is given: work already in one of
+ * those ends it at once, unslept; a handle published to one with its
+ * wake-up flushed ends the sleep by the eventfd, with the rest of the
+ * timeout unspent. */
+static void test_nap_wakes_on_open_rings_only(void **state)
+{
+    struct t_fix *x = *state;
+    ipc_buf b = 11;
+    /* The fixture's ring is the paused input: work waits there. */
+    assert_int_equal(ipc_ring_enq_burst(&x->prod, &b, 1), 1);
+    assert_int_equal(ipc_svc_nap_us(&x->svc, NULL, 0, 2000), 0); /* nothing armed: runs out */
+    assert_int_equal(ipc_ld_rlx(&x->sh->need_wake), 0);
+    assert_int_equal(ipc_ld_rlx(&x->st->sleeps), 1);
+
+    /* A second input, open. */
+    struct ipc_ring_shared *sh2;
+    int fd2;
+    struct ipc_err err;
+    if (ipc_ring_create("t_wait2", T_RING, 1, 2, 3, 0, &fd2, &sh2, &err) < 0)
+        fail_msg("ipc_ring_create: %s", err.msg);
+    struct ipc_ring_cons c2;
+    ipc_ring_cons_init(&c2, sh2);
+    struct ipc_ring_cons *open[1] = {&c2};
+    struct t_fix y = *x; /* the producer thread's view: ring 2, our eventfd */
+    y.sh = sh2;
+    ipc_ring_prod_init(&y.prod, sh2, x->efd);
+    y.wake = true;
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, t_producer, &y), 0);
+    uint64_t t0 = t_now_ms();
+    int ret = ipc_svc_nap_us(&x->svc, open, 1, 5 * 1000000);
+    uint64_t ms = t_now_ms() - t0;
+    assert_int_equal(pthread_join(th, NULL), 0);
+    assert_int_equal(ret, 1);                           /* the eventfd ended it */
+    assert_true(ms < 5000);                             /* not the timeout */
+    assert_int_equal(ipc_ld_rlx(&sh2->need_wake), 0);   /* disarmed after */
+    assert_int_equal(ipc_ld_rlx(&x->sh->need_wake), 0); /* the paused ring never armed */
+    assert_int_equal(ipc_ld_rlx(&x->st->sleeps), 2);
+
+    /* Work waiting on the open ring: no sleep at all. */
+    assert_int_equal(ipc_svc_nap_us(&x->svc, open, 1, 5 * 1000000), 1);
+    assert_int_equal(ipc_ld_rlx(&x->st->sleeps), 2);
+    assert_int_equal(ipc_ld_rlx(&sh2->need_wake), 0);
+    ipc_ring_detach(sh2);
+    close(fd2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -158,6 +207,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_lost_wake_is_counted, t_setup, t_teardown),
         cmocka_unit_test_setup_teardown(test_idle_timeout_counts_nothing, t_setup, t_teardown),
         cmocka_unit_test_setup_teardown(test_no_sleep_and_woken_sleep, t_setup, t_teardown),
+        cmocka_unit_test_setup_teardown(test_nap_wakes_on_open_rings_only, t_setup, t_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
