@@ -26,8 +26,10 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -93,6 +95,7 @@ static double sw_run(const char *members, unsigned rounds)
     struct sw_member m[SW_MAX_MEMBERS];
     pthread_t th[SW_MAX_MEMBERS];
     pid_t pid[SW_MAX_MEMBERS] = {0};
+    pid_t parent = getpid();
     for (unsigned k = 0; k < r.n; k++) {
         r.efd[k] = eventfd(0, 0);
         if (r.efd[k] < 0)
@@ -105,6 +108,10 @@ static double sw_run(const char *members, unsigned rounds)
             if (pid[k] < 0)
                 sw_die("fork");
             if (pid[k] == 0) {
+                /* A parent that dies mid-run (a later fork failed) leaves no
+                 * member blocked in read() for ever. */
+                if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+                    _exit(111);
                 sw_member_run(&m[k]);
                 _exit(0);
             }
