@@ -159,6 +159,11 @@ rr_cleanup() {
         ip netns del "$ns" 2>/dev/null
     done
     [ -n "$RR_SLEEP_FD" ] && exec {RR_SLEEP_FD}>&-
+    # A failure that comes once in ten runs is read from its whole log.
+    if [ "$rc" != 0 ] && [ -n "${RR_KEEP_LOGS:-}" ] && [ -n "$RR_LOG" ] && [ -f "$RR_LOG" ]; then
+        mkdir -p "$RR_KEEP_LOGS" && cp "$RR_LOG" "$RR_KEEP_LOGS/$(basename "$RR_T").log" &&
+            echo "kept: $RR_KEEP_LOGS/$(basename "$RR_T").log"
+    fi
     [ -n "$RR_T" ] && [ -d "$RR_T" ] && rm -rf "$RR_T"
     exit "$(t_exit_rc "$rc")"
 }
