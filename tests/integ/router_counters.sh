@@ -20,7 +20,8 @@
 #     address on port a's network: drop_neigh_table_full rises by 2 more
 #     (the forwarding path's insert refused);
 #   - drop_tx_full and drop_bad_nexthop cannot be provoked from outside and
-#     stay 0 (see docs/testing-dataplane.md);
+#     stay 0 (docs/testing.md, "Router counters that cannot be provoked
+#     from outside");
 #   - no malformed-input counter moved; no restarts; a clean census.
 set -u
 . "$(dirname "$0")/../lib/router.sh"
