@@ -45,6 +45,7 @@
 #define IPC_FRAME_LARGE 4096u
 #define IPC_HEADROOM 256u          /* = XDP_PACKET_HEADROOM: AF_XDP receives at this offset */
 #define IPC_MAG 64u                /* buffers per magazine */
+#define IPC_POOL_CLAIM_SKIP 16u    /* claims that look at one word after a failed scan (pool.c) */
 #define IPC_CHAIN_MAX 64u          /* frames in one packet, at most (64 KB + headers in 2 KB frames) */
 #define IPC_POOL_MAX_CACHES 64u    /* processes attached at once; sizes the depot */
 #define IPC_POOL_MAX_BUFS (1u << 24)
@@ -145,6 +146,7 @@ struct ipc_pool {
     uint32_t ndepot;
     uint16_t self;
     struct ipc_mag mag[2]; /* [0] allocate from, [1] free into */
+    uint32_t claim_skip;   /* failed scans for a full magazine to skip (mag_claim) */
     /* The supervisor's: corruption found and repaired, and where it is told
      * (ipc_pool_set_report). Process-local, so no service can reset it. */
     char name[40];

@@ -320,6 +320,54 @@ static void test_pool_exhaust_and_refill(void **state)
     assert_int_equal(c.free, T_NBUFS);
 }
 
+/*
+ * A pool run dry and refilled from another service: after a scan of the
+ * depot finds nothing, a full magazine released meanwhile is found at the
+ * next ask (the hint names it), and buffers released only as a partial
+ * magazine (no hint) within IPC_POOL_CLAIM_SKIP + 1 asks. Nothing is lost
+ * or handed out twice on the way.
+ */
+static void test_pool_short_then_refilled(void **state)
+{
+    struct t_fix *f = *state;
+    static ipc_buf bufs[T_NBUFS];
+    uint32_t got = 0;
+    while (got < T_NBUFS) {
+        uint32_t n = ipc_pool_alloc(&f->a, bufs + got, T_NBUFS - got);
+        assert_true(n > 0);
+        got += n;
+    }
+    ipc_buf one;
+    for (unsigned i = 0; i < 3 * IPC_POOL_CLAIM_SKIP; i++)
+        assert_int_equal(ipc_pool_alloc(&f->a, &one, 1), 0);
+
+    /* B frees a full magazine's worth that A handed it: found at once. */
+    assert_int_equal(ipc_pool_give(&f->a, bufs, IPC_MAG, T_B), IPC_MAG);
+    assert_int_equal(ipc_pool_free(&f->b, bufs, IPC_MAG), IPC_MAG);
+    ipc_pool_flush(&f->b);
+    assert_int_equal(ipc_pool_alloc(&f->a, bufs, IPC_MAG), IPC_MAG);
+    assert_int_equal(ipc_pool_alloc(&f->a, &one, 1), 0);
+
+    /* Ten buffers, a partial magazine: found within the skips. */
+    assert_int_equal(ipc_pool_give(&f->a, bufs, 10, T_B), 10);
+    assert_int_equal(ipc_pool_free(&f->b, bufs, 10), 10);
+    ipc_pool_flush(&f->b);
+    unsigned asks = 0;
+    got = 0;
+    while (got < 10 && asks <= IPC_POOL_CLAIM_SKIP + 1) {
+        got += ipc_pool_alloc(&f->a, bufs + got, 10 - got);
+        asks++;
+    }
+    assert_int_equal(got, 10);
+    assert_true(asks <= IPC_POOL_CLAIM_SKIP + 1);
+
+    struct ipc_census c = t_census(f);
+    assert_int_equal(c.held_by[T_A], T_NBUFS);
+    assert_int_equal(c.free, 0);
+    assert_int_equal(c.lost, 0);
+    assert_int_equal(c.dup, 0);
+}
+
 static void test_pool_chains(void **state)
 {
     struct t_fix *f = *state;
@@ -1001,6 +1049,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_pool_create_and_attach_errors, t_setup, t_teardown),
         cmocka_unit_test(test_pool_large_frames),
         cmocka_unit_test_setup_teardown(test_pool_exhaust_and_refill, t_setup, t_teardown),
+        cmocka_unit_test_setup_teardown(test_pool_short_then_refilled, t_setup, t_teardown),
         cmocka_unit_test_setup_teardown(test_pool_chains, t_setup, t_teardown),
         cmocka_unit_test_setup_teardown(test_pool_double_free_caught, t_setup, t_teardown),
         cmocka_unit_test_setup_teardown(test_pool_validation_table, t_setup, t_teardown),
