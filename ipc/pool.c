@@ -177,7 +177,9 @@ static void mag_release(struct ipc_pool *pool, struct ipc_mag *m)
     if (m->slot == IPC_BUF_NONE)
         return;
     ipc_st_rel(&pool->depot[m->slot].word, word_make(IPC_OWNER_FREE, m->cnt, m->head));
-    if (m->cnt >= IPC_MAG)
+    /* Part-full ones too (a flush): a claim that skips its scan after one
+     * that failed (mag_claim) looks at this word alone. */
+    if (m->cnt > 0)
         ipc_st_rlx(&pool->hdr->hint_full, m->slot);
     *m = (struct ipc_mag){.slot = IPC_BUF_NONE, .head = IPC_BUF_NONE, .cnt = 0};
 }
@@ -187,14 +189,14 @@ static void mag_release(struct ipc_pool *pool, struct ipc_mag *m)
  * more. One CAS moves it to us; nothing else about the depot is shared state.
  *
  * After a scan of the whole depot found no buffers, the next IPC_POOL_CLAIM_SKIP
- * claims for buffers look only at the word the hint names (where the last
- * full magazine was released) and fail at once if it has none. A pool short
+ * claims for buffers look only at the word the hint names (where buffers
+ * were last handed back) and fail at once if it has none. A pool short
  * under overload is the normal case, not a rare one: a TAP driver whose
  * receive slots wait for buffers asks once a loop or more, and each ask
  * scanned every depot word, a cache line each (264 with 4,096 buffers): at a
  * TAP router's maximum 9 in 10 of driver-a's claims failed so, 4.5 % of the
- * services' CPU (docs/ipc.md). Buffers handed back as a part-full magazine
- * (no hint) are found by the full scan after the skips, a few loops late.
+ * services' CPU (docs/ipc.md). Of two magazines handed back meanwhile, the
+ * hint names the later; the other is found by the scan after the skips.
  */
 static bool mag_claim(struct ipc_pool *pool, bool want_full, struct ipc_mag *out)
 {

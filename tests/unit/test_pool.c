@@ -322,10 +322,10 @@ static void test_pool_exhaust_and_refill(void **state)
 
 /*
  * A pool run dry and refilled from another service: after a scan of the
- * depot finds nothing, a full magazine released meanwhile is found at the
- * next ask (the hint names it), and buffers released only as a partial
- * magazine (no hint) within IPC_POOL_CLAIM_SKIP + 1 asks. Nothing is lost
- * or handed out twice on the way.
+ * depot finds nothing, a magazine released meanwhile, full or part-full, is
+ * found at the next ask (the hint names it); of two part-full ones the
+ * earlier within IPC_POOL_CLAIM_SKIP + 1 asks. Nothing is lost or handed
+ * out twice on the way.
  */
 static void test_pool_short_then_refilled(void **state)
 {
@@ -348,18 +348,29 @@ static void test_pool_short_then_refilled(void **state)
     assert_int_equal(ipc_pool_alloc(&f->a, bufs, IPC_MAG), IPC_MAG);
     assert_int_equal(ipc_pool_alloc(&f->a, &one, 1), 0);
 
-    /* Ten buffers, a partial magazine: found within the skips. */
+    /* Ten buffers, a part-full magazine (B's flush): found at once. */
     assert_int_equal(ipc_pool_give(&f->a, bufs, 10, T_B), 10);
     assert_int_equal(ipc_pool_free(&f->b, bufs, 10), 10);
     ipc_pool_flush(&f->b);
+    assert_int_equal(ipc_pool_alloc(&f->a, bufs, 10), 10);
+    assert_int_equal(ipc_pool_alloc(&f->a, &one, 1), 0);
+
+    /* Two part-full ones, 3 then 5: the hint names the 5, the scan after
+     * the skips finds the 3. */
+    for (uint32_t k = 0; k < 2; k++) {
+        uint32_t n = k == 0 ? 3 : 5, at = k == 0 ? 0 : 3;
+        assert_int_equal(ipc_pool_give(&f->a, bufs + at, n, T_B), n);
+        assert_int_equal(ipc_pool_free(&f->b, bufs + at, n), n);
+        ipc_pool_flush(&f->b);
+    }
     unsigned asks = 0;
     got = 0;
-    while (got < 10 && asks <= IPC_POOL_CLAIM_SKIP + 1) {
-        got += ipc_pool_alloc(&f->a, bufs + got, 10 - got);
+    while (got < 8 && asks <= IPC_POOL_CLAIM_SKIP + 2) {
+        got += ipc_pool_alloc(&f->a, bufs + got, 8 - got);
         asks++;
     }
-    assert_int_equal(got, 10);
-    assert_true(asks <= IPC_POOL_CLAIM_SKIP + 1);
+    assert_int_equal(got, 8);
+    assert_true(asks <= IPC_POOL_CLAIM_SKIP + 2);
 
     struct ipc_census c = t_census(f);
     assert_int_equal(c.held_by[T_A], T_NBUFS);
