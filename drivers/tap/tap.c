@@ -75,17 +75,21 @@ struct io_uring_sqe *tap_sqe(struct tap *t)
  * small frames (ACKs, ARP, pings) still get in, and a frame too long for it
  * is dropped by the kernel (EFAULT, counted in rx_drop_nobufs). Holding out
  * for full slots instead could leave every free buffer parked in slots that
- * wait for traffic that cannot come.
+ * wait for traffic that cannot come. Once the pool had too few in a pass
+ * (*@dry), the pass's later slots do not ask again: under overload the
+ * queues hold every buffer, and each ask of a dry pool costs a look at the
+ * depot for nothing.
  */
-static bool rx_arm(struct tap *t, uint32_t i)
+static bool rx_arm(struct tap *t, uint32_t i, bool *dry)
 {
     struct tap_rx_slot *s = &t->rx[i];
     s->short_arm = false;
     if (s->nfr < t->rx_frames) {
         uint32_t need = t->rx_frames - s->nfr;
-        uint32_t got = ipc_pool_alloc(t->pool, &s->fr[s->nfr], need);
+        uint32_t got = *dry ? 0 : ipc_pool_alloc(t->pool, &s->fr[s->nfr], need);
         s->nfr += got;
         if (got < need) {
+            *dry = true;
             drv_ctr_add(&t->d, C_RX_NOBUFS, 1);
             if (s->nfr == 0)
                 return false;
@@ -135,8 +139,9 @@ uint32_t tap_rx_refill(struct tap *t)
     if (room < want)
         want = room;
     t->rx_throttled = t->rx_armed >= want;
+    bool dry = false;
     for (uint32_t i = 0; i < t->n_rx && t->rx_armed < want; i++)
-        if (!t->rx[i].armed && !rx_arm(t, i))
+        if (!t->rx[i].armed && !rx_arm(t, i, &dry))
             idle++;
     return idle;
 }
