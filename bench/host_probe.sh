@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # SPDX-License-Identifier: MIT
 # bench/host_probe.sh, sourced by bench/forward and bench/forward-tap: how
 # busy the host is, from inside this guest, at the start and the end of a
