@@ -368,12 +368,19 @@ static void tx_complete(struct tap *t, uint32_t si, int res)
 /* ---- wake-ups and signals ----------------------------------------------- */
 
 /*
- * Receive readiness: one multishot POLLIN on the device. Reads are issued
- * with RWF_NOWAIT, so a read that finds the queue empty completes at once
- * with -EAGAIN instead of parking a poll of its own. rx_inflight parked reads
- * would all be woken by every packet (tun wakes its whole wait queue) and all
- * but one would re-park: a thundering herd per packet. With one waiter, an
- * empty queue costs one -EAGAIN read, and the next packet one poll event.
+ * Receive readiness: one POLLIN on the device, armed only while the device's
+ * queue is known to be empty. Reads are issued with RWF_NOWAIT, so a read
+ * that finds the queue empty completes at once with -EAGAIN instead of
+ * parking a poll of its own: rx_inflight parked reads would all be woken by
+ * every packet (tun wakes its whole wait queue) and all but one would
+ * re-park, a thundering herd per packet. The poll is one-shot, not
+ * multishot: a waiter on the device's queue is paid for by whoever queues a
+ * frame there (tun's sk_data_ready takes the wait queue's lock and runs our
+ * wake function for every frame, on the sender's CPU: 6 % of trafgen's CPU in
+ * bench/forward tap at the maximum, docs/drivers.md), and while reads find
+ * frames nobody needs to be told. Armed after an -EAGAIN, a poll finds the
+ * frame that came in between (arming looks at the queue), and it ends with
+ * its first event.
  */
 void tap_rx_poll_arm(struct tap *t)
 {
@@ -388,12 +395,12 @@ void tap_rx_poll_arm(struct tap *t)
         }
         return;
     }
-    if (t->rx_poll_armed || t->rx_throttled || t->stop || !t->rx_nowait)
+    if (t->rx_poll_armed || !t->rx_empty || t->rx_throttled || t->stop || !t->rx_nowait)
         return;
     struct io_uring_sqe *sqe = tap_sqe(t);
     if (!sqe)
         return;
-    io_uring_prep_poll_multishot(sqe, TAP_DEV_FIXED, POLLIN);
+    io_uring_prep_poll_add(sqe, TAP_DEV_FIXED, POLLIN);
     sqe->flags |= IOSQE_FIXED_FILE;
     io_uring_sqe_set_data64(sqe, UD(UD_RXPOLL, 0));
     t->rx_poll_armed = true;
@@ -468,8 +475,7 @@ uint32_t tap_reap(struct tap *t)
                 t->stop = true;
                 break;
             case UD_RXPOLL:
-                if (!(cqes[i]->flags & IORING_CQE_F_MORE))
-                    t->rx_poll_armed = t->rx_poll_stop = false; /* ended (or failed): re-armed below */
+                t->rx_poll_armed = t->rx_poll_stop = false; /* one-shot: re-armed at the next -EAGAIN */
                 if (res >= 0 || res == -ECANCELED)
                     rx_ready = true;
                 else

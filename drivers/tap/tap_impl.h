@@ -111,12 +111,12 @@ struct tap {
     uint32_t rx_err_run;
     bool rx_rest; /* too many failed reads in a row: re-arm only after a wait */
     bool wake_armed, sig_armed, stop;
-    bool rx_poll_armed; /* the multishot POLLIN on the device */
+    bool rx_poll_armed; /* the one-shot POLLIN on the device (while its queue is empty) */
     bool rx_empty;      /* a read found the device's queue empty: wait for the poll */
     bool rx_nowait;     /* reads are RWF_NOWAIT (single waiter); off if the kernel refuses */
     bool rx_missed;     /* this reap saw a read find the queue empty */
     bool rx_throttled;  /* the output ring had no room for another read: receive paused */
-    bool rx_poll_stop;  /* the multishot POLLIN is being cancelled (receive paused) */
+    bool rx_poll_stop;  /* the POLLIN is being cancelled (receive paused) */
     uint32_t rx_window; /* reads to keep armed: what the device's queue has been holding */
     uint32_t rx_hits;   /* reads that got a frame in this reap */
     uint32_t tx_inflight;
@@ -144,7 +144,7 @@ struct io_uring_sqe *tap_sqe(struct tap *t);
 /** Re-arm idle receive slots up to the window; returns the slots it could not arm (starved). */
 uint32_t tap_rx_refill(struct tap *t);
 
-/** Keep the device's multishot POLLIN armed, or cancel it while receive is paused. */
+/** Arm the device's POLLIN while its queue is empty, or cancel it while receive is paused. */
 void tap_rx_poll_arm(struct tap *t);
 
 /** Keep our eventfd watched: a poll linked to the read that resets it. */

@@ -4,7 +4,7 @@
  * (drivers/tap/uring.c). On the ring tap_uring_init() builds, exactly as the
  * driver does (a pipe's read end standing in for the TAP fd, registered as
  * fixed file 0): what the loop submits works (eventfd write, poll linked to
- * a read with CQE_SKIP_SUCCESS, readv and multishot poll on fixed file 0,
+ * a read with CQE_SKIP_SUCCESS, readv and a poll on fixed file 0,
  * writev, the poll's removal, cancel); an opcode off the list completes with
  * -EACCES (OPENAT, the open a compromised driver would want, also NOP,
  * TIMEOUT, SOCKET, CONNECT, SENDMSG); an allowed opcode with a flag off the
@@ -124,9 +124,9 @@ static void test_tap_uring_allowed_ops_work(void **state)
     assert_memory_equal(in[0], "abc", 3);
     assert_memory_equal(in[1], "def", 3);
 
-    /* Multishot POLL_ADD on an idle fd, then POLL_REMOVE: the device's poll. */
+    /* POLL_ADD on an idle fd, then POLL_REMOVE: the device's poll. */
     struct io_uring_sqe *ms = t_sqe(t);
-    io_uring_prep_poll_multishot(ms, 0, POLLIN);
+    io_uring_prep_poll_add(ms, 0, POLLIN);
     ms->flags |= IOSQE_FIXED_FILE;
     io_uring_sqe_set_data64(ms, 7);
     io_uring_submit(&t->ring);
