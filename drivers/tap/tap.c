@@ -304,8 +304,8 @@ static uint32_t tx_check(const struct drv *d, ipc_buf b)
     return why[tap_vnet_check(&ipc_pool_meta(d->pool, b)->vnet, pkt_len(d->pool, b))];
 }
 
-/* A packet of several frames (or one without room for the header before
- * it): the header from the slot, then one iovec per frame. */
+/* A packet of several frames, or one frame longer than TAP_TX_SMALL: the
+ * header from the slot, then one iovec per frame. */
 static void tx_prep_writev(struct tap *t, struct io_uring_sqe *sqe, struct tap_tx_slot *s, ipc_buf b)
 {
     s->iov[0] = (struct iovec){.iov_base = &s->hdr, .iov_len = TAP_VNET_HDR_LEN};
@@ -333,18 +333,21 @@ uint32_t tap_tx_push(struct tap *t)
         s->pkt = b;
         s->len = pkt_len(t->pool, b);
         tap_vnet_to_wire(&m->vnet, &s->hdr);
-        /* Read once: the router can still write the metadata, and a value
-         * that changed after the check must not place the header. */
+        /* Read once: the router can still write the metadata, and a length
+         * that changed after the check must not size the copy. */
         const volatile struct ipc_meta *vm = m;
         uint32_t next = vm->next, off = vm->off, len = vm->len;
-        if (next == IPC_BUF_NONE && off >= TAP_VNET_HDR_LEN && off + len <= t->frame_size && len == s->len) {
-            /* One frame with room before it: the header goes in the
-             * headroom and the packet out in a plain write, which spares
-             * the kernel importing an iovec array for every packet. */
-            uint8_t *h = ipc_pool_frame(t->pool, b) + off - TAP_VNET_HDR_LEN;
-            memcpy(h, &s->hdr, TAP_VNET_HDR_LEN);
+        if (next == IPC_BUF_NONE && len <= TAP_TX_SMALL && len == s->len && off + len <= t->frame_size) {
+            /* A small frame (64-byte UDP, ACKs, DNS) goes out in a plain
+             * write of a private copy of header and frame: copying it
+             * costs less than the kernel's import of an iovec array for
+             * a writev, and the kernel then gets exactly the header
+             * tx_check passed and the frame it was checked against, which
+             * in the pool the router could still be writing. */
+            memcpy(s->small, &s->hdr, TAP_VNET_HDR_LEN);
+            memcpy(s->small + TAP_VNET_HDR_LEN, ipc_pool_frame(t->pool, b) + off, len);
             s->nfr = 1;
-            io_uring_prep_write(sqe, TAP_DEV_FIXED, h, len + TAP_VNET_HDR_LEN, 0);
+            io_uring_prep_write(sqe, TAP_DEV_FIXED, s->small, len + TAP_VNET_HDR_LEN, 0);
         } else {
             tx_prep_writev(t, sqe, s, b);
         }

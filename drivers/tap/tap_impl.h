@@ -21,6 +21,7 @@
 #define TAP_RX_INFLIGHT_DEFAULT 32u
 #define TAP_RX_INFLIGHT_MAX 1024u
 #define TAP_TX_INFLIGHT 256u         /* writes in flight at most */
+#define TAP_TX_SMALL 256u            /* a frame up to this long leaves from a private copy (tap_tx_push) */
 #define TAP_CQE_BATCH 256u
 #define TAP_RX_ERR_REST 64u          /* failed reads in a row before we stop re-arming at once */
 #define TAP_RX_WINDOW_MIN 4u         /* reads armed at least after the queue was found empty */
@@ -94,6 +95,7 @@ struct tap_tx_slot {
     uint32_t nfr;
     struct tap_vnet_hdr hdr;
     struct iovec iov[1 + IPC_CHAIN_MAX];
+    uint8_t small[TAP_VNET_HDR_LEN + TAP_TX_SMALL]; /* header + a small frame, written whole */
 };
 
 struct tap {

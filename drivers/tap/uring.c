@@ -10,8 +10,8 @@
  *   READV   a receive slot: vnet header + the slot's frames (rx_arm)
  *   READ    reset our eventfd after its poll fired (tap_wake_arm)
  *   WRITEV  a chain to the device: header + frames (tap_tx_push)
- *   WRITE   a one-frame packet to the device, its header in its headroom
- *           (tap_tx_push); the wake-up we owe the router: its eventfd (rx_kick)
+ *   WRITE   a small packet to the device, header and frame copied into the
+ *           write slot (tap_tx_push); the wake-up we owe the router: its eventfd (rx_kick)
  *   POLL_ADD     the device (while its queue is empty), our eventfd, the signalfd
  *   POLL_REMOVE  the device's poll while the router's ring is full
  *   ASYNC_CANCEL the reads at stop, then everything (tap_fini)
