@@ -9,9 +9,24 @@
 #   - a reload to persist = no says so ("port a: persist yes -> no"), and
 #     the next stop removes the device;
 #   - clean census at each stop.
+# And the single-queue steering program the supervisor attaches to each TAP
+# (supervisor/setup.c, "rr_tap_q0"; it keeps no fd of it, so a program is
+# live only while a device holds it): one per device while up, the persistent
+# device's alone after the stop, that one replaced (not added to) when the
+# next `up` takes the device back, none once both devices are gone.
 set -u
 . "$(dirname "$0")/../lib/router.sh"
 rr_init tap_persist
+PROGS=$RR_BIN_DIR/tests/bpf_progs
+[ -x "$PROGS" ] || rr_fail "$PROGS is missing: build with ninja first"
+before=$("$PROGS" rr_tap_q0) || rr_fail "cannot list BPF programs"
+# The steering programs loaded since the test began, one id a line.
+steer_progs() {
+    local now
+    now=$("$PROGS" rr_tap_q0) || rr_fail "cannot list BPF programs"
+    grep -vxF -e "${before:-none}" <<<"$now"
+}
+steer_count_is() { [ "$(steer_progs | grep -c .)" -eq "$1" ]; }
 
 rr_topology
 sed -i '/^\[port a\]$/a persist = yes' "$RR_T/m.ini"
@@ -20,6 +35,8 @@ rr_start
 ping_ab() { rr_in "$RR_NS_A" ping -n -c 2 -i 0.2 -W 2 "$RR_HOST_B" 2>&1; }
 out=$(ping_ab) || rr_fail "ping A -> B: $out"
 rr_ok "up: port a persist = yes, A pings B"
+steer_count_is 2 || rr_fail "steering programs while up: $(steer_progs | tr '\n' ' ')(want one for each of 2 TAPs)"
+first=$(steer_progs)
 
 rr_stop
 rr_census_ok
@@ -29,12 +46,19 @@ ip -n "$RR_NS_A" -4 addr show dev "$RR_IF_A" | grep -qw "$RR_HOST_A/24" || rr_fa
 ip -n "$RR_NS_A" route show default | grep -q "via $RR_GW_A dev $RR_IF_A" || rr_fail "A lost its default route: $(ip -n "$RR_NS_A" route)"
 ! ip -n "$RR_NS_B" link show "$RR_IF_B" >/dev/null 2>&1 || rr_fail "$RR_IF_B (persist = no) is still there after the stop"
 rr_ok "stopped: $RR_IF_A kept with $RR_HOST_A/24 and A's default route; $RR_IF_B gone"
+# A device's program goes with it after an RCU grace period.
+rr_wait 5 steer_count_is 1 || rr_fail "steering programs after the stop: $(steer_progs | tr '\n' ' ')(want $RR_IF_A's alone)"
+kept=$(steer_progs)
+grep -qxF "$kept" <<<"$first" || rr_fail "the program left after the stop ($kept) is not one attached at up ($first)"
+rr_ok "steering: a program on each TAP while up; the persistent one's outlives the stop with its device"
 
 rr_up
 rr_host_side "$RR_NS_B" "$RR_IF_B" "$RR_HOST_B" "$RR_GW_B"
 rr_wait 5 eval 'ip -n "$RR_NS_A" link show "$RR_IF_A" | grep -q LOWER_UP' || rr_fail "$RR_IF_A has no carrier after the second up"
 out=$(ping_ab) || rr_fail "ping A -> B after the second up, A's side untouched: $out"
 rr_ok "second up: $RR_IF_A taken back, A pings B with nothing added on A's side"
+gone_kept() { steer_count_is 2 && ! steer_progs | grep -qxF "$kept"; }
+rr_wait 5 gone_kept || rr_fail "steering programs after the second up: $(steer_progs | tr '\n' ' ')(want 2, not $kept, which $RR_IF_A had)"
 
 sed -i '/^persist = yes$/d' "$RR_T/m.ini"
 out=$("$RR" reload -S "$RR_SOCK" 2>&1) || rr_fail "reload to persist = no: $out"
@@ -43,4 +67,5 @@ reload: done, 1 change" ] || rr_fail "reload said: $out"
 rr_stop
 rr_census_ok
 ! ip -n "$RR_NS_A" link show "$RR_IF_A" >/dev/null 2>&1 || rr_fail "$RR_IF_A is still there after a stop with persist = no"
-t_pass "tap_persist: a persist = yes TAP and its host address outlive a stop; the next up takes it back; reload to no removes it at stop"
+rr_wait 5 steer_count_is 0 || rr_fail "steering programs left after both TAPs went: $(steer_progs | tr '\n' ' ')"
+t_pass "tap_persist: a persist = yes TAP and its host address outlive a stop; the next up takes it back; reload to no removes it at stop; a steering program on each TAP, none leaked"
