@@ -263,10 +263,10 @@ int main(int argc, char **argv)
 {
     uint32_t nprefix = 900000, runs = 3;
     size_t nlook = 16u << 20;
-    for (int i = 1; i < argc; i++) {
+    for (int i = 1; i < argc; i += 2) { /* --name value pairs */
         if (i + 1 >= argc)
             t_usage();
-        unsigned long long v = strtoull(argv[i + 1], NULL, 0);
+        unsigned long long v = t_arg_num("bench_lpm", argv[i], argv[i + 1]);
         if (!strcmp(argv[i], "--prefixes"))
             nprefix = (uint32_t)v;
         else if (!strcmp(argv[i], "--lookups"))
@@ -277,7 +277,6 @@ int main(int argc, char **argv)
             t_rng = v;
         else
             t_usage();
-        i++;
     }
     if (nprefix < 1000 || nlook < 1024 || runs < 1 || runs > MAX_RUNS)
         t_usage();

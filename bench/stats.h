@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * bench/stats.h: what every C benchmark here reports with: a monotonic clock
- * in seconds and the median, minimum and maximum of a handful of runs.
- * Header-only; each benchmark is its own binary.
+ * in seconds and the median, minimum and maximum of a handful of runs, and
+ * the number an option was given. Header-only; each benchmark is its own
+ * binary.
  */
 #ifndef BENCH_STATS_H
 #define BENCH_STATS_H
 
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -57,6 +60,20 @@ static inline double t_max(const double *v, unsigned n)
     for (unsigned i = 1; i < n; i++)
         m = v[i] > m ? v[i] : m;
     return m;
+}
+
+/* The value of option @opt, @text as a number (decimal, 0x hex, 0 octal);
+ * anything else ends @prog with status 2, naming the option and the text. */
+static inline unsigned long long t_arg_num(const char *prog, const char *opt, const char *text)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(text, &end, 0);
+    if (errno || end == text || *end || *text == '-') {
+        fprintf(stderr, "%s: %s: \"%s\" is not a number\n", prog, opt, text);
+        exit(2);
+    }
+    return v;
 }
 
 #endif
