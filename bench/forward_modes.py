@@ -13,7 +13,7 @@
 # sweepN, solo, ceiling), Gbit/s (tcpN, tcpr, udp1g), % (udp1g_loss), ms
 # (udp1g_jitter), frames lost (burstN), µs (rtt_*), CPU 1's context switches
 # per 1,000 packets at the sink (fixN_cs, maxN_cs), ringrouter's processes'
-# CPU in % of a core (idle); offered: trafgen's rate; cpu1_cores: CPU 1 (the
+# CPU in % of a core (idle); offered: the generator's rate; cpu1_cores: CPU 1 (the
 # dut's) busy time over the window, in cores, steal left out; delivered: the
 # fraction of what was sent that reached the sink (rtt: pings answered);
 # target: the rate asked for (0: as fast as trafgen can).
@@ -137,7 +137,7 @@ for n in ("1", "16"):
 for n in ("1", "16"):
     rows.append((f"UDP 64 B, {plural(n, 'flow')}: dut CPU µs/packet at {kr} kpps",
                  {m: per_run(m, "fix" + n, us_per_pkt) for m in cols}, "%.2f"))
-    rows.append((f"UDP 64 B, {plural(n, 'flow')}: offered kpps (trafgen) at {kr} kpps",
+    rows.append((f"UDP 64 B, {plural(n, 'flow')}: offered kpps (the generator) at {kr} kpps",
                  {m: per_run(m, "fix" + n, lambda v, o, c, d, t, r: o / 1e3) for m in cols}, "%.0f"))
     rows.append((f"UDP 64 B, {plural(n, 'flow')}: delivered at {kr} kpps, % of sent",
                  {m: per_run(m, "fix" + n, lambda v, o, c, d, t, r: 100 * d) for m in cols}, "%.1f"))

@@ -1,21 +1,27 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * bench/trainsend.c: trains of back-to-back 64-byte UDP frames at a fixed
- * interval, for bench/forward's burst test (issue 15): a router whose
+ * interval, for bench/forward: its burst test (issue 15: a router whose
  * average load is a few percent of its capacity must still absorb a train
- * as long as its rings.
+ * as long as its rings), and its paced load (a fixed rate as short trains
+ * at an even spacing, where `trafgen -b` sends each second's quota as one
+ * train at its full speed: bench/README.md "The generator's pacing").
  *
- *   trainsend IFNAME DST_MAC SRC_IP DST_IP TRAIN TRAINS [INTERVAL_MS]
+ *   trainsend IFNAME DST_MAC SRC_IP DST_IP TRAIN TRAINS [INTERVAL [FLOWS]]
  *       TRAINS trains of TRAIN frames (60 bytes on the wire without the
  *       FCS: Ethernet, IPv4, UDP to port 9, 18 zero bytes), one train every
- *       INTERVAL_MS (100) on an absolute clock. A train goes out with as few
- *       sendmmsg calls on an AF_PACKET socket as the kernel allows (1024
- *       messages a call), bypassing the qdisc, so its frames leave back to
- *       back. A frame the kernel refuses (ENOBUFS, EAGAIN) is counted and
- *       not retried: retrying would smooth the train into something easier.
- *       Each frame has its own UDP source port (10000 + its place in the
- *       train mod 16) only to look like traffic; it changes nothing here.
- *       Ends with "sent N refused R" on stdout.
+ *       INTERVAL on an absolute clock: milliseconds (100 when left out), or
+ *       with a unit, "250us" or "160000ns". TRAINS 0: until SIGINT or
+ *       SIGTERM. A train goes out with as few sendmmsg calls on an AF_PACKET
+ *       socket as the kernel allows (1024 messages a call), bypassing the
+ *       qdisc, so its frames leave back to back. A frame the kernel refuses
+ *       (ENOBUFS, EAGAIN) is counted and not retried: retrying would smooth
+ *       the train into something easier. Frame i's UDP source port is
+ *       10000 + i mod FLOWS (16 when left out): 1 makes one flow. A wake-up
+ *       that comes more than 4 intervals late sends one train and starts
+ *       the clock again from there (counted as late) rather than making up
+ *       every train it missed in one burst. Ends with "sent N refused R
+ *       late L" on stdout.
  */
 
 #include <arpa/inet.h>
@@ -24,11 +30,13 @@
 #include <net/ethernet.h>
 #include <net/if.h>
 #include <netinet/ip.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -36,6 +44,7 @@
 #define FRAME 60
 #define MAX_TRAIN 65536
 #define PER_CALL 1024 /* UIO_MAXIOV: sendmmsg's vlen is capped there */
+#define MAX_LATE 4    /* intervals behind before the clock starts again */
 
 static uint8_t frames[MAX_TRAIN][FRAME];
 static struct mmsghdr msgs[MAX_TRAIN];
@@ -54,16 +63,58 @@ static int parse_mac(const char *s, uint8_t mac[6])
     return 0;
 }
 
-static long parse_count(const char *s, const char *what, long max)
+static long parse_count(const char *s, const char *what, long min, long max)
 {
     char *end;
     errno = 0;
     long v = strtol(s, &end, 10);
-    if (errno || *end || v < 1 || v > max) {
-        fprintf(stderr, "trainsend: %s must be 1..%ld, not \"%s\"\n", what, max, s);
+    if (errno || end == s || *end || v < min || v > max) {
+        fprintf(stderr, "trainsend: %s must be %ld..%ld, not \"%s\"\n", what, min, max, s);
         exit(100);
     }
     return v;
+}
+
+/* INTERVAL in nanoseconds: a count of ms, or with a unit "ms", "us", "ns". */
+static long long parse_interval(const char *s)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10), unit = 1000000;
+    if (!strcmp(end, "us"))
+        unit = 1000;
+    else if (!strcmp(end, "ns"))
+        unit = 1;
+    else if (*end && strcmp(end, "ms"))
+        v = -1;
+    if (errno || end == s || v < 1 || v > 100000LL * 1000000 / unit) {
+        fprintf(stderr,
+                "trainsend: INTERVAL must be 1 ns to 100 s, a count of ms or with a unit (ms, us, ns), not "
+                "\"%s\"\n",
+                s);
+        exit(100);
+    }
+    return v * unit;
+}
+
+static volatile sig_atomic_t stop;
+
+static void on_stop(int sig)
+{
+    (void)sig;
+    stop = 1;
+}
+
+static void ts_add(struct timespec *t, long long ns)
+{
+    ns += t->tv_nsec;
+    t->tv_sec += (time_t)(ns / 1000000000);
+    t->tv_nsec = (long)(ns % 1000000000);
+}
+
+static long long ts_diff(const struct timespec *a, const struct timespec *b)
+{
+    return (long long)(a->tv_sec - b->tv_sec) * 1000000000 + (a->tv_nsec - b->tv_nsec);
 }
 
 static uint16_t ip_csum(const uint8_t *h, size_t n)
@@ -104,8 +155,8 @@ static void build(uint8_t *f, const uint8_t dmac[6], const uint8_t smac[6], stru
 
 int main(int argc, char **argv)
 {
-    if (argc < 7 || argc > 8) {
-        fprintf(stderr, "usage: trainsend IFNAME DST_MAC SRC_IP DST_IP TRAIN TRAINS [INTERVAL_MS]\n");
+    if (argc < 7 || argc > 9) {
+        fprintf(stderr, "usage: trainsend IFNAME DST_MAC SRC_IP DST_IP TRAIN TRAINS [INTERVAL [FLOWS]]\n");
         return 100;
     }
     uint8_t dmac[6], smac[6];
@@ -118,9 +169,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "trainsend: SRC_IP \"%s\" or DST_IP \"%s\" is not an IPv4 address\n", argv[3], argv[4]);
         return 100;
     }
-    long train = parse_count(argv[5], "TRAIN", MAX_TRAIN);
-    long trains = parse_count(argv[6], "TRAINS", 1000000);
-    long interval_ms = argc > 7 ? parse_count(argv[7], "INTERVAL_MS", 100000) : 100;
+    long train = parse_count(argv[5], "TRAIN", 1, MAX_TRAIN);
+    long trains = parse_count(argv[6], "TRAINS", 0, 1000000000);
+    long long interval = parse_interval(argc > 7 ? argv[7] : "100");
+    long flows = argc > 8 ? parse_count(argv[8], "FLOWS", 1, 65536) : 16;
 
     int fd = socket(AF_PACKET, SOCK_RAW, 0); /* protocol 0: send only, receive nothing */
     if (fd < 0) {
@@ -151,14 +203,21 @@ int main(int argc, char **argv)
     setsockopt(fd, SOL_SOCKET, SO_SNDBUFFORCE, &sndbuf, sizeof sndbuf);
 
     for (long i = 0; i < train; i++) {
-        build(frames[i], dmac, smac, src, dst, (uint16_t)(10000 + i % 16));
+        build(frames[i], dmac, smac, src, dst, (uint16_t)(10000 + i % flows));
         iovs[i] = (struct iovec){.iov_base = frames[i], .iov_len = FRAME};
         msgs[i].msg_hdr = (struct msghdr){.msg_iov = &iovs[i], .msg_iovlen = 1};
     }
-    struct timespec next;
+    /* The default slack (50 us) would be a third of the interval at the
+     * paced rates; a stop signal ends the sleep and the loop. */
+    prctl(PR_SET_TIMERSLACK, 1UL);
+    struct sigaction sa = {.sa_handler = on_stop};
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    struct timespec next, now;
     clock_gettime(CLOCK_MONOTONIC, &next);
-    unsigned long long sent = 0, refused = 0;
-    for (long t = 0; t < trains; t++) {
+    unsigned long long sent = 0, refused = 0, late = 0;
+    for (long t = 0; !stop && (trains == 0 || t < trains); t++) {
         long i = 0;
         while (i < train) {
             unsigned n = (unsigned)(train - i < PER_CALL ? train - i : PER_CALL);
@@ -174,12 +233,15 @@ int main(int argc, char **argv)
                 return 111;
             }
         }
-        next.tv_nsec += interval_ms % 1000 * 1000000;
-        next.tv_sec += interval_ms / 1000 + next.tv_nsec / 1000000000;
-        next.tv_nsec %= 1000000000;
-        while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL) == EINTR) {
+        ts_add(&next, interval);
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if (ts_diff(&now, &next) > MAX_LATE * interval) {
+            late++;
+            next = now;
+        }
+        while (!stop && clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL) == EINTR) {
         }
     }
-    printf("sent %llu refused %llu\n", sent, refused);
+    printf("sent %llu refused %llu late %llu\n", sent, refused, late);
     return 0;
 }
