@@ -65,7 +65,7 @@ for t in order:
 print("fwd cores: the forwarder's CPU in cores (ringrouter: its 3 processes; onefwd: bench/tapfwd; linux: machine minus generators,")
 print("  a lower bound, see bench/forward). fwd/machine CPU: per Gbit/s (% of a core) or per packet (us).")
 print("UDP: every path's forwarding on the services' CPU (linux: RPS of its router's veths there; linuxnapi: their NAPI threads),")
-print("  trafgen on another.")
+print("  the generator on another.")
 
 # ---- the sweep (bench/forward_sweep.py) ----------------------------------------
 PATHS = {"ringrouter": "ringrouter (TAP)", "onefwd": "onefwd (bench/tapfwd)", "linux": "Linux forwarding (veth, RPS)",
