@@ -65,10 +65,14 @@ done
 kill -INT "$gpid"
 wait "$gpid" || fail "trainsend exited $? on SIGINT: $(cat "$T/out")"
 gpid=
-sleep 0.2 # what is still on its way
-got=$(($(rx) - r0))
 read -r sent refused late < <(awk '/^sent [0-9]+ refused [0-9]+ late [0-9]+$/ {print $2, $4, $6}' "$T/out")
 [ -n "${sent:-}" ] || fail "no count from trainsend: $(cat "$T/out")"
+# What is still on its way: until all of it arrived, 5 s at most.
+for _ in $(seq 50); do
+    got=$(($(rx) - r0))
+    [ "$got" -lt "$sent" ] || break
+    sleep 0.1
+done
 # A refusal (the sink's backlog full, on a machine too loaded to drain it)
 # is the generator's to count, not a fault of its pacing.
 [ "$refused" = 0 ] || echo "  note: the pair refused $refused frames"
