@@ -12,7 +12,8 @@
 # ringrouter for the idle figures. value: packets/s at the sink (maxN, fixN,
 # sweepN, solo, ceiling), Gbit/s (tcpN, tcpr, udp1g), % (udp1g_loss), ms
 # (udp1g_jitter), frames lost (burstN), µs (rtt_*), CPU 1's context switches
-# per 1,000 packets at the sink (fixN_cs, maxN_cs), ringrouter's processes'
+# per 1,000 packets at the sink (fixN_cs, maxN_cs), CPU 0's busy cores
+# (maxN_cpu0, ceiling_cpu0; offered as for maxN), ringrouter's processes'
 # CPU in % of a core (idle); offered: the generator's rate; cpu1_cores: CPU 1 (the
 # dut's) busy time over the window, in cores, steal left out; delivered: the
 # fraction of what was sent that reached the sink (rtt: pings answered);
@@ -134,6 +135,12 @@ for n in ("1", "16"):
                  {m: scaled(per_run(m, "max" + n, val), 1e-3) for m in cols}, "%.0f"))
     rows.append((f"UDP 64 B, {plural(n, 'flow')}: max, % of the generator's ceiling",
                  {m: per_run(m, "max" + n, share_of_ceiling) for m in cols}, "%.0f"))
+    rows.append((f"UDP 64 B, {plural(n, 'flow')}: at the max, CPU 0 (generator, sink) busy, cores",
+                 {m: per_run(m, f"max{n}_cpu0", val) for m in cols}, "%.2f"))
+    rows.append((f"UDP 64 B, {plural(n, 'flow')}: at the max, CPU 1 (dut) busy, cores",
+                 {m: per_run(m, "max" + n, lambda v, o, c, d, t, r: c) for m in cols}, "%.2f"))
+    rows.append((f"UDP 64 B, {plural(n, 'flow')}: at the max, CPU 0 µs a frame offered",
+                 {m: per_run(m, f"max{n}_cpu0", lambda v, o, c, d, t, r: 1e6 * v / o) for m in cols}, "%.2f"))
 for n in ("1", "16"):
     rows.append((f"UDP 64 B, {plural(n, 'flow')}: dut CPU µs/packet at {kr} kpps",
                  {m: per_run(m, "fix" + n, us_per_pkt) for m in cols}, "%.2f"))
@@ -182,8 +189,10 @@ for lab, d, fmt in rows:
     print(f"| {lab} | " + " | ".join(cell(d[m], fmt) for m in cols) + " |")
 print()
 if ceil:
+    cpu0 = per_run("pair-plain", "ceiling_cpu0", lambda v, o, c, d, t, r: 1e6 * v / o)
     print(f"generator's ceiling (trafgen into a bare veth pair, the sink's receive on CPU 0): "
-          f"{cell(scaled(ceil, 1e-3), '%.0f')} kpps")
+          f"{cell(scaled(ceil, 1e-3), '%.0f')} kpps"
+          + (f", CPU 0 {cell(cpu0, '%.2f')} µs a frame" if cpu0 else ""))
 for p in ("pair-plain", "pair-xdp"):
     if (p, "solo") in data:
         print(f"solo without dut ({p}: gen and sink on one veth pair, CPU 1): "
@@ -265,6 +274,8 @@ if any(mx.values()):
 # ---- ratios --------------------------------------------------------------------
 print()
 why = []  # the runs left out of a ratio, and why
+bound = {}  # test -> [runs of a maximum's ratio counted, of them CPU 0-bound, CPU 1 busy at most]
+SATURATED, UNSATURATED = 0.97, 0.95  # cores: CPU 0 the limit, CPU 1 not
 
 
 def median_or_nan(d):
@@ -304,6 +315,12 @@ def max_ratio(a, b, test="max1"):
             why.append(f"{test} run {r}: {', '.join(short)} offered under 95 % of the ceiling {c / 1e3:.0f} kpps")
             continue
         out[r] = ra[0] / rb[0]
+        cpu0 = [data.get((m, test + "_cpu0"), {}).get(r, (0,))[0] for m in (a, b)]
+        n = bound.setdefault(test, [0, 0, 0.0])
+        n[0] += 1
+        if min(cpu0) >= SATURATED and max(ra[2], rb[2]) < UNSATURATED:
+            n[1] += 1
+            n[2] = max(n[2], ra[2], rb[2])
     return median_or_nan(out)
 
 
@@ -446,6 +463,12 @@ def floor_lines(have_linux):
 res, extra = lines()
 for w in dict.fromkeys(why):  # once each, in order (a Linux run is left out for every priority)
     print(f"# left out: {w}")
+for test, (n, k, c1) in bound.items():
+    if k:
+        print(f"# note: {test}: in {k} of the {n} pairs of runs its maximum's ratios counted, CPU 0 (the "
+              f"generator and the sink) was busy {SATURATED} cores or more for both modes and CPU 1 (the dut) "
+              f"at most {c1:.2f}: the generator's CPU set both maxima, so such a ratio is what each dut's "
+              "frames cost CPU 0, not what each dut can forward")
 if nothing and median_or_nan(nothing) > 0.05:
     print(f"# idle_cpu_percent: CPU 1 had {100 * median_or_nan(nothing):.1f} % of a core of other load with nothing "
           "of ours on it: the difference is noise of that size")

@@ -13,7 +13,9 @@
 #   - RTT: against the better Linux, worse of idle and loaded;
 #   - the floor (onexsk): its CPU and idle ping against the better Linux,
 #     ringrouter's against it at the same NAPI priority, the worse kept;
-#   - CPU 1's context switches per 1,000 packets: a table row, per mode.
+#   - CPU 1's context switches per 1,000 packets: a table row, per mode;
+#   - both CPUs' busy time at the maxima: rows, and a note when CPU 0 (the
+#     generator and the sink) alone was saturated.
 # The figures are made up: what is asserted is which one each rule picks.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -135,5 +137,40 @@ cs=$(grep "context switches per 1,000 packets at 200 kpps" "$T/e.out") || fail "
 grep -q "context switches per 1,000 packets at the max | 45.0 (45.0–45.0)" "$T/e.out" || fail "cs: no row at the max"
 grep -q "context switches" "$T/a.out" && fail "cs: a row from results that have no switch counts"
 echo "ok: context switches per 1,000 packets: median and range per mode, no row without counts"
+
+# 6. CPU 0's busy cores at the maxima (max1_cpu0): when CPU 0 was busy
+#    0.97 cores or more for both modes of a pair of runs that counted and
+#    CPU 1 under 0.95 for both, the report notes that CPU 0 set the maxima,
+#    in how many pairs. CPU 1 in a.tsv: ringrouter 0.9, Linux 0.5 and 0.6.
+#    Here CPU 0 is busy 1.0 core but only 0.80 with linux@0: 2 of the 4
+#    pairs (ringrouter@50 and @0 against linux@50 and linux@0; the starved
+#    RPS placement counts for none). The rows: CPU 0 busy 1.00, CPU 1 0.90,
+#    and 1.0 core over 395,000 frames offered is 2.53 µs a frame.
+{
+    cat "$T/a.tsv"
+    for m in ringrouter@50:395000 ringrouter@0:390000 linux:100000 linux@50:450000 linux@0:420000; do
+        c=1.00
+        [ "${m%%:*}" != linux@0 ] || c=0.80
+        printf '%s\tmax1_cpu0\t1\t%s\t%s\t0\t0\t0\n' "${m%%:*}" "$c" "${m#*:}"
+    done
+    printf 'pair-plain\tceiling_cpu0\t1\t1.00\t400000\t0\t0\t0\n'
+} >"$T/f.tsv"
+report "$T/f.tsv" "$T/f.out"
+grep -q "^# note: max1: in 2 of the 4 pairs of runs its maximum's ratios counted, CPU 0 .* at most 0.90:" "$T/f.out" ||
+    fail "cpu0: want a note naming 2 of 4 pairs and CPU 1 at most 0.90, got: $(grep -i 'note\|max1' "$T/f.out")"
+grep -q "at the max, CPU 0 (generator, sink) busy, cores | 1.00 (1.00–1.00) | 1.00 (1.00–1.00) | 1.00" "$T/f.out" ||
+    fail "cpu0: no CPU 0 row: $(grep 'CPU 0' "$T/f.out")"
+grep -q "at the max, CPU 1 (dut) busy, cores | 0.90 (0.90–0.90)" "$T/f.out" || fail "cpu0: no CPU 1 row"
+grep -q "at the max, CPU 0 µs a frame offered | 2.53 (2.53–2.53)" "$T/f.out" ||
+    fail "cpu0: want 2.53 µs a frame for ringrouter@50, got: $(grep 'a frame offered' "$T/f.out")"
+grep -q "ceiling.*400 (400–400) kpps, CPU 0 2.50 (2.50–2.50) µs a frame" "$T/f.out" ||
+    fail "cpu0: the ceiling's CPU 0 a frame: $(grep ceiling "$T/f.out")"
+[ "$(metric "$T/f.out" fwd64_max_vs_linux)" = 0.844 ] || fail "cpu0: the ratio itself changed"
+sed 's/^\(linux@[0-9]*\tmax1_cpu0\t1\t\)1.00/\10.96/' "$T/f.tsv" >"$T/g.tsv"
+grep -q "linux@50.max1_cpu0.1.0.96" "$T/g.tsv" || fail "the test's own edit of the results did not apply"
+report "$T/g.tsv" "$T/g.out"
+grep -q "^# note" "$T/g.out" && fail "cpu0: a note with Linux's CPU 0 at 0.96 cores: $(grep note "$T/g.out")"
+grep -q "^# note" "$T/a.out" && fail "cpu0: a note from results without CPU 0"
+echo "ok: CPU 0 and CPU 1 at the maxima: rows, and a note only for the pairs where CPU 0 alone was saturated"
 
 t_pass bench_ratios
