@@ -13,7 +13,7 @@
 # sweepN, solo, ceiling), Gbit/s (tcpN, tcpr, udp1g), % (udp1g_loss), ms
 # (udp1g_jitter), frames lost (burstN), µs (rtt_*), CPU 1's context switches
 # per 1,000 packets at the sink (fixN_cs, maxN_cs), CPU 0's busy cores
-# (maxN_cpu0, ceiling_cpu0; offered as for maxN), ringrouter's processes'
+# (maxN_cpu0, fixN_cpu0, ceiling_cpu0; offered as for maxN), ringrouter's processes'
 # CPU in % of a core (idle); offered: the generator's rate; cpu1_cores: CPU 1 (the
 # dut's) busy time over the window, in cores, steal left out; delivered: the
 # fraction of what was sent that reached the sink (rtt: pings answered);
@@ -148,6 +148,8 @@ for n in ("1", "16"):
                  {m: per_run(m, "fix" + n, lambda v, o, c, d, t, r: o / 1e3) for m in cols}, "%.0f"))
     rows.append((f"UDP 64 B, {plural(n, 'flow')}: delivered at {kr} kpps, % of sent",
                  {m: per_run(m, "fix" + n, lambda v, o, c, d, t, r: 100 * d) for m in cols}, "%.1f"))
+    rows.append((f"UDP 64 B, {plural(n, 'flow')}: CPU 0 (generator, sink) µs a frame offered at {kr} kpps",
+                 {m: per_run(m, f"fix{n}_cpu0", lambda v, o, c, d, t, r: 1e6 * v / o) for m in cols}, "%.2f"))
 for n in ("1", "16"):
     rows.append((f"UDP 64 B, {plural(n, 'flow')}: CPU 1 context switches per 1,000 packets at {kr} kpps",
                  {m: per_run(m, f"fix{n}_cs", val) for m in cols}, "%.1f"))

@@ -145,7 +145,8 @@ echo "ok: context switches per 1,000 packets: median and range per mode, no row 
 #    Here CPU 0 is busy 1.0 core but only 0.80 with linux@0: 2 of the 4
 #    pairs (ringrouter@50 and @0 against linux@50 and linux@0; the starved
 #    RPS placement counts for none). The rows: CPU 0 busy 1.00, CPU 1 0.90,
-#    and 1.0 core over 395,000 frames offered is 2.53 µs a frame.
+#    and 1.0 core over 395,000 frames offered is 2.53 µs a frame; at the
+#    fixed rate 0.5 core over 205,000 frames is 2.44.
 {
     cat "$T/a.tsv"
     for m in ringrouter@50:395000 ringrouter@0:390000 linux:100000 linux@50:450000 linux@0:420000; do
@@ -154,6 +155,7 @@ echo "ok: context switches per 1,000 packets: median and range per mode, no row 
         printf '%s\tmax1_cpu0\t1\t%s\t%s\t0\t0\t0\n' "${m%%:*}" "$c" "${m#*:}"
     done
     printf 'pair-plain\tceiling_cpu0\t1\t1.00\t400000\t0\t0\t0\n'
+    printf 'ringrouter@50\tfix1_cpu0\t1\t0.50\t205000\t0\t0\t200000\n'
 } >"$T/f.tsv"
 report "$T/f.tsv" "$T/f.out"
 grep -q "^# note: max1: in 2 of the 4 pairs of runs its maximum's ratios counted, CPU 0 .* at most 0.90:" "$T/f.out" ||
@@ -165,6 +167,8 @@ grep -q "at the max, CPU 0 µs a frame offered | 2.53 (2.53–2.53)" "$T/f.out" 
     fail "cpu0: want 2.53 µs a frame for ringrouter@50, got: $(grep 'a frame offered' "$T/f.out")"
 grep -q "ceiling.*400 (400–400) kpps, CPU 0 2.50 (2.50–2.50) µs a frame" "$T/f.out" ||
     fail "cpu0: the ceiling's CPU 0 a frame: $(grep ceiling "$T/f.out")"
+grep -q "CPU 0 (generator, sink) µs a frame offered at 200 kpps | 2.44 (2.44–2.44) | -" "$T/f.out" ||
+    fail "cpu0: want 0.5 core over 205,000 frames, 2.44 µs, at the fixed rate: $(grep 'at 200 kpps' "$T/f.out")"
 [ "$(metric "$T/f.out" fwd64_max_vs_linux)" = 0.844 ] || fail "cpu0: the ratio itself changed"
 sed 's/^\(linux@[0-9]*\tmax1_cpu0\t1\t\)1.00/\10.96/' "$T/f.tsv" >"$T/g.tsv"
 grep -q "linux@50.max1_cpu0.1.0.96" "$T/g.tsv" || fail "the test's own edit of the results did not apply"
