@@ -17,7 +17,7 @@
 # CPU in % of a core (idle); offered: the generator's rate; cpu1_cores: CPU 1 (the
 # dut's) busy time over the window, in cores, steal left out; delivered: the
 # fraction of what was sent that reached the sink (rtt: pings answered);
-# target: the rate asked for (0: as fast as trafgen can).
+# target: the rate asked for (0: as fast as the generator can).
 #
 # Ratios are per run, then the median over the runs. A run counts only when
 # both sides were offered at least 95 % of the target (the fixed rate; the
@@ -192,7 +192,7 @@ for lab, d, fmt in rows:
 print()
 if ceil:
     cpu0 = per_run("pair-plain", "ceiling_cpu0", lambda v, o, c, d, t, r: 1e6 * v / o)
-    print(f"generator's ceiling (trafgen into a bare veth pair, the sink's receive on CPU 0): "
+    print(f"generator's ceiling (as fast as it can into a bare veth pair, the sink's receive on CPU 0): "
           f"{cell(scaled(ceil, 1e-3), '%.0f')} kpps"
           + (f", CPU 0 {cell(cpu0, '%.2f')} µs a frame" if cpu0 else ""))
 for p in ("pair-plain", "pair-xdp"):
@@ -220,7 +220,7 @@ def sweep_of(m):
 
 
 if sweep_modes:
-    print("\noffered-load sweep, 64-byte UDP, 1 flow (median of the runs; the last step as fast as trafgen can):")
+    print("\noffered-load sweep, 64-byte UDP, 1 flow (median of the runs; the last step as fast as the generator can):")
     for m in sweep_modes:
         forward_sweep.table(label(m), sweep_of(m), ["dut CPU"])
     forward_sweep.plot(outdir, [(label(m), sweep_of(m)) for m in sweep_modes], "64-byte UDP, 1 flow",
@@ -277,6 +277,7 @@ if any(mx.values()):
 print()
 why = []  # the runs left out of a ratio, and why
 bound = {}  # test -> [runs of a maximum's ratio counted, of them CPU 0-bound, CPU 1 busy at most]
+upper = {}  # (test, mode, linux) -> {run: ratio over a Linux maximum that CPU 0 held down}
 SATURATED, UNSATURATED = 0.97, 0.95  # cores: CPU 0 the limit, CPU 1 not
 
 
@@ -306,11 +307,16 @@ def max_ratio(a, b, test="max1"):
         c = ceil[r]
         if base(b) == "linux" and rb[0] < BASELINE_MIN * c:
             cpu = rb[2]
+            cpu0 = data.get((b, test + "_cpu0"), {}).get(r, (0,))[0]
             cause = ("CPU 1 was busy %.2f cores (steal left out): other load on it took Linux's cycles" % cpu
                      if cpu > 0.9 else "CPU 1 was busy only %.2f cores: the limit was not the dut's CPU but the "
-                     "generator's or the sink's (CPU 0, other load)" % cpu)
+                     "generator's or the sink's (CPU 0, %s)" % (cpu, "busy %.2f cores" % cpu0 if cpu0 else "other load"))
             why.append(f"{test} run {r}: {b}'s maximum {rb[0] / 1e3:.0f} kpps is {100 * rb[0] / c:.0f} % of the "
                        f"generator's ceiling {c / 1e3:.0f} kpps (under 80 %): a starved baseline; {cause}")
+            if cpu0 >= SATURATED and cpu < UNSATURATED and ra[1] >= OFFERED_MIN * c:
+                # Held by CPU 0, Linux could have forwarded more: the
+                # ratio over its maximum is a bound from above.
+                upper.setdefault((test, a, b), {})[r] = ra[0] / rb[0]
             continue
         short = [m for m, x in ((a, ra), (b, rb)) if x[1] < OFFERED_MIN * c]
         if short:
@@ -465,6 +471,10 @@ def floor_lines(have_linux):
 res, extra = lines()
 for w in dict.fromkeys(why):  # once each, in order (a Linux run is left out for every priority)
     print(f"# left out: {w}")
+for (test, a, b), v in upper.items():
+    print(f"# note: {test}: {a} against {b} at most {statistics.median(v.values()):.3f} (median of "
+          f"{len(v)} run(s) left out above where CPU 0 held {b} under 80 % of the ceiling and CPU 1 was not "
+          "saturated: its maximum is a lower bound)")
 for test, (n, k, c1) in bound.items():
     if k:
         print(f"# note: {test}: in {k} of the {n} pairs of runs its maximum's ratios counted, CPU 0 (the "

@@ -15,7 +15,8 @@
 #     ringrouter's against it at the same NAPI priority, the worse kept;
 #   - CPU 1's context switches per 1,000 packets: a table row, per mode;
 #   - both CPUs' busy time at the maxima: rows, and a note when CPU 0 (the
-#     generator and the sink) alone was saturated.
+#     generator and the sink) alone was saturated; a Linux that CPU 0 held
+#     under 80 % of the ceiling gives no ratio but a bound from above.
 # The figures are made up: what is asserted is which one each rule picks.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -142,7 +143,8 @@ echo "ok: context switches per 1,000 packets: median and range per mode, no row 
 #    0.97 cores or more for both modes of a pair of runs that counted and
 #    CPU 1 under 0.95 for both, the report notes that CPU 0 set the maxima,
 #    in how many pairs. CPU 1 in a.tsv: ringrouter 0.9, Linux 0.5 and 0.6.
-#    Here CPU 0 is busy 1.0 core but only 0.80 with linux@0: 2 of the 4
+#    Here CPU 0 is busy 1.0 core but only 0.80 with linux@0 (0.90 with the
+#    starved RPS placement, which counts for no ratio): 2 of the 4
 #    pairs (ringrouter@50 and @0 against linux@50 and linux@0; the starved
 #    RPS placement counts for none). The rows: CPU 0 busy 1.00, CPU 1 0.90,
 #    and 1.0 core over 395,000 frames offered is 2.53 µs a frame; at the
@@ -152,6 +154,7 @@ echo "ok: context switches per 1,000 packets: median and range per mode, no row 
     for m in ringrouter@50:395000 ringrouter@0:390000 linux:100000 linux@50:450000 linux@0:420000; do
         c=1.00
         [ "${m%%:*}" != linux@0 ] || c=0.80
+        [ "${m%%:*}" != linux ] || c=0.90
         printf '%s\tmax1_cpu0\t1\t%s\t%s\t0\t0\t0\n' "${m%%:*}" "$c" "${m#*:}"
     done
     printf 'pair-plain\tceiling_cpu0\t1\t1.00\t400000\t0\t0\t0\n'
@@ -160,7 +163,7 @@ echo "ok: context switches per 1,000 packets: median and range per mode, no row 
 report "$T/f.tsv" "$T/f.out"
 grep -q "^# note: max1: in 2 of the 4 pairs of runs its maximum's ratios counted, CPU 0 .* at most 0.90:" "$T/f.out" ||
     fail "cpu0: want a note naming 2 of 4 pairs and CPU 1 at most 0.90, got: $(grep -i 'note\|max1' "$T/f.out")"
-grep -q "at the max, CPU 0 (generator, sink) busy, cores | 1.00 (1.00–1.00) | 1.00 (1.00–1.00) | 1.00" "$T/f.out" ||
+grep -q "at the max, CPU 0 (generator, sink) busy, cores | 1.00 (1.00–1.00) | 1.00 (1.00–1.00) | 0.90" "$T/f.out" ||
     fail "cpu0: no CPU 0 row: $(grep 'CPU 0' "$T/f.out")"
 grep -q "at the max, CPU 1 (dut) busy, cores | 0.90 (0.90–0.90)" "$T/f.out" || fail "cpu0: no CPU 1 row"
 grep -q "at the max, CPU 0 µs a frame offered | 2.53 (2.53–2.53)" "$T/f.out" ||
@@ -173,8 +176,26 @@ grep -q "CPU 0 (generator, sink) µs a frame offered at 200 kpps | 2.44 (2.44–
 sed 's/^\(linux@[0-9]*\tmax1_cpu0\t1\t\)1.00/\10.96/' "$T/f.tsv" >"$T/g.tsv"
 grep -q "linux@50.max1_cpu0.1.0.96" "$T/g.tsv" || fail "the test's own edit of the results did not apply"
 report "$T/g.tsv" "$T/g.out"
-grep -q "^# note" "$T/g.out" && fail "cpu0: a note with Linux's CPU 0 at 0.96 cores: $(grep note "$T/g.out")"
+grep -q "^# note: max1: in " "$T/g.out" && fail "cpu0: a note with Linux's CPU 0 at 0.96 cores: $(grep note "$T/g.out")"
 grep -q "^# note" "$T/a.out" && fail "cpu0: a note from results without CPU 0"
 echo "ok: CPU 0 and CPU 1 at the maxima: rows, and a note only for the pairs where CPU 0 alone was saturated"
+
+# 7. A generator that outruns Linux: the ceiling 600 kpps, so Linux's 450
+#    (FIFO) and 420 (SCHED_OTHER) are under 80 % of it and count for no
+#    ratio. Where CPU 0 held Linux there (linux@50: 1.00 core, CPU 1 0.5)
+#    and ringrouter was offered 95 % of the ceiling (590 kpps), the report
+#    bounds the ratio from above: 390/450 = 0.867. Not where Linux's CPU 0
+#    had room (linux@0: 0.80 core), nor for ringrouter@0, offered 390 kpps.
+sed -e 's/^\(pair-plain\tceiling\t1\t\)400000\t400000/\1600000\t600000/' \
+    -e 's/^\(ringrouter@50\tmax1\t1\t390000\t\)395000/\1590000/' "$T/f.tsv" >"$T/h.tsv"
+grep -q "pair-plain.ceiling.1.600000" "$T/h.tsv" && grep -q "ringrouter@50.max1.1.390000.590000" "$T/h.tsv" ||
+    fail "the test's own edit of the results did not apply"
+report "$T/h.tsv" "$T/h.out"
+[ "$(metric "$T/h.out" fwd64_max_vs_linux)" = nan ] || fail "bound: want no ratio, got $(metric "$T/h.out" fwd64_max_vs_linux)"
+grep -q "^# note: max1: ringrouter@50 against linux@50 at most 0.867 " "$T/h.out" ||
+    fail "bound: want ringrouter@50 against linux@50 at most 0.867, got: $(grep '^# note' "$T/h.out")"
+[ "$(grep -c '^# note: max1: .* at most' "$T/h.out")" = 1 ] ||
+    fail "bound: want one bound (not linux@0's, not ringrouter@0's), got: $(grep '^# note' "$T/h.out")"
+echo "ok: a Linux held by CPU 0 under 80 % of the ceiling gives no ratio and a bound from above"
 
 t_pass bench_ratios
