@@ -244,8 +244,9 @@ static void fill_port(const struct sup *s, int i, struct ipc_svc_port *o)
     o->addr = p->address.addr;
     o->plen = p->address.len;
     o->driver = p->driver == SUP_DRIVER_TAP ? IPC_DRV_TAP : IPC_DRV_AFXDP;
-    o->flags = (uint16_t)((p->shaper >= 0 ? IPC_PORT_F_SHAPER : 0) |
-                          (p->driver == SUP_DRIVER_AFXDP && p->busy_poll ? IPC_PORT_F_BUSY_POLL : 0) |
+    /* busy_poll = yes, and a socket that names a NAPI to poll (xsk.c) */
+    bool busy = p->driver == SUP_DRIVER_AFXDP && p->busy_poll && sup_xsk_busy_poll_ok(s, i);
+    o->flags = (uint16_t)((p->shaper >= 0 ? IPC_PORT_F_SHAPER : 0) | (busy ? IPC_PORT_F_BUSY_POLL : 0) |
                           (p->driver == SUP_DRIVER_AFXDP && p->xdp_mode == SUP_XDP_SKB ? IPC_PORT_F_RX_PARTIAL : 0));
     o->offloads = p->offloads;
     o->rx_inflight = p->rx_inflight;

@@ -60,6 +60,7 @@
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/socket.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -85,6 +86,9 @@
 #ifndef SO_BUSY_POLL_BUDGET
 #define SO_BUSY_POLL_BUDGET 70
 #endif
+#ifndef SO_INCOMING_NAPI_ID
+#define SO_INCOMING_NAPI_ID 56
+#endif
 #ifndef XDP_USE_SG
 #define XDP_USE_SG (1 << 4) /* linux/if_xdp.h, 6.6+ */
 #endif
@@ -105,6 +109,7 @@ struct sup_xsk_port {
     uint16_t bind_flags; /* XDP_COPY or XDP_ZEROCOPY */
     bool sg;             /* bound with XDP_USE_SG: a frame may come in several buffers */
     bool knobs_set;      /* the device's NAPI knobs are ours until shutdown */
+    bool no_napi_id;     /* busy polling, but the socket names no NAPI to poll (xsk_napi_id) */
     int counters_fd;     /* adopted: the program's counters map, ours to close; -1: the program's object has it */
     uint32_t knob_old[2]; /* napi_defer_hard_irqs, gro_flush_timeout as we found them */
 };
@@ -570,6 +575,46 @@ static int xsk_busy_poll(struct xsk_req *q, int fd)
     return 0;
 }
 
+static bool kernel_at_least(int major, int minor)
+{
+    struct utsname u;
+    int a, b;
+    return uname(&u) == 0 && sscanf(u.release, "%d.%d", &a, &b) == 2 && (a > major || (a == major && b >= minor));
+}
+
+/*
+ * A busy poll polls the NAPI its socket names (SO_INCOMING_NAPI_ID). Since
+ * Linux 6.13 an AF_XDP socket takes it at bind, from its queue, and only
+ * where the device's driver linked the queue to its NAPI: most NICs' do,
+ * veth's does not. With none the socket's busy polls poll nothing, and the
+ * device's own NAPI (its thread, or the sender's softirq) does all the
+ * receive work: bench/README.md, "Runs of 2026-12-06 (4)". Then the
+ * driver is told not to poll (sup_xsk_busy_poll_ok), which would only cost
+ * it a system call a loop. Before 6.13 the id came with the first frame,
+ * so a 0 at bind says nothing there.
+ */
+static void xsk_napi_id(struct xsk_req *q, int fd)
+{
+    const struct sup_port *p = q->p;
+    int id = -1;
+    socklen_t len = sizeof(id);
+    if (!p->busy_poll || !kernel_at_least(6, 13) || getsockopt(fd, SOL_SOCKET, SO_INCOMING_NAPI_ID, &id, &len) < 0 ||
+        id != 0)
+        return;
+    q->x->no_napi_id = true;
+    sup_notice("port %s: busy_poll = yes, but the AF_XDP socket on %s queue %d names no NAPI (its driver links no "
+               "queue to one; veth does not): nothing to busy-poll, the device's NAPI receives on its own",
+               p->name, p->ifname, q->x->queue);
+}
+
+bool sup_xsk_busy_poll_ok(const struct sup *s, int port)
+{
+    for (int i = 0; s->xsk && i < s->xsk->n; i++)
+        if (s->xsk->p[i].port == port && s->xsk->p[i].no_napi_id)
+            return false;
+    return true;
+}
+
 /*
  * The device's napi_defer_hard_irqs and gro_flush_timeout, set once, by its
  * first queue, whether the driver busy-polls or not. Busy polling: the
@@ -677,6 +722,7 @@ static int xsk_open_in_ns(void *arg)
     x->fd = fd;
     if (p->busy_poll && (ret = xsk_busy_poll(q, fd)) < 0)
         goto out_fd;
+    xsk_napi_id(q, fd);
     xsk_napi_knobs(q);
     if (q->first) { /* the port's program is loaded: our queue's slot in its socket map */
         uint32_t qi = (uint32_t)x->queue;
@@ -871,6 +917,8 @@ static int xsk_adopt_in_ns(void *arg)
     xdp_multiprog__close(mp);
     if (ret == 0 && knob_state_read(q->s, p, x->knob_old) == 0)
         x->knobs_set = true; /* restored at shutdown, as if we had set them */
+    if (ret == 0)
+        xsk_napi_id(q, x->fd);
     return ret;
 }
 

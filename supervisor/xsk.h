@@ -30,6 +30,13 @@ int sup_xsk_adopt(struct sup *s, int port, int queue, int drv, int fd_dev, int *
                   struct ipc_err *err);
 
 /**
+ * Can port @port's driver busy-poll: does each of its sockets name a NAPI
+ * (on Linux 6.13+, where a socket takes it at bind)? Not on a veth: the
+ * supervisor has logged why. True for a port with no AF_XDP socket.
+ */
+bool sup_xsk_busy_poll_ok(const struct sup *s, int port);
+
+/**
  * At shutdown, once every driver has stopped: detach the XDP programs, close
  * the sockets, and return every buffer lent to the kernel to the pool, so the
  * census can demand that all are free. Idempotent.

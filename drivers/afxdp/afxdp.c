@@ -235,11 +235,30 @@ static uint32_t take_from_kernel(struct afxdp *x, const uint64_t *addr, uint32_t
  * Busy polling: a recvfrom runs one NAPI poll of the device (up to the
  * socket's SO_BUSY_POLL_BUDGET frames) here, on our CPU, and leaves the
  * device quiet for gro_flush_timeout (supervisor/xsk.c). Skipped while the
- * RX ring already holds a full loop's worth.
+ * RX ring already holds a full loop's worth, or while the kernel has
+ * nowhere to put frames (rx_open).
  */
+/*
+ * Can the kernel place frames for us: the router's ring has room and the
+ * fill ring holds a burst of buffers? Not while the router is behind, nor
+ * while the pool's buffers all wait downstream (in its rings, in the TX
+ * ring: fill_step cannot lend). A busy poll then would copy frames only to
+ * drop them at the socket (xsk_fill_empty), in our time. The kernel's
+ * index is read only when our cache (which can only show more stock than
+ * there is) allows a burst.
+ */
+static bool rx_open(struct afxdp *x)
+{
+    uint32_t low = x->fill_target / 2 < AFXDP_BURST ? x->fill_target / 2 : AFXDP_BURST;
+    if (x->rx_blocked || xskq_prod_queued(&x->fq) < low)
+        return false;
+    xskq_prod_refresh(&x->fq);
+    return xskq_prod_queued(&x->fq) >= low;
+}
+
 static uint32_t rx_busy_poll(struct afxdp *x)
 {
-    if (!x->busy || x->rx_blocked ||
+    if (!x->busy || !rx_open(x) ||
         xskq_cons_avail(&x->rx, AFXDP_BURST * AFXDP_RX_BUDGET) >= AFXDP_BURST * AFXDP_RX_BUDGET)
         return 0;
     /* A device with nothing to receive (the transmit side of a flow): each

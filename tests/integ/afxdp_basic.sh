@@ -87,7 +87,12 @@ out=$(rr_in "$NS_A" ping -n -c 3 -i 0.2 -W 2 "$GW_A" 2>&1) || rr_fail "ping A ->
 out=$(rr_in "$NS_A" ping -n -c 5 -i 0.2 -W 2 "$HOST_B" 2>&1) || rr_fail "ping A -> B: $out"
 rr_ok "ping A -> router and A -> B through the router: $(tail -n 1 <<<"$out")"
 rr_stats || rr_fail "stats"
-[ -n "${RR_TEST_PORT_EXTRA:-}" ] || [ "$(rr_ctr driver-a.busy_polls)" -gt 0 ] || rr_fail "busy_poll = yes, but driver-a made no busy-poll call"
+# A busy poll needs the NAPI id the socket takes at bind on Linux 6.13+,
+# which a veth does not give: the supervisor says so, and the driver makes
+# no poll (afxdp_modes.sh checks both cases).
+if [ -z "${RR_TEST_PORT_EXTRA:-}" ] && ! grep -q "port a: busy_poll = yes, but the AF_XDP socket on xa1 queue 0 names no NAPI" "$RR_LOG"; then
+    [ "$(rr_ctr driver-a.busy_polls)" -gt 0 ] || rr_fail "busy_poll = yes, but driver-a made no busy-poll call"
+fi
 
 # ARP both ways: A resolved the router's address to xa1's MAC (the router
 # answered its request), and the router resolved B (B answered the router's).
