@@ -5,7 +5,7 @@
 # linux, linuxnapi; pair, the generator's ceiling): test, path, run, value, fwd cores,
 # machine cores per line, and for UDP offered packets/s, delivered (the
 # fraction of what was offered that reached B) and target (packets/s asked
-# for, 0: as fast as trafgen can); value in Gbit/s for tcp*, packets/s for
+# for, 0: as fast as the generator can); value in Gbit/s for tcp*, packets/s for
 # udp*, sweep* and ceiling. With OUTDIR, the sweep's plot OUTDIR/sweep.png
 # (gnuplot).
 #
@@ -83,8 +83,8 @@ sweep_paths = [p for p in PATHS if ("sweep1", p) in rows]
 if sweep_paths:
     ceil = [x[0] for x in rows.get(("ceiling", "pair"), {}).values()]
     print(f"\noffered-load sweep, 64-byte UDP, 1 flow (median of the runs; the 7th step at the generator's ceiling "
-          f"{statistics.median(ceil) / 1e3 if ceil else math.nan:.0f} kpps, trafgen into a bare veth pair; the last as fast "
-          "as trafgen can):")
+          f"{statistics.median(ceil) / 1e3 if ceil else math.nan:.0f} kpps, the generator into a bare veth pair; the last as "
+          "fast as it can):")
     for p in sweep_paths:
         forward_sweep.table(PATHS[p], sweep_of(p), ["fwd CPU", "machine CPU"])
     if len(sys.argv) > 4:
