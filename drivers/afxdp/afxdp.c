@@ -232,13 +232,6 @@ static uint32_t take_from_kernel(struct afxdp *x, const uint64_t *addr, uint32_t
 /* ---- receive ------------------------------------------------------------ */
 
 /*
- * Busy polling: a recvfrom runs one NAPI poll of the device (up to the
- * socket's SO_BUSY_POLL_BUDGET frames) here, on our CPU, and leaves the
- * device quiet for gro_flush_timeout (supervisor/xsk.c). Skipped while the
- * RX ring already holds a full loop's worth, or while the kernel has
- * nowhere to put frames (rx_open).
- */
-/*
  * Can the kernel place frames for us: the router's ring has room and the
  * fill ring holds a burst of buffers? Not while the router is behind, nor
  * while the pool's buffers all wait downstream (in its rings, in the TX
@@ -256,6 +249,13 @@ static bool rx_open(struct afxdp *x)
     return xskq_prod_queued(&x->fq) >= low;
 }
 
+/*
+ * Busy polling: a recvfrom runs one NAPI poll of the device (up to the
+ * socket's SO_BUSY_POLL_BUDGET frames) here, on our CPU, and leaves the
+ * device quiet for gro_flush_timeout (supervisor/xsk.c). Skipped while the
+ * RX ring already holds a full loop's worth, or while the kernel has
+ * nowhere to put frames (rx_open).
+ */
 static uint32_t rx_busy_poll(struct afxdp *x)
 {
     if (!x->busy || !rx_open(x) ||

@@ -77,26 +77,35 @@ for fd in os.listdir("/proc/%d/fd" % pid):
     if dup < 0:
         sys.exit("pidfd_getfd: %s" % os.strerror(ctypes.get_errno()))
     if opt(dup, 39) == 44:  # SO_DOMAIN == AF_XDP
-        found.append("%s %s %s" % (opt(dup, 46), opt(dup, 70, True), opt(dup, 69)))
+        found.append("%s %s %s %s" % (opt(dup, 46), opt(dup, 70, True), opt(dup, 69), opt(dup, 56)))  # 56: SO_INCOMING_NAPI_ID
     os.close(dup)
 if len(found) != 1:
     sys.exit("%d AF_XDP sockets in pid %d" % (len(found), pid))
 print(found[0])
 EOF
-xskopt() { # xskopt SERVICE: sets US BUDGET PREFER from its socket
+xskopt() { # xskopt SERVICE: sets US BUDGET PREFER NAPI from its socket
     local o
     o=$("$RR_PY" "$RR_T/xskopt.py" "${RR_PIDS[$1]}" 2>&1) || rr_fail "cannot read $1's socket options: $o"
-    read -r US BUDGET PREFER <<<"$o"
+    read -r US BUDGET PREFER NAPI <<<"$o"
 }
+# Linux 6.13+, where a socket takes its NAPI id at bind (supervisor/xsk.c)?
+kmaj=$(uname -r | cut -d. -f1) kmin=$(uname -r | cut -d. -f2 | tr -cd 0-9)
+NAPI_AT_BIND=$([ "$kmaj" -gt 6 ] || { [ "$kmaj" = 6 ] && [ "${kmin:-0}" -ge 13 ]; } && echo 1 || echo 0)
 budget_ok() { [ "$BUDGET" = - ] || [ "$BUDGET" = "$1" ]; } # budget_ok N
 # polls_ok LABEL PORT SERVICE: a port with busy_poll = yes busy-polls under
 # traffic, unless the supervisor found its socket names no NAPI (Linux
 # 6.13+ on a veth), when the driver must not poll at all: a poll would
 # cost a system call and poll nothing.
 polls_ok() {
-    local n
+    local n noted=0
     n=$(rr_ctr "$3.busy_polls")
-    if grep -q "port $2: busy_poll = yes, but the AF_XDP socket on .* names no NAPI" "$RR_LOG"; then
+    grep -q "port $2: busy_poll = yes, but the AF_XDP socket on .* names no NAPI" "$RR_LOG" && noted=1
+    # The notice against the socket itself: on 6.13+ exactly when its
+    # SO_INCOMING_NAPI_ID is 0; before, never (the id comes with a frame).
+    xskopt "$3"
+    [ "$noted" = "$([ "$NAPI_AT_BIND" = 1 ] && [ "$NAPI" = 0 ] && echo 1 || echo 0)" ] ||
+        rr_fail "$1: $3's socket has NAPI id $NAPI (Linux $(uname -r)), yet the no-NAPI notice is $([ "$noted" = 1 ] && echo there || echo missing)"
+    if [ "$noted" = 1 ]; then
         [ "$n" = 0 ] || rr_fail "$1: port $2's socket names no NAPI, yet $3 made $n busy polls"
         NONAPI=" (no NAPI id on this kernel: no polls)"
     else
@@ -175,10 +184,11 @@ xskopt driver-b
 [ "$US $PREFER" = "20 1" ] && budget_ok 64 || rr_fail "copy: driver-b's socket: SO_BUSY_POLL $US, BUDGET $BUDGET, PREFER $PREFER; expected the defaults 20 64 1"
 [ "$(knob)" = 2 ] || rr_fail "copy: xa1's napi_defer_hard_irqs is $(knob) while up, expected 2"
 rr_stats || rr_fail "stats"
+b_opts="$US/$BUDGET"
 polls_ok copy a driver-a
 pc=$(poll_cycles)
 [ "$pc" -gt 0 ] || rr_fail "copy: the router's poll stage never ran with poll_us = 200"
-rr_ok "copy: driver-a SO_BUSY_POLL/BUDGET $a_opts, driver-b $US/$BUDGET ('-': not readable on this kernel); napi_defer_hard_irqs 2; busy_polls $(rr_ctr driver-a.busy_polls)$NONAPI; router poll stage $pc cycles"
+rr_ok "copy: driver-a SO_BUSY_POLL/BUDGET $a_opts, driver-b $b_opts ('-': not readable on this kernel); napi_defer_hard_irqs 2; busy_polls $(rr_ctr driver-a.busy_polls)$NONAPI; router poll stage $pc cycles"
 finish copy
 [ "$(knob)" = "$knob0" ] || rr_fail "copy: xa1's napi_defer_hard_irqs is $(knob) after shutdown, was $knob0"
 
