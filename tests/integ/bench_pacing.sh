@@ -12,7 +12,12 @@
 #      reading saw part of the run, not the whole of it; every frame the
 #      pair took arrived;
 #   2. FLOWS 1: every frame from one UDP source port; 3: three;
-#   3. bad arguments end it with exit 100 naming the argument.
+#   3. bad arguments end it with exit 100 naming the argument;
+#   4. -x (XDP frames through the kernel's XDP generator): into a sink with
+#      no NAPI (GRO off) not one frame arrives (the kernel drops them at
+#      the redirect, counted by no device); with GRO on every frame arrives, FLOWS 3 gives three source
+#      ports, and the program it attached to the namespace's loopback (for
+#      the kernel's XDP dispatcher) is gone after it exits.
 # Skips (77) without root.
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
@@ -93,7 +98,7 @@ echo "ok 1: $sent frames in trains of $TRAIN, $(wc -l <"$T/samples") readings, t
 
 # 2. Flows: the UDP source ports of 64 frames sent with FLOWS, read at the
 #    sink by an AF_PACKET socket (python3, in the sink's namespace).
-ports() { # FLOWS: the distinct source ports, in order
+ports() { # FLOWS [OPTION...]: the distinct source ports, in order
     rm -f "$T/ready"
     ip netns exec "$S" python3 - "$T/ready" >"$T/ports" 2>&1 <<'EOF' &
 import socket, sys
@@ -114,7 +119,7 @@ EOF
     local lpid=$!
     for _ in $(seq 50); do [ -e "$T/ready" ] && break; sleep 0.1; done
     [ -e "$T/ready" ] || { kill "$lpid" 2>/dev/null; return 1; }
-    ip netns exec "$G" "$TS" pg0 "$dmac" 10.250.1.1 10.250.1.2 64 1 1 "$1" >/dev/null || return 1
+    ip netns exec "$G" "$TS" "${@:2}" pg0 "$dmac" 10.250.1.1 10.250.1.2 64 1 1 "$1" >/dev/null || return 1
     wait "$lpid" || return 1
     cat "$T/ports"
 }
@@ -140,4 +145,29 @@ bad TRAINS lo 00:00:00:00:00:01 10.0.0.1 10.0.0.2 32 -1
 bad TRAIN lo 00:00:00:00:00:01 10.0.0.1 10.0.0.2 0 1
 bad DST_MAC lo 00:00:00:00:00 10.0.0.1 10.0.0.2 32 1
 echo "ok 3: bad INTERVAL, FLOWS, TRAINS, TRAIN and DST_MAC refused by name"
-t_pass "the paced generator: trains of $TRAIN at $PPS pps within the pacing, flows by source port, bad arguments named"
+
+# 4. XDP frames (-x).
+OBJ=build/bin/xdpgen.bpf.o
+[ -f "$OBJ" ] || fail "$OBJ is not built"
+lo_xdp() { ip -n "$G" link show lo | grep -c xdp; }
+ip netns exec "$S" ethtool -K ps0 gro off >/dev/null
+r0=$(rx)
+ip netns exec "$G" "$TS" -x "$OBJ" pg0 "$dmac" 10.250.1.1 10.250.1.2 64 1 1 1 >"$T/out" 2>&1 ||
+    fail "trainsend -x exited $?: $(cat "$T/out")"
+grep -q '^sent 64 refused 0 late 0$' "$T/out" || fail "trainsend -x: \"$(cat "$T/out")\", want \"sent 64 refused 0 late 0\""
+sleep 0.2
+[ "$(($(rx) - r0))" = 0 ] || fail "XDP frames into a sink without NAPI: $(($(rx) - r0)) arrived, want 0"
+ip netns exec "$S" ethtool -K ps0 gro on >/dev/null || fail "cannot turn GRO on at ps0"
+r0=$(rx)
+ip netns exec "$G" "$TS" -x "$OBJ" pg0 "$dmac" 10.250.1.1 10.250.1.2 256 4 1ms 1 >"$T/out" 2>&1 ||
+    fail "trainsend -x exited $?: $(cat "$T/out")"
+for _ in $(seq 50); do
+    [ "$(($(rx) - r0))" -lt 1024 ] || break
+    sleep 0.1
+done
+[ "$(($(rx) - r0))" = 1024 ] || fail "trainsend -x: 4 trains of 256 sent, $(($(rx) - r0)) arrived"
+x3=$(ports 3 -x "$OBJ") || fail "the flow capture of -x failed"
+[ "$x3" = "10000 10001 10002" ] || fail "-x FLOWS 3: source ports \"$x3\", want \"10000 10001 10002\""
+[ "$(lo_xdp)" = 0 ] || fail "trainsend -x left its program on lo: $(ip -n "$G" link show lo)"
+echo "ok 4: -x: no frame without NAPI, 1,024 of 1,024 with it, FLOWS 3 -> ports $x3, lo clean after"
+t_pass "the paced generator: trains of $TRAIN at $PPS pps within the pacing, flows by source port, bad arguments named, XDP frames with -x"
