@@ -6,10 +6,11 @@
     forward_tapperf.py record DATA TEST PATH RUN PKTS T0 T1   (a line to stdout)
     forward_tapperf.py report KERNEL_TSV METRIC_FILE   (the "# kernel:" lines)
 
-record reads the profile DATA of the services' CPU (ringrouter's three
-processes, or linuxnapi's NAPI threads) over a window in which PKTS packets
+record reads the profile DATA of the forwarder's CPU (ringrouter's three
+processes, onefwd's bench/tapfwd, or linuxnapi's NAPI threads) over a window in which PKTS packets
 reached B between the times T0 and T1 (s), and prints one tab-separated
-line: TEST PATH RUN, then per forwarded packet, in µs of that CPU: busy
+line: TEST PATH RUN, the packets a second at B, then per forwarded
+packet, in µs of that CPU: busy
 (every sample not of the idle task), the TAP read (`tun_chr_read_iter` and
 all below it), the TAP write (`tun_chr_write_iter`) and, within the write,
 B's receive (`netif_receive_skb`: a TAP write runs the receiver's stack).
@@ -17,14 +18,18 @@ cpu-clock samples cover the wall time of the CPU, busy or not, so a
 function's share of the samples is its share of that time.
 
 report prints, per path and test, the medians over the runs, and writes to
-METRIC_FILE the line `tap_udp64_bound_vs_linux R`: per run, Linux NAPI's
-busy µs a packet over ringrouter's TAP read and write together, then the
-median. A forwarder that must read every frame from one TAP and write it to
+METRIC_FILE the line `tap_udp64_bound_vs_linux R`, per run then the median.
+A forwarder that must read every frame from one TAP and write it to
 another spends at least the kernel's read and write on its CPU, so on one
-CPU it forwards at most 1 / (read + write) packets a second; over Linux's
-1 / busy, that is the most `tap_udp64_vs_linux` can be for any design that
-moves frames through TAP system calls as ringrouter does.
+CPU it forwards at most 1 / (read + write) packets a second, with read +
+write the least of the TAP forwarders profiled in the run (ringrouter,
+onefwd). Over the rate of the better Linux in the same run (RPS or NAPI,
+the faster, as `tap_udp64_vs_linux` takes it), that is the most
+`tap_udp64_vs_linux` could have been for any design that moves frames
+through TAP system calls, as both do.
 """
+TAP_PATHS = ("ringrouter", "onefwd")
+LINUX_PATHS = ("linux", "linuxnapi")
 import statistics
 import subprocess
 import sys
@@ -56,31 +61,34 @@ def record(data, test, path, run, pkts, t0, t1):
                if f[1].startswith("swapper"))
     us = 1e6 / max(float(pps), 1.0) / 100.0
     vals = [100.0 - idle, share.get(READ, 0.0), share.get(WRITE, 0.0), share.get(B_RECV, 0.0)]
-    print("\t".join([test, path, run] + ["%.4f" % (v * us) for v in vals]))
+    print("\t".join([test, path, run, "%.0f" % pps] + ["%.4f" % (v * us) for v in vals]))
 
 
 def report(tsv, metric_file):
     rows = [line.rstrip("\n").split("\t") for line in open(tsv) if line.strip()]
     by = {}
     for r in rows:
-        by.setdefault((r[0], r[1]), []).append([float(v) for v in r[3:7]])
+        by.setdefault((r[0], r[1]), []).append([float(v) for v in r[4:8]])
     for (test, path), vals in sorted(by.items()):
         med = [statistics.median(v[i] for v in vals) for i in range(4)]
-        if path == "ringrouter":
+        if path in TAP_PATHS:
             print("# kernel: %s %s, CPU µs a packet (perf, median of %d): busy %.2f, TAP read %.2f, TAP write %.2f "
                   "(of which B's receive %.2f), the rest %.2f" %
                   (test, path, len(vals), med[0], med[1], med[2], med[3], med[0] - med[1] - med[2]))
         else:
             print("# kernel: %s %s, CPU µs a packet (perf, median of %d): busy %.2f" % (test, path, len(vals), med[0]))
-    bounds = []
-    rr = {(r[0], r[2]): [float(v) for v in r[3:7]] for r in rows if r[1] == "ringrouter"}
+    calls = {}  # (test, run): the least TAP read + write of the TAP forwarders, µs
+    linux = {}  # (test, run): the better Linux's rate, packets a second
     for r in rows:
         key = (r[0], r[2])
-        if r[1] == "linuxnapi" and r[0] == "udp1" and key in rr and rr[key][1] + rr[key][2] > 0:
-            bounds.append(float(r[3]) / (rr[key][1] + rr[key][2]))
+        if r[1] in TAP_PATHS and float(r[5]) + float(r[6]) > 0:
+            calls[key] = min(calls.get(key, float("inf")), float(r[5]) + float(r[6]))
+        if r[1] in LINUX_PATHS and float(r[3]) > 0:
+            linux[key] = max(linux.get(key, 0.0), float(r[3]))
+    bounds = [1e6 / calls[key] / linux[key] for key in sorted(linux) if key[0] == "udp1" and key in calls]
     value = "%.3f" % statistics.median(bounds) if bounds else "nan"
     if bounds:
-        print("# kernel: udp1, Linux NAPI's busy µs a packet over ringrouter's TAP read and write, per run: " +
+        print("# kernel: udp1, at most 1 / (TAP read + write) a second over the better Linux's rate, per run: " +
               ", ".join("%.3f" % b for b in bounds))
     with open(metric_file, "w") as f:
         f.write("tap_udp64_bound_vs_linux %s\n" % value)
