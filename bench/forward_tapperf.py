@@ -7,11 +7,11 @@
     forward_tapperf.py report KERNEL_TSV METRIC_FILE   (the "# kernel:" lines)
 
 record reads the profile DATA of the forwarder's CPU (ringrouter's three
-processes, onefwd's bench/tapfwd, or linuxnapi's NAPI threads) over a window in which PKTS packets
-reached B between the times T0 and T1 (s), and prints one tab-separated
-line: TEST PATH RUN, the packets a second at B, then per forwarded
-packet, in µs of that CPU: busy
-(every sample not of the idle task), the TAP read (`tun_chr_read_iter` and
+processes, onefwd's bench/tapfwd, or Linux's forwarding) over a window in
+which PKTS packets reached B between the times T0 and T1 (s), and prints
+one tab-separated line: TEST PATH RUN, the packets a second at B, then per
+forwarded packet, in µs of that CPU: busy (every sample not of the idle
+task), the TAP read (`tun_chr_read_iter` and
 all below it), the TAP write (`tun_chr_write_iter`) and, within the write,
 B's receive (`netif_receive_skb`: a TAP write runs the receiver's stack).
 cpu-clock samples cover the wall time of the CPU, busy or not, so a
@@ -28,11 +28,12 @@ the faster, as `tap_udp64_vs_linux` takes it), that is the most
 `tap_udp64_vs_linux` could have been for any design that moves frames
 through TAP system calls, as both do.
 """
-TAP_PATHS = ("ringrouter", "onefwd")
-LINUX_PATHS = ("linux", "linuxnapi")
 import statistics
 import subprocess
 import sys
+
+TAP_PATHS = ("ringrouter", "onefwd")
+LINUX_PATHS = ("linux", "linuxnapi")
 
 READ = "tun_chr_read_iter"
 WRITE = "tun_chr_write_iter"
