@@ -5,7 +5,7 @@
  * average load is a few percent of its capacity must still absorb a train
  * as long as its rings), and its paced load (a fixed rate as short trains
  * at an even spacing, where `trafgen -b` sends each second's quota as one
- * train at its full speed: bench/README.md "The generator's pacing").
+ * train at its full speed: bench/README.md "The generator").
  *
  *   trainsend IFNAME DST_MAC SRC_IP DST_IP TRAIN TRAINS [INTERVAL [FLOWS]]
  *       TRAINS trains of TRAIN frames (60 bytes on the wire without the
@@ -28,7 +28,7 @@
  *       OBJ's program (bench/xdpgen.bpf.c), which redirects every frame to
  *       IFNAME, a veth, as a NIC's driver hands frames on: its peer gets
  *       them in pages of their own, not as a socket's skbs that a veth
- *       copies before its XDP program runs (bench/README.md, "An XDP
+ *       copies before its XDP program runs (bench/README.md, "The
  *       generator"). The peer must have NAPI (an XDP program or GRO):
  *       without, the kernel drops every frame at the redirect, and no
  *       device counts them. What the peer's full ring refuses the veth

@@ -5,7 +5,7 @@
  * -x: each frame, built once in a page of the run's page pool, leaves
  * through the devmap's one entry (the generator's veth) as an XDP frame, as
  * a NIC's driver hands frames on, so the veth behind it receives no socket's
- * skb to copy before its XDP program (bench/README.md, "An XDP generator").
+ * skb to copy before its XDP program (bench/README.md, "The generator").
  * cfg[0] is the number of flows: frame i gets UDP source port 10000 + i mod
  * flows (cfg[1] counts the frames); cfg[2] the veth's ifindex, which the
  * generator's frames name as their ingress. Any other frame passes: the

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # tests/integ/bench_pacing.sh: the paced generator bench/forward's fixed
-# rates come from (bench/trainsend.c, bench/README.md "The generator's
-# pacing") holds its rate as short trains, not as a second's quota at once
+# rates come from (bench/trainsend.c, bench/README.md "The
+# generator") holds its rate as short trains, not as a second's quota at once
 # (what `trafgen -b` does), on a bare veth pair of its own:
 #   1. 20 kpps as trains of 32 (one every 1.6 ms) for 2 s, the sink's
 #      rx_packets read about every 20 ms: between any two readings no more
