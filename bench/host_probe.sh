@@ -3,8 +3,8 @@
 # bench/host_probe.sh, sourced by bench/forward and bench/forward-tap: how
 # busy the host is, from inside this guest, at the start and the end of a
 # run. On this 2-vCPU guest what a system call and a switch cost moves with
-# the load of the other guests on the host (a system call 0.97 µs on a quiet
-# host, 1.30 on a busy one, bench/README.md), and ringrouter's path, which
+# the load of the other guests on the host (bench/README.md, "Output"),
+# and ringrouter's path, which
 # has more of both than Linux's, moves most. The two figures let a reader
 # tell a run on a busy host from one on a quiet host.
 #

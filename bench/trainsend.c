@@ -170,8 +170,8 @@ static void build(uint8_t *f, const uint8_t dmac[6], const uint8_t smac[6], stru
 /* -x: OBJ's program loaded, its devmap aimed at @ifindex, @flows set, and
  * attached (generic XDP) to the namespace's loopback until exit: each
  * BPF_PROG_RUN of a program not attached anywhere rewrites the kernel's XDP
- * dispatcher, text poke and IPIs to every CPU, the dut's included (seen:
- * 36 % of the generator's CPU with trains of 256); attached, the run finds
+ * dispatcher, text poke and IPIs to every CPU, the dut's included, a large
+ * share of the generator's CPU with long trains; attached, the run finds
  * it there. Returns the program's fd, or exits 111 naming what failed. */
 static int xdp_gen_lo = -1;
 static void xdp_gen_detach(void)

@@ -10,8 +10,9 @@
  *              backlog gauges (backlog_depth, backlog_max);
  *   TX pull    the input rings -> a per-packet check of the driver's own ->
  *              a FIFO backlog of DRV_BACKLOG packets that the device drains
- *              at its own pace (no busy-wait on a full device: DESIGN.md
- *              fix 3), dropping and counting past it;
+ *              at its own pace (no busy-wait on a full device:
+ *              docs/drivers.md, "Transmit: a backlog, no busy-wait"),
+ *              dropping and counting past it;
  *   dead list  buffers to free at the end of the loop, in one ipc_pool_free;
  *   idle       the poll budget (poll_us) and the arm / re-check / disarm
  *              steps of ipc/wake.h around a sleep the driver does itself.

@@ -19,8 +19,8 @@
  * SQE flags: IO_LINK (eventfd poll -> read), CQE_SKIP_SUCCESS and
  * FIXED_FILE. The TAP fd is registered as fixed file 0 before the
  * restrictions: every read, write and poll of the device names it so, which
- * spares each one a file lookup and its reference (fget/fput, 2.5 % of the
- * forwarding CPU in perf at 64-byte line rate). No register operation is
+ * spares each one a file lookup and its reference (fget/fput, which perf
+ * showed on the forwarding CPU at 64-byte line rate). No register operation is
  * allowed once the ring is enabled, and the driver waits with
  * IORING_ENTER_EXT_ARG, so it needs no TIMEOUT opcode either.
  * The restrictions can be registered only on a ring created disabled, and
