@@ -27,6 +27,10 @@ above (a command line), an option (`-c`), a number, a span with a
 placeholder in capitals inside a path (`RUN_DIR/napi.PORT`) or an absolute
 path is not checked: those name no symbol of the tree.
 
+It also keeps the docs reference, not a lab notebook: bench/README.md and
+docs/drivers.md at most 600 lines, no table line over 500 characters, and
+no dated section of runs ("Runs of 2026-...": those go to bench/results/).
+
 Each failure prints `FILE:LINE: `SPAN`: WHY`; exit 1 if any, else 0.
 """
 import os
@@ -214,6 +218,29 @@ class Check:
         return None
 
 
+MAX_LINES = {'bench/README.md': 600, 'docs/drivers.md': 600}
+MAX_TABLE_LINE = 500
+DATED = re.compile(r'Runs of 20[0-9][0-9]-|^#+ .*\b20[0-9][0-9]-[01][0-9]-[0-3][0-9]\b')
+
+
+def shape(doc, path):
+    """Why each line of @doc breaks the reference rules."""
+    with open(path, errors='replace') as fh:
+        lines = fh.read().split('\n')
+    if lines and lines[-1] == '':
+        lines.pop()
+    bad = []
+    if doc in MAX_LINES and len(lines) > MAX_LINES[doc]:
+        bad.append((len(lines), f'{len(lines)} lines, more than {MAX_LINES[doc]}: move dated runs to bench/results/'))
+    for no, line in enumerate(lines, 1):
+        if line.startswith('|') and len(line) > MAX_TABLE_LINE:
+            bad.append((no, f'a table line of {len(line)} characters (at most {MAX_TABLE_LINE}): '
+                            'cut the cell, the rest as a list below the table'))
+        if DATED.search(line):
+            bad.append((no, 'a dated run: it goes to bench/results/DATE-NAME.md'))
+    return bad
+
+
 def main():
     c = Check()
     docs = ['README.md', 'bench/README.md'] + sorted(f for f in c.files if re.fullmatch(r'docs/[^/]+\.md', f))
@@ -227,9 +254,12 @@ def main():
             if why:
                 print(f'{d}:{no}: `{s}`: {why}')
                 bad += 1
+        for no, why in shape(d, path):
+            print(f'{d}:{no}: {why}')
+            bad += 1
     if bad:
-        print(f'docs_symbols: {bad} name(s) in the docs not found (fix the doc, or list a name that is not ours in '
-              'tests/lib/docs_symbols.allow)')
+        print(f'docs_symbols: {bad} problem(s) in the docs (a name not found: fix the doc, or list a name that is '
+              'not ours in tests/lib/docs_symbols.allow)')
         return 1
     return 0
 
