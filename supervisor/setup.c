@@ -131,8 +131,8 @@ struct tap_req {
  * A TAP of ours has one queue, but tun still hashes every frame sent to it
  * (its flow steering, when RPS is on anywhere on the host) and, for a sender
  * that picks its own queue (AF_PACKET with qdisc bypass), runs that steering
- * again, work ringrouter would cause every sender for nothing. A steering program that answers
- * queue 0 replaces both. Only a cost is at stake: without it (no BPF, no
+ * again: work ringrouter would cause every sender for nothing. A steering
+ * program that answers queue 0 replaces both. Only a cost is at stake: without it (no BPF, no
  * CAP_BPF after a reload), the device works as before, and we say so.
  */
 static void tap_steer_single(int fd, const struct sup_port *p)
