@@ -330,6 +330,8 @@ int sup_run(struct sup *s)
         sup_err("cannot set up the event loop: %s", strerror(errno));
         return SUP_EXIT_SYSTEM;
     }
+    s->started = time(NULL);
+    s->started_ns = sup_now_ns();
     s->tick_ns = pick_tick(s);
     struct itimerspec its = {
         .it_interval = {.tv_sec = 0, .tv_nsec = (long)s->tick_ns},
