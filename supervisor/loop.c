@@ -69,8 +69,7 @@ void sup_unwatch(struct sup *s, struct sup_svc *v)
     close_notify(s, v);
     if (v->pidfd >= 0) {
         /* close() alone takes it out of the epoll set; an explicit
-         * EPOLL_CTL_DEL here measured ~10 ms on this kernel, on the restart
-         * path. */
+         * EPOLL_CTL_DEL here was found to slow the restart path. */
         close(v->pidfd);
         v->pidfd = -1;
     }

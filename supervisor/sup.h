@@ -355,6 +355,11 @@ int sup_ctl_probe(struct sup *s, struct ipc_err *err);
 enum sup_answer { SUP_ANS_ERR, SUP_ANS_OK, SUP_ANS_FAILED };
 enum sup_answer sup_ctl_handle(struct sup *s, char *req, FILE *f, struct sup_ctl_wait *w, bool read_only);
 int sup_ctl_client(const char *sock, int argc, char **argv);
+/* ctl_show.c: `status` (each service; --json also the supervisor's own
+ * block) and `stats` of every service and ring, or (@port >= 0) of one
+ * port's: its drivers and shaper, its rings, its steering program. */
+void sup_ctl_status(struct sup *s, FILE *f, bool json);
+void sup_ctl_stats(struct sup *s, FILE *f, bool json, bool all, int port);
 
 /* route.c: routes at run time; neigh_ctl.c: neighbours at run time */
 bool sup_ctl_route(struct sup *s, char **argv, int argc, FILE *f);
