@@ -58,6 +58,7 @@ echo "t_census_check rejects it: $(head -n 1 <<<"$out")"
 : >"$SUP_LOG"
 sup_start "$SUP_NS" "$SUP_T/clean.ini"
 out=$("$RR" inject -S "$SUP_SOCK" driver-a leak 5 2>&1) || sup_fail "inject driver-a leak 5: $out"
+# shellcheck disable=SC2034 # used in the eval below
 old=$(sup_status && echo "${SUP_PIDS[driver-a]}")
 "$RR" restart -S "$SUP_SOCK" driver-a >/dev/null 2>&1 || sup_fail "restart driver-a"
 sup_wait 5 eval 'sup_all_up && [ "${SUP_PIDS[driver-a]}" != "$old" ]' || sup_fail "driver-a not up again after its restart"

@@ -28,6 +28,7 @@ json() { "$RR" status --json -S "$SUP_SOCK" | "$SUP_PY" -c "import json, sys, ti
 
 # 1. Planned apart from failures.
 sup_status || sup_fail "status"
+# shellcheck disable=SC2034 # old_r is used in the eval below
 old_r=${SUP_PIDS[router]} old_a=${SUP_PIDS[driver-a]}
 "$RR" restart -S "$SUP_SOCK" router >/dev/null || sup_fail "restart router"
 sup_wait 5 eval 'sup_all_up && [ "${SUP_PIDS[router]}" != "$old_r" ]' || sup_fail "router not up again after its restart"
