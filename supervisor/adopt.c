@@ -60,7 +60,7 @@
 
 #define STATE_FILE "state"
 #define STATE_MAGIC 0x5252535455504552ull /* "REPUTSRR" */
-#define STATE_VERSION 1
+#define STATE_VERSION 2 /* 2: planned restarts and ready_ns */
 
 struct state_svc {
     char name[SUP_SERVICE_MAX + 1];
@@ -68,7 +68,8 @@ struct state_svc {
     uint64_t start_ticks; /* /proc/PID/stat field 22 */
     uint16_t owner;
     uint32_t kind;
-    uint32_t restarts;
+    uint32_t restarts, planned;
+    uint64_t ready_ns; /* CLOCK_MONOTONIC, the machine's: the same boot, as the pid's start time proves */
     struct ipc_shm_hdr stats_shm;
     char binary[300];
     char build[SUP_BUILD_ID_MAX];
@@ -161,6 +162,8 @@ void sup_state_save(struct sup *s)
         o->owner = v->owner;
         o->kind = v->kind;
         o->restarts = v->restarts;
+        o->planned = v->planned;
+        o->ready_ns = v->state == SUP_ST_UP ? v->ready_ns : 0;
         o->stats_shm = v->stats_shm;
         memcpy(o->binary, v->run_binary, sizeof(o->binary));
         memcpy(o->build, v->run_build, sizeof(o->build));
@@ -449,10 +452,14 @@ void sup_adopt_commit(struct sup *s)
         v->pidfd = s->adopt->pidfd[i];
         s->adopt->pidfd[i] = -1;
         v->state = SUP_ST_UP;
-        v->ready_ns = v->started_ns = now;
+        /* Up since it was ready, not since we adopted it: `status` says
+         * UPTIME from ready_ns and STARTED from run_started, which must
+         * agree across a re-exec. */
+        v->ready_ns = v->started_ns = o->ready_ns && o->ready_ns <= now ? o->ready_ns : now;
         v->last_beat = ipc_ld_rlx(&v->stats->heartbeat);
         v->last_beat_ns = now;
         v->restarts = o->restarts;
+        v->planned = o->planned;
         memcpy(v->run_binary, o->binary, sizeof(v->run_binary));
         v->run_binary[sizeof(v->run_binary) - 1] = '\0';
         memcpy(v->run_build, o->build, sizeof(v->run_build));

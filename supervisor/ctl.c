@@ -8,12 +8,15 @@
  * and from the services' shared stats regions: a query never interrupts a
  * service.
  *
- *   status [json]       each service's state, pid, restarts, uptime, last exit;
+ *   status [json]       each service's state, pid, restarts (after a death;
+ *                       planned ones apart), uptime, last exit; the JSON
+ *                       also the supervisor's version, pid and uptime;
  *                       answered "FAILED" instead of "OK" when a service is
- *                       failed, so that the client exits 3
+ *                       failed, so that the client exits 3 (ctl_show.c)
  *   stats [port NAME] [json|all]
  *                       per service counters (non-zero ones, or all), per ring
  *                       occupancy and counters; of one port's services only
+ *                       (ctl_show.c)
  *   link [port NAME] [json]   see supervisor/link.c
  *   stats stages [json] per service and stage: CPU cycles per packet
  *   restart NAME        stop NAME and start it again
@@ -41,7 +44,6 @@
 #include "supervisor/inject.h"
 #include "supervisor/reload.h"
 #include "supervisor/shaper_ctl.h"
-#include "supervisor/xsk.h"
 
 
 /* The TSC and the raw monotonic clock, read together when the supervisor
@@ -205,220 +207,6 @@ void sup_json_str(FILE *f, const char *str)
             fputc(*p, f);
     }
     fputc('"', f);
-}
-
-static uint64_t uptime_ms(const struct sup_svc *v, uint64_t now)
-{
-    return v->state == SUP_ST_UP ? (now - v->ready_ns) / 1000000 : 0;
-}
-
-static void do_status(struct sup *s, FILE *f, bool json)
-{
-    uint64_t now = sup_now_ns();
-    if (json) {
-        sup_json_begin(f);
-        fprintf(f, "\"services\":[");
-        for (int i = 0; i < s->nsvcs; i++) {
-            const struct sup_svc *v = &s->svcs[i];
-            fprintf(f, "%s{\"name\":", i ? "," : "");
-            sup_json_str(f, v->name);
-            fprintf(f,
-                    ",\"state\":\"%s\",\"pid\":%d,\"restarts\":%u,\"uptime_ms\":%llu,\"ready_ms\":%.3f,"
-                    "\"standby_pid\":%d,\"standby_parked\":%s,\"uid\":%u,\"gid\":%u,\"started_at\":%lld,"
-                    "\"standby_started_at\":%lld,\"binary\":",
-                    sup_state_name(v->state), (int)v->pid, v->restarts, (unsigned long long)uptime_ms(v, now),
-                    (double)v->ready_ms_last / 1000.0, (int)v->sb_pid, v->sb_parked ? "true" : "false",
-                    (unsigned)v->uid, (unsigned)v->gid, v->pid > 0 ? (long long)v->run_started : 0LL,
-                    v->sb_pid > 0 ? (long long)v->sb_started : 0LL);
-            sup_json_str(f, v->pid > 0 ? v->run_binary : "");
-            fprintf(f, ",\"build_id\":");
-            sup_json_str(f, v->pid > 0 ? v->run_build : "");
-            fprintf(f, ",\"standby_binary\":");
-            sup_json_str(f, v->sb_pid > 0 ? v->sb_binary : "");
-            fprintf(f, ",\"standby_build_id\":");
-            sup_json_str(f, v->sb_pid > 0 ? v->sb_build : "");
-            fprintf(f, ",\"last_exit\":");
-            sup_json_str(f, v->last_exit);
-            /* cpu_max_pct: the periods its cgroup was throttled in, and
-             * for how long in all (cgroup.c); -1 with no limit. */
-            uint64_t thr = 0, thr_us = 0;
-            bool lim = sup_cg_throttled(s, v, &thr, &thr_us) == 0;
-            fprintf(f, ",\"cpu_max_pct\":%u,\"cpu_throttled\":%lld,\"cpu_throttled_ms\":%lld}", v->m->cpu_max_pct,
-                    lim ? (long long)thr : -1LL, lim ? (long long)(thr_us / 1000u) : -1LL);
-        }
-        fprintf(f, "]}\n");
-        return;
-    }
-    fprintf(f, "%-16s %-9s %8s %8s %8s %10s %-8s %-12s %-28s %s\n", "SERVICE", "STATE", "PID", "STANDBY", "RESTARTS",
-            "UPTIME", "STARTED", "BUILD", "BINARY", "LAST EXIT");
-    for (int i = 0; i < s->nsvcs; i++) {
-        const struct sup_svc *v = &s->svcs[i];
-        char up[32] = "-";
-        if (v->state == SUP_ST_UP)
-            snprintf(up, sizeof(up), "%.1fs", (double)uptime_ms(v, now) / 1000.0);
-        char sb[16] = "-";
-        if (v->sb_pid > 0)
-            snprintf(sb, sizeof(sb), "%d%s", (int)v->sb_pid, v->sb_parked ? "" : "*");
-        /* The running instance's: when it started (local time), its ELF
-         * build id (12 digits) and what it was exec'd from. */
-        char started[16] = "-", build[16] = "-";
-        if (v->pid > 0 && v->run_started) {
-            struct tm tm;
-            localtime_r(&v->run_started, &tm);
-            strftime(started, sizeof(started), "%H:%M:%S", &tm);
-            snprintf(build, sizeof(build), "%.12s", v->run_build[0] ? v->run_build : "none");
-        }
-        fprintf(f, "%-16s %-9s %8d %8s %8u %10s %-8s %-12s %-28s %s\n", v->name, sup_state_name(v->state),
-                (int)v->pid, sb, v->restarts, up, started, build, v->pid > 0 ? v->run_binary : "-",
-                v->last_exit[0] ? v->last_exit : "-");
-    }
-}
-
-struct ring_ctr {
-    const char *name;
-    size_t off;
-};
-
-#define RC(f) {#f, offsetof(struct ipc_ring_shared, f)}
-static const struct ring_ctr ring_ctrs[] = {
-    RC(enq_handles),     RC(full_drops),     RC(wake_sent),      RC(sleeps),
-    RC(drop_bad_handle), RC(drop_bad_owner), RC(drop_bad_frame), RC(drop_bad_chain),
-};
-
-static uint64_t ring_ctr(const struct ipc_ring_shared *sh, const struct ring_ctr *c)
-{
-    return ipc_ld_rlx((_Atomic uint64_t *)((const char *)sh + c->off));
-}
-
-/* `stats` of every service and ring, or (@port >= 0) of one port's: its
- * drivers and shaper, its rings, its steering program. The pool and
- * shm_corrupt are the router's as a whole either way. */
-static void do_stats(struct sup *s, FILE *f, bool json, bool all, int port)
-{
-    if (json) {
-        sup_json_begin(f);
-        fprintf(f, "\"services\":[");
-    }
-    /* Who holds the pool: one pass over the owner words (ipc_pool_owners). */
-    struct ipc_owners *own = calloc(1, sizeof(*own));
-    if (own)
-        ipc_pool_owners(&s->pool, own);
-    for (int i = 0, shown = 0; i < s->nsvcs; i++) {
-        const struct sup_svc *v = &s->svcs[i];
-        if (port >= 0 && v->port != port)
-            continue;
-        uint32_t held = own && v->owner <= IPC_OWNER_SERVICE_MAX ? own->held[v->owner] : 0;
-        const struct ipc_svc_stats *st = v->stats;
-        uint32_t n = ipc_ld_acq(&((struct ipc_svc_stats *)st)->nctr);
-        if (n > IPC_SVC_MAX_CTR)
-            n = IPC_SVC_MAX_CTR;
-        uint64_t loops = ipc_ld_rlx(&((struct ipc_svc_stats *)st)->loops);
-        uint64_t sleeps = ipc_ld_rlx(&((struct ipc_svc_stats *)st)->sleeps);
-        uint64_t wakes = ipc_ld_rlx(&((struct ipc_svc_stats *)st)->wakes_sent);
-        uint64_t missed = ipc_ld_rlx(&((struct ipc_svc_stats *)st)->wake_missed);
-        if (json) {
-            fprintf(f, "%s{\"name\":", shown++ ? "," : "");
-            sup_json_str(f, v->name);
-            fprintf(f,
-                    ",\"loops\":%llu,\"sleeps\":%llu,\"wakes_sent\":%llu,\"wake_missed\":%llu,\"buffers_held\":%u,"
-                    "\"counters\":{",
-                    (unsigned long long)loops, (unsigned long long)sleeps, (unsigned long long)wakes,
-                    (unsigned long long)missed, held);
-            for (uint32_t k = 0, first = 1; k < n; k++) {
-                if (!st->ctr_name[k][0])
-                    continue; /* unused slot */
-                char name[IPC_CTR_NAME + 1];
-                fprintf(f, "%s", first ? "" : ",");
-                first = 0;
-                sup_json_str(f, sup_shm_name(name, sizeof(name), st->ctr_name[k], IPC_CTR_NAME));
-                fprintf(f, ":%llu", (unsigned long long)ipc_ld_rlx(&((struct ipc_svc_stats *)st)->ctr[k]));
-            }
-            fprintf(f, "}}");
-        } else {
-            /* wake-ups missed only when there are any: it should always be 0 */
-            fprintf(f, "%s (%s): loops %llu, sleeps %llu, wake-ups sent %llu, buffers held %u", v->name,
-                    sup_state_name(v->state), (unsigned long long)loops, (unsigned long long)sleeps,
-                    (unsigned long long)wakes, held);
-            if (missed)
-                fprintf(f, ", wake-ups missed %llu", (unsigned long long)missed);
-            fputc('\n', f);
-            for (uint32_t k = 0; k < n; k++) {
-                uint64_t val = ipc_ld_rlx(&((struct ipc_svc_stats *)st)->ctr[k]);
-                char name[IPC_CTR_NAME + 1];
-                if (st->ctr_name[k][0] && (val || all))
-                    fprintf(f, "  %-28s %llu\n", sup_shm_name(name, sizeof(name), st->ctr_name[k], IPC_CTR_NAME),
-                            (unsigned long long)val);
-            }
-        }
-    }
-    if (json)
-        fprintf(f, "],\"rings\":[");
-    else
-        fprintf(f, "\n%-12s %-24s %11s", "RING", "FROM -> TO", "OCCUPANCY");
-    if (!json)
-        for (size_t k = 0; k < sizeof(ring_ctrs) / sizeof(ring_ctrs[0]); k++)
-            fprintf(f, " %s", ring_ctrs[k].name);
-    if (!json)
-        fprintf(f, "\n");
-    for (int i = 0, shown = 0; i < s->nrings; i++) {
-        const struct sup_ring *r = &s->rings[i];
-        if (port >= 0 && r->port != port)
-            continue;
-        uint32_t occ = ipc_ring_count(r->sh), size = s->ring_ref[i].size; /* the size it was made with */
-        if (json) {
-            fprintf(f, "%s{\"name\":\"%s\",\"from\":\"%s\",\"to\":\"%s\",\"occupancy\":%u,\"size\":%u", shown++ ? "," : "",
-                    r->name, s->svcs[r->prod].name, s->svcs[r->cons].name, occ, size);
-            for (size_t k = 0; k < sizeof(ring_ctrs) / sizeof(ring_ctrs[0]); k++)
-                fprintf(f, ",\"%s\":%llu", ring_ctrs[k].name, (unsigned long long)ring_ctr(r->sh, &ring_ctrs[k]));
-            fprintf(f, "}");
-        } else {
-            char edge[48], occs[24];
-            snprintf(edge, sizeof(edge), "%s -> %s", s->svcs[r->prod].name, s->svcs[r->cons].name);
-            snprintf(occs, sizeof(occs), "%u/%u", occ, size);
-            fprintf(f, "%-12s %-24s %11s", r->name, edge, occs);
-            for (size_t k = 0; k < sizeof(ring_ctrs) / sizeof(ring_ctrs[0]); k++)
-                fprintf(f, " %*llu", (int)strlen(ring_ctrs[k].name), (unsigned long long)ring_ctr(r->sh, &ring_ctrs[k]));
-            fprintf(f, "\n");
-        }
-    }
-    /* What each AF_XDP port's steering program did with the frames it saw. */
-    fprintf(f, json ? "],\"xdp\":[" : "");
-    for (size_t p = 0, shown = 0; p < s->m.nports; p++) {
-        uint64_t c[SUP_XDP_NCTR];
-        if (s->m.ports[p].driver != SUP_DRIVER_AFXDP || (port >= 0 && (int)p != port) ||
-            sup_xsk_counters(s, (int)p, c) < 0)
-            continue;
-        if (json) {
-            fprintf(f, "%s{\"port\":", shown ? "," : "");
-            sup_json_str(f, s->m.ports[p].name);
-            for (int k = 0; k < SUP_XDP_NCTR; k++)
-                fprintf(f, ",\"%s\":%llu", sup_xsk_counter_name(k), (unsigned long long)c[k]);
-            fprintf(f, "}");
-        } else {
-            fprintf(f, "%sxdp port %s (%s):", shown ? "" : "\n", s->m.ports[p].name, s->m.ports[p].ifname);
-            for (int k = 0; k < SUP_XDP_NCTR; k++)
-                fprintf(f, " %s %llu", sup_xsk_counter_name(k), (unsigned long long)c[k]);
-            fprintf(f, "\n");
-        }
-        shown++;
-    }
-    /* alloc_fail, free_bad and mag_bad are the services' to bump, in the pool's
-     * header; corrupt is the supervisor's own count (docs/stats.md). */
-    uint64_t af = ipc_ld_rlx(&s->pool.hdr->alloc_fail), fb = ipc_ld_rlx(&s->pool.hdr->free_bad);
-    uint64_t mb = ipc_ld_rlx(&s->pool.hdr->mag_bad);
-    unsigned long long corrupt = (unsigned long long)(s->pool.corrupt + s->shm_corrupt);
-    uint32_t nfree = own ? own->free : 0, nkern = own ? own->kernel : 0;
-    if (json)
-        fprintf(f, "],\"pool\":{\"buffers\":%u,\"frame_size_bytes\":%u,\"free\":%u,\"kernel\":%u,\"alloc_fail\":%llu,"
-                   "\"free_bad\":%llu,\"mag_bad\":%llu},\"shm_corrupt\":%llu}\n",
-                s->pool.nbufs, s->pool.frame_size, nfree, nkern, (unsigned long long)af, (unsigned long long)fb,
-                (unsigned long long)mb, corrupt);
-    else
-        fprintf(f, "\npool: %u buffers of %u bytes, %u free, %u lent to the kernel, alloc_fail %llu, free_bad %llu, "
-                   "mag_bad %llu\nshared memory: %llu corrupt words found and repaired\n",
-                s->pool.nbufs, s->pool.frame_size, nfree, nkern, (unsigned long long)af, (unsigned long long)fb,
-                (unsigned long long)mb, corrupt);
-    free(own);
 }
 
 /* TSC ticks per second (ipc_cycles()), and the span it was measured over. */
@@ -654,7 +442,7 @@ static bool ctl_dispatch(struct sup *s, char **words, int nw, FILE *f, struct su
     if (strcmp(cmd, "status") == 0) {
         if (!ctl_opts(s, cmd, words + 1, nw - 1, O_JSON, &o, f))
             return false;
-        do_status(s, f, o.json);
+        sup_ctl_status(s, f, o.json);
         *failed = any_failed(s);
         return true;
     }
@@ -673,7 +461,7 @@ static bool ctl_dispatch(struct sup *s, char **words, int nw, FILE *f, struct su
         }
         if (o.stages)
             return do_stages(s, f, o.json);
-        do_stats(s, f, o.json, o.all, o.port);
+        sup_ctl_stats(s, f, o.json, o.all, o.port);
         return true;
     }
     if (strcmp(cmd, "restart") == 0) {

@@ -57,6 +57,8 @@ struct sup_inj_svc {
     pid_t stopped; /* the instance SIGSTOPped by `stop`, 0 if none */
     uint32_t stop_ms;
     uint64_t cont_ns; /* when it gets its SIGCONT */
+    pid_t leak_pid;   /* the instance that took buffers for `leak`, and how many it said */
+    uint32_t leaked;
 };
 
 struct sup_inject {
@@ -68,31 +70,41 @@ struct sup_inject {
     char held_for[SUP_SERVICE_MAX + 1];
 };
 
-static const struct {
+/* One request: the service, its kind, the words after the kind, and the
+ * numbers they were read as (inj_args). */
+struct inj_call {
+    struct sup *s;
+    struct sup_svc *v;
+    const struct inj_kind *k;
+    char **a;
+    int na;
+    uint64_t n[2];
+    FILE *f;
+};
+
+/* A number a kind takes: its name in the usage, its unit in the refusal,
+ * its range, and its default (0: it must be given). */
+struct inj_num {
+    const char *name, *unit;
+    uint64_t lo, hi, def;
+};
+
+/* Which ring a kind's optional RING names: none, one of the target's inputs
+ * (its producer carries it out), or one of its outputs. */
+enum inj_ring { INJ_RING_NONE, INJ_RING_IN, INJ_RING_OUT };
+
+/* A kind: its name and usage, whether the target must be up, its
+ * arguments, and what carries it out. */
+struct inj_kind {
     const char *name;
     int kind;
-    const char *args; /* for the usage line */
-} inj_kinds[] = {
-    {"kill", INJ_KILL, ""},
-    {"stop", INJ_STOP, " MS"},
-    {"crash", IPC_INJ_CRASH, ""},
-    {"corrupt-ring", IPC_INJ_BAD_HANDLE, " [RING]"},
-    {"corrupt-meta", IPC_INJ_BAD_META, " [RING]"},
-    {"double-free", IPC_INJ_DOUBLE_FREE, ""},
-    {"chain-loop", IPC_INJ_CHAIN_LOOP, " [RING]"},
-    {"leak", IPC_INJ_LEAK, " N"},
-    {"slow", IPC_INJ_SLOW, " US [MS]"},
-    {"exhaust", INJ_EXHAUST, " [MS]"},
+    const char *args;
+    bool needs_up;
+    enum inj_ring ring;
+    int nnum;
+    struct inj_num num[2];
+    bool (*act)(struct inj_call *);
 };
-#define INJ_NKINDS_TABLE (sizeof(inj_kinds) / sizeof(inj_kinds[0]))
-
-static void kinds_line(FILE *f)
-{
-    fprintf(f, "the kinds are:");
-    for (size_t i = 0; i < INJ_NKINDS_TABLE; i++)
-        fprintf(f, " %s%s%s", inj_kinds[i].name, inj_kinds[i].args, i + 1 < INJ_NKINDS_TABLE ? "," : "");
-    fprintf(f, "\n");
-}
 
 static struct sup_inject *inj_state(struct sup *s)
 {
@@ -170,10 +182,12 @@ static uint64_t send_cmd(struct sup *s, struct sup_svc *v, uint32_t kind, uint64
     return is->seq;
 }
 
-static bool refuse_not_up(FILE *f, const struct sup_svc *v, const char *kind, const char *who)
+/* @v is not up, or @who (the producer of its input ring) is not. */
+static bool refuse_not_up(FILE *f, const struct sup_svc *v, const char *kind, const struct sup_svc *who)
 {
-    fprintf(f, "inject %s %s: %s%s is %s, not up; try again when it is\n", v->name, kind, who ? who : "",
-            who ? " (its producer)" : "", sup_state_name(v->state));
+    const struct sup_svc *w = who ? who : v;
+    fprintf(f, "inject %s %s: %s%s is %s, not up; try again when it is\n", v->name, kind, w->name,
+            who ? " (its producer)" : "", sup_state_name(w->state));
     return false;
 }
 
@@ -295,6 +309,117 @@ static void exhaust_release(struct sup *s, const char *why)
     ij->nheld = 0;
 }
 
+/* A command for the service: to the target, or for corrupt-ring to the
+ * producer of one of its input rings; the ring, where the kind takes one,
+ * by name or the next in turn. Its answer is polled (sup_inject_poll). */
+static bool inj_cmd(struct inj_call *c)
+{
+    struct sup *s = c->s;
+    struct sup_svc *v = c->v, *to = v;
+    const char *kname = c->k->name;
+    uint64_t a0 = c->n[0], a1 = c->n[1];
+    const char *ring = c->k->ring && c->na > 0 ? c->a[0] : NULL;
+    if (c->k->ring == INJ_RING_IN) {
+        int i = pick_ring(s, v, true, ring, c->f, kname);
+        if (i < 0)
+            return false;
+        const struct sup_ring *r = &s->rings[v->in[i]];
+        to = &s->svcs[r->prod];
+        if (to->state != SUP_ST_UP || to->pid <= 0)
+            return refuse_not_up(c->f, v, kname, to);
+        a0 = 0;
+        for (int k = 0; k < to->n_out; k++)
+            if (to->out[k] == v->in[i])
+                a0 = (uint64_t)k;
+    } else if (c->k->ring == INJ_RING_OUT) {
+        if (v->n_out == 0 && c->k->kind == IPC_INJ_BAD_META && !ring) {
+            a0 = IPC_INJ_RING_NONE; /* nowhere to publish: scribbled and freed */
+        } else {
+            int i = pick_ring(s, v, false, ring, c->f, kname);
+            if (i < 0)
+                return false;
+            a0 = (uint64_t)i;
+        }
+    }
+    uint64_t seq = send_cmd(s, to, (uint32_t)c->k->kind, a0, a1);
+    struct sup_inject_wait *w = s->ctl_iwait;
+    if (!w) {
+        fprintf(c->f, "%s: %s: sent to %s (pid %d) as command %llu\n", v->name, kname, to->name, (int)to->pid,
+                (unsigned long long)seq);
+        return true;
+    }
+    *w = (struct sup_inject_wait){.pending = true,
+                                  .svc = (int)(to - s->svcs),
+                                  .target = (int)(v - s->svcs),
+                                  .pid = to->pid,
+                                  .kind = (uint32_t)c->k->kind,
+                                  .seq = seq,
+                                  .arg = c->n[0],
+                                  .arg2 = c->n[1],
+                                  .deadline_ns = sup_now_ns() + SUP_INJECT_ANSWER_NS};
+    inj_wake_at(s, sup_now_ns() + INJ_POLL_NS);
+    return true;
+}
+
+static bool inj_kill(struct inj_call *c) { return do_kill(c->s, c->v, c->f); }
+static bool inj_stop(struct inj_call *c) { return do_stop(c->s, c->v, c->n[0], c->f); }
+static bool inj_exhaust(struct inj_call *c) { return do_exhaust(c->s, c->v, c->n[0], c->f); }
+
+#define MS_ARG(max, def) {"MS", "milliseconds", 1, max, def}
+static const struct inj_kind inj_kinds[] = {
+    {"kill", INJ_KILL, "", true, INJ_RING_NONE, 0, {{0}}, inj_kill},
+    {"stop", INJ_STOP, " MS", true, INJ_RING_NONE, 1, {MS_ARG(INJ_STOP_MS_MAX, 0)}, inj_stop},
+    {"crash", IPC_INJ_CRASH, "", true, INJ_RING_NONE, 0, {{0}}, inj_cmd},
+    {"corrupt-ring", IPC_INJ_BAD_HANDLE, " [RING]", true, INJ_RING_IN, 0, {{0}}, inj_cmd},
+    {"corrupt-meta", IPC_INJ_BAD_META, " [RING]", true, INJ_RING_OUT, 0, {{0}}, inj_cmd},
+    {"double-free", IPC_INJ_DOUBLE_FREE, "", true, INJ_RING_NONE, 0, {{0}}, inj_cmd},
+    {"chain-loop", IPC_INJ_CHAIN_LOOP, " [RING]", true, INJ_RING_OUT, 0, {{0}}, inj_cmd},
+    {"leak", IPC_INJ_LEAK, " N", true, INJ_RING_NONE, 1, {{"N", "buffers", 1, IPC_INJ_LEAK_MAX, 0}}, inj_cmd},
+    {"slow", IPC_INJ_SLOW, " US [MS]", true, INJ_RING_NONE, 2,
+     {{"US", "microseconds", 1, IPC_INJ_SLOW_US_MAX, 0}, MS_ARG(IPC_INJ_SLOW_MS_MAX, INJ_SLOW_MS_DEFAULT)}, inj_cmd},
+    /* The supervisor takes the pool's buffers itself, whatever the state
+     * of the service it is said to be for. */
+    {"exhaust", INJ_EXHAUST, " [MS]", false, INJ_RING_NONE, 1, {MS_ARG(INJ_HOLD_MS_MAX, INJ_HOLD_MS_DEFAULT)},
+     inj_exhaust},
+};
+#define INJ_NKINDS_TABLE (sizeof(inj_kinds) / sizeof(inj_kinds[0]))
+
+static void kinds_line(FILE *f)
+{
+    fprintf(f, "the kinds are:");
+    for (size_t i = 0; i < INJ_NKINDS_TABLE; i++)
+        fprintf(f, " %s%s%s", inj_kinds[i].name, inj_kinds[i].args, i + 1 < INJ_NKINDS_TABLE ? "," : "");
+    fprintf(f, "\n");
+}
+
+/* @c's arguments against its kind's: how many, and each number in range
+ * (a missing optional one takes its default). */
+static bool inj_args(struct inj_call *c)
+{
+    const struct inj_kind *k = c->k;
+    const char *sv = c->v->name;
+    int max = k->ring ? 1 : k->nnum;
+    if (c->na > max) {
+        fprintf(c->f, "inject %s %s: unexpected argument \"%s\" (inject SERVICE %s%s)\n", sv, k->name, c->a[max],
+                k->name, k->args);
+        return false;
+    }
+    for (int i = 0; i < k->nnum; i++) {
+        const struct inj_num *n = &k->num[i];
+        if (i >= c->na && !n->def) {
+            fprintf(c->f, "inject %s %s: missing argument (inject SERVICE %s%s)\n", sv, k->name, k->name, k->args);
+            return false;
+        }
+        c->n[i] = n->def;
+        if (i < c->na && !parse_num(c->a[i], n->lo, n->hi, &c->n[i])) {
+            fprintf(c->f, "inject %s %s: %s \"%s\" is not a number of %s from %llu to %llu\n", sv, k->name, n->name,
+                    c->a[i], n->unit, (unsigned long long)n->lo, (unsigned long long)n->hi);
+            return false;
+        }
+    }
+    return true;
+}
+
 bool sup_ctl_inject(struct sup *s, char **argv, int argc, FILE *f)
 {
     if (argc < 2) {
@@ -310,131 +435,24 @@ bool sup_ctl_inject(struct sup *s, char **argv, int argc, FILE *f)
         fprintf(f, "\n");
         return false;
     }
-    struct sup_svc *v = &s->svcs[vi];
-    int kind = -1;
-    size_t ki = 0;
-    for (; ki < INJ_NKINDS_TABLE; ki++)
-        if (strcmp(inj_kinds[ki].name, argv[1]) == 0) {
-            kind = inj_kinds[ki].kind;
-            break;
-        }
-    if (kind < 0) {
-        fprintf(f, "inject %s: unknown kind \"%s\"; ", v->name, argv[1]);
+    struct inj_call c = {.s = s, .v = &s->svcs[vi], .a = argv + 2, .na = argc - 2, .f = f};
+    for (size_t ki = 0; ki < INJ_NKINDS_TABLE && !c.k; ki++)
+        if (strcmp(inj_kinds[ki].name, argv[1]) == 0)
+            c.k = &inj_kinds[ki];
+    if (!c.k) {
+        fprintf(f, "inject %s: unknown kind \"%s\"; ", c.v->name, argv[1]);
         kinds_line(f);
         return false;
     }
-    const char *kname = inj_kinds[ki].name;
-    char **a = argv + 2;
-    int na = argc - 2;
-    /* Arguments: how many each kind takes, and their ranges. */
-    int max_args = kind == IPC_INJ_SLOW ? 2 : inj_kinds[ki].args[0] ? 1 : 0;
-    bool needs_arg = kind == INJ_STOP || kind == IPC_INJ_LEAK || kind == IPC_INJ_SLOW;
-    if (na > max_args) {
-        fprintf(f, "inject %s %s: unexpected argument \"%s\" (inject SERVICE %s%s)\n", v->name, kname, a[max_args],
-                kname, inj_kinds[ki].args);
+    if (!inj_args(&c))
         return false;
-    }
-    if (needs_arg && na < 1) {
-        fprintf(f, "inject %s %s: missing argument (inject SERVICE %s%s)\n", v->name, kname, kname, inj_kinds[ki].args);
-        return false;
-    }
-    uint64_t n1 = 0, n2 = 0;
-    switch (kind) {
-    case INJ_STOP:
-        if (!parse_num(a[0], 1, INJ_STOP_MS_MAX, &n1)) {
-            fprintf(f, "inject %s stop: MS \"%s\" is not a number of milliseconds from 1 to %u\n", v->name, a[0],
-                    INJ_STOP_MS_MAX);
-            return false;
-        }
-        break;
-    case IPC_INJ_LEAK:
-        if (!parse_num(a[0], 1, IPC_INJ_LEAK_MAX, &n1)) {
-            fprintf(f, "inject %s leak: N \"%s\" is not a number of buffers from 1 to %u\n", v->name, a[0],
-                    IPC_INJ_LEAK_MAX);
-            return false;
-        }
-        break;
-    case IPC_INJ_SLOW:
-        if (!parse_num(a[0], 1, IPC_INJ_SLOW_US_MAX, &n1)) {
-            fprintf(f, "inject %s slow: US \"%s\" is not a number of microseconds from 1 to %u\n", v->name, a[0],
-                    IPC_INJ_SLOW_US_MAX);
-            return false;
-        }
-        n2 = INJ_SLOW_MS_DEFAULT;
-        if (na > 1 && !parse_num(a[1], 1, IPC_INJ_SLOW_MS_MAX, &n2)) {
-            fprintf(f, "inject %s slow: MS \"%s\" is not a number of milliseconds from 1 to %u\n", v->name, a[1],
-                    IPC_INJ_SLOW_MS_MAX);
-            return false;
-        }
-        break;
-    case INJ_EXHAUST:
-        n1 = INJ_HOLD_MS_DEFAULT;
-        if (na > 0 && !parse_num(a[0], 1, INJ_HOLD_MS_MAX, &n1)) {
-            fprintf(f, "inject %s exhaust: MS \"%s\" is not a number of milliseconds from 1 to %u\n", v->name, a[0],
-                    INJ_HOLD_MS_MAX);
-            return false;
-        }
-        break;
-    default:
-        break;
-    }
     if (!inj_state(s)) {
         fprintf(f, "inject: out of memory\n");
         return false;
     }
-    if (kind == INJ_EXHAUST)
-        return do_exhaust(s, v, n1, f);
-    if (v->state != SUP_ST_UP || v->pid <= 0)
-        return refuse_not_up(f, v, kname, NULL);
-    if (kind == INJ_KILL)
-        return do_kill(s, v, f);
-    if (kind == INJ_STOP)
-        return do_stop(s, v, n1, f);
-
-    /* A command for a service: the target, or its input ring's producer. */
-    struct sup_svc *to = v;
-    uint64_t a0 = n1, a1 = n2;
-    const char *ring = na > 0 ? a[0] : NULL;
-    if (kind == IPC_INJ_BAD_HANDLE) {
-        int i = pick_ring(s, v, true, ring, f, kname);
-        if (i < 0)
-            return false;
-        const struct sup_ring *r = &s->rings[v->in[i]];
-        to = &s->svcs[r->prod];
-        if (to->state != SUP_ST_UP || to->pid <= 0)
-            return refuse_not_up(f, v, kname, to->name);
-        a0 = 0;
-        for (int k = 0; k < to->n_out; k++)
-            if (to->out[k] == v->in[i])
-                a0 = (uint64_t)k;
-    } else if (kind == IPC_INJ_BAD_META || kind == IPC_INJ_CHAIN_LOOP) {
-        if (v->n_out == 0 && kind == IPC_INJ_BAD_META && !ring) {
-            a0 = IPC_INJ_RING_NONE; /* nowhere to publish: scribbled and freed */
-        } else {
-            int i = pick_ring(s, v, false, ring, f, kname);
-            if (i < 0)
-                return false;
-            a0 = (uint64_t)i;
-        }
-    }
-    uint64_t seq = send_cmd(s, to, (uint32_t)kind, a0, a1);
-    struct sup_inject_wait *w = s->ctl_iwait;
-    if (!w) {
-        fprintf(f, "%s: %s: sent to %s (pid %d) as command %llu\n", v->name, kname, to->name, (int)to->pid,
-                (unsigned long long)seq);
-        return true;
-    }
-    *w = (struct sup_inject_wait){.pending = true,
-                                  .svc = (int)(to - s->svcs),
-                                  .target = vi,
-                                  .pid = to->pid,
-                                  .kind = (uint32_t)kind,
-                                  .seq = seq,
-                                  .arg = n1,
-                                  .arg2 = n2,
-                                  .deadline_ns = sup_now_ns() + SUP_INJECT_ANSWER_NS};
-    inj_wake_at(s, sup_now_ns() + INJ_POLL_NS);
-    return true;
+    if (c.k->needs_up && (c.v->state != SUP_ST_UP || c.v->pid <= 0))
+        return refuse_not_up(f, c.v, c.k->name, NULL);
+    return c.k->act(&c);
 }
 
 /* The answer of a service that carried the command out: one line, logged too. */
@@ -500,6 +518,13 @@ static bool answer(struct sup *s, const struct sup_inject_wait *w, FILE *f)
                      v->name, h, out_ring_name(s, v, rg), loop);
             break;
         case IPC_INJ_LEAK: {
+            /* Taken on purpose: not a leak for the census when this
+             * instance ends holding them (sup_inject_leaked). */
+            struct sup_inj_svc *is = &s->inj->svc[w->svc];
+            if (is->leak_pid != w->pid)
+                is->leaked = 0;
+            is->leak_pid = w->pid;
+            is->leaked += cnt < w->arg ? cnt : (uint32_t)w->arg;
             int o =
                 snprintf(line, sizeof(line), "%s: leak %llu: holds %u buffers from batch %llu until it ends:", v->name,
                          (unsigned long long)w->arg, cnt, loop);
@@ -587,6 +612,17 @@ void sup_inject_tick(struct sup *s, uint64_t now)
             inj_wake_at(s, ij->release_ns);
         }
     }
+}
+
+uint32_t sup_inject_leaked(struct sup *s, const struct sup_svc *v)
+{
+    if (!s->inj)
+        return 0;
+    struct sup_inj_svc *is = &s->inj->svc[v - s->svcs];
+    uint32_t n = is->leak_pid == v->pid && v->pid > 0 ? is->leaked : 0;
+    is->leak_pid = 0;
+    is->leaked = 0;
+    return n;
 }
 
 void sup_inject_move(struct sup *s, int from, int to)

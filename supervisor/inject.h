@@ -40,6 +40,13 @@ bool sup_inject_poll(struct sup *s, struct sup_inject_wait *w, uint64_t now, FIL
 /** From the event loop, every pass: SIGCONTs and releases that are due. */
 void sup_inject_tick(struct sup *s, uint64_t now);
 
+/**
+ * The buffers `inject SERVICE leak N` had running instance @v take (its
+ * answers' counts, each at most its N), now that it ends: they are no leak
+ * of its own. Forgets them.
+ */
+uint32_t sup_inject_leaked(struct sup *s, const struct sup_svc *v);
+
 /** A reload moved service @from to index @to of s->svcs: its state follows. */
 void sup_inject_move(struct sup *s, int from, int to);
 

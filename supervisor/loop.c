@@ -69,8 +69,7 @@ void sup_unwatch(struct sup *s, struct sup_svc *v)
     close_notify(s, v);
     if (v->pidfd >= 0) {
         /* close() alone takes it out of the epoll set; an explicit
-         * EPOLL_CTL_DEL here measured ~10 ms on this kernel, on the restart
-         * path. */
+         * EPOLL_CTL_DEL here was found to slow the restart path. */
         close(v->pidfd);
         v->pidfd = -1;
     }
@@ -330,6 +329,8 @@ int sup_run(struct sup *s)
         sup_err("cannot set up the event loop: %s", strerror(errno));
         return SUP_EXIT_SYSTEM;
     }
+    s->started = time(NULL);
+    s->started_ns = sup_now_ns();
     s->tick_ns = pick_tick(s);
     struct itimerspec its = {
         .it_interval = {.tv_sec = 0, .tv_nsec = (long)s->tick_ns},

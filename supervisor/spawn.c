@@ -1,12 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * supervisor/spawn.c: start one service. fork, then in the child: put the
- * service's fds at their fixed numbers and close every other fd, pin the CPU
- * if asked, drop the capability bounding set, PR_SET_NO_NEW_PRIVS, switch to
- * the service's unprivileged uid and gid (its own, uids.c), clear every
- * capability with libcap, and exec.
- * A child that fails before exec reports errno through a close-on-exec pipe,
- * so the parent can say why instead of seeing an anonymous exit 111.
+ * supervisor/spawn.c: start one service. fork, then in the child, one step
+ * after the other (child_steps): join its cgroup, put the service's fds at
+ * their fixed numbers and close every other fd, pin the CPU if asked, drop
+ * the capability bounding set, PR_SET_NO_NEW_PRIVS, switch to the service's
+ * unprivileged uid and gid (its own, uids.c), clear every capability with
+ * libcap, and exec.
+ * A child that fails before exec reports the step and errno through a
+ * close-on-exec pipe, so the parent can say why instead of seeing an
+ * anonymous exit 111.
+ * The instance is the running one or the warm standby (spawn_kinds): the
+ * same steps, recorded in the service's fields of that kind.
  */
 #include "supervisor/sup.h"
 
@@ -15,6 +19,7 @@
 #include <grp.h>
 #include <sched.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/capability.h>
@@ -24,123 +29,226 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-enum child_step {
-    STEP_CGROUP = 1,
-    STEP_FDS,
-    STEP_CPU,
-    STEP_SCHED,
-    STEP_NICE,
-    STEP_BOUNDING,
-    STEP_NNP,
-    STEP_GROUPS,
-    STEP_GID,
-    STEP_UID,
-    STEP_CAPS,
-    STEP_EXEC
+/* What the child needs, copied before the fork. */
+struct child {
+    const struct sup_svc *v;
+    int errfd;   /* the error pipe's write end: moved above the service's fds by child_fds */
+    int *src, n; /* src[i] becomes fd i */
+    int cg_fd;   /* its cgroup's cgroup.procs, or -1 */
+    int32_t cpu, nice;
+    bool batch;
+    const char *env_standby; /* NULL: not a standby */
 };
 
-static const char *step_name(int step)
+/* Join the cgroup whose cgroup.procs is cg_fd, by writing our pid, with no
+ * stdio in a forked child. First: nothing of the service runs outside its
+ * limit. */
+static int child_cgroup(struct child *c)
 {
-    static const char *const names[] = {"?", "joining its cgroup (cpu_max_pct)", "placing fds", "setting CPU affinity", "setting SCHED_BATCH",
-                                        "setting its nice value", "dropping the bounding set",
-                                        "PR_SET_NO_NEW_PRIVS", "setgroups", "setgid", "setuid",
-                                        "clearing capabilities", "exec"};
-    return step > 0 && step <= STEP_EXEC ? names[step] : names[0];
-}
-
-static void child_fail(int errfd, int step)
-{
-    int msg[2] = {step, errno};
-    ssize_t r = write(errfd, msg, sizeof(msg));
-    (void)r;
-    _exit(SUP_EXIT_SYSTEM);
-}
-
-/* Join the cgroup whose cgroup.procs is @fd, by writing our pid, with no
- * stdio in a forked child. */
-static void join_cgroup_or_fail(int fd, int errfd)
-{
+    if (c->cg_fd < 0)
+        return 0;
     char buf[16];
     size_t i = sizeof(buf);
     for (unsigned pid = (unsigned)getpid(); pid || i == sizeof(buf); pid /= 10)
         buf[--i] = (char)('0' + pid % 10);
-    if (write(fd, buf + i, sizeof(buf) - i) < 0)
-        child_fail(errfd, STEP_CGROUP);
-    close(fd);
+    if (write(c->cg_fd, buf + i, sizeof(buf) - i) < 0)
+        return -1;
+    close(c->cg_fd);
+    return 0;
 }
 
-static void drop_caps_or_fail(int errfd)
+/* Move src[i] to fd i for every i with src[i] >= 0, close everything else
+ * above 2 except the error pipe, which moves above the service's range. */
+static int child_fds(struct child *c)
 {
-    /* While still root: empty the bounding set so nothing exec'd later can
-     * regain a capability, even through a setuid binary. */
-    for (int cap = 0; cap <= CAP_LAST_CAP; cap++)
-        if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL)
-            child_fail(errfd, STEP_BOUNDING);
-    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-        child_fail(errfd, STEP_NNP);
-}
-
-static void become_user_or_fail(int errfd, uid_t uid, gid_t gid)
-{
-    if (setgroups(0, NULL) < 0)
-        child_fail(errfd, STEP_GROUPS);
-    if (setresgid(gid, gid, gid) < 0)
-        child_fail(errfd, STEP_GID);
-    if (setresuid(uid, uid, uid) < 0)
-        child_fail(errfd, STEP_UID);
-    /* setresuid() away from root already cleared the permitted and effective
-     * sets; clear all of them explicitly anyway, ambient included, so the
-     * result does not rest on a securebits default. */
-    cap_t none = cap_init();
-    if (!none || cap_set_proc(none) < 0)
-        child_fail(errfd, STEP_CAPS);
-    cap_free(none);
-    if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
-        child_fail(errfd, STEP_CAPS);
-}
-
-/* Move @src[i] to fd i for every i with src[i] >= 0, close everything else
- * above 2 except @errfd, which moves above the service's range. */
-static void place_fds_or_fail(int *src, int n, int *errfd)
-{
+    int *src = c->src, n = c->n;
     /* First lift every source above the target range, so that no dup2 below
      * overwrites a source that is still to be placed. */
     int lift = n + 16;
-    int e = fcntl(*errfd, F_DUPFD_CLOEXEC, lift);
+    int e = fcntl(c->errfd, F_DUPFD_CLOEXEC, lift);
     if (e < 0)
-        child_fail(*errfd, STEP_FDS);
-    *errfd = e;
+        return -1;
+    c->errfd = e;
     for (int i = 0; i < n; i++) {
         if (src[i] < 0)
             continue;
         int t = fcntl(src[i], F_DUPFD, lift);
         if (t < 0)
-            child_fail(*errfd, STEP_FDS);
+            return -1;
         src[i] = t;
     }
-    for (int i = 0; i < n; i++) {
-        if (src[i] < 0)
-            continue;
-        if (dup2(src[i], i) < 0)
-            child_fail(*errfd, STEP_FDS);
-    }
+    for (int i = 0; i < n; i++)
+        if (src[i] >= 0 && dup2(src[i], i) < 0)
+            return -1;
     int devnull = open("/dev/null", O_RDWR);
     if (devnull < 0 || dup2(devnull, 0) < 0 || dup2(devnull, 1) < 0)
-        child_fail(*errfd, STEP_FDS);
+        return -1;
     /* Everything above the service's range goes, except the error pipe,
      * which is close-on-exec. */
     int top = n > 3 ? n : 3;
     for (int fd = top; fd < lift; fd++)
         close(fd);
-    if (*errfd > lift && syscall(SYS_close_range, (unsigned)lift, (unsigned)*errfd - 1, 0) < 0)
-        child_fail(*errfd, STEP_FDS);
-    if (syscall(SYS_close_range, (unsigned)*errfd + 1, ~0u, 0) < 0)
-        child_fail(*errfd, STEP_FDS);
+    if (c->errfd > lift && syscall(SYS_close_range, (unsigned)lift, (unsigned)c->errfd - 1, 0) < 0)
+        return -1;
+    if (syscall(SYS_close_range, (unsigned)c->errfd + 1, ~0u, 0) < 0)
+        return -1;
     /* A hole in the range (a service without a device) must be a closed fd,
      * not a leftover. */
     for (int i = 3; i < n; i++)
         if (src[i] < 0)
             close(i);
+    return 0;
+}
+
+static int child_cpu(struct child *c)
+{
+    if (c->cpu < 0)
+        return 0;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(c->cpu, &set);
+    return sched_setaffinity(0, sizeof(set), &set);
+}
+
+/* SCHED_BATCH: a woken service waits for the running one to block rather
+ * than preempt it, which saves a pair of switches when services that hand
+ * packets to each other share a CPU. */
+static int child_sched(struct child *c)
+{
+    struct sched_param sp = {.sched_priority = 0};
+    return c->batch ? sched_setscheduler(0, SCHED_BATCH, &sp) : 0;
+}
+
+/* Before the capabilities go: a negative value needs CAP_SYS_NICE. */
+static int child_nice(struct child *c)
+{
+    return c->nice ? setpriority(PRIO_PROCESS, 0, c->nice) : 0;
+}
+
+/* While still root: empty the bounding set so nothing exec'd later can
+ * regain a capability, even through a setuid binary. */
+static int child_bounding(struct child *c)
+{
+    (void)c;
+    for (int cap = 0; cap <= CAP_LAST_CAP; cap++)
+        if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0 && errno != EINVAL)
+            return -1;
+    return 0;
+}
+
+static int child_nnp(struct child *c)
+{
+    (void)c;
+    return prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+}
+
+static int child_groups(struct child *c)
+{
+    (void)c;
+    return setgroups(0, NULL);
+}
+
+static int child_gid(struct child *c)
+{
+    return setresgid(c->v->gid, c->v->gid, c->v->gid);
+}
+
+static int child_uid(struct child *c)
+{
+    return setresuid(c->v->uid, c->v->uid, c->v->uid);
+}
+
+/* setresuid() away from root already cleared the permitted and effective
+ * sets; clear all of them explicitly anyway, ambient included, so the
+ * result does not rest on a securebits default. */
+static int child_caps(struct child *c)
+{
+    (void)c;
+    cap_t none = cap_init();
+    if (!none || cap_set_proc(none) < 0)
+        return -1;
+    cap_free(none);
+    if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
+        return -1;
+    return 0;
+}
+
+/* No PR_SET_PDEATHSIG: a service outlives the supervisor, forwarding on,
+ * until a new one adopts it or orphan_grace_ms runs out (its own
+ * ipc_svc_orphan_check). Returns only if the exec failed. */
+static int child_exec(struct child *c)
+{
+    char *const argv[] = {(char *)c->v->name, NULL};
+    char *const envp[] = {"PATH=/usr/bin:/bin", (char *)c->env_standby, NULL};
+    execve(c->v->binary, argv, envp);
+    return -1;
+}
+
+/* In order; a step returns 0, or -1 with errno set. Its index + 1 is what
+ * the error pipe carries (0: none). */
+static const struct child_step {
+    const char *what;
+    int (*run)(struct child *);
+} child_steps[] = {
+    {"joining its cgroup (cpu_max_pct)", child_cgroup},
+    {"placing fds", child_fds},
+    {"setting CPU affinity", child_cpu},
+    {"setting SCHED_BATCH", child_sched},
+    {"setting its nice value", child_nice},
+    {"dropping the bounding set", child_bounding},
+    {"PR_SET_NO_NEW_PRIVS", child_nnp},
+    {"setgroups", child_groups},
+    {"setgid", child_gid},
+    {"setuid", child_uid},
+    {"clearing capabilities", child_caps},
+    {"exec", child_exec},
+};
+#define NCHILD_STEPS (int)(sizeof(child_steps) / sizeof(child_steps[0]))
+
+static _Noreturn void child_run(struct child *c)
+{
+    sigset_t all;
+    sigemptyset(&all);
+    sigprocmask(SIG_SETMASK, &all, NULL);
+    /* exec resets handled signals but keeps ignored ones (ours, or the
+     * shell's that started us) and the mask. */
+    for (int sig = 1; sig < SIGRTMIN; sig++)
+        if (sig != SIGKILL && sig != SIGSTOP)
+            signal(sig, SIG_DFL);
+    for (int i = 0; i < NCHILD_STEPS; i++) {
+        if (child_steps[i].run(c) == 0)
+            continue;
+        int msg[2] = {i + 1, errno};
+        ssize_t r = write(c->errfd, msg, sizeof(msg));
+        (void)r;
+        break;
+    }
+    _exit(SUP_EXIT_SYSTEM);
+}
+
+/* Where an instance of each kind is kept in struct sup_svc: the running one
+ * and the warm standby. */
+static const struct spawn_kind {
+    size_t pid, pidfd, notify_fd, binary, build, started;
+} spawn_kinds[2] = {
+    {offsetof(struct sup_svc, pid), offsetof(struct sup_svc, pidfd), offsetof(struct sup_svc, notify_fd),
+     offsetof(struct sup_svc, run_binary), offsetof(struct sup_svc, run_build), offsetof(struct sup_svc, run_started)},
+    {offsetof(struct sup_svc, sb_pid), offsetof(struct sup_svc, sb_pidfd), offsetof(struct sup_svc, sb_notify_fd),
+     offsetof(struct sup_svc, sb_binary), offsetof(struct sup_svc, sb_build), offsetof(struct sup_svc, sb_started)},
+};
+#define KF(v, k, f, type) ((type *)((char *)(v) + spawn_kinds[k].f))
+
+/* An instance, pid @pid exec'd from @binary (build id @build) at @started,
+ * recorded as @v's of kind @k. */
+static void kind_set(struct sup_svc *v, int k, pid_t pid, int pidfd, int notify_fd, const char *binary,
+                     const char *build, time_t started)
+{
+    *KF(v, k, pid, pid_t) = pid;
+    *KF(v, k, pidfd, int) = pidfd;
+    *KF(v, k, notify_fd, int) = notify_fd;
+    snprintf(KF(v, k, binary, char), sizeof(v->run_binary), "%s", binary);
+    snprintf(KF(v, k, build, char), sizeof(v->run_build), "%s", build);
+    *KF(v, k, started, time_t) = started;
 }
 
 /* A spawn that failed before its fork: close what it made (go[0] is -1 if
@@ -170,71 +278,32 @@ int sup_spawn(struct sup *s, struct sup_svc *v, bool standby, struct ipc_err *er
         return ipc_errf(err, -e, "%s: pipe: %s", v->name, strerror(e));
     }
     int src[SUP_MAX_FDS];
-    int n = sup_svc_fds(s, v, notify[1], src, SUP_MAX_FDS);
     char env_standby[64] = "";
+    struct child c = {.v = v, .errfd = errp[1], .src = src, .cpu = v->m->cpu, .nice = v->m->nice,
+                      .batch = v->m->sched == SUP_SCHED_BATCH};
+    c.n = sup_svc_fds(s, v, notify[1], src, SUP_MAX_FDS);
     if (standby) {
-        snprintf(env_standby, sizeof(env_standby), "%s=%d", IPC_SVC_STANDBY_ENV, n);
-        src[n++] = go[0];
+        snprintf(env_standby, sizeof(env_standby), "%s=%d", IPC_SVC_STANDBY_ENV, c.n);
+        c.env_standby = env_standby;
+        src[c.n++] = go[0];
     }
-    int32_t cpu = v->m->cpu, nice = v->m->nice;
-    bool batch = v->m->sched == SUP_SCHED_BATCH;
-    int cg_fd = sup_cg_enter_fd(s, v, err);
-    if (cg_fd < -1) {
+    c.cg_fd = sup_cg_enter_fd(s, v, err);
+    if (c.cg_fd < -1) {
         close_pipes(notify, errp, go, -1);
-        return cg_fd;
+        return c.cg_fd;
     }
 
     if (!standby)
         ipc_st_rlx(&v->stats->state, IPC_SVC_STARTING);
     pid_t pid = fork();
-    if (pid > 0 && cg_fd >= 0)
-        close(cg_fd);
+    if (pid == 0)
+        child_run(&c);
+    if (pid > 0 && c.cg_fd >= 0)
+        close(c.cg_fd);
     if (pid < 0) {
         int e = errno;
-        close_pipes(notify, errp, go, cg_fd);
+        close_pipes(notify, errp, go, c.cg_fd);
         return ipc_errf(err, -e, "%s: fork: %s", v->name, strerror(e));
-    }
-    if (pid == 0) {
-        int errfd = errp[1];
-        sigset_t all;
-        sigemptyset(&all);
-        sigprocmask(SIG_SETMASK, &all, NULL);
-        /* exec resets handled signals but keeps ignored ones (ours, or the
-         * shell's that started us) and the mask. */
-        for (int sig = 1; sig < SIGRTMIN; sig++)
-            if (sig != SIGKILL && sig != SIGSTOP)
-                signal(sig, SIG_DFL);
-        /* First: nothing of the service runs outside its limit. */
-        if (cg_fd >= 0)
-            join_cgroup_or_fail(cg_fd, errfd);
-        place_fds_or_fail(src, n, &errfd);
-        if (cpu >= 0) {
-            cpu_set_t set;
-            CPU_ZERO(&set);
-            CPU_SET(cpu, &set);
-            if (sched_setaffinity(0, sizeof(set), &set) < 0)
-                child_fail(errfd, STEP_CPU);
-        }
-        /* SCHED_BATCH: a woken service waits for the running one to block
-         * rather than preempt it, which saves a pair of switches when
-         * services that hand packets to each other share a CPU. */
-        if (batch) {
-            struct sched_param sp = {.sched_priority = 0};
-            if (sched_setscheduler(0, SCHED_BATCH, &sp) < 0)
-                child_fail(errfd, STEP_SCHED);
-        }
-        /* Before the capabilities go: a negative value needs CAP_SYS_NICE. */
-        if (nice && setpriority(PRIO_PROCESS, 0, nice) < 0)
-            child_fail(errfd, STEP_NICE);
-        drop_caps_or_fail(errfd);
-        become_user_or_fail(errfd, v->uid, v->gid);
-        /* No PR_SET_PDEATHSIG: a service outlives the supervisor, forwarding
-         * on, until a new one adopts it or orphan_grace_ms runs out (its
-         * own ipc_svc_orphan_check). */
-        char *const argv[] = {v->name, NULL};
-        char *const envp[] = {"PATH=/usr/bin:/bin", standby ? env_standby : NULL, NULL};
-        execve(v->binary, argv, envp);
-        child_fail(errfd, STEP_EXEC);
     }
     close(notify[1]);
     close(errp[1]);
@@ -249,8 +318,10 @@ int sup_spawn(struct sup *s, struct sup_svc *v, bool standby, struct ipc_err *er
             close(go[1]);
         int st;
         waitpid(pid, &st, 0);
-        return ipc_errf(err, -msg[1], "%s: %s %s: %s", v->name, step_name(msg[0]),
-                        msg[0] == STEP_EXEC ? v->binary : "", strerror(msg[1]));
+        bool known = msg[0] >= 1 && msg[0] <= NCHILD_STEPS;
+        const char *what = known ? child_steps[msg[0] - 1].what : "?";
+        return ipc_errf(err, -msg[1], "%s: %s %s: %s", v->name, what,
+                        known && child_steps[msg[0] - 1].run == child_exec ? v->binary : "", strerror(msg[1]));
     }
     int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
     if (pidfd < 0) {
@@ -263,22 +334,11 @@ int sup_spawn(struct sup *s, struct sup_svc *v, bool standby, struct ipc_err *er
             close(go[1]);
         return ipc_errf(err, -e, "%s: pidfd_open: %s", v->name, strerror(e));
     }
-    if (standby) {
-        v->sb_pid = pid;
-        v->sb_pidfd = pidfd;
-        v->sb_notify_fd = notify[0];
+    char build[SUP_BUILD_ID_MAX];
+    sup_build_id(v->binary, build, sizeof(build));
+    kind_set(v, standby, pid, pidfd, notify[0], v->binary, build, time(NULL));
+    if (standby)
         v->sb_go_fd = go[1];
-        snprintf(v->sb_binary, sizeof(v->sb_binary), "%s", v->binary);
-        sup_build_id(v->binary, v->sb_build, sizeof(v->sb_build));
-        v->sb_started = time(NULL);
-    } else {
-        v->pid = pid;
-        v->pidfd = pidfd;
-        v->notify_fd = notify[0];
-        snprintf(v->run_binary, sizeof(v->run_binary), "%s", v->binary);
-        sup_build_id(v->binary, v->run_build, sizeof(v->run_build));
-        v->run_started = time(NULL);
-    }
     return 0;
 }
 
@@ -296,7 +356,6 @@ void sup_standby_spawn(struct sup *s, struct sup_svc *v)
         sup_err("%s: cannot watch standby pid %d", v->name, (int)v->sb_pid);
 }
 
-/* Promote the standby: it becomes the running instance. */
 /*
  * The scheduler state of @pid (/proc/PID/stat's third field), '?' if it is
  * gone. The command name in parentheses may itself hold ')' or spaces: the
@@ -318,6 +377,7 @@ static char proc_state(pid_t pid)
     return rp && rp[1] == ' ' && rp[2] ? rp[2] : '?';
 }
 
+/* Promote the standby: it becomes the running instance. */
 bool sup_standby_activate(struct sup *s, struct sup_svc *v)
 {
     if (v->sb_pid <= 0)
@@ -339,12 +399,8 @@ bool sup_standby_activate(struct sup *s, struct sup_svc *v)
         sup_standby_dismiss(s, v);
         return false;
     }
-    v->pid = v->sb_pid;
-    v->pidfd = v->sb_pidfd;
-    v->notify_fd = v->sb_notify_fd;
-    memcpy(v->run_binary, v->sb_binary, sizeof(v->run_binary));
-    memcpy(v->run_build, v->sb_build, sizeof(v->run_build));
-    v->run_started = time(NULL); /* it runs from now; its exec was earlier */
+    /* It runs from now; its exec was earlier. */
+    kind_set(v, 0, v->sb_pid, v->sb_pidfd, v->sb_notify_fd, v->sb_binary, v->sb_build, time(NULL));
     v->sb_pid = 0;
     v->sb_pidfd = -1;
     v->sb_notify_fd = -1;

@@ -94,7 +94,8 @@ struct sup_svc {
     uint64_t deadline_ns; /* BACKOFF: restart time; STARTING: readiness limit */
     uint64_t last_beat;
     uint64_t last_beat_ns;
-    unsigned restarts;    /* since `up` */
+    unsigned restarts;    /* since `up`, after a death: a crash, a kill, a hang, a failed start */
+    unsigned planned;     /* since `up`, asked for: `restart`, `upgrade`, a reload, an adoption's handover */
     unsigned consecutive; /* deaths since it was last stable */
     uint64_t deaths_ns[SUP_DEATHS_KEPT];
     unsigned ndeaths; /* ring of recent death times, for the window */
@@ -213,7 +214,7 @@ struct sup {
     char bindir[200];
     bool shutting_down;
     int exit_code;
-    unsigned leaked; /* buffers held by services at a clean exit (policy.c) */
+    unsigned leaked; /* buffers held by services at a clean exit, past what `inject leak` took (policy.c) */
     /* Corrupt words the supervisor found (and repaired or refused) in ring
      * headers and shapers' mailboxes; the pool counts its own, pool.corrupt. */
     uint64_t shm_corrupt;
@@ -267,6 +268,8 @@ struct sup {
     bool router_handover;                /* adopted: move the router to the new FIBs via its standby */
     uint64_t state_hash;                 /* the manifest hash the state file has (adopt.c) */
     bool upgrade_self;                   /* `upgrade supervisor`: re-exec once the answer is out (adopt.c) */
+    time_t started;                      /* this image's start, wall clock and monotonic (`status`) */
+    uint64_t started_ns;
     char upgrade_self_binary[300];
 };
 
@@ -352,6 +355,11 @@ int sup_ctl_probe(struct sup *s, struct ipc_err *err);
 enum sup_answer { SUP_ANS_ERR, SUP_ANS_OK, SUP_ANS_FAILED };
 enum sup_answer sup_ctl_handle(struct sup *s, char *req, FILE *f, struct sup_ctl_wait *w, bool read_only);
 int sup_ctl_client(const char *sock, int argc, char **argv);
+/* ctl_show.c: `status` (each service; --json also the supervisor's own
+ * block) and `stats` of every service and ring, or (@port >= 0) of one
+ * port's: its drivers and shaper, its rings, its steering program. */
+void sup_ctl_status(struct sup *s, FILE *f, bool json);
+void sup_ctl_stats(struct sup *s, FILE *f, bool json, bool all, int port);
 
 /* route.c: routes at run time; neigh_ctl.c: neighbours at run time */
 bool sup_ctl_route(struct sup *s, char **argv, int argc, FILE *f);

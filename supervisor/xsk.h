@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * supervisor/xsk.h: the supervisor's privileged AF_XDP setup for ports with
- * driver = afxdp (supervisor/xsk.c): the XSK on the port's netdev queue with
- * the pool's frame area as its UMEM, and the steering XDP program
+ * driver = afxdp (supervisor/xsk.c, xsk_ns.c, xsk_napi.c): the XSK on the
+ * port's netdev queue with the pool's frame area as its UMEM, and the
+ * steering XDP program
  * (drivers/afxdp/steer.bpf.c) loaded with libxdp. The supervisor keeps the
  * socket and the program for the life of the router, so a restarted driver
  * maps the same rings again.

@@ -207,7 +207,8 @@ rr_status || rr_fail "status"
 [ "${RR_PIDS[driver-a]}" = "$A0" ] && [ "${RR_PIDS[driver-b]}" = "$B0" ] && [ "${RR_PIDS[shaper-b]}" = "$SB0" ] &&
     [ "${RR_RESTARTS[driver-a]}" = 0 ] && [ "${RR_RESTARTS[driver-b]}" = 0 ] ||
     rr_fail "driver-a, driver-b or shaper-b restarted: pids $A0 $B0 $SB0 -> ${RR_PIDS[driver-a]} ${RR_PIDS[driver-b]} ${RR_PIDS[shaper-b]}"
-[ "${RR_RESTARTS[router]}" = 3 ] || rr_fail "the router restarted ${RR_RESTARTS[router]} times, expected 3 (one a port reload)"
+[ "${RR_PLANNED[router]}" = 3 ] && [ "${RR_RESTARTS[router]}" = 0 ] ||
+    rr_fail "the router restarted ${RR_PLANNED[router]} times as planned (expected 3, one a port reload) and ${RR_RESTARTS[router]} after a death (expected 0)"
 rr_stats || rr_fail "stats"
 rr_zero "${RR_MALFORMED[@]}"
 

@@ -15,7 +15,8 @@
 #   - a second `up` while that one runs is refused with a clear message,
 #     and adopts nothing;
 #   - `upgrade supervisor`: the same pid execs again and adopts the services
-#     (the drivers' and shaper's pids unchanged);
+#     (the drivers' and shaper's pids unchanged, and their uptime goes on
+#     from where it was);
 #   - through all of it: no datagram of the stream lost, duplicated or
 #     reordered, and a clean census when that supervisor stops;
 #   - a supervisor killed, then `up` with a changed manifest: the services
@@ -110,6 +111,8 @@ rr_ok "second up refused: $out"
 rr_status
 declare -A PID1
 for s in "${RR_SERVICES[@]}"; do PID1[$s]=${RR_PIDS[$s]}; done
+uptime() { "$RR" status --json -S "$RR_SOCK" | "$RR_PY" -c 'import json, sys; print(*(s["uptime_ms"] for s in json.load(sys.stdin)["services"] if s["name"] == sys.argv[1]))' "$1"; }
+up0=$(uptime driver-a)
 mark=$(wc -l <"$RR_LOG")
 out=$("$RR" upgrade supervisor -S "$RR_SOCK" 2>&1) || rr_fail "upgrade supervisor: $out"
 grep -q "^supervisor: pid $RR_PID re-execs " <<<"$out" || rr_fail "upgrade supervisor said: $out"
@@ -122,8 +125,10 @@ rr_alive "$RR_PID" || rr_fail "the supervisor's pid is gone after its re-exec"
 for s in driver-a driver-b shaper-b; do
     [ "${RR_PIDS[$s]}" = "${PID1[$s]}" ] || rr_fail "$s: pid ${PID1[$s]} before, ${RR_PIDS[$s]} after upgrade supervisor"
 done
+up1=$(uptime driver-a)
+[ -n "$up0" ] && [ -n "$up1" ] && [ "$up1" -ge "$up0" ] || rr_fail "driver-a's uptime went from $up0 ms to $up1 ms across upgrade supervisor"
 remember_services
-rr_ok "upgrade supervisor: pid $RR_PID re-exec'd and adopted every service"
+rr_ok "upgrade supervisor: pid $RR_PID re-exec'd and adopted every service; driver-a up $up0 ms before, $up1 ms after"
 
 # The stream, whole.
 kill -TERM "$SEND"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # tests/integ/sup_control.sh: the control CLI against a running supervisor.
-#   - `restart router`: a new pid, ready, restarts + 1, the old one exited 0
+#   - `restart router`: a new pid, ready, planned restarts + 1 (restarts,
+#     which count deaths, + 0), the old one exited 0
 #   - `restart nosuch`: exit 100, the message lists the services
 #   - `status` and `stats`: their headers; `--json` of both parses
 #   - a client with no supervisor: exit 111, "cannot reach the supervisor"
@@ -30,16 +31,17 @@ run() { # run CMD...: sets $out, $err, $rc
 
 # restart router
 sup_status
-old=${SUP_PIDS[router]} r0=${SUP_RESTARTS[router]}
+old=${SUP_PIDS[router]} r0=${SUP_RESTARTS[router]} p0=${SUP_PLANNED[router]}
 run "$RR" restart -S "$SUP_SOCK" router
 [ "$rc" = 0 ] || bad "restart router: exit $rc: $err"
 [ "$out" = "restarting router" ] || bad "restart router printed \"$out\""
 if sup_wait 5 eval 'sup_status && [ "${SUP_STATE[router]}" = up ] && [ "${SUP_PIDS[router]}" != "$old" ]'; then
-    [ "${SUP_RESTARTS[router]}" = $((r0 + 1)) ] || bad "restart router: restarts $r0 -> ${SUP_RESTARTS[router]}"
+    [ "${SUP_PLANNED[router]}" = $((p0 + 1)) ] && [ "${SUP_RESTARTS[router]}" = "$r0" ] ||
+        bad "restart router: planned $p0 -> ${SUP_PLANNED[router]}, restarts $r0 -> ${SUP_RESTARTS[router]}"
     grep -q "^ringrouter: router: ready, pid ${SUP_PIDS[router]}, " "$SUP_LOG" || bad "no ready line for the new router"
     grep -q "^ringrouter: router: exited with status 0; restarting as asked$" "$SUP_LOG" ||
         bad "the old router did not exit 0 on the restart (log above)"
-    echo "restart router: pid $old -> ${SUP_PIDS[router]}, restarts $r0 -> ${SUP_RESTARTS[router]}"
+    echo "restart router: pid $old -> ${SUP_PIDS[router]}, planned restarts $p0 -> ${SUP_PLANNED[router]}"
 else
     bad "restart router: no new ready router within 5 s"
 fi
@@ -57,9 +59,9 @@ run "$RR" restart -S "$SUP_SOCK"
 run "$RR" status -S "$SUP_SOCK"
 [ "$rc" = 0 ] || bad "status: exit $rc"
 read -ra h <<<"$(head -n 1 <<<"$out")"
-[ "${h[*]}" = "SERVICE STATE PID STANDBY RESTARTS UPTIME STARTED BUILD BINARY LAST EXIT" ] || bad "status header: ${h[*]}"
+[ "${h[*]}" = "SERVICE STATE PID STANDBY RESTARTS PLANNED UPTIME STARTED BUILD BINARY LAST EXIT" ] || bad "status header: ${h[*]}"
 # The stand-ins are built with ELF build ids: 12 hex digits of it, and the path they run from.
-[ "$(grep -cE '^(router|driver-a|driver-b) +up +[0-9]+ +([0-9]+\*?|-) +[0-9]+ +[0-9.]+s +[0-9]{2}:[0-9]{2}:[0-9]{2} +[0-9a-f]{12} +/[^ ]+/rr-(passthru|null) ' <<<"$out")" = 3 ] ||
+[ "$(grep -cE '^(router|driver-a|driver-b) +up +[0-9]+ +([0-9]+\*?|-) +[0-9]+ +[0-9]+ +[0-9.]+s +[0-9]{2}:[0-9]{2}:[0-9]{2} +[0-9a-f]{12} +/[^ ]+/rr-(passthru|null) ' <<<"$out")" = 3 ] ||
     bad "status rows: $out"
 run "$RR" stats -S "$SUP_SOCK"
 [ "$rc" = 0 ] || bad "stats: exit $rc"

@@ -7,7 +7,9 @@
 # array) whose first key is "timestamp", unix seconds as a number within a
 # minute of the test's clock; and the fields that have a unit carry it in
 # their name (the renamed ones: frame_size_bytes, mtu_bytes,
-# *_bits_per_second, backlog_packets, queued_packets).
+# *_bits_per_second, backlog_packets, queued_packets). status --json opens
+# with the supervisor's own block (version, pid, uptime_ms, started_at) and
+# gives each service its planned_restarts beside its restarts.
 set -u
 . "$(dirname "$0")/../lib/sup.sh"
 sup_init sup_json
@@ -37,7 +39,10 @@ assert isinstance(ts, float) and abs(ts - time.time()) < 60, "timestamp %r" % ts
 assert eval("(" + py + ")"), "%s failed on %s" % (py, text[:300])
 ' "$out" "$py" "$*" || sup_bad "$* --json"
 }
-check '"services" in d and "uptime_ms" in d["services"][0]' status
+check '"services" in d and "uptime_ms" in d["services"][0] and "planned_restarts" in d["services"][0]' status
+check 'list(d)[1] == "supervisor" and d["supervisor"]["pid"] == '"$SUP_PID"' and d["supervisor"]["uptime_ms"] > 0 and
+    d["supervisor"]["version"] == "'"$("$RR" version | sed 's/^ringrouter //')"'" and
+    abs(d["supervisor"]["started_at"] + d["supervisor"]["uptime_ms"] / 1000 - time.time()) < 2' status
 check 'd["pool"]["frame_size_bytes"] == 2048 and "frame_size" not in d["pool"]' stats
 check 'all(s["name"] in ("driver-b", "shaper-b") for s in d["services"])' stats b
 check 'd["stages"] is True and "tsc_hz" in d' stats --stages

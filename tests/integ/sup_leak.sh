@@ -9,7 +9,12 @@
 #      exit): exactly one "census: LEAK: driver-a held N buffers at exit"
 #      line, no other service named, driver-a stopped with status 0, the
 #      final census line a LEAK, and exit status 101; the leaked buffers are
-#      still freed (no buffer lost to the next census).
+#      still freed (no buffer lost to the next census). Before the stop,
+#      `inject driver-a leak 3` makes it take 3 more: those are named as
+#      taken by inject, not counted in the LEAK (still N).
+#   3. rr-null driver-a told `inject driver-a leak 5`, then `restart
+#      driver-a` (a clean exit holding them: reclaimed): the shutdown census
+#      is clean, exit 0, no LEAK line, and the log says the 5 were inject's.
 set -u
 . "$(dirname "$0")/../lib/sup.sh"
 sup_init sup_leak
@@ -29,7 +34,10 @@ sup_census_ok "without a leak" # not in $(...): its sup_fail must end the test
 : >"$SUP_LOG"
 sup_manifest "$SUP_T/leak.ini" driver-a.binary="rr-null-leak-$N"
 sup_start "$SUP_NS" "$SUP_T/leak.ini"
+out=$("$RR" inject -S "$SUP_SOCK" driver-a leak 3 2>&1) || sup_fail "inject driver-a leak 3: $out"
 sup_stop TERM 10
+grep -q '^ringrouter: driver-a: census: 3 buffers held at exit were taken by `inject leak`; reclaimed, not a leak$' \
+    "$SUP_LOG" || sup_fail "the 3 buffers inject took are not named as inject's"
 echo "with driver-a leaking $N buffers: exit $SUP_RC; the census lines:"
 grep '^ringrouter: census' "$SUP_LOG" | sed 's/^/  /'
 [ "$SUP_RC" = 101 ] || sup_fail "exit status $SUP_RC, expected 101 (SUP_EXIT_INTERNAL)"
@@ -46,4 +54,18 @@ last=$(grep '^ringrouter: census: ' "$SUP_LOG" | tail -n 1)
 out=$(t_census_check "$SUP_LOG" "$SUP_RC") && sup_fail "t_census_check accepted a leaking run: $out"
 echo "t_census_check rejects it: $(head -n 1 <<<"$out")"
 
-t_pass "sup_leak: a leak of $N buffers is named and fails the census (exit 101); a clean run exits 0"
+# 3. Only what inject took, reclaimed at a restart: no leak at shutdown.
+: >"$SUP_LOG"
+sup_start "$SUP_NS" "$SUP_T/clean.ini"
+out=$("$RR" inject -S "$SUP_SOCK" driver-a leak 5 2>&1) || sup_fail "inject driver-a leak 5: $out"
+# shellcheck disable=SC2034 # used in the eval below
+old=$(sup_status && echo "${SUP_PIDS[driver-a]}")
+"$RR" restart -S "$SUP_SOCK" driver-a >/dev/null 2>&1 || sup_fail "restart driver-a"
+sup_wait 5 eval 'sup_all_up && [ "${SUP_PIDS[driver-a]}" != "$old" ]' || sup_fail "driver-a not up again after its restart"
+grep -q '^ringrouter: driver-a: census: 5 buffers held at exit were taken by `inject leak`; reclaimed, not a leak$' \
+    "$SUP_LOG" || sup_fail "the restart did not say the 5 buffers were inject's"
+sup_stop TERM 10
+echo "inject leak 5, then restart driver-a: exit $SUP_RC"
+sup_census_ok "after inject leak and a restart"
+
+t_pass "sup_leak: a leak of $N buffers is named and fails the census (exit 101), inject's are not; a clean run exits 0"

@@ -31,7 +31,8 @@
 #                          says "census: all N buffers free", no "census: LEAK"
 #                          line (else rr_fail); tests/lib/common.sh
 #   t_seed, t_timing_fail, t_pass   the exit-code convention (common.sh)
-#   rr_status              $RR_STATE[svc], $RR_PIDS[svc], $RR_RESTARTS[svc]
+#   rr_status              $RR_STATE[svc], $RR_PIDS[svc], $RR_RESTARTS[svc] (after deaths),
+#                          $RR_PLANNED[svc] (restart, upgrade, reload)
 #   rr_stats               $RRS[svc.counter] from `stats --json` (every counter,
 #                          zero or not) and $RRS[ring.NAME.counter]
 #   rr_wait SECS CMD...    run CMD every 20 ms until it succeeds, at most SECS
@@ -64,7 +65,7 @@ RR_NETNS=()
 RR_EXTRA_PIDS=()
 RR_NS_A='' RR_NS_B='' RR_IF_A='' RR_IF_B=''
 RR_NET_A='' RR_NET_B='' RR_GW_A='' RR_GW_B='' RR_HOST_A='' RR_HOST_B=''
-declare -A RR_STATE RR_PIDS RR_RESTARTS RRS
+declare -A RR_STATE RR_PIDS RR_RESTARTS RR_PLANNED RRS
 RR_SERVICES=(router driver-a driver-b)
 if [ -x /usr/bin/python3 ]; then RR_PY=/usr/bin/python3; else RR_PY=python3; fi
 export RR_PYLIB=$RR_ROOT/tests/lib # tests/lib/rrpkt.py, for the tests' Python
@@ -503,7 +504,7 @@ expected:
 $2"
 }
 
-# One status query: fills RR_STATE, RR_PIDS, RR_RESTARTS. 1 if no answer.
+# One status query: fills RR_STATE, RR_PIDS, RR_RESTARTS, RR_PLANNED. 1 if no answer.
 rr_status() {
     local out
     local rc
@@ -513,13 +514,14 @@ rr_status() {
     out=$("$RR_PY" -c '
 import json, sys
 for s in json.load(sys.stdin)["services"]:
-    print(s["name"], s["state"], s["pid"], s["restarts"])' <<<"$out") || return 1
-    RR_STATE=() RR_PIDS=() RR_RESTARTS=()
-    local name state pid restarts
-    while read -r name state pid restarts; do
+    print(s["name"], s["state"], s["pid"], s["restarts"], s["planned_restarts"])' <<<"$out") || return 1
+    RR_STATE=() RR_PIDS=() RR_RESTARTS=() RR_PLANNED=()
+    local name state pid restarts planned
+    while read -r name state pid restarts planned; do
         RR_STATE[$name]=$state
         RR_PIDS[$name]=$pid
         RR_RESTARTS[$name]=$restarts
+        RR_PLANNED[$name]=$planned
     done <<<"$out"
 }
 
@@ -785,7 +787,7 @@ rr_fault() { # rr_fault SVC KIND BOUND_MS
         peers[$s]=${RR_PIDS[$s]}
     done
     old=${RR_PIDS[$svc]}
-    local restarts=${RR_RESTARTS[$svc]}
+    local restarts=${RR_RESTARTS[$svc]} planned=${RR_PLANNED[$svc]}
     # Traffic is flowing right now: a datagram sent after this moment arrived.
     RR_FLOW_OFF=$(stat -c %s "$RR_FLOW_LOG")
     rr_now
@@ -816,7 +818,12 @@ rr_fault() { # rr_fault SVC KIND BOUND_MS
     rr_log_has "$chunk" "$svc: standby pid $sb takes over" "$kind $svc (the parked standby was pid $sb)"
     [ "$new" = "$sb" ] || rr_fail "$kind $svc: the new instance is pid $new, not the parked standby $sb"
     rr_log_has "$chunk" "$svc: ready, pid $new, [0-9.]+ ms after its predecessor died \\(.*\\)" "$kind $svc"
-    [ "${RR_RESTARTS[$svc]}" = $((restarts + 1)) ] || rr_fail "$kind $svc: restarts $restarts -> ${RR_RESTARTS[$svc]}, expected +1"
+    if [ "$kind" = restart ]; then # asked for: planned, not a failure
+        [ "${RR_PLANNED[$svc]}" = $((planned + 1)) ] && [ "${RR_RESTARTS[$svc]}" = "$restarts" ] ||
+            rr_fail "$kind $svc: planned restarts $planned -> ${RR_PLANNED[$svc]}, restarts $restarts -> ${RR_RESTARTS[$svc]}, expected +1 and +0"
+    else
+        [ "${RR_RESTARTS[$svc]}" = $((restarts + 1)) ] || rr_fail "$kind $svc: restarts $restarts -> ${RR_RESTARTS[$svc]}, expected +1"
+    fi
     for s in "${RR_SERVICES[@]}"; do
         [ "$s" = "$svc" ] && continue
         [ "${RR_PIDS[$s]}" = "${peers[$s]}" ] && [ "${RR_STATE[$s]}" = up ] ||

@@ -21,6 +21,7 @@
 #   sup_stop [SIG] [SECS]  SIGTERM (or SIG), bounded wait, then SIGKILL; sets
 #                          $SUP_RC to the exit status (137 if it had to be killed)
 #   sup_status             refresh $SUP_STATE[svc], $SUP_PIDS[svc], $SUP_RESTARTS[svc]
+#                          (after deaths), $SUP_PLANNED[svc] (restart, upgrade, reload)
 #   sup_wait SECS CMD...   run CMD every 10 ms until it succeeds, at most SECS
 #   sup_kill_all_wait SECS kill -9 every service, wait until all are up again
 #   sup_msleep MS          sleep without a fork
@@ -49,7 +50,7 @@ SUP_LOG=
 SUP_NAME=
 SUP_NETNS=()
 SUP_EXTRA_PIDS=()
-declare -A SUP_STATE SUP_PIDS SUP_RESTARTS SUP_STANDBY
+declare -A SUP_STATE SUP_PIDS SUP_RESTARTS SUP_PLANNED SUP_STANDBY
 SUP_SERVICES=(router driver-a driver-b)
 if [ -x /usr/bin/python3 ]; then SUP_PY=/usr/bin/python3; else SUP_PY=python3; fi
 
@@ -210,17 +211,18 @@ sup_manifest() { # sup_manifest FILE [SVC.KEY=VALUE ...]
 # supervisor does not answer. (`status` exits 3 when a service is failed,
 # with the whole table all the same.)
 sup_status() {
-    local out name state pid restarts rc
+    local out name state pid restarts planned rc
     out=$("$RR" status -S "$SUP_SOCK" 2>"$SUP_T/status.err")
     rc=$?
     [ "$rc" = 0 ] || [ "$rc" = 3 ] || return 1
-    SUP_STATE=() SUP_PIDS=() SUP_RESTARTS=() SUP_STANDBY=()
-    while read -r name state pid standby restarts _; do
+    SUP_STATE=() SUP_PIDS=() SUP_RESTARTS=() SUP_PLANNED=() SUP_STANDBY=()
+    while read -r name state pid standby restarts planned _; do
         [ "$name" = SERVICE ] && continue
         SUP_STATE[$name]=$state
         SUP_PIDS[$name]=$pid
         SUP_STANDBY[$name]=$standby # pid, pid* while it starts, or -
         SUP_RESTARTS[$name]=$restarts
+        SUP_PLANNED[$name]=$planned
     done <<<"$out"
     return 0
 }
