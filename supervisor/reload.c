@@ -440,9 +440,13 @@ static bool reload_begin(struct sup *s, bool diff, FILE *f, struct sup_ctl_wait 
         for (int i = 0; i < s->nsvcs; i++)
             nrs += rs[i].on;
         if (c.changes == 0)
-            fprintf(f, "no change\n");
+            fprintf(f, "no change");
         else
-            fprintf(f, "%u change%s, %u restart%s\n", c.changes, c.changes == 1 ? "" : "s", nrs, nrs == 1 ? "" : "s");
+            fprintf(f, "%u change%s, %u restart%s", c.changes, c.changes == 1 ? "" : "s", nrs, nrs == 1 ? "" : "s");
+        if (c.overrides)
+            fprintf(f, "; %u rate%s set at run time stay%s (above)", c.overrides, c.overrides == 1 ? "" : "s",
+                    c.overrides == 1 ? "s" : "");
+        fprintf(f, "\n");
         sup_manifest_free(&nm);
         return true;
     }
