@@ -6,7 +6,8 @@
  * rou sh` is `route show`); a prefix of two is an error that names both
  * (`"st" is ambiguous: status, stats`), and a word that is no prefix gets
  * the nearest name when it is within two edits (`did you mean "status"?`).
- * The parsing of the whole line is main.c's.
+ * iproute2's `list` and `ls` are `show` (cli_subcommand). The parsing of
+ * the whole line is main.c's.
  */
 #include "supervisor/cli.h"
 
@@ -131,16 +132,20 @@ static const struct cli_cmd cli_cmds[] = {
      "KIND: kill, stop MS, crash, corrupt-ring, corrupt-meta, double-free,\n"
      "chain-loop, leak N, slow US [MS], exhaust [MS]. The answer says what was\n"
      "done and where. Root only; no --json. See docs/operations.md.\n"},
-    {"route", NULL, SUBS("show", "get", "add", "replace", "del", "save"), "the FIB: show, get, add, replace, del, save",
+    {"route", NULL, SUBS("show", "get", "add", "replace", "del", "flush", "save"),
+     "the FIB: show, get, add, replace, del, flush, save",
      "usage: ringrouter route [show] [PREFIX] [--json]\n"
      "       ringrouter route get ADDRESS [--json]\n"
-     "       ringrouter route add PREFIX via GATEWAY\n"
+     "       ringrouter route add PREFIX via GATEWAY [port NAME]\n"
      "       ringrouter route add PREFIX port NAME\n"
      "       ringrouter route replace PREFIX via GATEWAY | PREFIX port NAME\n"
      "       ringrouter route del PREFIX [--force]\n"
+     "       ringrouter route flush [port NAME]\n"
      "       ringrouter route save\n"
      "\n"
-     "PREFIX is a.b.c.d/len with no host bits, or `default`. Each route has an\n"
+     "PREFIX is a.b.c.d/len with no host bits, an address (a /32), `default`, or\n"
+     "IPv6 (2001:db8:9::/48, an address: a /128). As in `ip route`, `dev` may\n"
+     "stand for `port`, and `list` or `ls` for show. Each route has an\n"
      "origin: connected (a port's network; never changed here), manifest (a\n"
      "[route] section; deleted only with --force, until the next start) or\n"
      "runtime (added or replaced since `up`, or saved and loaded back).\n"
@@ -150,6 +155,9 @@ static const struct cli_cmd cli_cmds[] = {
      "  replace  a new next hop for PREFIX, or a new route, with no moment of no\n"
      "           route: each FIB entry switches in one atomic store\n"
      "  del      delete a route\n"
+     "  flush    back to the manifest's routes (of port NAME): delete every\n"
+     "           runtime route, give a replaced or deleted manifest route its\n"
+     "           own next hop back; connected routes are never touched\n"
      "  save     write the runtime routes to STATE_DIR/routes, which `up` adds back\n"
      "--json is for show and get. See docs/cli.md, \"Routes\".\n"},
     {"neigh", NULL, SUBS("show", "add", "replace", "del", "flush"), "the neighbour table: show, add, replace, del, flush",
@@ -157,8 +165,10 @@ static const struct cli_cmd cli_cmds[] = {
      "       ringrouter neigh add ADDRESS mac MAC [port NAME]\n"
      "       ringrouter neigh replace ADDRESS mac MAC [port NAME]\n"
      "       ringrouter neigh del ADDRESS [--force]\n"
-     "       ringrouter neigh flush\n"
+     "       ringrouter neigh flush [all]\n"
      "\n"
+     "As in `ip neigh`, `lladdr` may stand for `mac`, `dev` for `port`, and\n"
+     "`list` or `ls` for show.\n"
      "  show     the neighbour (ARP) table, or the entry of ADDRESS: MAC, port,\n"
      "           state (incomplete, reachable, stale, static), packets waiting\n"
      "  add      a static entry: the router never ARPs for ADDRESS; refused over a\n"
@@ -260,6 +270,11 @@ const char *cli_subcommand(const struct cli_cmd *c, const char *word, char *err,
     size_t n = 0;
     while (c->subs && c->subs[n])
         n++;
+    /* iproute2's words for show: `ls`, and `list` down to `l` as ip takes it. */
+    size_t wl = strlen(word);
+    if (c->subs && strcmp(c->subs[0], "show") == 0 && wl &&
+        (strcmp(word, "ls") == 0 || strncmp(word, "list", wl) == 0) && cli_match(word, c->subs, n, "", err, len) < 0)
+        return c->subs[0];
     char what[32];
     snprintf(what, sizeof(what), "%s subcommand", c->name);
     int i = cli_match(word, c->subs, n, what, err, len);

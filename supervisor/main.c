@@ -81,6 +81,8 @@ static int cli_parse(int argc, char **argv, struct cli_line *l)
         } else if (opts && a[0] == '-' && a[1] && !a[2]) {
             static const char shorts[] = "Scja\0fhV"; /* by L_* (no short --stages, --diff) */
             const char *p = a[1] ? memchr(shorts, a[1], sizeof(shorts) - 1) : NULL;
+            if (!p && (a[1] == '4' || a[1] == '6')) /* ip's: each address names its family here */
+                return usage_error("%s is not needed: the address family follows from the address or prefix", a);
             if (!p)
                 return usage_error("unknown option \"%s\"", a);
             which = (int)(p - shorts);

@@ -6,7 +6,9 @@
  *   neigh add ADDRESS mac MAC [port NAME]      a static entry
  *   neigh replace ADDRESS mac MAC [port NAME]  the same, over a static one
  *   neigh del ADDRESS [force]
- *   neigh flush                                every IPv4 entry that is not static
+ *   neigh flush [all]                          every IPv4 entry that is not static
+ *
+ * iproute2's `lladdr MAC` and `dev NAME` are taken for `mac MAC` and `port NAME`.
  *
  * ADDRESS is IPv4 or IPv6 (it has a ':'); an IPv6 one goes to the IPv6
  * table through the same mailbox (NEIGH_OP_*6), and a link-local one needs
@@ -427,6 +429,7 @@ bool sup_neigh_poll(struct sup *s, struct sup_ctl_wait *w, uint64_t now, FILE *f
 
 bool sup_ctl_neigh(struct sup *s, char **argv, int argc, FILE *f, struct sup_ctl_wait *w)
 {
+    sup_iproute_words(argv, argc); /* lladdr MAC, dev NAME */
     if (argc == 0 || strcmp(argv[0], "show") == 0)
         return neigh_show(s, argv + (argc ? 1 : 0), argc ? argc - 1 : 0, f);
     if (strcmp(argv[0], "json") == 0)
@@ -438,9 +441,12 @@ bool sup_ctl_neigh(struct sup *s, char **argv, int argc, FILE *f, struct sup_ctl
     if (strcmp(argv[0], "del") == 0)
         return neigh_cmd_del(s, argv + 1, argc - 1, f, w);
     if (strcmp(argv[0], "flush") == 0) {
-        if (argc > 1) {
-            fprintf(f, "neigh flush: unexpected argument \"%s\"\n",
-                    strcmp(argv[1], "json") == 0 ? "--json" : strcmp(argv[1], "force") == 0 ? "--force" : argv[1]);
+        /* `all`, as `ip neigh flush all`: what that flushes too, every entry but the permanent ones. */
+        int all = argc > 1 && strcmp(argv[1], "all") == 0;
+        if (argc > 1 + all) {
+            fprintf(f, "neigh flush: unexpected argument \"%s\"\n", strcmp(argv[1 + all], "json") == 0 ? "--json"
+                                                                  : strcmp(argv[1 + all], "force") == 0 ? "--force"
+                                                                                                        : argv[1 + all]);
             return false;
         }
         return neigh_send(s, "neigh flush", NEIGH_OP_FLUSH, 0, NULL, -1, NULL, "neigh flush", "flushed", f, w);

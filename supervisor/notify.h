@@ -10,6 +10,9 @@
  *   WATCHDOG=1   every half of $WATCHDOG_USEC, from the event loop's tick, so
  *                a loop that stops turning stops the pings and systemd
  *                restarts the supervisor
+ *   RELOADING=1  (with MONOTONIC_USEC) when a reload begins to apply a
+ *                manifest that checked, and READY=1 once it has answered; a
+ *                refused reload sends neither (it changed nothing)
  *   STOPPING=1   when the shutdown begins
  *
  * Without $NOTIFY_SOCKET (not under systemd, or Type=simple) each call is a
@@ -45,9 +48,9 @@ int sup_notify_send_to(int fd, const struct sockaddr_un *sa, socklen_t len, cons
 void sup_notify_init(void);
 /** Once per loop iteration: READY=1, STATUS= changes, WATCHDOG=1 when due. */
 void sup_notify_tick(const struct sup *s, uint64_t now);
-/** RELOADING=1 (with MONOTONIC_USEC, as systemd asks) as a reload begins. */
+/** RELOADING=1 (with MONOTONIC_USEC, as systemd asks) as an accepted reload begins. */
 void sup_notify_reloading(void);
-/** READY=1 again once it has answered, applied or refused; nothing if none began. */
+/** READY=1 again once that reload has answered; nothing if none began. */
 void sup_notify_reloaded(void);
 /** STOPPING=1 and a last STATUS=, as the shutdown begins. */
 void sup_notify_stopping(const char *why);

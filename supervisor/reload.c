@@ -390,25 +390,12 @@ static bool parse_args(struct sup *s, char **argv, int argc, bool *diff, FILE *f
 
 static bool reload_begin(struct sup *s, bool diff, FILE *f, struct sup_ctl_wait *w);
 
-/* Under systemd a reload is RELOADING=1 ... READY=1 (sd_notify(3)), so that
- * `systemctl reload` returns once it is done: READY=1 comes from finish(),
- * or at once for a reload refused here. */
 bool sup_ctl_reload(struct sup *s, char **argv, int argc, FILE *f, struct sup_ctl_wait *w)
 {
     bool diff;
     if (!parse_args(s, argv, argc, &diff, f))
         return false;
-    if (diff)
-        return reload_begin(s, true, f, w);
-    if (s->reload) {
-        fprintf(f, "reload: a reload is in progress; try again once it has answered\n");
-        return false;
-    }
-    sup_notify_reloading();
-    bool ok = reload_begin(s, false, f, w);
-    if (!ok || !s->reload || s->reload->phase == RL_DONE)
-        sup_notify_reloaded();
-    return ok;
+    return reload_begin(s, diff, f, w);
 }
 
 static bool reload_begin(struct sup *s, bool diff, FILE *f, struct sup_ctl_wait *w)
@@ -453,9 +440,13 @@ static bool reload_begin(struct sup *s, bool diff, FILE *f, struct sup_ctl_wait 
         for (int i = 0; i < s->nsvcs; i++)
             nrs += rs[i].on;
         if (c.changes == 0)
-            fprintf(f, "no change\n");
+            fprintf(f, "no change");
         else
-            fprintf(f, "%u change%s, %u restart%s\n", c.changes, c.changes == 1 ? "" : "s", nrs, nrs == 1 ? "" : "s");
+            fprintf(f, "%u change%s, %u restart%s", c.changes, c.changes == 1 ? "" : "s", nrs, nrs == 1 ? "" : "s");
+        if (c.overrides)
+            fprintf(f, "; %u rate%s set at run time stay%s (above)", c.overrides, c.overrides == 1 ? "" : "s",
+                    c.overrides == 1 ? "s" : "");
+        fprintf(f, "\n");
         sup_manifest_free(&nm);
         return true;
     }
@@ -481,6 +472,11 @@ static bool reload_begin(struct sup *s, bool diff, FILE *f, struct sup_ctl_wait 
         fprintf(f, "reload: out of memory; nothing changed\n");
         return false;
     }
+    /* Under systemd a reload is RELOADING=1 ... READY=1 (sd_notify(3)); READY=1
+     * comes from finish(). A refused one sends neither: READY=1 would tell
+     * systemd a reload had been done, and the refusal is the answer of
+     * `ringrouter reload`, which the unit's ExecReload= runs and fails with. */
+    sup_notify_reloading();
     *j->old = s->m;
     s->m = nm;
     /* A removed port's services run on their old entries until released. */

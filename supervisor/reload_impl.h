@@ -66,6 +66,7 @@ struct rl_ctx {
     struct sup_reload *job; /* NULL: a dry run (check --diff), nothing applied */
     struct rl_restart *rs;  /* restarts and why, by index in s->svcs: the job's, or the dry run's own */
     unsigned changes, failed;
+    unsigned overrides; /* rates `shaper set` made, which the reload leaves in effect */
 };
 
 /* reload_plan.c */

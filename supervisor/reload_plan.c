@@ -22,8 +22,8 @@
  *     so only a new `up` can change (sup_reload_refused): a port changed,
  *     or removed while one after it stays, a shaper added to or removed
  *     from a port that stays.
- * Runtime routes (route add|replace) stay unless the new manifest adds or
- * changes a route for the same prefix: the manifest's is then the route.
+ * Runtime routes (route add|replace) and rates (shaper set) stay unless the
+ * new manifest changes what it says for them: the manifest's then applies.
  */
 #include "supervisor/reload_impl.h"
 
@@ -31,7 +31,6 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "supervisor/route6.h"
 #include "supervisor/shaper_ctl.h"
@@ -576,6 +575,7 @@ static void walk_shaper(struct rl_ctx *c, int port)
             restart = true;
         }
     }
+    uint64_t now = sup_shaper_overrides(si >= 0 ? &c->s->svcs[si] : NULL, &oc, &nc, restart, pn, &c->overrides, c->f);
     if (restart) {
         /* The new instance starts at the new rates: say them, queue nothing. */
         if (oc.rate != nc.rate) {
@@ -587,7 +587,7 @@ static void walk_shaper(struct rl_ctx *c, int port)
             c->s->svcs[si].fresh_rates = true;
         return;
     }
-    bool grow = nc.rate > oc.rate;
+    bool grow = nc.rate > now; /* than the rate in effect, which `shaper set` may have changed */
     if (oc.rate != nc.rate) {
         c->changes++;
         fprintf(c->f, "shaper %s: rate %s -> %s\n", pn, sup_rate_format(oc.rate, r1, sizeof(r1)),

@@ -11,9 +11,12 @@
  *   route del PREFIX [force]
  *   route get ADDRESS [json]
  *   route show [PREFIX] [json]   (PREFIX IPv4 or IPv6: route6.c)
+ *   route flush [all] [port NAME]
  *   route save
  *
- * PREFIX may be `default` (0.0.0.0/0). Every route has an origin: connected
+ * PREFIX may be `default` (0.0.0.0/0), or a bare address: a /32 (/128), as
+ * `ip route` reads it. iproute2's `dev` is taken for `port`, and its
+ * `lladdr` for `neigh`'s `mac` (sup_iproute_words). Every route has an origin: connected
  * (a port's network: never changed at run time), manifest (a [route]
  * section, deleted only with force) or runtime (added or replaced since
  * `up`, or loaded at `up` from what `route save` wrote). `route save`
@@ -150,7 +153,21 @@ static const char *origin_of(struct sup *s, uint32_t addr, unsigned len)
     return "manifest";
 }
 
-/* PREFIX, or `default`. False with the message in @e. */
+void sup_iproute_words(char **argv, int argc)
+{
+    static const char *const kw[] = {"via", "port", "mac", "dev", "lladdr"};
+    for (int i = 0; i + 1 < argc; i++)
+        for (size_t k = 0; k < sizeof(kw) / sizeof(kw[0]); k++)
+            if (strcmp(argv[i], kw[k]) == 0) {
+                /* Only a keyword's place: a port may be called "dev". */
+                argv[i] = k == 3 ? "port" : k == 4 ? "mac" : argv[i];
+                i++;
+                break;
+            }
+}
+
+/* PREFIX, a bare address (a host route, /32, as `ip route` reads it), or
+ * `default`. False with the message in @e. */
 static bool parse_prefix_word(const char *arg, struct sup_prefix *pfx, char *e, size_t elen)
 {
     char b[24];
@@ -158,8 +175,12 @@ static bool parse_prefix_word(const char *arg, struct sup_prefix *pfx, char *e, 
         *pfx = (struct sup_prefix){0, 0};
         return true;
     }
+    if (arg && !strchr(arg, '/') && sup_parse_addr(arg, &pfx->addr)) {
+        pfx->len = 32;
+        return true;
+    }
     if (!arg || !sup_parse_prefix(arg, pfx)) {
-        snprintf(e, elen, "route: \"%s\" is not an IPv4 prefix (a.b.c.d/len, or default)", arg ? arg : "");
+        snprintf(e, elen, "route: \"%s\" is not an IPv4 prefix (a.b.c.d/len, an address, or default)", arg ? arg : "");
         return false;
     }
     uint32_t net = pfx->addr & mask_of(pfx->len);
@@ -240,10 +261,12 @@ static bool route_set(struct sup *s, const char *cmd, char **argv, int argc, boo
 {
     char b1[24];
     if (argc < 3 || (strcmp(argv[1], "via") != 0 && strcmp(argv[1], "port") != 0)) {
-        snprintf(e, elen, "%s: expected PREFIX via GATEWAY, or PREFIX port NAME", cmd);
+        snprintf(e, elen, "%s: expected PREFIX via GATEWAY [port NAME], or PREFIX port NAME", cmd);
         return false;
     }
-    if (!no_extra(cmd, argv, argc, 3, e, elen) || !parse_prefix_word(argv[0], pfx, e, elen))
+    /* `via GATEWAY port NAME` (ip's `via G dev D`): NAME must be where GATEWAY is. */
+    bool named = argc >= 5 && strcmp(argv[1], "via") == 0 && strcmp(argv[3], "port") == 0;
+    if (!no_extra(cmd, argv, argc, named ? 5 : 3, e, elen) || !parse_prefix_word(argv[0], pfx, e, elen))
         return false;
     const char *p = pfx_str(pfx->addr, pfx->len, b1, sizeof(b1));
     int cp = connected_port(s, pfx->addr, pfx->len);
@@ -254,6 +277,14 @@ static bool route_set(struct sup *s, const char *cmd, char **argv, int argc, boo
     }
     if (!parse_nexthop(s, cmd, argv[1], argv[2], nh, e, elen))
         return false;
+    if (named && sup_manifest_port(&s->m, argv[4]) != nh->port) {
+        if (sup_manifest_port(&s->m, argv[4]) < 0)
+            snprintf(e, elen, "%s: no port \"%s\"", cmd, argv[4]);
+        else
+            snprintf(e, elen, "%s: gateway %s is on port %s, not %s", cmd, argv[2], s->m.ports[nh->port].name,
+                     argv[4]);
+        return false;
+    }
     struct fib_nh old;
     *existed = fib_get(&s->fib, pfx->addr, pfx->len, &old) == 0;
     if (*existed && !replace) {
@@ -628,8 +659,79 @@ void sup_routes_load(struct sup *s)
     sup_log("%s: %u saved routes added%s", path, added, bad ? ", some lines skipped (above)" : "");
 }
 
+/* The manifest's [route] @r's next hop, as the FIB has it. */
+static struct fib_nh manifest_nh(const struct sup_route *r)
+{
+    return (struct fib_nh){.gw = r->direct ? 0 : r->via, .port = (uint16_t)r->port};
+}
+
+/*
+ * `route flush [all] [port NAME]`: the FIB back to the manifest's routes
+ * (those out of port NAME): every runtime route deleted, a manifest route
+ * that `replace` changed given its own next hop back (in place: no moment
+ * without a route), one that `del --force` deleted added back. Connected
+ * routes are never touched. Both families.
+ */
+static bool route_flush(struct sup *s, char **argv, int argc, FILE *f)
+{
+    char e[256], b1[24];
+    int used = argc > 0 && strcmp(argv[0], "all") == 0, port = -1;
+    if (argc >= used + 2 && strcmp(argv[used], "port") == 0) {
+        if ((port = sup_manifest_port(&s->m, argv[used + 1])) < 0) {
+            fprintf(f, "route flush: no port \"%s\"\n", argv[used + 1]);
+            return false;
+        }
+        used += 2;
+    }
+    if (!no_extra("route flush", argv, argc, used, e, sizeof(e))) {
+        fprintf(f, "%s\n", e);
+        return false;
+    }
+    struct sup_rt_flush n = {0};
+    /* Downwards: rt_remove moves the last row into the one removed. */
+    for (size_t i = s->n_rt_routes; i-- > 0;) {
+        struct sup_rt_route r = s->rt_routes[i];
+        if (port >= 0 && r.nh.port != port)
+            continue;
+        const struct sup_route *mr = manifest_route(s, r.addr, r.len);
+        struct fib_nh mnh = mr ? manifest_nh(mr) : r.nh;
+        int ret = mr ? fib_replace(&s->fib, r.addr, r.len, &mnh) : fib_del(&s->fib, r.addr, r.len);
+        if (ret < 0 && ret != -ENOENT) {
+            fprintf(f, "route flush: %s: %s\n", pfx_str(r.addr, r.len, b1, sizeof(b1)), strerror(-ret));
+            n.failed++;
+            continue;
+        }
+        rt_remove(s, r.addr, r.len);
+        n.restored += mr != NULL;
+        n.deleted += mr == NULL;
+    }
+    for (size_t i = 0; i < s->m.nroutes; i++) {
+        const struct sup_route *r = &s->m.routes[i];
+        struct fib_nh nh = manifest_nh(r), old;
+        if (r->v6 || (port >= 0 && r->port != port) || fib_get(&s->fib, r->prefix.addr, r->prefix.len, &old) == 0)
+            continue;
+        int ret = fib_add(&s->fib, r->prefix.addr, r->prefix.len, &nh);
+        if (ret < 0) {
+            fprintf(f, "route flush: %s: %s\n", pfx_str(r->prefix.addr, r->prefix.len, b1, sizeof(b1)), strerror(-ret));
+            n.failed++;
+            continue;
+        }
+        n.restored++;
+    }
+    fib_reclaim(&s->fib);
+    sup_route6_flush(s, port, &n, f);
+    const char *pn = port >= 0 ? s->m.ports[port].name : NULL;
+    sup_log("route flush%s%s: %u runtime routes deleted, %u manifest routes back", pn ? " port " : "", pn ? pn : "",
+            n.deleted, n.restored);
+    fprintf(f, "flushed%s%s: %u runtime route%s deleted, %u manifest route%s back as the manifest has %s\n",
+            pn ? " port " : "", pn ? pn : "", n.deleted, n.deleted == 1 ? "" : "s", n.restored,
+            n.restored == 1 ? "" : "s", n.restored == 1 ? "it" : "them");
+    return n.failed == 0;
+}
+
 bool sup_ctl_route(struct sup *s, char **argv, int argc, FILE *f)
 {
+    sup_iproute_words(argv, argc);
     if (argc == 0 || strcmp(argv[0], "show") == 0)
         return route_show(s, argv + (argc ? 1 : 0), argc ? argc - 1 : 0, f);
     if (strcmp(argv[0], "json") == 0)
@@ -650,6 +752,8 @@ bool sup_ctl_route(struct sup *s, char **argv, int argc, FILE *f)
         return route_get(s, argv + 1, argc - 1, f);
     if (strcmp(argv[0], "save") == 0)
         return route_save(s, argv + 1, argc - 1, f);
-    fprintf(f, "route: unknown subcommand \"%s\"; expected add, replace, del, get, show or save\n", argv[0]);
+    if (strcmp(argv[0], "flush") == 0)
+        return route_flush(s, argv + 1, argc - 1, f);
+    fprintf(f, "route: unknown subcommand \"%s\"; expected add, replace, del, get, show, flush or save\n", argv[0]);
     return false;
 }

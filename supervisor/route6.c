@@ -34,7 +34,11 @@ bool sup_route6_arg(const char *arg)
 static bool parse_prefix6_arg(const char *cmd, const char *arg, struct sup_prefix6 *pf, FILE *f)
 {
     char canon[64] = "";
-    if (!sup_parse_prefix6(arg, pf, canon, sizeof(canon))) {
+    /* A bare address is a host route, /128, as `ip -6 route` reads it. */
+    bool bare = arg && !strchr(arg, '/');
+    if (bare && sup_parse_addr6(arg, pf->addr, canon, sizeof(canon)))
+        pf->len = 128;
+    else if (bare || !sup_parse_prefix6(arg, pf, canon, sizeof(canon))) {
         if (canon[0])
             fprintf(f, "%s: \"%s\" is not in canonical form (RFC 5952); write %s\n", cmd, arg, canon);
         else
@@ -398,6 +402,44 @@ bool sup_route6_get(struct sup *s, char **argv, int argc, FILE *f)
                 origin);
     free(l.rows);
     return true;
+}
+
+void sup_route6_flush(struct sup *s, int port, struct sup_rt_flush *n, FILE *f)
+{
+    for (size_t i = s->n_rt6_routes; i-- > 0;) { /* downwards: forget moves the last row here */
+        struct sup_rt_route6 r = s->rt6_routes[i];
+        if (port >= 0 && r.nh.port != port)
+            continue;
+        const struct sup_route *mr = manifest_route6(s, r.addr, r.len);
+        struct fib6_nh mnh = {.port = mr ? (uint16_t)mr->port : 0};
+        if (mr && !mr->direct)
+            memcpy(mnh.gw, mr->via6, 16);
+        int ret = mr ? fib6_replace(&s->fib6, r.addr, r.len, &mnh) : fib6_del(&s->fib6, r.addr, r.len);
+        if (ret < 0 && ret != -ENOENT) {
+            fprintf(f, "route flush: %s/%u: %s\n", A6(r.addr), r.len, strerror(-ret));
+            n->failed++;
+            continue;
+        }
+        sup_route6_forget(s, r.addr, r.len);
+        n->restored += mr != NULL;
+        n->deleted += mr == NULL;
+    }
+    for (size_t i = 0; i < s->m.nroutes; i++) {
+        const struct sup_route *r = &s->m.routes[i];
+        struct fib6_nh nh = {.port = (uint16_t)r->port}, old;
+        if (!r->v6 || (port >= 0 && r->port != port) || fib6_get(&s->fib6, r->prefix6.addr, r->prefix6.len, &old) == 0)
+            continue;
+        if (!r->direct)
+            memcpy(nh.gw, r->via6, 16);
+        int ret = fib6_add(&s->fib6, r->prefix6.addr, r->prefix6.len, &nh);
+        if (ret < 0) {
+            fprintf(f, "route flush: %s/%u: %s\n", A6(r->prefix6.addr), r->prefix6.len, strerror(-ret));
+            n->failed++;
+            continue;
+        }
+        n->restored++;
+    }
+    fib6_reclaim(&s->fib6);
 }
 
 long sup_route6_save(struct sup *s, FILE *out)

@@ -14,6 +14,20 @@
 struct sup;
 struct sup_prefix6;
 
+/* iproute2's words where ours differ and the meaning is one: `dev` becomes
+ * `port`, `lladdr` becomes `mac`, in a keyword's place only (route.c). */
+void sup_iproute_words(char **argv, int argc);
+
+/* What `route flush` did (route.c for IPv4, sup_route6_flush for IPv6). */
+struct sup_rt_flush {
+    unsigned deleted;  /* runtime routes */
+    unsigned restored; /* manifest routes given back their next hop, or added back */
+    unsigned failed;   /* said on the answer */
+};
+/* `route flush`'s IPv6 half: the IPv6 FIB back to the manifest's routes (of
+ * port @port, or all with -1), counted into @n, failures said on @f. */
+void sup_route6_flush(struct sup *s, int port, struct sup_rt_flush *n, FILE *f);
+
 /* Does @arg name IPv6 (it has a ':')? Then route6 takes the command. */
 bool sup_route6_arg(const char *arg);
 

@@ -220,6 +220,51 @@ static const char *match_str(const struct shp_cfg *cfg, uint32_t c, char *buf, s
     return buf;
 }
 
+/* One runtime value against the manifest's: what a reload makes of it. */
+static unsigned override_line(FILE *f, const char *what, const char *key, uint64_t now, uint64_t was, uint64_t will,
+                              bool keep, const char *svc)
+{
+    char b1[32], b2[32], b3[32];
+    if (now == was)
+        return 0;
+    fprintf(f, "%s: %s %s set at run time, %s in the manifest: ", what, key, sup_rate_format(now, b1, sizeof(b1)),
+            sup_rate_format(was, b2, sizeof(b2)));
+    if (keep)
+        fprintf(f, "reload keeps %s\n", b1);
+    else if (svc)
+        fprintf(f, "reload restarts %s at the manifest's %s\n", svc, sup_rate_format(will, b3, sizeof(b3)));
+    else
+        fprintf(f, "reload sets the manifest's %s\n", sup_rate_format(will, b3, sizeof(b3)));
+    return keep;
+}
+
+uint64_t sup_shaper_overrides(struct sup_svc *v, const struct shp_cfg *oc, const struct shp_cfg *nc, bool restart,
+                              const char *port, unsigned *kept, FILE *f)
+{
+    uint64_t rate = v && v->stats ? ctr_get(v->stats, "rate") : 0;
+    if (!rate)
+        return oc->rate; /* not started: it starts from the manifest */
+    char what[64];
+    const char *svc = restart ? v->name : NULL;
+    bool port_same = !restart && oc->rate == nc->rate;
+    snprintf(what, sizeof(what), "shaper %s", port);
+    *kept += override_line(f, what, "rate", rate, oc->rate, nc->rate, port_same, svc);
+    for (uint32_t k = 0; k < oc->nclasses && k < SHP_MAX_CLASSES; k++) {
+        const struct shp_cfg_class *o = &oc->classes[k], *n = NULL;
+        for (uint32_t m = 0; m < nc->nclasses && m < SHP_MAX_CLASSES && !n; m++)
+            n = strcmp(nc->classes[m].name, o->name) == 0 ? &nc->classes[m] : NULL;
+        if (!n)
+            continue; /* removed: the reload says so, and restarts the shaper */
+        bool keep = port_same && n->rate == o->rate && n->ceil == o->ceil;
+        snprintf(what, sizeof(what), "class %s %s", port, o->name);
+        *kept += override_line(f, what, "rate", class_ctr(v->stats, oc, k, SHP_C_RATE, o->rate), o->rate, n->rate,
+                               keep, svc);
+        *kept += override_line(f, what, "ceil", class_ctr(v->stats, oc, k, SHP_C_CEIL, o->ceil), o->ceil, n->ceil,
+                               keep, svc);
+    }
+    return rate;
+}
+
 static void show_port(struct sup *s, struct sup_svc *v, bool json, bool first, FILE *f)
 {
     struct ipc_svc_stats *st = v->stats;

@@ -30,6 +30,19 @@ void sup_shaper_cfg(const struct sup_manifest *m, int port, struct shp_cfg *out)
 void sup_shaper_forget(struct sup *s, struct sup_svc *v);
 
 /**
+ * For a reload (reload_plan.c): each rate shaper @v runs at that differs
+ * from the running manifest's (@oc; `shaper set` made it), one line on @f
+ * that names both and the one the reload to @nc leaves in effect. The
+ * runtime rate stays while the manifest says what it said before; a
+ * manifest whose rate there changed (for a class: its rate or ceil, or the
+ * port's rate, which resets every class) sets its own, as does a restart of
+ * the shaper (@restart: it starts from the manifest). Adds how many stay
+ * to *@kept; returns the port's rate in effect.
+ */
+uint64_t sup_shaper_overrides(struct sup_svc *v, const struct shp_cfg *oc, const struct shp_cfg *nc, bool restart,
+                              const char *port, unsigned *kept, FILE *f);
+
+/**
  * `shaper show [PORT] [json]`, `shaper set PORT [CLASS] rate R [ceil C]`.
  * A `set` that reached a running shaper leaves @w pending: the answer is
  * written by sup_shaper_set_poll once the shaper has taken it.

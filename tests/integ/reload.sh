@@ -25,6 +25,9 @@
 #     d's mtu changed: refused by name, nothing changed (ports removed:
 #     reload_port.sh);
 #   - SIGHUP reloads (a route removed) and the supervisor keeps running;
+#   - after `shaper set b rate 150mbit`, check --diff and reload name each
+#     rate set at run time against the manifest's and keep it; once the
+#     manifest's rate changes, they say the manifest's applies, and it does;
 #   - the flow lost not one datagram (across the router's restart too),
 #     nothing restarted but shaper-b and the router (once), no
 #     malformed-input counter moved, clean census.
@@ -296,6 +299,33 @@ rc=$?
 [ "$rc" = 100 ] && [ "$out" = "ringrouter: reload: the supervisor runs $M, not $RR_T/other.ini: reload reads the file \`up\` was given (leave out -c, or name the socket with -S)" ] ||
     rr_fail "reload -c another file: exit $rc: $out"
 rr_ok "-c: the same file (by another path) answers \"no change\"; another file is refused by name"
+
+# ---- a rate set at run time: check --diff and reload say it stays, until the manifest's changes ----
+c shaper set b rate 150mbit
+[ "$rc" = 0 ] || rr_fail "shaper set b rate 150mbit: exit $rc: $err"
+OVR="shaper b: rate 150mbit set at run time, 200mbit in the manifest: reload keeps 150mbit
+class b rest: ceil 150mbit set at run time, 200mbit in the manifest: reload keeps 150mbit"
+c check --diff
+[ "$rc" = 0 ] && [ "$out" = "$OVR
+no change; 2 rates set at run time stay (above)" ] || rr_fail "check --diff after shaper set: exit $rc: $out $err"
+c reload
+[ "$rc" = 0 ] && [ "$out" = "$OVR
+no change
+reload: done, 0 changes" ] || rr_fail "reload after shaper set: exit $rc: $out $err"
+line=$("$RR" shaper show b -S "$RR_SOCK" | head -1)
+[[ "$line" == "port b (shaper-b): rate 150mbit,"* ]] || rr_fail "after the reload, shaper show b: \"$line\", expected 150mbit kept"
+manifest "$ROUTES3" "$NEIGHS2" "$CLASSES4" 180mbit "[route $R72]\nvia = $HOST_D\n" 'restart_limit = 7\n'
+c check --diff
+[ "$rc" = 0 ] && [ "$(grep -c 'set at run time' <<<"$out")" = 2 ] &&
+    grep -qxF "shaper b: rate 150mbit set at run time, 200mbit in the manifest: reload sets the manifest's 180mbit" <<<"$out" &&
+    grep -qxF "class b rest: ceil 150mbit set at run time, 200mbit in the manifest: reload sets the manifest's 180mbit" <<<"$out" &&
+    grep -qxF "shaper b: rate 200mbit -> 180mbit" <<<"$out" || rr_fail "check --diff with the manifest's rate changed: exit $rc: $out $err"
+c reload
+[ "$rc" = 0 ] || rr_fail "reload of port b's new rate: exit $rc: $out $err"
+line=$("$RR" shaper show b -S "$RR_SOCK" | head -1)
+[[ "$line" == "port b (shaper-b): rate 180mbit,"* ]] || rr_fail "after the reload to 180mbit, shaper show b: \"$line\""
+out=$("$RR" check --diff -S "$RR_SOCK" 2>&1) && [ "$out" = "no change" ] || rr_fail "check --diff once the manifest's rate applies: $out"
+rr_ok "a rate set at run time: check --diff and reload name it and keep it (150mbit), until the manifest's rate changes (180mbit)"
 
 # ---- the flow: not one datagram lost ----
 rr_flow_stop

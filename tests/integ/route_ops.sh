@@ -178,6 +178,12 @@ rr_in "$RR_NS_B" ping -n -c 1 -W 2 -I "$RR_NET_B.4" "$RR_GW_B" >/dev/null 2>&1 |
 learned4() { [ "$(json 'd["neighbours"]' neigh show "$RR_NET_B.4")" != "[]" ]; }
 rr_wait 5 learned4 || rr_fail "the router did not learn $RR_NET_B.4"
 ok "flushed 1 neighbour" neigh flush
+ok "flushed 0 neighbours" neigh flush all
+# iproute2's words: lladdr for mac, dev for port, list and ls for show.
+ok "replaced $RR_HOST_B mac $MAC_B port b" neigh replace "$RR_HOST_B" lladdr "$MAC_B" dev b
+for w in list ls; do
+    [ "$(rows neigh $w "$RR_HOST_B")" = "$(rows neigh show "$RR_HOST_B")" ] || rr_fail "neigh $w: $(rows neigh $w "$RR_HOST_B")"
+done
 [ "$(json 'len(d["neighbours"]), all(x["state"] == "static" for x in d["neighbours"])' neigh show)" = "4 True" ] ||
     rr_fail "after neigh flush: $(rows neigh show)"
 ok "deleted $HOST_B2" neigh del "$HOST_B2"
@@ -189,7 +195,7 @@ c neigh del "$NB9"
 ok "deleted $NB9" neigh del "$NB9" --force
 c neigh del "$NB9" --force
 [ "$rc" = 100 ] && [ "$err" = "ringrouter: neigh del: no neighbour $NB9" ] || rr_fail "neigh del of an absent neighbour: exit $rc: $err"
-rr_ok "neigh add over a static entry refused, replace, flush (1 learned gone, statics kept), del, the manifest's with --force"
+rr_ok "neigh add over a static entry refused, replace (also as lladdr MAC dev NAME), flush (1 learned gone, statics kept), del, the manifest's with --force"
 
 # ---- bad input ----
 before_r=$(rows route show)
@@ -210,7 +216,7 @@ bad 'neigh add: 10.99.0.1 is on none of the ports'"'"' networks' neigh add 10.99
 bad "neigh add: $RR_GW_B is the router's own address on port b" neigh add "$RR_GW_B" mac "$MAC_B"
 bad "neigh add: $RR_NET_B.20 is on port b's network, not port a's" neigh add "$RR_NET_B.20" mac "$MAC_B" port a
 bad 'neigh add: no port "nosuch"' neigh add "$RR_NET_B.20" mac "$MAC_B" port nosuch
-bad 'neigh add: expected ADDRESS mac MAC [port NAME]' neigh add "$RR_NET_B.20" lladdr "$MAC_B"
+bad 'neigh add: expected ADDRESS mac MAC [port NAME]' neigh add "$RR_NET_B.20" hwaddr "$MAC_B"
 bad 'neigh add: --json is only for neigh show' neigh add "$RR_NET_B.20" mac "$MAC_B" --json
 bad 'neigh del: unexpected argument "extra"' neigh del "$RR_NET_B.20" extra
 bad 'neigh flush: unexpected argument "--json"' neigh flush --json
@@ -220,10 +226,10 @@ bad 'unknown neigh subcommand "frob"; neigh takes show, add, replace, del or flu
 bad 'route get: "10.63.1" is not an IPv4 address' route get 10.63.1
 bad 'route get: expected ADDRESS' route get
 bad 'route get: unexpected argument "extra"' route get "$D63" extra
-bad 'route: "bogus" is not an IPv4 prefix (a.b.c.d/len, or default)' route show bogus
+bad 'route: "bogus" is not an IPv4 prefix (a.b.c.d/len, an address, or default)' route show bogus
 bad 'route show: unexpected argument "extra"' route show "$P63" extra
 bad "route replace: $RR_NET_B.0/24 is port b's connected network; change the manifest instead" route replace "$RR_NET_B.0/24" via "$RR_HOST_B"
-bad 'route replace: expected PREFIX via GATEWAY, or PREFIX port NAME' route replace "$P63" dev b
+bad 'route replace: expected PREFIX via GATEWAY [port NAME], or PREFIX port NAME' route replace "$P63" nexthop b
 bad 'route add: --force is only for route del' route add 10.70.0.0/16 port b --force
 bad 'route save: unexpected argument "now"' route save now
 ok "deleted 0.0.0.0/0" route del default
@@ -260,7 +266,11 @@ line6=$(grep -n "^\[route $Q65\]" "$RR_T/m.ini" | cut -d: -f1)
 bad "route del: $Q65 is the manifest's [route $Q65] (line $line6); with --force it is deleted until the next start" route del "$Q65"
 bad "route add: $Q63 exists (runtime); route replace changes its next hop" route add "$Q63" port b
 ok "deleted $Q64" route del "$Q64"
-ok "added $Q64" route add "$Q64" via fe80::2 port b
+ok "added $Q64" route add "$Q64" via fe80::2 dev b
+# A bare address is a host route, as in `ip -6 route add 2001:db8::7 via ...`.
+ok "added 2001:db8:63:$X::7/128" route add "2001:db8:63:$X::7" via "$P6_B::2"
+ok "2001:db8:63:$X::7: 2001:db8:63:$X::7/128 via $P6_B::2 port b (runtime)" route get "2001:db8:63:$X::7"
+ok "deleted 2001:db8:63:$X::7/128" route del "2001:db8:63:$X::7"
 rr_ok "IPv6 routes: origin connected, manifest, runtime in show (text, --json) and get; the manifest's not deleted without --force"
 
 # ---- route save, and the next up adds them back ----
@@ -298,6 +308,21 @@ $Q63 $P6_B::2 b runtime
 $Q64 fe80::2 b runtime
 $Q65 - b runtime" ] || rr_fail "route show, IPv6 rows after a new up: $(rows6)"
 rr_ok "route save: 7 runtime routes, 3 of them IPv6 (a replaced manifest route of each family among them) back after a new up, origin runtime; bad lines skipped by number"
+
+# ---- route flush: back to the manifest's routes, connected ones untouched ----
+ok "flushed: 5 runtime routes deleted, 2 manifest routes back as the manifest has them" route flush
+log_line "ringrouter: route flush: 5 runtime routes deleted, 2 manifest routes back" || rr_fail "no route flush log line"
+[ "$(rows route show)" = "PREFIX VIA PORT ORIGIN
+$RR_NET_A.0/24 - a connected
+$RR_NET_B.0/24 - b connected
+$P65 $RR_HOST_B b manifest
+
+PREFIX VIA PORT ORIGIN
+$P6_A::/64 - a connected
+$P6_B::/64 - b connected
+$Q65 $P6_B::2 b manifest" ] || rr_fail "route show after route flush: $(rows route show)"
+ok "flushed: 0 runtime routes deleted, 0 manifest routes back as the manifest has them" route flush
+rr_ok "route flush: the 5 runtime routes of both families gone, the 2 replaced manifest routes back to the manifest's next hop, connected ones kept"
 
 rr_zero "${RR_MALFORMED[@]}"
 rr_no_restarts

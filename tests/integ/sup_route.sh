@@ -22,7 +22,11 @@
 #     bits, an unknown port, a gateway on no port's network or the router's
 #     own address, a duplicate, deleting an absent route or a connected one,
 #     missing words, an unknown subcommand, an extra argument, --json on
-#     add.
+#     add, a gateway with another port's `dev`, -4 and -6 (with a hint);
+#   - iproute2's words: a bare address is a /32, `dev` is `port`, `list`,
+#     `ls` and `l` are show; `route flush dev a` deletes port a's runtime
+#     route, `route flush` the rest and puts back the manifest's route that
+#     --force deleted, never a connected one.
 set -u
 . "$(dirname "$0")/../lib/router.sh"
 rr_init sup_route
@@ -111,8 +115,8 @@ bad_case() { # bad_case "EXPECTED STDERR" ARGS...
     [ -z "$out" ] || rr_fail "route $*: printed \"$out\" on stdout"
     echo "  route $*: exit 100: $err"
 }
-bad_case 'ringrouter: route: "10.66.0.0/33" is not an IPv4 prefix (a.b.c.d/len, or default)' add 10.66.0.0/33 via "$RR_HOST_B"
-bad_case 'ringrouter: route: "bogus" is not an IPv4 prefix (a.b.c.d/len, or default)' del bogus
+bad_case 'ringrouter: route: "10.66.0.0/33" is not an IPv4 prefix (a.b.c.d/len, an address, or default)' add 10.66.0.0/33 via "$RR_HOST_B"
+bad_case 'ringrouter: route: "bogus" is not an IPv4 prefix (a.b.c.d/len, an address, or default)' del bogus
 bad_case "ringrouter: route: 10.66.0.1/16 has host bits set; did you mean 10.66.0.0/16?" add 10.66.0.1/16 port b
 bad_case 'ringrouter: route add: no port "nosuch"' add 10.66.0.0/16 port nosuch
 bad_case 'ringrouter: route add: via "10.66.0.300" is not an IPv4 address' add 10.66.0.0/16 via 10.66.0.300
@@ -125,16 +129,19 @@ bad_case "ringrouter: route add: gateway $RR_NET_B.255 is the broadcast address 
 bad_case "ringrouter: route add: $P63 exists (runtime); route replace changes it" add "$P63" port b
 bad_case "ringrouter: route add: $P65 exists (manifest); route replace changes it" add "$P65" port b
 bad_case "ringrouter: route add: $RR_NET_A.0/24 is port a's connected network; change the manifest instead" add "$RR_NET_A.0/24" via "$RR_HOST_B"
-bad_case 'ringrouter: route add: expected PREFIX via GATEWAY, or PREFIX port NAME' add 10.66.0.0/16
+bad_case 'ringrouter: route add: expected PREFIX via GATEWAY [port NAME], or PREFIX port NAME' add 10.66.0.0/16
 bad_case 'ringrouter: route del: no route 10.66.0.0/16' del 10.66.0.0/16
 bad_case "ringrouter: route del: $RR_NET_A.0/24 is a port's connected network; change the manifest instead" del "$RR_NET_A.0/24"
 bad_case "ringrouter: route del: $P65 is the manifest's [route $P65] (line $(grep -n "^\[route $P65\]" "$RR_T/m.ini" | cut -d: -f1)); with --force it is deleted until the next start" del "$P65"
-bad_case 'ringrouter: unknown route subcommand "frob"; route takes show, get, add, replace, del or save (see ringrouter help route)' frob
+bad_case 'ringrouter: unknown route subcommand "frob"; route takes show, get, add, replace, del, flush or save (see ringrouter help route)' frob
 bad_case 'ringrouter: route add: unexpected argument "extra"' add 10.66.0.0/16 port b extra
 bad_case 'ringrouter: route add: --json is only for route show and route get' add 10.66.0.0/16 port b --json
+bad_case "ringrouter: route add: gateway $RR_HOST_B is on port b, not a" add 10.66.0.0/16 via "$RR_HOST_B" dev a
+bad_case 'ringrouter: -4 is not needed: the address family follows from the address or prefix (see ringrouter --help)' -4 show
+bad_case 'ringrouter: -6 is not needed: the address family follows from the address or prefix (see ringrouter --help)' add 10.66.0.0/16 port b -6
 [ "$(show_rows)" = "$before" ] || rr_fail "a refused request changed the FIB: $(show_rows)"
 [ "$(wc -l <"$RR_LOG")" = "$lines" ] || rr_fail "a refused request was logged: $(tail -n +"$((lines + 1))" "$RR_LOG")"
-rr_ok "19 bad requests: exit 100, each names its argument, the FIB and the log unchanged"
+rr_ok "22 bad requests: exit 100, each names its argument, the FIB and the log unchanged"
 
 # ---- del ----
 rr_stats || rr_fail "stats"
@@ -159,6 +166,33 @@ rr_stats || rr_fail "stats"
 nu1=$(rr_ctr router.icmp_net_unreach_tx)
 [ $((nu1 - nu0)) -ge 4 ] || rr_fail "icmp_net_unreach_tx rose by $((nu1 - nu0)), expected >= 4"
 rr_ok "route del $P63, $P64 and (--force) the manifest's $P65: gone from show; A -> $D63, $D64 net unreachable again (icmp_net_unreach_tx $nu0 -> $nu1)"
+
+# ---- iproute2's words: a bare address, dev, list and ls, flush ----
+route add "$D63" via "$RR_HOST_B"
+[ "$rc" = 0 ] && [ "$out" = "added $D63/32" ] || rr_fail "route add $D63 (bare) via $RR_HOST_B: exit $rc, out \"$out\", err \"$err\""
+ping_ok "$D63"
+route add "$P64" dev b
+[ "$rc" = 0 ] && [ "$out" = "added $P64" ] || rr_fail "route add $P64 dev b: exit $rc, out \"$out\", err \"$err\""
+route add 10.66.$n.0/24 via "$RR_HOST_B" dev b
+[ "$rc" = 0 ] && [ "$out" = "added 10.66.$n.0/24" ] || rr_fail "route add via $RR_HOST_B dev b: exit $rc, out \"$out\", err \"$err\""
+route add 10.67.$n.0/24 port a
+for w in list ls l; do
+    [ "$("$RR" route $w -S "$RR_SOCK" | tr -s ' ')" = "$(show_rows)" ] || rr_fail "route $w is not route show"
+done
+grep -qxF "$D63/32 $RR_HOST_B b runtime" <<<"$(show_rows)" || rr_fail "no $D63/32 row: $(show_rows)"
+route flush dev a
+[ "$rc" = 0 ] && [ "$out" = "flushed port a: 1 runtime route deleted, 0 manifest routes back as the manifest has them" ] ||
+    rr_fail "route flush dev a: exit $rc, out \"$out\", err \"$err\""
+route flush
+[ "$rc" = 0 ] && [ "$out" = "flushed: 3 runtime routes deleted, 1 manifest route back as the manifest has it" ] ||
+    rr_fail "route flush: exit $rc, out \"$out\", err \"$err\""
+want_show="PREFIX VIA PORT ORIGIN
+$RR_NET_A.0/24 - a connected
+$RR_NET_B.0/24 - b connected
+$P65 $RR_HOST_B b manifest"
+[ "$(show_rows)" = "$want_show" ] || rr_fail "route show after route flush: $(show_rows), expected: $want_show"
+ping_unreach "$D63"
+rr_ok "iproute2's words: route add $D63 (a /32), dev b, via GW dev b, list/ls/l; route flush dev a (its 1 route), route flush (3 runtime routes gone, the manifest's $P65 deleted with --force back, connected kept)"
 
 rr_zero "${RR_MALFORMED[@]}"
 rr_no_restarts

@@ -6,6 +6,9 @@
 #    arrives once, and when it does `status` already has every service up;
 #    WATCHDOG=1 repeats while WATCHDOG_USEC is set; SIGHUP (a reload) sends
 #    RELOADING=1 with MONOTONIC_USEC, then READY=1; STOPPING=1 at SIGTERM;
+#  - the unit's ExecReload= (`ringrouter reload`) exits 100 on a manifest the
+#    supervisor refuses, and a refused reload, by it or by SIGHUP, sends no
+#    RELOADING=1 or READY=1 (systemd would take that for a reload done);
 #  - JOURNAL_STREAM names stderr's device and inode, so every log line starts
 #    with its syslog priority: <6> for the start, <4> for a killed service's
 #    restart; with stderr elsewhere the lines are plain (every other test).
@@ -73,14 +76,55 @@ sup_wait 5 eval '[ "$(tail -n 1 "$MSGS")" = "STATUS=3 services up" ] || tail -n 
     sup_bad "no STATUS=3 services up after driver-a came back"
 [ "$(grep -c '^READY=1' "$MSGS")" = 1 ] || sup_bad "READY=1 was sent more than once"
 
-# A reload (SIGHUP, what ExecReload sends): RELOADING=1 with MONOTONIC_USEC,
-# then READY=1 again once it has answered, so that `systemctl reload` waits.
+# A reload by SIGHUP: RELOADING=1 with MONOTONIC_USEC, then READY=1 again
+# once it has answered.
 kill -HUP "$SUP_PID"
 sup_wait 5 eval '[ "$(grep -c "^READY=1" "$MSGS")" = 2 ]' || sup_bad "no READY=1 after the reload: $(tail -n 5 "$MSGS")"
 grep -qE '^RELOADING=1\|MONOTONIC_USEC=[0-9]+\|STATUS=reloading$' "$MSGS" || sup_bad "no RELOADING=1 with MONOTONIC_USEC at SIGHUP"
 [ "$(grep -n '^RELOADING=1' "$MSGS" | head -n 1 | cut -d: -f1)" -lt "$(grep -n '^READY=1' "$MSGS" | tail -n 1 | cut -d: -f1)" ] ||
     sup_bad "READY=1 came before RELOADING=1"
 echo "notify: SIGHUP: RELOADING=1, then READY=1"
+
+# The unit's ExecReload= is `ringrouter reload`, which waits for the answer:
+# its exit status is what `systemctl reload` reports. Run as the unit has it,
+# with this test's binary and manifest.
+UNIT=$SUP_ROOT/dist/ringrouter.service
+exec_reload=$(sed -n 's/^ExecReload=//p' "$UNIT")
+[[ $exec_reload == "/usr/local/bin/ringrouter reload "* ]] ||
+    sup_fail "the unit's ExecReload= is \"$exec_reload\", not a \`ringrouter reload\` that waits for the answer"
+read -r -a exec_reload <<<"${exec_reload//\/usr\/local\/bin\/ringrouter/$RR}"
+exec_reload=("${exec_reload[@]//\/etc\/ringrouter\/manifest.ini/$SUP_T/m.ini}")
+out=$("${exec_reload[@]}" 2>&1) || sup_bad "ExecReload (${exec_reload[*]}) of an unchanged manifest: exit $?: $out"
+sup_wait 5 eval '[ "$(grep -c "^READY=1" "$MSGS")" = 3 ]' || sup_bad "no READY=1 after ExecReload's reload"
+echo "ExecReload: ${exec_reload[*]}: exit 0, then READY=1"
+
+# A manifest the running supervisor refuses (a new pool needs a new `up`):
+# ExecReload fails, and nothing tells systemd a reload was done. Then the
+# same by SIGHUP, whose refusal is logged; then a good reload, whose
+# RELOADING=1 and READY=1 must be the only ones since the refusals (one
+# socket: datagrams arrive in order).
+cp "$SUP_T/m.ini" "$SUP_T/m.good"
+sed -i 's/^pool_buffers = 4096$/pool_buffers = 8192/' "$SUP_T/m.ini"
+mark=$(wc -l <"$MSGS")
+out=$("${exec_reload[@]}" 2>&1)
+rc=$?
+[ "$rc" = 100 ] || sup_bad "ExecReload of a refused manifest: exit $rc, expected 100: $out"
+grep -q 'needs `ringrouter up` again' <<<"$out" || sup_bad "ExecReload's refusal does not say why: $out"
+echo "ExecReload refused: exit $rc: $out"
+kill -HUP "$SUP_PID"
+sup_wait 5 grep -q 'reload: needs `ringrouter up` again' "$SUP_LOG" || sup_bad "SIGHUP's refusal is not in the log"
+# A manifest that does not parse: refused before the supervisor is asked.
+printf 'bogus line\n' >>"$SUP_T/m.ini"
+out=$("${exec_reload[@]}" 2>&1)
+rc=$?
+[ "$rc" = 100 ] || sup_bad "ExecReload of a manifest that does not check: exit $rc, expected 100: $out"
+cp "$SUP_T/m.good" "$SUP_T/m.ini"
+out=$("$RR" reload -S "$SUP_SOCK" 2>&1) || sup_bad "reload of the good manifest again: $out"
+sup_wait 5 eval '[ "$(grep -c "^READY=1" "$MSGS")" -ge 4 ]' || sup_bad "no READY=1 after the good reload"
+after=$(tail -n +"$((mark + 1))" "$MSGS" | grep -E '^(RELOADING|READY)=1' | cut -d'|' -f1 | tr '\n' ' ')
+[ "$after" = "RELOADING=1 READY=1 " ] ||
+    sup_bad "after the refused reloads, expected RELOADING=1 READY=1 of the good one alone; got: $after"
+echo "notify: refused reloads: no RELOADING=1 nor READY=1; the good one after them: $after"
 
 sup_stop TERM 10
 sup_wait 5 grep -q '^STOPPING=1|STATUS=stopping: Terminated$' "$MSGS" || sup_bad "no STOPPING=1 at SIGTERM"
