@@ -55,8 +55,9 @@ static const struct cli_cmd cli_cmds[] = {
      "usage: ringrouter status [--json]\n"
      "\n"
      "Each service's state (starting, up, backoff, stopping, down, failed), pid,\n"
-     "warm standby (pid, with * while it starts), restarts, uptime and last exit;\n"
-     "--json adds its uid, gid and kill-to-ready time.\n"
+     "warm standby (pid, with * while it starts), restarts after a death, planned\n"
+     "restarts (restart, upgrade, reload), uptime and last exit; --json adds its\n"
+     "uid, gid and kill-to-ready time, and a block on the supervisor itself.\n"
      "\n"
      "exit status: 0, or 3 when a service is failed (the table is printed all the\n"
      "same); 111 no supervisor.\n"},
