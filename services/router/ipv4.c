@@ -16,6 +16,7 @@
 #include "frag.h"
 #include "gso.h"
 #include "icmp.h"
+#include "ipopt.h"
 #include "ipv6.h"
 #include "neigh.h"
 
@@ -83,6 +84,11 @@ enum rt_verdict rt_ipv4_validate(struct rt_ctx *ctx, ipc_buf b, enum rt_ctr *why
     /* §5.3.7: 0/8, 127/8, class D and E (incl. 255.255.255.255) never source a packet. */
     if (rt_src_not_host(src)) {
         *why = RT_CTR_DROP_MARTIAN_SRC;
+        return RT_V_DROP;
+    }
+    /* Nor one of ours, from outside: spoofed or looped (Linux drops it as martian). */
+    if (rt_addr_kind(ctx, src) == RT_ADDR_LOCAL) {
+        *why = RT_CTR_DROP_OWN_SRC;
         return RT_V_DROP;
     }
     if (dst == RT_IP_LIMITED_BCAST) {
@@ -196,6 +202,10 @@ void rt_input_burst(struct rt_ctx *ctx, const ipc_buf *bufs, uint32_t n, uint64_
             continue;
         case RT_V_LOCAL:
             rt_count(ctx, RT_CTR_RX_IPV4);
+            /* Options answered in place leave by the port they came in on. */
+            if (ipc_unlikely(pkt_ip_hlen(ipc_pool_data(pool, b) + PKT_ETH_HLEN) > PKT_IP_HLEN) &&
+                (why = rt_ipopt(ctx, b, m->in_port, now, tx)) != RT_CTR_MAX)
+                goto drop;
             rt_icmp_local(ctx, b, tx);
             continue;
         case RT_V_DROP:
@@ -228,6 +238,8 @@ void rt_input_burst(struct rt_ctx *ctx, const ipc_buf *bufs, uint32_t n, uint64_
         }
         unsigned mtu = ctx->port[nh.port].mtu;
         unsigned ihl = pkt_ip_hlen(ip);
+        if (ipc_unlikely(ihl > PKT_IP_HLEN) && (why = rt_ipopt(ctx, b, nh.port, now, tx)) != RT_CTR_MAX)
+            goto drop;
         bool df = pkt_get16(ip + PKT_IP_FRAG) & PKT_IP_DF;
         bool gso = m->vnet.gso_type != 0;
         const struct rt_port *pin = &ctx->port[m->in_port];

@@ -37,6 +37,7 @@ enum rt_ctr {
     RT_CTR_DROP_BAD_CHECKSUM,
     RT_CTR_DROP_BAD_TOTLEN,      /* total length < header or > frame */
     RT_CTR_DROP_MARTIAN_SRC,     /* RFC 1812 §5.3.7 */
+    RT_CTR_DROP_OWN_SRC,         /* the source is one of the router's addresses (as Linux) */
     RT_CTR_DROP_MARTIAN_DST,
     RT_CTR_DROP_LIMITED_BCAST,   /* 255.255.255.255: local, never forwarded (§5.3.5.1) */
     RT_CTR_DROP_MULTICAST,       /* 224/4 destination: no multicast routing */
@@ -59,7 +60,8 @@ enum rt_ctr {
     RT_CTR_DROP_NEIGH_EVICTED,   /* queued for an incomplete neighbour evicted to make room */
     RT_CTR_DROP_PENDING_RESTART, /* queued when the router stopped, or when the previous instance died */
     RT_CTR_DROP_NEIGH_REMOVED,   /* queued for a neighbour that `neigh del` or `neigh flush` removed */
-    RT_CTR_DROP_BAD_OPTIONS,     /* malformed IP options met while fragmenting */
+    RT_CTR_DROP_SRC_ROUTE,       /* a source route option: refused (ipopt.h) */
+    RT_CTR_DROP_BAD_OPTIONS,     /* malformed IP options (Parameter Problem), or met while fragmenting */
     RT_CTR_DROP_GSO_BAD,         /* offloads pending for a port without them that we could not finish */
     RT_CTR_GSO_SW_PKTS,          /* GSO packets segmented in software (for a port without offloads) */
     RT_CTR_GSO_SW_SEGS,          /* segments they made */
@@ -83,6 +85,7 @@ enum rt_ctr {
     RT_CTR_ICMP_NET_UNREACH_TX,
     RT_CTR_ICMP_HOST_UNREACH_TX,
     RT_CTR_ICMP_FRAG_NEEDED_TX,
+    RT_CTR_ICMP_PARAMPROB_TX,
     RT_CTR_ICMP_RATE_LIMITED,
     RT_CTR_ICMP_SUPPRESSED,      /* an error was due but RFC 1812 §4.3.2.7 forbids it */
     /* IPv6 (ipv6.c, nd.c, icmp6.c; docs/ipv6.md). The pending-queue drops
