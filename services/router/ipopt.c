@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * services/router/ipopt.c: IPv4 options on the router's path (ipopt.h).
- * Options are rare, so this file copies, walks and re-sums the header
- * whole; the packets without them never get here.
+ * Options are rare, so this file walks the whole option area and sums the
+ * header again when it changed; the packets without options never get here.
  */
 #include "ipopt.h"
 
@@ -15,12 +15,6 @@
 struct rt_opts {
     uint8_t rr, ts, sr;
 };
-
-/* Octets one entry takes: an address, a timestamp, or both. */
-static unsigned rt_opt_entry(uint8_t type, uint8_t flags)
-{
-    return type == RT_OPT_TS && (flags & 15u) != RT_OPT_TS_ONLY ? 8u : 4u;
-}
 
 /*
  * Walk the whole option area of @ip (RFC 791 §3.1): every option's length
@@ -69,6 +63,7 @@ static unsigned rt_opt_check(const uint8_t *ip, unsigned ihl, struct rt_opts *o)
         unsigned ptr = ip[i + 2];
         if (ptr < min_ptr)
             return i + 2;
+        unsigned entry = 4; /* octets one entry takes: an address, or a timestamp ... */
         if (type == RT_OPT_TS) {
             unsigned flags = ip[i + 3] & 15u;
             if (flags != RT_OPT_TS_ONLY && flags != RT_OPT_TS_ADDR && flags != RT_OPT_TS_PRESPEC)
@@ -76,9 +71,11 @@ static unsigned rt_opt_check(const uint8_t *ip, unsigned ihl, struct rt_opts *o)
             /* Full: the overflow count goes up, unless it is full too (RFC 791). */
             if (ptr > len && ip[i + 3] >> 4 == 15)
                 return i + 3;
+            if (flags != RT_OPT_TS_ONLY)
+                entry = 8; /* ... or both */
         }
         /* Some room, but not enough for an entry: in error (RFC 791). */
-        if (ptr <= len && ptr + rt_opt_entry(type, ip[i + 3]) - 1 > len)
+        if (ptr <= len && ptr + entry - 1 > len)
             return i + 2;
         if (*slot)
             return i; /* each appears at most once (RFC 791) */
@@ -137,9 +134,9 @@ static void rt_opt_param_problem(struct rt_ctx *ctx, ipc_buf orig, uint8_t ptr, 
         return;
     /* rt_icmp_error counts a type it has no counter for as net unreachable. */
     c[RT_CTR_ICMP_NET_UNREACH_TX]--;
+    rt_count(ctx, RT_CTR_ICMP_PARAMPROB_TX);
     if (c[RT_CTR_DROP_TX_FULL] != full)
         return; /* queued into a full burst: dropped, nothing to patch */
-    rt_count(ctx, RT_CTR_ICMP_PARAMPROB_TX);
     uint8_t *ic = ipc_pool_data(ctx->pool, tx->bufs[tx->n - 1]) + PKT_ETH_HLEN + PKT_IP_HLEN;
     ic[4] = ptr;
     pkt_put16(ic + 2, pkt_csum_update16(pkt_get16(ic + 2), 0, (uint16_t)(ptr << 8)));

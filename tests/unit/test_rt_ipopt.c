@@ -85,6 +85,12 @@ static uint8_t *t_forward1(struct t_rt *t, ipc_buf b)
     return ip;
 }
 
+/* Forward a packet 10.0.0.5 -> 20.1.2.3 with options @opts; its header as it left. */
+static uint8_t *t_fwd_opts(struct t_rt *t, const uint8_t *opts, unsigned nopts)
+{
+    return t_forward1(t, t_opt_frame(t, T_IP(10, 0, 0, 5), T_IP(20, 1, 2, 3), opts, nopts, 30));
+}
+
 /* ms since midnight UT now, the unit of RFC 791's timestamps. */
 static uint32_t t_ms_of_day(void)
 {
@@ -104,7 +110,7 @@ static void test_rt_ipopt_record_route(void **state)
     struct t_rt *t = *state;
     /* Room for two addresses (length 11), pointer at the first; NOP to align. */
     uint8_t rr[12] = {7, 11, 4, 0, 0, 0, 0, 0, 0, 0, 0, 1};
-    uint8_t *ip = t_forward1(t, t_opt_frame(t, T_IP(10, 0, 0, 5), T_IP(20, 1, 2, 3), rr, 12, 30));
+    uint8_t *ip = t_fwd_opts(t, rr, 12);
     assert_int_equal(ip[22], 8);
     assert_int_equal(pkt_get32(ip + 23), T_OUT_IP);
     assert_int_equal(pkt_get32(ip + 27), 0);
@@ -112,7 +118,7 @@ static void test_rt_ipopt_record_route(void **state)
     t_tx_free(t);
     /* Full (the pointer past the length): forwarded as it came. */
     uint8_t full[12] = {7, 11, 12, 9, 9, 9, 9, 8, 8, 8, 8, 1};
-    ip = t_forward1(t, t_opt_frame(t, T_IP(10, 0, 0, 5), T_IP(20, 1, 2, 3), full, 12, 30));
+    ip = t_fwd_opts(t, full, 12);
     assert_memory_equal(ip + 20, full, 12);
     t_tx_free(t);
     /* An echo request to the router records the port its reply leaves by (RFC 1122 §3.2.2.6). */
@@ -141,7 +147,7 @@ static void test_rt_ipopt_timestamp(void **state)
     /* Flag 0: timestamps only, room for two. */
     uint8_t ts0[12] = {68, 12, 5, 0};
     uint32_t before = t_ms_of_day();
-    uint8_t *ip = t_forward1(t, t_opt_frame(t, T_IP(10, 0, 0, 5), T_IP(20, 1, 2, 3), ts0, 12, 30));
+    uint8_t *ip = t_fwd_opts(t, ts0, 12);
     uint32_t after = t_ms_of_day();
     assert_int_equal(ip[22], 9);
     assert_int_equal(ip[23], 0);
@@ -151,7 +157,7 @@ static void test_rt_ipopt_timestamp(void **state)
     /* Flag 1: the egress address, then the timestamp. */
     uint8_t ts1[20] = {68, 20, 5, 1};
     before = t_ms_of_day();
-    ip = t_forward1(t, t_opt_frame(t, T_IP(10, 0, 0, 5), T_IP(20, 1, 2, 3), ts1, 20, 30));
+    ip = t_fwd_opts(t, ts1, 20);
     after = t_ms_of_day();
     assert_int_equal(ip[22], 13);
     assert_int_equal(pkt_get32(ip + 24), T_OUT_IP);
@@ -160,7 +166,7 @@ static void test_rt_ipopt_timestamp(void **state)
     /* Flag 3: only when the next prespecified address is one of ours (any port's). */
     uint8_t ts3[20] = {68, 20, 5, 3, 10, 0, 0, 1, 0, 0, 0, 0, 20, 1, 2, 3, 0, 0, 0, 0};
     before = t_ms_of_day();
-    ip = t_forward1(t, t_opt_frame(t, T_IP(10, 0, 0, 5), T_IP(20, 1, 2, 3), ts3, 20, 30));
+    ip = t_fwd_opts(t, ts3, 20);
     after = t_ms_of_day();
     assert_int_equal(ip[22], 13);
     assert_int_equal(pkt_get32(ip + 24), T_IP(10, 0, 0, 1));
@@ -168,12 +174,12 @@ static void test_rt_ipopt_timestamp(void **state)
     assert_int_equal(pkt_get32(ip + 36), 0);
     t_tx_free(t);
     uint8_t ts3o[12] = {68, 12, 5, 3, 9, 9, 9, 9, 0, 0, 0, 0};
-    ip = t_forward1(t, t_opt_frame(t, T_IP(10, 0, 0, 5), T_IP(20, 1, 2, 3), ts3o, 12, 30));
+    ip = t_fwd_opts(t, ts3o, 12);
     assert_memory_equal(ip + 20, ts3o, 12);
     t_tx_free(t);
     /* Full: the overflow count (high nibble) goes up by one, nothing else changes. */
     uint8_t tsf[8] = {68, 8, 9, 0x21, 1, 2, 3, 4};
-    ip = t_forward1(t, t_opt_frame(t, T_IP(10, 0, 0, 5), T_IP(20, 1, 2, 3), tsf, 8, 30));
+    ip = t_fwd_opts(t, tsf, 8);
     assert_int_equal(ip[23], 0x31);
     assert_int_equal(ip[22], 9);
     assert_int_equal(pkt_get32(ip + 24), 0x01020304);
@@ -242,7 +248,7 @@ static void test_rt_ipopt_bad_options(void **state)
     }
     /* Options the router does not interpret go through as they came. */
     static const uint8_t other[8] = {0x94, 4, 0, 0, 0x88, 4, 0x12, 0x34};
-    uint8_t *ip = t_forward1(t, t_opt_frame(t, T_IP(10, 0, 0, 5), T_IP(20, 1, 2, 3), other, 8, 30));
+    uint8_t *ip = t_fwd_opts(t, other, 8);
     assert_memory_equal(ip + 20, other, 8);
     t_tx_free(t);
     t_no_leak(t);
