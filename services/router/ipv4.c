@@ -20,6 +20,15 @@
 #include "ipv6.h"
 #include "neigh.h"
 
+/* @ip is one of the router's addresses: a compare per port, where rt_addr_kind tests broadcasts too. */
+static inline bool rt_addr_ours(const struct rt_ctx *ctx, uint32_t ip)
+{
+    bool ours = false;
+    for (unsigned p = 0; p < ctx->nports; p++)
+        ours |= ctx->port[p].mtu && ctx->port[p].ip == ip;
+    return ours;
+}
+
 enum rt_verdict rt_ipv4_validate(struct rt_ctx *ctx, ipc_buf b, enum rt_ctr *why)
 {
     struct ipc_meta *m = ipc_pool_meta(ctx->pool, b);
@@ -87,7 +96,7 @@ enum rt_verdict rt_ipv4_validate(struct rt_ctx *ctx, ipc_buf b, enum rt_ctr *why
         return RT_V_DROP;
     }
     /* Nor one of ours, from outside: spoofed or looped (Linux drops it as martian). */
-    if (rt_addr_kind(ctx, src) == RT_ADDR_LOCAL) {
+    if (rt_addr_ours(ctx, src)) {
         *why = RT_CTR_DROP_OWN_SRC;
         return RT_V_DROP;
     }
