@@ -20,15 +20,6 @@
 #include "ipv6.h"
 #include "neigh.h"
 
-/* @ip is one of the router's addresses: a compare per port, where rt_addr_kind tests broadcasts too. */
-static inline bool rt_addr_ours(const struct rt_ctx *ctx, uint32_t ip)
-{
-    bool ours = false;
-    for (unsigned p = 0; p < ctx->nports; p++)
-        ours |= ctx->port[p].mtu && ctx->port[p].ip == ip;
-    return ours;
-}
-
 enum rt_verdict rt_ipv4_validate(struct rt_ctx *ctx, ipc_buf b, enum rt_ctr *why)
 {
     struct ipc_meta *m = ipc_pool_meta(ctx->pool, b);
@@ -95,11 +86,6 @@ enum rt_verdict rt_ipv4_validate(struct rt_ctx *ctx, ipc_buf b, enum rt_ctr *why
         *why = RT_CTR_DROP_MARTIAN_SRC;
         return RT_V_DROP;
     }
-    /* Nor one of ours, from outside: spoofed or looped (Linux drops it as martian). */
-    if (rt_addr_ours(ctx, src)) {
-        *why = RT_CTR_DROP_OWN_SRC;
-        return RT_V_DROP;
-    }
     if (dst == RT_IP_LIMITED_BCAST) {
         *why = RT_CTR_DROP_LIMITED_BCAST;
         return RT_V_DROP;
@@ -117,7 +103,14 @@ enum rt_verdict rt_ipv4_validate(struct rt_ctx *ctx, ipc_buf b, enum rt_ctr *why
         *why = RT_CTR_DROP_L2_BCAST_UNICAST;
         return RT_V_DROP;
     }
-    switch (rt_addr_kind(ctx, dst)) {
+    bool src_ours;
+    enum rt_addr_kind kind = rt_addr_kind_src(ctx, dst, src, &src_ours);
+    /* A source of ours from outside is spoofed or looped: Linux drops it as martian. */
+    if (src_ours) {
+        *why = RT_CTR_DROP_OWN_SRC;
+        return RT_V_DROP;
+    }
+    switch (kind) {
     case RT_ADDR_LOCAL:
         return RT_V_LOCAL;
     case RT_ADDR_SUBNET_BCAST:

@@ -298,22 +298,40 @@ enum rt_addr_kind {
     RT_ADDR_SUBNET_BCAST, /* a connected subnet's broadcast address (RFC 1812 §5.3.5.2) */
 };
 
-/* What @ip (host byte order) is to the router: one pass over its ports. */
-static inline enum rt_addr_kind rt_addr_kind(const struct rt_ctx *ctx, uint32_t ip)
+/*
+ * What @ip (host byte order) is to the router, the first port that says
+ * wins; and in the same pass over the ports whether @src is one of the
+ * router's addresses (*src_ours): the receive path asks both of every
+ * packet, and one pass costs it less than two.
+ */
+static inline enum rt_addr_kind rt_addr_kind_src(const struct rt_ctx *ctx, uint32_t ip, uint32_t src, bool *src_ours)
 {
+    enum rt_addr_kind kind = RT_ADDR_OTHER;
+    bool ours = false;
     for (unsigned p = 0; p < ctx->nports; p++) {
         const struct rt_port *pt = &ctx->port[p];
         if (!pt->mtu)
             continue;
-        if (pt->ip == ip)
-            return RT_ADDR_LOCAL;
-        if (pt->plen < RT_PLEN_P2P) {
+        ours |= pt->ip == src;
+        if (kind != RT_ADDR_OTHER)
+            continue;
+        if (pt->ip == ip) {
+            kind = RT_ADDR_LOCAL;
+        } else if (pt->plen < RT_PLEN_P2P) {
             uint32_t host = ~0u >> pt->plen;
             if (((ip ^ pt->ip) & ~host) == 0 && (ip & host) == host)
-                return RT_ADDR_SUBNET_BCAST;
+                kind = RT_ADDR_SUBNET_BCAST;
         }
     }
-    return RT_ADDR_OTHER;
+    *src_ours = ours;
+    return kind;
+}
+
+/* What @ip (host byte order) is to the router: one pass over its ports. */
+static inline enum rt_addr_kind rt_addr_kind(const struct rt_ctx *ctx, uint32_t ip)
+{
+    bool unused;
+    return rt_addr_kind_src(ctx, ip, ip, &unused);
 }
 
 /** Queue @b for transmission on meta out_port; a full burst drops and counts it. */
