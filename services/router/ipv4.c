@@ -16,6 +16,7 @@
 #include "frag.h"
 #include "gso.h"
 #include "icmp.h"
+#include "ipopt.h"
 #include "ipv6.h"
 #include "neigh.h"
 
@@ -102,7 +103,14 @@ enum rt_verdict rt_ipv4_validate(struct rt_ctx *ctx, ipc_buf b, enum rt_ctr *why
         *why = RT_CTR_DROP_L2_BCAST_UNICAST;
         return RT_V_DROP;
     }
-    switch (rt_addr_kind(ctx, dst)) {
+    bool src_ours;
+    enum rt_addr_kind kind = rt_addr_kind_src(ctx, dst, src, &src_ours);
+    /* A source of ours from outside is spoofed or looped: Linux drops it as martian. */
+    if (src_ours) {
+        *why = RT_CTR_DROP_OWN_SRC;
+        return RT_V_DROP;
+    }
+    switch (kind) {
     case RT_ADDR_LOCAL:
         return RT_V_LOCAL;
     case RT_ADDR_SUBNET_BCAST:
@@ -196,6 +204,10 @@ void rt_input_burst(struct rt_ctx *ctx, const ipc_buf *bufs, uint32_t n, uint64_
             continue;
         case RT_V_LOCAL:
             rt_count(ctx, RT_CTR_RX_IPV4);
+            /* Options answered in place leave by the port they came in on. */
+            if (ipc_unlikely(pkt_ip_hlen(ipc_pool_data(pool, b) + PKT_ETH_HLEN) > PKT_IP_HLEN) &&
+                (why = rt_ipopt(ctx, b, m->in_port, now, tx)) != RT_CTR_MAX)
+                goto drop;
             rt_icmp_local(ctx, b, tx);
             continue;
         case RT_V_DROP:
@@ -228,6 +240,8 @@ void rt_input_burst(struct rt_ctx *ctx, const ipc_buf *bufs, uint32_t n, uint64_
         }
         unsigned mtu = ctx->port[nh.port].mtu;
         unsigned ihl = pkt_ip_hlen(ip);
+        if (ipc_unlikely(ihl > PKT_IP_HLEN) && (why = rt_ipopt(ctx, b, nh.port, now, tx)) != RT_CTR_MAX)
+            goto drop;
         bool df = pkt_get16(ip + PKT_IP_FRAG) & PKT_IP_DF;
         bool gso = m->vnet.gso_type != 0;
         const struct rt_port *pin = &ctx->port[m->in_port];

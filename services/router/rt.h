@@ -37,6 +37,7 @@ enum rt_ctr {
     RT_CTR_DROP_BAD_CHECKSUM,
     RT_CTR_DROP_BAD_TOTLEN,      /* total length < header or > frame */
     RT_CTR_DROP_MARTIAN_SRC,     /* RFC 1812 §5.3.7 */
+    RT_CTR_DROP_OWN_SRC,         /* the source is one of the router's addresses (as Linux) */
     RT_CTR_DROP_MARTIAN_DST,
     RT_CTR_DROP_LIMITED_BCAST,   /* 255.255.255.255: local, never forwarded (§5.3.5.1) */
     RT_CTR_DROP_MULTICAST,       /* 224/4 destination: no multicast routing */
@@ -59,7 +60,8 @@ enum rt_ctr {
     RT_CTR_DROP_NEIGH_EVICTED,   /* queued for an incomplete neighbour evicted to make room */
     RT_CTR_DROP_PENDING_RESTART, /* queued when the router stopped, or when the previous instance died */
     RT_CTR_DROP_NEIGH_REMOVED,   /* queued for a neighbour that `neigh del` or `neigh flush` removed */
-    RT_CTR_DROP_BAD_OPTIONS,     /* malformed IP options met while fragmenting */
+    RT_CTR_DROP_SRC_ROUTE,       /* a source route option: refused (ipopt.h) */
+    RT_CTR_DROP_BAD_OPTIONS,     /* malformed IP options (Parameter Problem), or met while fragmenting */
     RT_CTR_DROP_GSO_BAD,         /* offloads pending for a port without them that we could not finish */
     RT_CTR_GSO_SW_PKTS,          /* GSO packets segmented in software (for a port without offloads) */
     RT_CTR_GSO_SW_SEGS,          /* segments they made */
@@ -83,6 +85,7 @@ enum rt_ctr {
     RT_CTR_ICMP_NET_UNREACH_TX,
     RT_CTR_ICMP_HOST_UNREACH_TX,
     RT_CTR_ICMP_FRAG_NEEDED_TX,
+    RT_CTR_ICMP_PARAMPROB_TX,
     RT_CTR_ICMP_RATE_LIMITED,
     RT_CTR_ICMP_SUPPRESSED,      /* an error was due but RFC 1812 §4.3.2.7 forbids it */
     /* IPv6 (ipv6.c, nd.c, icmp6.c; docs/ipv6.md). The pending-queue drops
@@ -295,22 +298,40 @@ enum rt_addr_kind {
     RT_ADDR_SUBNET_BCAST, /* a connected subnet's broadcast address (RFC 1812 §5.3.5.2) */
 };
 
-/* What @ip (host byte order) is to the router: one pass over its ports. */
-static inline enum rt_addr_kind rt_addr_kind(const struct rt_ctx *ctx, uint32_t ip)
+/*
+ * What @ip (host byte order) is to the router, the first port that says
+ * wins; and in the same pass over the ports whether @src is one of the
+ * router's addresses (*src_ours): the receive path asks both of every
+ * packet, and one pass costs it less than two.
+ */
+static inline enum rt_addr_kind rt_addr_kind_src(const struct rt_ctx *ctx, uint32_t ip, uint32_t src, bool *src_ours)
 {
+    enum rt_addr_kind kind = RT_ADDR_OTHER;
+    bool ours = false;
     for (unsigned p = 0; p < ctx->nports; p++) {
         const struct rt_port *pt = &ctx->port[p];
         if (!pt->mtu)
             continue;
-        if (pt->ip == ip)
-            return RT_ADDR_LOCAL;
-        if (pt->plen < RT_PLEN_P2P) {
+        ours |= pt->ip == src;
+        if (kind != RT_ADDR_OTHER)
+            continue;
+        if (pt->ip == ip) {
+            kind = RT_ADDR_LOCAL;
+        } else if (pt->plen < RT_PLEN_P2P) {
             uint32_t host = ~0u >> pt->plen;
             if (((ip ^ pt->ip) & ~host) == 0 && (ip & host) == host)
-                return RT_ADDR_SUBNET_BCAST;
+                kind = RT_ADDR_SUBNET_BCAST;
         }
     }
-    return RT_ADDR_OTHER;
+    *src_ours = ours;
+    return kind;
+}
+
+/* What @ip (host byte order) is to the router: one pass over its ports. */
+static inline enum rt_addr_kind rt_addr_kind(const struct rt_ctx *ctx, uint32_t ip)
+{
+    bool unused;
+    return rt_addr_kind_src(ctx, ip, ip, &unused);
 }
 
 /** Queue @b for transmission on meta out_port; a full burst drops and counts it. */
