@@ -9,7 +9,8 @@
  *  R2. Buffers move between a magazine and their owner one at a time, in an
  *      order that keeps each reachable: on allocation the owner word is set
  *      before the depot word drops the buffer; on free the depot word takes
- *      the buffer before the owner word is cleared.
+ *      the buffer before the owner word is cleared, by a release store of
+ *      its own (a relaxed one could move above the depot word's).
  *  R3. A chain link (meta.link) is rewritten only by the owner of the
  *      magazine the buffer is on, or is about to be on.
  *
@@ -341,7 +342,10 @@ static bool pool_free_frame(struct ipc_pool *pool, ipc_buf b)
     f->head = b;
     f->cnt++;
     mag_publish(pool, f);
-    ipc_st_rlx(&m->owner, IPC_OWNER_FREE);
+    /* Release, not relaxed: C11 lets a relaxed store move above the
+     * release before it, and then the owner word could say FREE while no
+     * depot word holds b yet. On x86 both are a plain mov. */
+    ipc_st_rel(&m->owner, IPC_OWNER_FREE);
     return true;
 }
 
@@ -493,7 +497,7 @@ void ipc_pool_flush(struct ipc_pool *pool)
         f->head = b;
         f->cnt++;
         mag_publish(pool, f);
-        ipc_st_rlx(&m->owner, IPC_OWNER_FREE);
+        ipc_st_rel(&m->owner, IPC_OWNER_FREE); /* R2, as in pool_free_frame */
     }
     mag_release(pool, a);
     mag_release(pool, f);
