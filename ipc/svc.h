@@ -216,13 +216,6 @@ _Atomic uint64_t *ipc_svc_counters(struct ipc_svc *svc, const char *const *names
 int ipc_svc_ready(struct ipc_svc *svc, struct ipc_err *err);
 
 /**
- * One loop done: bump the heartbeat, and look at the fault-injection word
- * (ipc/inject.h): one relaxed load of a line only the supervisor writes and
- * one compare, unless a command came or a fault is in progress. Every
- * service calls it after its loop's wake-ups are flushed, at the boundary
- * between two batches.
- */
-/**
  * The supervisor's pulse (sup_beat_ns): still for IPC_SUP_SILENT_NS, we log
  * that we forward on without it; still for its grace, we set orphan_stop,
  * which every main loop takes as it takes SIGTERM. A pulse that moves again
@@ -231,6 +224,13 @@ int ipc_svc_ready(struct ipc_svc *svc, struct ipc_err *err);
  */
 void ipc_svc_orphan_check(struct ipc_svc *svc);
 
+/**
+ * One loop done: bump the heartbeat, and look at the fault-injection word
+ * (ipc/inject.h): one relaxed load of a line only the supervisor writes and
+ * one compare, unless a command came or a fault is in progress. Every
+ * service calls it after its loop's wake-ups are flushed, at the boundary
+ * between two batches.
+ */
 static inline void ipc_svc_beat(struct ipc_svc *svc)
 {
     ipc_count(&svc->stats->heartbeat, 1);

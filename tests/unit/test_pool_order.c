@@ -17,6 +17,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <unistd.h>
+
 #include "ipc/atomic.h"
 
 struct t_store {
