@@ -20,7 +20,8 @@
  *      kick again while the ring has frames);
  *   4. fill ring topped up to its target, in batches of AFXDP_WINDOW;
  *   5. if none of that found work: arm the input rings' wake words and block
- *      in one ppoll on the XSK fd (RX) and our eventfd, for the idle period
+ *      in one ppoll on the XSK fd (RX), our eventfd and the stop signalfd
+ *      (ipc/svc.h), for the idle period
  *      (1 ms while the TX ring is stuck or the pool is short).
  * A TX ring that is full leaves packets in the backlog for the next loop (no
  * busy-wait); past DRV_BACKLOG (drivers/common/drv.h) packets we drop and count.
@@ -90,7 +91,6 @@
 #define AFXDP_RX_BUDGET 4u /* RX bursts per loop */
 #define AFXDP_KICKS 8u     /* TX kicks per loop at most */
 #define AFXDP_XSTATS_LOOPS 1024u
-#define AFXDP_SIGNAL_LOOPS 256u /* a power of two */
 #define AFXDP_BP_IDLE 2u        /* empty busy polls before we stop polling a quiet device */
 
 enum afxdp_ctr {
@@ -205,7 +205,7 @@ struct afxdp {
     uint32_t bp_empty; /* busy polls in a row that brought no frame */
 };
 
-static volatile sig_atomic_t afxdp_stop;
+volatile sig_atomic_t afxdp_stop;
 
 /* ---- taking buffers back from the kernel -------------------------------- */
 
@@ -745,22 +745,7 @@ static void gauges(struct afxdp *x)
 int afxdp_run(struct afxdp *x)
 {
     struct ipc_svc *svc = x->svc;
-    sigset_t block, none;
-    sigemptyset(&block);
-    sigaddset(&block, SIGTERM);
-    sigaddset(&block, SIGINT);
-    sigemptyset(&none);
-    /* SIGTERM and SIGINT stay blocked but inside the ppoll, which unblocks
-     * them atomically: one cannot slip in between the last check and the
-     * sleep and cost a whole idle period, and a sleep costs no sigprocmask
-     * pair. A loop that never sleeps lets them in every AFXDP_SIGNAL_LOOPS. */
-    sigprocmask(SIG_BLOCK, &block, NULL);
-
     while (!afxdp_stop && !svc->orphan_stop) {
-        if ((x->loops & (AFXDP_SIGNAL_LOOPS - 1)) == 0) {
-            sigprocmask(SIG_UNBLOCK, &block, NULL);
-            sigprocmask(SIG_BLOCK, &block, NULL);
-        }
         uint64_t t = ipc_stage_start(svc);
         t = ipc_stage_end(svc, ST_BUSY_POLL, t, rx_busy_poll(x));
         uint32_t n = rx_step(x), work = n;
@@ -785,30 +770,33 @@ int afxdp_run(struct afxdp *x)
             continue;
         if (drv_polling(&x->d, work) || work)
             continue;
-        /* Signals are blocked from the loop's top to the ppoll: a stop seen
-         * here is the last one before the sleep. */
+        /* A stop signal that comes from here on keeps the stop signalfd
+         * readable, which the ppoll below watches (ipc/svc.h). */
         if (afxdp_stop || !drv_sleep_arm(&x->d))
             continue; /* stopping, or work arrived while we armed */
         int ms = x->tx_stuck || x->fill_short ? 1 : x->idle_ms;
         struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000};
-        struct pollfd pfd[2] = {{.fd = x->fd, .events = POLLIN}, {.fd = svc->wake_fd, .events = POLLIN}};
+        struct pollfd pfd[3] = {{.fd = x->fd, .events = POLLIN},
+                                {.fd = svc->wake_fd, .events = POLLIN},
+                                {.fd = ipc_svc_stop_fd(), .events = POLLIN}};
         if (x->rx_blocked) {
             /* The XSK is readable and will stay so until the router makes
              * room, which it does not signal: look again in 200 us. */
             pfd[0].fd = -1;
             ts = (struct timespec){.tv_sec = 0, .tv_nsec = 200000};
         }
-        int r = ppoll(pfd, svc->wake_fd >= 0 ? 2 : 1, &ts, &none);
+        int r = ppoll(pfd, 3, &ts, NULL);
         if (r > 0 && (pfd[1].revents & POLLIN)) {
             uint64_t v;
             ssize_t rr = read(svc->wake_fd, &v, sizeof(v));
             (void)rr;
         }
+        if (r > 0 && (pfd[2].revents & POLLIN))
+            ipc_svc_stop_poll();
         drv_sleep_end(&x->d, r == 0);
         if (r == 0 && !x->rx_blocked)
             xsk_stats(x); /* idle: the kernel's counters, at no cost to traffic */
     }
-    sigprocmask(SIG_UNBLOCK, &block, NULL);
     return 0;
 }
 
@@ -875,7 +863,6 @@ int afxdp_init(struct ipc_svc *svc, struct afxdp **out, struct ipc_err *err)
     drv_init(&x->d, svc, ipc_svc_counters(svc, afxdp_ctr_names, C_N), &afxdp_drv_ids);
     ipc_stage_names(svc, afxdp_stage_names, ST_N);
 
-    ipc_svc_catch_stop(&afxdp_stop);
     *out = x;
     return 0;
 
