@@ -286,7 +286,7 @@ int ipc_svc_wait(struct ipc_svc *svc, int timeout_ms)
 
 int ipc_svc_wait_us(struct ipc_svc *svc, int64_t timeout_us)
 {
-    if (svc->n_in && !ipc_wake_arm(svc->in_ptr, svc->n_in, 1))
+    if (svc->n_in && !ipc_wake_arm(svc->in_ptr, svc->n_in))
         return 1;
     ipc_count(&svc->stats->sleeps, 1);
     int r = svc_block(svc, timeout_us);
@@ -298,7 +298,7 @@ int ipc_svc_wait_us(struct ipc_svc *svc, int64_t timeout_us)
 
 int ipc_svc_nap_us(struct ipc_svc *svc, struct ipc_ring_cons *const *wake_on, unsigned n, int64_t timeout_us)
 {
-    if (n && !ipc_wake_arm(wake_on, n, 1))
+    if (n && !ipc_wake_arm(wake_on, n))
         return 1;
     ipc_count(&svc->stats->sleeps, 1);
     int r = svc_block(svc, timeout_us);

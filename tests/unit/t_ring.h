@@ -35,6 +35,25 @@ static inline void t_ring_close(struct t_ring *r)
     close(r->fd);
 }
 
+/* Dequeue up to @n handles into @bufs, returns the number dequeued: peek,
+ * copy, release. The services take handles with ipc_ring_recv (ipc/pool.h),
+ * which validates them before it releases the slots; this is the tests'. */
+static inline uint32_t t_ring_deq_burst(struct ipc_ring_cons *c, ipc_buf *bufs, uint32_t n)
+{
+    uint32_t idx;
+    n = ipc_ring_peek(c, n, &idx);
+    const uint32_t *slots = c->slots;
+    uint32_t first = idx & c->mask;
+    uint32_t run = n < c->size - first ? n : c->size - first;
+    for (uint32_t i = 0; i < run; i++)
+        bufs[i] = slots[first + i];
+    for (uint32_t i = run; i < n; i++)
+        bufs[i] = slots[i - run];
+    if (n)
+        ipc_ring_release(c, n);
+    return n;
+}
+
 /* Handle values that differ from every index and from IPC_BUF_NONE. */
 static inline ipc_buf t_val(uint32_t i)
 {
