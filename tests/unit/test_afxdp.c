@@ -19,6 +19,7 @@
 
 #define UNIT_TESTING 1
 #include "../../drivers/afxdp/afxdp.c"
+#include "../../drivers/afxdp/umem.c"
 
 #define T_NBUFS 4096u
 #define T_SELF 5u
