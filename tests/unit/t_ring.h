@@ -42,13 +42,8 @@ static inline uint32_t t_ring_deq_burst(struct ipc_ring_cons *c, ipc_buf *bufs, 
 {
     uint32_t idx;
     n = ipc_ring_peek(c, n, &idx);
-    const uint32_t *slots = c->slots;
-    uint32_t first = idx & c->mask;
-    uint32_t run = n < c->size - first ? n : c->size - first;
-    for (uint32_t i = 0; i < run; i++)
-        bufs[i] = slots[first + i];
-    for (uint32_t i = run; i < n; i++)
-        bufs[i] = slots[i - run];
+    for (uint32_t i = 0; i < n; i++)
+        bufs[i] = ipc_ring_cons_slot(c, idx + i);
     if (n)
         ipc_ring_release(c, n);
     return n;

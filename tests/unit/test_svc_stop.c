@@ -20,7 +20,6 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "ipc/svc.h"
@@ -39,9 +38,7 @@ struct t_fix {
 
 static uint64_t t_now_ms(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+    return ipc_svc_now_ns() / 1000000u;
 }
 
 static int t_setup(void **state)
