@@ -275,8 +275,9 @@ uint32_t ipc_pool_take(struct ipc_pool *pool, uint16_t from, ipc_buf *bufs, uint
 uint32_t ipc_pool_give(struct ipc_pool *pool, const ipc_buf *bufs, uint32_t n, uint16_t to);
 
 /*
- * The supervisor's side. Every service maps the metadata and the depot
- * read-write, so everything below treats each word it reads there as input:
+ * The supervisor's side (ipc/pool_audit.c). Every service maps the
+ * metadata and the depot read-write, so everything below treats each word
+ * it reads there as input:
  * an index is checked against the pool's size before it is used, a chain is
  * followed at most IPC_MAG (magazines) or IPC_CHAIN_MAX (packets) steps and
  * never twice through one buffer, a count is capped, and a ring is read

@@ -27,7 +27,7 @@
 #define AFXDP_RX_BUDGET 4u /* RX bursts per loop */
 #define AFXDP_KICKS 8u     /* TX kicks per loop at most */
 #define AFXDP_XSTATS_LOOPS 1024u
-#define AFXDP_BP_IDLE 2u        /* empty busy polls before we stop polling a quiet device */
+#define AFXDP_BP_IDLE 2u /* empty busy polls before we stop polling a quiet device */
 
 enum afxdp_ctr {
     C_RX_PKTS,

@@ -39,19 +39,19 @@ static void t_note(const volatile void *p, uint64_t v, memory_order mo)
 
 #undef ipc_st_rel
 #undef ipc_st_rlx
-#define ipc_st_rel(p, v)                                                                                              \
-    do {                                                                                                              \
-        __typeof__(p) t_p_ = (p);                                                                                     \
-        uint64_t t_v_ = (uint64_t)(v);                                                                                \
-        t_note(t_p_, t_v_, memory_order_release);                                                                     \
-        atomic_store_explicit(t_p_, t_v_, memory_order_release);                                                      \
+#define ipc_st_rel(p, v)                                                                                               \
+    do {                                                                                                               \
+        __typeof__(p) t_p_ = (p);                                                                                      \
+        uint64_t t_v_ = (uint64_t)(v);                                                                                 \
+        t_note(t_p_, t_v_, memory_order_release);                                                                      \
+        atomic_store_explicit(t_p_, t_v_, memory_order_release);                                                       \
     } while (0)
-#define ipc_st_rlx(p, v)                                                                                              \
-    do {                                                                                                              \
-        __typeof__(p) t_p_ = (p);                                                                                     \
-        uint64_t t_v_ = (uint64_t)(v);                                                                                \
-        t_note(t_p_, t_v_, memory_order_relaxed);                                                                     \
-        atomic_store_explicit(t_p_, t_v_, memory_order_relaxed);                                                      \
+#define ipc_st_rlx(p, v)                                                                                               \
+    do {                                                                                                               \
+        __typeof__(p) t_p_ = (p);                                                                                      \
+        uint64_t t_v_ = (uint64_t)(v);                                                                                 \
+        t_note(t_p_, t_v_, memory_order_relaxed);                                                                      \
+        atomic_store_explicit(t_p_, t_v_, memory_order_relaxed);                                                       \
     } while (0)
 
 #include "ipc/pool.c"

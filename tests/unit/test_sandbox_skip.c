@@ -60,8 +60,7 @@ static int t_run(const char *path, bool no_i386)
                 BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
             };
             struct sock_fprog fp = {.len = sizeof(f) / sizeof(f[0]), .filter = f};
-            if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
-                syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &fp) < 0)
+            if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &fp) < 0)
                 _exit(120);
         }
         FILE *null = freopen("/dev/null", "w", stdout);
