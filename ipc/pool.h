@@ -179,16 +179,16 @@ struct ipc_owners {
     uint32_t held[IPC_OWNER_SERVICE_MAX + 1]; /* by owner id: held, or in a ring it produced into */
 };
 
-/**
- * Create a pool of @nbufs frames of @frame_size bytes (ipc_pool_frame_ok) in a
- * new memfd; every buffer starts free. Returns 0 with *fd set, or -errno with @err.
- */
 /* A frame size a pool can have: a power of two from 2048 to IPC_FRAME_MAX. */
 static inline bool ipc_pool_frame_ok(uint32_t frame_size)
 {
     return frame_size >= IPC_FRAME_DEFAULT && frame_size <= IPC_FRAME_MAX && (frame_size & (frame_size - 1)) == 0;
 }
 
+/**
+ * Create a pool of @nbufs frames of @frame_size bytes (ipc_pool_frame_ok) in a
+ * new memfd; every buffer starts free. Returns 0 with *fd set, or -errno with @err.
+ */
 int ipc_pool_create(const char *name, uint32_t nbufs, uint32_t frame_size, int *fd, struct ipc_err *err);
 
 /**
@@ -275,8 +275,9 @@ uint32_t ipc_pool_take(struct ipc_pool *pool, uint16_t from, ipc_buf *bufs, uint
 uint32_t ipc_pool_give(struct ipc_pool *pool, const ipc_buf *bufs, uint32_t n, uint16_t to);
 
 /*
- * The supervisor's side. Every service maps the metadata and the depot
- * read-write, so everything below treats each word it reads there as input:
+ * The supervisor's side (ipc/pool_audit.c). Every service maps the
+ * metadata and the depot read-write, so everything below treats each word
+ * it reads there as input:
  * an index is checked against the pool's size before it is used, a chain is
  * followed at most IPC_MAG (magazines) or IPC_CHAIN_MAX (packets) steps and
  * never twice through one buffer, a count is capped, and a ring is read

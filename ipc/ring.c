@@ -82,8 +82,7 @@ void ipc_ring_prod_init(struct ipc_ring_prod *p, struct ipc_ring_shared *sh, int
     p->slots = sh->slots;
     p->mask = sh->mask;
     p->size = sh->size;
-    p->pub = ipc_ld_rlx(&sh->prod);
-    p->head = p->pub;
+    p->head = ipc_ld_rlx(&sh->prod);
     p->cached_cons = ipc_ld_acq(&sh->cons);
     p->wake_fd = wake_fd;
 }
@@ -94,8 +93,7 @@ void ipc_ring_cons_init(struct ipc_ring_cons *c, struct ipc_ring_shared *sh)
     c->slots = sh->slots;
     c->mask = sh->mask;
     c->size = sh->size;
-    c->pub = ipc_ld_rlx(&sh->cons);
-    c->head = c->pub;
+    c->head = ipc_ld_rlx(&sh->cons);
     c->cached_prod = ipc_ld_acq(&sh->prod);
 }
 

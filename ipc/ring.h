@@ -3,9 +3,19 @@
  * ipc/ring.h: single-producer single-consumer rings of buffer handles in
  * shared memory. One ring per edge of the service graph, each in its own
  * memfd, mapped by its two ends only. The producer and the consumer each
- * keep a private cursor and a cached copy of the other side's index, so the
- * shared indices are read only when the cache says "full" or "empty", and
- * written once per batch.
+ * keep a private copy of their own index and a cached copy of the other
+ * side's, so the shared indices are read only when the cache says "full" or
+ * "empty", and written once per batch.
+ *
+ * The verbs are libxdp's, with its meaning, as in drivers/afxdp/xskq.h:
+ * the producer reserves slots (nothing moves), writes them, and submits
+ * (its index moves and is published); the consumer peeks (nothing moves),
+ * reads, and releases (its index moves and is published).
+ *
+ * Shared memory is input in both directions: the other side's index is
+ * whatever its process wrote, so it is capped at the ring's size before any
+ * arithmetic uses it (an end that claims more than a full ring gets no room
+ * and shows nothing), as xskq.h caps the kernel's.
  *
  *  producer                          consumer
  *  LOAD.acq  cons          (A)       LOAD.acq  prod          (C)
@@ -71,9 +81,9 @@ struct ipc_ring_shared {
     _Atomic uint64_t drop_bad_chain;  /* chain too long, looping, or with a bad frame */
 
     /*
-     * Wake word: 0 = the consumer is running; k > 0 = the consumer sleeps
-     * and wants an eventfd write once k handles are waiting. Written by the
-     * consumer to arm, and cleared by whoever sends the wake-up.
+     * Wake word: 0 = the consumer is running; 1 = it sleeps and wants an
+     * eventfd write once a handle is waiting. Written by the consumer to
+     * arm, and cleared by whoever sends the wake-up.
      */
     _Alignas(IPC_CACHELINE) _Atomic uint32_t need_wake;
 
@@ -126,8 +136,7 @@ struct ipc_ring_prod {
     uint32_t *slots;
     uint32_t mask;
     uint32_t size;
-    uint32_t head;        /* next slot to reserve */
-    uint32_t pub;         /* last value stored to sh->prod */
+    uint32_t head;        /* next slot to reserve; the value last stored to sh->prod */
     uint32_t cached_cons; /* last value read from sh->cons */
     int wake_fd;          /* the consumer's eventfd, or -1 */
 };
@@ -138,8 +147,7 @@ struct ipc_ring_cons {
     uint32_t *slots;
     uint32_t mask;
     uint32_t size;
-    uint32_t head;        /* next slot to peek */
-    uint32_t pub;         /* last value stored to sh->cons */
+    uint32_t head;        /* next slot to peek; the value last stored to sh->cons */
     uint32_t cached_prod; /* last value read from sh->prod */
 };
 
@@ -172,31 +180,37 @@ void ipc_ring_prod_init(struct ipc_ring_prod *p, struct ipc_ring_shared *sh, int
 /** Bind a consumer end, continuing from the released index. */
 void ipc_ring_cons_init(struct ipc_ring_cons *c, struct ipc_ring_shared *sh);
 
+/* Free slots as the cache says: none if the consumer's index is more than a
+ * ring away from ours, which no sound consumer writes. */
+static inline uint32_t ipc_ring_free_cached(const struct ipc_ring_prod *p)
+{
+    uint32_t used = p->head - p->cached_cons;
+    return used <= p->size ? p->size - used : 0;
+}
+
 /**
  * Free slots, at least @want of them if they exist: the shared consumer index
  * is read (A) only when the cached one shows fewer than @want.
  */
 static inline uint32_t ipc_ring_free_count(struct ipc_ring_prod *p, uint32_t want)
 {
-    uint32_t free = p->size - (p->head - p->cached_cons);
+    uint32_t free = ipc_ring_free_cached(p);
     if (free >= want)
         return free;
     p->cached_cons = ipc_ld_acq(&p->sh->cons); /* (A) pairs with (D) */
-    return p->size - (p->head - p->cached_cons);
+    return ipc_ring_free_cached(p);
 }
 
 /**
- * Reserve up to @n slots; returns how many (0 when full) and sets *idx to the
- * first. Fill them with ipc_ring_slot() and publish with ipc_ring_submit().
+ * Reserve up to @n slots from *idx = head; returns how many (0 when full).
+ * Nothing moves: write them with ipc_ring_prod_slot(), then publish as many
+ * as were written (any number up to that) with ipc_ring_submit().
  */
 static inline uint32_t ipc_ring_reserve(struct ipc_ring_prod *p, uint32_t n, uint32_t *idx)
 {
     uint32_t free = ipc_ring_free_count(p, n);
-    if (n > free)
-        n = free;
     *idx = p->head;
-    p->head += n;
-    return n;
+    return n < free ? n : free;
 }
 
 static inline uint32_t *ipc_ring_prod_slot(struct ipc_ring_prod *p, uint32_t idx)
@@ -204,12 +218,20 @@ static inline uint32_t *ipc_ring_prod_slot(struct ipc_ring_prod *p, uint32_t idx
     return &p->slots[idx & p->mask];
 }
 
-/** Publish @n reserved slots: one store-release for the whole batch (B). */
+/** Publish the @n slots written from head (reserved): one store-release for the batch (B). */
 static inline void ipc_ring_submit(struct ipc_ring_prod *p, uint32_t n)
 {
-    p->pub += n;
-    ipc_st_rel(&p->sh->prod, p->pub); /* (B) pairs with (C) */
+    p->head += n;
+    ipc_st_rel(&p->sh->prod, p->head); /* (B) pairs with (C) */
     ipc_count(&p->sh->enq_handles, n);
+}
+
+/* Handles waiting as the cache says: none if the producer's index is more
+ * than a ring ahead of ours, which no sound producer writes. */
+static inline uint32_t ipc_ring_avail_cached(const struct ipc_ring_cons *c)
+{
+    uint32_t avail = c->cached_prod - c->head;
+    return avail <= c->size ? avail : 0;
 }
 
 /**
@@ -218,22 +240,23 @@ static inline void ipc_ring_submit(struct ipc_ring_prod *p, uint32_t n)
  */
 static inline uint32_t ipc_ring_avail(struct ipc_ring_cons *c, uint32_t want)
 {
-    uint32_t avail = c->cached_prod - c->head;
+    uint32_t avail = ipc_ring_avail_cached(c);
     if (avail >= want)
         return avail;
     c->cached_prod = ipc_ld_acq(&c->sh->prod); /* (C) pairs with (B) */
-    return c->cached_prod - c->head;
+    return ipc_ring_avail_cached(c);
 }
 
-/** Peek at up to @n handles; returns how many and sets *idx to the first. */
+/**
+ * Peek at up to @n handles from *idx = head; returns how many. Nothing
+ * moves: read them with ipc_ring_cons_slot(), then hand back as many as
+ * were read with ipc_ring_release().
+ */
 static inline uint32_t ipc_ring_peek(struct ipc_ring_cons *c, uint32_t n, uint32_t *idx)
 {
     uint32_t avail = ipc_ring_avail(c, n);
-    if (n > avail)
-        n = avail;
     *idx = c->head;
-    c->head += n;
-    return n;
+    return n < avail ? n : avail;
 }
 
 static inline uint32_t ipc_ring_cons_slot(const struct ipc_ring_cons *c, uint32_t idx)
@@ -241,11 +264,11 @@ static inline uint32_t ipc_ring_cons_slot(const struct ipc_ring_cons *c, uint32_
     return c->slots[idx & c->mask];
 }
 
-/** Hand @n peeked slots back to the producer: one store-release (D). */
+/** Hand the @n slots from head (peeked) back to the producer: one store-release (D). */
 static inline void ipc_ring_release(struct ipc_ring_cons *c, uint32_t n)
 {
-    c->pub += n;
-    ipc_st_rel(&c->sh->cons, c->pub); /* (D) pairs with (A) */
+    c->head += n;
+    ipc_st_rel(&c->sh->cons, c->head); /* (D) pairs with (A) */
 }
 
 /**
@@ -270,23 +293,6 @@ static inline uint32_t ipc_ring_enq_burst(struct ipc_ring_prod *p, const ipc_buf
         slots[i - run] = bufs[i];
     if (n)
         ipc_ring_submit(p, n);
-    return n;
-}
-
-/** Dequeue up to @n handles into @bufs; returns the number dequeued. */
-static inline uint32_t ipc_ring_deq_burst(struct ipc_ring_cons *c, ipc_buf *bufs, uint32_t n)
-{
-    uint32_t idx;
-    n = ipc_ring_peek(c, n, &idx);
-    const uint32_t *slots = c->slots;
-    uint32_t first = idx & c->mask;
-    uint32_t run = n < c->size - first ? n : c->size - first;
-    for (uint32_t i = 0; i < run; i++)
-        bufs[i] = slots[first + i];
-    for (uint32_t i = run; i < n; i++)
-        bufs[i] = slots[i - run];
-    if (n)
-        ipc_ring_release(c, n);
     return n;
 }
 

@@ -99,7 +99,7 @@ static const struct sbx_rule sbx_rules[] = {
     /* Signals: SIGTERM's handler returns; a stopped and continued wait restarts. */
     {__NR_rt_sigreturn, S_BOTH, K_ALL, ARG_ANY},
     {__NR_restart_syscall, S_BOTH, K_ALL, ARG_ANY},
-    {__NR_rt_sigprocmask, S_BOTH, K_ALL, ARG_ANY}, /* AF_XDP's loop; abort(); TAP's signalfd */
+    {__NR_rt_sigprocmask, S_BOTH, K_ALL, ARG_ANY}, /* abort() */
     /* Memory: malloc, free, and the exit path's unmapping. */
     {__NR_mmap, S_BOTH, K_ALL, ARG_NO_EXEC},
     {__NR_munmap, S_BOTH, K_ALL, ARG_ANY},
@@ -124,7 +124,6 @@ static const struct sbx_rule sbx_rules[] = {
     {__NR_fcntl, S_START, K_TAP, ARG_ANY},        /* clear O_NONBLOCK on the TAP fd */
     {__NR_io_uring_setup, S_START, K_TAP, ARG_ANY},
     {__NR_io_uring_register, S_START, K_TAP, ARG_ANY}, /* restrictions, then enable */
-    {__NR_signalfd4, S_START, K_TAP, ARG_ANY},
 };
 
 #define SBX_MAX_INSNS 256u

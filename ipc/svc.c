@@ -9,11 +9,13 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/signalfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -221,6 +223,62 @@ int ipc_svc_ready(struct ipc_svc *svc, struct ipc_err *err)
     return 0;
 }
 
+struct ipc_svc_stop ipc_svc_stop_ = {.fd = -1};
+
+int ipc_svc_catch_stop(volatile sig_atomic_t *stop)
+{
+    struct ipc_svc_stop *st = &ipc_svc_stop_;
+    st->flag = stop;
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    if (sigprocmask(SIG_BLOCK, &set, NULL) < 0)
+        return -errno;
+    if (st->fd < 0) {
+        st->fd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+        if (st->fd < 0)
+            return -errno;
+    }
+    return 0;
+}
+
+void ipc_svc_stop_poll(void)
+{
+    struct ipc_svc_stop *st = &ipc_svc_stop_;
+    if (st->fd < 0 || st->watched)
+        return;
+    struct signalfd_siginfo si;
+    if (read(st->fd, &si, sizeof(si)) == (ssize_t)sizeof(si))
+        ipc_svc_stop_seen();
+}
+
+/* Block on our eventfd and the stop signalfd. Returns 1 if woken, 0 on
+ * timeout, -EINTR when a stop signal came (taken), -errno on error. */
+static int svc_block(struct ipc_svc *svc, int64_t timeout_us)
+{
+    int sfd = ipc_svc_stop_.watched ? -1 : ipc_svc_stop_.fd;
+    if (sfd < 0)
+        return ipc_wake_block_us(svc->wake_fd, timeout_us);
+    struct pollfd pfd[2] = {{.fd = svc->wake_fd, .events = POLLIN}, {.fd = sfd, .events = POLLIN}};
+    struct timespec ts = {.tv_sec = timeout_us / 1000000, .tv_nsec = (long)(timeout_us % 1000000) * 1000};
+    int r = ppoll(pfd, 2, timeout_us < 0 ? NULL : &ts, NULL);
+    if (r < 0)
+        return -errno;
+    if (r == 0)
+        return 0;
+    if (pfd[0].revents & POLLIN) {
+        uint64_t v;
+        if (read(svc->wake_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+            return -errno;
+    }
+    if (pfd[1].revents & POLLIN) {
+        ipc_svc_stop_poll();
+        return -EINTR;
+    }
+    return 1;
+}
+
 int ipc_svc_wait(struct ipc_svc *svc, int timeout_ms)
 {
     return ipc_svc_wait_us(svc, timeout_ms < 0 ? -1 : (int64_t)timeout_ms * 1000);
@@ -228,10 +286,10 @@ int ipc_svc_wait(struct ipc_svc *svc, int timeout_ms)
 
 int ipc_svc_wait_us(struct ipc_svc *svc, int64_t timeout_us)
 {
-    if (svc->n_in && !ipc_wake_arm(svc->in_ptr, svc->n_in, 1))
+    if (svc->n_in && !ipc_wake_arm(svc->in_ptr, svc->n_in))
         return 1;
     ipc_count(&svc->stats->sleeps, 1);
-    int r = ipc_wake_block_us(svc->wake_fd, timeout_us);
+    int r = svc_block(svc, timeout_us);
     ipc_svc_slept(svc, r == 0);
     if (svc->n_in)
         ipc_wake_disarm(svc->in_ptr, svc->n_in);
@@ -240,10 +298,10 @@ int ipc_svc_wait_us(struct ipc_svc *svc, int64_t timeout_us)
 
 int ipc_svc_nap_us(struct ipc_svc *svc, struct ipc_ring_cons *const *wake_on, unsigned n, int64_t timeout_us)
 {
-    if (n && !ipc_wake_arm(wake_on, n, 1))
+    if (n && !ipc_wake_arm(wake_on, n))
         return 1;
     ipc_count(&svc->stats->sleeps, 1);
-    int r = ipc_wake_block_us(svc->wake_fd, timeout_us);
+    int r = svc_block(svc, timeout_us);
     ipc_svc_orphan_check(svc);
     if (n)
         ipc_wake_disarm(wake_on, n);
@@ -332,21 +390,4 @@ int ipc_svc_config_create(const struct ipc_svc_config *tmpl, const void *extra, 
     }
     *fd_out = fd;
     return 0;
-}
-
-static volatile sig_atomic_t *svc_stop_flag;
-
-static void svc_on_stop(int sig)
-{
-    (void)sig;
-    *svc_stop_flag = 1;
-}
-
-void ipc_svc_catch_stop(volatile sig_atomic_t *stop)
-{
-    svc_stop_flag = stop;
-    struct sigaction sa = {.sa_handler = svc_on_stop};
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGINT, &sa, NULL);
 }

@@ -189,6 +189,50 @@ struct ipc_svc {
     bool orphan_stop;                 /* ... for longer than the grace: the main loop ends */
 };
 
+/*
+ * The one stop path of every service. SIGTERM and SIGINT are blocked for the
+ * process's whole life and taken through a signalfd, never by a handler: a
+ * handler that runs between the loop's last look at its flag and the sleep
+ * leaves the service asleep for a whole idle period, while a pending signal
+ * keeps the signalfd readable, and the signalfd is in every sleep's set
+ * (ipc_svc_wait and ipc_svc_nap_us here; a driver's own ppoll or io_uring
+ * poll). A loop that never sleeps reads it every IPC_SVC_STOP_LOOPS loops in
+ * ipc_svc_beat. When a stop signal is taken, *stop (the main loop's
+ * condition) is set, so that the service finishes its batch and hands its
+ * buffers back.
+ */
+#define IPC_SVC_STOP_LOOPS 256u /* a power of two */
+
+struct ipc_svc_stop {
+    int fd;                      /* the signalfd, -1 before ipc_svc_catch_stop */
+    bool watched;                /* the service's own sleep set watches fd (TAP: io_uring) */
+    volatile sig_atomic_t *flag; /* the main loop's condition */
+};
+extern struct ipc_svc_stop ipc_svc_stop_;
+
+/**
+ * Block SIGTERM and SIGINT and open the signalfd that takes them. Call first
+ * thing in main(), before ipc_svc_open() (the sandbox's START stage allows no
+ * signalfd). Returns 0 or -errno.
+ */
+int ipc_svc_catch_stop(volatile sig_atomic_t *stop);
+
+/** The stop signalfd, for a driver's own sleep set (-1: none). */
+static inline int ipc_svc_stop_fd(void)
+{
+    return ipc_svc_stop_.fd;
+}
+
+/** A stop signal was taken (or the driver's sleep set saw the signalfd readable). */
+static inline void ipc_svc_stop_seen(void)
+{
+    if (ipc_svc_stop_.flag)
+        *ipc_svc_stop_.flag = 1;
+}
+
+/** Take a pending stop signal, if any, without blocking: one read. */
+void ipc_svc_stop_poll(void);
+
 /**
  * Service side: map the config blob at IPC_SVC_CONFIG_FD, check it is a
  * config of @kind (0: any, for test stand-ins), attach the pool, the stats region and every ring. Returns
@@ -216,13 +260,6 @@ _Atomic uint64_t *ipc_svc_counters(struct ipc_svc *svc, const char *const *names
 int ipc_svc_ready(struct ipc_svc *svc, struct ipc_err *err);
 
 /**
- * One loop done: bump the heartbeat, and look at the fault-injection word
- * (ipc/inject.h): one relaxed load of a line only the supervisor writes and
- * one compare, unless a command came or a fault is in progress. Every
- * service calls it after its loop's wake-ups are flushed, at the boundary
- * between two batches.
- */
-/**
  * The supervisor's pulse (sup_beat_ns): still for IPC_SUP_SILENT_NS, we log
  * that we forward on without it; still for its grace, we set orphan_stop,
  * which every main loop takes as it takes SIGTERM. A pulse that moves again
@@ -231,6 +268,13 @@ int ipc_svc_ready(struct ipc_svc *svc, struct ipc_err *err);
  */
 void ipc_svc_orphan_check(struct ipc_svc *svc);
 
+/**
+ * One loop done: bump the heartbeat, and look at the fault-injection word
+ * (ipc/inject.h): one relaxed load of a line only the supervisor writes and
+ * one compare, unless a command came or a fault is in progress. Every
+ * service calls it after its loop's wake-ups are flushed, at the boundary
+ * between two batches.
+ */
 static inline void ipc_svc_beat(struct ipc_svc *svc)
 {
     ipc_count(&svc->stats->heartbeat, 1);
@@ -241,6 +285,8 @@ static inline void ipc_svc_beat(struct ipc_svc *svc)
      * loops instead (a clock read), well within a second at any load. */
     if (ipc_unlikely(++svc->beats >= 16384))
         ipc_svc_orphan_check(svc);
+    else if (ipc_unlikely((svc->beats & (IPC_SVC_STOP_LOOPS - 1)) == 0))
+        ipc_svc_stop_poll();
 }
 
 /**
@@ -257,8 +303,9 @@ static inline unsigned ipc_svc_flush(struct ipc_svc *svc)
 
 /**
  * Nothing to do: arm the wake words of every input ring, re-check them, and
- * block on our eventfd for at most @timeout_ms (the heartbeat's period). Returns
- * 1 if woken or work arrived, 0 on timeout, -EINTR on a signal.
+ * block on our eventfd and the stop signalfd for at most @timeout_ms (the
+ * heartbeat's period). Returns 1 if woken or work arrived, 0 on timeout,
+ * -EINTR when a stop signal came (*stop is set).
  */
 int ipc_svc_wait(struct ipc_svc *svc, int timeout_ms);
 
@@ -296,13 +343,6 @@ void ipc_svc_close(struct ipc_svc *svc);
 
 /** CLOCK_MONOTONIC in ns: the clock of every service's timers and stats. */
 uint64_t ipc_svc_now_ns(void);
-
-/**
- * SIGTERM and SIGINT set *@stop (the main loop's condition) instead of
- * killing the process, so that it finishes its batch and hands its buffers
- * back. Call once, early in main().
- */
-void ipc_svc_catch_stop(volatile sig_atomic_t *stop);
 
 /* Supervisor side: stats regions. */
 int ipc_stats_create(const char *name, int *fd, struct ipc_svc_stats **st, struct ipc_err *err);

@@ -4,10 +4,10 @@
  * consuming process; every ring into that process carries a wake word.
  *
  *  consumer (about to sleep)                 producer (after publishing)
- *  STORE     need_wake = k          (W)      STORE.rel prod             (B)
+ *  STORE     need_wake = 1          (W)      STORE.rel prod             (B)
  *  FENCE.sc                         (F1)     FENCE.sc                   (F2)
  *  LOAD      prod  -> still empty?  (R)      LOAD      need_wake        (L)
- *  block on eventfd                          if k && prod-cons >= k:
+ *  block on eventfd                          if set and the ring is not empty:
  *                                              xchg need_wake = 0, write eventfd
  *
  *  (F1) pairs with (F2). This is the store-buffering (Dekker) shape: each
@@ -22,7 +22,7 @@
  * for all of them, and at most one eventfd write per consuming process, since
  * rings that share a consumer share its eventfd.
  *
- * docs/ipc.md has the whole protocol, with the coalescing threshold k.
+ * docs/ipc.md has the whole protocol.
  */
 #ifndef IPC_WAKE_H
 #define IPC_WAKE_H
@@ -35,25 +35,18 @@
 #define IPC_WAKE_SET_MAX 64
 
 /**
- * Consumer: arm the wake word of each ring in @c[0..n) with threshold @k
- * (wake me when k handles wait; 1 = on the first), fence (F1) and re-check
- * them (R). Returns true when every ring is still below its threshold and the
+ * Consumer: arm the wake word of each ring in @c[0..n), fence (F1) and
+ * re-check them (R). Returns true when every ring is still empty and the
  * caller may block on its eventfd; false when work arrived, with the wake
  * words disarmed again, so the caller keeps draining.
  */
-static inline bool ipc_wake_arm(struct ipc_ring_cons *const *c, unsigned n, uint32_t k)
+static inline bool ipc_wake_arm(struct ipc_ring_cons *const *c, unsigned n)
 {
-    if (k == 0)
-        k = 1;
+    for (unsigned i = 0; i < n; i++)
+        ipc_st_rlx(&c[i]->sh->need_wake, 1); /* (W) */
+    ipc_fence_sc();                           /* (F1) pairs with (F2) */
     for (unsigned i = 0; i < n; i++) {
-        /* A threshold above the ring's size could never be reached. */
-        uint32_t ki = k < c[i]->size ? k : c[i]->size;
-        ipc_st_rlx(&c[i]->sh->need_wake, ki); /* (W) */
-    }
-    ipc_fence_sc();                          /* (F1) pairs with (F2) */
-    for (unsigned i = 0; i < n; i++) {
-        uint32_t ki = k < c[i]->size ? k : c[i]->size;
-        if (ipc_ring_avail(c[i], ki) >= ki) { /* (R) */
+        if (ipc_ring_avail(c[i], 1)) { /* (R) */
             for (unsigned j = 0; j < n; j++)
                 ipc_st_rlx(&c[j]->sh->need_wake, 0);
             return false;
@@ -78,11 +71,10 @@ static inline void ipc_wake_disarm(struct ipc_ring_cons *const *c, unsigned n)
  */
 static inline bool ipc_wake_wanted(struct ipc_ring_prod *p)
 {
-    uint32_t k = ipc_ld_rlx(&p->sh->need_wake); /* (L) */
-    if (ipc_likely(k == 0))
+    if (ipc_likely(ipc_ld_rlx(&p->sh->need_wake) == 0)) /* (L) */
         return false;
-    if (p->pub - ipc_ld_rlx(&p->sh->cons) < k)
-        return false;
+    if (p->head == ipc_ld_rlx(&p->sh->cons))
+        return false; /* empty: the consumer has taken all, nothing to wake it for */
     return ipc_xchg(&p->sh->need_wake, 0) != 0;
 }
 

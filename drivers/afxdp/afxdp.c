@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * drivers/afxdp/afxdp.c: the AF_XDP driver's loop (afxdp.h). Peers: the
+ * drivers/afxdp/afxdp.c: the AF_XDP driver's loop, receive and send (afxdp.h;
+ * the fill and completion rings are umem.c's). Peers: the
  * kernel through the XSK's four rings (mapped from the fd the supervisor
  * created and keeps), the router on the output ring, the router or the
  * shaper on the input rings, and the supervisor (stats region, SIGTERM).
@@ -20,7 +21,8 @@
  *      kick again while the ring has frames);
  *   4. fill ring topped up to its target, in batches of AFXDP_WINDOW;
  *   5. if none of that found work: arm the input rings' wake words and block
- *      in one ppoll on the XSK fd (RX) and our eventfd, for the idle period
+ *      in one ppoll on the XSK fd (RX), our eventfd and the stop signalfd
+ *      (ipc/svc.h), for the idle period
  *      (1 ms while the TX ring is stuck or the pool is short).
  * A TX ring that is full leaves packets in the backlog for the next loop (no
  * busy-wait); past DRV_BACKLOG (drivers/common/drv.h) packets we drop and count.
@@ -61,6 +63,7 @@
  * rings, the idle protocol around our ppoll) is drivers/common/drv.h.
  */
 #include "afxdp.h"
+#include "afxdp_impl.h"
 
 #include <errno.h>
 #include <linux/if_xdp.h>
@@ -78,58 +81,6 @@
 #include "ipc/stage.h"
 #include "tables/config.h"
 #include "xskq.h"
-
-#ifndef SOL_XDP
-#define SOL_XDP 283
-#endif
-#ifndef XDP_PKT_CONTD
-#define XDP_PKT_CONTD (1 << 0) /* linux/if_xdp.h, 6.6+: more buffers of this frame follow */
-#endif
-
-#define AFXDP_BURST 64u    /* descriptors handled per step */
-#define AFXDP_RX_BUDGET 4u /* RX bursts per loop */
-#define AFXDP_KICKS 8u     /* TX kicks per loop at most */
-#define AFXDP_XSTATS_LOOPS 1024u
-#define AFXDP_SIGNAL_LOOPS 256u /* a power of two */
-#define AFXDP_BP_IDLE 2u        /* empty busy polls before we stop polling a quiet device */
-
-enum afxdp_ctr {
-    C_RX_PKTS,
-    C_RX_BYTES,
-    C_RX_DROP_RING_FULL,
-    C_TX_PKTS,
-    C_TX_BYTES,
-    C_TX_DONE,
-    C_TX_DROP_BACKLOG,
-    C_TX_DROP_CHAIN,
-    C_TX_DROP_LONG,
-    C_TX_RING_FULL,
-    C_TX_WAKEUP,
-    C_TX_WAKEUP_ERR,
-    C_TX_STALLED,
-    C_RX_WAKEUP,
-    C_FILL_EMPTY,
-    C_FILL_NOBUFS,
-    C_FILL_STOCK,
-    C_KERNEL_HELD,
-    C_BACKLOG_DEPTH,
-    C_BACKLOG_MAX,
-    C_STALE_DESC,
-    C_LIMBO_RECOVERED,
-    C_XSK_RX_DROPPED,
-    C_XSK_RX_INVALID,
-    C_XSK_TX_INVALID,
-    C_XSK_RX_RING_FULL,
-    C_XSK_FILL_EMPTY,
-    C_XSK_TX_EMPTY,
-    C_BUSY_POLLS,
-    C_WAKEUP_SYSCALLS_PER_KPKT,
-    C_RX_BACKPRESSURE,
-    C_RX_MB_PKTS,
-    C_RX_MB_DESCS,
-    C_RX_MB_BAD,
-    C_N
-};
 
 static const char *const afxdp_ctr_names[C_N] = {
     [C_RX_PKTS] = "rx_pkts",
@@ -184,50 +135,7 @@ static const struct drv_ids afxdp_drv_ids = {
     .backlog_max = C_BACKLOG_MAX,
 };
 
-struct afxdp {
-    struct drv d; /* counters, TX backlog, idle: drivers/common/drv.h */
-    struct ipc_svc *svc;
-    struct ipc_pool *pool;
-    int fd;
-    uint16_t port;
-    uint16_t kown; /* the owner of what we lend the kernel: IPC_OWNER_KERNEL | our socket's number */
-    uint32_t fs;
-    uint32_t fill_target;
-    int idle_ms;
-    struct xskq rx, tx, fq, cq;
-    struct ipc_ring_shared *bad; /* take's drop counters for kernel descriptors */
-    uint64_t loops;
-    bool tx_stuck;
-    bool fill_short;
-    bool busy;         /* the socket busy-polls the device's NAPI (IPC_PORT_F_BUSY_POLL) */
-    bool rx_blocked;   /* frames wait in the RX ring and the router's ring is full */
-    bool rx_skip;      /* dropping the rest of a frame longer than IPC_CHAIN_MAX buffers */
-    uint32_t bp_empty; /* busy polls in a row that brought no frame */
-};
-
-static volatile sig_atomic_t afxdp_stop;
-
-/* ---- taking buffers back from the kernel -------------------------------- */
-
-/*
- * Take the buffers named by @addr[0..n) from the kernel owner. Returns the
- * good ones compacted into @bufs, with @idx[j] the position of bufs[j] in
- * @addr. A slot whose buffer is not the kernel's (a predecessor took it and
- * died before releasing the slot) is counted and skipped.
- */
-static uint32_t take_from_kernel(struct afxdp *x, const uint64_t *addr, uint32_t n, ipc_buf *bufs, uint32_t *idx)
-{
-    ipc_buf all[AFXDP_BURST];
-    for (uint32_t i = 0; i < n; i++)
-        all[i] = bufs[i] = (ipc_buf)(addr[i] / x->fs);
-    uint32_t good = ipc_pool_take(x->pool, x->kown, bufs, n, x->bad);
-    if (ipc_unlikely(good < n))
-        drv_ctr_add(&x->d, C_STALE_DESC, n - good);
-    for (uint32_t i = 0, j = 0; i < n && j < good; i++)
-        if (all[i] == bufs[j])
-            idx[j++] = i;
-    return good;
-}
+volatile sig_atomic_t afxdp_stop;
 
 /* ---- receive ------------------------------------------------------------ */
 
@@ -461,122 +369,7 @@ static uint32_t rx_step(struct afxdp *x)
     return total;
 }
 
-/* ---- completions -------------------------------------------------------- */
-
-static uint32_t comp_step(struct afxdp *x)
-{
-    struct xskq *q = &x->cq;
-    uint32_t total = 0;
-    for (;;) {
-        uint32_t first;
-        uint32_t n = xskq_cons_peek(q, AFXDP_BURST, &first);
-        if (n == 0)
-            break;
-        uint64_t addr[AFXDP_BURST];
-        uint32_t idx[AFXDP_BURST];
-        ipc_buf bufs[AFXDP_BURST];
-        for (uint32_t i = 0; i < n; i++)
-            addr[i] = *xskq_addr(q, first + i);
-        uint32_t good = take_from_kernel(x, addr, n, bufs, idx);
-        xskq_cons_release(q, n);
-        ipc_pool_free(x->pool, bufs, good);
-        drv_ctr_add(&x->d, C_TX_DONE, good);
-        total += n;
-    }
-    return total;
-}
-
-/* ---- lending: fill and TX ----------------------------------------------- */
-
-static void fill_poison(struct afxdp *x, uint32_t from, uint32_t n)
-{
-    for (uint32_t i = 0; i < n; i++)
-        *xskq_addr(&x->fq, from + i) = AFXDP_POISON;
-}
-
-static void tx_poison(struct afxdp *x, uint32_t from, uint32_t n)
-{
-    for (uint32_t i = 0; i < n; i++)
-        xskq_desc(&x->tx, from + i)->addr = AFXDP_POISON;
-}
-
-/*
- * Top the fill ring up to its target, one window at a time. The stock is
- * counted against the cached consumer index, which lags the kernel: it is
- * refreshed when the cache says the stock is within a window of its target
- * (nothing to do as far as we know; in steady state that is one read per
- * loop, not one per batch) or after a loop short of buffers (then on a 1 ms
- * retry, not the hot path). A lagging cache shows more stock than there is,
- * so at worst we top up a loop late; it never lets us lend past the window.
- */
-static uint32_t fill_step(struct afxdp *x)
-{
-    struct xskq *q = &x->fq;
-    uint32_t done = 0;
-    /* The router is behind and the RX ring waits on it: lend the kernel no
-     * more frames, so that what it cannot place is dropped before the copy
-     * (the fill ring is empty: xsk_fill_empty), the cheapest point there is,
-     * not copied into the pool to wait or be dropped at the RX ring. */
-    if (x->rx_blocked)
-        return 0;
-    if (x->fill_short || xskq_prod_queued(q) + AFXDP_WINDOW > x->fill_target)
-        xskq_prod_refresh(q);
-    x->fill_short = false;
-    /* Lend no more than the RX ring has room for, counting what waits in
-     * it: a frame the kernel takes a buffer for and then finds the RX ring
-     * full is copied first and dropped after (xsk_rx_ring_full), and its
-     * buffer goes to the kernel's own free list, from which the next frame
-     * is copied and dropped in turn, whatever the fill ring holds. Kept to
-     * the RX ring's room, an overflow is dropped at the empty fill ring
-     * instead, before the copy (xsk_fill_empty). Frames the kernel has
-     * taken buffers for and not yet published still count as stock here
-     * (it releases fill slots when it publishes), so the sum never falls
-     * short of what the kernel may place. The RX producer is read fresh
-     * (a cache shows fewer waiting, so more room), and only when there is
-     * something to lend. */
-    uint32_t target = x->fill_target;
-    if (xskq_prod_queued(q) < target) {
-        uint32_t rx_room = AFXDP_RX_SIZE - xskq_cons_avail(&x->rx, AFXDP_RX_SIZE);
-        if (rx_room < target)
-            target = rx_room;
-    }
-    for (;;) {
-        uint32_t stock = xskq_prod_queued(q);
-        if (stock == 0 && done == 0)
-            drv_ctr_add(&x->d, C_FILL_EMPTY, 1);
-        if (stock >= target)
-            break;
-        uint32_t n = target - stock, first;
-        if (n > AFXDP_WINDOW)
-            n = AFXDP_WINDOW;
-        n = xskq_prod_reserve(q, n, &first);
-        /* Refill in batches: a part window only when the stock runs low. */
-        if (n == 0 || (n < AFXDP_WINDOW / 2 && stock > target / 2))
-            break;
-        ipc_buf bufs[AFXDP_WINDOW];
-        uint32_t got = ipc_pool_alloc(x->pool, bufs, n);
-        if (got < n) {
-            drv_ctr_add(&x->d, C_FILL_NOBUFS, 1);
-            x->fill_short = true;
-        }
-        if (got == 0)
-            break;
-        for (uint32_t i = 0; i < got; i++)
-            *xskq_addr(q, first + i) = (uint64_t)bufs[i] * x->fs;
-        ipc_pool_give(x->pool, bufs, got, x->kown);
-        fill_poison(x, first + AFXDP_WINDOW, got);
-        xskq_prod_submit(q, got); /* the kernel may read the slots and the frames */
-        done += got;
-        if (got < n)
-            break;
-    }
-    drv_ctr_set(&x->d, C_FILL_STOCK, xskq_prod_queued(q));
-    if (done && xskq_needs_wakeup(q)) {
-        recvfrom(x->fd, NULL, 0, MSG_DONTWAIT, NULL, NULL);
-        drv_ctr_add(&x->d, C_RX_WAKEUP, 1);
-    }
-    return done;
-}
+/* ---- lending: TX (the fill ring is umem.c's) ---------------------------- */
 
 /* drv_tx_pull's check: one frame per packet (no multi-buffer AF_XDP yet),
  * its data inside the frame. */
@@ -639,9 +432,9 @@ static uint32_t tx_push(struct afxdp *x)
  * NAPI, which on a port that mostly sends finds nothing and defers the
  * device's interrupts, arming a timer that wakes its NAPI thread
  * gro_flush_timeout later, again for nothing. (poll busy-polls only where
- * the net.core.busy_poll sysctl asks for it, 0 by default.) Not a
- * measured speed-up: an A/B looked faster, the 3-run bench/forward did not
- * (docs/drivers.md, "The loop"). A failed send is not reported by poll: a
+ * the net.core.busy_poll sysctl asks for it, 0 by default.) The choice
+ * rests on that, not on a measured speed-up (docs/drivers.md, "The loop").
+ * A failed send is not reported by poll: a
  * kick that moved nothing is tx_stalled, as before.
  */
 static uint32_t tx_kick(struct afxdp *x)
@@ -671,33 +464,6 @@ static uint32_t tx_kick(struct afxdp *x)
         }
     }
     return kicks;
-}
-
-/* ---- restart ------------------------------------------------------------ */
-
-/* Buffers a predecessor lent but never published: in the window past prod. */
-static void recover_limbo(struct afxdp *x)
-{
-    ipc_buf bufs[2 * AFXDP_WINDOW];
-    uint32_t n = 0;
-    for (uint32_t i = 0; i < AFXDP_WINDOW; i++) {
-        uint64_t a = *xskq_addr(&x->fq, x->fq.head + i);
-        if (a != AFXDP_POISON && a / x->fs < x->pool->nbufs && ipc_pool_owner(x->pool, (ipc_buf)(a / x->fs)) == x->kown)
-            bufs[n++] = (ipc_buf)(a / x->fs);
-        a = xskq_desc(&x->tx, x->tx.head + i)->addr;
-        if (a != AFXDP_POISON && a / x->fs < x->pool->nbufs && ipc_pool_owner(x->pool, (ipc_buf)(a / x->fs)) == x->kown)
-            bufs[n++] = (ipc_buf)(a / x->fs);
-    }
-    /* A lent TX buffer keeps the router's offset and length: take checks them. */
-    uint32_t good = n ? ipc_pool_take(x->pool, x->kown, bufs, n, x->bad) : 0;
-    if (good) {
-        ipc_pool_free(x->pool, bufs, good);
-        drv_ctr_add(&x->d, C_LIMBO_RECOVERED, good);
-        fprintf(stderr, "%s: took back %u buffers a predecessor lent to the kernel but never published\n",
-                x->svc->cfg->name, good);
-    }
-    fill_poison(x, x->fq.head, AFXDP_WINDOW);
-    tx_poison(x, x->tx.head, AFXDP_WINDOW);
 }
 
 /* ---- the loop ----------------------------------------------------------- */
@@ -745,22 +511,7 @@ static void gauges(struct afxdp *x)
 int afxdp_run(struct afxdp *x)
 {
     struct ipc_svc *svc = x->svc;
-    sigset_t block, none;
-    sigemptyset(&block);
-    sigaddset(&block, SIGTERM);
-    sigaddset(&block, SIGINT);
-    sigemptyset(&none);
-    /* SIGTERM and SIGINT stay blocked but inside the ppoll, which unblocks
-     * them atomically: one cannot slip in between the last check and the
-     * sleep and cost a whole idle period, and a sleep costs no sigprocmask
-     * pair. A loop that never sleeps lets them in every AFXDP_SIGNAL_LOOPS. */
-    sigprocmask(SIG_BLOCK, &block, NULL);
-
     while (!afxdp_stop && !svc->orphan_stop) {
-        if ((x->loops & (AFXDP_SIGNAL_LOOPS - 1)) == 0) {
-            sigprocmask(SIG_UNBLOCK, &block, NULL);
-            sigprocmask(SIG_BLOCK, &block, NULL);
-        }
         uint64_t t = ipc_stage_start(svc);
         t = ipc_stage_end(svc, ST_BUSY_POLL, t, rx_busy_poll(x));
         uint32_t n = rx_step(x), work = n;
@@ -785,30 +536,33 @@ int afxdp_run(struct afxdp *x)
             continue;
         if (drv_polling(&x->d, work) || work)
             continue;
-        /* Signals are blocked from the loop's top to the ppoll: a stop seen
-         * here is the last one before the sleep. */
+        /* A stop signal that comes from here on keeps the stop signalfd
+         * readable, which the ppoll below watches (ipc/svc.h). */
         if (afxdp_stop || !drv_sleep_arm(&x->d))
             continue; /* stopping, or work arrived while we armed */
         int ms = x->tx_stuck || x->fill_short ? 1 : x->idle_ms;
         struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000};
-        struct pollfd pfd[2] = {{.fd = x->fd, .events = POLLIN}, {.fd = svc->wake_fd, .events = POLLIN}};
+        struct pollfd pfd[3] = {{.fd = x->fd, .events = POLLIN},
+                                {.fd = svc->wake_fd, .events = POLLIN},
+                                {.fd = ipc_svc_stop_fd(), .events = POLLIN}};
         if (x->rx_blocked) {
             /* The XSK is readable and will stay so until the router makes
              * room, which it does not signal: look again in 200 us. */
             pfd[0].fd = -1;
             ts = (struct timespec){.tv_sec = 0, .tv_nsec = 200000};
         }
-        int r = ppoll(pfd, svc->wake_fd >= 0 ? 2 : 1, &ts, &none);
+        int r = ppoll(pfd, 3, &ts, NULL);
         if (r > 0 && (pfd[1].revents & POLLIN)) {
             uint64_t v;
             ssize_t rr = read(svc->wake_fd, &v, sizeof(v));
             (void)rr;
         }
+        if (r > 0 && (pfd[2].revents & POLLIN))
+            ipc_svc_stop_poll();
         drv_sleep_end(&x->d, r == 0);
         if (r == 0 && !x->rx_blocked)
             xsk_stats(x); /* idle: the kernel's counters, at no cost to traffic */
     }
-    sigprocmask(SIG_UNBLOCK, &block, NULL);
     return 0;
 }
 
@@ -875,7 +629,6 @@ int afxdp_init(struct ipc_svc *svc, struct afxdp **out, struct ipc_err *err)
     drv_init(&x->d, svc, ipc_svc_counters(svc, afxdp_ctr_names, C_N), &afxdp_drv_ids);
     ipc_stage_names(svc, afxdp_stage_names, ST_N);
 
-    ipc_svc_catch_stop(&afxdp_stop);
     *out = x;
     return 0;
 

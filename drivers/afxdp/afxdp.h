@@ -52,6 +52,9 @@ void afxdp_recover(struct afxdp *x);
 /** Run until SIGTERM or SIGINT. Returns 0 on a clean stop. */
 int afxdp_run(struct afxdp *x);
 
+/* Set by a stop signal (ipc_svc_catch_stop, which main calls first): afxdp_run returns. */
+extern volatile sig_atomic_t afxdp_stop;
+
 /**
  * Stop: return the buffers the driver holds to the pool. Buffers lent to the
  * kernel stay lent (the socket lives on in the supervisor) for the next

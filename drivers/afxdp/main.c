@@ -15,6 +15,10 @@ int main(void)
     struct ipc_err err = {{0}};
     struct afxdp *x;
 
+    if (ipc_svc_catch_stop(&afxdp_stop) < 0) {
+        fprintf(stderr, "rr-afxdp: blocking SIGTERM and SIGINT for the signalfd: %m\n");
+        return 111;
+    }
     if (ipc_svc_open(&svc, IPC_SVC_AFXDP, &err) < 0) {
         fprintf(stderr, "rr-afxdp: %s\n", err.msg);
         return 111;

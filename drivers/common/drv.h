@@ -244,7 +244,7 @@ static inline bool drv_polling(struct drv *d, bool work)
 static inline bool drv_sleep_arm(struct drv *d)
 {
     struct ipc_svc *svc = d->svc;
-    if (svc->n_in && !ipc_wake_arm(svc->in_ptr, svc->n_in, 1))
+    if (svc->n_in && !ipc_wake_arm(svc->in_ptr, svc->n_in))
         return false;
     ipc_count(&svc->stats->sleeps, 1);
     return true;

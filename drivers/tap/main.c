@@ -15,7 +15,12 @@ int main(void)
     struct ipc_svc svc;
     struct ipc_err err = {{0}};
     struct tap *t;
+    static volatile sig_atomic_t stop;
 
+    if (ipc_svc_catch_stop(&stop) < 0) {
+        fprintf(stderr, "rr-tap: blocking SIGTERM and SIGINT for the signalfd: %m\n");
+        return 111;
+    }
     if (ipc_svc_open(&svc, IPC_SVC_TAP, &err) < 0) {
         fprintf(stderr, "rr-tap: %s\n", err.msg);
         return 111;

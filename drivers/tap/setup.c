@@ -149,14 +149,15 @@ int tap_init(struct ipc_svc *svc, struct tap **out, struct ipc_err *err)
         goto out_ring;
     }
 
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGTERM);
-    sigaddset(&set, SIGINT);
-    if (sigprocmask(SIG_BLOCK, &set, NULL) < 0 || (t->sig_fd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC)) < 0) {
-        ret = ipc_errf(err, -errno, "%s: signalfd: %s", cfg->name, strerror(errno));
+    /* The stop signalfd (ipc_svc_catch_stop), polled through the ring: a
+     * busy loop sees its completion as it reaps, so the service's own
+     * reads of it (ipc_svc_stop_poll) are not needed. */
+    t->sig_fd = ipc_svc_stop_fd();
+    if (t->sig_fd < 0) {
+        ret = ipc_errf(err, -EBADF, "%s: no stop signalfd (ipc_svc_catch_stop)", cfg->name);
         goto out_ring;
     }
+    ipc_svc_stop_.watched = true;
     drv_init(&t->d, svc, ipc_svc_counters(svc, tap_ctr_names, C_N), &tap_drv_ids);
     ipc_stage_names(svc, tap_stage_names, S_N);
 
@@ -248,7 +249,6 @@ void tap_fini(struct tap *t)
         fprintf(stderr, "%s: %u reads and %u writes did not complete at exit; their buffers stay ours\n",
                 svc->cfg->name, t->rx_armed, t->tx_inflight);
     io_uring_queue_exit(&t->ring);
-    close(t->sig_fd);
     free(t->rx);
     free(t->tx);
     free(t);

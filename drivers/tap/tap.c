@@ -497,6 +497,7 @@ uint32_t tap_reap(struct tap *t)
             case UD_SIG:
                 t->sig_armed = false;
                 t->stop = true;
+                ipc_svc_stop_seen();
                 break;
             case UD_RXPOLL:
                 t->rx_poll_armed = t->rx_poll_stop = false; /* one-shot: re-armed at the next -EAGAIN */

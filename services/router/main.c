@@ -621,7 +621,10 @@ int main(void)
 {
     static struct rt_proc r;
     struct ipc_err err = {{0}};
-    ipc_svc_catch_stop(&stop);
+    if (ipc_svc_catch_stop(&stop) < 0) {
+        fprintf(stderr, "rr-router: blocking SIGTERM and SIGINT for the signalfd: %m\n");
+        return 111;
+    }
     if (rt_setup(&r, &err) < 0) {
         fprintf(stderr, "rr-router: %s\n", err.msg);
         return 111;

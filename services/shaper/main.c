@@ -230,7 +230,10 @@ int main(void)
 {
     static struct sh_proc p;
     struct ipc_err err = {{0}};
-    ipc_svc_catch_stop(&stop);
+    if (ipc_svc_catch_stop(&stop) < 0) {
+        fprintf(stderr, "rr-shaper: blocking SIGTERM and SIGINT for the signalfd: %m\n");
+        return 111;
+    }
     if (sh_setup(&p, &err) < 0) {
         fprintf(stderr, "rr-shaper: %s\n", err.msg);
         return 111;

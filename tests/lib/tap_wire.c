@@ -275,7 +275,7 @@ static int run(struct wire *w, int sig_fd)
         ipc_wake_flush(&w->ws);
         if (n)
             continue;
-        if (!ipc_wake_arm(in, 2, 1))
+        if (!ipc_wake_arm(in, 2))
             continue;
         struct pollfd p[4] = {
             {.fd = w->wake_fd, .events = POLLIN},

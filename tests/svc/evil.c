@@ -430,11 +430,11 @@ static const char *const ctr_names[] = {"evil_step", "evil_rx"};
 int main(void)
 {
     struct ipc_err err;
+    ipc_svc_catch_stop(&stop); /* first: ipc_svc_open enters the sandbox */
     if (ipc_svc_open(&svc, 0, &err) < 0) {
         fprintf(stderr, "rr-evil: %s\n", err.msg);
         return 111;
     }
-    ipc_svc_catch_stop(&stop);
     /* Counter 0 still holds the step our predecessor reached. */
     uint64_t next = ipc_ld_rlx(&svc.stats->ctr[0]);
     _Atomic uint64_t *ctr = ipc_svc_counters(&svc, ctr_names, 2);

@@ -104,11 +104,11 @@ int main(void)
 {
     struct ipc_svc svc;
     struct ipc_err err;
+    ipc_svc_catch_stop(&stop); /* first: ipc_svc_open enters the sandbox */
     if (ipc_svc_open(&svc, 0, &err) < 0) {
         fprintf(stderr, "rr-null: %s\n", err.msg);
         return 111;
     }
-    ipc_svc_catch_stop(&stop);
     const char *me = exec_name();
     bool evil_syscall = me && strcmp(me, "rr-null-evil-syscall") == 0;
     _Atomic uint64_t *ctr = ipc_svc_counters(&svc, ctr_names, evil_syscall ? C_NCTR + 1 : C_NCTR);

@@ -27,11 +27,11 @@ int main(void)
 {
     struct ipc_svc svc;
     struct ipc_err err;
+    ipc_svc_catch_stop(&stop); /* first: ipc_svc_open enters the sandbox */
     if (ipc_svc_open(&svc, 0, &err) < 0) {
         fprintf(stderr, "rr-passthru: %s\n", err.msg);
         return 111;
     }
-    ipc_svc_catch_stop(&stop);
     _Atomic uint64_t *ctr = ipc_svc_counters(&svc, ctr_names, C_NCTR);
     const struct ipc_svc_config *cfg = svc.cfg;
     int out_of_port[IPC_MAX_PORTS];

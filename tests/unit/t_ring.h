@@ -35,6 +35,20 @@ static inline void t_ring_close(struct t_ring *r)
     close(r->fd);
 }
 
+/* Dequeue up to @n handles into @bufs, returns the number dequeued: peek,
+ * copy, release. The services take handles with ipc_ring_recv (ipc/pool.h),
+ * which validates them before it releases the slots; this is the tests'. */
+static inline uint32_t t_ring_deq_burst(struct ipc_ring_cons *c, ipc_buf *bufs, uint32_t n)
+{
+    uint32_t idx;
+    n = ipc_ring_peek(c, n, &idx);
+    for (uint32_t i = 0; i < n; i++)
+        bufs[i] = ipc_ring_cons_slot(c, idx + i);
+    if (n)
+        ipc_ring_release(c, n);
+    return n;
+}
+
 /* Handle values that differ from every index and from IPC_BUF_NONE. */
 static inline ipc_buf t_val(uint32_t i)
 {

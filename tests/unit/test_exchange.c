@@ -256,7 +256,7 @@ static int t_wait(struct t_end *e)
 {
     struct ipc_ring_cons *cs[1] = {&e->in};
     t_jitter(e);
-    if (!ipc_wake_arm(cs, 1, 1)) {
+    if (!ipc_wake_arm(cs, 1)) {
         e->st.refused++;
         return 0;
     }

@@ -8,7 +8,8 @@
  * process or with another signal, getsockopt outside SOL_XDP), while
  * abort() still ends in SIGABRT; START-only calls die under RUN; x32 and
  * i386 (int 0x80) calls die whatever their number. Plain build only: a
- * sanitizer build installs no filter (ipc/sandbox.h).
+ * sanitizer or --no-sandbox build installs no filter (ipc/sandbox.h), and
+ * the run skips (77), as it does where int 0x80 cannot be tried.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -34,6 +35,10 @@
 #include "ipc/wake.h"
 
 typedef void (*t_action)(void);
+
+/* Why a part of the filter went untried: the whole run then skips (exit 77),
+ * so that CI's no-skip rule sees it, rather than passing on what it did try. */
+static const char *t_skipped;
 
 /* Fork; in the child install @profile's START stage, and RUN too if @run,
  * then do @act and exit 0. Returns the child's wait status. */
@@ -289,17 +294,17 @@ static void test_sandbox_other_abis_die(void **state)
     if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
         t_expect_sig(IPC_SANDBOX_ROUTER, true, a_i386, SIGSYS, "i386 getpid (int 0x80)");
     else
-        print_message("no i386 system calls on this kernel: int 0x80 not tried under the filter\n");
+        t_skipped = "no i386 system calls on this kernel: int 0x80 not tried under the filter";
 #else
-    skip();
+    t_skipped = "not x86_64: no x32 or i386 calls tried under the filter";
 #endif
 }
 
 int main(void)
 {
     if (!ipc_sandbox_enabled()) {
-        print_message("this build installs no seccomp filter (sanitizer or --no-sandbox): nothing to test\n");
-        return 0;
+        print_message("skip: this build installs no seccomp filter (sanitizer or --no-sandbox)\n");
+        return 77;
     }
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sandbox_loop_calls_pass),
@@ -308,5 +313,10 @@ int main(void)
         cmocka_unit_test(test_sandbox_start_calls_end_at_run),
         cmocka_unit_test(test_sandbox_other_abis_die),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    int failed = cmocka_run_group_tests(tests, NULL, NULL);
+    if (failed == 0 && t_skipped) {
+        print_message("skip: %s\n", t_skipped);
+        return 77;
+    }
+    return failed;
 }

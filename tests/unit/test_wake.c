@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * tests/unit/test_wake.c: the wake-up protocol of ipc/wake.h against a real
- * eventfd, in one process: arming, the threshold, one consumer over several
+ * eventfd, in one process: arming, one consumer over several
  * rings, wake sets shared by producers, and the bounded block. White-box:
  * the tests read the shared wake words directly. The cross-process stress
  * is in test_exchange.c.
@@ -49,7 +49,7 @@ static void test_ring_wake_arm_and_wake(void **state)
     t_ring_open(&r, 8, UINT32_MAX - 1, efd);
     struct ipc_ring_cons *cs[1] = {&r.c};
 
-    assert_true(ipc_wake_arm(cs, 1, 1));
+    assert_true(ipc_wake_arm(cs, 1));
     assert_int_equal(ipc_ld_rlx(&r.sh->need_wake), 1);
     assert_int_equal(ipc_ld_rlx(&r.sh->sleeps), 1);
     assert_int_equal(ipc_wake_block(efd, 0), 0); /* nothing written yet */
@@ -68,15 +68,15 @@ static void test_ring_wake_arm_and_wake(void **state)
     assert_int_equal(ipc_wake_block(efd, 0), 0);
 
     /* Arming with work waiting: refuse and leave the word clear. */
-    assert_false(ipc_wake_arm(cs, 1, 1));
+    assert_false(ipc_wake_arm(cs, 1));
     assert_int_equal(ipc_ld_rlx(&r.sh->need_wake), 0);
     assert_int_equal(ipc_ld_rlx(&r.sh->sleeps), 1);
     assert_int_equal(ipc_wake_one(&r.p), 0);
 
-    /* k = 0 means 1. */
+    /* Drained: arming sleeps, and a disarmed ring is not woken. */
     ipc_buf out[8];
-    assert_int_equal(ipc_ring_deq_burst(&r.c, out, 8), 2);
-    assert_true(ipc_wake_arm(cs, 1, 0));
+    assert_int_equal(t_ring_deq_burst(&r.c, out, 8), 2);
+    assert_true(ipc_wake_arm(cs, 1));
     assert_int_equal(ipc_ld_rlx(&r.sh->need_wake), 1);
     ipc_wake_disarm(cs, 1);
     assert_int_equal(ipc_ld_rlx(&r.sh->need_wake), 0);
@@ -94,7 +94,7 @@ static void test_ring_wake_no_fd(void **state)
     struct t_ring r;
     t_ring_open(&r, 8, 0, -1);
     struct ipc_ring_cons *cs[1] = {&r.c};
-    assert_true(ipc_wake_arm(cs, 1, 1));
+    assert_true(ipc_wake_arm(cs, 1));
     t_enq1(&r, 0);
     assert_int_equal(ipc_wake_one(&r.p), 0);
     assert_int_equal(ipc_ld_rlx(&r.sh->wake_sent), 0);
@@ -103,37 +103,6 @@ static void test_ring_wake_no_fd(void **state)
     ipc_wake_mark(&ws, &r.p);
     assert_int_equal(ipc_wake_flush(&ws), 0);
     t_ring_close(&r);
-}
-
-static void test_ring_wake_threshold(void **state)
-{
-    (void)state;
-    int efd = t_eventfd();
-    struct t_ring r;
-    t_ring_open(&r, 8, UINT32_MAX - 2, efd);
-    struct ipc_ring_cons *cs[1] = {&r.c};
-
-    assert_true(ipc_wake_arm(cs, 1, 4));
-    assert_int_equal(ipc_ld_rlx(&r.sh->need_wake), 4);
-    for (uint32_t i = 0; i < 3; i++) {
-        t_enq1(&r, i);
-        assert_int_equal(ipc_wake_one(&r.p), 0);
-        assert_int_equal(ipc_ld_rlx(&r.sh->need_wake), 4); /* still armed */
-    }
-    assert_int_equal(ipc_wake_block(efd, 0), 0);
-    t_enq1(&r, 3);
-    assert_int_equal(ipc_wake_one(&r.p), 1);
-    assert_int_equal(ipc_ld_rlx(&r.sh->need_wake), 0);
-    assert_int_equal(ipc_wake_block(efd, 0), 1);
-
-    /* With 3 waiting, arming for 4 still sleeps; for 3 it does not. */
-    ipc_buf out[8];
-    assert_int_equal(ipc_ring_deq_burst(&r.c, out, 1), 1);
-    assert_true(ipc_wake_arm(cs, 1, 4));
-    assert_false(ipc_wake_arm(cs, 1, 3));
-    assert_int_equal(ipc_ld_rlx(&r.sh->need_wake), 0);
-    t_ring_close(&r);
-    close(efd);
 }
 
 /* One consumer arming two rings: work on either refuses the sleep and disarms both. */
@@ -147,12 +116,12 @@ static void test_ring_wake_arm_multi(void **state)
     struct ipc_ring_cons *cs[2] = {&a.c, &b.c};
 
     t_enq1(&b, 0);
-    assert_false(ipc_wake_arm(cs, 2, 1));
+    assert_false(ipc_wake_arm(cs, 2));
     assert_int_equal(ipc_ld_rlx(&a.sh->need_wake), 0);
     assert_int_equal(ipc_ld_rlx(&b.sh->need_wake), 0);
     ipc_buf out[1];
-    assert_int_equal(ipc_ring_deq_burst(&b.c, out, 1), 1);
-    assert_true(ipc_wake_arm(cs, 2, 1));
+    assert_int_equal(t_ring_deq_burst(&b.c, out, 1), 1);
+    assert_true(ipc_wake_arm(cs, 2));
     assert_int_equal(ipc_ld_rlx(&a.sh->need_wake), 1);
     assert_int_equal(ipc_ld_rlx(&b.sh->need_wake), 1);
     assert_int_equal(ipc_ld_rlx(&a.sh->sleeps), 1);
@@ -175,7 +144,7 @@ static void test_ring_wake_set_shared_eventfd(void **state)
 
     assert_int_equal(ipc_wake_flush(&ws), 0); /* empty set */
 
-    assert_true(ipc_wake_arm(cs, 2, 1));
+    assert_true(ipc_wake_arm(cs, 2));
     t_enq1(&a, 0);
     t_enq1(&b, 0);
     ipc_wake_mark(&ws, &a.p);
@@ -212,8 +181,8 @@ static void test_ring_wake_set_two_consumers(void **state)
     struct ipc_wake_set ws;
     ipc_wake_set_init(&ws);
 
-    assert_true(ipc_wake_arm(ca, 1, 1));
-    assert_true(ipc_wake_arm(cb, 1, 1));
+    assert_true(ipc_wake_arm(ca, 1));
+    assert_true(ipc_wake_arm(cb, 1));
     t_enq1(&a, 0);
     t_enq1(&b, 0);
     ipc_wake_mark(&ws, &a.p);
@@ -228,9 +197,9 @@ static void test_ring_wake_set_two_consumers(void **state)
 
     /* Only one of them armed: one write, to that one. */
     ipc_buf out[1];
-    assert_int_equal(ipc_ring_deq_burst(&a.c, out, 1), 1);
-    assert_int_equal(ipc_ring_deq_burst(&b.c, out, 1), 1);
-    assert_true(ipc_wake_arm(cb, 1, 1));
+    assert_int_equal(t_ring_deq_burst(&a.c, out, 1), 1);
+    assert_int_equal(t_ring_deq_burst(&b.c, out, 1), 1);
+    assert_true(ipc_wake_arm(cb, 1));
     t_enq1(&a, 1);
     t_enq1(&b, 1);
     ipc_wake_mark(&ws, &a.p);
@@ -272,7 +241,6 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ring_wake_arm_and_wake),
         cmocka_unit_test(test_ring_wake_no_fd),
-        cmocka_unit_test(test_ring_wake_threshold),
         cmocka_unit_test(test_ring_wake_arm_multi),
         cmocka_unit_test(test_ring_wake_set_shared_eventfd),
         cmocka_unit_test(test_ring_wake_set_two_consumers),
