@@ -119,7 +119,6 @@ static const struct sbx_rule sbx_rules[] = {
 #ifdef __NR_fstat
     {__NR_fstat, S_START, K_ALL, ARG_ANY},
 #endif
-    {__NR_rt_sigaction, S_START, K_ALL, ARG_ANY}, /* ipc_svc_catch_stop */
     {__NR_seccomp, S_START, K_ALL, ARG_ANY},      /* the RUN stage (a filter only ever narrows) */
     {__NR_fcntl, S_START, K_TAP, ARG_ANY},        /* clear O_NONBLOCK on the TAP fd */
     {__NR_io_uring_setup, S_START, K_TAP, ARG_ANY},

@@ -431,6 +431,8 @@ int main(void)
 {
     struct ipc_err err;
     ipc_svc_catch_stop(&stop); /* first: ipc_svc_open enters the sandbox */
+    /* The handler before the sandbox, whose filters have no rt_sigaction. */
+    signal(SIGUSR1, on_go);
     if (ipc_svc_open(&svc, 0, &err) < 0) {
         fprintf(stderr, "rr-evil: %s\n", err.msg);
         return 111;
@@ -438,8 +440,6 @@ int main(void)
     /* Counter 0 still holds the step our predecessor reached. */
     uint64_t next = ipc_ld_rlx(&svc.stats->ctr[0]);
     _Atomic uint64_t *ctr = ipc_svc_counters(&svc, ctr_names, 2);
-    /* The handler before the run-stage filter, which has no rt_sigaction. */
-    signal(SIGUSR1, on_go);
     /* Under the run-stage filter from here, as a real service would be. */
     if (ipc_svc_ready(&svc, &err) < 0) {
         fprintf(stderr, "rr-evil: %s\n", err.msg);
