@@ -48,8 +48,10 @@
  *    >= R loaded gen after the unlink, so its loads see the unlink; a slot
  *    the writer reads as 0 is outside a batch, or its announcement is ordered
  *    after the writer's fence (R2/W2 are the Dekker pair), so its lookups
- *    too see the unlink. A reader that dies inside a batch pins its slot
- *    until the supervisor calls fib_reader_reset() for it.
+ *    too see the unlink. A reader that dies inside a batch would pin its
+ *    slot: the supervisor resets it (fib_reader_reset) as it reclaims the
+ *    dead router (supervisor/policy.c), and the next instance's attach
+ *    clears it again.
  *
  * Writer crashes: each update sets `dirty` first and clears it last. A
  * supervisor that finds a dirty FIB on attach (-EUCLEAN) builds a fresh
@@ -69,6 +71,7 @@
 #define FIB_READERS_VERSION 1u
 #define FIB_MAX_READERS 16u
 #define FIB_WRITER (-1)
+#define FIB_ROUTER_SLOT 0u /* every router instance's: one runs at a time (services/router/main.c) */
 #define FIB_MISS UINT32_MAX
 #define FIB_MAX_NH (1u << 24)
 
