@@ -73,46 +73,12 @@ static struct fib6_key fib6_key_mask(struct fib6_key k, unsigned len)
 static uint32_t fib6_hash(const void *key)
 {
     const struct fib6_hslot *s = key; /* its key words only: k0, k1, k2 */
-    uint64_t k = s->k0 * 0x9e3779b97f4a7c15ull ^ (s->k1 + s->k2) * 0xc2b2ae3d27d4eb4full ^ s->k2;
-    k ^= k >> 33;
-    k *= 0xff51afd7ed558ccdull;
-    k ^= k >> 33;
-    k *= 0xc4ceb9fe1a85ec53ull;
-    k ^= k >> 33;
-    return (uint32_t)k;
+    return fib_mix64(s->k0 * 0x9e3779b97f4a7c15ull ^ (s->k1 + s->k2) * 0xc2b2ae3d27d4eb4full ^ s->k2);
 }
 
-static const struct fib_hkind fib6_hkind = {
-    .slot_bytes = sizeof(struct fib6_hslot),
-    .key_bytes = offsetof(struct fib6_hslot, val),
-    .val_off = offsetof(struct fib6_hslot, val),
-    .used_off = offsetof(struct fib6_hslot, used),
-    .hash = fib6_hash,
-};
-
-int fib6_create(const char *name, const struct fib6_params *p, int readers_fd, struct fib6 *fib, int *fd, int *rfd,
-                struct ipc_err *err)
-{
-    struct fib_params q = p ? (struct fib_params){p->max_prefixes, p->tbl8_groups, p->max_nh} : fib_family6.defaults;
-    int ret = fib_map_create(&fib_family6, name, &q, readers_fd, &fib->m, fd, rfd, err);
-    fib->writer = ret == 0;
-    return ret;
-}
-
-unsigned fib6_reclaim(struct fib6 *fib)
-{
-    return fib->writer ? fib_map_reclaim(&fib_family6, &fib->m) : 0;
-}
-
-void fib6_reader_reset(struct fib6 *fib, unsigned slot)
-{
-    fib_map_reader_reset(&fib->m, slot);
-}
-
-void fib6_get_stats(const struct fib6 *fib, struct fib_stats *st)
-{
-    fib_map_stats(&fib->m, st);
-}
+static const struct fib_hkind fib6_hkind = {sizeof(struct fib6_hslot), offsetof(struct fib6_hslot, val),
+                                            offsetof(struct fib6_hslot, val), offsetof(struct fib6_hslot, used),
+                                            fib6_hash};
 
 /* ---- next hops ---- */
 
@@ -147,8 +113,6 @@ static void fib6_nh_key(const struct fib_map *m, uint32_t i, void *key)
 
 static void fib6_new_life(bool tbl8, uint32_t idx)
 {
-    (void)tbl8;
-    (void)idx;
     FIB6_ON_NEW_LIFE(tbl8, idx);
 }
 
@@ -316,33 +280,20 @@ static int fib6_set(struct fib6 *fib, const uint8_t *a, unsigned len, const stru
     if (!fib6_args_ok(fib, a, len) || nh->port == 0xffff || nh->flags != 0)
         return -EINVAL;
     struct fib_map *m = &fib->m;
-    if (m->lay->dirty || !fib_map_state_ok(m))
-        return -EUCLEAN;
-    struct fib_w w = fib_map_w(&fib_family6, m);
+    struct fib_w w;
     struct fib6_hslot key = fib6_pfx_key(fib6_key(a), len), nk = fib6_nh_words(nh);
-    uint32_t old;
-    void *s = fib_pfx_find(&fib6_ops, m, &w, &key, &old);
-    if (s && !replace)
-        return -EEXIST;
-    if (!s && m->lay->n_prefixes >= m->lim.max_prefixes)
-        return -ENOSPC;
-
-    /* What the update needs, before anything is written: the groups from
-     * the last link on the path down to the prefix's level, and a next hop. */
+    void *s;
+    int ret = fib_set_begin(&fib6_ops, m, &w, &key, replace, &s);
+    if (ret < 0)
+        return ret;
+    /* The groups from the last link on the path down to the prefix's level. */
     unsigned level = fib6_level(len);
     struct fib6_path p;
     int reached = fib6_walk(fib, a, level, &p);
+    uint32_t ni;
     if (reached < 0)
         return reached;
-    int ret = fib_rq_room(m, &w.groups, level - (unsigned)reached);
-    if (ret == 0)
-        ret = fib_nh_room(&fib6_ops, m, &w, &nk);
-    if (ret < 0)
-        return ret;
-
-    m->lay->dirty = 1;
-    uint32_t ni;
-    if ((ret = fib_nh_get(&fib6_ops, m, &w, &nk, &ni)) < 0)
+    if ((ret = fib_set_nh(&fib6_ops, m, &w, level - (unsigned)reached, &nk, &ni)) < 0)
         return ret;
     uint32_t e = fib6_entry(ni, len), lo, hi;
     fib6_range(a, len, &lo, &hi);
@@ -403,28 +354,24 @@ int fib6_del(struct fib6 *fib, const uint8_t *a, unsigned len)
     if (!fib6_args_ok(fib, a, len))
         return -EINVAL;
     struct fib_map *m = &fib->m;
-    if (m->lay->dirty || !fib_map_state_ok(m))
-        return -EUCLEAN;
-    struct fib_w w = fib_map_w(&fib_family6, m);
+    struct fib_w w;
     struct fib6_key k = fib6_key(a);
     struct fib6_hslot key = fib6_pfx_key(k, len);
     uint32_t ni, r;
-    void *s = fib_pfx_find(&fib6_ops, m, &w, &key, &ni);
-    if (!s)
-        return -ENOENT;
+    void *s;
+    int ret = fib_del_begin(&fib6_ops, m, &w, &key, &s, &ni);
+    if (ret < 0)
+        return ret;
     unsigned level = fib6_level(len);
     struct fib6_path p;
     /* A prefix's level always has its group: the prefix's entries keep it
      * from folding. A path that stops short is a corrupt region. */
-    if (ni == UINT32_MAX || !FIB_OK(m, m->lay->n_prefixes > 0 && fib6_walk(fib, a, level, &p) == (int)level) ||
-        fib6_cover(fib, &w, k, len, &r) < 0)
+    if (!FIB_OK(m, fib6_walk(fib, a, level, &p) == (int)level) || fib6_cover(fib, &w, k, len, &r) < 0)
         return -EUCLEAN;
-    m->lay->dirty = 1;
-    fib_h_remove(&fib6_hkind, w.pfx, m->lim.pfx_mask, s);
-    m->lay->n_prefixes--;
+    fib_del_unlink(&fib6_ops, m, &w, s);
     uint32_t lo, hi;
     fib6_range(a, len, &lo, &hi);
-    int ret = fib6_unfill(fib, p.t[level], level, lo, hi, r, (int)len);
+    ret = fib6_unfill(fib, p.t[level], level, lo, hi, r, (int)len);
     if (ret < 0)
         return ret;
 

@@ -18,6 +18,7 @@
  * Hash probes are bounded by the table's size.
  */
 #include "tables/fib_impl.h"
+#include "tables/fib6_write.h"
 #include "tables/fib_write.h"
 
 #include <errno.h>
@@ -78,6 +79,55 @@ out_readers:
     if (readers_fd < 0)
         close(*rfd);
     return ret;
+}
+
+/* The families' writer entry points that are nothing but the plumbing. */
+
+int fib_create(const char *name, const struct fib_params *p, struct fib *fib, int *fd, int *rfd,
+               struct ipc_err *err)
+{
+    int ret = fib_map_create(&fib_family4, name, p, -1, &fib->m, fd, rfd, err);
+    fib->writer = ret == 0;
+    return ret;
+}
+
+int fib6_create(const char *name, const struct fib6_params *p, int readers_fd, struct fib6 *fib, int *fd, int *rfd,
+                struct ipc_err *err)
+{
+    struct fib_params q = p ? (struct fib_params){p->max_prefixes, p->tbl8_groups, p->max_nh} : fib_family6.defaults;
+    int ret = fib_map_create(&fib_family6, name, &q, readers_fd, &fib->m, fd, rfd, err);
+    fib->writer = ret == 0;
+    return ret;
+}
+
+unsigned fib_reclaim(struct fib *fib)
+{
+    return fib->writer ? fib_map_reclaim(&fib_family4, &fib->m) : 0;
+}
+
+unsigned fib6_reclaim(struct fib6 *fib)
+{
+    return fib->writer ? fib_map_reclaim(&fib_family6, &fib->m) : 0;
+}
+
+void fib_reader_reset(struct fib *fib, unsigned slot)
+{
+    fib_map_reader_reset(&fib->m, slot);
+}
+
+void fib6_reader_reset(struct fib6 *fib, unsigned slot)
+{
+    fib_map_reader_reset(&fib->m, slot);
+}
+
+void fib_get_stats(const struct fib *fib, struct fib_stats *st)
+{
+    fib_map_stats(&fib->m, st);
+}
+
+void fib6_get_stats(const struct fib6 *fib, struct fib_stats *st)
+{
+    fib_map_stats(&fib->m, st);
 }
 
 bool fib_map_corrupt(struct fib_map *m)
@@ -408,4 +458,50 @@ void *fib_pfx_next(const struct fib_wops *o, struct fib_map *m, const struct fib
         }
     }
     return NULL;
+}
+
+int fib_set_begin(const struct fib_wops *o, struct fib_map *m, struct fib_w *w, const void *key, bool replace,
+                  void **s)
+{
+    if (m->lay->dirty || !fib_map_state_ok(m))
+        return -EUCLEAN;
+    *w = fib_map_w(o->f, m);
+    uint32_t old;
+    *s = fib_pfx_find(o, m, w, key, &old);
+    if (*s && !replace)
+        return -EEXIST;
+    if (!*s && m->lay->n_prefixes >= m->lim.max_prefixes)
+        return -ENOSPC;
+    return 0;
+}
+
+int fib_set_nh(const struct fib_wops *o, struct fib_map *m, const struct fib_w *w, uint32_t groups, const void *nk,
+               uint32_t *ni)
+{
+    int ret = fib_rq_room(m, &w->groups, groups);
+    if (ret == 0)
+        ret = fib_nh_room(o, m, w, nk);
+    if (ret < 0)
+        return ret;
+    m->lay->dirty = 1;
+    return fib_nh_get(o, m, w, nk, ni);
+}
+
+int fib_del_begin(const struct fib_wops *o, struct fib_map *m, struct fib_w *w, const void *key, void **s,
+                  uint32_t *ni)
+{
+    if (m->lay->dirty || !fib_map_state_ok(m))
+        return -EUCLEAN;
+    *w = fib_map_w(o->f, m);
+    *s = fib_pfx_find(o, m, w, key, ni);
+    if (!*s)
+        return -ENOENT;
+    return *ni == UINT32_MAX || !FIB_OK(m, m->lay->n_prefixes > 0) ? -EUCLEAN : 0;
+}
+
+void fib_del_unlink(const struct fib_wops *o, struct fib_map *m, const struct fib_w *w, void *s)
+{
+    m->lay->dirty = 1;
+    fib_h_remove(o->h, w->pfx, m->lim.pfx_mask, s);
+    m->lay->n_prefixes--;
 }

@@ -153,6 +153,17 @@ struct fib_hkind {
     uint32_t (*hash)(const void *key);
 };
 
+/* The writers' hashes' last step (MurmurHash3's finaliser). */
+static inline uint32_t fib_mix64(uint64_t k)
+{
+    k ^= k >> 33;
+    k *= 0xff51afd7ed558ccdull;
+    k ^= k >> 33;
+    k *= 0xc4ceb9fe1a85ec53ull;
+    k ^= k >> 33;
+    return (uint32_t)k;
+}
+
 void *fib_h_find(const struct fib_hkind *k, uint8_t *t, uint32_t mask, const void *key);
 bool fib_h_insert(const struct fib_hkind *k, uint8_t *t, uint32_t mask, const void *key, uint32_t val);
 void fib_h_remove(const struct fib_hkind *k, uint8_t *t, uint32_t mask, void *slot);
@@ -210,6 +221,32 @@ void *fib_pfx_find(const struct fib_wops *o, struct fib_map *m, const struct fib
  */
 int fib_pfx_commit(const struct fib_wops *o, struct fib_map *m, const struct fib_w *w, void *s, const void *key,
                    uint32_t ni);
+
+/**
+ * An add's or replace's checks, before anything is written: the region's
+ * state, and prefix @key (its slot in *@s, NULL when new). 0, -EUCLEAN,
+ * -EEXIST or -ENOSPC. Fills @w.
+ */
+int fib_set_begin(const struct fib_wops *o, struct fib_map *m, struct fib_w *w, const void *key, bool replace,
+                  void **s);
+
+/**
+ * Room for @groups new groups and for next hop @nk, checked before the
+ * first store; then the update begins (dirty) with a reference taken on
+ * the next hop, its index in *@ni.
+ */
+int fib_set_nh(const struct fib_wops *o, struct fib_map *m, const struct fib_w *w, uint32_t groups, const void *nk,
+               uint32_t *ni);
+
+/**
+ * A delete's checks: the region's state, and prefix @key (its slot in *@s,
+ * its next hop in *@ni). 0, -ENOENT or -EUCLEAN. Fills @w.
+ */
+int fib_del_begin(const struct fib_wops *o, struct fib_map *m, struct fib_w *w, const void *key, void **s,
+                  uint32_t *ni);
+
+/** The delete begins (dirty): prefix slot @s leaves the hash. */
+void fib_del_unlink(const struct fib_wops *o, struct fib_map *m, const struct fib_w *w, void *s);
 
 /** The next used prefix slot from *@i on (NULL at the end), with its checked next hop in *@nh. */
 void *fib_pfx_next(const struct fib_wops *o, struct fib_map *m, const struct fib_w *w, uint32_t *i, uint32_t *nh);

@@ -35,21 +35,11 @@ static uint32_t fib4_hash(const void *key)
 {
     uint64_t k;
     memcpy(&k, key, sizeof(k));
-    k ^= k >> 33;
-    k *= 0xff51afd7ed558ccdull;
-    k ^= k >> 33;
-    k *= 0xc4ceb9fe1a85ec53ull;
-    k ^= k >> 33;
-    return (uint32_t)k;
+    return fib_mix64(k);
 }
 
-static const struct fib_hkind fib4_hkind = {
-    .slot_bytes = sizeof(struct fib_hslot),
-    .key_bytes = sizeof(uint64_t),
-    .val_off = offsetof(struct fib_hslot, val),
-    .used_off = offsetof(struct fib_hslot, used),
-    .hash = fib4_hash,
-};
+static const struct fib_hkind fib4_hkind = {sizeof(struct fib_hslot), sizeof(uint64_t), offsetof(struct fib_hslot, val),
+                                            offsetof(struct fib_hslot, used), fib4_hash};
 
 static void fib4_nh_store(struct fib_map *m, uint32_t i, const void *key)
 {
@@ -66,8 +56,6 @@ static void fib4_nh_key(const struct fib_map *m, uint32_t i, void *key)
 
 static void fib4_new_life(bool tbl8, uint32_t idx)
 {
-    (void)tbl8;
-    (void)idx;
     FIB_ON_NEW_LIFE(tbl8, idx);
 }
 
@@ -76,29 +64,6 @@ static const struct fib_wops fib4_ops = {&fib_family4, &fib4_hkind, fib4_nh_stor
 static uint64_t fib_pfx_key(uint32_t addr, unsigned len)
 {
     return (uint64_t)addr << 6 | len;
-}
-
-int fib_create(const char *name, const struct fib_params *p, struct fib *fib, int *fd, int *rfd,
-               struct ipc_err *err)
-{
-    int ret = fib_map_create(&fib_family4, name, p, -1, &fib->m, fd, rfd, err);
-    fib->writer = ret == 0;
-    return ret;
-}
-
-unsigned fib_reclaim(struct fib *fib)
-{
-    return fib->writer ? fib_map_reclaim(&fib_family4, &fib->m) : 0;
-}
-
-void fib_reader_reset(struct fib *fib, unsigned slot)
-{
-    fib_map_reader_reset(&fib->m, slot);
-}
-
-void fib_get_stats(const struct fib *fib, struct fib_stats *st)
-{
-    fib_map_stats(&fib->m, st);
 }
 
 /* ---- table updates ---- */
@@ -173,31 +138,18 @@ static int fib_set(struct fib *fib, uint32_t addr, unsigned len, const struct fi
     struct fib_map *m = &fib->m;
     if (!fib_args_ok(fib, addr, len) || nh->port == 0xffff || nh->flags != 0)
         return -EINVAL;
-    if (m->lay->dirty || !fib_map_state_ok(m))
-        return -EUCLEAN;
-    struct fib_w w = fib_map_w(&fib_family4, m);
+    struct fib_w w;
     uint64_t key = fib_pfx_key(addr, len), nk = fib_nh_pack(nh);
-    uint32_t old;
-    void *s = fib_pfx_find(&fib4_ops, m, &w, &key, &old);
-    if (s && !replace)
-        return -EEXIST;
-    if (!s && m->lay->n_prefixes >= m->lim.max_prefixes)
-        return -ENOSPC;
-    uint32_t first, count;
-    unsigned lo, hi;
-    fib_range(addr, len, &first, &count, &lo, &hi);
-    /* What the update needs, before anything is written: a group when a
-     * prefix longer than /24 finds none, and a next hop. */
-    bool need_group = len > 24 && !(ipc_ld_rlx(&m->tbl24[first]) & FIB_E_EXT);
-    int ret = fib_rq_room(m, &w.groups, need_group);
-    if (ret == 0)
-        ret = fib_nh_room(&fib4_ops, m, &w, &nk);
+    void *s;
+    int ret = fib_set_begin(&fib4_ops, m, &w, &key, replace, &s);
     if (ret < 0)
         return ret;
-
-    m->lay->dirty = 1;
-    uint32_t ni;
-    if ((ret = fib_nh_get(&fib4_ops, m, &w, &nk, &ni)) < 0)
+    uint32_t first, count, ni;
+    unsigned lo, hi;
+    fib_range(addr, len, &first, &count, &lo, &hi);
+    /* A group when a prefix longer than /24 finds none. */
+    bool need_group = len > 24 && !(ipc_ld_rlx(&m->tbl24[first]) & FIB_E_EXT);
+    if ((ret = fib_set_nh(&fib4_ops, m, &w, need_group, &nk, &ni)) < 0)
         return ret;
     uint32_t e = fib_entry(ni, len);
     if (need_group) {
@@ -263,23 +215,19 @@ int fib_del(struct fib *fib, uint32_t addr, unsigned len)
     struct fib_map *m = &fib->m;
     if (!fib->writer || len > 32)
         return -EINVAL;
-    if (m->lay->dirty || !fib_map_state_ok(m))
-        return -EUCLEAN;
-    struct fib_w w = fib_map_w(&fib_family4, m);
+    struct fib_w w;
     uint64_t key = fib_pfx_key(addr, len);
     uint32_t ni, r;
-    void *s = fib_pfx_find(&fib4_ops, m, &w, &key, &ni);
-    if (!s)
-        return -ENOENT;
-    if (ni == UINT32_MAX || !FIB_OK(m, m->lay->n_prefixes > 0) || fib_cover(m, &w, addr, len, &r) < 0)
+    void *s;
+    int ret = fib_del_begin(&fib4_ops, m, &w, &key, &s, &ni);
+    if (ret < 0)
+        return ret;
+    if (fib_cover(m, &w, addr, len, &r) < 0)
         return -EUCLEAN;
-    m->lay->dirty = 1;
-    fib_h_remove(&fib4_hkind, w.pfx, m->lim.pfx_mask, s);
-    m->lay->n_prefixes--;
+    fib_del_unlink(&fib4_ops, m, &w, s);
     uint32_t first, count;
     unsigned lo, hi;
     fib_range(addr, len, &first, &count, &lo, &hi);
-    int ret = 0;
     for (uint32_t i = first; i < first + count && ret == 0; i++)
         ret = fib_fill(m, i, lo, hi, r, (int)len, false);
     uint64_t gen = 0;
