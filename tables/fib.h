@@ -55,7 +55,10 @@
  *
  * Writer crashes: each update sets `dirty` first and clears it last. A
  * supervisor that finds a dirty FIB on attach (-EUCLEAN) builds a fresh
- * region from its routes; readers were never affected.
+ * region from its routes; readers were never affected. The writer checks
+ * every index it reads back from the region before it follows it, as the
+ * IPv6 FIB's does (tables/fib6.h; the checks are fib_common.c's): a failed
+ * one stops the update with -EUCLEAN and leaves the FIB dirty.
  */
 #ifndef TABLES_FIB_H
 #define TABLES_FIB_H

@@ -37,7 +37,8 @@
  *
  * The tables' region (each part page-aligned):
  *   page 0   the shm header.
- *   page 1   struct fib6_layout: sizes, offsets and the writer's state.
+ *   page 1   struct fib_layout (the IPv4 FIB's: tables/fib_impl.h): sizes,
+ *            offsets and the writer's state.
  *   tbl24, tbl8 as above.
  *   nh       max_nh x 4 x uint64_t: gateway (16 bytes), port and flags, 0.
  *   writer   next-hop refcounts, prefix hash, next-hop hash, free stacks and

@@ -160,41 +160,25 @@ static void fib6_range(const uint8_t *a, unsigned len, uint32_t *lo, uint32_t *h
 }
 
 /*
- * Write @e over the entries [lo, hi] of @t (at @level) that a prefix no
- * longer than @len wrote, and over those of every group linked from the
- * range, all of whose entries lie inside it. (@len's own entries are among
- * them: this is also the replace.)
+ * Write @e over the entries [lo, hi] of @t (at @level) whose depth passes,
+ * and over those of every group linked from the range, all of whose entries
+ * lie inside it: for an add (@add), the entries a prefix no longer than
+ * @len wrote (@len's own are among them: this is also the replace); for a
+ * delete, the entries the /@len prefix wrote, which become its covering
+ * route's.
  */
 static int fib6_fill(struct fib6 *fib, _Atomic uint32_t *t, unsigned level, uint32_t lo, uint32_t hi, uint32_t e,
-                     int len)
+                     int len, bool add)
 {
     for (uint32_t j = lo; j <= hi; j++) {
         uint32_t x = ipc_ld_rlx(&t[j]);
         if (x & FIB6_E_EXT) {
             _Atomic uint32_t *g = fib6_group(fib, x, level + 1);
-            int ret = g ? fib6_fill(fib, g, level + 1, 0, 255, e, len) : -EUCLEAN;
+            int ret = g ? fib6_fill(fib, g, level + 1, 0, 255, e, len, add) : -EUCLEAN;
             if (ret < 0)
                 return ret;
-        } else if (fib6_entry_depth(x) <= len) {
+        } else if (add ? fib6_entry_depth(x) <= len : fib6_entry_depth(x) == len) {
             ipc_st_rel(&t[j], e);
-        }
-    }
-    return 0;
-}
-
-/* The delete's fill: the entries that the /@len prefix wrote become @r. */
-static int fib6_unfill(struct fib6 *fib, _Atomic uint32_t *t, unsigned level, uint32_t lo, uint32_t hi, uint32_t r,
-                       int len)
-{
-    for (uint32_t j = lo; j <= hi; j++) {
-        uint32_t x = ipc_ld_rlx(&t[j]);
-        if (x & FIB6_E_EXT) {
-            _Atomic uint32_t *g = fib6_group(fib, x, level + 1);
-            int ret = g ? fib6_unfill(fib, g, level + 1, 0, 255, r, len) : -EUCLEAN;
-            if (ret < 0)
-                return ret;
-        } else if (fib6_entry_depth(x) == len) {
-            ipc_st_rel(&t[j], r);
         }
     }
     return 0;
@@ -298,7 +282,7 @@ static int fib6_set(struct fib6 *fib, const uint8_t *a, unsigned len, const stru
     uint32_t e = fib6_entry(ni, len), lo, hi;
     fib6_range(a, len, &lo, &hi);
     if ((unsigned)reached == level)
-        ret = fib6_fill(fib, p.t[level], level, lo, hi, e, (int)len);
+        ret = fib6_fill(fib, p.t[level], level, lo, hi, e, (int)len, true);
     else
         ret = fib6_chain(fib, &w, a, level, (unsigned)reached, &p.t[reached][p.i[reached]], e, lo, hi);
     /* corrupt: stays dirty */
@@ -371,7 +355,7 @@ int fib6_del(struct fib6 *fib, const uint8_t *a, unsigned len)
     fib_del_unlink(&fib6_ops, m, &w, s);
     uint32_t lo, hi;
     fib6_range(a, len, &lo, &hi);
-    ret = fib6_unfill(fib, p.t[level], level, lo, hi, r, (int)len);
+    ret = fib6_fill(fib, p.t[level], level, lo, hi, r, (int)len, false);
     if (ret < 0)
         return ret;
 
