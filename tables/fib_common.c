@@ -138,7 +138,7 @@ bool fib_map_corrupt(struct fib_map *m)
 
 struct fib_w fib_map_w(const struct fib_family *f, struct fib_map *m)
 {
-    struct fib_params p = {.max_prefixes = m->lim.max_prefixes, .tbl8_groups = m->lim.tbl8_groups, .max_nh = m->lim.max_nh};
+    struct fib_params p = {m->lim.max_prefixes, m->lim.tbl8_groups, m->lim.max_nh};
     struct fib_layout l;
     fib_layout_of(f, &l, &p);
     uint8_t *b = m->base;
@@ -400,7 +400,7 @@ int fib_nh_put(const struct fib_wops *o, struct fib_map *m, const struct fib_w *
         return -EUCLEAN;
     if (--w->nh_ref[i] > 0)
         return 0;
-    uint8_t key[FIB_KEY_MAX] = {0};
+    uint64_t key[FIB_KEY_MAX / sizeof(uint64_t)] = {0}; /* aligned for either family's key */
     o->nh_key(m, i, key);
     void *s = fib_h_find(o->h, w->nhh, m->lim.nhh_mask, key);
     if (s)

@@ -64,7 +64,8 @@ rr_status || rr_fail "status"
 pid1=${RR_PIDS[router]}
 rr_c inject router kill
 [ "$rc" = 0 ] || rr_fail "inject router kill: exit $rc: $err $out"
-rr_wait 10 eval 'state up && [ "${RR_PIDS[router]}" != "$pid1" ]' || rr_fail "the router did not come back after its first death"
+rr_wait 10 eval 'state up && [ "${RR_PIDS[router]}" != "$pid1" ]' ||
+    rr_fail "the router did not come back after its first death"
 pid2=${RR_PIDS[router]}
 rr_ok "first death: the router restarted (pid $pid1 -> $pid2)"
 
