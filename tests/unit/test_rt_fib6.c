@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tests/unit/test_rt_fib6.c: the IPv6 FIB (tables/fib6*.{c,h}) against a
- * simple reference LPM (a hash of prefixes probed at every length that has
+ * tests/unit/test_rt_fib6.c: the IPv6 FIB (tables/fib6.h, fib6_write.c, and
+ * the plumbing both FIBs share: fib.c, fib_common.c) against a simple
+ * reference LPM (a hash of prefixes probed at every length that has
  * one): the edge cases (/0, /128, nested prefixes, a delete restoring the
  * covering route, replace, next-hop sharing, every capacity running out
  * with a clean error and nothing changed), the sealed mapping, a readers'
