@@ -270,7 +270,7 @@ unsigned fib_map_reclaim(const struct fib_family *f, struct fib_map *m)
 
 void fib_map_reader_reset(struct fib_map *m, unsigned slot)
 {
-    if (slot < FIB_MAX_READERS)
+    if (m->sh && slot < FIB_MAX_READERS) /* a FIB not made yet has no readers */
         ipc_st_rel(&m->sh->reader[slot].active, 0);
 }
 
