@@ -312,6 +312,18 @@ static uint32_t *fib_h_word(uint8_t *slot, uint32_t off)
     return (uint32_t *)(slot + off);
 }
 
+/* Is @s's key @key? The IPv4 keys (one word) without a call. */
+static bool fib_h_same(const struct fib_hkind *k, const uint8_t *s, const void *key)
+{
+    if (k->key_bytes == sizeof(uint64_t)) {
+        uint64_t a, b;
+        memcpy(&a, s, sizeof(a));
+        memcpy(&b, key, sizeof(b));
+        return a == b;
+    }
+    return memcmp(s, key, k->key_bytes) == 0;
+}
+
 void *fib_h_find(const struct fib_hkind *k, uint8_t *t, uint32_t mask, const void *key)
 {
     uint32_t i = k->hash(key) & mask;
@@ -319,7 +331,7 @@ void *fib_h_find(const struct fib_hkind *k, uint8_t *t, uint32_t mask, const voi
         uint8_t *s = fib_h_slot(k, t, i);
         if (!*fib_h_word(s, k->used_off))
             return NULL;
-        if (memcmp(s, key, k->key_bytes) == 0)
+        if (fib_h_same(k, s, key))
             return s;
     }
     return NULL;

@@ -93,28 +93,31 @@ static _Atomic uint32_t *fib_group(struct fib_map *m, uint32_t t)
 }
 
 /*
- * Over the entries [lo, hi] of the /24 at tbl24 index @i (all 256 of its
- * group when @whole), write @e where the entry's depth passes: <= @len for
- * an add (@add), == @len for a delete (which rewrites a prefix's own
- * entries with the covering route's). A tbl24 entry is rewritten only when
- * the range is its whole /24.
+ * Over the /24s at tbl24 indices [first, first + count), and within each
+ * the entries [lo, hi] (all 256 of a group when the range is whole), write
+ * @e where the entry's depth passes: <= @len for an add (@add), == @len for
+ * a delete (which rewrites a prefix's own entries with the covering
+ * route's). A tbl24 entry is rewritten only when the range is its whole /24.
  */
-static int fib_fill(struct fib_map *m, uint32_t i, unsigned lo, unsigned hi, uint32_t e, int len, bool add)
+static int fib_fill(struct fib_map *m, uint32_t first, uint32_t count, unsigned lo, unsigned hi, uint32_t e, int len,
+                    bool add)
 {
-    uint32_t t = ipc_ld_rlx(&m->tbl24[i]);
-    if (!(t & FIB_E_EXT)) {
-        int d = fib_entry_depth(t);
-        if (lo == 0 && hi == 255 && (add ? d <= len : d == len))
-            ipc_st_rel(&m->tbl24[i], e);
-        return 0;
-    }
-    _Atomic uint32_t *grp = fib_group(m, t);
-    if (!grp)
-        return -EUCLEAN;
-    for (unsigned j = lo; j <= hi; j++) {
-        int d = fib_entry_depth(ipc_ld_rlx(&grp[j]));
-        if (add ? d <= len : d == len)
-            ipc_st_rel(&grp[j], e);
+    for (uint32_t i = first; i < first + count; i++) {
+        uint32_t t = ipc_ld_rlx(&m->tbl24[i]);
+        if (!(t & FIB_E_EXT)) {
+            int d = fib_entry_depth(t);
+            if (lo == 0 && hi == 255 && (add ? d <= len : d == len))
+                ipc_st_rel(&m->tbl24[i], e);
+            continue;
+        }
+        _Atomic uint32_t *grp = fib_group(m, t);
+        if (!grp)
+            return -EUCLEAN;
+        for (unsigned j = lo; j <= hi; j++) {
+            int d = fib_entry_depth(ipc_ld_rlx(&grp[j]));
+            if (add ? d <= len : d == len)
+                ipc_st_rel(&grp[j], e);
+        }
     }
     return 0;
 }
@@ -161,8 +164,8 @@ static int fib_set(struct fib *fib, uint32_t addr, unsigned len, const struct fi
             ipc_st_rlx(&grp[j], (j >= lo && j <= hi) ? e : t);
         ipc_st_rel(&m->tbl24[first], FIB_E_VALID | FIB_E_EXT | g); /* W1 */
     }
-    for (uint32_t i = first; i < first + count && ret == 0 && !need_group; i++)
-        ret = fib_fill(m, i, lo, hi, e, (int)len, true);
+    if (!need_group)
+        ret = fib_fill(m, first, count, lo, hi, e, (int)len, true);
     /* corrupt: stays dirty */
     return ret < 0 ? ret : fib_pfx_commit(&fib4_ops, m, &w, s, &key, ni);
 }
@@ -228,8 +231,7 @@ int fib_del(struct fib *fib, uint32_t addr, unsigned len)
     uint32_t first, count;
     unsigned lo, hi;
     fib_range(addr, len, &first, &count, &lo, &hi);
-    for (uint32_t i = first; i < first + count && ret == 0; i++)
-        ret = fib_fill(m, i, lo, hi, r, (int)len, false);
+    ret = fib_fill(m, first, count, lo, hi, r, (int)len, false);
     uint64_t gen = 0;
     if (ret == 0 && len > 24)
         ret = fib_fold(m, &w, first, &gen);
