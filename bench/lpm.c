@@ -361,7 +361,7 @@ int main(int argc, char **argv)
         o1[i] = r == FIB_MISS ? MISS : r < 256 ? idx2k[r] : MISS - 1;
         if (i < nlook && r != FIB_MISS) {
             hits++;
-            tbl8_hits += (ipc_ld_rlx(&fib.tbl24[addr[i] >> 8]) & FIB_E_EXT) != 0;
+            tbl8_hits += (ipc_ld_rlx(&fib.m.tbl24[addr[i] >> 8]) & FIB_E_EXT) != 0;
         }
     }
     if (rte) {

@@ -272,10 +272,10 @@ static uint64_t harness_only(const uint8_t (*a)[16], size_t n)
 /* How many table loads a lookup of @a makes (1: tbl24 alone). */
 static unsigned t_loads(const struct fib6 *fib, const uint8_t *a)
 {
-    uint32_t e = ipc_ld_rlx(&fib->tbl24[fib6_idx24(a)]);
+    uint32_t e = ipc_ld_rlx(&fib->m.tbl24[fib6_idx24(a)]);
     unsigned n = 1;
     for (unsigned b = 3; (e & FIB6_E_EXT) && b < 16; b++, n++)
-        e = ipc_ld_rlx(&fib->tbl8[(size_t)(e & FIB6_E_IDX) << 8 | a[b]]);
+        e = ipc_ld_rlx(&fib->m.tbl8[(size_t)(e & FIB6_E_IDX) << 8 | a[b]]);
     return n;
 }
 
@@ -378,7 +378,7 @@ int main(int argc, char **argv)
         }
     }
     double load_ours = t_now() - t0;
-    struct fib6_stats st;
+    struct fib_stats st;
     fib6_get_stats(&fibw, &st);
 
     /* DPDK: if EAL cannot start, say exactly why and measure ours alone. */
@@ -506,9 +506,9 @@ int main(int argc, char **argv)
      * tables were touched when EAL zeroed them). Touch every page in use (as
      * a router does in its first seconds), then one untimed pass each. */
     for (size_t o = 0; o < ((size_t)1 << 24); o += 1024)
-        t_sink += ipc_ld_rlx(&fib.tbl24[o]);
+        t_sink += ipc_ld_rlx(&fib.m.tbl24[o]);
     for (size_t o = 0; o < (size_t)st.tbl8_used * 256; o += 1024) /* no deletes: the groups in use are 0..used-1 */
-        t_sink += ipc_ld_rlx(&fib.tbl8[o]);
+        t_sink += ipc_ld_rlx(&fib.m.tbl8[o]);
     for (int v = 0; v < V_MAX; v++)
         if (rte || v == V_OURS_SINGLE || v == V_OURS_B32 || v == V_OURS_B64 || v == V_HARNESS)
             t_measure(v, &fib, rte, look, nlook);

@@ -212,6 +212,8 @@ static void reclaim(struct sup *s, struct sup_svc *v, bool clean_stop)
         rings[i] = s->ring_ref[idx[i]];
     if (clean_stop)
         count_leak(s, v, rings, n);
+    if (v->kind == IPC_SVC_ROUTER)
+        fib_reader_reset(&s->fib, FIB_ROUTER_SLOT); /* and so the IPv6 FIB's: one readers' region */
     int r = ipc_pool_reclaim(&s->pool, v->owner, rings, n);
     if (r < 0)
         sup_err("%s: reclaim failed: %s", v->name, strerror(-r));

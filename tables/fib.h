@@ -48,12 +48,17 @@
  *    >= R loaded gen after the unlink, so its loads see the unlink; a slot
  *    the writer reads as 0 is outside a batch, or its announcement is ordered
  *    after the writer's fence (R2/W2 are the Dekker pair), so its lookups
- *    too see the unlink. A reader that dies inside a batch pins its slot
- *    until the supervisor calls fib_reader_reset() for it.
+ *    too see the unlink. A reader that dies inside a batch would pin its
+ *    slot: the supervisor resets it (fib_reader_reset) as it reclaims the
+ *    dead router (supervisor/policy.c), and the next instance's attach
+ *    clears it again.
  *
  * Writer crashes: each update sets `dirty` first and clears it last. A
  * supervisor that finds a dirty FIB on attach (-EUCLEAN) builds a fresh
- * region from its routes; readers were never affected.
+ * region from its routes; readers were never affected. The writer checks
+ * every index it reads back from the region before it follows it, as the
+ * IPv6 FIB's does (tables/fib6.h; the checks are fib_common.c's): a failed
+ * one stops the update with -EUCLEAN and leaves the FIB dirty.
  */
 #ifndef TABLES_FIB_H
 #define TABLES_FIB_H
@@ -69,6 +74,7 @@
 #define FIB_READERS_VERSION 1u
 #define FIB_MAX_READERS 16u
 #define FIB_WRITER (-1)
+#define FIB_ROUTER_SLOT 0u /* every router instance's: one runs at a time (services/router/main.c) */
 #define FIB_MISS UINT32_MAX
 #define FIB_MAX_NH (1u << 24)
 
@@ -100,21 +106,58 @@ struct fib_shared {
 };
 _Static_assert(sizeof(struct fib_shared) <= 4096, "the readers' region is one page");
 
-struct fib_layout; /* tables/fib_impl.h */
+struct fib_layout; /* tables/fib_impl.h: one layout for both families */
 
-/* Process-local view of a FIB region. */
-struct fib {
+/* The writer's bounds, in its own memory: what every index it reads back
+ * from the region is checked against. Set at create; unused by readers. */
+struct fib_limits {
+    uint32_t max_prefixes, tbl8_groups, max_nh;
+    uint32_t pfx_mask, nhh_mask;
+};
+
+/*
+ * Process-local view of a FIB region, either family: the IPv4 FIB and the
+ * IPv6 FIB (tables/fib6.h) are mapped, sized, attached and recycled by the
+ * same code (tables/fib.c, fib_common.c); only the entries' meaning and
+ * the lookups differ.
+ */
+struct fib_map {
     struct fib_shared *sh; /* the readers' region */
     size_t sh_size;
     struct fib_layout *lay;
     _Atomic uint32_t *tbl24;
     _Atomic uint32_t *tbl8;
-    _Atomic uint64_t *nh;
+    _Atomic uint64_t *nh; /* the family's words per next hop */
     void *base;
     size_t size;
     struct fib_reader_slot *slot; /* readers only */
+    struct fib_limits lim;        /* writer only */
+    uint64_t corrupt;             /* writer only: bounds checks that failed */
+};
+
+/* An IPv4 FIB, as mapped by this process. */
+struct fib {
+    struct fib_map m;
     bool writer;
 };
+
+/* Read sections, for both families (the wrappers below and in fib6.h). */
+static inline void fib_map_read_begin(struct fib_map *m)
+{
+    uint64_t g = ipc_ld_acq(&m->sh->gen);
+    ipc_st_rlx(&m->slot->active, g);
+    ipc_fence_sc(); /* R2: pairs with W2 in the writer's reclaim */
+}
+
+static inline void fib_map_read_end(struct fib_map *m)
+{
+    ipc_st_rel(&m->slot->active, 0);
+}
+
+static inline bool fib_map_read_held(const struct fib_map *m)
+{
+    return ipc_ld_rlx(&m->slot->active) != 0;
+}
 
 /* ---- both halves ---- */
 
@@ -148,29 +191,27 @@ void fib_detach(struct fib *fib);
 /** Enter a batch of lookups: pins what the batch may see (see top). */
 static inline void fib_read_begin(struct fib *fib)
 {
-    uint64_t g = ipc_ld_acq(&fib->sh->gen);
-    ipc_st_rlx(&fib->slot->active, g);
-    ipc_fence_sc(); /* R2: pairs with W2 in the writer's reclaim */
+    fib_map_read_begin(&fib->m);
 }
 
 /** Leave the batch: nothing read since fib_read_begin is used after this. */
 static inline void fib_read_end(struct fib *fib)
 {
-    ipc_st_rel(&fib->slot->active, 0);
+    fib_map_read_end(&fib->m);
 }
 
 /** Is this reader inside a section? For callees that look up to assert. */
 static inline bool fib_read_held(const struct fib *fib)
 {
-    return ipc_ld_rlx(&fib->slot->active) != 0;
+    return fib_map_read_held(&fib->m);
 }
 
 /** Longest-prefix match of @addr (host byte order): next-hop index or FIB_MISS. */
 static inline uint32_t fib_lookup(const struct fib *fib, uint32_t addr)
 {
-    uint32_t e = ipc_ld_acq(&fib->tbl24[addr >> 8]); /* R1: pairs with W1 */
+    uint32_t e = ipc_ld_acq(&fib->m.tbl24[addr >> 8]); /* R1: pairs with W1 */
     if (e & FIB_E_EXT)
-        e = ipc_ld_acq(&fib->tbl8[(size_t)(e & FIB_E_IDX) << 8 | (addr & 0xff)]);
+        e = ipc_ld_acq(&fib->m.tbl8[(size_t)(e & FIB_E_IDX) << 8 | (addr & 0xff)]);
     return (e & FIB_E_VALID) ? (e & FIB_E_IDX) : FIB_MISS;
 }
 
@@ -185,7 +226,7 @@ static inline uint32_t fib_lookup(const struct fib *fib, uint32_t addr)
  */
 static inline void fib_lookup_burst(const struct fib *fib, const uint32_t *addrs, uint32_t *out, uint32_t n)
 {
-    _Atomic uint32_t *tbl24 = fib->tbl24, *tbl8 = fib->tbl8;
+    _Atomic uint32_t *tbl24 = fib->m.tbl24, *tbl8 = fib->m.tbl8;
     for (uint32_t base = 0; base < n; base += FIB_PREFETCH_SPAN) {
         uint32_t end = n - base > FIB_PREFETCH_SPAN ? base + FIB_PREFETCH_SPAN : n;
         for (uint32_t i = base; i < end; i++)
@@ -202,7 +243,7 @@ static inline void fib_lookup_burst(const struct fib *fib, const uint32_t *addrs
 /** The next hop named by a lookup result (one atomic load: never torn). */
 static inline struct fib_nh fib_nh_at(const struct fib *fib, uint32_t idx)
 {
-    uint64_t v = ipc_ld_rlx(&fib->nh[idx]);
+    uint64_t v = ipc_ld_rlx(&fib->m.nh[idx]);
     struct fib_nh nh = {.gw = (uint32_t)v, .port = (uint16_t)(v >> 32), .flags = (uint16_t)(v >> 48)};
     return nh;
 }

@@ -37,7 +37,8 @@
  *
  * The tables' region (each part page-aligned):
  *   page 0   the shm header.
- *   page 1   struct fib6_layout: sizes, offsets and the writer's state.
+ *   page 1   struct fib_layout (the IPv4 FIB's: tables/fib_impl.h): sizes,
+ *            offsets and the writer's state.
  *   tbl24, tbl8 as above.
  *   nh       max_nh x 4 x uint64_t: gateway (16 bytes), port and flags, 0.
  *   writer   next-hop refcounts, prefix hash, next-hop hash, free stacks and
@@ -122,29 +123,11 @@ struct fib6_params {
     uint32_t max_nh;       /* default 65,536 */
 };
 
-struct fib6_layout; /* tables/fib6_impl.h */
-
-/* The writer's bounds, in its own memory: what every index it reads back
- * from the region is checked against. Set by fib6_create; unused by readers. */
-struct fib6_limits {
-    uint32_t max_prefixes, tbl8_groups, max_nh;
-    uint32_t pfx_mask, nhh_mask;
-};
-
-/* Process-local view of an IPv6 FIB region. */
+/* An IPv6 FIB, as mapped by this process: the IPv4 FIB's plumbing (struct
+ * fib_map: its readers' region may even be the IPv4 FIB's own). */
 struct fib6 {
-    struct fib_shared *sh; /* the readers' region (own, or the IPv4 FIB's) */
-    size_t sh_size;
-    struct fib6_layout *lay;
-    _Atomic uint32_t *tbl24;
-    _Atomic uint32_t *tbl8;
-    _Atomic uint64_t *nh; /* FIB6_NH_WORDS per next hop */
-    void *base;
-    size_t size;
-    struct fib_reader_slot *slot; /* readers only */
+    struct fib_map m;
     bool writer;
-    struct fib6_limits lim; /* writer only */
-    uint64_t corrupt;       /* writer only: bounds checks that failed */
 };
 
 /* ---- both halves ---- */
@@ -176,21 +159,19 @@ void fib6_detach(struct fib6 *fib);
 /** Enter a batch of lookups: pins what the batch may see. */
 static inline void fib6_read_begin(struct fib6 *fib)
 {
-    uint64_t g = ipc_ld_acq(&fib->sh->gen);
-    ipc_st_rlx(&fib->slot->active, g);
-    ipc_fence_sc(); /* R2: pairs with W2 in the writer's reclaim */
+    fib_map_read_begin(&fib->m);
 }
 
 /** Leave the batch: nothing read since fib6_read_begin is used after this. */
 static inline void fib6_read_end(struct fib6 *fib)
 {
-    ipc_st_rel(&fib->slot->active, 0);
+    fib_map_read_end(&fib->m);
 }
 
 /** Is this reader inside a section? For callees that look up to assert. */
 static inline bool fib6_read_held(const struct fib6 *fib)
 {
-    return ipc_ld_rlx(&fib->slot->active) != 0;
+    return fib_map_read_held(&fib->m);
 }
 
 static inline uint32_t fib6_idx24(const uint8_t *a)
@@ -208,9 +189,9 @@ static inline uint32_t fib6_result(uint32_t e)
 /** Longest-prefix match of @addr (16 bytes, network order): next-hop index or FIB6_MISS. */
 static inline uint32_t fib6_lookup(const struct fib6 *fib, const uint8_t *addr)
 {
-    uint32_t e = ipc_ld_acq(&fib->tbl24[fib6_idx24(addr)]); /* R1: pairs with W1 */
+    uint32_t e = ipc_ld_acq(&fib->m.tbl24[fib6_idx24(addr)]); /* R1: pairs with W1 */
     for (unsigned b = 3; (e & FIB6_E_EXT) && b < 16; b++)
-        e = ipc_ld_acq(&fib->tbl8[(size_t)(e & FIB6_E_IDX) << 8 | addr[b]]); /* R1 */
+        e = ipc_ld_acq(&fib->m.tbl8[(size_t)(e & FIB6_E_IDX) << 8 | addr[b]]); /* R1 */
     return fib6_result(e);
 }
 
@@ -228,7 +209,7 @@ static inline uint32_t fib6_lookup(const struct fib6 *fib, const uint8_t *addr)
  */
 static inline void fib6_lookup_burst(const struct fib6 *fib, const uint8_t (*addrs)[16], uint32_t *out, uint32_t n)
 {
-    _Atomic uint32_t *tbl24 = fib->tbl24, *tbl8 = fib->tbl8;
+    _Atomic uint32_t *tbl24 = fib->m.tbl24, *tbl8 = fib->m.tbl8;
     for (uint32_t base = 0; base < n; base += FIB6_BURST_SPAN) {
         uint32_t m = n - base > FIB6_BURST_SPAN ? FIB6_BURST_SPAN : n - base;
         const uint8_t(*a)[16] = addrs + base;
@@ -267,7 +248,7 @@ static inline void fib6_lookup_burst(const struct fib6 *fib, const uint8_t (*add
 /** The next hop named by a lookup result (read within the section that found it). */
 static inline struct fib6_nh fib6_nh_at(const struct fib6 *fib, uint32_t idx)
 {
-    const _Atomic uint64_t *w = &fib->nh[(size_t)idx * FIB6_NH_WORDS];
+    const _Atomic uint64_t *w = &fib->m.nh[(size_t)idx * FIB6_NH_WORDS];
     uint64_t g0 = ipc_ld_rlx(&w[0]), g1 = ipc_ld_rlx(&w[1]), pf = ipc_ld_rlx(&w[2]);
     struct fib6_nh nh;
     memcpy(nh.gw, &g0, 8);

@@ -17,12 +17,7 @@
 #define TABLES_FIB6_WRITE_H
 
 #include "tables/fib6.h"
-
-struct fib6_stats {
-    uint32_t prefixes, nh, tbl8_used, tbl8_retired, tbl8_groups, nh_retired;
-    uint64_t region_bytes, gen;
-    uint64_t corrupt; /* bounds checks that failed (every one also failed its update with -EUCLEAN) */
-};
+#include "tables/fib_write.h" /* struct fib_stats */
 
 /**
  * Create an IPv6 FIB sized by @p (NULL: defaults): the tables in a new memfd
@@ -76,6 +71,6 @@ int fib6_snapshot(int fd, int (*cb)(void *arg, const uint8_t *addr, unsigned len
 /** Supervisor, after the router using reader @slot died: it holds nothing. */
 void fib6_reader_reset(struct fib6 *fib, unsigned slot);
 
-void fib6_get_stats(const struct fib6 *fib, struct fib6_stats *st);
+void fib6_get_stats(const struct fib6 *fib, struct fib_stats *st);
 
 #endif

@@ -2,18 +2,20 @@
 /*
  * tables/fib_write.h: the FIB's writer half (tables/fib_write.c), for the
  * supervisor alone: manifest and connected routes, `ringrouter route
- * add|replace|del|get|show`, and the reader-slot reset after a router dies. The region's
- * layout and the ordering argument that makes the updates safe for readers
- * that never lock are in tables/fib.h.
+ * add|replace|del|get|show`, and the reader-slot reset after a router dies
+ * (supervisor/policy.c). The region's layout and the ordering argument that
+ * makes the updates safe for readers that never lock are in tables/fib.h.
  */
 #ifndef TABLES_FIB_WRITE_H
 #define TABLES_FIB_WRITE_H
 
 #include "tables/fib.h"
 
+/* Either family's (fib_get_stats, fib6_get_stats). */
 struct fib_stats {
     uint32_t prefixes, nh, tbl8_used, tbl8_retired, tbl8_groups, nh_retired;
     uint64_t region_bytes, gen;
+    uint64_t corrupt; /* bounds checks that failed (every one also failed its update with -EUCLEAN) */
 };
 
 /**
@@ -28,7 +30,9 @@ int fib_create(const char *name, const struct fib_params *p, struct fib *fib, in
  * Add @addr/@len (host byte order, host bits must be zero) via @nh. Returns
  * 0, -EINVAL (bad length, host bits set, port 0xffff), -EEXIST (the prefix is
  * there: use fib_replace), -ENOSPC (prefix, next-hop or tbl8 capacity) or
- * -EAGAIN (free groups exist but readers still may be inside them: retry).
+ * -EAGAIN (free groups exist but readers still may be inside them: retry)
+ * or -EUCLEAN (the region failed a bounds check: rebuild it). Nothing
+ * changes unless it returns 0.
  */
 int fib_add(struct fib *fib, uint32_t addr, unsigned len, const struct fib_nh *nh);
 
@@ -37,7 +41,7 @@ int fib_replace(struct fib *fib, uint32_t addr, unsigned len, const struct fib_n
 
 /**
  * Delete @addr/@len: its range falls back to the longest covering prefix (or
- * to no route). Returns 0 or -ENOENT.
+ * to no route). Returns 0, -ENOENT, -EINVAL or -EUCLEAN.
  */
 int fib_del(struct fib *fib, uint32_t addr, unsigned len);
 

@@ -169,16 +169,26 @@ static inline bool neigh_usable(const struct neigh_entry *e)
 
 /* ---- updates (the router at run time; the supervisor before it starts) ---- */
 
-/* Seqlock for `neigh show`: odd while the entry changes. */
+/* Seqlock for `neigh show`: odd while an entry (either family's) changes. */
+static inline void neigh_seq_begin(_Atomic uint32_t *seq)
+{
+    ipc_st_rlx(seq, ipc_ld_rlx(seq) + 1);
+    atomic_thread_fence(memory_order_release);
+}
+
+static inline void neigh_seq_end(_Atomic uint32_t *seq)
+{
+    ipc_st_rel(seq, ipc_ld_rlx(seq) + 1);
+}
+
 static inline void neigh_wbegin(struct neigh_entry *e)
 {
-    ipc_st_rlx(&e->seq, ipc_ld_rlx(&e->seq) + 1);
-    atomic_thread_fence(memory_order_release);
+    neigh_seq_begin(&e->seq);
 }
 
 static inline void neigh_wend(struct neigh_entry *e)
 {
-    ipc_st_rel(&e->seq, ipc_ld_rlx(&e->seq) + 1);
+    neigh_seq_end(&e->seq);
 }
 
 /** A new, empty entry for @ip (which must be absent), or NULL when the table is 3/4 full. */
@@ -190,8 +200,7 @@ void neigh_remove(struct neigh_table *nt, struct neigh_entry *e);
 /** Remove @ip (its queued packets are freed into @pool). Returns 0 or -ENOENT. */
 int neigh_del(struct neigh_table *nt, struct ipc_pool *pool, uint32_t ip);
 
-/* Between tables/neigh.c and tables/neigh_write.c. */
+/* The table's hash (tables/neigh.c). */
 uint32_t neigh_impl_hash(uint32_t ip);
-void neigh_impl_bind(struct neigh_table *nt, void *base, size_t size);
 
 #endif

@@ -32,7 +32,7 @@
 #include "ipc/atomic.h"
 #include "ipc/pool.h"
 #include "ipc/shm.h"
-#include "tables/neigh.h" /* NEIGH_QMAX, NEIGH_HDR_BYTES, NEIGH_READ_BUDGET */
+#include "tables/neigh.h" /* NEIGH_QMAX, NEIGH_HDR_BYTES, NEIGH_READ_BUDGET, neigh_seq_begin */
 
 #define NEIGH6_SHM_KIND IPC_SHM_NEIGH6
 #define NEIGH6_VERSION 0x4e360002u /* "N6" 2: neigh6_impl_hash folds before it multiplies */
@@ -129,13 +129,12 @@ static inline bool neigh6_usable(const struct neigh6_entry *e)
 
 static inline void neigh6_wbegin(struct neigh6_entry *e)
 {
-    ipc_st_rlx(&e->seq, ipc_ld_rlx(&e->seq) + 1);
-    atomic_thread_fence(memory_order_release);
+    neigh_seq_begin(&e->seq);
 }
 
 static inline void neigh6_wend(struct neigh6_entry *e)
 {
-    ipc_st_rel(&e->seq, ipc_ld_rlx(&e->seq) + 1);
+    neigh_seq_end(&e->seq);
 }
 
 /** A new, empty entry for @ip (absent), or NULL when the table is 3/4 full. */
@@ -143,8 +142,5 @@ struct neigh6_entry *neigh6_insert(struct neigh6_table *nt, const uint8_t *ip);
 
 /** Remove entry @e (its queue must be empty or already accounted for). */
 void neigh6_remove(struct neigh6_table *nt, struct neigh6_entry *e);
-
-/* Between tables/neigh6.c and tables/neigh6_write.c. */
-void neigh6_impl_bind(struct neigh6_table *nt, void *base, size_t size);
 
 #endif

@@ -1,40 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * services/router/icmp.c: echo replies and ICMP errors (RFC 792, RFC 1812
- * §4.3), and the token bucket that limits the errors (§4.3.2.8).
+ * §4.3). The token bucket that limits the errors (§4.3.2.8), the new
+ * buffer, the quote and the send are ICMPv6's too (icmp_common.c).
  */
 #include "icmp.h"
 
 #include <string.h>
 
 #include "pkt.h"
-
-void rt_tb_init(struct rt_tb *tb, uint64_t interval_ns, uint32_t burst, uint64_t now)
-{
-    tb->interval_ns = interval_ns ? interval_ns : 1;
-    tb->burst = burst;
-    tb->tokens = burst;
-    tb->last_ns = now;
-}
-
-bool rt_tb_take(struct rt_tb *tb, uint64_t now)
-{
-    if (now > tb->last_ns) {
-        uint64_t add = (now - tb->last_ns) / tb->interval_ns;
-        if (add >= tb->burst - tb->tokens) {
-            tb->tokens = tb->burst;
-            tb->last_ns = now;
-        } else if (add > 0) {
-            tb->tokens += (uint32_t)add;
-            /* Keep the fraction of an interval already elapsed. */
-            tb->last_ns += add * tb->interval_ns;
-        }
-    }
-    if (tb->tokens == 0)
-        return false;
-    tb->tokens--;
-    return true;
-}
 
 bool rt_icmp_error_allowed(const struct rt_ctx *ctx, ipc_buf orig)
 {
@@ -90,29 +64,14 @@ bool rt_icmp_error(struct rt_ctx *ctx, ipc_buf orig, uint8_t type, uint8_t code,
         return false;
     }
     const struct ipc_meta *om = ipc_pool_meta(ctx->pool, orig);
-    const uint8_t *of = ipc_pool_data(ctx->pool, orig);
-    const uint8_t *oip = of + PKT_ETH_HLEN;
-    unsigned ihl = pkt_ip_hlen(oip);
-    uint32_t plen = pkt_total_len(om) - PKT_ETH_HLEN;
-    uint32_t tot = pkt_get16(oip + PKT_IP_TOTLEN);
-    if (tot < plen)
-        plen = tot;
+    const uint8_t *oip = (const uint8_t *)ipc_pool_data(ctx->pool, orig) + PKT_ETH_HLEN;
     /* RFC 792: the internet header plus the first 64 bits of the datagram. */
-    uint32_t quote = ihl + 8 <= plen ? ihl + 8 : plen;
-
+    uint32_t quote = rt_icmp_quote_len(ctx, orig, pkt_get16(oip + PKT_IP_TOTLEN), pkt_ip_hlen(oip) + 8u);
     ipc_buf nb;
-    if (ipc_pool_alloc(ctx->pool, &nb, 1) != 1) {
-        rt_count(ctx, RT_CTR_DROP_NO_BUFS);
+    uint8_t *f = rt_icmp_new(ctx, orig, PKT_ETH_P_IP, &nb);
+    if (!f)
         return false;
-    }
-    struct ipc_meta *nm = ipc_pool_meta(ctx->pool, nb);
-    uint8_t *f = ipc_pool_data(ctx->pool, nb);
-    const struct rt_port *pt = &ctx->port[om->in_port];
     uint32_t iplen = PKT_IP_HLEN + RT_ICMP_HLEN + quote;
-
-    memcpy(f + PKT_ETH_DST, of + PKT_ETH_SRC, PKT_ETH_ALEN);
-    memcpy(f + PKT_ETH_SRC, pt->mac, PKT_ETH_ALEN);
-    pkt_put16(f + PKT_ETH_TYPE, PKT_ETH_P_IP);
     uint8_t *ip = f + PKT_ETH_HLEN;
     ip[PKT_IP_VIHL] = PKT_IP_VIHL_PLAIN;
     ip[PKT_IP_TOS] = 0xc0; /* precedence 6, internetwork control (RFC 1812 §4.3.2.5) */
@@ -123,7 +82,7 @@ bool rt_icmp_error(struct rt_ctx *ctx, ipc_buf orig, uint8_t type, uint8_t code,
     ip[PKT_IP_PROTO] = PKT_IP_PROTO_ICMP;
     pkt_put16(ip + PKT_IP_CSUM, 0);
     /* From the address of the interface the packet came in on (RFC 1812 §4.3.2.4). */
-    pkt_put32(ip + PKT_IP_SRC, pt->ip);
+    pkt_put32(ip + PKT_IP_SRC, ctx->port[om->in_port].ip);
     memcpy(ip + PKT_IP_DST, oip + PKT_IP_SRC, 4);
     pkt_put16(ip + PKT_IP_CSUM, pkt_csum(ip, PKT_IP_HLEN));
 
@@ -134,12 +93,7 @@ bool rt_icmp_error(struct rt_ctx *ctx, ipc_buf orig, uint8_t type, uint8_t code,
     pkt_put32(ic + 4, type == RT_ICMP_UNREACH && code == RT_ICMP_UNREACH_NEEDFRAG ? mtu : 0);
     pkt_read(ctx->pool, orig, PKT_ETH_HLEN, ic + RT_ICMP_HLEN, quote);
     pkt_put16(ic + 2, pkt_csum(ic, RT_ICMP_HLEN + quote));
-
-    pkt_set_len(nm, PKT_ETH_HLEN + iplen);
-    nm->in_port = IPC_PORT_NONE;
-    nm->out_port = om->in_port;
-    rt_count(ctx, rt_icmp_ctr(type, code));
-    rt_tx(ctx, tx, nb);
+    rt_icmp_send(ctx, orig, nb, PKT_ETH_HLEN + iplen, rt_icmp_ctr(type, code), tx);
     return true;
 }
 
@@ -170,19 +124,12 @@ void rt_icmp_local(struct rt_ctx *ctx, ipc_buf b, struct rt_burst *tx)
         return;
     }
     /* Swapping the addresses leaves the IP checksum as it is (the sum commutes). */
-    uint8_t a[4];
-    memcpy(a, ip + PKT_IP_SRC, 4);
-    memcpy(ip + PKT_IP_SRC, ip + PKT_IP_DST, 4);
-    memcpy(ip + PKT_IP_DST, a, 4);
+    rt_icmp_swap(ip + PKT_IP_SRC, ip + PKT_IP_DST, 4);
     uint16_t old = pkt_get16(ip + PKT_IP_TTL);
     ip[PKT_IP_TTL] = 64;
     pkt_put16(ip + PKT_IP_CSUM, pkt_csum_update16(pkt_get16(ip + PKT_IP_CSUM), old, pkt_get16(ip + PKT_IP_TTL)));
     ic[0] = RT_ICMP_ECHO_REPLY;
     pkt_put16(ic + 2, pkt_csum_update16(pkt_get16(ic + 2), RT_ICMP_ECHO << 8, RT_ICMP_ECHO_REPLY << 8));
-    memcpy(f + PKT_ETH_DST, f + PKT_ETH_SRC, PKT_ETH_ALEN);
-    memcpy(f + PKT_ETH_SRC, ctx->port[m->in_port].mac, PKT_ETH_ALEN);
-    m->out_port = m->in_port;
     rt_count(ctx, RT_CTR_LOCAL_ECHO);
-    rt_count(ctx, RT_CTR_ICMP_ECHO_REPLY_TX);
-    rt_tx(ctx, tx, b);
+    rt_icmp_reply(ctx, b, RT_CTR_ICMP_ECHO_REPLY_TX, tx);
 }

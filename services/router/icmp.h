@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "icmp_common.h" /* rt_tb_init, rt_tb_take */
 #include "rt.h"
 
 #define RT_ICMP_ECHO_REPLY 0u
@@ -25,12 +26,6 @@
 #define RT_ICMP_UNREACH_NEEDFRAG 4u
 #define RT_ICMP_EXC_TTL 0u
 #define RT_ICMP_HLEN 8u
-
-/** Set up a bucket of @burst tokens refilled one per @interval_ns, full at @now. */
-void rt_tb_init(struct rt_tb *tb, uint64_t interval_ns, uint32_t burst, uint64_t now);
-
-/** Take a token at @now; false when the bucket is empty. */
-bool rt_tb_take(struct rt_tb *tb, uint64_t now);
 
 /**
  * Why @orig must not get an ICMP error (RFC 1812 §4.3.2.7): it is an ICMP

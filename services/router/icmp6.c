@@ -1,14 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * services/router/icmp6.c: ICMPv6 echo replies and errors (RFC 4443), the
- * per-destination token buckets that limit the errors (§2.4 (f)), and the
- * checksum over the IPv6 pseudo-header (RFC 8200 §8.1).
+ * per-destination choice of the token bucket that limits the errors (§2.4
+ * (f); the bucket, the new buffer, the quote and the send are IPv4's too:
+ * icmp_common.c), and the checksum over the IPv6 pseudo-header (RFC 8200
+ * §8.1).
  */
 #include "icmp6.h"
 
 #include <string.h>
 
-#include "icmp.h" /* rt_tb_take */
+#include "icmp_common.h"
 #include "nd.h"
 
 bool rt_icmp6_csum_ok(const struct rt_ctx *ctx, ipc_buf b, uint32_t off)
@@ -91,27 +93,13 @@ bool rt_icmp6_error(struct rt_ctx *ctx, ipc_buf orig, uint8_t type, uint8_t code
         return false;
     }
     /* As much of the packet as fits in the minimum MTU (RFC 4443 §2.4 (c)). */
-    uint32_t have = pkt_total_len(om) - PKT_ETH_HLEN;
-    uint32_t tot = PKT_IP6_HLEN + pkt_get16(oip + PKT_IP6_PLEN);
-    if (tot < have)
-        have = tot;
-    uint32_t quote = RT_IP6_MIN_MTU - PKT_IP6_HLEN - RT_ICMP6_HLEN;
-    if (quote > have)
-        quote = have;
-
+    uint32_t quote = rt_icmp_quote_len(ctx, orig, PKT_IP6_HLEN + pkt_get16(oip + PKT_IP6_PLEN),
+                                       RT_IP6_MIN_MTU - PKT_IP6_HLEN - RT_ICMP6_HLEN);
     ipc_buf nb;
-    if (ipc_pool_alloc(ctx->pool, &nb, 1) != 1) {
-        rt_count(ctx, RT_CTR_DROP_NO_BUFS);
+    uint8_t *f = rt_icmp_new(ctx, orig, PKT_ETH_P_IPV6, &nb);
+    if (!f)
         return false;
-    }
-    struct ipc_meta *nm = ipc_pool_meta(ctx->pool, nb);
-    uint8_t *f = ipc_pool_data(ctx->pool, nb);
-    const struct rt_port *pt = &ctx->port[om->in_port];
     uint32_t icmp_len = RT_ICMP6_HLEN + quote;
-
-    memcpy(f + PKT_ETH_DST, of + PKT_ETH_SRC, PKT_ETH_ALEN);
-    memcpy(f + PKT_ETH_SRC, pt->mac, PKT_ETH_ALEN);
-    pkt_put16(f + PKT_ETH_TYPE, PKT_ETH_P_IPV6);
     uint8_t *ip6 = f + PKT_ETH_HLEN;
     pkt_put32(ip6 + PKT_IP6_VTC, 6u << 28);
     pkt_put16(ip6 + PKT_IP6_PLEN, (uint16_t)icmp_len);
@@ -127,12 +115,7 @@ bool rt_icmp6_error(struct rt_ctx *ctx, ipc_buf orig, uint8_t type, uint8_t code
     pkt_read(ctx->pool, orig, PKT_ETH_HLEN, ic + RT_ICMP6_HLEN, quote);
     uint32_t sum = rt_ip6_pseudo_sum(ip6 + PKT_IP6_SRC, ip6 + PKT_IP6_DST, icmp_len, PKT_IP_PROTO_ICMPV6);
     pkt_put16(ic + 2, pkt_csum_fold(pkt_csum_add(sum, ic, icmp_len, false)));
-
-    pkt_set_len(nm, PKT_ETH_HLEN + PKT_IP6_HLEN + icmp_len);
-    nm->in_port = IPC_PORT_NONE;
-    nm->out_port = om->in_port;
-    rt_count(ctx, rt_icmp6_ctr(type));
-    rt_tx(ctx, tx, nb);
+    rt_icmp_send(ctx, orig, nb, PKT_ETH_HLEN + PKT_IP6_HLEN + icmp_len, rt_icmp6_ctr(type), tx);
     return true;
 }
 
@@ -163,16 +146,9 @@ void rt_icmp6_local(struct rt_ctx *ctx, ipc_buf b, uint32_t off, uint64_t now, s
         return;
     }
     /* Swapping the addresses leaves the pseudo-header's sum as it is. */
-    uint8_t a[16];
-    memcpy(a, ip6 + PKT_IP6_SRC, 16);
-    memcpy(ip6 + PKT_IP6_SRC, ip6 + PKT_IP6_DST, 16);
-    memcpy(ip6 + PKT_IP6_DST, a, 16);
+    rt_icmp_swap(ip6 + PKT_IP6_SRC, ip6 + PKT_IP6_DST, 16);
     ip6[PKT_IP6_HLIM] = RT_HLIM_DEFAULT;
     ic[0] = RT_ICMP6_ECHO_REPLY;
     pkt_put16(ic + 2, pkt_csum_update16(pkt_get16(ic + 2), RT_ICMP6_ECHO_REQUEST << 8, RT_ICMP6_ECHO_REPLY << 8));
-    memcpy(f + PKT_ETH_DST, f + PKT_ETH_SRC, PKT_ETH_ALEN);
-    memcpy(f + PKT_ETH_SRC, ctx->port[m->in_port].mac, PKT_ETH_ALEN);
-    m->out_port = m->in_port;
-    rt_count(ctx, RT_CTR_ICMP6_ECHO_REPLY_TX);
-    rt_tx(ctx, tx, b);
+    rt_icmp_reply(ctx, b, RT_CTR_ICMP6_ECHO_REPLY_TX, tx);
 }

@@ -382,14 +382,14 @@ static void test_rt_fib_attach_checks(void **state)
     /* A reader cannot change what it maps. */
     assert_int_equal(fib_add(&f->r, 0, 0, &(struct fib_nh){0}), -EINVAL);
     /* Writer died mid-update: whoever attaches next is told to rebuild. */
-    uint32_t *dirty = (uint32_t *)((uint8_t *)f->w.base + 4096 + 6 * 4 + 12 * 8);
+    uint32_t *dirty = (uint32_t *)((uint8_t *)f->w.m.base + 4096 + 6 * 4 + 12 * 8);
     *dirty = 1;
     assert_int_equal(fib_attach(&x, f->fd, f->rfd, FIB_WRITER, &err), -EUCLEAN);
     *dirty = 0;
     /* Sealed means sealed for everyone, whatever way they got the fd: no
      * writable mapping, no write(), not through /proc either (how another
      * process of the services' uid reaches a router's fd). */
-    size_t sz = f->w.size;
+    size_t sz = f->w.m.size;
     assert_true(mmap(NULL, sz, PROT_READ | PROT_WRITE, MAP_SHARED, f->fd, 0) == MAP_FAILED);
     assert_int_equal(errno, EPERM);
     assert_int_equal(pwrite(f->fd, "x", 1, 8192), -1);
@@ -509,7 +509,7 @@ static void t_random_rounds(uint32_t nprefix, unsigned rounds, uint32_t lookups,
     assert_int_equal(st.nh, 0);
     assert_int_equal(st.tbl8_used, 0);
     for (uint32_t i = 0; i < (1u << 24); i += 4099)
-        assert_int_equal(ipc_ld_rlx(&f->r.tbl24[i]), 0);
+        assert_int_equal(ipc_ld_rlx(&f->r.m.tbl24[i]), 0);
     free(keys);
     free(ref.s);
     t_fib_free(f);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * tests/unit/test_rt_fib6.c: the IPv6 FIB (tables/fib6*.{c,h}) against a
- * simple reference LPM (a hash of prefixes probed at every length that has
+ * tests/unit/test_rt_fib6.c: the IPv6 FIB (tables/fib6.h, fib6_write.c, and
+ * the plumbing both FIBs share: fib.c, fib_common.c) against a simple
+ * reference LPM (a hash of prefixes probed at every length that has
  * one): the edge cases (/0, /128, nested prefixes, a delete restoring the
  * covering route, replace, next-hop sharing, every capacity running out
  * with a clean error and nothing changed), the sealed mapping, a readers'
@@ -171,7 +172,7 @@ static void t_check(struct t_fib6 *f, const struct t_ref *ref, const struct t6 *
     free(b);
 }
 
-static void t_stats(struct t_fib6 *f, struct fib6_stats *st)
+static void t_stats(struct t_fib6 *f, struct fib_stats *st)
 {
     fib6_get_stats(&f->w, st);
     assert_int_equal(st->corrupt, 0);
@@ -196,7 +197,7 @@ __attribute__((unused)) static void test_rt_fib6_default_and_host(void **state)
     assert_int_equal(t_add(&f->w, A6(0, 1), 128, &h1), 0);
     assert_int_equal(t_add(&f->w, A6(~0ull, ~0ull), 128, &hf), 0);
     assert_int_equal(t_add(&f->w, A6(0x20010db8ull << 32, 5), 128, &hm), 0);
-    struct fib6_stats st;
+    struct fib_stats st;
     t_stats(f, &st);
     assert_int_equal(st.tbl8_used, 39);
     t_expect(f, A6(0, 1), &h1);
@@ -285,7 +286,7 @@ static void test_rt_fib6_nested_delete_restores(void **state)
             t_expect(f, z, b2 < 0 ? NULL : &nh[b2]);
         }
     }
-    struct fib6_stats st;
+    struct fib_stats st;
     t_stats(f, &st);
     assert_int_equal(st.prefixes, 0);
     assert_int_equal(st.tbl8_used, 0);
@@ -338,7 +339,7 @@ static void test_rt_fib6_siblings_same_nh(void **state)
         assert_int_equal(t_del(&f->w, A6(0x2600000100000000ull | i << 24, 0), 40), i == 77 ? -ENOENT : 0);
     assert_int_equal(t_del(&f->w, x1, 33), 0);
     assert_int_equal(t_del(&f->w, y0, 25), 0);
-    struct fib6_stats st;
+    struct fib_stats st;
     t_stats(f, &st);
     assert_int_equal(st.prefixes, 0);
     assert_int_equal(st.tbl8_used, 0);
@@ -370,7 +371,7 @@ static void test_rt_fib6_args_replace_get(void **state)
     assert_int_equal(t_replace(&f->w, p, 32, &b), 0);
     t_expect(f, A6(0x20010db812345678ull, 9), &b);
     t_expect(f, A6(0x20010db800010000ull, 9), &a);
-    struct fib6_stats st;
+    struct fib_stats st;
     t_stats(f, &st);
     assert_int_equal(st.nh, 2);
     assert_int_equal(t_replace(&f->w, A6(0x20010db800010000ull, 0), 48, &b), 0);
@@ -457,7 +458,7 @@ static void test_rt_fib6_capacity(void **state)
     for (uint64_t i = 0; i < 8; i++)
         assert_int_equal(t_add(&f->w, A6(0x2001000000000000ull | i << 40, 0), 24, &a), i < 1 ? -EEXIST : 0);
     assert_int_equal(t_add(&f->w, A6(0x2002000000000000ull, 0), 24, &a), -ENOSPC);
-    struct fib6_stats st;
+    struct fib_stats st;
     t_stats(f, &st);
     assert_int_equal(st.prefixes, 8);
     assert_int_equal(st.nh, 1); /* eight routes, one next hop */
@@ -535,13 +536,13 @@ static void test_rt_fib6_attach_checks(void **state)
     assert_true(fib6_attach(&x, f->rfd, f->rfd, 0, &err) < 0);
     assert_true(fib6_attach(&x, f->fd, f->fd, 0, &err) < 0);
     /* Writer died mid-update: whoever attaches next is told to rebuild. */
-    f->w.lay->dirty = 1;
+    f->w.m.lay->dirty = 1;
     assert_int_equal(fib6_attach(&x, f->fd, f->rfd, FIB6_WRITER, &err), -EUCLEAN);
     struct fib6_nh nh = t6_nh_of(A6(1, 0), 1, 0, 0);
     assert_int_equal(t_add(&f->w, A6(0x2001000000000000ull, 0), 16, &nh), -EUCLEAN);
-    f->w.lay->dirty = 0;
+    f->w.m.lay->dirty = 0;
     /* Sealed means sealed for everyone, whatever way they got the fd. */
-    size_t sz = f->w.size;
+    size_t sz = f->w.m.size;
     assert_true(mmap(NULL, sz, PROT_READ | PROT_WRITE, MAP_SHARED, f->fd, 0) == MAP_FAILED);
     assert_int_equal(errno, EPERM);
     assert_int_equal(pwrite(f->fd, "x", 1, 8192), -1);
@@ -586,9 +587,9 @@ static void test_rt_fib6_shared_readers(void **state)
     assert_int_equal(t_add(&w, q, 48, &nh), 0);
     assert_true(t_lookup(&r, A6(0x2001000200010000ull, 7)) != FIB6_MISS);
     /* Both writers stamp the same generation. */
-    uint64_t g0 = ipc_ld_rlx(&fw.sh->gen);
+    uint64_t g0 = ipc_ld_rlx(&fw.m.sh->gen);
     assert_int_equal(t_del(&w, q, 48), 0);
-    assert_true(ipc_ld_rlx(&fw.sh->gen) > g0);
+    assert_true(ipc_ld_rlx(&fw.m.sh->gen) > g0);
     fib6_detach(&r);
     fib6_detach(&w);
     fib_detach(&fr);
@@ -608,54 +609,56 @@ static void test_rt_fib6_bounds_checked(void **state)
 {
     struct fib6_nh nh = t6_nh_of(A6(1, 0), 1, 0, 0), nh2 = t6_nh_of(A6(2, 0), 2, 0, 0);
     struct t6 p = A6(0x2001000100010000ull, 0);
-    struct fib6_stats st;
+    struct fib_stats st;
     for (int what = 0; what < 9; what++) {
         struct t_fib6 *f = t_fib6_new(64, 8, 8);
         assert_int_equal(t_add(&f->w, p, 48, &nh), 0);
         assert_int_equal(t_add(&f->w, A6(0x2001000000000000ull, 0), 32, &nh), 0);
-        _Atomic uint32_t *e24 = &f->w.tbl24[0x200100];
+        _Atomic uint32_t *e24 = &f->w.m.tbl24[0x200100];
         uint32_t g1 = ipc_ld_rlx(e24) & FIB6_E_IDX;
-        struct fib6_w w = fib6_w(&f->w);
+        struct fib_w w = fib_map_w(&fib_family6, &f->w.m);
+        struct fib6_hslot *nhh = (struct fib6_hslot *)w.nhh;
+        struct fib6_hslot key = fib6_pfx_key((struct fib6_key){p.hi, p.lo}, 48);
         int want = -EUCLEAN;
         switch (what) {
         case 0: /* a group link past the groups */
-            ipc_st_rlx(e24, FIB6_E_VALID | FIB6_E_EXT | (f->w.lim.tbl8_groups + 5));
+            ipc_st_rlx(e24, FIB6_E_VALID | FIB6_E_EXT | (f->w.m.lim.tbl8_groups + 5));
             break;
         case 1: /* a link to a group never handed out */
             ipc_st_rlx(e24, FIB6_E_VALID | FIB6_E_EXT | 7);
             break;
         case 2: /* the prefix hash names a next hop past the table */
-            fib6_h_find(w.pfx, f->w.lim.pfx_mask, p.hi, p.lo, 48)->val = FIB6_E_IDX;
+            ((struct fib6_hslot *)fib_h_find(&fib6_hkind, w.pfx, f->w.m.lim.pfx_mask, &key))->val = FIB6_E_IDX;
             break;
         case 3: /* the layout page's counters */
-            f->w.lay->tbl8_hwm = f->w.lim.tbl8_groups + 1;
+            f->w.m.lay->tbl8_hwm = f->w.m.lim.tbl8_groups + 1;
             break;
         case 4:
-            f->w.lay->nh_rq_head = 1u << 30;
+            f->w.m.lay->nh_rq_head = 1u << 30;
             break;
         case 5: /* a link chain deeper than 13 levels: every group links to the first */
             for (unsigned j = 0; j < 256; j++)
-                ipc_st_rlx(&f->w.tbl8[(size_t)g1 << 8 | j], FIB6_E_VALID | FIB6_E_EXT | g1);
+                ipc_st_rlx(&f->w.m.tbl8[(size_t)g1 << 8 | j], FIB6_E_VALID | FIB6_E_EXT | g1);
             break;
         case 6: { /* the free stack holds an index past the high-water mark */
             assert_int_equal(t_del(&f->w, p, 48), 0);
-            f->w.lay->tbl8_rq_len = 0;
-            f->w.lay->tbl8_nfree = 1;
-            w.tbl8_free[0] = 1000000;
+            f->w.m.lay->tbl8_rq_len = 0;
+            f->w.m.lay->tbl8_nfree = 1;
+            w.groups.free_stack[0] = 1000000;
             break;
         }
         case 8: { /* a retired group's queue slot names a group past the table */
             assert_int_equal(t_del(&f->w, p, 48), 0);
-            w.tbl8_rq_idx[f->w.lay->tbl8_rq_head] = 1u << 20;
+            w.groups.idx[f->w.m.lay->tbl8_rq_head] = 1u << 20;
             /* Use up the never-used groups, so that the next add must reclaim. */
             assert_int_equal(t_add(&f->w, A6(0x2001000300010000ull, 0), 48, &nh2), 0);
             assert_int_equal(t_add(&f->w, A6(0x2001000400010000ull, 0), 48, &nh2), 0);
             break;
         }
         case 7: /* the next-hop hash names a slot past the table */
-            for (uint32_t i = 0; i <= f->w.lim.nhh_mask; i++)
-                if (w.nhh[i].used)
-                    w.nhh[i].val = 1u << 24;
+            for (uint32_t i = 0; i <= f->w.m.lim.nhh_mask; i++)
+                if (nhh[i].used)
+                    nhh[i].val = 1u << 24;
             break;
         }
         int ret;
@@ -815,7 +818,7 @@ static void t_set_check(struct t_set *x, uint64_t *s, size_t n, const char *phas
     t_lookups(s, x->p, x->np, a, n);
     t_check(x->f, &x->ref, a, n, phase);
     free(a);
-    struct fib6_stats st;
+    struct fib_stats st;
     t_stats(x->f, &st);
     assert_int_equal(st.prefixes, x->np);
 }
@@ -825,14 +828,14 @@ static void t_set_drain(struct t_set *x)
 {
     while (x->np > 0)
         t_set_del(x, x->np - 1);
-    struct fib6_stats st;
+    struct fib_stats st;
     t_stats(x->f, &st);
     assert_int_equal(st.prefixes, 0);
     assert_int_equal(st.nh, 0);
     assert_int_equal(st.tbl8_used, 0);
     for (uint32_t i = 0; i < (1u << 24); i += 4099)
-        assert_int_equal(ipc_ld_rlx(&x->f->r.tbl24[i]), 0);
-    assert_int_equal(ipc_ld_rlx(&x->f->r.tbl24[0x200100]), 0);
+        assert_int_equal(ipc_ld_rlx(&x->f->r.m.tbl24[i]), 0);
+    assert_int_equal(ipc_ld_rlx(&x->f->r.m.tbl24[0x200100]), 0);
 }
 
 /* @spread: how many distinct next hops; few make siblings share theirs (equal entries). */
@@ -968,7 +971,7 @@ __attribute__((unused)) static void test_rt_fib6_dfz_200k(void **state)
         }
     }
     clock_gettime(CLOCK_MONOTONIC, &t1);
-    struct fib6_stats st;
+    struct fib_stats st;
     t_stats(x.f, &st);
     print_message("%u prefixes in %.2f s: %u next hops, %u groups (%.1f MB of tbl8), region %.0f MB\n", st.prefixes,
                   (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9, st.nh, st.tbl8_used,
@@ -1130,7 +1133,7 @@ static void test_rt_fib6_concurrent_reader(void **state)
     pthread_join(th, NULL);
     if (atomic_load(&x.bad))
         fail_msg("reader: %s", x.why);
-    struct fib6_stats st;
+    struct fib_stats st;
     t_stats(f, &st);
     print_message("%u updates, %llu lookups checked, %u -EAGAIN, %u -ENOSPC; %u prefixes, %u groups, %u next hops\n",
                   done, (unsigned long long)atomic_load(&x.checked), again, full, st.prefixes, st.tbl8_used, st.nh);

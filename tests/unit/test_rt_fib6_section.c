@@ -134,18 +134,18 @@ static void t_take(const struct fib6 *fib, struct t6 a, struct t_link *l)
     l->a = a;
     l->ng = 0;
     l->nh = T_NONE;
-    uint32_t e = ipc_ld_acq(&fib->tbl24[fib6_idx24(b)]); /* R1 */
+    uint32_t e = ipc_ld_acq(&fib->m.tbl24[fib6_idx24(b)]); /* R1 */
     for (unsigned i = 3; (e & FIB6_E_EXT) && i < 16; i++) {
         uint32_t g = e & FIB6_E_IDX;
         l->grp[l->ng] = g;
         l->grp_life[l->ng++] = atomic_load_explicit(&t_life_grp[g], memory_order_acquire);
-        e = ipc_ld_acq(&fib->tbl8[(size_t)g << 8 | b[i]]);
+        e = ipc_ld_acq(&fib->m.tbl8[(size_t)g << 8 | b[i]]);
     }
     if (fib6_result(e) != FIB6_MISS) {
         l->nh = fib6_result(e);
         l->nh_life = atomic_load_explicit(&t_life_nh[l->nh], memory_order_acquire);
         for (unsigned k = 0; k < 3; k++)
-            l->nh_w[k] = ipc_ld_rlx(&fib->nh[(size_t)l->nh * FIB6_NH_WORDS + k]);
+            l->nh_w[k] = ipc_ld_rlx(&fib->m.nh[(size_t)l->nh * FIB6_NH_WORDS + k]);
     }
 }
 
@@ -165,7 +165,7 @@ static bool t_follow(const struct fib6 *fib, const struct t_link *l, char *why, 
         uint32_t life = atomic_load_explicit(&t_life_nh[l->nh], memory_order_acquire);
         bool same = life == l->nh_life;
         for (unsigned k = 0; k < 3; k++)
-            same = same && ipc_ld_rlx(&fib->nh[(size_t)l->nh * FIB6_NH_WORDS + k]) == l->nh_w[k];
+            same = same && ipc_ld_rlx(&fib->m.nh[(size_t)l->nh * FIB6_NH_WORDS + k]) == l->nh_w[k];
         if (!same) {
             snprintf(why, n, "%s: next hop %u was reused under the batch (life %u -> %u)", t6_str(l->a, s, sizeof(s)),
                      l->nh, l->nh_life, life);
@@ -259,7 +259,7 @@ static void test_rt_fib6_section_covers_batch(void **state)
     pthread_join(rt, NULL);
     pthread_join(wt, NULL);
     uint64_t lives = started ? atomic_load(&t_new_lives) - lives0 : 0;
-    struct fib6_stats st;
+    struct fib_stats st;
     fib6_get_stats(&f->w, &st);
     print_message("%.2f s: %llu batches, %llu answers checked, %llu links followed; writer %llu updates (%llu -EAGAIN, "
                   "%llu -ENOSPC), %llu groups and next hops reused while the reader ran; now %u prefixes, %u groups\n",

@@ -129,16 +129,16 @@ static void t_take(const struct fib *fib, uint32_t addr, struct t_link *l)
 {
     l->addr = addr;
     l->grp = l->nh = T_NONE;
-    uint32_t e = ipc_ld_acq(&fib->tbl24[addr >> 8]); /* R1 */
+    uint32_t e = ipc_ld_acq(&fib->m.tbl24[addr >> 8]); /* R1 */
     if (e & FIB_E_EXT) {
         l->grp = e & FIB_E_IDX;
         l->grp_life = atomic_load_explicit(&t_life_grp[l->grp], memory_order_acquire);
-        e = ipc_ld_acq(&fib->tbl8[(size_t)l->grp << 8 | (addr & 0xff)]);
+        e = ipc_ld_acq(&fib->m.tbl8[(size_t)l->grp << 8 | (addr & 0xff)]);
     }
     if (e & FIB_E_VALID) {
         l->nh = e & FIB_E_IDX;
         l->nh_life = atomic_load_explicit(&t_life_nh[l->nh], memory_order_acquire);
-        l->nh_val = ipc_ld_rlx(&fib->nh[l->nh]);
+        l->nh_val = ipc_ld_rlx(&fib->m.nh[l->nh]);
     }
 }
 
@@ -147,7 +147,7 @@ static bool t_follow(const struct fib *fib, const struct t_link *l, char *why, s
 {
     if (l->grp != T_NONE) {
         uint32_t life = atomic_load_explicit(&t_life_grp[l->grp], memory_order_acquire);
-        uint32_t e = ipc_ld_acq(&fib->tbl8[(size_t)l->grp << 8 | (l->addr & 0xff)]);
+        uint32_t e = ipc_ld_acq(&fib->m.tbl8[(size_t)l->grp << 8 | (l->addr & 0xff)]);
         if (life != l->grp_life) {
             snprintf(why, n, "%08x: tbl8 group %u was reused under the batch (life %u -> %u; entry now %08x)",
                      l->addr, l->grp, l->grp_life, life, e);
@@ -156,7 +156,7 @@ static bool t_follow(const struct fib *fib, const struct t_link *l, char *why, s
     }
     if (l->nh != T_NONE) {
         uint32_t life = atomic_load_explicit(&t_life_nh[l->nh], memory_order_acquire);
-        uint64_t v = ipc_ld_rlx(&fib->nh[l->nh]);
+        uint64_t v = ipc_ld_rlx(&fib->m.nh[l->nh]);
         if (life != l->nh_life || v != l->nh_val) {
             snprintf(why, n, "%08x: next hop %u was reused under the batch (life %u -> %u, %016llx -> %016llx)",
                      l->addr, l->nh, l->nh_life, life, (unsigned long long)l->nh_val, (unsigned long long)v);
