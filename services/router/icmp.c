@@ -47,12 +47,14 @@ static enum rt_ctr rt_icmp_ctr(uint8_t type, uint8_t code)
 {
     if (type == RT_ICMP_TIME_EXCEEDED)
         return RT_CTR_ICMP_TIME_EXCEEDED_TX;
+    if (type == RT_ICMP_PARAMPROB)
+        return RT_CTR_ICMP_PARAMPROB_TX;
     if (code == RT_ICMP_UNREACH_NEEDFRAG)
         return RT_CTR_ICMP_FRAG_NEEDED_TX;
     return code == RT_ICMP_UNREACH_HOST ? RT_CTR_ICMP_HOST_UNREACH_TX : RT_CTR_ICMP_NET_UNREACH_TX;
 }
 
-bool rt_icmp_error(struct rt_ctx *ctx, ipc_buf orig, uint8_t type, uint8_t code, uint16_t mtu, uint64_t now,
+bool rt_icmp_error(struct rt_ctx *ctx, ipc_buf orig, uint8_t type, uint8_t code, uint32_t aux, uint64_t now,
                    struct rt_burst *tx)
 {
     if (!rt_icmp_error_allowed(ctx, orig)) {
@@ -90,7 +92,7 @@ bool rt_icmp_error(struct rt_ctx *ctx, ipc_buf orig, uint8_t type, uint8_t code,
     ic[0] = type;
     ic[1] = code;
     pkt_put16(ic + 2, 0);
-    pkt_put32(ic + 4, type == RT_ICMP_UNREACH && code == RT_ICMP_UNREACH_NEEDFRAG ? mtu : 0);
+    pkt_put32(ic + 4, aux);
     pkt_read(ctx->pool, orig, PKT_ETH_HLEN, ic + RT_ICMP_HLEN, quote);
     pkt_put16(ic + 2, pkt_csum(ic, RT_ICMP_HLEN + quote));
     rt_icmp_send(ctx, orig, nb, PKT_ETH_HLEN + iplen, rt_icmp_ctr(type, code), tx);

@@ -21,6 +21,7 @@
 #define RT_ICMP_UNREACH 3u
 #define RT_ICMP_ECHO 8u
 #define RT_ICMP_TIME_EXCEEDED 11u
+#define RT_ICMP_PARAMPROB 12u /* RFC 792 Parameter Problem; code 0: the pointer says where */
 #define RT_ICMP_UNREACH_NET 0u
 #define RT_ICMP_UNREACH_HOST 1u
 #define RT_ICMP_UNREACH_NEEDFRAG 4u
@@ -39,11 +40,12 @@ bool rt_icmp_error_allowed(const struct rt_ctx *ctx, ipc_buf orig);
  * Send ICMP @type/@code about @orig (an Ethernet frame with a validated IPv4
  * header, not consumed): a new buffer quoting the original IP header and the
  * first 8 bytes of its payload, from the ingress port's address, out the
- * ingress port. @mtu fills the next-hop MTU field of "fragmentation needed"
- * (RFC 1191). Returns true if a message was queued on @tx; false when it was
+ * ingress port. @aux is the word after the checksum: the next-hop MTU of
+ * "fragmentation needed" (RFC 1191), the pointer in the top octet of a
+ * Parameter Problem (RFC 792), 0 otherwise. Returns true if a message was queued on @tx; false when it was
  * not allowed, rate-limited or no buffer was free (each counted).
  */
-bool rt_icmp_error(struct rt_ctx *ctx, ipc_buf orig, uint8_t type, uint8_t code, uint16_t mtu, uint64_t now,
+bool rt_icmp_error(struct rt_ctx *ctx, ipc_buf orig, uint8_t type, uint8_t code, uint32_t aux, uint64_t now,
                    struct rt_burst *tx);
 
 /**

@@ -121,25 +121,10 @@ static void rt_opt_ts(struct rt_ctx *ctx, uint8_t *opt, uint32_t me)
     }
 }
 
-/*
- * Parameter Problem, code 0, about @orig: rt_icmp_error's message (its
- * quoting, its checks of §4.3.2.7, its rate limit) with the pointer put in
- * the octet after the checksum, and counted as what it is.
- */
+/* Parameter Problem, code 0, about @orig, pointing at its octet @ptr. */
 static void rt_opt_param_problem(struct rt_ctx *ctx, ipc_buf orig, uint8_t ptr, uint64_t now, struct rt_burst *tx)
 {
-    uint64_t *c = ctx->ctr->c;
-    uint64_t full = c[RT_CTR_DROP_TX_FULL];
-    if (!rt_icmp_error(ctx, orig, RT_ICMP_PARAMPROB, 0, 0, now, tx))
-        return;
-    /* rt_icmp_error counts a type it has no counter for as net unreachable. */
-    c[RT_CTR_ICMP_NET_UNREACH_TX]--;
-    rt_count(ctx, RT_CTR_ICMP_PARAMPROB_TX);
-    if (c[RT_CTR_DROP_TX_FULL] != full)
-        return; /* queued into a full burst: dropped, nothing to patch */
-    uint8_t *ic = ipc_pool_data(ctx->pool, tx->bufs[tx->n - 1]) + PKT_ETH_HLEN + PKT_IP_HLEN;
-    ic[4] = ptr;
-    pkt_put16(ic + 2, pkt_csum_update16(pkt_get16(ic + 2), 0, (uint16_t)(ptr << 8)));
+    rt_icmp_error(ctx, orig, RT_ICMP_PARAMPROB, 0, (uint32_t)ptr << 24, now, tx);
 }
 
 enum rt_ctr rt_ipopt(struct rt_ctx *ctx, ipc_buf b, uint16_t port, uint64_t now, struct rt_burst *tx)

@@ -15,7 +15,6 @@
 
 #include "rt.h"
 
-#define RT_ICMP_PARAMPROB 12u /* RFC 792 Parameter Problem; code 0: the pointer says where */
 
 #define RT_OPT_EOL 0u
 #define RT_OPT_NOP 1u

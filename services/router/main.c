@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * services/router/main.c: rr-router, the router process. It maps the FIB
- * (read-only, reader slot 0) and the neighbour table that the supervisor
- * created, names its counters in its stats region, and loops: a burst from
+ * (read-only, reader slot FIB_ROUTER_SLOT) and the neighbour table that the
+ * supervisor created, names its counters in its stats region, and loops: a burst from
  * each port's receive ring through rt_input_burst(), the packets it emits
  * sorted onto each egress port's ring, ARP timers every 100 ms, at most one
  * wake-up per peer per loop, and a sleep on its eventfd when no ring has
@@ -196,7 +196,7 @@ static int rt_setup(struct rt_proc *r, struct ipc_err *err)
         return -EPROTO;
     /* Slot 0 is this router's; attach clears whatever a dead predecessor
      * left in it, which would pin retired FIB entries forever. */
-    ret = fib_attach(&r->fib, tc->fib_fd, tc->fib_readers_fd, 0, err);
+    ret = fib_attach(&r->fib, tc->fib_fd, tc->fib_readers_fd, FIB_ROUTER_SLOT, err);
     if (ret < 0)
         return ret;
     name_counters(r);
@@ -209,8 +209,8 @@ static int rt_setup(struct rt_proc *r, struct ipc_err *err)
      * added later could take its index. The tables' one writer is here. */
     rt_neigh_forget_ports(&r->neigh, cfg->nports);
     if (tc->fib6_fd >= 0) {
-        /* The same slot 0 in the same readers' region as the IPv4 FIB. */
-        ret = fib6_attach(&r->fib6, tc->fib6_fd, tc->fib_readers_fd, 0, err);
+        /* The same slot in the same readers' region as the IPv4 FIB. */
+        ret = fib6_attach(&r->fib6, tc->fib6_fd, tc->fib_readers_fd, FIB_ROUTER_SLOT, err);
         if (ret < 0)
             return ret;
         ret = rt_nd_attach_router(&r->neigh6, tc->neigh6_fd, &r->ctr, err);
