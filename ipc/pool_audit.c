@@ -226,6 +226,37 @@ static void give_back_unreleased(struct ipc_pool *pool, const struct ipc_ring_re
 }
 
 /*
+ * Link @k of depot word @s's chain, buffer @b: sound when it is in range,
+ * not met before on a magazine (@flags), and free or @also's. A sound link
+ * is marked; the first unsound one is told, and the chain is cut there.
+ */
+static bool mag_link_ok(struct ipc_pool *pool, uint32_t s, uint32_t k, ipc_buf b, uint16_t also, uint8_t *flags)
+{
+    uint16_t o = b < pool->nbufs ? ipc_pool_owner(pool, b) : IPC_OWNER_FREE;
+    const char *why = b >= pool->nbufs                  ? "out of range"
+                      : (flags[b] & MARK_MAG)           ? "met a second time (a loop, or another magazine)"
+                      : o != IPC_OWNER_FREE && o != also ? "not free"
+                                                         : NULL;
+    if (why) {
+        tell(pool, "pool %s: depot word %u at offset %#zx: buffer %u, link %u of its chain, is %s; cut there",
+             pool->name, s, depot_at(pool, s), b, k, why);
+        return false;
+    }
+    flags[b] |= MARK_MAG;
+    return true;
+}
+
+/* Depot word @s's count, read as @w, told when it exceeds a magazine's. */
+static uint32_t mag_count(struct ipc_pool *pool, uint32_t s, uint64_t w)
+{
+    uint32_t cnt = WORD_CNT(w);
+    if (cnt > IPC_MAG)
+        tell(pool, "pool %s: depot word %u at offset %#zx: count %u exceeds the %u of a magazine", pool->name, s,
+             depot_at(pool, s), cnt, IPC_MAG);
+    return cnt;
+}
+
+/*
  * Depot word @s, read as @w, whose owner @wo is gone: back to the depot as
  * FREE, with as much of its chain as is sound. Each
  * buffer on it must be in range, not met before on a magazine, and free or
@@ -234,25 +265,13 @@ static void give_back_unreleased(struct ipc_pool *pool, const struct ipc_ring_re
  */
 static int mag_take_back(struct ipc_pool *pool, uint32_t s, uint64_t w, uint16_t wo, uint8_t *flags)
 {
-    uint32_t cnt = WORD_CNT(w), k = 0;
+    uint32_t cnt = mag_count(pool, s, w), k = 0;
     ipc_buf head = WORD_HEAD(w), b = head;
     int had = 0;
-    if (cnt > IPC_MAG)
-        tell(pool, "pool %s: depot word %u at offset %#zx: count %u exceeds the %u of a magazine", pool->name, s,
-             depot_at(pool, s), cnt, IPC_MAG);
     for (; k < cnt && k < IPC_MAG; k++) {
-        uint16_t o = b < pool->nbufs ? ipc_pool_owner(pool, b) : IPC_OWNER_FREE;
-        const char *why = b >= pool->nbufs              ? "out of range"
-                          : (flags[b] & MARK_MAG)       ? "met a second time (a loop, or another magazine)"
-                          : o != IPC_OWNER_FREE && o != wo ? "not free"
-                                                           : NULL;
-        if (why) {
-            tell(pool, "pool %s: depot word %u at offset %#zx: buffer %u, link %u of its chain, is %s; cut there",
-                 pool->name, s, depot_at(pool, s), b, k, why);
+        if (!mag_link_ok(pool, s, k, b, wo, flags))
             break;
-        }
-        flags[b] |= MARK_MAG;
-        if (o == wo)
+        if (ipc_pool_owner(pool, b) == wo)
             had++;
         ipc_st_rlx(&pool->meta[b].owner, IPC_OWNER_FREE);
         b = pool->meta[b].link;
@@ -423,22 +442,11 @@ int ipc_pool_repair(struct ipc_pool *pool, const struct ipc_ring_ref *rings, uns
                  depot_at(pool, s), o, o == pool->self ? "is the supervisor, which holds none now" : "names no process");
             no = IPC_OWNER_FREE;
         }
-        uint32_t cnt = WORD_CNT(w), k = 0;
+        uint32_t cnt = mag_count(pool, s, w), k = 0;
         ipc_buf head = WORD_HEAD(w), b = head;
-        if (cnt > IPC_MAG)
-            tell(pool, "pool %s: depot word %u at offset %#zx: count %u exceeds the %u of a magazine", pool->name, s,
-                 depot_at(pool, s), cnt, IPC_MAG);
         for (; k < cnt && k < IPC_MAG; k++) {
-            const char *why = b >= pool->nbufs                             ? "out of range"
-                              : (flags[b] & MARK_MAG)                      ? "met a second time (a loop, or another magazine)"
-                              : ipc_pool_owner(pool, b) != IPC_OWNER_FREE ? "not free"
-                                                                           : NULL;
-            if (why) {
-                tell(pool, "pool %s: depot word %u at offset %#zx: buffer %u, link %u of its chain, is %s; cut there",
-                     pool->name, s, depot_at(pool, s), b, k, why);
+            if (!mag_link_ok(pool, s, k, b, IPC_OWNER_FREE, flags))
                 break;
-            }
-            flags[b] |= MARK_MAG;
             b = pool->meta[b].link;
         }
         if (no != o || k != cnt) {

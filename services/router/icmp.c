@@ -89,11 +89,7 @@ bool rt_icmp_error(struct rt_ctx *ctx, ipc_buf orig, uint8_t type, uint8_t code,
     pkt_put16(ip + PKT_IP_CSUM, pkt_csum(ip, PKT_IP_HLEN));
 
     uint8_t *ic = ip + PKT_IP_HLEN;
-    ic[0] = type;
-    ic[1] = code;
-    pkt_put16(ic + 2, 0);
-    pkt_put32(ic + 4, aux);
-    pkt_read(ctx->pool, orig, PKT_ETH_HLEN, ic + RT_ICMP_HLEN, quote);
+    rt_icmp_put_error(ctx, orig, ic, type, code, aux, quote);
     pkt_put16(ic + 2, pkt_csum(ic, RT_ICMP_HLEN + quote));
     rt_icmp_send(ctx, orig, nb, PKT_ETH_HLEN + iplen, rt_icmp_ctr(type, code), tx);
     return true;

@@ -108,11 +108,7 @@ bool rt_icmp6_error(struct rt_ctx *ctx, ipc_buf orig, uint8_t type, uint8_t code
     memcpy(ip6 + PKT_IP6_SRC, src, 16);
     memcpy(ip6 + PKT_IP6_DST, oip + PKT_IP6_SRC, 16);
     uint8_t *ic = ip6 + PKT_IP6_HLEN;
-    ic[0] = type;
-    ic[1] = code;
-    pkt_put16(ic + 2, 0);
-    pkt_put32(ic + 4, param);
-    pkt_read(ctx->pool, orig, PKT_ETH_HLEN, ic + RT_ICMP6_HLEN, quote);
+    rt_icmp_put_error(ctx, orig, ic, type, code, param, quote);
     uint32_t sum = rt_ip6_pseudo_sum(ip6 + PKT_IP6_SRC, ip6 + PKT_IP6_DST, icmp_len, PKT_IP_PROTO_ICMPV6);
     pkt_put16(ic + 2, pkt_csum_fold(pkt_csum_add(sum, ic, icmp_len, false)));
     rt_icmp_send(ctx, orig, nb, PKT_ETH_HLEN + PKT_IP6_HLEN + icmp_len, rt_icmp6_ctr(type), tx);

@@ -58,6 +58,16 @@ uint8_t *rt_icmp_new(struct rt_ctx *ctx, ipc_buf orig, uint16_t type, ipc_buf *n
     return f;
 }
 
+void rt_icmp_put_error(const struct rt_ctx *ctx, ipc_buf orig, uint8_t *ic, uint8_t type, uint8_t code, uint32_t word,
+                       uint32_t quote)
+{
+    ic[0] = type;
+    ic[1] = code;
+    pkt_put16(ic + 2, 0);
+    pkt_put32(ic + 4, word);
+    pkt_read(ctx->pool, orig, PKT_ETH_HLEN, ic + 8, quote);
+}
+
 void rt_icmp_send(struct rt_ctx *ctx, ipc_buf orig, ipc_buf nb, uint32_t len, enum rt_ctr ctr, struct rt_burst *tx)
 {
     struct ipc_meta *nm = ipc_pool_meta(ctx->pool, nb);

@@ -34,6 +34,14 @@ uint32_t rt_icmp_quote_len(const struct rt_ctx *ctx, ipc_buf orig, uint32_t tot,
  */
 uint8_t *rt_icmp_new(struct rt_ctx *ctx, ipc_buf orig, uint16_t type, ipc_buf *nb);
 
+/**
+ * The 8-byte header both families' errors start with (@type, @code, the
+ * checksum left 0, the word @word: an MTU, a pointer, or 0), then @quote
+ * bytes of @orig's IP packet after it.
+ */
+void rt_icmp_put_error(const struct rt_ctx *ctx, ipc_buf orig, uint8_t *ic, uint8_t type, uint8_t code, uint32_t word,
+                       uint32_t quote);
+
 /** Send error @nb (@len bytes of frame) out @orig's ingress port, counted as @ctr. */
 void rt_icmp_send(struct rt_ctx *ctx, ipc_buf orig, ipc_buf nb, uint32_t len, enum rt_ctr ctr, struct rt_burst *tx);
 
