@@ -41,11 +41,11 @@ RR_TEST_SEED=${RR_TEST_SEED:-$(od -An -N2 -tu2 /dev/urandom | tr -d ' ')}
 export RR_TEST_SEED
 echo "run.sh: RR_TEST_SEED=$RR_TEST_SEED${RR_NO_SKIP:+, RR_NO_SKIP=$RR_NO_SKIP (a skip fails)}, $jobs at a time (RR_TEST_JOBS)"
 
-timeout_for() {
-    local name=$1 t
-    t=$(awk -v n="$name" '$1 == n { print $2 }' tests/timeouts 2>/dev/null)
-    echo "${t:-$default_timeout}"
-}
+declare -A timeouts=()
+while read -r name secs _; do
+    [ -n "$name" ] && timeouts[$name]=$secs
+done < <(cat tests/timeouts 2>/dev/null)
+timeout_for() { echo "${timeouts[$1]:-$default_timeout}"; }
 
 declare -A serial=() background=()
 while read -r name _; do
