@@ -16,10 +16,12 @@
 # reproduce a run). tests/timeouts sets a test's timeout in seconds ("NAME
 # SECS").
 # RR_TEST_JOBS (default 2) tests run at once, each in its own session with
-# its own namespaces and temp dir; a test named in tests/serial ("NAME
-# reason": its timing bounds need the machine to itself) runs alone, after
-# the others; one named in tests/background (a build: CPU, no timing) runs
-# from the start beside the others, at idle CPU priority, in no slot. With
+# its own namespaces and temp dir. tests/serial ("NAME MODE reason") names
+# the exceptions: MODE alone (its timing bounds need the machine to
+# itself: it runs alone, after the others) or heavy (it loads the machine
+# but bears load: only unit tests, which have no timing bound, run beside
+# it). tests/background names tests (a build: CPU, no timing) that run from
+# the start beside the others, at idle CPU priority, in no slot. With
 # RR_TEST_JOBS=1 every test runs alone. A line is printed as each test ends.
 # tests/expected pins the test list (one label per line, sorted, as printed
 # here): a label it names that is not built, or a test it does not name,
@@ -48,9 +50,12 @@ done < <(cat tests/timeouts 2>/dev/null)
 timeout_for() { echo "${timeouts[$1]:-$default_timeout}"; }
 
 declare -A serial=() background=()
-while read -r name _; do
+while read -r name mode _; do
     case $name in '' | '#'*) continue ;; esac
-    serial[$name]=1
+    case $mode in
+    alone | heavy) serial[$name]=$mode ;;
+    *) echo "run.sh: tests/serial: $name: mode \"$mode\", expected alone or heavy" >&2; exit 2 ;;
+    esac
 done < <(cat tests/serial 2>/dev/null)
 while read -r name _; do
     case $name in '' | '#'*) continue ;; esac
@@ -87,8 +92,8 @@ run_isolated() { # run_isolated LOG CMD...
     return "$rc"
 }
 
-# The tests to run: T_LABEL[i], T_CMD[i] (one path), T_MODE[i] (serial,
-# background, or empty: parallel).
+# The tests to run: T_LABEL[i], T_CMD[i] (one path), T_MODE[i] (alone,
+# heavy, background, or empty: parallel).
 T_LABEL=() T_CMD=() T_MODE=()
 # The pinned list: every label of the suites we run must be in
 # tests/expected and every expected one must exist. A test that was not
@@ -114,8 +119,10 @@ check_expected() { # check_expected LABEL: 0 if it may run
 add_test() { # add_test LABEL PATH
     check_expected "$1" || return 0
     local base=${2##*/} m=
-    if [ -n "${serial[$1]+x}" ] || [ -n "${serial[$base]+x}" ]; then
-        m=serial
+    if [ -n "${serial[$1]+x}" ]; then
+        m=${serial[$1]}
+    elif [ -n "${serial[$base]+x}" ]; then
+        m=${serial[$base]}
     elif [ "$jobs" -gt 1 ] && { [ -n "${background[$1]+x}" ] || [ -n "${background[$base]+x}" ]; }; then
         m=background
     fi
@@ -151,7 +158,7 @@ declare -A last=()
 queue=() serial_queue=() bg_queue=()
 while read -r _ i; do
     case ${T_MODE[i]} in
-    serial) serial_queue+=("$i:1") ;;
+    alone) serial_queue+=("$i:1") ;;
     background) bg_queue+=("$i:1") ;;
     *) queue+=("$i:1") ;;
     esac
@@ -160,10 +167,22 @@ done < <(for i in "${!T_LABEL[@]}"; do
     printf '%s %s\n' "${last[$l]:-$(timeout_for "${T_CMD[i]##*/}")}" "$i"
 done | sort -s -k1,1gr)
 
+is_unit() { [[ ${T_LABEL[$1]} != integ/* ]]; }
+# May test I start now in a free slot? Beside a heavy test only unit
+# tests; a heavy test only beside unit tests.
+may_start() {
+    if [ "$running_heavy" -gt 0 ]; then
+        is_unit "$1"
+    elif [ "${T_MODE[$1]}" = heavy ]; then
+        [ "$running_integ" = 0 ]
+    fi
+}
+
 log_of() { echo "$log_dir/$(echo "$1" | tr '/ ' '__').log"; }
 
 declare -A J_TEST=() J_START=() J_BG=()
 running=0 alone= sum_secs=0 serial_secs=0
+running_integ=0 running_heavy=0 # in the slots: not unit tests; heavy ones
 declare -A first_secs=() durations=()
 
 start() { # start I:ATTEMPT
@@ -182,6 +201,8 @@ start() { # start I:ATTEMPT
         run_isolated "$log" timeout --kill-after=10 "$t" "${T_CMD[i]}" &
         pid=$!
         running=$((running + 1))
+        is_unit "$i" || running_integ=$((running_integ + 1))
+        [ "${T_MODE[i]}" != heavy ] || running_heavy=$((running_heavy + 1))
     fi
     J_TEST[$pid]=$1 J_START[$pid]=$EPOCHREALTIME
 }
@@ -192,7 +213,7 @@ finish() { # finish I:ATTEMPT RC SECS
     label=${T_LABEL[i]}
     log=$(log_of "$label")
     sum_secs=$(awk -v a="$sum_secs" -v b="$secs" 'BEGIN { print a + b }')
-    [ "${T_MODE[i]}" = serial ] || [ "$a" = 2 ] && serial_secs=$(awk -v a="$serial_secs" -v b="$secs" 'BEGIN { print a + b }')
+    [ "${T_MODE[i]}" = alone ] || [ "$a" = 2 ] && serial_secs=$(awk -v a="$serial_secs" -v b="$secs" 'BEGIN { print a + b }')
     if [ "$rc" -eq 75 ] && [ "$a" = 1 ]; then
         # Only timing-bound checks failed: once more, same seed, alone
         # (after the others). A pass then is flaky, shown and counted
@@ -265,8 +286,19 @@ trap stop_all INT TERM
 for b in "${bg_queue[@]}"; do start "$b"; done
 while :; do
     while [ -z "$alone" ] && [ "$running" -lt "$jobs" ] && [ ${#queue[@]} -gt 0 ]; do
-        start "${queue[0]}"
-        queue=("${queue[@]:1}")
+        pick= held=
+        for k in "${!queue[@]}"; do
+            i=${queue[k]%:*}
+            # A heavy test waiting for the integration tests in the slots
+            # to end holds back the ones after it, or it would wait to the end.
+            [ -n "$held" ] && ! is_unit "$i" && continue
+            may_start "$i" && { pick=$k; break; }
+            [ "${T_MODE[i]}" = heavy ] && held=1
+        done
+        [ -n "$pick" ] || break
+        start "${queue[pick]}"
+        unset "queue[pick]"
+        queue=("${queue[@]}")
     done
     if [ "$running" = 0 ] && [ ${#serial_queue[@]} -gt 0 ]; then
         alone=1
@@ -284,6 +316,9 @@ while :; do
         unset "J_BG[$done_pid]"
     else
         running=$((running - 1))
+        i=${job%:*}
+        is_unit "$i" || running_integ=$((running_integ - 1))
+        [ "${T_MODE[i]}" != heavy ] || running_heavy=$((running_heavy - 1))
     fi
     unset "J_TEST[$done_pid]" "J_START[$done_pid]"
     [ "$running" = 0 ] && alone=
