@@ -325,8 +325,10 @@ while :; do
     finish "$job" "$rc" "$secs"
 done
 
-# Each test's time, for the next run's order.
-for label in "${!durations[@]}"; do echo "$label ${durations[$label]}"; done >"$log_dir/durations.new" &&
+# Each test's time, for the next run's order (a test not run this time
+# keeps its last one).
+for label in "${!durations[@]}"; do last[$label]=${durations[$label]}; done
+for label in "${!last[@]}"; do echo "$label ${last[$label]}"; done >"$log_dir/durations.new" &&
     mv "$log_dir/durations.new" "$log_dir/durations"
 
 echo
