@@ -82,7 +82,7 @@ run_isolated() { # run_isolated LOG CMD...
         wait "$pid"
         rc=$?
         # A wait cut short by the trap returns > 128 with the test alive.
-        [ "$rc" -gt 128 ] && kill -0 "$pid" 2>/dev/null || break
+        if [ "$rc" -le 128 ] || ! kill -0 "$pid" 2>/dev/null; then break; fi
     done
     left=$(ps -eo pid=,sid= | awk -v s="$pid" '$2 == s && $1 != s { print $1 }')
     if [ -n "$left" ]; then
@@ -181,7 +181,7 @@ may_start() {
 log_of() { echo "$log_dir/$(echo "$1" | tr '/ ' '__').log"; }
 
 declare -A J_TEST=() J_START=() J_BG=()
-running=0 alone= sum_secs=0 serial_secs=0
+running=0 alone='' sum_secs=0 serial_secs=0
 running_integ=0 running_heavy=0 # in the slots: not unit tests; heavy ones
 declare -A first_secs=() durations=()
 
@@ -286,7 +286,7 @@ trap stop_all INT TERM
 for b in "${bg_queue[@]}"; do start "$b"; done
 while :; do
     while [ -z "$alone" ] && [ "$running" -lt "$jobs" ] && [ ${#queue[@]} -gt 0 ]; do
-        pick= held=
+        pick='' held=''
         for k in "${!queue[@]}"; do
             i=${queue[k]%:*}
             # A heavy test waiting for the integration tests in the slots
@@ -309,7 +309,7 @@ while :; do
     done_pid=
     wait -n -p done_pid
     rc=$?
-    [ -n "$done_pid" ] && [ -n "${J_TEST[$done_pid]+x}" ] || continue
+    if [ -z "$done_pid" ] || [ -z "${J_TEST[$done_pid]+x}" ]; then continue; fi
     job=${J_TEST[$done_pid]}
     secs=$(awk -v a="${J_START[$done_pid]}" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')
     if [ -n "${J_BG[$done_pid]+x}" ]; then
