@@ -10,10 +10,19 @@
 #   tests/integ/*.sh         namespace tests (root)
 # A test's exit status: 0 passed; 77 skipped (a failure when RR_NO_SKIP=1,
 # as .ci/run sets); 75 only timing-bound checks failed (tests/lib/common.sh
-# t_timing_fail): it runs once more with the same RR_TEST_SEED, and counts as
-# flaky if that run passes, failed if not; anything else, or a timeout,
-# failed. Every test gets RR_TEST_SEED (random, printed; set it to reproduce a
-# run). tests/timeouts sets a test's timeout in seconds ("NAME SECS").
+# t_timing_fail): it runs once more, alone, with the same RR_TEST_SEED, and
+# counts as flaky if that run passes, failed if not; anything else, or a
+# timeout, failed. Every test gets RR_TEST_SEED (random, printed; set it to
+# reproduce a run). tests/timeouts sets a test's timeout in seconds ("NAME
+# SECS").
+# RR_TEST_JOBS (default 2) tests run at once, each in its own session with
+# its own namespaces and temp dir. tests/serial ("NAME MODE reason") names
+# the exceptions: MODE alone (its timing bounds need the machine to
+# itself: it runs alone, after the others) or heavy (it loads the machine
+# but bears load: only unit tests, which have no timing bound, run beside
+# it). tests/background names tests (a build: CPU, no timing) that run from
+# the start beside the others, at idle CPU priority, in no slot. With
+# RR_TEST_JOBS=1 every test runs alone. A line is printed as each test ends.
 # tests/expected pins the test list (one label per line, sorted, as printed
 # here): a label it names that is not built, or a test it does not name,
 # fails the run.
@@ -21,26 +30,43 @@ set -u
 cd "$(dirname "$0")/.."
 suite=${1:-all}
 default_timeout=${TEST_TIMEOUT:-300}
+jobs=${RR_TEST_JOBS:-2}
+[[ $jobs =~ ^[1-9][0-9]*$ ]] || { echo "run.sh: RR_TEST_JOBS must be a positive integer, not \"$jobs\"" >&2; exit 2; }
 log_dir=build/test-logs
 mkdir -p "$log_dir"
+t_begin=$EPOCHREALTIME
 
 pass=0 fail=0 flaky=0 skip=0
 failed=() flakies=() skipped=()
 # One seed for the whole run, so that RR_TEST_SEED=N tests/run.sh repeats it.
 RR_TEST_SEED=${RR_TEST_SEED:-$(od -An -N2 -tu2 /dev/urandom | tr -d ' ')}
 export RR_TEST_SEED
-echo "run.sh: RR_TEST_SEED=$RR_TEST_SEED${RR_NO_SKIP:+, RR_NO_SKIP=$RR_NO_SKIP (a skip fails)}"
+echo "run.sh: RR_TEST_SEED=$RR_TEST_SEED${RR_NO_SKIP:+, RR_NO_SKIP=$RR_NO_SKIP (a skip fails)}, $jobs at a time (RR_TEST_JOBS)"
 
-timeout_for() {
-    local name=$1 t
-    t=$(awk -v n="$name" '$1 == n { print $2 }' tests/timeouts 2>/dev/null)
-    echo "${t:-$default_timeout}"
-}
+declare -A timeouts=()
+while read -r name secs _; do
+    [ -n "$name" ] && timeouts[$name]=$secs
+done < <(cat tests/timeouts 2>/dev/null)
+timeout_for() { echo "${timeouts[$1]:-$default_timeout}"; }
+
+declare -A serial=() background=()
+while read -r name mode _; do
+    case $name in '' | '#'*) continue ;; esac
+    case $mode in
+    alone | heavy) serial[$name]=$mode ;;
+    *) echo "run.sh: tests/serial: $name: mode \"$mode\", expected alone or heavy" >&2; exit 2 ;;
+    esac
+done < <(cat tests/serial 2>/dev/null)
+while read -r name _; do
+    case $name in '' | '#'*) continue ;; esac
+    background[$name]=1
+done < <(cat tests/background 2>/dev/null)
 
 # Run a test in a session of its own with only fds 0-2, then end whatever it
 # left behind in that session, by PID. A test that leaks a process must not
 # outlive its run, nor hold a pipe of ours (a leaked iperf3 holding ninja's
-# or CI's output pipe would stall the whole run).
+# or CI's output pipe would stall the whole run). Each runs in a background
+# job of run.sh, so $pid and the session are this job's alone.
 run_isolated() { # run_isolated LOG CMD...
     local log=$1 pid rc left
     shift
@@ -49,8 +75,15 @@ run_isolated() { # run_isolated LOG CMD...
     setsid bash -c 'for f in /proc/$$/fd/*; do f=${f##*/}; [ "$f" -gt 2 ] && eval "exec $f>&-"; done 2>/dev/null
         exec "$@"' run_isolated "$@" </dev/null >"$log" 2>&1 &
     pid=$!
-    wait "$pid"
-    rc=$?
+    # run.sh stopped (Ctrl-C, CI's timeout): the test too (timeout(1)
+    # passes it on), then its leftovers below.
+    trap 'kill -TERM "$pid" 2>/dev/null' TERM
+    while :; do
+        wait "$pid"
+        rc=$?
+        # A wait cut short by the trap returns > 128 with the test alive.
+        if [ "$rc" -le 128 ] || ! kill -0 "$pid" 2>/dev/null; then break; fi
+    done
     left=$(ps -eo pid=,sid= | awk -v s="$pid" '$2 == s && $1 != s { print $1 }')
     if [ -n "$left" ]; then
         echo "run.sh: the test left processes behind: $(ps -o pid=,args= -p "${left//$'\n'/,}" | tr '\n' ';')" >>"$log"
@@ -59,71 +92,9 @@ run_isolated() { # run_isolated LOG CMD...
     return "$rc"
 }
 
-run_one() { # run_one LABEL CMD...
-    local label=$1
-    shift
-    local base t log rc start end
-    base=$(basename "$1")
-    t=$(timeout_for "$base")
-    log="$log_dir/$(echo "$label" | tr '/ ' '__').log"
-    start=$(date +%s.%N)
-    run_isolated "$log" timeout --kill-after=10 "$t" "$@"
-    rc=$?
-    local note=""
-    if [ "$rc" -eq 75 ]; then
-        # Only timing-bound checks failed: once more, same seed. A pass then
-        # is flaky, shown and counted apart, never a plain pass.
-        mv "$log" "$log.first"
-        printf 'RERUN %-43s exit 75 (timing) on its first run, RR_TEST_SEED=%s; its log: %s.first\n' "$label" "$RR_TEST_SEED" "$log"
-        grep -E 'TIMING' "$log.first" | head -n 10 | sed 's/^/    | /'
-        run_isolated "$log" timeout --kill-after=10 "$t" "$@"
-        rc=$?
-        [ "$rc" -eq 0 ] && rc=flaky
-        note=" on its second run"
-    fi
-    if [ "$rc" = 77 ] && [ "${RR_NO_SKIP:-0}" = 1 ]; then
-        printf 'FAIL %-44s skipped, and RR_NO_SKIP=1: %s\n' "$label" "$(tail -n 1 "$log")"
-        fail=$((fail + 1))
-        failed+=("$label")
-        return
-    fi
-    end=$(date +%s.%N)
-    local secs
-    secs=$(awk -v a="$start" -v b="$end" 'BEGIN { printf "%.1f", b - a }')
-    case $rc in
-    0)
-        pass=$((pass + 1))
-        printf 'PASS %-44s %6ss\n' "$label" "$secs"
-        ;;
-    flaky)
-        flaky=$((flaky + 1))
-        flakies+=("$label")
-        printf 'FLAKY %-43s %6ss: passed only on its second run (same seed)\n' "$label" "$secs"
-        ;;
-    77)
-        skip=$((skip + 1))
-        skipped+=("$label")
-        printf 'SKIP %-44s %s\n' "$label" "$(tail -n 1 "$log")"
-        ;;
-    124 | 137)
-        fail=$((fail + 1))
-        failed+=("$label")
-        printf 'FAIL %-44s timed out after %ss%s\n' "$label" "$t" "$note"
-        sed 's/^/    | /' "$log" | tail -n 40
-        ;;
-    *)
-        fail=$((fail + 1))
-        failed+=("$label")
-        printf 'FAIL %-44s exit %d%s\n' "$label" "$rc" "$note"
-        # The reason first: a log's tail can be long (the supervisor's log
-        # follows a failure) and whoever shows this may fold its middle.
-        grep -E '^(FAIL|FAILED|\[  FAILED  \]|ERROR|AddressSanitizer|==[0-9]+==ERROR)|: FAIL|Assertion|runtime error|^[A-Za-z]*Error: ' "$log" |
-            head -n 8 | sed 's/^/    > /'
-        sed 's/^/    | /' "$log" | tail -n 60
-        ;;
-    esac
-}
-
+# The tests to run: T_LABEL[i], T_CMD[i] (one path), T_MODE[i] (alone,
+# heavy, background, or empty: parallel).
+T_LABEL=() T_CMD=() T_MODE=()
 # The pinned list: every label of the suites we run must be in
 # tests/expected and every expected one must exist. A test that was not
 # built (a missing library, a build rule lost) fails instead of vanishing.
@@ -145,19 +116,31 @@ check_expected() { # check_expected LABEL: 0 if it may run
     failed+=("$1")
     return 1
 }
+add_test() { # add_test LABEL PATH
+    check_expected "$1" || return 0
+    local base=${2##*/} m=
+    if [ -n "${serial[$1]+x}" ]; then
+        m=${serial[$1]}
+    elif [ -n "${serial[$base]+x}" ]; then
+        m=${serial[$base]}
+    elif [ "$jobs" -gt 1 ] && { [ -n "${background[$1]+x}" ] || [ -n "${background[$base]+x}" ]; }; then
+        m=background
+    fi
+    T_LABEL+=("$1") T_CMD+=("$2") T_MODE+=("$m")
+}
 
 if [ "$suite" = all ] || [ "$suite" = unit ]; then
     for variant in tests asan tsan; do
         for t in build/bin/$variant/test_*; do
             [ -x "$t" ] || continue
-            check_expected "$variant/$(basename "$t")" && run_one "$variant/$(basename "$t")" "$t"
+            add_test "$variant/$(basename "$t")" "$t"
         done
     done
 fi
 if [ "$suite" = all ] || [ "$suite" = integ ]; then
     for t in tests/integ/*.sh; do
         [ -x "$t" ] || continue
-        check_expected "integ/$(basename "$t")" && run_one "integ/$(basename "$t")" "$t"
+        add_test "integ/$(basename "$t")" "$t"
     done
 fi
 
@@ -168,9 +151,191 @@ for label in "${!expected[@]}"; do
     failed+=("$label")
 done
 
+# The longest first, so that the last to end is a short one: each test's
+# time in the last run (build/test-logs/durations), else its timeout.
+declare -A last=()
+[ -f "$log_dir/durations" ] && while read -r label secs; do last[$label]=$secs; done <"$log_dir/durations"
+queue=() serial_queue=() bg_queue=()
+while read -r _ i; do
+    case ${T_MODE[i]} in
+    alone) serial_queue+=("$i:1") ;;
+    background) bg_queue+=("$i:1") ;;
+    *) queue+=("$i:1") ;;
+    esac
+done < <(for i in "${!T_LABEL[@]}"; do
+    l=${T_LABEL[i]}
+    printf '%s %s\n' "${last[$l]:-$(timeout_for "${T_CMD[i]##*/}")}" "$i"
+done | sort -s -k1,1gr)
+
+is_unit() { [[ ${T_LABEL[$1]} != integ/* ]]; }
+# May test I start now in a free slot? Beside a heavy test only unit
+# tests; a heavy test only beside unit tests.
+may_start() {
+    if [ "$running_heavy" -gt 0 ]; then
+        is_unit "$1"
+    elif [ "${T_MODE[$1]}" = heavy ]; then
+        [ "$running_integ" = 0 ]
+    fi
+}
+
+log_of() { echo "$log_dir/$(echo "$1" | tr '/ ' '__').log"; }
+
+declare -A J_TEST=() J_START=() J_BG=()
+running=0 alone='' sum_secs=0 serial_secs=0
+running_integ=0 running_heavy=0 # in the slots: not unit tests; heavy ones
+declare -A first_secs=() durations=()
+
+start() { # start I:ATTEMPT
+    local i=${1%:*} a=${1#*:} label log t pid
+    label=${T_LABEL[i]}
+    log=$(log_of "$label")
+    t=$(timeout_for "${T_CMD[i]##*/}")
+    [ "$a" = 2 ] && mv "$log" "$log.first"
+    if [ "${T_MODE[i]}" = background ] && [ "$a" = 1 ]; then
+        # SCHED_IDLE: it takes only the CPU no other test wants, so that
+        # it cannot delay anything timed beside it.
+        run_isolated "$log" chrt --idle 0 timeout --kill-after=10 "$t" "${T_CMD[i]}" &
+        pid=$!
+        J_BG[$pid]=1
+    else
+        run_isolated "$log" timeout --kill-after=10 "$t" "${T_CMD[i]}" &
+        pid=$!
+        running=$((running + 1))
+        is_unit "$i" || running_integ=$((running_integ + 1))
+        [ "${T_MODE[i]}" != heavy ] || running_heavy=$((running_heavy + 1))
+    fi
+    J_TEST[$pid]=$1 J_START[$pid]=$EPOCHREALTIME
+}
+
+# A test ended with status RC after SECS: count it and print its line.
+finish() { # finish I:ATTEMPT RC SECS
+    local i=${1%:*} a=${1#*:} rc=$2 secs=$3 label log t note=""
+    label=${T_LABEL[i]}
+    log=$(log_of "$label")
+    sum_secs=$(awk -v a="$sum_secs" -v b="$secs" 'BEGIN { print a + b }')
+    [ "${T_MODE[i]}" = alone ] || [ "$a" = 2 ] && serial_secs=$(awk -v a="$serial_secs" -v b="$secs" 'BEGIN { print a + b }')
+    if [ "$rc" -eq 75 ] && [ "$a" = 1 ]; then
+        # Only timing-bound checks failed: once more, same seed, alone
+        # (after the others). A pass then is flaky, shown and counted
+        # apart, never a plain pass.
+        printf 'RERUN %-43s exit 75 (timing) on its first run, RR_TEST_SEED=%s; its log: %s.first; it runs again alone\n' "$label" "$RR_TEST_SEED" "$log"
+        grep -E 'TIMING' "$log" | head -n 10 | sed 's/^/    | /'
+        first_secs[$i]=$secs
+        serial_queue+=("$i:2")
+        return
+    fi
+    if [ "$a" = 2 ]; then
+        secs=$(awk -v a="${first_secs[$i]}" -v b="$secs" 'BEGIN { printf "%.1f", a + b }')
+        [ "$rc" -eq 0 ] && rc=flaky
+        note=" on its second run"
+    fi
+    durations[$label]=$secs
+    if [ "$rc" = 77 ] && [ "${RR_NO_SKIP:-0}" = 1 ]; then
+        printf 'FAIL %-44s skipped, and RR_NO_SKIP=1: %s\n' "$label" "$(tail -n 1 "$log")"
+        fail=$((fail + 1))
+        failed+=("$label")
+        return
+    fi
+    case $rc in
+    0)
+        pass=$((pass + 1))
+        printf 'PASS %-44s %6ss\n' "$label" "$secs"
+        ;;
+    flaky)
+        flaky=$((flaky + 1))
+        flakies+=("$label")
+        printf 'FLAKY %-43s %6ss: passed only on its second run (same seed)\n' "$label" "$secs"
+        ;;
+    77)
+        skip=$((skip + 1))
+        skipped+=("$label")
+        printf 'SKIP %-44s %s\n' "$label" "$(tail -n 1 "$log")"
+        ;;
+    124 | 137)
+        t=$(timeout_for "${T_CMD[i]##*/}")
+        fail=$((fail + 1))
+        failed+=("$label")
+        printf 'FAIL %-44s timed out after %ss%s\n' "$label" "$t" "$note"
+        sed 's/^/    | /' "$log" | tail -n 40
+        ;;
+    *)
+        fail=$((fail + 1))
+        failed+=("$label")
+        printf 'FAIL %-44s exit %d%s\n' "$label" "$rc" "$note"
+        # The reason first: a log's tail can be long (the supervisor's log
+        # follows a failure) and whoever shows this may fold its middle.
+        grep -E '^(FAIL|FAILED|\[  FAILED  \]|ERROR|AddressSanitizer|==[0-9]+==ERROR)|: FAIL|Assertion|runtime error|^[A-Za-z]*Error: ' "$log" |
+            head -n 8 | sed 's/^/    > /'
+        sed 's/^/    | /' "$log" | tail -n 60
+        ;;
+    esac
+}
+
+stop_all() {
+    local p
+    for p in "${!J_TEST[@]}"; do kill -TERM "$p" 2>/dev/null; done
+    wait
+    echo "run.sh: stopped by a signal, with ${#J_TEST[@]} tests running"
+    exit 130
+}
+trap stop_all INT TERM
+
+# Three queues: the background tests, started at once; the parallel one,
+# RR_TEST_JOBS at a time; then the serial one (tests/serial, and every
+# rerun), one at a time with nothing beside it but the background.
+for b in "${bg_queue[@]}"; do start "$b"; done
+while :; do
+    while [ -z "$alone" ] && [ "$running" -lt "$jobs" ] && [ ${#queue[@]} -gt 0 ]; do
+        pick='' held=''
+        for k in "${!queue[@]}"; do
+            i=${queue[k]%:*}
+            # A heavy test waiting for the integration tests in the slots
+            # to end holds back the ones after it, or it would wait to the end.
+            [ -n "$held" ] && ! is_unit "$i" && continue
+            may_start "$i" && { pick=$k; break; }
+            [ "${T_MODE[i]}" = heavy ] && held=1
+        done
+        [ -n "$pick" ] || break
+        start "${queue[pick]}"
+        unset "queue[pick]"
+        queue=("${queue[@]}")
+    done
+    if [ "$running" = 0 ] && [ ${#serial_queue[@]} -gt 0 ]; then
+        alone=1
+        start "${serial_queue[0]}"
+        serial_queue=("${serial_queue[@]:1}")
+    fi
+    [ ${#J_TEST[@]} = 0 ] && break
+    done_pid=
+    wait -n -p done_pid
+    rc=$?
+    if [ -z "$done_pid" ] || [ -z "${J_TEST[$done_pid]+x}" ]; then continue; fi
+    job=${J_TEST[$done_pid]}
+    secs=$(awk -v a="${J_START[$done_pid]}" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')
+    if [ -n "${J_BG[$done_pid]+x}" ]; then
+        unset "J_BG[$done_pid]"
+    else
+        running=$((running - 1))
+        i=${job%:*}
+        is_unit "$i" || running_integ=$((running_integ - 1))
+        [ "${T_MODE[i]}" != heavy ] || running_heavy=$((running_heavy - 1))
+    fi
+    unset "J_TEST[$done_pid]" "J_START[$done_pid]"
+    [ "$running" = 0 ] && alone=
+    finish "$job" "$rc" "$secs"
+done
+
+# Each test's time, for the next run's order (a test not run this time
+# keeps its last one).
+for label in "${!durations[@]}"; do last[$label]=${durations[$label]}; done
+for label in "${!last[@]}"; do echo "$label ${last[$label]}"; done >"$log_dir/durations.new" &&
+    mv "$log_dir/durations.new" "$log_dir/durations"
+
 echo
 [ "$fail" -gt 0 ] && echo "failed: ${failed[*]} (logs in $log_dir/)"
 [ "$flaky" -gt 0 ] && echo "flaky (passed only when rerun with RR_TEST_SEED=$RR_TEST_SEED): ${flakies[*]}"
 [ "$skip" -gt 0 ] && echo "skipped: ${skipped[*]}"
+awk -v b="$t_begin" -v e="$EPOCHREALTIME" -v s="$sum_secs" -v a="$serial_secs" -v j="$jobs" \
+    'BEGIN { printf "run.sh: wall time %.0f s; the tests'"'"' own times add up to %.0f s, %.0f s of it alone (tests/serial, reruns); %d at a time\n", e - b, s, a, j }'
 echo "tests: $pass passed, $fail failed, $flaky flaky, $skip skipped"
 [ "$fail" -eq 0 ] && [ "$pass" -gt 0 ]

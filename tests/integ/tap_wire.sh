@@ -106,6 +106,15 @@ stop_wire() {
     sed "s/^/    [$phase] /" "$tmp/wire.$phase.log" | grep -Ev ' 0$'
     [ "$rc" -eq 0 ] || fail "$phase: harness exit $rc"
     grep -q '^census: .*: ok$' "$tmp/wire.$phase.log" || fail "$phase: census"
+    # The TAPs go when the kernel drops the last reference to their files,
+    # which the drivers' io_uring may hold a moment past their exit; the
+    # next phase makes them again under the same names (else EBUSY).
+    local i
+    for i in $(seq 1 100); do
+        ! ip -n "$NA" link show "$IFA" >/dev/null 2>&1 && ! ip -n "$NB" link show "$IFB" >/dev/null 2>&1 && return 0
+        sleep 0.1
+    done
+    fail "$phase: $IFA or $IFB still there 10 s after the harness exited"
 }
 
 ctr() { # ctr PHASE DRIVER NAME
