@@ -9,11 +9,12 @@
 #    (1 Gbit/s, far above the flow), a UDP flow A -> B of 1,000 numbered
 #    datagrams a second (tests/lib/seqflow.py) through all four. Into each
 #    service, in an order from the seed: kill, stop 100 (SIGCONT before
-#    hang_ms 500), stop 700 (the hang detector kills it first), crash,
+#    hang_ms 500), stop 1500 (the hang detector kills it first, with a
+#    second to spare on a loaded machine), crash,
 #    corrupt-ring, corrupt-meta twice (its two variants), double-free,
 #    chain-loop, leak 7, slow 200 300, exhaust 200. For each:
 #      - the answer (exit 0) says what was done and where, and the log has it;
-#      - the target recovers: a kind that kills it (kill, crash, stop 700)
+#      - the target recovers: a kind that kills it (kill, crash, stop 1500)
 #        brings up a new pid, restarts +1, and the log has the death as the
 #        kind makes it (signal 9, signal 11, no heartbeat); any other kind
 #        leaves it running with the same pid and restart count;
@@ -198,7 +199,7 @@ fault() { # fault SVC KIND [ARGS]
     rr_ok "$what: $INJ_OUT; flow back $RR_GAP_MS ms after, $lost lost"
 }
 
-KINDS=("kill" "stop 100" "stop 700" "crash" "corrupt-ring" "corrupt-meta" "corrupt-meta" "double-free" "chain-loop"
+KINDS=("kill" "stop 100" "stop 1500" "crash" "corrupt-ring" "corrupt-meta" "corrupt-meta" "double-free" "chain-loop"
     "leak 7" "slow 200 300" "exhaust 200")
 # The order of the services from the seed; each gets every kind.
 ORDER=("${RR_SERVICES[@]}")
