@@ -72,10 +72,10 @@ expected_fds() { # expected_fds SVC
 
 # The same for the real services, router, rr-tap drivers and rr-shaper-b on
 # port b (REAL=1): the router's second output ring is sh-b, not tx-b; the
-# shaper gets sh-b in, tx-b out and driver-b's eventfd. Beside what the
-# supervisor gives it, rr-tap makes two fds of its own (drivers/tap): its
-# io_uring and its signalfd, at the lowest free numbers (9 and 10, the kind
-# fds a driver does not use).
+# shaper gets sh-b in, tx-b out and driver-b's eventfd.
+# Beside what the supervisor gives, a service makes fds of its own (own_fds):
+# every one its stop signalfd (ipc_svc_catch_stop), rr-tap also its io_uring,
+# each at whichever number was free first, which a standby's start moves.
 # Nothing else: no file, socket, device or memfd the supervisor did not give.
 expected_fds_real() { # expected_fds_real SVC
     local svc=$1 d=" (deleted)"
@@ -84,7 +84,7 @@ expected_fds_real() { # expected_fds_real SVC
         expected_fds router | sed "s|^16 /memfd:tx-b$d|16 /memfd:sh-b$d|"
         ;;
     driver-?)
-        expected_fds "$svc" | sed '/^13 /i 9 anon_inode:[io_uring]\n10 anon_inode:[signalfd]'
+        expected_fds "$svc"
         ;;
     shaper-b)
         expected_fds "$svc"
@@ -94,6 +94,12 @@ expected_fds_real() { # expected_fds_real SVC
         echo "15 anon_inode:[eventfd]" # driver-b's
         ;;
     esac
+}
+
+# The fds SVC makes itself, one line each, as readlink names them.
+own_fds() { # own_fds SVC
+    echo "anon_inode:[signalfd]"
+    case ${REAL:-0}:$1 in 1:driver-?) echo "anon_inode:[io_uring]" ;; esac
 }
 
 actual_fds() { # actual_fds PID
@@ -152,12 +158,18 @@ check_service() { # check_service SVC PID
     local want have
     if [ "${REAL:-0}" = 1 ]; then want=$(expected_fds_real "$svc"); else want=$(expected_fds "$svc"); fi
     have=$(actual_fds "$pid")
+    local own n
+    while read -r own; do
+        n=$(grep -c -F " $own" <<<"$have")
+        [ "$n" = 1 ] || bad "$svc: $n fds $own, expected the one it makes itself"
+        have=$(grep -v -F " $own" <<<"$have")
+    done < <(own_fds "$svc")
     if [ "$want" != "$have" ]; then
         bad "$svc: fds differ from the layout (- expected, + found):"
         diff <(echo "$want") <(echo "$have") | grep '^[<>]' | sed 's/^</    -/; s/^>/    +/'
         checked=1
     else
-        echo "  fds: exactly $(echo "$have" | wc -l) as given: $(echo "$have" | awk '{ printf "%s ", $1 }')"
+        echo "  fds: exactly $(echo "$have" | wc -l) as given: $(echo "$have" | awk '{ printf "%s ", $1 }'), and its own"
         checked=1
     fi
 }
