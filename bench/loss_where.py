@@ -24,7 +24,9 @@ tick's count is not in its LOG).
     or one in flight when the stream ended). The waits for a CPU that
     the sampler counts (NAME/cpu_starved_ms) get a table of their own.
 
-Prints the tables; --json OUT writes {"lost": {STEP: N}, "queues":
+Prints the tables (the loss by step, and by GROUP and step when there are
+several groups); --json OUT writes {"lost": {STEP: N}, "by_group": {GROUP:
+{STEP: N}}, "queues":
 {QUEUE: {STEP: N}}, "starved_ms": {...}, "total_lost": N} for the bench's
 summary lines.
 """
@@ -89,20 +91,20 @@ def main(a):
     pieces = []  # (t0, t1, step)
     for t0, t1 in zip(cuts, cuts[1:]):
         k = bisect.bisect_right(starts, t0) - 1
-        owner = "outside"
+        owner, group = "outside", "-"
         while k >= 0:
             if iv[k][1] > t0:
-                owner = iv[k][3]
+                owner, group = iv[k][3], iv[k][2]
                 break
             k -= 1
-        if pieces and pieces[-1][2] == owner and pieces[-1][1] == t0:
-            pieces[-1] = (pieces[-1][0], t1, owner)
+        if pieces and pieces[-1][2:] == (owner, group) and pieces[-1][1] == t0:
+            pieces[-1] = (pieces[-1][0], t1, owner, group)
         else:
-            pieces.append((t0, t1, owner))
+            pieces.append((t0, t1, owner, group))
 
-    lost = {}
+    lost, by_group = {}, {}
     total = 0
-    for t0, t1, st in pieces:
+    for t0, t1, st, group in pieces:
         s0, s1 = fl.seq_at(t0), fl.seq_at(t1)
         if s0 is None:
             continue
@@ -110,6 +112,8 @@ def main(a):
             s1 = sent if sent is not None else fl.ticks[-1][1] + fl.per_ms()
         n = fl.lost(s0, s1)
         lost[st] = lost.get(st, 0) + n
+        g = by_group.setdefault(group, {})
+        g[st] = g.get(st, 0) + n
         total += n
 
     piece_starts = [p[0] for p in pieces]
@@ -121,7 +125,7 @@ def main(a):
         row = into.setdefault(key, {})
         left = d
         while k < len(pieces) and pieces[k][0] < t_b:
-            p0, p1, st = pieces[k]
+            p0, p1, st, _ = pieces[k]
             ov = min(p1, t_b) - max(p0, t_a)
             if ov > 0:
                 part = d * ov / span
@@ -144,13 +148,24 @@ def main(a):
                 if t_first <= t <= t_last + every_us:
                     share(t - every_us, t, d, into, name)
 
-    cols = [st for st in order if lost.get(st) or any(q.get(st, 0) >= 0.5 for q in queues.values())]
+    cols = [st for st in order if any(p[2] == st for p in pieces)]
     width = max([len(c) for c in cols] + [8])
     print("%s: %d datagrams lost of %d sent" % (title or "stream", total,
                                                    sent if sent is not None else fl.ticks[-1][1]))
     print("  %-34s" % "STEP" + "".join(" %*s" % (width, c) for c in cols) + " %9s" % "TOTAL")
+    dur = {}
+    for t0, t1, st, _ in pieces:
+        dur[st] = dur.get(st, 0) + (t1 - t0)
+    print("  %-34s" % "time in the step (ms)" + "".join(" %*.0f" % (width, dur.get(c, 0) / 1000) for c in cols) +
+          " %9.0f" % (sum(dur.values()) / 1000))
     print("  %-34s" % "lost (by send time)" + "".join(" %*d" % (width, lost.get(c, 0)) for c in cols) +
           " %9d" % total)
+    groups = [g for g in by_group if g != "-"]
+    if len(groups) > 1:  # and by what each step belonged to
+        for g in sorted(groups, key=lambda g: -sum(by_group[g].values())):
+            if sum(by_group[g].values()):
+                print("  %-34s" % ("  lost in " + g)[:34] + "".join(" %*d" % (width, by_group[g].get(c, 0))
+                                                                     for c in cols) + " %9d" % sum(by_group[g].values()))
     counted = {}
     for q in sorted(queues, key=lambda q: -sum(queues[q].values())):
         row = queues[q]
@@ -170,7 +185,8 @@ def main(a):
                   "".join(" %*.0f" % (width, row.get(c, 0)) for c in cols) + " %9.0f" % sum(row.values()))
     if out:
         with open(out, "w") as f:
-            json.dump({"lost": lost, "total_lost": total, "queues": queues, "starved_ms": starved}, f)
+            json.dump({"lost": lost, "total_lost": total, "by_group": by_group, "queues": queues, "time_us": dur,
+                       "starved_ms": starved}, f)
     return 0
 
 
