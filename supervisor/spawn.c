@@ -514,6 +514,10 @@ void sup_standby_dismiss(struct sup *s, struct sup_svc *v)
     if (v->sb_pid <= 0)
         return;
     if (v->sb_pidfd >= 0) {
+        /* Its exit runs in its own context, and we wait for it: an idle
+         * one on a busy machine would hold the supervisor here. */
+        if (v->sb_idle)
+            sched_raise_pid(v, v->sb_pid, "standby", NULL);
         syscall(SYS_pidfd_send_signal, v->sb_pidfd, SIGKILL, NULL, 0);
         siginfo_t si;
         waitid((idtype_t)P_PIDFD, (id_t)v->sb_pidfd, &si, WEXITED);
