@@ -24,6 +24,7 @@
  */
 #include "supervisor/sup.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -31,6 +32,7 @@
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/capability.h>
 #include <sys/prctl.h>
@@ -155,12 +157,29 @@ static bool can_raise(void)
 }
 
 /* From the parent once @pid has exec'd: the supervisor waits on the exec
- * (the error pipe), so the steps before it are not slowed. A service is one
- * thread: its pid is all there is to move. */
+ * (the error pipe), so the steps before it are not slowed. It has one
+ * thread then: its pid is all there is to move. */
 static bool sched_lower(pid_t pid)
 {
     struct sched_param sp = {.sched_priority = 0};
     return can_raise() && sched_setscheduler(pid, SCHED_IDLE, &sp) == 0;
+}
+
+/* Threads a service made while idle inherited the class: the kernel's
+ * io_uring workers of a TAP driver, say. Each goes up with it. */
+static void sched_raise_threads(pid_t pid, int cls)
+{
+    char path[40];
+    snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+    DIR *d = opendir(path);
+    struct sched_param sp = {.sched_priority = 0};
+    for (struct dirent *e; d && (e = readdir(d));) {
+        pid_t tid = (pid_t)atoi(e->d_name);
+        if (tid > 0 && tid != pid)
+            sched_setscheduler(tid, cls, &sp); /* gone meanwhile: nothing to raise */
+    }
+    if (d)
+        closedir(d);
 }
 
 /* The nice value set at spawn is kept across both moves (the kernel keeps
@@ -175,6 +194,7 @@ static void sched_raise_pid(struct sup_svc *v, pid_t pid, const char *what, cons
             sup_warn("%s: cannot raise %s pid %d out of SCHED_IDLE: %s", v->name, what, (int)pid, strerror(errno));
         return;
     }
+    sched_raise_threads(pid, sched_class(v));
     if (why)
         sup_warn("%s: %s pid %d %s in SCHED_IDLE; raised to %s", v->name, what, (int)pid, why,
                  sched_class(v) == SCHED_BATCH ? "SCHED_BATCH" : "SCHED_OTHER");
