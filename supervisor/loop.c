@@ -148,8 +148,15 @@ static void on_sb_notify(struct sup *s, struct sup_svc *v)
     char buf[16];
     ssize_t n = read(v->sb_notify_fd, buf, sizeof(buf));
     epoll_ctl(s->ep_fd, EPOLL_CTL_DEL, v->sb_notify_fd, NULL);
-    if (n > 0 && memchr(buf, 's', (size_t)n))
+    if (n > 0 && memchr(buf, 's', (size_t)n)) {
         v->sb_parked = true;
+        /* Wall-clock time: bench/upgrade places the standby's start-up
+         * among the datagrams the stream lost. */
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        sup_log("%s: standby pid %d parked at %lld.%06ld, %.1f ms after its spawn", v->name, (int)v->sb_pid,
+                (long long)ts.tv_sec, ts.tv_nsec / 1000, (double)(sup_now_ns() - v->sb_spawned_ns) / 1e6);
+    }
 }
 
 /* The pulse every service reads (ipc_svc_orphan_check): we are here, and
@@ -361,6 +368,8 @@ int sup_run(struct sup *s)
         if (sup_watch(s, v) < 0)
             sup_err("%s: cannot watch pid %d", v->name, (int)v->pid);
         sup_log("%s: adopted, pid %d", v->name, (int)v->pid);
+        v->idle = true; /* its start may have been idle, under the supervisor that is gone */
+        sup_sched_raise(v, NULL);
         if (v->m->restart != SUP_RESTART_NEVER)
             sup_standby_spawn(s, v);
     }
@@ -411,6 +420,7 @@ int sup_run(struct sup *s)
         uint64_t now = sup_now_ns();
         sup_pulse(s, now);
         sup_check_timers(s, now);
+        sup_sched_tick(s, now);
         sup_reload_tick(s, now);
         sup_ctl_tick(s, now);
         sup_inject_tick(s, now);

@@ -277,6 +277,7 @@ static void act_ready(struct sup *s, struct sup_svc *v, int status)
     (void)s;
     (void)status;
     uint64_t now = sup_now_ns();
+    sup_sched_raise(v, NULL); /* a new instance started idle (spawn.c): it serves from now */
     v->ready_ns = now;
     v->state = SUP_ST_UP;
     v->last_beat = ipc_ld_rlx(&v->stats->heartbeat);

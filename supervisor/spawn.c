@@ -11,9 +11,20 @@
  * anonymous exit 111.
  * The instance is the running one or the warm standby (spawn_kinds): the
  * same steps, recorded in the service's fields of that kind.
+ *
+ * A new instance must not take the CPU of the services that forward: on a
+ * machine of two CPUs its exec, its mapping of the regions and its
+ * initialisation would otherwise delay them by tens of milliseconds, more
+ * than the queues in front of them hold. Once exec'd it is moved to
+ * SCHED_IDLE, and raised to the service's own class (sched) only when it
+ * serves: a standby at its promotion, just before its go (the handover is
+ * all that runs at the path's priority), a new running instance once it is
+ * ready. An idle process may get almost no CPU on a busy machine, so each
+ * has a bound (sup_sched_tick) past which it is raised anyway.
  */
 #include "supervisor/sup.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -21,6 +32,7 @@
 #include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/capability.h>
 #include <sys/prctl.h>
@@ -28,6 +40,10 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#define MS(x) ((uint64_t)(x) * 1000000ull)
+#define SUP_IDLE_FRESH_MS 200u    /* a new running instance: its own path is down until it is ready */
+#define SUP_IDLE_STANDBY_MS 1000u /* a standby: the next death's restart waits on it */
 
 /* What the child needs, copied before the fork. */
 struct child {
@@ -117,6 +133,99 @@ static int child_sched(struct child *c)
 {
     struct sched_param sp = {.sched_priority = 0};
     return c->batch ? sched_setscheduler(0, SCHED_BATCH, &sp) : 0;
+}
+
+/* The class a service serves in (manifest key sched). */
+static int sched_class(const struct sup_svc *v)
+{
+    return v->m->sched == SUP_SCHED_BATCH ? SCHED_BATCH : SCHED_OTHER;
+}
+
+/* Out of SCHED_IDLE needs CAP_SYS_NICE: without it (a supervisor run
+ * unprivileged) nothing is lowered, since it could not be raised again. */
+static bool can_raise(void)
+{
+    static int known = -1;
+    if (known < 0) {
+        cap_t c = cap_get_proc();
+        cap_flag_value_t on = CAP_CLEAR;
+        known = c && cap_get_flag(c, CAP_SYS_NICE, CAP_EFFECTIVE, &on) == 0 && on == CAP_SET;
+        if (c)
+            cap_free(c);
+    }
+    return known == 1;
+}
+
+/* From the parent once @pid has exec'd: the supervisor waits on the exec
+ * (the error pipe), so the steps before it are not slowed. It has one
+ * thread then: its pid is all there is to move. */
+static bool sched_lower(pid_t pid)
+{
+    struct sched_param sp = {.sched_priority = 0};
+    return can_raise() && sched_setscheduler(pid, SCHED_IDLE, &sp) == 0;
+}
+
+/* Threads a service made while idle inherited the class: the kernel's
+ * io_uring workers of a TAP driver, say. Each goes up with it. */
+static void sched_raise_threads(pid_t pid, int cls)
+{
+    char path[40];
+    snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+    DIR *d = opendir(path);
+    struct sched_param sp = {.sched_priority = 0};
+    for (struct dirent *e; d && (e = readdir(d));) {
+        pid_t tid = (pid_t)atoi(e->d_name);
+        if (tid > 0 && tid != pid)
+            sched_setscheduler(tid, cls, &sp); /* gone meanwhile: nothing to raise */
+    }
+    if (d)
+        closedir(d);
+}
+
+/* The nice value set at spawn is kept across both moves (the kernel keeps
+ * a fair task's static priority). */
+static void sched_raise_pid(struct sup_svc *v, pid_t pid, const char *what, const char *why)
+{
+    struct sched_param sp = {.sched_priority = 0};
+    if (!can_raise())
+        return;
+    if (sched_setscheduler(pid, sched_class(v), &sp) < 0) {
+        if (errno != ESRCH)
+            sup_warn("%s: cannot raise %s pid %d out of SCHED_IDLE: %s", v->name, what, (int)pid, strerror(errno));
+        return;
+    }
+    sched_raise_threads(pid, sched_class(v));
+    if (why)
+        sup_warn("%s: %s pid %d %s in SCHED_IDLE; raised to %s", v->name, what, (int)pid, why,
+                 sched_class(v) == SCHED_BATCH ? "SCHED_BATCH" : "SCHED_OTHER");
+}
+
+void sup_sched_raise(struct sup_svc *v, const char *why)
+{
+    if (!v->idle || v->pid <= 0)
+        return;
+    v->idle = false;
+    sched_raise_pid(v, v->pid, "pid", why);
+}
+
+void sup_sched_tick(struct sup *s, uint64_t now)
+{
+    for (int i = 0; i < s->nsvcs; i++) {
+        struct sup_svc *v = &s->svcs[i];
+        char why[64];
+        if (v->idle && v->pid > 0 && now - v->started_ns >= MS(SUP_IDLE_FRESH_MS)) {
+            snprintf(why, sizeof(why), "was not ready within %u ms", SUP_IDLE_FRESH_MS);
+            sup_sched_raise(v, why);
+        }
+        /* An upgrade's standby: raised in time for it to park before the
+         * upgrade gives up on it. */
+        uint32_t bound = v->upg.phase == SUP_UPG_STANDBY ? v->m->upgrade_timeout_ms / 2 : SUP_IDLE_STANDBY_MS;
+        if (v->sb_idle && v->sb_pid > 0 && !v->sb_parked && now - v->sb_spawned_ns >= MS(bound)) {
+            snprintf(why, sizeof(why), "was not parked within %u ms", bound);
+            v->sb_idle = false;
+            sched_raise_pid(v, v->sb_pid, "standby", why);
+        }
+    }
 }
 
 /* Before the capabilities go: a negative value needs CAP_SYS_NICE. */
@@ -334,11 +443,17 @@ int sup_spawn(struct sup *s, struct sup_svc *v, bool standby, struct ipc_err *er
             close(go[1]);
         return ipc_errf(err, -e, "%s: pidfd_open: %s", v->name, strerror(e));
     }
+    bool idle = sched_lower(pid);
     char build[SUP_BUILD_ID_MAX];
     sup_build_id(v->binary, build, sizeof(build));
     kind_set(v, standby, pid, pidfd, notify[0], v->binary, build, time(NULL));
-    if (standby)
+    if (standby) {
         v->sb_go_fd = go[1];
+        v->sb_idle = idle;
+        v->sb_spawned_ns = sup_now_ns();
+    } else {
+        v->idle = idle;
+    }
     return 0;
 }
 
@@ -392,6 +507,10 @@ bool sup_standby_activate(struct sup *s, struct sup_svc *v)
         sup_standby_dismiss(s, v);
         return false;
     }
+    /* The handover runs at the path's priority. */
+    if (v->sb_idle)
+        sched_raise_pid(v, v->sb_pid, "standby", NULL);
+    v->sb_idle = v->idle = false;
     ssize_t r = write(v->sb_go_fd, "g", 1);
     close(v->sb_go_fd);
     v->sb_go_fd = -1;
@@ -415,6 +534,10 @@ void sup_standby_dismiss(struct sup *s, struct sup_svc *v)
     if (v->sb_pid <= 0)
         return;
     if (v->sb_pidfd >= 0) {
+        /* Its exit runs in its own context, and we wait for it: an idle
+         * one on a busy machine would hold the supervisor here. */
+        if (v->sb_idle)
+            sched_raise_pid(v, v->sb_pid, "standby", NULL);
         syscall(SYS_pidfd_send_signal, v->sb_pidfd, SIGKILL, NULL, 0);
         siginfo_t si;
         waitid((idtype_t)P_PIDFD, (id_t)v->sb_pidfd, &si, WEXITED);
@@ -426,5 +549,5 @@ void sup_standby_dismiss(struct sup *s, struct sup_svc *v)
         close(v->sb_go_fd);
     v->sb_pid = 0;
     v->sb_pidfd = v->sb_notify_fd = v->sb_go_fd = -1;
-    v->sb_parked = false;
+    v->sb_parked = v->sb_idle = false;
 }

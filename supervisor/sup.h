@@ -102,6 +102,7 @@ struct sup_svc {
     char last_exit[96];
     bool restart_pending; /* STOPPING because of `ringrouter restart` */
     bool fresh_rates;     /* a shaper whose classes a reload changed: its next start resumes no rates */
+    bool idle, sb_idle;   /* the instance runs in SCHED_IDLE until it serves (spawn.c, sup_sched_raise) */
 
     /* The warm standby (ipc/svc.h): exec'd, mapped, waiting on go_fd. */
     pid_t sb_pid;
@@ -109,6 +110,7 @@ struct sup_svc {
     int sb_notify_fd;
     int sb_go_fd;
     uint64_t sb_retry_ns;
+    uint64_t sb_spawned_ns;
     bool sb_parked; /* it said it waits: promotion costs no exec */
     uint64_t ready_ms_last; /* kill to ready, for bench/restart */
     char sb_exit[96];       /* how the last standby ended */
@@ -310,6 +312,11 @@ int sup_spawn(struct sup *s, struct sup_svc *v, bool standby, struct ipc_err *er
 void sup_standby_spawn(struct sup *s, struct sup_svc *v);
 bool sup_standby_activate(struct sup *s, struct sup_svc *v);
 void sup_standby_dismiss(struct sup *s, struct sup_svc *v);
+/* The running instance of @v, exec'd in SCHED_IDLE, to the service's own
+ * class (@why: why now, logged; NULL: its normal time, not logged). */
+void sup_sched_raise(struct sup_svc *v, const char *why);
+/* Raise every instance that has been idle for longer than its bound. */
+void sup_sched_tick(struct sup *s, uint64_t now);
 
 /* policy.c */
 enum sup_event { SUP_EV_EXIT, SUP_EV_READY, SUP_EV_TIMEOUT, SUP_EV_HANG, SUP_EV_STOP, SUP_EV_RESTART, SUP_NEVENTS };

@@ -31,6 +31,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "tables/layout.h"
@@ -282,6 +283,10 @@ bool sup_ctl_upgrade(struct sup *s, char **argv, int argc, FILE *f, struct sup_c
     memmove(v->binary, path, strlen(path) + 1);
     u->sb_deaths = v->sb_deaths;
     sup_standby_spawn(s, v);
+    u->spawned_ns = sup_now_ns();
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    u->t0_real_us = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000 - (int64_t)((u->spawned_ns - u->t0_ns) / 1000);
     *w = (struct sup_ctl_wait){.pending = true, .kind = SUP_WAIT_UPGRADE, .svc = (int)(v - s->svcs),
                                .deadline_ns = u->deadline_ns};
     return true;
@@ -366,6 +371,13 @@ bool sup_upgrade_poll(struct sup *s, struct sup_ctl_wait *w, uint64_t now, FILE 
         double blackout_ms = (double)(v->ready_ns - u->handover_ns) / 1e6;
         sup_log("%s: upgraded: pid %d (build %s) -> pid %d (build %s) in %.1f ms", v->name, (int)u->old_pid,
                 short_id(u->old_build), (int)v->pid, short_id(v->run_build), blackout_ms);
+        /* Each step's end, from the request: where a lost datagram fell
+         * (bench/upgrade). The old instance stopped when its successor was
+         * told to go (policy.c, act_stopped). */
+        sup_log("%s: upgrade steps from %lld.%06lld: standby exec'd +%.1f, parked +%.1f, old stopped +%.1f, "
+                "new ready +%.1f ms", v->name, (long long)(u->t0_real_us / 1000000), (long long)(u->t0_real_us % 1000000),
+                (double)(u->spawned_ns - u->t0_ns) / 1e6, (double)(u->handover_ns - u->t0_ns) / 1e6,
+                (double)(v->died_ns - u->t0_ns) / 1e6, (double)(v->ready_ns - u->t0_ns) / 1e6);
         fprintf(f, "upgraded %s: pid %d %s (build %s) -> pid %d %s (build %s); handover %.1f ms\n", v->name,
                 (int)u->old_pid, u->old_binary, short_id(u->old_build), (int)v->pid, v->run_binary,
                 short_id(v->run_build), blackout_ms);

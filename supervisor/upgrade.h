@@ -29,6 +29,8 @@ struct sup_upgrade {
     pid_t new_pid;
     unsigned sb_deaths; /* the service's sb_deaths when the new standby was spawned */
     uint64_t t0_ns, deadline_ns, handover_ns;
+    uint64_t spawned_ns;  /* the new standby exec'd: the supervisor's own set-up is over */
+    int64_t t0_real_us;   /* the request, wall clock: the steps' log line places them in time */
     char why[160]; /* the rollback's reason */
 };
 
