@@ -19,8 +19,10 @@
  * three with argument checks run it.
  */
 #include "sandbox.h"
+#include "svc.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
@@ -48,10 +50,21 @@
 #define SOL_XDP 283
 #endif
 
+/* An open that could write or create: O_TMPFILE without its O_DIRECTORY bit. */
+#define SBX_OPEN_WRITES ((uint32_t)(O_ACCMODE | O_CREAT | O_TRUNC | O_APPEND | (O_TMPFILE & ~O_DIRECTORY)))
+
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__) || defined(RR_NO_SANDBOX)
 #define SBX_ENABLED 0
 #else
 #define SBX_ENABLED 1
+#endif
+/* The ceiling goes on in the supervisor's child, whose build may be a
+ * sanitizer's (build/bin/asan/ringrouter) while the services' is not: only
+ * --no-sandbox, a build of both, leaves it off. */
+#ifdef RR_NO_SANDBOX
+#define SBX_CEILING 0
+#else
+#define SBX_CEILING 1
 #endif
 
 enum {
@@ -65,13 +78,16 @@ enum {
 };
 _Static_assert(IPC_SANDBOX_NPROFILES <= 8, "kinds are a byte");
 
-enum { S_START = 1, S_RUN = 2, S_BOTH = S_START | S_RUN };
+/* S_CEIL: the ceiling's own rules, beyond every START rule (ipc/sandbox.h). */
+enum { S_START = 1, S_RUN = 2, S_BOTH = S_START | S_RUN, S_CEIL = 4 };
 
 enum sbx_check {
     ARG_ANY,
     ARG_NO_EXEC,    /* mmap: arg 2 (prot) without PROT_EXEC */
     ARG_SELF_ABORT, /* tgkill: arg 0 (tgid) is us, arg 2 is SIGABRT: abort() */
     ARG_SOL_XDP,    /* getsockopt: arg 1 (level) is SOL_XDP */
+    ARG_READ_ONLY,  /* openat: arg 2 (flags) opens for reading, creates nothing */
+    ARG_NO_DUMP,    /* prctl: PR_SET_DUMPABLE to 0, nothing else */
 };
 
 struct sbx_rule {
@@ -123,6 +139,33 @@ static const struct sbx_rule sbx_rules[] = {
     {__NR_fcntl, S_START, K_TAP, ARG_ANY},        /* clear O_NONBLOCK on the TAP fd */
     {__NR_io_uring_setup, S_START, K_TAP, ARG_ANY},
     {__NR_io_uring_register, S_START, K_TAP, ARG_ANY}, /* restrictions, then enable */
+    /*
+     * The ceiling only, ahead of the START rules above (its own mmap wins):
+     * the supervisor's exec and the dynamic loader, then the little a
+     * service does before ipc_svc_open narrows it (strace -f of each kind's
+     * start; docs/security.md, "The ceiling").
+     */
+    {__NR_execveat, S_CEIL, K_ALL, ARG_ANY}, /* the supervisor's child, from the binary's O_PATH fd */
+    {__NR_mmap, S_CEIL, K_ALL, ARG_ANY},     /* the loader maps the libraries' text PROT_EXEC */
+    {__NR_mprotect, S_CEIL, K_ALL, ARG_ANY}, /* RELRO */
+    {__NR_openat, S_CEIL, K_ALL, ARG_READ_ONLY}, /* ld.so.cache, the libraries */
+    {__NR_pread64, S_CEIL, K_ALL, ARG_ANY},      /* ELF headers */
+#ifdef __NR_access
+    {__NR_access, S_CEIL, K_ALL, ARG_ANY}, /* /etc/ld.so.preload */
+#endif
+    {__NR_faccessat, S_CEIL, K_ALL, ARG_ANY},
+#ifdef __NR_arch_prctl
+    {__NR_arch_prctl, S_CEIL, K_ALL, ARG_ANY}, /* the thread pointer */
+#endif
+    {__NR_set_tid_address, S_CEIL, K_ALL, ARG_ANY},
+    {__NR_set_robust_list, S_CEIL, K_ALL, ARG_ANY},
+#ifdef __NR_rseq
+    {__NR_rseq, S_CEIL, K_ALL, ARG_ANY},
+#endif
+    {__NR_prlimit64, S_CEIL, K_ALL, ARG_ANY},      /* glibc reads RLIMIT_STACK */
+    {__NR_rt_sigaction, S_CEIL, K_ALL, ARG_ANY},   /* ipc_svc_open ignores SIGPIPE */
+    {__NR_signalfd4, S_CEIL, K_ALL, ARG_ANY},      /* ipc_svc_catch_stop */
+    {__NR_prctl, S_CEIL, K_ALL, ARG_NO_DUMP},      /* ipc_svc_open: not dumpable */
 };
 
 #define SBX_MAX_INSNS 256u
@@ -184,16 +227,42 @@ static void arg_block(struct sbx_prog *p, enum sbx_check check, uint32_t pid)
         op(p, BPF_JMP | BPF_JEQ | BPF_K, SOL_XDP, 1, 0);
         ret(p, SECCOMP_RET_KILL_PROCESS);
         break;
+    case ARG_READ_ONLY:
+        load(p, SBX_ARG_LO(2));
+        op(p, BPF_JMP | BPF_JSET | BPF_K, SBX_OPEN_WRITES, 0, 1);
+        ret(p, SECCOMP_RET_KILL_PROCESS);
+        break;
+    case ARG_NO_DUMP:
+        load(p, SBX_ARG_LO(0));
+        op(p, BPF_JMP | BPF_JEQ | BPF_K, PR_SET_DUMPABLE, 0, 2);
+        load(p, SBX_ARG_LO(1));
+        op(p, BPF_JMP | BPF_JEQ | BPF_K, 0, 1, 0);
+        ret(p, SECCOMP_RET_KILL_PROCESS);
+        break;
     default:
         break;
     }
     ret(p, SECCOMP_RET_ALLOW);
 }
 
+/* Does rule @r belong to the program of kind bit @kind at @stage? The
+ * ceiling of a kind is its START list and the stand-ins' (a test puts one
+ * in any service's place), plus the S_CEIL rules. */
+static bool sbx_takes(const struct sbx_rule *r, uint8_t kind, enum ipc_sandbox_stage stage)
+{
+    switch (stage) {
+    case IPC_SANDBOX_START:
+        return (r->kinds & kind) && (r->stages & S_START);
+    case IPC_SANDBOX_RUN:
+        return (r->kinds & kind) && (r->stages & S_RUN);
+    default:
+        return (r->kinds & (kind | K_STANDIN)) && (r->stages & (S_START | S_CEIL));
+    }
+}
+
 static void sbx_build(struct sbx_prog *p, enum ipc_sandbox_profile profile, enum ipc_sandbox_stage stage, uint32_t pid)
 {
     uint8_t kind = (uint8_t)(1u << profile);
-    uint8_t st = stage == IPC_SANDBOX_START ? S_START : S_RUN;
     p->n = 0;
     p->overflow = false;
     load(p, (uint32_t)offsetof(struct seccomp_data, arch));
@@ -206,9 +275,10 @@ static void sbx_build(struct sbx_prog *p, enum ipc_sandbox_profile profile, enum
 #endif
     int seen[SBX_NRULES];
     unsigned nseen = 0;
-    for (unsigned i = 0; i < SBX_NRULES; i++) {
-        const struct sbx_rule *r = &sbx_rules[i];
-        if (!(r->kinds & kind) || !(r->stages & st))
+    /* The ceiling's own rules first: the first rule of a call wins. */
+    for (unsigned k = 0; k < 2 * SBX_NRULES; k++) {
+        const struct sbx_rule *r = &sbx_rules[k % SBX_NRULES];
+        if ((k < SBX_NRULES) != (r->stages == S_CEIL) || !sbx_takes(r, kind, stage))
             continue;
         bool dup = false;
         for (unsigned j = 0; j < nseen && !dup; j++)
@@ -230,6 +300,27 @@ bool ipc_sandbox_enabled(void)
     return SBX_ENABLED;
 }
 
+bool ipc_sandbox_imposed(void)
+{
+    return SBX_CEILING;
+}
+
+enum ipc_sandbox_profile ipc_sandbox_of_kind(uint32_t kind)
+{
+    switch (kind) {
+    case IPC_SVC_ROUTER:
+        return IPC_SANDBOX_ROUTER;
+    case IPC_SVC_SHAPER:
+        return IPC_SANDBOX_SHAPER;
+    case IPC_SVC_TAP:
+        return IPC_SANDBOX_TAP;
+    case IPC_SVC_AFXDP:
+        return IPC_SANDBOX_AFXDP;
+    default:
+        return IPC_SANDBOX_STANDIN;
+    }
+}
+
 const char *ipc_sandbox_name(enum ipc_sandbox_profile profile)
 {
     static const char *const names[IPC_SANDBOX_NPROFILES] = {"router", "shaper", "tap", "afxdp", "stand-in"};
@@ -243,11 +334,11 @@ static long sbx_seccomp(struct sock_fprog *fp)
 
 int ipc_sandbox_enter(enum ipc_sandbox_profile profile, enum ipc_sandbox_stage stage, struct ipc_err *err)
 {
-    if (!SBX_ENABLED)
+    if (stage == IPC_SANDBOX_CEILING ? !SBX_CEILING : !SBX_ENABLED)
         return 0;
     if ((unsigned)profile >= IPC_SANDBOX_NPROFILES)
         return ipc_errf(err, -EINVAL, "seccomp: no allow-list for profile %d", (int)profile);
-    const char *what = stage == IPC_SANDBOX_START ? "start" : "run";
+    const char *what = stage == IPC_SANDBOX_START ? "start" : stage == IPC_SANDBOX_RUN ? "run" : "ceiling";
     struct sbx_prog p;
     sbx_build(&p, profile, stage, (uint32_t)getpid());
     if (p.overflow)

@@ -83,23 +83,6 @@ static int standby_wait(int svc_notify_fd, struct ipc_err *err)
     return 0;
 }
 
-/* The allow-list of a binary of @kind (0: a test stand-in). */
-static enum ipc_sandbox_profile sandbox_profile(uint32_t kind)
-{
-    switch (kind) {
-    case IPC_SVC_ROUTER:
-        return IPC_SANDBOX_ROUTER;
-    case IPC_SVC_SHAPER:
-        return IPC_SANDBOX_SHAPER;
-    case IPC_SVC_TAP:
-        return IPC_SANDBOX_TAP;
-    case IPC_SVC_AFXDP:
-        return IPC_SANDBOX_AFXDP;
-    default:
-        return IPC_SANDBOX_STANDIN;
-    }
-}
-
 int ipc_svc_open(struct ipc_svc *svc, uint32_t kind, struct ipc_err *err)
 {
     memset(svc, 0, sizeof(*svc));
@@ -115,8 +98,9 @@ int ipc_svc_open(struct ipc_svc *svc, uint32_t kind, struct ipc_err *err)
     signal(SIGPIPE, SIG_IGN);
     /* The start stage of our seccomp allow-list, before we read a byte the
      * supervisor wrote: what follows (mapping, a standby's wait, the kind's
-     * own set-up) runs under it, and ipc_svc_ready narrows it to the loop. */
-    svc->sandbox = sandbox_profile(kind);
+     * own set-up) runs under it, and ipc_svc_ready narrows it to the loop.
+     * Both narrow the ceiling the supervisor put on before our exec. */
+    svc->sandbox = ipc_sandbox_of_kind(kind);
     int ret = ipc_sandbox_enter(svc->sandbox, IPC_SANDBOX_START, err);
     if (ret < 0)
         return ret;

@@ -42,6 +42,8 @@
 #define IPC_STATS_VERSION 6 /* 4: IPC_SVC_MAX_CTR 192 (the router's IPv6 counters); 5: the inject block (ipc/inject.h); 6: the supervisor's pulse */
 #define IPC_SVC_CONFIG_FD 3
 #define IPC_SVC_STANDBY_ENV "RINGROUTER_STANDBY_FD"
+/* The path the supervisor exec'd the service from (by fd: AT_EXECFN says /dev/fd/N). */
+#define IPC_SVC_BINARY_ENV "RINGROUTER_BINARY"
 #define IPC_SVC_MAX_RINGS 16
 #define IPC_MAX_PORTS 16
 #define IPC_SVC_MAX_CTR 192

@@ -137,6 +137,8 @@ static void on_notify(struct sup *s, struct sup_svc *v)
         return; /* a promoted standby's "parked" byte: readiness follows */
     bool ready = n > 0;
     close_notify(s, v);
+    if (ready && sup_exec_refuse(v, v->pid, v->pidfd, true, v->run_binary))
+        return; /* its death, now, restarts it as any other */
     if (ready)
         sup_event(s, v, SUP_EV_READY, 0);
 }
@@ -149,6 +151,8 @@ static void on_sb_notify(struct sup *s, struct sup_svc *v)
     ssize_t n = read(v->sb_notify_fd, buf, sizeof(buf));
     epoll_ctl(s->ep_fd, EPOLL_CTL_DEL, v->sb_notify_fd, NULL);
     if (n > 0 && memchr(buf, 's', (size_t)n)) {
+        if (sup_exec_refuse(v, v->sb_pid, v->sb_pidfd, false, v->sb_binary))
+            return;
         v->sb_parked = true;
         /* Wall-clock time: bench/upgrade places the standby's start-up
          * among the datagrams the stream lost. */

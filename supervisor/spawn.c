@@ -5,7 +5,9 @@
  * their fixed numbers and close every other fd, pin the CPU if asked, drop
  * the capability bounding set, PR_SET_NO_NEW_PRIVS, switch to the service's
  * unprivileged uid and gid (its own, uids.c), clear every capability with
- * libcap, and exec.
+ * libcap, install the kind's seccomp ceiling (ipc/sandbox.h), and exec the
+ * binary from the O_PATH fd its trust check opened (trust.c), so the file
+ * checked is the file run.
  * A child that fails before exec reports the step and errno through a
  * close-on-exec pipe, so the parent can say why instead of seeing an
  * anonymous exit 111.
@@ -49,11 +51,14 @@
 struct child {
     const struct sup_svc *v;
     int errfd;   /* the error pipe's write end: moved above the service's fds by child_fds */
+    int binfd;   /* the binary, O_PATH: kept just above errfd by child_fds */
     int *src, n; /* src[i] becomes fd i */
     int cg_fd;   /* its cgroup's cgroup.procs, or -1 */
     int32_t cpu, nice;
     bool batch;
     const char *env_standby; /* NULL: not a standby */
+    const char *env_binary;
+    enum ipc_sandbox_profile profile;
 };
 
 /* Join the cgroup whose cgroup.procs is cg_fd, by writing our pid, with no
@@ -82,7 +87,8 @@ static int child_fds(struct child *c)
      * overwrites a source that is still to be placed. */
     int lift = n + 16;
     int e = fcntl(c->errfd, F_DUPFD_CLOEXEC, lift);
-    if (e < 0)
+    int b = fcntl(c->binfd, F_DUPFD_CLOEXEC, lift);
+    if (e < 0 || b < 0)
         return -1;
     c->errfd = e;
     for (int i = 0; i < n; i++) {
@@ -96,17 +102,22 @@ static int child_fds(struct child *c)
     for (int i = 0; i < n; i++)
         if (src[i] >= 0 && dup2(src[i], i) < 0)
             return -1;
+    /* The sources are placed: the binary's fd may take the slot above the
+     * error pipe, whatever was there. */
+    if (b != e + 1 && dup3(b, e + 1, O_CLOEXEC) < 0)
+        return -1;
+    c->binfd = e + 1;
     int devnull = open("/dev/null", O_RDWR);
     if (devnull < 0 || dup2(devnull, 0) < 0 || dup2(devnull, 1) < 0)
         return -1;
-    /* Everything above the service's range goes, except the error pipe,
-     * which is close-on-exec. */
+    /* Everything above the service's range goes, except the error pipe and
+     * the binary, which are close-on-exec. */
     int top = n > 3 ? n : 3;
     for (int fd = top; fd < lift; fd++)
         close(fd);
     if (c->errfd > lift && syscall(SYS_close_range, (unsigned)lift, (unsigned)c->errfd - 1, 0) < 0)
         return -1;
-    if (syscall(SYS_close_range, (unsigned)c->errfd + 1, ~0u, 0) < 0)
+    if (syscall(SYS_close_range, (unsigned)c->binfd + 1, ~0u, 0) < 0)
         return -1;
     /* A hole in the range (a service without a device) must be a closed fd,
      * not a leftover. */
@@ -282,14 +293,28 @@ static int child_caps(struct child *c)
     return 0;
 }
 
+/* Last before the exec, with no privilege left: a binary that never calls
+ * ipc_svc_open still runs under its kind's ceiling. No stdio from here: a
+ * failure goes through the error pipe (write, exit_group: on every list). */
+static int child_ceiling(struct child *c)
+{
+    struct ipc_err err;
+    int ret = ipc_sandbox_enter(c->profile, IPC_SANDBOX_CEILING, &err);
+    if (ret < 0)
+        errno = -ret;
+    return ret < 0 ? -1 : 0;
+}
+
 /* No PR_SET_PDEATHSIG: a service outlives the supervisor, forwarding on,
  * until a new one adopts it or orphan_grace_ms runs out (its own
- * ipc_svc_orphan_check). Returns only if the exec failed. */
+ * ipc_svc_orphan_check). Returns only if the exec failed. The binary's path
+ * is in the environment: exec'd from an fd, AT_EXECFN is /dev/fd/N, and a
+ * test stand-in takes its mode from its name (tests/svc/nulldrv.c). */
 static int child_exec(struct child *c)
 {
     char *const argv[] = {(char *)c->v->name, NULL};
-    char *const envp[] = {"PATH=/usr/bin:/bin", (char *)c->env_standby, NULL};
-    execve(c->v->binary, argv, envp);
+    char *const envp[] = {"PATH=/usr/bin:/bin", (char *)c->env_binary, (char *)c->env_standby, NULL};
+    syscall(SYS_execveat, c->binfd, "", argv, envp, AT_EMPTY_PATH);
     return -1;
 }
 
@@ -310,6 +335,7 @@ static const struct child_step {
     {"setgid", child_gid},
     {"setuid", child_uid},
     {"clearing capabilities", child_caps},
+    {"installing its seccomp ceiling", child_ceiling},
     {"exec", child_exec},
 };
 #define NCHILD_STEPS (int)(sizeof(child_steps) / sizeof(child_steps[0]))
@@ -361,10 +387,10 @@ static void kind_set(struct sup_svc *v, int k, pid_t pid, int pidfd, int notify_
 }
 
 /* A spawn that failed before its fork: close what it made (go[0] is -1 if
- * it is not a standby's). */
-static void close_pipes(const int notify[2], const int errp[2], const int go[2], int cg_fd)
+ * it is not a standby's; @fd, the cgroup's or the binary's, may be -1). */
+static void close_pipes(const int notify[2], const int errp[2], const int go[2], int fd)
 {
-    const int fds[] = {notify[0], notify[1], errp[0], errp[1], go[0], go[1], cg_fd};
+    const int fds[] = {notify[0], notify[1], errp[0], errp[1], go[0], go[1], fd};
     for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
         if (fds[i] >= 0)
             close(fds[i]);
@@ -373,11 +399,22 @@ static void close_pipes(const int notify[2], const int errp[2], const int go[2],
 int sup_spawn(struct sup *s, struct sup_svc *v, bool standby, struct ipc_err *err)
 {
     sup_shared_repair(s, v);
+    /* Walked again at every exec: a directory on the path may have changed
+     * hands since the binary was accepted. */
+    int binfd;
+    struct ipc_err terr;
+    int ret = sup_trust_open(v->binary, &binfd, &terr);
+    if (ret < 0)
+        return ipc_errf(err, ret, "%s: refusing binary %s", v->name, terr.msg);
     int notify[2], errp[2], go[2] = {-1, -1};
-    if (pipe2(notify, O_CLOEXEC) < 0)
-        return ipc_errf(err, -errno, "%s: pipe: %s", v->name, strerror(errno));
+    if (pipe2(notify, O_CLOEXEC) < 0) {
+        int e = errno;
+        close(binfd);
+        return ipc_errf(err, -e, "%s: pipe: %s", v->name, strerror(e));
+    }
     if (pipe2(errp, O_CLOEXEC) < 0 || (standby && pipe2(go, O_CLOEXEC) < 0)) {
         int e = errno;
+        close(binfd);
         close(notify[0]);
         close(notify[1]);
         if (go[0] >= 0) {
@@ -387,9 +424,11 @@ int sup_spawn(struct sup *s, struct sup_svc *v, bool standby, struct ipc_err *er
         return ipc_errf(err, -e, "%s: pipe: %s", v->name, strerror(e));
     }
     int src[SUP_MAX_FDS];
-    char env_standby[64] = "";
-    struct child c = {.v = v, .errfd = errp[1], .src = src, .cpu = v->m->cpu, .nice = v->m->nice,
-                      .batch = v->m->sched == SUP_SCHED_BATCH};
+    char env_standby[64] = "", env_binary[sizeof(v->binary) + 32];
+    snprintf(env_binary, sizeof(env_binary), "%s=%s", IPC_SVC_BINARY_ENV, v->binary);
+    struct child c = {.v = v, .errfd = errp[1], .binfd = binfd, .src = src, .cpu = v->m->cpu, .nice = v->m->nice,
+                      .batch = v->m->sched == SUP_SCHED_BATCH, .env_binary = env_binary,
+                      .profile = ipc_sandbox_of_kind(v->kind)};
     c.n = sup_svc_fds(s, v, notify[1], src, SUP_MAX_FDS);
     if (standby) {
         snprintf(env_standby, sizeof(env_standby), "%s=%d", IPC_SVC_STANDBY_ENV, c.n);
@@ -398,7 +437,7 @@ int sup_spawn(struct sup *s, struct sup_svc *v, bool standby, struct ipc_err *er
     }
     c.cg_fd = sup_cg_enter_fd(s, v, err);
     if (c.cg_fd < -1) {
-        close_pipes(notify, errp, go, -1);
+        close_pipes(notify, errp, go, binfd);
         return c.cg_fd;
     }
 
@@ -412,8 +451,15 @@ int sup_spawn(struct sup *s, struct sup_svc *v, bool standby, struct ipc_err *er
     if (pid < 0) {
         int e = errno;
         close_pipes(notify, errp, go, c.cg_fd);
+        close(binfd);
         return ipc_errf(err, -e, "%s: fork: %s", v->name, strerror(e));
     }
+    /* The build id of the file the child exec'd, not of what the path
+     * names by now. */
+    char build[SUP_BUILD_ID_MAX], self[32];
+    snprintf(self, sizeof(self), "/proc/self/fd/%d", binfd);
+    sup_build_id(self, build, sizeof(build));
+    close(binfd);
     close(notify[1]);
     close(errp[1]);
     if (standby)
@@ -444,8 +490,6 @@ int sup_spawn(struct sup *s, struct sup_svc *v, bool standby, struct ipc_err *er
         return ipc_errf(err, -e, "%s: pidfd_open: %s", v->name, strerror(e));
     }
     bool idle = sched_lower(pid);
-    char build[SUP_BUILD_ID_MAX];
-    sup_build_id(v->binary, build, sizeof(build));
     kind_set(v, standby, pid, pidfd, notify[0], v->binary, build, time(NULL));
     if (standby) {
         v->sb_go_fd = go[1];

@@ -299,6 +299,19 @@ int sup_port_connected(struct sup *s, int p, struct ipc_err *err);
 int sup_svc_config(struct sup *s, struct sup_svc *v, struct ipc_err *err);
 /* @v's executable path from its manifest entry ([service] binary, or its kind's). */
 void sup_svc_binary(const struct sup *s, struct sup_svc *v);
+/* trust.c: open @path O_PATH into *fd if it and every directory and link
+ * above it are root's or ours and writable by no one else; else -errno,
+ * @err naming the component and why. */
+int sup_trust_open(const char *path, int *fd, struct ipc_err *err);
+/* The same, for a binary accepted now and opened at each exec. */
+int sup_trust_check(const char *path, struct ipc_err *err);
+/* Is instance @pid (@pidfd) of @v under NoNewPrivs, not dumpable, and under
+ * the ceiling and its own stages (@ready: start and run; else start)? 0, or
+ * -1 with @why saying what is missing. */
+int sup_exec_verify(const struct sup_svc *v, pid_t pid, int pidfd, bool ready, char *why, size_t len);
+/* sup_exec_verify, and if it fails: log it, naming the service, the
+ * binary and what was missing, and SIGKILL the instance. True if refused. */
+bool sup_exec_refuse(const struct sup_svc *v, pid_t pid, int pidfd, bool ready, const char *binary);
 /* TUNSETPERSIST on a TAP fd: 0 or -errno. */
 int sup_tap_persist(int fd, bool on);
 

@@ -17,11 +17,12 @@
 #    rr-tap on port a (a TAP in namespace A), rr-afxdp on port b (a veth to
 #    namespace B; a TAP port instead where the kernel has no AF_XDP) and
 #    rr-shaper on port b. Each running instance shows "Seccomp: 2" (filter
-#    mode) with two filters stacked (start and run, Seccomp_filters), each
-#    parked standby "Seccomp: 2" with one (start only: it has not reached
-#    ready). A ping crosses A -> router -> B. After kill -9 of every service
-#    the promoted standbys show two filters, the ping crosses again, no
-#    service died of SIGSYS, and the census is clean.
+#    mode) with three filters stacked (the supervisor's ceiling, then the
+#    service's start and run, Seccomp_filters) and "NoNewPrivs: 1", each
+#    parked standby "Seccomp: 2" with two (ceiling and start: it has not
+#    reached ready). A ping crosses A -> router -> B. After kill -9 of every
+#    service the promoted standbys show three filters, the ping crosses
+#    again, no service died of SIGSYS, and the census is clean.
 set -u
 . "$(dirname "$0")/../lib/sup.sh"
 sup_init sup_seccomp
@@ -45,7 +46,10 @@ check_filters() {
         sup_bad "$what (pid $pid): Seccomp_filters: $f, expected $want"
         return
     fi
-    echo "  $what (pid $pid): Seccomp: $m, filters: $f"
+    local nnp
+    nnp=$(awk '$1 == "NoNewPrivs:" { print $2 }' "/proc/$pid/status" 2>/dev/null)
+    [ "$nnp" = 1 ] || sup_bad "$what (pid $pid): NoNewPrivs: $nnp, expected 1"
+    echo "  $what (pid $pid): Seccomp: $m, filters: $f, NoNewPrivs: $nnp"
 }
 
 # Every standby exec'd and parked (a pid without '*').
@@ -57,14 +61,14 @@ standbys_parked() {
     done
 }
 
-# Every service and its standby under the filter: two filters running, one parked.
+# Every service and its standby under the filter: three filters running, two parked.
 check_all() {
     sup_wait 10 standbys_parked || sup_bad "not every standby was parked within 10 s"
     sup_status || sup_fail "status did not answer"
     local s
     for s in "${SUP_SERVICES[@]}"; do
-        check_filters "$s" "${SUP_PIDS[$s]}" 2
-        [[ "${SUP_STANDBY[$s]:-}" =~ ^[0-9]+$ ]] && check_filters "$s standby" "${SUP_STANDBY[$s]}" 1
+        check_filters "$s" "${SUP_PIDS[$s]}" 3
+        [[ "${SUP_STANDBY[$s]:-}" =~ ^[0-9]+$ ]] && check_filters "$s standby" "${SUP_STANDBY[$s]}" 2
     done
 }
 

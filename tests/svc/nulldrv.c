@@ -12,7 +12,8 @@
  * buffers once ready and keeps them until it exits, cleanly, after SIGTERM:
  * the shutdown census must name it (tests/integ/sup_leak.sh). The name,
  * because the supervisor execs a service with no arguments and a fixed
- * environment; getauxval(AT_EXECFN) is the path it was exec'd by.
+ * environment; IPC_SVC_BINARY_ENV (else getauxval(AT_EXECFN)) is the path
+ * it was exec'd by.
  *
  * Hostile-stats mode, test-only: run as rr-null-evil-stats it fills its stats
  * region's names with what a compromised service could write there (no NUL
@@ -57,7 +58,10 @@ static volatile sig_atomic_t stop;
 /* N from an exec name ending in "rr-null-leak-N", else 0. */
 static const char *exec_name(void)
 {
-    const char *path = (const char *)getauxval(AT_EXECFN);
+    /* The supervisor execs from an fd: AT_EXECFN is then /dev/fd/N. */
+    const char *path = getenv(IPC_SVC_BINARY_ENV);
+    if (!path)
+        path = (const char *)getauxval(AT_EXECFN);
     const char *base = path ? strrchr(path, '/') : NULL;
     return base ? base + 1 : path;
 }
