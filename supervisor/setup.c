@@ -626,6 +626,8 @@ int sup_svc_add(struct sup *s, const struct sup_service *ms, struct ipc_err *err
     v->port = ms->port;
     sup_svc_ids(s, v);
     sup_svc_binary(s, v);
+    if (!s->adopt && (ret = sup_trust_service(s, v, err)) < 0)
+        return ret;
     v->state = SUP_ST_DOWN;
     if (s->adopt) {
         if ((ret = sup_adopt_svc(s, v, s->nsvcs, FD_WAKE, FD_STATS, FD_KIND0, err)) < 0)

@@ -305,6 +305,9 @@ void sup_svc_binary(const struct sup *s, struct sup_svc *v);
 int sup_trust_open(const char *path, int *fd, struct ipc_err *err);
 /* The same, for a binary accepted now and opened at each exec. */
 int sup_trust_check(const char *path, struct ipc_err *err);
+/* sup_trust_check of @v's binary at manifest load, the error naming the
+ * manifest's line. */
+int sup_trust_service(const struct sup *s, const struct sup_svc *v, struct ipc_err *err);
 /* Is instance @pid (@pidfd) of @v under NoNewPrivs, not dumpable, and under
  * the ceiling and its own stages (@ready: start and run; else start)? 0, or
  * -1 with @why saying what is missing. */

@@ -187,6 +187,19 @@ int sup_trust_check(const char *path, struct ipc_err *err)
     return ret;
 }
 
+int sup_trust_service(const struct sup *s, const struct sup_svc *v, struct ipc_err *err)
+{
+    struct ipc_err why;
+    int ret = sup_trust_check(v->binary, &why);
+    if (ret == 0)
+        return 0;
+    unsigned line = v->m->src.key_line[SUP_SERVICE_BINARY];
+    if (line)
+        return ipc_errf(err, ret, "%s: line %u: [service %s] binary: refused: %s", s->manifest_name, line, v->name,
+                        why.msg);
+    return ipc_errf(err, ret, "%s: [service %s]: its binary refused: %s", s->manifest_name, v->name, why.msg);
+}
+
 /* The number after "@key:" in /proc status text @buf, or -1. */
 static long status_field(const char *buf, const char *key)
 {
@@ -229,8 +242,8 @@ int sup_exec_verify(const struct sup_svc *v, pid_t pid, int pidfd, bool ready, c
     else if (ipc_sandbox_imposed() && mode != 2)
         snprintf(why, len, "Seccomp %ld, not 2 (no filter)", mode);
     else if (ipc_sandbox_imposed() && filters >= 0 && filters < want)
-        snprintf(why, len, "%ld seccomp filters, not the supervisor's and the service's %s (%ld): it skipped %s",
-                 filters, ready ? "start and run stages" : "start stage", want,
+        snprintf(why, len, "%ld seccomp filters, not %ld (the supervisor's ceiling, the service's %s): it skipped %s",
+                 filters, want, ready ? "start and run stages" : "start stage",
                  filters <= 1 ? "ipc_svc_open" : "ipc_svc_ready");
     else if (v->uid != 0 && st.st_uid != 0)
         snprintf(why, len, "dumpable (its /proc entries are uid %u's): it skipped ipc_svc_open's PR_SET_DUMPABLE",
