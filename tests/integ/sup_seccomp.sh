@@ -18,7 +18,8 @@
 #    namespace B; a TAP port instead where the kernel has no AF_XDP) and
 #    rr-shaper on port b. Each running instance shows "Seccomp: 2" (filter
 #    mode) with three filters stacked (the supervisor's ceiling, then the
-#    service's start and run, Seccomp_filters) and "NoNewPrivs: 1", each
+#    service's start and run, Seccomp_filters), "NoNewPrivs: 1" and its
+#    /proc entries root's (not dumpable), each
 #    parked standby "Seccomp: 2" with two (ceiling and start: it has not
 #    reached ready). A ping crosses A -> router -> B. After kill -9 of every
 #    service the promoted standbys show three filters, the ping crosses
@@ -49,7 +50,11 @@ check_filters() {
     local nnp
     nnp=$(awk '$1 == "NoNewPrivs:" { print $2 }' "/proc/$pid/status" 2>/dev/null)
     [ "$nnp" = 1 ] || sup_bad "$what (pid $pid): NoNewPrivs: $nnp, expected 1"
-    echo "  $what (pid $pid): Seccomp: $m, filters: $f, NoNewPrivs: $nnp"
+    # Not dumpable: the kernel makes its /proc entries root's.
+    local owner
+    owner=$(stat -c %u "/proc/$pid/status" 2>/dev/null)
+    [ "$owner" = 0 ] || sup_bad "$what (pid $pid): /proc/$pid/status is uid $owner's: dumpable"
+    echo "  $what (pid $pid): Seccomp: $m, filters: $f, NoNewPrivs: $nnp, not dumpable"
 }
 
 # Every standby exec'd and parked (a pid without '*').

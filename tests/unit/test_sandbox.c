@@ -7,7 +7,10 @@
  * ptrace); the argument checks hold (mmap with PROT_EXEC, tgkill of another
  * process or with another signal, getsockopt outside SOL_XDP), while
  * abort() still ends in SIGABRT; START-only calls die under RUN; x32 and
- * i386 (int 0x80) calls die whatever their number. Plain build only: a
+ * i386 (int 0x80) calls die whatever their number. The supervisor's
+ * ceiling alone lets a dynamically linked binary be exec'd (execveat from
+ * an O_PATH fd) and load, and kills socket, fork, opens for writing,
+ * execve, ptrace, signals to others and any prctl but PR_SET_DUMPABLE 0. Plain build only: a
  * sanitizer or --no-sandbox build installs no filter (ipc/sandbox.h), and
  * the run skips (77), as it does where int 0x80 cannot be tried.
  */
@@ -24,6 +27,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -40,17 +44,22 @@ typedef void (*t_action)(void);
  * so that CI's no-skip rule sees it, rather than passing on what it did try. */
 static const char *t_skipped;
 
-/* Fork; in the child install @profile's START stage, and RUN too if @run,
- * then do @act and exit 0. Returns the child's wait status. */
-static int t_child(enum ipc_sandbox_profile profile, bool run, t_action act)
+enum { T_CEIL = 1, T_START = 2, T_RUN = 4 };
+
+/* Fork; in the child install @profile's stages in @stages (T_*), in the
+ * order the supervisor and the service do, then do @act and exit 0.
+ * Returns the child's wait status. */
+static int t_child_at(enum ipc_sandbox_profile profile, int stages, t_action act)
 {
     pid_t pid = fork();
     assert_true(pid >= 0);
     if (pid == 0) {
         struct ipc_err err;
-        if (ipc_sandbox_enter(profile, IPC_SANDBOX_START, &err) < 0)
+        if ((stages & T_CEIL) && ipc_sandbox_enter(profile, IPC_SANDBOX_CEILING, &err) < 0)
+            _exit(99);
+        if ((stages & T_START) && ipc_sandbox_enter(profile, IPC_SANDBOX_START, &err) < 0)
             _exit(100);
-        if (run && ipc_sandbox_enter(profile, IPC_SANDBOX_RUN, &err) < 0)
+        if ((stages & T_RUN) && ipc_sandbox_enter(profile, IPC_SANDBOX_RUN, &err) < 0)
             _exit(101);
         act();
         syscall(SYS_exit_group, 0);
@@ -58,6 +67,12 @@ static int t_child(enum ipc_sandbox_profile profile, bool run, t_action act)
     int st;
     assert_int_equal(waitpid(pid, &st, 0), pid);
     return st;
+}
+
+/* START, and RUN too if @run. */
+static int t_child(enum ipc_sandbox_profile profile, bool run, t_action act)
+{
+    return t_child_at(profile, T_START | (run ? T_RUN : 0), act);
 }
 
 static void t_expect_ok(enum ipc_sandbox_profile profile, bool run, t_action act, const char *what)
@@ -146,6 +161,64 @@ static void a_ptrace(void)
 static void a_mmap_exec(void)
 {
     mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+}
+
+/* ---- under the ceiling alone: what a binary that skipped the set-up may do ---- */
+
+static void a_loader(void)
+{
+    int fd = open("/etc/passwd", O_RDONLY | O_CLOEXEC);
+    char b[64];
+    if (fd < 0 || pread(fd, b, sizeof(b), 0) < 0 || close(fd) < 0)
+        _exit(2);
+    void *m = mmap(NULL, 4096, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED || mprotect(m, 4096, PROT_READ) < 0)
+        _exit(3);
+    if (syscall(SYS_prctl, PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+        _exit(4);
+}
+
+/* The supervisor's exec: this test binary again, dynamically linked, from an
+ * O_PATH fd; main() exits at once under T_REEXEC. */
+#define T_REEXEC "--exit-at-once"
+static void a_execveat(void)
+{
+    int fd = open("/proc/self/exe", O_PATH | O_CLOEXEC);
+    char *const argv[] = {"test_sandbox", T_REEXEC, NULL};
+    syscall(SYS_execveat, fd, "", argv, argv + 2, AT_EMPTY_PATH);
+    _exit(2);
+}
+
+static void a_fork(void)
+{
+    pid_t p = fork();
+    if (p == 0)
+        _exit(0);
+}
+
+static void a_open_write(void)
+{
+    open("/dev/null", O_WRONLY);
+}
+
+static void a_open_creat(void)
+{
+    open("/nonexistent-dir/x", O_RDONLY | O_CREAT, 0600);
+}
+
+static void a_kill_parent(void)
+{
+    kill(getppid(), 0);
+}
+
+static void a_dump_on(void)
+{
+    syscall(SYS_prctl, PR_SET_DUMPABLE, 1, 0, 0, 0);
+}
+
+static void a_prctl_other(void)
+{
+    syscall(SYS_prctl, PR_SET_NAME, (unsigned long)"x", 0, 0, 0);
 }
 
 static void a_abort(void)
@@ -300,8 +373,51 @@ static void test_sandbox_other_abis_die(void **state)
 #endif
 }
 
-int main(void)
+static void test_sandbox_ceiling_lets_a_binary_start(void **state)
 {
+    (void)state;
+    t_efd = eventfd(0, EFD_NONBLOCK);
+    assert_true(t_efd >= 0);
+    for (int p = IPC_SANDBOX_ROUTER; p < IPC_SANDBOX_NPROFILES; p++) {
+        enum ipc_sandbox_profile pr = (enum ipc_sandbox_profile)p;
+        int st = t_child_at(pr, T_CEIL, a_loader);
+        if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+            fail_msg("the loader's calls under the %s ceiling: status %#x", ipc_sandbox_name(pr), st);
+        st = t_child_at(pr, T_CEIL, a_execveat);
+        if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+            fail_msg("execveat of a dynamic binary under the %s ceiling: status %#x", ipc_sandbox_name(pr), st);
+        /* Every stage narrows it: the loop works under all three. */
+        st = t_child_at(pr, T_CEIL | T_START | T_RUN, a_memory);
+        if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+            fail_msg("malloc under the %s ceiling and both stages: status %#x", ipc_sandbox_name(pr), st);
+        st = t_child_at(pr, T_CEIL | T_START | T_RUN, a_wake);
+        if (p != IPC_SANDBOX_TAP && (!WIFEXITED(st) || WEXITSTATUS(st) != 0))
+            fail_msg("the wait under the %s ceiling and both stages: status %#x", ipc_sandbox_name(pr), st);
+    }
+    close(t_efd);
+}
+
+static void test_sandbox_ceiling_escapes_die(void **state)
+{
+    (void)state;
+    static const t_action act[] = {a_socket,      a_fork,        a_open_write, a_open_creat, a_execve,
+                                   a_ptrace,      a_kill_parent, a_tgkill_other, a_dump_on, a_prctl_other};
+    static const char *const what[] = {"socket",   "fork",  "open(O_WRONLY)", "open(O_CREAT)",        "execve",
+                                       "ptrace",   "kill(parent)", "tgkill(parent, SIGABRT)", "PR_SET_DUMPABLE 1",
+                                       "PR_SET_NAME"};
+    for (int p = IPC_SANDBOX_ROUTER; p < IPC_SANDBOX_NPROFILES; p++)
+        for (unsigned i = 0; i < sizeof(act) / sizeof(act[0]); i++) {
+            int st = t_child_at((enum ipc_sandbox_profile)p, T_CEIL, act[i]);
+            if (!WIFSIGNALED(st) || WTERMSIG(st) != SIGSYS)
+                fail_msg("%s under the %s ceiling: status %#x, expected SIGSYS", what[i],
+                         ipc_sandbox_name((enum ipc_sandbox_profile)p), st);
+        }
+}
+
+int main(int argc, char **argv)
+{
+    if (argc > 1 && strcmp(argv[1], T_REEXEC) == 0)
+        return 0;
     if (!ipc_sandbox_enabled()) {
         print_message("skip: this build installs no seccomp filter (sanitizer or --no-sandbox)\n");
         return 77;
@@ -312,6 +428,8 @@ int main(void)
         cmocka_unit_test(test_sandbox_abort_stays_abort),
         cmocka_unit_test(test_sandbox_start_calls_end_at_run),
         cmocka_unit_test(test_sandbox_other_abis_die),
+        cmocka_unit_test(test_sandbox_ceiling_lets_a_binary_start),
+        cmocka_unit_test(test_sandbox_ceiling_escapes_die),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     if (failed == 0 && t_skipped) {
