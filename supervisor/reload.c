@@ -427,7 +427,7 @@ static bool reload_begin(struct sup *s, bool diff, FILE *f, struct sup_ctl_wait 
         sup_manifest_free(&nm);
         return false;
     }
-    if (!diff && !ids_free(s, &nm, f)) {
+    if ((!diff && !ids_free(s, &nm, f)) || !sup_trust_reload(s, &nm, cmd, f)) {
         sup_manifest_free(&nm);
         return false;
     }

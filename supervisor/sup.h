@@ -308,6 +308,9 @@ int sup_trust_check(const char *path, struct ipc_err *err);
 /* sup_trust_check of @v's binary at manifest load, the error naming the
  * manifest's line. */
 int sup_trust_service(const struct sup *s, const struct sup_svc *v, struct ipc_err *err);
+/* Every `binary` key of a manifest @nm about to be reloaded (@cmd: "reload"
+ * or "check --diff"); false, with the refusal written to @f, if one fails. */
+bool sup_trust_reload(const struct sup *s, const struct sup_manifest *nm, const char *cmd, FILE *f);
 /* Is instance @pid (@pidfd) of @v under NoNewPrivs, not dumpable, and under
  * the ceiling and its own stages (@ready: start and run; else start)? 0, or
  * -1 with @why saying what is missing. */

@@ -200,6 +200,27 @@ int sup_trust_service(const struct sup *s, const struct sup_svc *v, struct ipc_e
     return ipc_errf(err, ret, "%s: [service %s]: its binary refused: %s", s->manifest_name, v->name, why.msg);
 }
 
+bool sup_trust_reload(const struct sup *s, const struct sup_manifest *nm, const char *cmd, FILE *f)
+{
+    /* A kind's own binary, beside ringrouter, was checked at `up` and is
+     * again at each exec; a `binary` key may name a new one. */
+    for (size_t i = 0; i < nm->nservices; i++) {
+        const struct sup_service *ms = &nm->services[i];
+        if (!ms->binary[0])
+            continue;
+        char path[sizeof(((struct sup_svc *)0)->binary)];
+        snprintf(path, sizeof(path), "%s%s%s", ms->binary[0] == '/' ? "" : s->bindir, ms->binary[0] == '/' ? "" : "/",
+                 ms->binary);
+        struct ipc_err why;
+        if (sup_trust_check(path, &why) < 0) {
+            fprintf(f, "%s: line %u: [service %s] binary: refused: %s; nothing changed\n", cmd,
+                    ms->src.key_line[SUP_SERVICE_BINARY], ms->name, why.msg);
+            return false;
+        }
+    }
+    return true;
+}
+
 /* The number after "@key:" in /proc status text @buf, or -1. */
 static long status_field(const char *buf, const char *key)
 {
@@ -237,6 +258,10 @@ int sup_exec_verify(const struct sup_svc *v, pid_t pid, int pidfd, bool ready, c
      * of them, and check the rest. */
     long want = ready ? 3 : 2;
     why[0] = '\0';
+    /* SECCOMP_MODE_DEAD: a filter is killing it (a forbidden call made
+     * just after its line); that death, not a refusal, is what to report. */
+    if (mode == 3)
+        return 0;
     if (nnp != 1)
         snprintf(why, len, "NoNewPrivs %ld, not 1", nnp);
     else if (ipc_sandbox_imposed() && mode != 2)
@@ -245,7 +270,10 @@ int sup_exec_verify(const struct sup_svc *v, pid_t pid, int pidfd, bool ready, c
         snprintf(why, len, "%ld seccomp filters, not %ld (the supervisor's ceiling, the service's %s): it skipped %s",
                  filters, want, ready ? "start and run stages" : "start stage",
                  filters <= 1 ? "ipc_svc_open" : "ipc_svc_ready");
-    else if (v->uid != 0 && st.st_uid != 0)
+    /* No memory map (no Vm lines): it is exiting, and the kernel shows an
+     * exiting task's /proc entries as its own uid's, dumpable or not; its
+     * death, which is on its way, is what the supervisor should report. */
+    else if (v->uid != 0 && st.st_uid != 0 && strstr(buf, "\nVmSize:"))
         snprintf(why, len, "dumpable (its /proc entries are uid %u's): it skipped ipc_svc_open's PR_SET_DUMPABLE",
                  (unsigned)st.st_uid);
     return why[0] ? -1 : 0;

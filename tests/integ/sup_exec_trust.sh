@@ -18,12 +18,15 @@
 # 2. Binary trust, at `upgrade --binary`: refused, the answer naming the
 #    path component and why, the service untouched: a file of mode 0777; a
 #    file in a directory owned by another uid (65534); in a directory of
-#    mode 0777; a file of another uid in a sticky directory. A symbolic link
+#    mode 0777; a file of another uid in a sticky directory. rr-evil-nosetup
+#    itself: its standby is refused when parked, the upgrade rolled back.
+#    A symbolic link
 #    accepted, then swapped by root to a file in the other uid's directory:
 #    the next standby is refused at its exec ("no standby: ... refusing
 #    binary"), while the one exec'd before the swap serves.
 # 3. At manifest load: a `binary` in the 0777 directory stops `up` with the
-#    manifest line, the key and the component.
+#    manifest line, the key and the component; and a `reload` to it is
+#    refused, the service untouched.
 set -u
 . "$(dirname "$0")/../lib/sup.sh"
 sup_init sup_exec_trust
@@ -99,6 +102,19 @@ done
 sup_status && [ "${SUP_PIDS[driver-b]}" = "$pid0" ] && [ "${SUP_STATE[driver-b]}" = up ] ||
     sup_bad "the refused upgrades touched driver-b: ${SUP_STATE[driver-b]} pid ${SUP_PIDS[driver-b]} (was $pid0)"
 
+# A binary that skips the set-up, by upgrade: its standby is refused when it
+# says it is parked, and the upgrade rolled back.
+out=$("$RR" upgrade driver-b --binary "$D/rr-evil-nosetup" -S "$SUP_SOCK" 2>&1)
+rc=$?
+want="driver-b: refused standby pid [0-9]+, binary $D/rr-evil-nosetup: .*it skipped ipc_svc_open; killed"
+if [ "$rc" = 100 ] && grep -q "before it was ready to take over" <<<"$out" && grep -qE -- "$want" "$SUP_LOG"; then
+    echo "  $(grep -m 1 -oE -- "$want" "$SUP_LOG")"
+    echo "  $out"
+else
+    sup_bad "upgrade driver-b --binary $D/rr-evil-nosetup: exit $rc, expected 100, a rollback and \"$want\" in the log: $out"
+fi
+sup_status && [ "${SUP_PIDS[driver-b]}" = "$pid0" ] || sup_bad "the rolled-back upgrade touched driver-b"
+
 # A link, accepted, then swapped by root to the other uid's file.
 cp "$D/rr-tap" "$D/rr-tap.good" && ln -s rr-tap.good "$D/drv-b" || sup_fail "the link"
 out=$("$RR" upgrade driver-b --binary "$D/drv-b" -S "$SUP_SOCK" 2>&1) || sup_fail "upgrade driver-b --binary $D/drv-b: $out"
@@ -129,4 +145,21 @@ if [ "$rc" != 0 ] && [ "$rc" != 124 ] && grep -qF -- "$want" <<<"$out"; then
 else
     sup_bad "up with driver-a's binary in a 0777 directory: exit $rc, expected the line \"$want\": $out"
 fi
+
+# A reload that names it: refused, nothing changed.
+sup_manifest "$SUP_T/m.ini"
+sup_start "$SUP_NS" "$SUP_T/m.ini"
+sup_status || sup_fail "status"
+pid0=${SUP_PIDS[driver-a]}
+sup_manifest "$SUP_T/m.ini" driver-a.binary="$SUP_T/open/rr-tap"
+out=$("$RR" reload -S "$SUP_SOCK" 2>&1)
+rc=$?
+want="reload: line $line: [service driver-a] binary: refused: $SUP_T/open/rr-tap: $SUP_T/open is writable by group and others (mode 0777); nothing changed"
+if [ "$rc" != 0 ] && grep -qF -- "$want" <<<"$out"; then
+    echo "  reload: exit $rc: $(grep -m 1 -F -- "$want" <<<"$out")"
+else
+    sup_bad "reload with driver-a's binary in a 0777 directory: exit $rc, expected the line \"$want\": $out"
+fi
+sup_status && [ "${SUP_PIDS[driver-a]}" = "$pid0" ] || sup_bad "the refused reload touched driver-a"
+sup_stop TERM 10
 sup_verdict sup_exec_trust
