@@ -207,20 +207,32 @@ static void ret(struct sbx_prog *p, uint32_t action)
  * int (prot, a pid, a signal, a level), which the kernel truncates to those
  * bits itself.
  */
+/* Kill unless argument @i has none of @bits. */
+static void arg_none_of(struct sbx_prog *p, unsigned i, uint32_t bits)
+{
+    load(p, SBX_ARG_LO(i));
+    op(p, BPF_JMP | BPF_JSET | BPF_K, bits, 0, 1);
+    ret(p, SECCOMP_RET_KILL_PROCESS);
+}
+
+/* Kill unless argument @i is @x and argument @j is @y. */
+static void arg_pair(struct sbx_prog *p, unsigned i, uint32_t x, unsigned j, uint32_t y)
+{
+    load(p, SBX_ARG_LO(i));
+    op(p, BPF_JMP | BPF_JEQ | BPF_K, x, 0, 2);
+    load(p, SBX_ARG_LO(j));
+    op(p, BPF_JMP | BPF_JEQ | BPF_K, y, 1, 0);
+    ret(p, SECCOMP_RET_KILL_PROCESS);
+}
+
 static void arg_block(struct sbx_prog *p, enum sbx_check check, uint32_t pid)
 {
     switch (check) {
     case ARG_NO_EXEC:
-        load(p, SBX_ARG_LO(2));
-        op(p, BPF_JMP | BPF_JSET | BPF_K, PROT_EXEC, 0, 1);
-        ret(p, SECCOMP_RET_KILL_PROCESS);
+        arg_none_of(p, 2, PROT_EXEC);
         break;
     case ARG_SELF_ABORT:
-        load(p, SBX_ARG_LO(0));
-        op(p, BPF_JMP | BPF_JEQ | BPF_K, pid, 0, 2);
-        load(p, SBX_ARG_LO(2));
-        op(p, BPF_JMP | BPF_JEQ | BPF_K, SIGABRT, 1, 0);
-        ret(p, SECCOMP_RET_KILL_PROCESS);
+        arg_pair(p, 0, pid, 2, SIGABRT);
         break;
     case ARG_SOL_XDP:
         load(p, SBX_ARG_LO(1));
@@ -228,16 +240,10 @@ static void arg_block(struct sbx_prog *p, enum sbx_check check, uint32_t pid)
         ret(p, SECCOMP_RET_KILL_PROCESS);
         break;
     case ARG_READ_ONLY:
-        load(p, SBX_ARG_LO(2));
-        op(p, BPF_JMP | BPF_JSET | BPF_K, SBX_OPEN_WRITES, 0, 1);
-        ret(p, SECCOMP_RET_KILL_PROCESS);
+        arg_none_of(p, 2, SBX_OPEN_WRITES);
         break;
     case ARG_NO_DUMP:
-        load(p, SBX_ARG_LO(0));
-        op(p, BPF_JMP | BPF_JEQ | BPF_K, PR_SET_DUMPABLE, 0, 2);
-        load(p, SBX_ARG_LO(1));
-        op(p, BPF_JMP | BPF_JEQ | BPF_K, 0, 1, 0);
-        ret(p, SECCOMP_RET_KILL_PROCESS);
+        arg_pair(p, 0, PR_SET_DUMPABLE, 1, 0);
         break;
     default:
         break;
