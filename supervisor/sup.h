@@ -135,8 +135,13 @@ enum sup_poll { SUP_POLL_SIGNAL = 1, SUP_POLL_TIMER, SUP_POLL_CTL, SUP_POLL_PIDF
 /* Control connections (supervisor/ctl_conn.c): at most SUP_CTL_CONNS open at
  * once, a request of at most SUP_CTL_REQ_MAX - 1 bytes, and the whole
  * exchange within SUP_CTL_DEADLINE_NS of the accept, however slowly the
- * client trickles: no client can hold the event loop, or a slot, for long. */
-#define SUP_CTL_CONNS 8
+ * client trickles: no client can hold the event loop, or a slot, for long.
+ * Clients other than root (control_group's readers) share at most
+ * SUP_CTL_CONNS_SHARED slots, SUP_CTL_CONNS_PER_UID per uid: the rest are
+ * root's, so that readers cannot lock out a writer. */
+#define SUP_CTL_CONNS 16
+#define SUP_CTL_CONNS_SHARED 8
+#define SUP_CTL_CONNS_PER_UID 4
 #define SUP_CTL_REQ_MAX 512
 #define SUP_CTL_DEADLINE_NS 1000000000ull
 /* How long `shaper set` and `neigh add|del|...` wait for a running
