@@ -129,7 +129,8 @@ struct sup_xsk; /* supervisor/xsk.c */
 
 /* What woke the event loop: the type in the top half of an epoll key, an
  * index (service or control connection) in the bottom half. */
-enum sup_poll { SUP_POLL_SIGNAL = 1, SUP_POLL_TIMER, SUP_POLL_CTL, SUP_POLL_PIDFD, SUP_POLL_NOTIFY, SUP_POLL_SB_NOTIFY, SUP_POLL_CONN };
+enum sup_poll { SUP_POLL_SIGNAL = 1, SUP_POLL_TIMER, SUP_POLL_CTL, SUP_POLL_PIDFD, SUP_POLL_NOTIFY, SUP_POLL_SB_NOTIFY, SUP_POLL_CONN,
+                SUP_POLL_LOG /* a service's stderr: the index is svclog.c's stream */ };
 #define SUP_POLL_KEY(type, idx) (((uint64_t)(type) << 32) | (uint32_t)(idx))
 
 /* Control connections (supervisor/ctl_conn.c): at most SUP_CTL_CONNS open at
@@ -213,6 +214,7 @@ struct sup_rt_route6 {
 
 struct sup_reload; /* supervisor/reload.c */
 struct sup_adopt;  /* supervisor/adopt.c */
+struct sup_svclog; /* supervisor/svclog.c */
 
 struct sup {
     struct sup_manifest m;
@@ -272,6 +274,7 @@ struct sup {
     struct sup_inject_wait *ctl_iwait;   /* the wait of the request being handled (ctl_conn.c) */
     struct sup_reload *reload;           /* the reload in progress (reload.c); NULL if none */
     struct sup_adopt *adopt;             /* while setup adopts running services (adopt.c) */
+    struct sup_svclog *svclog;           /* the services' stderr streams (svclog.c); NULL until the first */
     bool router_handover;                /* adopted: move the router to the new FIBs via its standby */
     uint64_t state_hash;                 /* the manifest hash the state file has (adopt.c) */
     bool upgrade_self;                   /* `upgrade supervisor`: re-exec once the answer is out (adopt.c) */
