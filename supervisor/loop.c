@@ -450,7 +450,7 @@ int sup_run(struct sup *s)
     int census = final_census(s);
     sup_state_remove(s); /* nothing left to adopt */
     sup_cg_remove(s);
-    unlink(s->sock_path);
+    unlinkat(s->run_fd, SUP_CTL_SOCK, 0); /* where we made it, whatever was renamed since (rundir.c) */
     close(s->ctl_fd);
     close(s->ep_fd);
     close(s->timer_fd);

@@ -144,6 +144,7 @@ enum sup_poll { SUP_POLL_SIGNAL = 1, SUP_POLL_TIMER, SUP_POLL_CTL, SUP_POLL_PIDF
 #define SUP_CTL_CONNS_SHARED 8
 #define SUP_CTL_CONNS_PER_UID 4
 #define SUP_CTL_REQ_MAX 512
+#define SUP_CTL_SOCK "control.sock" /* in run_dir */
 #define SUP_CTL_DEADLINE_NS 1000000000ull
 /* How long `shaper set` and `neigh add|del|...` wait for a running
  * service's answer. */
@@ -260,7 +261,10 @@ struct sup {
     uid_t uid; /* [router] user's uid and gid, when set: every service's */
     gid_t gid;
 
-    char sock_path[128];
+    /* run_dir and state_dir, opened once (rundir.c): every file there is
+     * reached through these. 0 until then (an open one is never below 3). */
+    int run_fd, state_fd;
+    char sock_path[128]; /* run_dir/SUP_CTL_SOCK, as clients name it */
     int ctl_fd;
     gid_t ctl_gid; /* [router] control_group's gid, whose members may read; (gid_t)-1: root only */
     struct sup_ctl_conn conns[SUP_CTL_CONNS];
@@ -359,8 +363,15 @@ int sup_cg_throttled(const struct sup *s, const struct sup_svc *v, uint64_t *per
 void sup_cg_remove(struct sup *s);
 
 /* ctl.c: the requests */
-int sup_own_dir(const char *dir, const char *key, struct ipc_err *err);
-int sup_run_dir(const struct sup *s, struct ipc_err *err);
+/* rundir.c: run_dir and state_dir walked from "/", each component checked,
+ * and opened once (s->run_fd, s->state_fd); 0, or -errno with @err naming
+ * the component. Done once: later calls return 0. */
+int sup_run_dir(struct sup *s, struct ipc_err *err);
+/* The directory `route save` writes to: state_dir's fd, else run_dir's. */
+int sup_state_fd(const struct sup *s);
+/* "/proc/self/fd/N/NAME" for run_dir's NAME, for the calls that take only a
+ * path (bind, connect, mount): it resolves through the open directory. */
+void sup_run_path(const struct sup *s, const char *name, char *buf, size_t len);
 void sup_json_str(FILE *f, const char *str);
 int sup_ctl_listen(struct sup *s, struct ipc_err *err);
 /* Is another supervisor answering on our run_dir's socket? 0, or -EADDRINUSE with @err. */
