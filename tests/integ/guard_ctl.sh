@@ -16,13 +16,9 @@
 set -u
 . "$(dirname "$0")/../lib/sup.sh"
 sup_init guard_ctl
-command -v setpriv >/dev/null || sup_skip "needs setpriv (util-linux)"
-command -v groupadd >/dev/null || sup_skip "needs groupadd (passwd)"
-
-G=rrguard-g$$
-groupadd -r "$G" || sup_fail "groupadd $G"
-trap 'groupdel "$G" 2>/dev/null; sup_cleanup' EXIT
-GID=$(getent group "$G" | cut -d: -f3)
+sup_temp_group rrguard-g
+G=$SUP_GROUP
+GID=$SUP_GID
 # Uids in no passwd entry, below the services' range.
 U1=$((1898000000 + $$ % 100000))
 U2=$((U1 + 100000))
