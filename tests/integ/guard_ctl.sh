@@ -17,20 +17,18 @@ set -u
 . "$(dirname "$0")/../lib/sup.sh"
 sup_init guard_ctl
 sup_temp_group rrguard-g
-G=$SUP_GROUP
-GID=$SUP_GID
 # Uids in no passwd entry, below the services' range.
 U1=$((1898000000 + $$ % 100000))
 U2=$((U1 + 100000))
 
 sup_netns
 NS=$SUP_NS
-SUP_ROUTER_KEYS="control_group = $G"
+SUP_ROUTER_KEYS="control_group = $SUP_GROUP"
 sup_manifest "$SUP_T/m.ini"
 sup_start "$NS" "$SUP_T/m.ini"
 
 cp "$SUP_ROOT/tests/lib/guard_flood.py" "$SUP_T/flood.py" && chmod 644 "$SUP_T/flood.py" || sup_fail "cp flood.py"
-setpriv --reuid="$U1" --regid="$U1" --groups="$GID" -- "$SUP_PY" "$SUP_T/flood.py" "$SUP_SOCK" 24 12 \
+setpriv --reuid="$U1" --regid="$U1" --groups="$SUP_GID" -- "$SUP_PY" "$SUP_T/flood.py" "$SUP_SOCK" 24 12 \
     >"$SUP_T/flood" 2>&1 &
 flood=$!
 SUP_EXTRA_PIDS+=("$flood")
@@ -53,7 +51,7 @@ for i in 1 2 3 4 5; do
     sup_msleep 300
 done
 [ "$ok" = 5 ] || sup_bad "root's route add succeeded $ok times of 5 while a reader flooded the socket"
-out=$(setpriv --reuid="$U2" --regid="$U2" --groups="$GID" -- "$RR" status -S "$SUP_SOCK" 2>&1)
+out=$(setpriv --reuid="$U2" --regid="$U2" --groups="$SUP_GID" -- "$RR" status -S "$SUP_SOCK" 2>&1)
 rc=$?
 [ "$rc" = 0 ] || sup_bad "a second member's status during the flood: exit $rc: $out"
 out=$("$RR" route del 10.77.1.0/24 -S "$SUP_SOCK" 2>&1) || sup_bad "root's route del during the flood: $out"
