@@ -13,20 +13,32 @@
 #     adopted driver's lines go on in the new log, prefixed, and the ticks
 #     written while no supervisor ran are there, none lost;
 #   - at SIGTERM its last words (no newline) are in the log, marked, before
-#     the line that says it stopped.
+#     the line that says it stopped;
+#   - driver-b writes 100-byte lines as fast as it can for 3 s: `status`
+#     answers meanwhile within 1 s, the log says it is over its 64 KiB a
+#     second, and at most 450 KiB of its lines reach the log (the old
+#     supervisor let some 20 MB through).
 set -u
 . "$(dirname "$0")/../lib/sup.sh"
 sup_init guard_log
 
-cp "$SUP_T/bin/rr-null" "$SUP_T/bin/rr-null-evil-log" || sup_fail "cp rr-null"
+cp "$SUP_T/bin/rr-null" "$SUP_T/bin/rr-null-evil-log" && cp "$SUP_T/bin/rr-null" "$SUP_T/bin/rr-null-evil-flood" ||
+    sup_fail "cp rr-null"
 sup_netns
 NS=$SUP_NS
 SUP_ROUTER_KEYS="orphan_grace_ms = 30000"
-sup_manifest "$SUP_T/m.ini" driver-a.binary=rr-null-evil-log
+sup_manifest "$SUP_T/m.ini" driver-a.binary=rr-null-evil-log driver-b.binary=rr-null-evil-flood
 sup_start "$NS" "$SUP_T/m.ini"
+sup_now
+t0=$SUP_NOW
+"$RR" status -S "$SUP_SOCK" >/dev/null 2>&1 || sup_bad "status during driver-b's flood"
+sup_now
+echo "status during driver-b's flood: $(((SUP_NOW - t0) / 1000)) ms"
+[ $(((SUP_NOW - t0) / 1000)) -lt 1000 ] || sup_timing_bad "status took $(((SUP_NOW - t0) / 1000)) ms during a log flood"
 sup_status
 pid=${SUP_PIDS[driver-a]}
-SUP_EXTRA_PIDS+=("${SUP_PIDS[router]}" "${SUP_PIDS[driver-a]}" "${SUP_PIDS[driver-b]}")
+bpid=${SUP_PIDS[driver-b]}
+SUP_EXTRA_PIDS+=("${SUP_PIDS[router]}" "$pid" "$bpid")
 P="driver-a\\[$pid\\]: "
 sup_wait 5 sup_log_has "${P}evil-log: tick 2" || sup_fail "no \"driver-a[$pid]: evil-log: tick 2\" line within 5 s"
 
@@ -47,9 +59,20 @@ grep -c $'[\x1b\x07\r]' "$SUP_LOG" | grep -qx 0 || sup_bad "the log holds an ESC
 grep -qE "A{513}" "$SUP_LOG" && sup_bad "a line longer than 512 bytes of the service's is in the log"
 echo "driver-a[$pid]: every forged line prefixed, escaped and cut"
 
+sup_wait 5 sup_log_has "ringrouter: driver-b: pid $bpid wrote more than 65536 bytes to stderr within 1 s; .*" ||
+    sup_bad "no line saying driver-b is over its log rate"
+flood_bytes() { grep -a "^driver-b\[$bpid\]: flood" "$SUP_LOG" | wc -c; }
+# Its 3 s are over once its lines stop growing (read at most 64 KiB a second).
+prev=-1
+sup_wait 15 eval 'cur=$(flood_bytes); [ "$cur" = "$prev" ] || { prev=$cur; sup_msleep 1500; false; }' ||
+    sup_bad "driver-b's lines still grow after 15 s"
+echo "driver-b's flood: $(flood_bytes) bytes of its lines in the log"
+[ "$(flood_bytes)" -le 460800 ] || sup_bad "driver-b's flood put $(flood_bytes) bytes in the log (bound 450 KiB)"
+
 # Adoption: the pipe outlives the supervisor; what is written meanwhile waits.
-kill -KILL "$SUP_PID" 2>/dev/null
-{ wait "$SUP_PID"; } 2>/dev/null
+disown "$SUP_PID" # no "Killed" from the shell
+kill -KILL "$SUP_PID"
+sup_wait 5 eval '! sup_alive $SUP_PID' || sup_fail "the supervisor outlived kill -9"
 SUP_PID=
 last=$(sed -n "s/^driver-a\\[$pid\\]: evil-log: tick \\([0-9]*\\)\$/\\1/p" "$SUP_LOG" | tail -n 1)
 sup_msleep 1500

@@ -41,7 +41,9 @@
  * a line of 1,000 bytes and a carriage return before another forgery; then
  * "evil-log: tick N" every 500 ms; and at SIGTERM a last line with no
  * newline. The supervisor must write each only behind the service's name,
- * escaped and cut (tests/integ/guard_log.sh).
+ * escaped and cut (tests/integ/guard_log.sh). As rr-null-evil-flood it
+ * instead writes 100-byte lines as fast as its stderr takes them, for 3 s
+ * after it is ready: the supervisor must bound what it reads.
  */
 #include <errno.h>
 #include <signal.h>
@@ -142,6 +144,24 @@ static void evil_log_tick(uint64_t *next_ns, unsigned *n)
     evil_log_say(buf, (size_t)k);
 }
 
+/* As many lines as the pipe takes now, for 3 s from @until_ns - 3 s. */
+static void evil_flood(uint64_t until_ns, unsigned *n)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    if ((uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec >= until_ns)
+        return;
+    char line[101];
+    memset(line, 'f', sizeof(line) - 1);
+    line[100] = '\n';
+    for (int i = 0; i < 64; i++) {
+        snprintf(line, 16, "flood %08u", (*n)++);
+        line[14] = ' ';
+        if (write(STDERR_FILENO, line, sizeof(line)) < 0)
+            return;
+    }
+}
+
 int main(void)
 {
     struct ipc_svc svc;
@@ -199,6 +219,12 @@ int main(void)
     unsigned evil_log_n = 0;
     if (evil_log_on)
         evil_log();
+    uint64_t flood_until = 0;
+    if (me && strcmp(me, "rr-null-evil-flood") == 0) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        flood_until = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec + 3000000000ull;
+    }
 
     while (!stop) {
         /* Sink first: what comes back frees the buffers we generate with. */
@@ -240,6 +266,8 @@ int main(void)
         ipc_svc_beat(&svc);
         if (evil_log_on)
             evil_log_tick(&evil_log_next, &evil_log_n);
+        if (flood_until)
+            evil_flood(flood_until, &evil_log_n);
         /* Pace the generator: the wait doubles as the 1 ms tick. */
         ipc_svc_wait(&svc, 1);
     }
