@@ -526,6 +526,17 @@ int sup_ctl_client(const char *sock, int argc, char **argv)
             close(fd);
         return SUP_EXIT_SYSTEM;
     }
+    /* Only a supervisor (root: `up` refuses to run as anyone else) may
+     * answer: a socket someone else put where we looked gets no request,
+     * and its OK is not taken for the router's. */
+    struct ucred cr = {.pid = 0, .uid = (uid_t)-1};
+    socklen_t crlen = sizeof(cr);
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &crlen) < 0 || cr.uid != 0) {
+        fprintf(stderr, "ringrouter: %s: the process listening there (pid %d, uid %u) is not root's: not a "
+                        "ringrouter supervisor; no request sent\n", sock, (int)cr.pid, (unsigned)cr.uid);
+        close(fd);
+        return SUP_EXIT_SYSTEM;
+    }
     if (write(fd, req, strlen(req)) < 0) {
         fprintf(stderr, "ringrouter: %s: %s\n", sock, strerror(errno));
         close(fd);

@@ -12,7 +12,10 @@
 #   - the flooder is turned away as busy (it may hold SUP_CTL_CONNS_PER_UID
 #     connections, 4);
 #   - `status` of a second member, another uid, is answered too (the
-#     readers' shared slots are not all one uid's).
+#     readers' shared slots are not all one uid's);
+#   - a socket a user put where root's client looks (here named with -S)
+#     answers OK to anything: root's `route add` refuses to send it a
+#     request (exit 111), since its listener is not root's.
 set -u
 . "$(dirname "$0")/../lib/sup.sh"
 sup_init guard_ctl
@@ -66,6 +69,38 @@ res=$(cat "$SUP_T/flood")
 awk -v t="${BASH_REMATCH[3]}" 'BEGIN { exit !(t > 0.5 && t <= 3.0) }' ||
     sup_bad "a trickling connection was held ${BASH_REMATCH[3]} s (its deadline is 1 s from the accept)"
 sup_status && [ "${SUP_STATE[router]}" = up ] || sup_bad "the router is not up after the flood"
+
+# A fake supervisor of another uid's.
+mkdir -m 0755 "$SUP_T/fake"
+chown "$U1" "$SUP_T/fake"
+cat >"$SUP_T/fake.py" <<'PY'
+import os, socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+s.bind(sys.argv[1])
+s.listen(4)
+print("ready", flush=True)
+s.settimeout(10)
+try:
+    while True:
+        c, _ = s.accept()
+        if c.recv(512):
+            print("fake: got a request", flush=True)
+        c.sendall(b"OK\nadded 10.66.0.0/24\n")
+        c.close()
+except socket.timeout:
+    pass
+PY
+setpriv --reuid="$U1" --regid="$U1" --clear-groups -- "$SUP_PY" "$SUP_T/fake.py" "$SUP_T/fake/control.sock" \
+    >"$SUP_T/fake.out" 2>&1 &
+SUP_EXTRA_PIDS+=("$!")
+sup_wait 5 grep -q ready "$SUP_T/fake.out" || sup_fail "the fake server did not start: $(cat "$SUP_T/fake.out")"
+out=$("$RR" route add 10.66.0.0/24 via 10.91.0.2 -S "$SUP_T/fake/control.sock" 2>&1)
+rc=$?
+echo "root's route add to a socket of uid $U1's: exit $rc: $out"
+[ "$rc" = 111 ] && [[ $out == *"is not root's: not a ringrouter supervisor; no request sent"* ]] ||
+    sup_bad "root's client took a non-root listener for the supervisor: exit $rc: $out"
+sup_msleep 200
+grep -q "got a request" "$SUP_T/fake.out" && sup_bad "root's client sent its request to a non-root listener"
 
 sup_stop TERM 10
 sup_census_ok >/dev/null
