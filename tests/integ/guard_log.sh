@@ -70,6 +70,14 @@ echo "driver-b's flood: $(flood_bytes) bytes of its lines in the log"
 [ "$(flood_bytes)" -le 460800 ] || sup_bad "driver-b's flood put $(flood_bytes) bytes in the log (bound 450 KiB)"
 
 # Adoption: the pipe outlives the supervisor; what is written meanwhile waits.
+# The instance running now (a hang on a loaded machine may have replaced it).
+sup_status
+if [ "${SUP_PIDS[driver-a]}" != "$pid" ]; then
+    echo "driver-a was replaced meanwhile: pid $pid, now ${SUP_PIDS[driver-a]}"
+    pid=${SUP_PIDS[driver-a]}
+    P="driver-a\\[$pid\\]: "
+    SUP_EXTRA_PIDS+=("$pid")
+fi
 disown "$SUP_PID" # no "Killed" from the shell
 kill -KILL "$SUP_PID"
 sup_wait 5 eval '! sup_alive $SUP_PID' || sup_fail "the supervisor outlived kill -9"
