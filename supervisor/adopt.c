@@ -109,6 +109,7 @@ static uint64_t fnv(const void *p, size_t n)
     return h;
 }
 
+/* For the log: the file itself is reached through run_dir's fd (rundir.c). */
 static void state_path(const struct sup *s, char *buf, size_t len)
 {
     snprintf(buf, len, "%s/" STATE_FILE, s->m.router.run_dir);
@@ -177,26 +178,23 @@ void sup_state_save(struct sup *s)
     }
     f->sum = fnv(f, offsetof(struct state_file, sum));
 
-    char path[SUP_PATH_MAX + 16], tmp[SUP_PATH_MAX + 24];
+    char path[SUP_PATH_MAX + 16];
     state_path(s, path, sizeof(path));
-    snprintf(tmp, sizeof(tmp), "%s.new", path);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+    int fd = openat(s->run_fd, STATE_FILE ".new", O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
     bool ok = fd >= 0 && write(fd, f, sizeof(*f)) == (ssize_t)sizeof(*f);
     if (fd >= 0)
         close(fd);
-    if (!ok || rename(tmp, path) < 0) {
+    if (!ok || renameat(s->run_fd, STATE_FILE ".new", s->run_fd, STATE_FILE) < 0) {
         sup_warn("state file %s: %s; a supervisor started after this one dies could not adopt the services",
                  path, strerror(errno));
-        unlink(tmp);
+        unlinkat(s->run_fd, STATE_FILE ".new", 0);
     }
     free(f);
 }
 
 void sup_state_remove(struct sup *s)
 {
-    char path[SUP_PATH_MAX + 16];
-    state_path(s, path, sizeof(path));
-    unlink(path);
+    unlinkat(s->run_fd, STATE_FILE, 0);
 }
 
 /* Read and check the state file into @f: 1, 0 if there is none, or -errno
@@ -205,7 +203,7 @@ static int state_read(struct sup *s, struct state_file *f, struct ipc_err *err)
 {
     char path[SUP_PATH_MAX + 16];
     state_path(s, path, sizeof(path));
-    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    int fd = openat(s->run_fd, STATE_FILE, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0)
         return errno == ENOENT ? 0 : ipc_errf(err, -errno, "%s: %s", path, strerror(errno));
     struct stat st;
@@ -223,7 +221,7 @@ static int state_read(struct sup *s, struct state_file *f, struct ipc_err *err)
                        f->nrings);
     close(fd);
     if (ret < 0)
-        unlink(path);
+        unlinkat(s->run_fd, STATE_FILE, 0);
     return ret < 0 ? ret : 1;
 }
 

@@ -109,7 +109,7 @@ static int cg_mkdir(const char *path, struct ipc_err *err, const char *who)
  * or with cpuacct), and s->cg_mnt says to unmount it at the end. */
 static int cg_mount(struct sup *s, char *mnt, size_t len)
 {
-    snprintf(s->cg_mnt, sizeof(s->cg_mnt), "%s/cgroup", s->m.router.run_dir);
+    sup_run_path(s, "cgroup", s->cg_mnt, sizeof(s->cg_mnt)); /* through run_dir's fd (rundir.c) */
     if (mkdir(s->cg_mnt, 0700) < 0 && errno != EEXIST)
         goto fail;
     if (mount("cgroup2", s->cg_mnt, "cgroup2", MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) == 0) {

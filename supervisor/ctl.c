@@ -60,50 +60,6 @@ static uint64_t raw_ns(void)
 }
 
 /*
- * run_dir, made if missing, must be ours alone: whoever can write to it
- * can put a socket of their own where `ringrouter` clients (as root) look, and
- * answer their `route add` with OK. So it must be a real directory (not a
- * symlink), owned by us, and writable by no one else. An existing one that is
- * not is refused, not repaired: it may hold someone else's files. It holds
- * the control socket and the state a supervisor that died leaves for the next
- * (xsk.c), so it is checked before anything is set up. state_dir, where
- * `route save` writes the routes `up` adds back, is held to the same rule:
- * whoever could write there could route our traffic.
- */
-int sup_own_dir(const char *dir, const char *key, struct ipc_err *err)
-{
-    if (mkdir(dir, 0700) < 0 && errno != EEXIST)
-        return ipc_errf(err, -errno, "%s %s: %s", key, dir, strerror(errno));
-    struct stat lst;
-    if (lstat(dir, &lst) == 0 && S_ISLNK(lst.st_mode))
-        return ipc_errf(err, -EPERM, "%s %s: a symbolic link; it must be a directory of its own", key, dir);
-    /* O_NOFOLLOW: a link swapped in after the lstat is refused, not followed. */
-    int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    if (fd < 0)
-        return ipc_errf(err, -errno, "%s %s: %s", key, dir, strerror(errno));
-    struct stat st;
-    int r = fstat(fd, &st);
-    close(fd);
-    if (r < 0)
-        return ipc_errf(err, -errno, "%s %s: %s", key, dir, strerror(errno));
-    if (st.st_uid != geteuid())
-        return ipc_errf(err, -EPERM, "%s %s: owned by uid %u, not by this supervisor (uid %u)", key, dir,
-                        (unsigned)st.st_uid, (unsigned)geteuid());
-    if (st.st_mode & (S_IWGRP | S_IWOTH))
-        return ipc_errf(err, -EPERM, "%s %s: mode %04o lets others write to it (at most 0755)", key, dir,
-                        (unsigned)(st.st_mode & 07777));
-    return 0;
-}
-
-int sup_run_dir(const struct sup *s, struct ipc_err *err)
-{
-    int ret = sup_own_dir(s->m.router.run_dir, "run_dir", err);
-    if (ret == 0 && s->m.router.state_dir[0])
-        ret = sup_own_dir(s->m.router.state_dir, "state_dir", err);
-    return ret;
-}
-
-/*
  * [router] control_group: when the group exists, its members may connect
  * (the socket 0660, group-owned; run_dir searchable by the group) and run
  * the read commands; every request is checked against the peer's
@@ -124,15 +80,17 @@ static int ctl_group_access(struct sup *s, struct ipc_err *err)
     }
     const char *dir = s->m.router.run_dir;
     struct stat st;
-    if (stat(dir, &st) < 0)
+    if (fstat(s->run_fd, &st) < 0)
         return ipc_errf(err, -errno, "run_dir %s: %s", dir, strerror(errno));
     if (!(st.st_mode & (S_IXGRP | S_IXOTH)) || st.st_gid != gr->gr_gid) {
         bool others = st.st_mode & S_IXOTH; /* already searchable by all: the group needs nothing */
         mode_t mode = (st.st_mode & 07777 & ~(mode_t)S_IRWXG) | S_IXGRP;
-        if (!others && (chown(dir, (uid_t)-1, gr->gr_gid) < 0 || chmod(dir, mode) < 0))
+        if (!others && (fchown(s->run_fd, (uid_t)-1, gr->gr_gid) < 0 || fchmod(s->run_fd, mode) < 0))
             return ipc_errf(err, -errno, "run_dir %s: giving group %s search access: %s", dir, name, strerror(errno));
     }
-    if (chown(s->sock_path, (uid_t)-1, gr->gr_gid) < 0 || chmod(s->sock_path, 0660) < 0)
+    /* The directory is ours alone: the name cannot be swapped under us. */
+    if (fchownat(s->run_fd, SUP_CTL_SOCK, (uid_t)-1, gr->gr_gid, AT_SYMLINK_NOFOLLOW) < 0 ||
+        fchmodat(s->run_fd, SUP_CTL_SOCK, 0660, 0) < 0)
         return ipc_errf(err, -errno, "control socket %s: group %s: %s", s->sock_path, name, strerror(errno));
     s->ctl_gid = gr->gr_gid;
     sup_log("control socket %s: group %s (gid %u) may read: status, stats, link, route show|get, neigh show, "
@@ -143,18 +101,19 @@ static int ctl_group_access(struct sup *s, struct ipc_err *err)
 /* A socket file left by a supervisor that died is stale; a live one
  * answers, and then this is a second `up` on the same run_dir: refused
  * before it creates anything, or adopts anything (adopt.c). Fills
- * s->sock_path and @sa. */
+ * s->sock_path and @sa: the socket named through run_dir's open fd
+ * (rundir.c), which no rename above it can move. */
 static int ctl_probe(struct sup *s, struct sockaddr_un *sa, struct ipc_err *err)
 {
     const char *dir = s->m.router.run_dir;
     int ret = sup_run_dir(s, err);
     if (ret < 0)
         return ret;
-    int n = snprintf(s->sock_path, sizeof(s->sock_path), "%s/control.sock", dir);
+    int n = snprintf(s->sock_path, sizeof(s->sock_path), "%s/" SUP_CTL_SOCK, dir);
     *sa = (struct sockaddr_un){.sun_family = AF_UNIX};
     if (n < 0 || (size_t)n >= sizeof(sa->sun_path))
         return ipc_errf(err, -ENAMETOOLONG, "run_dir %s: the socket path is too long", dir);
-    memcpy(sa->sun_path, s->sock_path, (size_t)n + 1);
+    sup_run_path(s, SUP_CTL_SOCK, sa->sun_path, sizeof(sa->sun_path));
     int probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (probe >= 0 && connect(probe, (struct sockaddr *)sa, sizeof(*sa)) == 0) {
         close(probe);
@@ -182,11 +141,11 @@ int sup_ctl_listen(struct sup *s, struct ipc_err *err)
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (fd < 0)
         return ipc_errf(err, -errno, "control socket: %s", strerror(errno));
-    unlink(s->sock_path);
+    unlinkat(s->run_fd, SUP_CTL_SOCK, 0);
     mode_t old = umask(0177);
     int r = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
     umask(old);
-    if (r < 0 || chmod(s->sock_path, 0600) < 0 || listen(fd, 16) < 0) {
+    if (r < 0 || fchmodat(s->run_fd, SUP_CTL_SOCK, 0600, 0) < 0 || listen(fd, 16) < 0) {
         int e = errno;
         close(fd);
         return ipc_errf(err, -e, "control socket %s: %s", s->sock_path, strerror(e));
@@ -565,6 +524,17 @@ int sup_ctl_client(const char *sock, int argc, char **argv)
                     sock, strerror(e));
         if (fd >= 0)
             close(fd);
+        return SUP_EXIT_SYSTEM;
+    }
+    /* Only a supervisor (root: `up` refuses to run as anyone else) may
+     * answer: a socket someone else put where we looked gets no request,
+     * and its OK is not taken for the router's. */
+    struct ucred cr = {.pid = 0, .uid = (uid_t)-1};
+    socklen_t crlen = sizeof(cr);
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &crlen) < 0 || cr.uid != 0) {
+        fprintf(stderr, "ringrouter: %s: the process listening there (pid %d, uid %u) is not root's: not a "
+                        "ringrouter supervisor; no request sent\n", sock, (int)cr.pid, (unsigned)cr.uid);
+        close(fd);
         return SUP_EXIT_SYSTEM;
     }
     if (write(fd, req, strlen(req)) < 0) {

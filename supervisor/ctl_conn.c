@@ -14,8 +14,17 @@
  *          `reload` for the changes it applies (reload.c)
  *   WRITE  sending the answer
  *
- * A client past SUP_CTL_CONNS open connections is told the supervisor is
- * busy and closed at once. The requests themselves are ctl.c's.
+ * A client past the open connections it may have is told the supervisor is
+ * busy and closed at once. Root (and the supervisor's own uid) may take any
+ * of the SUP_CTL_CONNS slots; everyone else (control_group's readers)
+ * shares SUP_CTL_CONNS_SHARED of them, at most SUP_CTL_CONNS_PER_UID per
+ * uid. So readers who hold every slot they may, trickling a byte at a time
+ * and reconnecting as each deadline closes them, still leave root's slots
+ * free, and root's `route add` is answered. Who a client is comes from the
+ * kernel (SO_PEERCRED) at accept, before it sends a byte. The deadline is
+ * the whole exchange's, from the accept, not an idle time that each byte
+ * would renew: a trickle does not extend it. The requests themselves are
+ * ctl.c's.
  */
 #include "supervisor/sup.h"
 
@@ -187,6 +196,28 @@ static void conn_peer(const struct sup *s, struct sup_ctl_conn *c)
     c->read_only = member;
 }
 
+/* Root, or the uid we run as: the slots kept free of everyone else. */
+static bool conn_privileged(const struct sup_ctl_conn *c)
+{
+    return c->peer_uid == 0 || c->peer_uid == geteuid();
+}
+
+/* May the client @c (not yet in a slot) have one more connection? */
+static bool conn_may_open(const struct sup *s, const struct sup_ctl_conn *c)
+{
+    if (conn_privileged(c))
+        return true;
+    unsigned shared = 0, same = 0;
+    for (int i = 0; i < SUP_CTL_CONNS; i++) {
+        const struct sup_ctl_conn *o = &s->conns[i];
+        if (o->st == SUP_CONN_FREE || conn_privileged(o))
+            continue;
+        shared++;
+        same += o->peer_uid == c->peer_uid;
+    }
+    return shared < SUP_CTL_CONNS_SHARED && same < SUP_CTL_CONNS_PER_UID;
+}
+
 void sup_ctl_accept(struct sup *s)
 {
     for (;;) {
@@ -197,15 +228,17 @@ void sup_ctl_accept(struct sup *s)
         for (int i = 0; i < SUP_CTL_CONNS && !c; i++)
             if (s->conns[i].st == SUP_CONN_FREE)
                 c = &s->conns[i];
-        if (!c) {
+        struct sup_ctl_conn peer = {.fd = fd};
+        conn_peer(s, &peer);
+        if (!c || !conn_may_open(s, &peer)) {
             static const char busy[] = "ERR\nbusy: " "too many control connections are open; try again\n";
             ssize_t w = send(fd, busy, sizeof(busy) - 1, MSG_DONTWAIT | MSG_NOSIGNAL);
             (void)w;
             close(fd);
             continue;
         }
-        *c = (struct sup_ctl_conn){.st = SUP_CONN_READ, .fd = fd, .deadline_ns = sup_now_ns() + SUP_CTL_DEADLINE_NS};
-        conn_peer(s, c);
+        *c = (struct sup_ctl_conn){.st = SUP_CONN_READ, .fd = fd, .deadline_ns = sup_now_ns() + SUP_CTL_DEADLINE_NS,
+                                   .peer_uid = peer.peer_uid, .read_only = peer.read_only};
         struct epoll_event ev = {.events = EPOLLIN, .data.u64 = SUP_POLL_KEY(SUP_POLL_CONN, c - s->conns)};
         if (epoll_ctl(s->ep_fd, EPOLL_CTL_ADD, fd, &ev) < 0) {
             close(fd);

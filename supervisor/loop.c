@@ -4,13 +4,15 @@
  * covers the signalfd (SIGTERM and SIGINT stop everything, SIGHUP reloads
  * the manifest: reload.c), the timerfd that drives hang
  * checks and restart deadlines, the control socket, each running service's
- * pidfd and, while it starts, its readiness pipe.
+ * pidfd and, while it starts, its readiness pipe, and every instance's
+ * stderr (svclog.c).
  */
 #include "supervisor/sup.h"
 #include "supervisor/adopt.h"
 #include "supervisor/inject.h"
 #include "supervisor/notify.h"
 #include "supervisor/reload.h"
+#include "supervisor/svclog.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -115,6 +117,7 @@ static void on_pidfd(struct sup *s, struct sup_svc *v)
     if (v->sb_pidfd >= 0 && reap(v->sb_pidfd, &status)) {
         char how[96];
         sup_exit_text(how, sizeof(how), status);
+        sup_svclog_drain(s, v->sb_pid); /* its last words before its death */
         sup_warn("%s: standby pid %d %s; another in 1 s", v->name, (int)v->sb_pid, how);
         snprintf(v->sb_exit, sizeof(v->sb_exit), "%s", how);
         v->sb_deaths++; /* an upgrade waiting on this standby sees it (upgrade.c) */
@@ -125,8 +128,10 @@ static void on_pidfd(struct sup *s, struct sup_svc *v)
         v->sb_pidfd = v->sb_notify_fd = v->sb_go_fd = -1;
         v->sb_retry_ns = sup_now_ns() + 1000000000ull;
     }
-    if (v->pidfd >= 0 && reap(v->pidfd, &status))
+    if (v->pidfd >= 0 && reap(v->pidfd, &status)) {
+        sup_svclog_drain(s, v->pid);
         sup_event(s, v, SUP_EV_EXIT, status);
+    }
 }
 
 static void on_notify(struct sup *s, struct sup_svc *v)
@@ -372,6 +377,7 @@ int sup_run(struct sup *s)
         if (sup_watch(s, v) < 0)
             sup_err("%s: cannot watch pid %d", v->name, (int)v->pid);
         sup_log("%s: adopted, pid %d", v->name, (int)v->pid);
+        sup_svclog_adopt(s, v->name, v->pid, v->pidfd);
         v->idle = true; /* its start may have been idle, under the supervisor that is gone */
         sup_sched_raise(v, NULL);
         if (v->m->restart != SUP_RESTART_NEVER)
@@ -419,6 +425,9 @@ int sup_run(struct sup *s)
                 if (s->svcs[idx].sb_notify_fd >= 0)
                     on_sb_notify(s, &s->svcs[idx]);
                 break;
+            case SUP_POLL_LOG:
+                sup_svclog_io(s, idx);
+                break;
             }
         }
         uint64_t now = sup_now_ns();
@@ -429,19 +438,23 @@ int sup_run(struct sup *s)
         sup_ctl_tick(s, now);
         sup_inject_tick(s, now);
         sup_notify_tick(s, now);
+        sup_svclog_tick(s, now);
         router_handover(s, now, adopted_ns);
         if (s->m.text_hash != s->state_hash && !s->reload && !s->shutting_down)
             sup_state_save(s); /* a reload applied another manifest: adopt under it */
-        if (s->upgrade_self && sup_ctl_idle(s))
-            sup_reexec(s); /* returns only if the exec failed */
+        if (s->upgrade_self && sup_ctl_idle(s)) {
+            sup_svclog_flush(s); /* the pipes' contents wait for the new image */
+            sup_reexec(s);       /* returns only if the exec failed */
+        }
     }
+    sup_svclog_end(s); /* the last lines before the census */
     sup_ctl_close_all(s);
     sup_reload_end(s);
     sup_inject_end(s); /* nothing stopped or held by `inject` is left for the census */
     int census = final_census(s);
     sup_state_remove(s); /* nothing left to adopt */
     sup_cg_remove(s);
-    unlink(s->sock_path);
+    unlinkat(s->run_fd, SUP_CTL_SOCK, 0); /* where we made it, whatever was renamed since (rundir.c) */
     close(s->ctl_fd);
     close(s->ep_fd);
     close(s->timer_fd);

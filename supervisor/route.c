@@ -528,7 +528,8 @@ const char *sup_state_dir(const struct sup *s)
  * `route save`: the runtime routes to STATE_DIR/routes, written whole to a
  * temporary file, synced and renamed over the old one, so that a crash
  * leaves the old list or the new, never half of one. The directory is the
- * supervisor's own (sup_own_dir, at `up`).
+ * supervisor's own, walked from "/" and opened at `up` (rundir.c): the file
+ * is reached through that fd, never the path.
  */
 static bool route_save(struct sup *s, char **argv, int argc, FILE *f)
 {
@@ -539,7 +540,8 @@ static bool route_save(struct sup *s, char **argv, int argc, FILE *f)
     }
     snprintf(path, sizeof(path), "%s/" ROUTES_FILE, sup_state_dir(s));
     snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+    int dfd = sup_state_fd(s);
+    int fd = openat(dfd, ROUTES_FILE ".tmp", O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
     FILE *out = fd >= 0 ? fdopen(fd, "w") : NULL;
     if (!out) {
         fprintf(f, "route save: %s: %s\n", tmp, strerror(errno));
@@ -550,7 +552,7 @@ static bool route_save(struct sup *s, char **argv, int argc, FILE *f)
     struct sup_rt_route *rows = malloc((s->n_rt_routes + 1) * sizeof(*rows));
     if (!rows) {
         fclose(out);
-        unlink(tmp);
+        unlinkat(dfd, ROUTES_FILE ".tmp", 0);
         fprintf(f, "route save: out of memory\n");
         return false;
     }
@@ -567,7 +569,7 @@ static bool route_save(struct sup *s, char **argv, int argc, FILE *f)
     long n6 = sup_route6_save(s, out);
     if (n6 < 0) {
         fclose(out);
-        unlink(tmp);
+        unlinkat(dfd, ROUTES_FILE ".tmp", 0);
         fprintf(f, "route save: out of memory\n");
         return false;
     }
@@ -578,18 +580,14 @@ static bool route_save(struct sup *s, char **argv, int argc, FILE *f)
         ok = false;
         werr = errno;
     }
-    if (!ok || rename(tmp, path) < 0) {
+    if (!ok || renameat(dfd, ROUTES_FILE ".tmp", dfd, ROUTES_FILE) < 0) {
         if (ok)
             werr = errno;
-        unlink(tmp);
+        unlinkat(dfd, ROUTES_FILE ".tmp", 0);
         fprintf(f, "route save: %s: %s\n", path, strerror(werr));
         return false;
     }
-    int dfd = open(sup_state_dir(s), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd >= 0) {
-        fsync(dfd); /* the rename itself */
-        close(dfd);
-    }
+    fsync(dfd); /* the rename itself */
     sup_log("route save: %zu runtime routes to %s", total, path);
     fprintf(f, "saved %zu routes to %s\n", total, path);
     return true;
@@ -608,7 +606,7 @@ void sup_routes_load(struct sup *s)
 {
     char path[SUP_PATH_MAX + 16];
     snprintf(path, sizeof(path), "%s/" ROUTES_FILE, sup_state_dir(s));
-    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    int fd = openat(sup_state_fd(s), ROUTES_FILE, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0) {
         if (errno != ENOENT)
             sup_warn("%s: %s; no saved routes added", path, strerror(errno));

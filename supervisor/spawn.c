@@ -25,6 +25,7 @@
  * has a bound (sup_sched_tick) past which it is raised anyway.
  */
 #include "supervisor/sup.h"
+#include "supervisor/svclog.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -107,8 +108,10 @@ static int child_fds(struct child *c)
     if (b != e + 1 && dup3(b, e + 1, O_CLOEXEC) < 0)
         return -1;
     c->binfd = e + 1;
+    /* stdout is /dev/null; stderr, and stdin unless it is the log pipe's
+     * second read end (svclog.h), were placed above or stay ours. */
     int devnull = open("/dev/null", O_RDWR);
-    if (devnull < 0 || dup2(devnull, 0) < 0 || dup2(devnull, 1) < 0)
+    if (devnull < 0 || (src[0] < 0 && dup2(devnull, 0) < 0) || dup2(devnull, 1) < 0)
         return -1;
     /* Everything above the service's range goes, except the error pipe and
      * the binary, which are close-on-exec. */
@@ -443,9 +446,18 @@ int sup_spawn(struct sup *s, struct sup_svc *v, bool standby, struct ipc_err *er
 
     if (!standby)
         ipc_st_rlx(&v->stats->state, IPC_SVC_STARTING);
+    /* Its stderr is a pipe the supervisor reads (svclog.c). */
+    int log_r = sup_svclog_pipe(&src[2], &src[0]);
     pid_t pid = fork();
     if (pid == 0)
         child_run(&c);
+    for (int i = 0; i <= 2; i += 2)
+        if (src[i] >= 0)
+            close(src[i]);
+    if (pid > 0 && log_r >= 0)
+        sup_svclog_open(s, v->name, pid, log_r);
+    else if (log_r >= 0)
+        close(log_r);
     if (pid > 0 && c.cg_fd >= 0)
         close(c.cg_fd);
     if (pid < 0) {

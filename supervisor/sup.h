@@ -129,15 +129,22 @@ struct sup_xsk; /* supervisor/xsk.c */
 
 /* What woke the event loop: the type in the top half of an epoll key, an
  * index (service or control connection) in the bottom half. */
-enum sup_poll { SUP_POLL_SIGNAL = 1, SUP_POLL_TIMER, SUP_POLL_CTL, SUP_POLL_PIDFD, SUP_POLL_NOTIFY, SUP_POLL_SB_NOTIFY, SUP_POLL_CONN };
+enum sup_poll { SUP_POLL_SIGNAL = 1, SUP_POLL_TIMER, SUP_POLL_CTL, SUP_POLL_PIDFD, SUP_POLL_NOTIFY, SUP_POLL_SB_NOTIFY, SUP_POLL_CONN,
+                SUP_POLL_LOG /* a service's stderr: the index is svclog.c's stream */ };
 #define SUP_POLL_KEY(type, idx) (((uint64_t)(type) << 32) | (uint32_t)(idx))
 
 /* Control connections (supervisor/ctl_conn.c): at most SUP_CTL_CONNS open at
  * once, a request of at most SUP_CTL_REQ_MAX - 1 bytes, and the whole
  * exchange within SUP_CTL_DEADLINE_NS of the accept, however slowly the
- * client trickles: no client can hold the event loop, or a slot, for long. */
-#define SUP_CTL_CONNS 8
+ * client trickles: no client can hold the event loop, or a slot, for long.
+ * Clients other than root (control_group's readers) share at most
+ * SUP_CTL_CONNS_SHARED slots, SUP_CTL_CONNS_PER_UID per uid: the rest are
+ * root's, so that readers cannot lock out a writer. */
+#define SUP_CTL_CONNS 16
+#define SUP_CTL_CONNS_SHARED 8
+#define SUP_CTL_CONNS_PER_UID 4
 #define SUP_CTL_REQ_MAX 512
+#define SUP_CTL_SOCK "control.sock" /* in run_dir */
 #define SUP_CTL_DEADLINE_NS 1000000000ull
 /* How long `shaper set` and `neigh add|del|...` wait for a running
  * service's answer. */
@@ -208,6 +215,7 @@ struct sup_rt_route6 {
 
 struct sup_reload; /* supervisor/reload.c */
 struct sup_adopt;  /* supervisor/adopt.c */
+struct sup_svclog; /* supervisor/svclog.c */
 
 struct sup {
     struct sup_manifest m;
@@ -253,7 +261,10 @@ struct sup {
     uid_t uid; /* [router] user's uid and gid, when set: every service's */
     gid_t gid;
 
-    char sock_path[128];
+    /* run_dir and state_dir, opened once (rundir.c): every file there is
+     * reached through these. 0 until then (an open one is never below 3). */
+    int run_fd, state_fd;
+    char sock_path[128]; /* run_dir/SUP_CTL_SOCK, as clients name it */
     int ctl_fd;
     gid_t ctl_gid; /* [router] control_group's gid, whose members may read; (gid_t)-1: root only */
     struct sup_ctl_conn conns[SUP_CTL_CONNS];
@@ -267,6 +278,7 @@ struct sup {
     struct sup_inject_wait *ctl_iwait;   /* the wait of the request being handled (ctl_conn.c) */
     struct sup_reload *reload;           /* the reload in progress (reload.c); NULL if none */
     struct sup_adopt *adopt;             /* while setup adopts running services (adopt.c) */
+    struct sup_svclog *svclog;           /* the services' stderr streams (svclog.c); NULL until the first */
     bool router_handover;                /* adopted: move the router to the new FIBs via its standby */
     uint64_t state_hash;                 /* the manifest hash the state file has (adopt.c) */
     bool upgrade_self;                   /* `upgrade supervisor`: re-exec once the answer is out (adopt.c) */
@@ -370,8 +382,15 @@ int sup_cg_throttled(const struct sup *s, const struct sup_svc *v, uint64_t *per
 void sup_cg_remove(struct sup *s);
 
 /* ctl.c: the requests */
-int sup_own_dir(const char *dir, const char *key, struct ipc_err *err);
-int sup_run_dir(const struct sup *s, struct ipc_err *err);
+/* rundir.c: run_dir and state_dir walked from "/", each component checked,
+ * and opened once (s->run_fd, s->state_fd); 0, or -errno with @err naming
+ * the component. Done once: later calls return 0. */
+int sup_run_dir(struct sup *s, struct ipc_err *err);
+/* The directory `route save` writes to: state_dir's fd, else run_dir's. */
+int sup_state_fd(const struct sup *s);
+/* "/proc/self/fd/N/NAME" for run_dir's NAME, for the calls that take only a
+ * path (bind, connect, mount): it resolves through the open directory. */
+void sup_run_path(const struct sup *s, const char *name, char *buf, size_t len);
 void sup_json_str(FILE *f, const char *str);
 int sup_ctl_listen(struct sup *s, struct ipc_err *err);
 /* Is another supervisor answering on our run_dir's socket? 0, or -EADDRINUSE with @err. */

@@ -117,11 +117,17 @@ static void knob_state_path(const struct sup *s, const struct sup_port *p, char 
     snprintf(path, len, "%s/napi.%s", s->m.router.run_dir, p->name);
 }
 
+/* The file itself, through run_dir's fd (rundir.c): @path is for the log. */
+static const char *knob_state_name(const char *path)
+{
+    return strrchr(path, '/') + 1;
+}
+
 static int knob_state_read(const struct sup *s, const struct sup_port *p, uint32_t orig[2])
 {
     char path[SUP_PATH_MAX + 32];
     knob_state_path(s, p, path, sizeof(path));
-    int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    int fd = openat(s->run_fd, knob_state_name(path), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0)
         return -errno;
     char buf[64];
@@ -141,7 +147,7 @@ static void knob_state_write(const struct sup *s, const struct sup_port *p, cons
 {
     char path[SUP_PATH_MAX + 32];
     knob_state_path(s, p, path, sizeof(path));
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+    int fd = openat(s->run_fd, knob_state_name(path), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (fd < 0) {
         sup_warn("port %s: warning: %s: %s (a crash now would leave %s's NAPI knobs set)", p->name, path,
                  strerror(errno), p->ifname);
@@ -155,7 +161,7 @@ static void knob_state_remove(const struct sup *s, const struct sup_port *p)
 {
     char path[SUP_PATH_MAX + 32];
     knob_state_path(s, p, path, sizeof(path));
-    unlink(path);
+    unlinkat(s->run_fd, knob_state_name(path), 0);
 }
 
 /*

@@ -7,8 +7,9 @@
 #     answers and a kill -9 of a driver is seen and the driver restarted
 #     (the old loop read each client synchronously, 200 ms per byte, and a
 #     trickle held it for as long as it went on: a dead service unnoticed);
-#   - twelve idle connections: eight are kept, each closed at its deadline,
-#     and four are turned away at once as busy;
+#   - twenty idle connections of root's: sixteen (SUP_CTL_CONNS) are kept,
+#     each closed at its deadline, and four are turned away at once as busy
+#     (readers' limits: guard_ctl.sh);
 #   - a request longer than 511 bytes, one with more than 8 words, and one
 #     ending in CRLF (the same request as with LF);
 #   - SIGTERM with a client trickling: the supervisor stops, census clean.
@@ -49,11 +50,11 @@ for t in $(sed -n 's/^trickle: open for //p' "$SUP_T/trickle"); do
     between "$t" 0.8 3.0 || sup_bad "a trickling client was kept open $t s (its deadline is 1 s)"
 done
 
-# 2. Idle connections: SUP_CTL_CONNS (8) kept until their deadline, the rest busy.
-out=$("${CLIENTS[@]}" idle "$SUP_SOCK" 12 2>&1)
+# 2. Idle connections: SUP_CTL_CONNS (16) kept until their deadline, the rest busy.
+out=$("${CLIENTS[@]}" idle "$SUP_SOCK" 20 2>&1)
 echo "$out"
-[[ $out =~ ^idle:\ busy\ 4,\ kept\ 8,\ closed\ after\ (.*),\ still\ open\ 0$ ]] ||
-    sup_bad "twelve idle connections: expected 4 busy and 8 closed at their deadline: $out"
+[[ $out =~ ^idle:\ busy\ 4,\ kept\ 16,\ closed\ after\ (.*),\ still\ open\ 0$ ]] ||
+    sup_bad "twenty idle connections: expected 4 busy and 16 closed at their deadline: $out"
 for t in ${BASH_REMATCH[1]:-}; do
     between "$t" 0.8 3.0 || sup_bad "an idle connection was kept $t s (its deadline is 1 s)"
 done

@@ -14,13 +14,9 @@
 set -u
 . "$(dirname "$0")/../lib/sup.sh"
 sup_init sup_group
-command -v setpriv >/dev/null || sup_skip "needs setpriv (util-linux)"
-command -v groupadd >/dev/null || sup_skip "needs groupadd (passwd)"
-
-G=rrt-g$$
-groupadd -r "$G" || sup_fail "groupadd $G"
-trap 'groupdel "$G" 2>/dev/null; sup_cleanup' EXIT
-GID=$(getent group "$G" | cut -d: -f3)
+sup_temp_group rrt-g
+G=$SUP_GROUP
+GID=$SUP_GID
 # Neither root nor a user: a uid below the services' range, in no passwd entry.
 U=$((1899000000 + $$ % 100000))
 

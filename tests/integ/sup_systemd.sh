@@ -130,7 +130,9 @@ sup_stop TERM 10
 sup_wait 5 grep -q '^STOPPING=1|STATUS=stopping: Terminated$' "$MSGS" || sup_bad "no STOPPING=1 at SIGTERM"
 
 # Every line of the supervisor's is marked and prefixed.
-bad=$(grep -vE '^<[0-7]>ringrouter: ' "$SUP_LOG" | grep -vE '^rr-' | head -n 5)
+# A service's lines are the supervisor's too, marked and behind their
+# instance's name (supervisor/svclog.c).
+bad=$(grep -vE '^<[0-7]>ringrouter: ' "$SUP_LOG" | grep -vE '^<6>[a-z][a-z0-9.-]*\[[0-9]+\]: ' | head -n 5)
 [ -z "$bad" ] || sup_bad "log lines without a priority and the ringrouter: prefix: $bad"
 grep -q '^<6>ringrouter: t1: 3 services' "$SUP_LOG" ||
     grep -q '^<6>ringrouter: .*: 3 services, ' "$SUP_LOG" || sup_bad "no <6> start line"

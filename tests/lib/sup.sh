@@ -318,6 +318,8 @@ sup_dist() {
 #   sup_stand_in NAME BODY a shell-script stand-in $SUP_T/bin/NAME (mode 755,
 #                          runnable by the services' user) whose body is BODY,
 #                          for [service X] binary = $SUP_T/bin/NAME
+#   sup_temp_group PREFIX  a group PREFIX$$ for the test, removed at exit
+#                          ($SUP_GROUP, $SUP_GID)
 #   sup_log_line LINE      the log has exactly this line (whole line, no regex)
 #   sup_log_has RE         the log has a line matching the anchored ERE RE
 #   sup_log_count RE       how many log lines match the anchored ERE RE
@@ -337,6 +339,17 @@ sup_bins() {
 
 sup_stand_in() { # sup_stand_in NAME BODY
     printf '#!/bin/sh\n%s\n' "$2" >"$SUP_T/bin/$1" && chmod 755 "$SUP_T/bin/$1" || sup_fail "cannot write $SUP_T/bin/$1"
+}
+
+# sup_temp_group PREFIX: a temporary group PREFIX$$ (the test skips without
+# setpriv or groupadd), removed at exit; sets $SUP_GROUP and $SUP_GID.
+sup_temp_group() {
+    command -v setpriv >/dev/null || sup_skip "needs setpriv (util-linux)"
+    command -v groupadd >/dev/null || sup_skip "needs groupadd (passwd)"
+    SUP_GROUP=$1$$
+    groupadd -r "$SUP_GROUP" || sup_fail "groupadd $SUP_GROUP"
+    trap 'groupdel "$SUP_GROUP" 2>/dev/null; sup_cleanup' EXIT
+    SUP_GID=$(getent group "$SUP_GROUP" | cut -d: -f3)
 }
 
 sup_log_line() { grep -qxF -- "$1" "$SUP_LOG"; }

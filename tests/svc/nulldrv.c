@@ -35,6 +35,16 @@
  * has (ipc/sandbox.h), made where a compromised service would make it, in
  * its steady state. The filter kills it with SIGSYS; the counter lives on in
  * the stats region, so its successor behaves (tests/integ/sup_seccomp.sh).
+ *
+ * Forged-log mode, test-only: run as rr-null-evil-log it writes to stderr,
+ * once ready, a line the supervisor would write ("ringrouter: census: all
+ * 8192 buffers free ..."), escape sequences and a bell, a journal priority,
+ * a line of 1,000 bytes and a carriage return before another forgery; then
+ * "evil-log: tick N" every 500 ms; and at SIGTERM a last line with no
+ * newline. The supervisor must write each only behind the service's name,
+ * escaped and cut (tests/integ/guard_log.sh). As rr-null-evil-flood it
+ * instead writes 100-byte lines as fast as its stderr takes them, for 3 s
+ * after it is ready: the supervisor must bound what it reads.
  */
 #include <errno.h>
 #include <signal.h>
@@ -104,6 +114,58 @@ static void evil_pool(struct ipc_svc *svc)
     raise(SIGKILL);
 }
 
+/* Forged-log mode (see the top). */
+static void evil_log_say(const char *what, size_t n)
+{
+    ssize_t r = write(STDERR_FILENO, what, n);
+    (void)r;
+}
+
+static void evil_log(void)
+{
+    static const char forged[] = "ringrouter: census: all 8192 buffers free (0 packets drained from rings)\n"
+                                 "\x1b[2J\x1b[31mred\x1b[0m bell\a tab\t e-acute \xc3\xa9 backslash \\x1b\n"
+                                 "<3>ringrouter: a journal priority forged\n";
+    evil_log_say(forged, sizeof(forged) - 1);
+    char line[1001];
+    memset(line, 'A', 1000);
+    line[1000] = '\n';
+    evil_log_say(line, sizeof(line));
+    static const char cr[] = "first\rringrouter: after a carriage return\n";
+    evil_log_say(cr, sizeof(cr) - 1);
+}
+
+static void evil_log_tick(uint64_t *next_ns, unsigned *n)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    uint64_t now = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+    if (now < *next_ns)
+        return;
+    *next_ns = now + 500000000ull;
+    char buf[48];
+    int k = snprintf(buf, sizeof(buf), "evil-log: tick %u\n", (*n)++);
+    evil_log_say(buf, (size_t)k);
+}
+
+/* As many lines as the pipe takes now, for 3 s from @until_ns - 3 s. */
+static void evil_flood(uint64_t until_ns, unsigned *n)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    if ((uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec >= until_ns)
+        return;
+    char line[101];
+    memset(line, 'f', sizeof(line) - 1);
+    line[100] = '\n';
+    for (int i = 0; i < 64; i++) {
+        snprintf(line, 16, "flood %08u", (*n)++);
+        line[14] = ' ';
+        if (write(STDERR_FILENO, line, sizeof(line)) < 0)
+            return;
+    }
+}
+
 int main(void)
 {
     struct ipc_svc svc;
@@ -156,6 +218,17 @@ int main(void)
     }
     if (me && strcmp(me, "rr-null-evil-pool") == 0)
         evil_pool(&svc);
+    bool evil_log_on = me && strcmp(me, "rr-null-evil-log") == 0;
+    uint64_t evil_log_next = 0;
+    unsigned evil_log_n = 0;
+    if (evil_log_on)
+        evil_log();
+    uint64_t flood_until = 0;
+    if (me && strcmp(me, "rr-null-evil-flood") == 0) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        flood_until = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec + 3000000000ull;
+    }
 
     while (!stop) {
         /* Sink first: what comes back frees the buffers we generate with. */
@@ -195,9 +268,15 @@ int main(void)
         }
         ipc_svc_flush(&svc);
         ipc_svc_beat(&svc);
+        if (evil_log_on)
+            evil_log_tick(&evil_log_next, &evil_log_n);
+        if (flood_until)
+            evil_flood(flood_until, &evil_log_n);
         /* Pace the generator: the wait doubles as the 1 ms tick. */
         ipc_svc_wait(&svc, 1);
     }
+    if (evil_log_on)
+        evil_log_say("evil-log: last words, no newline", 32);
     ipc_svc_close(&svc);
     return 0;
 }
