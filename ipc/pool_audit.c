@@ -346,6 +346,41 @@ int ipc_pool_held(struct ipc_pool *pool, uint16_t who, const struct ipc_ring_ref
     return held;
 }
 
+int ipc_pool_stranded(struct ipc_pool *pool, uint16_t who, const struct ipc_ring_ref *rings, unsigned nrings,
+                      uint32_t *per_ring)
+{
+    uint8_t *flags = calloc(pool->nbufs, 1);
+    if (!flags)
+        return -ENOMEM;
+    tell_begin(pool);
+    struct mark mk = {.flags = flags};
+    mark_rings(pool, pool, false, rings, nrings, who, &mk);
+    int total = 0;
+    for (unsigned r = 0; r < nrings; r++) {
+        const struct ipc_ring_ref *ref = &rings[r];
+        per_ring[r] = 0;
+        if (ref->prod_owner != who)
+            continue;
+        uint32_t prod = ipc_ld_acq(&ref->sh->prod), cons = ipc_ld_acq(&ref->sh->cons);
+        /* The released part of the last size slots written: from prod - size up to cons. */
+        uint32_t released = prod - cons <= ref->size ? ref->size - (prod - cons) : ref->size;
+        for (uint32_t k = 0; k < released; k++) {
+            ipc_buf b = ref->sh->slots[(prod - ref->size + k) & (ref->size - 1)];
+            /* The frames of the packet: @who's, in no ring, each counted once. */
+            for (uint32_t n = 0; n < IPC_CHAIN_MAX && b < pool->nbufs && !flags[b] &&
+                                 ipc_pool_owner(pool, b) == who; n++) {
+                flags[b] = MARK_WALK;
+                per_ring[r]++;
+                total++;
+                b = pool->meta[b].next;
+            }
+        }
+    }
+    free(flags);
+    tell_end(pool);
+    return total;
+}
+
 int ipc_pool_census(const struct ipc_pool *pool, const struct ipc_ring_ref *rings, unsigned nrings,
                     struct ipc_census *c)
 {

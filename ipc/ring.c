@@ -95,6 +95,22 @@ void ipc_ring_cons_init(struct ipc_ring_cons *c, struct ipc_ring_shared *sh)
     c->size = sh->size;
     c->head = ipc_ld_rlx(&sh->cons);
     c->cached_prod = ipc_ld_acq(&sh->prod);
+    c->from = sh->prod_owner;
+}
+
+/* The liar's word stays as it wrote it: one writer per word, and the
+ * supervisor, which restarts the liar, puts it back once the liar is dead.
+ * Ours we store again: a liar may have written over both. */
+void ipc_ring_prod_lied(struct ipc_ring_prod *p)
+{
+    ipc_count(&p->sh->cons_lie, 1);
+    ipc_st_rel(&p->sh->prod, p->head);
+}
+
+void ipc_ring_cons_lied(struct ipc_ring_cons *c)
+{
+    ipc_count(&c->sh->prod_lie, 1);
+    ipc_st_rel(&c->sh->cons, c->head);
 }
 
 bool ipc_ring_ref_repair(const struct ipc_ring_ref *r)

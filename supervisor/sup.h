@@ -61,6 +61,8 @@ struct sup_ring {
     int prod; /* service index */
     int cons;
     int port; /* the port whose traffic it carries */
+    uint64_t lie_seen[2]; /* prod_lie and cons_lie as the health tick last read them (policy.c) */
+    bool lied;            /* an end was caught lying about its index, or had it put back */
 };
 
 struct sup_svc {
@@ -123,6 +125,12 @@ struct sup_svc {
     time_t run_started, sb_started;
     struct sup_upgrade upg;
     bool adopted; /* taken over from a supervisor that is gone (adopt.c): maybe not our child */
+    /* Tampering (policy.c, sup_tamper_tick): since when it holds more than
+     * [router] hoard_pct of the pool (0: it does not), and the instance
+     * already killed for lying or hoarding. */
+    uint64_t hoard_since_ns;
+    pid_t convict_pid;
+    unsigned convictions; /* instances restarted for lying about a ring's index or hoarding */
 };
 
 struct sup_xsk; /* supervisor/xsk.c */
@@ -220,6 +228,11 @@ struct sup {
     /* Corrupt words the supervisor found (and repaired or refused) in ring
      * headers and shapers' mailboxes; the pool counts its own, pool.corrupt. */
     uint64_t shm_corrupt;
+    /* The last service restarted for lying about a ring's index or for
+     * hoarding ("": none): once one has rewritten shared words, owner words
+     * prove nothing about who held what (policy.c, count_leak). */
+    char tamperer[SUP_SERVICE_MAX + 1];
+    uint64_t hoard_scan_ns; /* the last scan of the pool's owner words for hoarding */
 
     int pool_fd;
     struct ipc_pool pool;
@@ -326,6 +339,9 @@ const char *sup_state_name(enum sup_state st);
 void sup_exit_text(char *buf, size_t size, int status);
 void sup_check_timers(struct sup *s, uint64_t now);
 void sup_rings_repair(struct sup *s, const int *idx, int n);
+/* Health tick: a ring whose end counts a lie of its peer, and a service that
+ * holds more than [router] hoard_pct of the pool for hoard_ms: restarted. */
+void sup_tamper_tick(struct sup *s, uint64_t now);
 void sup_shared_repair(struct sup *s, struct sup_svc *v);
 
 /* loop.c */
