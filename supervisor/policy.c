@@ -159,40 +159,29 @@ void sup_shared_repair(struct sup *s, struct sup_svc *v)
 }
 
 /*
- * Of what @v (stopped cleanly) still holds, the packets its rings' consumers
- * released without taking (ipc_pool_stranded): a take re-owns a packet
- * before it releases its slot, so these are the consumer's doing (one that
- * moved its index past them, or lied and had it put back), charged to it by
- * name. Returns how many frames that is, at most @held.
+ * Of what @v (stopped cleanly) still holds, the packets stranded in its
+ * output rings when a lying consumer's index was put back (index_repair):
+ * published, never taken, and @v's by their owner words until its own
+ * reclaim. Charged by name to the consumer that lied. Returns how many
+ * frames that is, at most @held; from here on the reclaim frees them.
  */
-static int stranded_charge(struct sup *s, struct sup_svc *v, const struct ipc_ring_ref *rings, unsigned n, int held)
+static int stranded_charge(struct sup *s, struct sup_svc *v, int held)
 {
-    /* Only rings whose consumer was caught lying: in a sound ring a handle
-     * in a released slot may name a buffer that went round the pool and
-     * is @v's again, and a leak of it must stay @v's. */
-    struct ipc_ring_ref lied[2 * IPC_SVC_MAX_RINGS];
-    const char *who[2 * IPC_SVC_MAX_RINGS];
-    unsigned nl = 0;
-    for (int r = 0; r < s->nrings && nl < 2 * IPC_SVC_MAX_RINGS; r++) {
-        if (!s->rings[r].lied || s->ring_ref[r].prod_owner != v->owner)
+    int charged = 0;
+    for (int r = 0; r < s->nrings; r++) {
+        struct sup_ring *ring = &s->rings[r];
+        if (!ring->stranded || s->ring_ref[r].prod_owner != v->owner)
             continue;
-        for (unsigned i = 0; i < n; i++)
-            if (rings[i].sh == s->ring_ref[r].sh) {
-                who[nl] = s->svcs[s->rings[r].cons].name;
-                lied[nl++] = rings[i];
-                break;
-            }
+        uint32_t n = ring->stranded < (uint32_t)(held - charged) ? ring->stranded : (uint32_t)(held - charged);
+        ring->stranded = 0;
+        if (!n)
+            continue;
+        charged += (int)n;
+        sup_warn("census: %u of %s's buffers were stranded in ring %s by %s, which lied about its index; charged "
+                 "to %s, not counted as %s's leak", n, v->name, ring->name, ring->stranded_by, ring->stranded_by,
+                 v->name);
     }
-    uint32_t per[2 * IPC_SVC_MAX_RINGS] = {0};
-    int st = nl ? ipc_pool_stranded(&s->pool, v->owner, lied, nl, per) : 0;
-    if (st <= 0)
-        return 0;
-    for (unsigned i = 0; i < nl; i++)
-        if (per[i])
-            sup_warn("census: %s released %u of %s's buffers from ring %s without taking them (it lied about its "
-                     "index); charged to %s, not counted as %s's leak", who[i], per[i], v->name, lied[i].name, who[i],
-                     v->name);
-    return st < held ? st : held;
+    return charged;
 }
 
 /* A service that exited 0 after our SIGTERM has had its chance to give back
@@ -224,15 +213,19 @@ static void count_leak(struct sup *s, struct sup_svc *v, const struct ipc_ring_r
                 ours);
         held -= (int)ours;
     }
-    held -= stranded_charge(s, v, rings, n, held);
+    held -= stranded_charge(s, v, held);
     if (held <= 0)
         return;
-    if (s->tamperer[0] && strcmp(s->tamperer, v->name) != 0) {
-        /* Any service maps every owner word: once one was caught rewriting
-         * shared words, a word that names @v proves nothing. */
+    char who[160] = "";
+    for (int i = 0; i < s->nsvcs; i++)
+        if (s->svcs[i].convictions && strlen(who) + strlen(s->svcs[i].name) + 3 < sizeof(who))
+            snprintf(who + strlen(who), sizeof(who) - strlen(who), "%s%s", who[0] ? ", " : "", s->svcs[i].name);
+    if (who[0]) {
+        /* Every service maps every owner word: once one was caught
+         * rewriting shared words, a word that names @v proves nothing. */
         sup_warn("census: %d buffers carry %s's owner word at its exit, unattributable: %s rewrote shared words "
-                 "during the run (restarted for it); reclaimed, not counted as %s's leak",
-                 held, v->name, s->tamperer, v->name);
+                 "during the run (restarted for it); reclaimed, not counted as %s's leak", held, v->name, who,
+                 v->name);
         return;
     }
     s->leaked += (unsigned)held;
@@ -257,14 +250,26 @@ static void index_repair(struct sup *s, int r, int dead)
     uint32_t prod = ipc_ld_acq(&sh->prod), cons = ipc_ld_acq(&sh->cons);
     if (prod - cons > ref->size) {
         s->shm_corrupt++;
-        ring->lied = true;
         bool cons_dead = ring->cons == dead;
         ipc_st_rel(cons_dead ? &sh->cons : &sh->prod, cons_dead ? prod : cons);
         sup_warn("ring %s: prod %u - cons %u (offsets %#zx, %#zx) exceeds its %u slots; %s's %s put back to %u, "
                  "the ring is empty", ref->name, prod, cons, offsetof(struct ipc_ring_shared, prod),
                  offsetof(struct ipc_ring_shared, cons), ref->size, s->svcs[dead].name, cons_dead ? "cons" : "prod",
                  cons_dead ? prod : cons);
+        /* What the producer had published there is its own by its owner
+         * words and in no ring now: count it, to charge to the liar at the
+         * producer's exit (stranded_charge), whose reclaim frees it. */
+        uint32_t n = 0;
+        if (cons_dead && ipc_pool_stranded(&s->pool, ref->prod_owner, ref, 1, &n) > 0) {
+            ring->stranded += n;
+            _Static_assert(sizeof(ring->stranded_by) == sizeof(s->svcs[dead].name), "a service's name");
+            memcpy(ring->stranded_by, s->svcs[dead].name, sizeof(ring->stranded_by));
+            sup_warn("ring %s: %u of %s's buffers published in it were never taken; stranded until its reclaim",
+                     ref->name, n, s->svcs[ring->prod].name);
+        }
     }
+    if (ring->prod == dead)
+        ring->stranded = 0; /* this reclaim freed them */
     ring->lie_seen[0] = ipc_ld_rlx(&sh->prod_lie);
     ring->lie_seen[1] = ipc_ld_rlx(&sh->cons_lie);
 }
@@ -546,7 +551,6 @@ static void convict(struct sup *s, struct sup_svc *v, const char *why)
         return;
     v->convict_pid = v->pid;
     v->convictions++;
-    snprintf(s->tamperer, sizeof(s->tamperer), "%s", v->name);
     act_kill(s, v, why);
 }
 
@@ -574,7 +578,6 @@ static void lie_check(struct sup *s)
             uint32_t span = ipc_ring_count(sh);
             if (span <= ref->size)
                 continue;
-            r->lied = true;
             struct sup_svc *liar = &s->svcs[side ? r->cons : r->prod];
             const struct sup_svc *peer = &s->svcs[side ? r->prod : r->cons];
             char why[200];

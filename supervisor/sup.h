@@ -62,7 +62,8 @@ struct sup_ring {
     int cons;
     int port; /* the port whose traffic it carries */
     uint64_t lie_seen[2]; /* prod_lie and cons_lie as the health tick last read them (policy.c) */
-    bool lied;            /* an end was caught lying about its index, or had it put back */
+    uint32_t stranded;    /* the producer's buffers a lying consumer left in it, until the producer's reclaim */
+    char stranded_by[SUP_SERVICE_MAX + 1]; /* that consumer */
 };
 
 struct sup_svc {
@@ -130,7 +131,9 @@ struct sup_svc {
      * already killed for lying or hoarding. */
     uint64_t hoard_since_ns;
     pid_t convict_pid;
-    unsigned convictions; /* instances restarted for lying about a ring's index or hoarding */
+    /* Instances restarted for lying about a ring's index or hoarding: once
+     * one has, owner words prove nothing about who held what (count_leak). */
+    unsigned convictions;
 };
 
 struct sup_xsk; /* supervisor/xsk.c */
@@ -228,10 +231,6 @@ struct sup {
     /* Corrupt words the supervisor found (and repaired or refused) in ring
      * headers and shapers' mailboxes; the pool counts its own, pool.corrupt. */
     uint64_t shm_corrupt;
-    /* The last service restarted for lying about a ring's index or for
-     * hoarding ("": none): once one has rewritten shared words, owner words
-     * prove nothing about who held what (policy.c, count_leak). */
-    char tamperer[SUP_SERVICE_MAX + 1];
     uint64_t hoard_scan_ns; /* the last scan of the pool's owner words for hoarding */
 
     int pool_fd;
