@@ -593,8 +593,8 @@ static void lie_check(struct sup *s)
 /*
  * Owner words, read while the services run (ipc_pool_owners: one cache line
  * per buffer, so not every tick): a service that holds more than hoard_pct
- * of the pool, what it produced into rings included, for hoard_ms on end is
- * restarted, and its reclaim gives the pool back, owner words it stole
+ * of the pool, beyond what waits in its output rings, for hoard_ms on end
+ * is restarted, and its reclaim gives the pool back, owner words it stole
  * included. Scanned four times per hoard_ms, at most every 20 ms.
  */
 static void hoard_check(struct sup *s, uint64_t now)
@@ -611,6 +611,13 @@ static void hoard_check(struct sup *s, uint64_t now)
     for (int i = 0; i < s->nsvcs; i++) {
         struct sup_svc *v = &s->svcs[i];
         uint32_t held = v->owner <= IPC_OWNER_SERVICE_MAX ? own.held[v->owner] : 0;
+        /* Not what waits in its output rings for their consumers to take:
+         * a full ring is a slow consumer, not a hoard, and a ring holds at
+         * most its size. */
+        for (int r = 0; r < s->nrings; r++) {
+            uint32_t occ = s->rings[r].prod == i ? ipc_ring_occupancy(s->ring_ref[r].sh, s->ring_ref[r].size) : 0;
+            held = held > occ ? held - occ : 0;
+        }
         if (v->state != SUP_ST_UP || held <= limit) {
             v->hoard_since_ns = 0;
             continue;
