@@ -327,16 +327,26 @@ int ipc_pool_reclaim(struct ipc_pool *pool, uint16_t dead, const struct ipc_ring
     return reclaimed;
 }
 
-int ipc_pool_held(struct ipc_pool *pool, uint16_t who, const struct ipc_ring_ref *rings, unsigned nrings)
+/* The marks of the packets published in @who's rings, for held and
+ * stranded, with the telling begun; NULL when out of memory. The rings
+ * first, as reclaim does: a packet a live peer takes meanwhile has been
+ * re-owned before its slot was released, so it is not counted. */
+static uint8_t *mark_held(struct ipc_pool *pool, uint16_t who, const struct ipc_ring_ref *rings, unsigned nrings)
 {
     uint8_t *flags = calloc(pool->nbufs, 1);
     if (!flags)
-        return -ENOMEM;
+        return NULL;
     tell_begin(pool);
-    /* The rings first, as reclaim does: a packet a live peer takes meanwhile
-     * has been re-owned before its slot was released, so it is not counted. */
     struct mark mk = {.flags = flags};
     mark_rings(pool, pool, false, rings, nrings, who, &mk);
+    return flags;
+}
+
+int ipc_pool_held(struct ipc_pool *pool, uint16_t who, const struct ipc_ring_ref *rings, unsigned nrings)
+{
+    uint8_t *flags = mark_held(pool, who, rings, nrings);
+    if (!flags)
+        return -ENOMEM;
     int held = 0;
     for (ipc_buf b = 0; b < pool->nbufs; b++)
         if (!(flags[b] & MARK_RING) && ipc_pool_owner(pool, b) == who)
@@ -349,12 +359,9 @@ int ipc_pool_held(struct ipc_pool *pool, uint16_t who, const struct ipc_ring_ref
 int ipc_pool_stranded(struct ipc_pool *pool, uint16_t who, const struct ipc_ring_ref *rings, unsigned nrings,
                       uint32_t *per_ring)
 {
-    uint8_t *flags = calloc(pool->nbufs, 1);
+    uint8_t *flags = mark_held(pool, who, rings, nrings);
     if (!flags)
         return -ENOMEM;
-    tell_begin(pool);
-    struct mark mk = {.flags = flags};
-    mark_rings(pool, pool, false, rings, nrings, who, &mk);
     int total = 0;
     for (unsigned r = 0; r < nrings; r++) {
         const struct ipc_ring_ref *ref = &rings[r];

@@ -122,6 +122,22 @@ static void hoard(void)
     }
 }
 
+/* One pass of a driver that behaves: take what the router sends, free it. */
+static void behave(_Atomic uint64_t *rx)
+{
+    for (unsigned i = 0; i < svc.n_in; i++) {
+        ipc_buf b[BURST];
+        uint32_t n;
+        while ((n = ipc_ring_recv(&svc.in[i], &svc.pool, b, BURST)) > 0) {
+            ipc_count(rx, n);
+            ipc_pool_free(&svc.pool, b, n);
+        }
+    }
+    ipc_svc_flush(&svc);
+    ipc_svc_beat(&svc);
+    ipc_svc_wait(&svc, 10);
+}
+
 static const char *const ctr_names[] = {"evil_done", "evil_rx"};
 
 int main(void)
@@ -148,30 +164,10 @@ int main(void)
             attack();
             break;
         }
-        /* Behave until told, taking what the router sends. */
-        for (unsigned i = 0; i < svc.n_in; i++) {
-            ipc_buf b[BURST];
-            uint32_t n;
-            while ((n = ipc_ring_recv(&svc.in[i], &svc.pool, b, BURST)) > 0)
-                ipc_pool_free(&svc.pool, b, n);
-        }
-        ipc_svc_flush(&svc);
-        ipc_svc_beat(&svc);
-        ipc_svc_wait(&svc, 10);
+        behave(&ctr[1]); /* until told */
     }
-    while (!stop) {
-        for (unsigned i = 0; i < svc.n_in; i++) {
-            ipc_buf b[BURST];
-            uint32_t n;
-            while ((n = ipc_ring_recv(&svc.in[i], &svc.pool, b, BURST)) > 0) {
-                ipc_count(&ctr[1], n);
-                ipc_pool_free(&svc.pool, b, n);
-            }
-        }
-        ipc_svc_flush(&svc);
-        ipc_svc_beat(&svc);
-        ipc_svc_wait(&svc, 10);
-    }
+    while (!stop)
+        behave(&ctr[1]);
     ipc_svc_close(&svc);
     return 0;
 }
