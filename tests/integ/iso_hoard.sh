@@ -25,13 +25,9 @@
 set -u
 . "$(dirname "$0")/../lib/router.sh"
 . "$(dirname "$0")/../lib/rings_iso.sh"
-rr_init "iso_hoard"
-t_seed
-cp "$RR_BIN_DIR/rr-rings-evil" "$RR_T/bin/" && chmod 755 "$RR_T/bin/rr-rings-evil" || rr_fail "cannot copy rr-rings-evil"
-
-n=$(($$ % 250 + 1))
-rr_netns hog
-rr_topology "$(printf '[port hog]\ndriver = tap\nifname = rrt%shog\nnetns = %s\naddress = 10.65.%s.1/24\n\n[service driver-hog]\nbinary = rr-rings-evil\nrestart_limit = 1000\nrestart_window = 60s\nhang_ms = 3000\n' "$$" "$RR_NS" "$n")"
+iso_init iso_hoard
+iso_port hog 65
+rr_topology "$ISO_TEXT"
 rr_start
 iso_pids0
 rr_wait 10 eval 'rr_status && [[ "${RR_PIDS[driver-hog]:-}" =~ ^[1-9][0-9]*$ ]] && [ "${RR_STATE[driver-hog]}" = up ]' ||

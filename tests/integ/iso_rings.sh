@@ -30,20 +30,14 @@
 set -u
 . "$(dirname "$0")/../lib/router.sh"
 . "$(dirname "$0")/../lib/rings_iso.sh"
-rr_init "iso_rings"
-t_seed
-cp "$RR_BIN_DIR/rr-rings-evil" "$RR_T/bin/" && chmod 755 "$RR_T/bin/rr-rings-evil" || rr_fail "cannot copy rr-rings-evil"
-
+iso_init iso_rings
 n=$(($$ % 250 + 1))
-rr_netns lc
-NS_LC=$RR_NS
-rr_netns lp
-NS_LP=$RR_NS
-evil='binary = rr-rings-evil\nrestart_limit = 1000\nrestart_window = 60s\nhang_ms = 3000\n'
+iso_port lc 63
+iso_port lp 64
 # The smallest rings the manifest allows: an honest end reads its peer's
 # index when its cached copy runs out, after at most a ring's worth.
 RR_ROUTER_EXTRA='ring_size = 64'
-rr_topology "$(printf "[port lc]\ndriver = tap\nifname = rrt%slc\nnetns = %s\naddress = 10.63.%s.1/24\n\n[port lp]\ndriver = tap\nifname = rrt%slp\nnetns = %s\naddress = 10.64.%s.1/24\n\n[neigh 10.63.%s.2]\nmac = 02:00:00:00:63:02\n\n[service driver-lc]\n$evil\n[service driver-lp]\n$evil" "$$" "$NS_LC" "$n" "$$" "$NS_LP" "$n" "$n")"
+rr_topology "$ISO_TEXT$(printf '[neigh 10.63.%s.2]\nmac = 02:00:00:00:63:02\n' "$n")"
 rr_start
 iso_pids0
 evil_up() { # evil_up SVC: up, with a pid (never 0 or empty: kill -USR1 0 signals this process group)

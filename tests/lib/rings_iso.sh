@@ -3,6 +3,10 @@
 # tests/lib/rings_iso.sh: the checks tests/integ/iso_rings.sh and
 # iso_hoard.sh share, after tests/lib/router.sh. Source it, then:
 #
+#   iso_init NAME          rr_init, t_seed, rr-rings-evil in the snapshot
+#   iso_port PORT NET      adds to $ISO_TEXT the manifest text of a TAP port
+#                          PORT in a fresh namespace, 10.NET.N.1/24, driven
+#                          by rr-rings-evil (restart_limit 1000 in 60 s)
 #   iso_pids0              remember the router's and drivers a and b's pids
 #   iso_unhurt             they kept them, and none restarted (else rr_fail)
 #   iso_census CULPRITS    after rr_stop: the census is clean (corruption
@@ -11,7 +15,25 @@
 #                          unattributable line names one of CULPRITS (an ERE)
 
 declare -A ISO_PID0
+ISO_TEXT=''
 ISO_INNOCENT=(router driver-a driver-b)
+
+iso_init() {
+    rr_init "$1"
+    t_seed
+    cp "$RR_BIN_DIR/rr-rings-evil" "$RR_T/bin/" && chmod 755 "$RR_T/bin/rr-rings-evil" ||
+        rr_fail "cannot copy rr-rings-evil"
+}
+
+iso_port() { # iso_port PORT NET: not in $(...), whose namespace would escape the cleanup
+    local t
+    rr_netns "$1"
+    printf -v t '[port %s]\ndriver = tap\nifname = rrt%s%s\nnetns = %s\naddress = 10.%s.%s.1/24\n\n' \
+        "$1" "$$" "$1" "$RR_NS" "$2" "$(($$ % 250 + 1))"
+    ISO_TEXT+=$t
+    printf -v t '[service driver-%s]\nbinary = rr-rings-evil\nrestart_limit = 1000\nrestart_window = 60s\nhang_ms = 3000\n\n' "$1"
+    ISO_TEXT+=$t
+}
 
 iso_pids0() {
     local s
