@@ -348,6 +348,10 @@ int ipc_pool_census(const struct ipc_pool *pool, const struct ipc_ring_ref *ring
  */
 void ipc_pool_owners(const struct ipc_pool *pool, struct ipc_owners *out);
 
+/** The same for buffers @first..@first+@n only, added to @out: a scan in
+ * slices (the supervisor's hoarding check). Returns where it stopped. */
+uint32_t ipc_pool_owners_add(const struct ipc_pool *pool, uint32_t first, uint32_t n, struct ipc_owners *out);
+
 /**
  * Supervisor, quiet graph only (every service gone, the rings drained or
  * about to be counted): make the census balance again from what can be

@@ -451,7 +451,13 @@ int ipc_pool_census(const struct ipc_pool *pool, const struct ipc_ring_ref *ring
 void ipc_pool_owners(const struct ipc_pool *pool, struct ipc_owners *o)
 {
     memset(o, 0, sizeof(*o));
-    for (ipc_buf b = 0; b < pool->nbufs; b++) {
+    ipc_pool_owners_add(pool, 0, pool->nbufs, o);
+}
+
+uint32_t ipc_pool_owners_add(const struct ipc_pool *pool, uint32_t first, uint32_t n, struct ipc_owners *o)
+{
+    uint32_t end = first < pool->nbufs && n < pool->nbufs - first ? first + n : pool->nbufs;
+    for (ipc_buf b = first; b < end; b++) {
         uint16_t w = ipc_pool_owner(pool, b);
         if (w == IPC_OWNER_FREE)
             o->free++;
@@ -462,6 +468,7 @@ void ipc_pool_owners(const struct ipc_pool *pool, struct ipc_owners *o)
         else
             o->other++;
     }
+    return end;
 }
 
 int ipc_pool_repair(struct ipc_pool *pool, const struct ipc_ring_ref *rings, unsigned nrings)

@@ -591,26 +591,22 @@ static void lie_check(struct sup *s)
 }
 
 /*
- * Owner words, read while the services run (ipc_pool_owners: one cache line
- * per buffer, so not every tick): a service that holds more than hoard_pct
- * of the pool, beyond what waits in its output rings, for hoard_ms on end
- * is restarted, and its reclaim gives the pool back, owner words it stole
- * included. Scanned four times per hoard_ms, at most every 20 ms.
+ * Owner words, read while the services run (one cache line per buffer): a
+ * service that holds more than hoard_pct of the pool, beyond what waits in
+ * its output rings, for hoard_ms on end is restarted, and its reclaim gives
+ * the pool back, owner words it stole included. A pass over the pool starts
+ * four times per hoard_ms (at most every 20 ms) and reads SUP_HOARD_SLICE
+ * buffers per turn of the loop, so that a pool of millions never holds the
+ * loop for long; it is judged when it ends.
  */
-static void hoard_check(struct sup *s, uint64_t now)
+#define SUP_HOARD_SLICE 65536u
+
+static void hoard_judge(struct sup *s, const struct ipc_owners *own, uint64_t now)
 {
-    uint64_t period = MS(s->m.router.hoard_ms) / 4;
-    if (period < MS(20))
-        period = MS(20);
-    if (now - s->hoard_scan_ns < period)
-        return;
-    s->hoard_scan_ns = now;
-    struct ipc_owners own;
-    ipc_pool_owners(&s->pool, &own);
     uint64_t limit = (uint64_t)s->pool.nbufs * s->m.router.hoard_pct / 100;
     for (int i = 0; i < s->nsvcs; i++) {
         struct sup_svc *v = &s->svcs[i];
-        uint32_t held = v->owner <= IPC_OWNER_SERVICE_MAX ? own.held[v->owner] : 0;
+        uint32_t held = v->owner <= IPC_OWNER_SERVICE_MAX ? own->held[v->owner] : 0;
         /* Not what waits in its output rings for their consumers to take:
          * a full ring is a slow consumer, not a hoard, and a ring holds at
          * most its size. */
@@ -633,6 +629,23 @@ static void hoard_check(struct sup *s, uint64_t now)
         v->hoard_since_ns = 0;
         convict(s, v, why);
     }
+}
+
+static void hoard_check(struct sup *s, uint64_t now)
+{
+    if (s->hoard_next >= s->pool.nbufs) { /* no pass under way: time for one? */
+        uint64_t period = MS(s->m.router.hoard_ms) / 4;
+        if (period < MS(20))
+            period = MS(20);
+        if (now - s->hoard_scan_ns < period)
+            return;
+        s->hoard_scan_ns = now;
+        s->hoard_next = 0;
+        memset(&s->hoard_own, 0, sizeof(s->hoard_own));
+    }
+    s->hoard_next = ipc_pool_owners_add(&s->pool, s->hoard_next, SUP_HOARD_SLICE, &s->hoard_own);
+    if (s->hoard_next >= s->pool.nbufs)
+        hoard_judge(s, &s->hoard_own, now);
 }
 
 void sup_tamper_tick(struct sup *s, uint64_t now)

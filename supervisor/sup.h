@@ -231,7 +231,12 @@ struct sup {
     /* Corrupt words the supervisor found (and repaired or refused) in ring
      * headers and shapers' mailboxes; the pool counts its own, pool.corrupt. */
     uint64_t shm_corrupt;
-    uint64_t hoard_scan_ns; /* the last scan of the pool's owner words for hoarding */
+    /* The hoarding check's pass over the pool's owner words (policy.c):
+     * when it began, the next buffer to read (the pool's size: no pass
+     * under way), and what it has counted so far. */
+    uint64_t hoard_scan_ns;
+    uint32_t hoard_next;
+    struct ipc_owners hoard_own;
 
     int pool_fd;
     struct ipc_pool pool;
