@@ -315,6 +315,19 @@ int ipc_pool_reclaim(struct ipc_pool *pool, uint16_t dead, const struct ipc_ring
 int ipc_pool_held(struct ipc_pool *pool, uint16_t who, const struct ipc_ring_ref *rings, unsigned nrings);
 
 /**
+ * Supervisor, after @who stopped and before its reclaim: of the frames
+ * ipc_pool_held() counts, those of packets whose first frame's handle sits
+ * in the released part of a ring @who produced into (among @rings, the last
+ * size slots it wrote, before cons; every one of them if the indices are
+ * more than the size apart). A consumer's take re-owns a packet before it
+ * releases the slot, so these were released without being taken: by a
+ * consumer that moved its index past them. Counted per ring in
+ * @per_ring[0..nrings). Changes nothing. Returns the total, or -ENOMEM.
+ */
+int ipc_pool_stranded(struct ipc_pool *pool, uint16_t who, const struct ipc_ring_ref *rings, unsigned nrings,
+                      uint32_t *per_ring);
+
+/**
  * Count where every buffer is, with @rings the rings of the graph. Meant for
  * a quiet graph (no process mid-operation). Reads only, and tells nothing:
  * what it finds malformed is in out->bad_depot and out->bad_link. Every
@@ -334,6 +347,10 @@ int ipc_pool_census(const struct ipc_pool *pool, const struct ipc_ring_ref *ring
  * Reads one cache line per buffer.
  */
 void ipc_pool_owners(const struct ipc_pool *pool, struct ipc_owners *out);
+
+/** The same for buffers @first..@first+@n only, added to @out: a scan in
+ * slices (the supervisor's hoarding check). Returns where it stopped. */
+uint32_t ipc_pool_owners_add(const struct ipc_pool *pool, uint32_t first, uint32_t n, struct ipc_owners *out);
 
 /**
  * Supervisor, quiet graph only (every service gone, the rings drained or
@@ -391,7 +408,7 @@ static inline uint32_t ipc_ring_recv(struct ipc_ring_cons *c, struct ipc_pool *p
         return 0;
     for (uint32_t i = 0; i < n; i++)
         bufs[i] = ipc_ring_cons_slot(c, idx + i);
-    uint32_t good = ipc_pool_take(pool, c->sh->prod_owner, bufs, n, c->sh);
+    uint32_t good = ipc_pool_take(pool, c->from, bufs, n, c->sh); /* our copy, not the header's */
     ipc_ring_release(c, n);
     return good;
 }

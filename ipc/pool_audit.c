@@ -327,16 +327,26 @@ int ipc_pool_reclaim(struct ipc_pool *pool, uint16_t dead, const struct ipc_ring
     return reclaimed;
 }
 
-int ipc_pool_held(struct ipc_pool *pool, uint16_t who, const struct ipc_ring_ref *rings, unsigned nrings)
+/* The marks of the packets published in @who's rings, for held and
+ * stranded, with the telling begun; NULL when out of memory. The rings
+ * first, as reclaim does: a packet a live peer takes meanwhile has been
+ * re-owned before its slot was released, so it is not counted. */
+static uint8_t *mark_held(struct ipc_pool *pool, uint16_t who, const struct ipc_ring_ref *rings, unsigned nrings)
 {
     uint8_t *flags = calloc(pool->nbufs, 1);
     if (!flags)
-        return -ENOMEM;
+        return NULL;
     tell_begin(pool);
-    /* The rings first, as reclaim does: a packet a live peer takes meanwhile
-     * has been re-owned before its slot was released, so it is not counted. */
     struct mark mk = {.flags = flags};
     mark_rings(pool, pool, false, rings, nrings, who, &mk);
+    return flags;
+}
+
+int ipc_pool_held(struct ipc_pool *pool, uint16_t who, const struct ipc_ring_ref *rings, unsigned nrings)
+{
+    uint8_t *flags = mark_held(pool, who, rings, nrings);
+    if (!flags)
+        return -ENOMEM;
     int held = 0;
     for (ipc_buf b = 0; b < pool->nbufs; b++)
         if (!(flags[b] & MARK_RING) && ipc_pool_owner(pool, b) == who)
@@ -344,6 +354,38 @@ int ipc_pool_held(struct ipc_pool *pool, uint16_t who, const struct ipc_ring_ref
     free(flags);
     tell_end(pool);
     return held;
+}
+
+int ipc_pool_stranded(struct ipc_pool *pool, uint16_t who, const struct ipc_ring_ref *rings, unsigned nrings,
+                      uint32_t *per_ring)
+{
+    uint8_t *flags = mark_held(pool, who, rings, nrings);
+    if (!flags)
+        return -ENOMEM;
+    int total = 0;
+    for (unsigned r = 0; r < nrings; r++) {
+        const struct ipc_ring_ref *ref = &rings[r];
+        per_ring[r] = 0;
+        if (ref->prod_owner != who)
+            continue;
+        uint32_t prod = ipc_ld_acq(&ref->sh->prod), cons = ipc_ld_acq(&ref->sh->cons);
+        /* The released part of the last size slots written: from prod - size up to cons. */
+        uint32_t released = prod - cons <= ref->size ? ref->size - (prod - cons) : ref->size;
+        for (uint32_t k = 0; k < released; k++) {
+            ipc_buf b = ref->sh->slots[(prod - ref->size + k) & (ref->size - 1)];
+            /* The frames of the packet: @who's, in no ring, each counted once. */
+            for (uint32_t n = 0; n < IPC_CHAIN_MAX && b < pool->nbufs && !flags[b] &&
+                                 ipc_pool_owner(pool, b) == who; n++) {
+                flags[b] = MARK_WALK;
+                per_ring[r]++;
+                total++;
+                b = pool->meta[b].next;
+            }
+        }
+    }
+    free(flags);
+    tell_end(pool);
+    return total;
 }
 
 int ipc_pool_census(const struct ipc_pool *pool, const struct ipc_ring_ref *rings, unsigned nrings,
@@ -409,7 +451,13 @@ int ipc_pool_census(const struct ipc_pool *pool, const struct ipc_ring_ref *ring
 void ipc_pool_owners(const struct ipc_pool *pool, struct ipc_owners *o)
 {
     memset(o, 0, sizeof(*o));
-    for (ipc_buf b = 0; b < pool->nbufs; b++) {
+    ipc_pool_owners_add(pool, 0, pool->nbufs, o);
+}
+
+uint32_t ipc_pool_owners_add(const struct ipc_pool *pool, uint32_t first, uint32_t n, struct ipc_owners *o)
+{
+    uint32_t end = first < pool->nbufs && n < pool->nbufs - first ? first + n : pool->nbufs;
+    for (ipc_buf b = first; b < end; b++) {
         uint16_t w = ipc_pool_owner(pool, b);
         if (w == IPC_OWNER_FREE)
             o->free++;
@@ -420,6 +468,7 @@ void ipc_pool_owners(const struct ipc_pool *pool, struct ipc_owners *o)
         else
             o->other++;
     }
+    return end;
 }
 
 int ipc_pool_repair(struct ipc_pool *pool, const struct ipc_ring_ref *rings, unsigned nrings)

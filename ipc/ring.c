@@ -55,11 +55,11 @@ int ipc_ring_attach(int fd, struct ipc_ring_shared **sh_out, struct ipc_err *err
                        ipc_ring_region_size(sh->size), size);
         goto out_unmap;
     }
-    uint32_t occ = ipc_ring_count(sh);
-    if (occ > sh->size) {
-        ret = ipc_errf(err, -EPROTO, "ring %.40s: prod - cons = %u exceeds the size %u", sh->shm.name, occ, sh->size);
-        goto out_unmap;
-    }
+    /* Indices more than the size apart are not refused here: they are the
+     * peer's lie or ours, which the cursors catch and count the first time
+     * they read them (ring.h), and the supervisor ends. Refusing would let a
+     * lying peer keep every successor of ours, and our standby, from
+     * starting, while no one was left to catch it. */
     *sh_out = sh;
     return 0;
 
@@ -95,6 +95,22 @@ void ipc_ring_cons_init(struct ipc_ring_cons *c, struct ipc_ring_shared *sh)
     c->size = sh->size;
     c->head = ipc_ld_rlx(&sh->cons);
     c->cached_prod = ipc_ld_acq(&sh->prod);
+    c->from = sh->prod_owner;
+}
+
+/* The liar's word stays as it wrote it: one writer per word, and the
+ * supervisor, which restarts the liar, puts it back once the liar is dead.
+ * Ours we store again: a liar may have written over both. */
+void ipc_ring_prod_lied(struct ipc_ring_prod *p)
+{
+    ipc_count(&p->sh->cons_lie, 1);
+    ipc_st_rel(&p->sh->prod, p->head);
+}
+
+void ipc_ring_cons_lied(struct ipc_ring_cons *c)
+{
+    ipc_count(&c->sh->prod_lie, 1);
+    ipc_st_rel(&c->sh->cons, c->head);
 }
 
 bool ipc_ring_ref_repair(const struct ipc_ring_ref *r)

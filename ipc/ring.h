@@ -13,9 +13,16 @@
  * reads, and releases (its index moves and is published).
  *
  * Shared memory is input in both directions: the other side's index is
- * whatever its process wrote, so it is capped at the ring's size before any
- * arithmetic uses it (an end that claims more than a full ring gets no room
- * and shows nothing), as xskq.h caps the kernel's.
+ * whatever its process wrote, so it is checked against the ring's size
+ * before any arithmetic uses it, as xskq.h checks the kernel's. An index
+ * more than a ring away from our own private one is a lie, which no sound
+ * peer tells: we give it no room and show nothing, count it on our own
+ * line (prod_lie, cons_lie), store our own index again in case the liar
+ * wrote over it too, and never write the liar's. The supervisor sees the
+ * count in its health tick, restarts the liar, and puts the liar's index
+ * back once it is dead (supervisor/policy.c). The producer's owner id, which
+ * the consumer checks every handle against, is the consumer's private copy,
+ * taken at attach, never the header's.
  *
  *  producer                          consumer
  *  LOAD.acq  cons          (A)       LOAD.acq  prod          (C)
@@ -71,6 +78,7 @@ struct ipc_ring_shared {
     _Atomic uint64_t enq_bytes;   /* packet bytes published, if the producer counts them */
     _Atomic uint64_t full_drops;  /* handles the producer could not place: ring full */
     _Atomic uint64_t wake_sent;   /* eventfd writes for this ring */
+    _Atomic uint64_t cons_lie;    /* reads of cons more than a ring away from prod: the consumer lied */
 
     /* Consumer's line. */
     _Alignas(IPC_CACHELINE) _Atomic uint32_t cons;
@@ -79,6 +87,7 @@ struct ipc_ring_shared {
     _Atomic uint64_t drop_bad_owner;  /* buffer not owned by this ring's producer */
     _Atomic uint64_t drop_bad_frame;  /* offset or length outside the frame */
     _Atomic uint64_t drop_bad_chain;  /* chain too long, looping, or with a bad frame */
+    _Atomic uint64_t prod_lie;        /* reads of prod more than a ring away from cons: the producer lied */
 
     /*
      * Wake word: 0 = the consumer is running; 1 = it sleeps and wants an
@@ -149,6 +158,7 @@ struct ipc_ring_cons {
     uint32_t size;
     uint32_t head;        /* next slot to peek; the value last stored to sh->cons */
     uint32_t cached_prod; /* last value read from sh->prod */
+    uint16_t from;        /* the producer's pool owner id: the handles' owner (ipc_ring_recv) */
 };
 
 static inline size_t ipc_ring_region_size(uint32_t size)
@@ -177,8 +187,24 @@ void ipc_ring_detach(struct ipc_ring_shared *sh);
  */
 void ipc_ring_prod_init(struct ipc_ring_prod *p, struct ipc_ring_shared *sh, int wake_fd);
 
-/** Bind a consumer end, continuing from the released index. */
+/**
+ * Bind a consumer end, continuing from the released index. The producer's
+ * owner id is copied from the header as it is now (a service passes the
+ * supervisor's sealed copy instead: ipc_ring_cons_from).
+ */
 void ipc_ring_cons_init(struct ipc_ring_cons *c, struct ipc_ring_shared *sh);
+
+/** The producer's owner id that every handle from @c must carry, from a source the producer cannot write. */
+static inline void ipc_ring_cons_from(struct ipc_ring_cons *c, uint16_t from)
+{
+    c->from = from;
+}
+
+/* The peer's index was a lie: count it on our own line and publish
+ * our own index again, in case the liar wrote over it as well. Out of line:
+ * the data path never comes here from a sound peer. */
+void ipc_ring_prod_lied(struct ipc_ring_prod *p);
+void ipc_ring_cons_lied(struct ipc_ring_cons *c);
 
 /* Free slots as the cache says: none if the consumer's index is more than a
  * ring away from ours, which no sound consumer writes. */
@@ -198,6 +224,8 @@ static inline uint32_t ipc_ring_free_count(struct ipc_ring_prod *p, uint32_t wan
     if (free >= want)
         return free;
     p->cached_cons = ipc_ld_acq(&p->sh->cons); /* (A) pairs with (D) */
+    if (ipc_unlikely(p->head - p->cached_cons > p->size))
+        ipc_ring_prod_lied(p);
     return ipc_ring_free_cached(p);
 }
 
@@ -244,6 +272,8 @@ static inline uint32_t ipc_ring_avail(struct ipc_ring_cons *c, uint32_t want)
     if (avail >= want)
         return avail;
     c->cached_prod = ipc_ld_acq(&c->sh->prod); /* (C) pairs with (B) */
+    if (ipc_unlikely(c->cached_prod - c->head > c->size))
+        ipc_ring_cons_lied(c);
     return ipc_ring_avail_cached(c);
 }
 
@@ -296,12 +326,23 @@ static inline uint32_t ipc_ring_enq_burst(struct ipc_ring_prod *p, const ipc_buf
     return n;
 }
 
-/** Handles in the ring as the shared indices say now (stats, census). */
+/** Handles in the ring as the shared indices say now: prod - cons, more than the size if an end lied. */
 static inline uint32_t ipc_ring_count(const struct ipc_ring_shared *sh)
 {
     uint32_t cons = ipc_ld_acq(&((struct ipc_ring_shared *)sh)->cons);
     uint32_t prod = ipc_ld_acq(&((struct ipc_ring_shared *)sh)->prod);
     return prod - cons;
+}
+
+/**
+ * The same for display (stats), for a ring of @size slots (the size its
+ * reader keeps, not the header's): never more than @size. Indices further
+ * apart than that are a lie, shown as a full ring.
+ */
+static inline uint32_t ipc_ring_occupancy(const struct ipc_ring_shared *sh, uint32_t size)
+{
+    uint32_t n = ipc_ring_count(sh);
+    return n <= size ? n : size;
 }
 
 #endif

@@ -150,6 +150,8 @@ int ipc_svc_open(struct ipc_svc *svc, uint32_t kind, struct ipc_err *err)
     uint64_t t_open = ipc_svc_now_ns();
     for (unsigned i = 0; i < svc->n_in; i++) {
         ipc_ring_cons_init(&svc->in[i], in_sh[i]);
+        if (cfg->in[i].peer_owner) /* ipc_ring_recv checks handles against the sealed copy */
+            ipc_ring_cons_from(&svc->in[i], cfg->in[i].peer_owner);
         svc->in_ptr[i] = &svc->in[i];
     }
     for (unsigned i = 0; i < svc->n_out; i++)

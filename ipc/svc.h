@@ -65,7 +65,7 @@ struct ipc_svc_ring {
     int32_t fd;      /* the ring's memfd */
     int32_t wake_fd; /* output rings: the consumer's eventfd (-1: it never sleeps); input rings: -1 */
     uint16_t port;   /* the port whose traffic it carries, or IPC_PORT_NONE */
-    uint16_t pad;
+    uint16_t peer_owner; /* the other end's pool owner id, sealed here: the header's the ends can write (0: not given) */
     uint32_t pad2;
 };
 

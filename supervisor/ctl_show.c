@@ -146,6 +146,7 @@ struct ring_ctr {
 static const struct ring_ctr ring_ctrs[] = {
     RC(enq_handles),     RC(full_drops),     RC(wake_sent),      RC(sleeps),
     RC(drop_bad_handle), RC(drop_bad_owner), RC(drop_bad_frame), RC(drop_bad_chain),
+    RC(prod_lie),        RC(cons_lie),
 };
 #define NRING_CTRS (sizeof(ring_ctrs) / sizeof(ring_ctrs[0]))
 
@@ -215,7 +216,7 @@ static bool stats_ring_row(struct stats_ctx *c, int i, bool first)
     FILE *f = c->f;
     if (c->port >= 0 && r->port != c->port)
         return false;
-    uint32_t occ = ipc_ring_count(r->sh), size = s->ring_ref[i].size; /* the size it was made with */
+    uint32_t size = s->ring_ref[i].size, occ = ipc_ring_occupancy(r->sh, size); /* the size it was made with */
     if (c->json) {
         fprintf(f, "%s{\"name\":\"%s\",\"from\":\"%s\",\"to\":\"%s\",\"occupancy\":%u,\"size\":%u", first ? "" : ",",
                 r->name, s->svcs[r->prod].name, s->svcs[r->cons].name, occ, size);

@@ -433,6 +433,7 @@ int sup_run(struct sup *s)
         uint64_t now = sup_now_ns();
         sup_pulse(s, now);
         sup_check_timers(s, now);
+        sup_tamper_tick(s, now); /* a ring's liar, a hoarder: restarted */
         sup_sched_tick(s, now);
         sup_reload_tick(s, now);
         sup_ctl_tick(s, now);

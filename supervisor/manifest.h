@@ -73,6 +73,8 @@ enum sup_router_key {
     SUP_ROUTER_STAGES,
     SUP_ROUTER_CONTROL_GROUP,
     SUP_ROUTER_ORPHAN_GRACE,
+    SUP_ROUTER_HOARD_PCT,
+    SUP_ROUTER_HOARD_MS,
     SUP_ROUTER_NKEYS
 };
 
@@ -107,6 +109,8 @@ struct sup_router {
     bool stages;          /* count CPU cycles per stage in every service (stats --stages) */
     char control_group[SUP_USER_MAX + 1]; /* members may run the read commands; "": root only */
     uint32_t orphan_grace_ms; /* services without a supervisor forward this long, then stop */
+    uint32_t hoard_pct; /* a service holding more of the pool than this ... */
+    uint32_t hoard_ms;  /* ... for this long is restarted, its buffers reclaimed */
 };
 
 enum sup_driver { SUP_DRIVER_TAP = 1, SUP_DRIVER_AFXDP = 2 };

@@ -98,6 +98,12 @@ static const struct sup_key sup_router_keys[] = {
      * new one adopts them within it (supervisor/adopt.c) */
     [SUP_ROUTER_ORPHAN_GRACE] = {"orphan_grace_ms", sup_p_u32, KEY(struct sup_router, orphan_grace_ms), 1000,
                                  86400000, .def = "60000"},
+    /* a service holding more than hoard_pct % of the pool for hoard_ms is
+     * restarted and its buffers reclaimed (policy.c): far above what any
+     * sound service holds (its rings and its device's slots), and soon
+     * enough that the other ports recover within a second or two */
+    [SUP_ROUTER_HOARD_PCT] = {"hoard_pct", sup_p_u32, KEY(struct sup_router, hoard_pct), 1, 100, .def = "50"},
+    [SUP_ROUTER_HOARD_MS] = {"hoard_ms", sup_p_u32, KEY(struct sup_router, hoard_ms), 50, 3600000, .def = "1000"},
 };
 
 static const struct sup_word sup_driver_words[] = {{"tap", SUP_DRIVER_TAP}, {"afxdp", SUP_DRIVER_AFXDP}, {NULL, 0}};

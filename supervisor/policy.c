@@ -158,6 +158,32 @@ void sup_shared_repair(struct sup *s, struct sup_svc *v)
     sup_rings_repair(s, idx, n);
 }
 
+/*
+ * Of what @v (stopped cleanly) still holds, the packets stranded in its
+ * output rings when a lying consumer's index was put back (index_repair):
+ * published, never taken, and @v's by their owner words until its own
+ * reclaim. Charged by name to the consumer that lied. Returns how many
+ * frames that is, at most @held; from here on the reclaim frees them.
+ */
+static int stranded_charge(struct sup *s, struct sup_svc *v, int held)
+{
+    int charged = 0;
+    for (int r = 0; r < s->nrings; r++) {
+        struct sup_ring *ring = &s->rings[r];
+        if (!ring->stranded || s->ring_ref[r].prod_owner != v->owner)
+            continue;
+        uint32_t n = ring->stranded < (uint32_t)(held - charged) ? ring->stranded : (uint32_t)(held - charged);
+        ring->stranded = 0;
+        if (!n)
+            continue;
+        charged += (int)n;
+        sup_warn("census: %u of %s's buffers were stranded in ring %s by %s, which lied about its index; charged "
+                 "to %s, not counted as %s's leak", n, v->name, ring->name, ring->stranded_by, ring->stranded_by,
+                 v->name);
+    }
+    return charged;
+}
+
 /* A service that exited 0 after our SIGTERM has had its chance to give back
  * everything it held: each real service frees its queues, backlog and
  * buffers in flight on the way out (docs/supervisor.md, "Shutdown"). So what
@@ -187,10 +213,65 @@ static void count_leak(struct sup *s, struct sup_svc *v, const struct ipc_ring_r
                 ours);
         held -= (int)ours;
     }
-    if (held == 0)
+    held -= stranded_charge(s, v, held);
+    if (held <= 0)
         return;
+    char who[160] = "";
+    for (int i = 0; i < s->nsvcs; i++)
+        if (s->svcs[i].convictions && strlen(who) + strlen(s->svcs[i].name) + 3 < sizeof(who))
+            snprintf(who + strlen(who), sizeof(who) - strlen(who), "%s%s", who[0] ? ", " : "", s->svcs[i].name);
+    if (who[0]) {
+        /* Every service maps every owner word: once one was caught
+         * rewriting shared words, a word that names @v proves nothing. */
+        sup_warn("census: %d buffers carry %s's owner word at its exit, unattributable: %s rewrote shared words "
+                 "during the run (restarted for it); reclaimed, not counted as %s's leak", held, v->name, who,
+                 v->name);
+        return;
+    }
     s->leaked += (unsigned)held;
     sup_err("census: LEAK: %s held %d buffers at exit", v->name, held);
+}
+
+/*
+ * Ring @r, one of whose ends (@dead) is gone and reclaimed: indices more than
+ * its size apart are a lie, the dead end's or the live one's, and only the
+ * dead end's word is free to write. Make it the live end's: for a dead
+ * producer the ring is empty at the consumer's index (what it had published
+ * was reclaimed, reclaim followed no slot); for a dead consumer it is empty
+ * at the producer's, and what the producer had published in it is stranded,
+ * its own by its owner word, until its own reclaim (the census charges it to
+ * the consumer: stranded_charge). The lie counts read from here on are new.
+ */
+static void index_repair(struct sup *s, int r, int dead)
+{
+    const struct ipc_ring_ref *ref = &s->ring_ref[r];
+    struct ipc_ring_shared *sh = ref->sh;
+    struct sup_ring *ring = &s->rings[r];
+    uint32_t prod = ipc_ld_acq(&sh->prod), cons = ipc_ld_acq(&sh->cons);
+    if (prod - cons > ref->size) {
+        s->shm_corrupt++;
+        bool cons_dead = ring->cons == dead;
+        ipc_st_rel(cons_dead ? &sh->cons : &sh->prod, cons_dead ? prod : cons);
+        sup_warn("ring %s: prod %u - cons %u (offsets %#zx, %#zx) exceeds its %u slots; %s's %s put back to %u, "
+                 "the ring is empty", ref->name, prod, cons, offsetof(struct ipc_ring_shared, prod),
+                 offsetof(struct ipc_ring_shared, cons), ref->size, s->svcs[dead].name, cons_dead ? "cons" : "prod",
+                 cons_dead ? prod : cons);
+        /* What the producer had published there is its own by its owner
+         * words and in no ring now: count it, to charge to the liar at the
+         * producer's exit (stranded_charge), whose reclaim frees it. */
+        uint32_t n = 0;
+        if (cons_dead && ipc_pool_stranded(&s->pool, ref->prod_owner, ref, 1, &n) > 0) {
+            ring->stranded += n;
+            _Static_assert(sizeof(ring->stranded_by) == sizeof(s->svcs[dead].name), "a service's name");
+            memcpy(ring->stranded_by, s->svcs[dead].name, sizeof(ring->stranded_by));
+            sup_warn("ring %s: %u of %s's buffers published in it were never taken; stranded until its reclaim",
+                     ref->name, n, s->svcs[ring->prod].name);
+        }
+    }
+    if (ring->prod == dead)
+        ring->stranded = 0; /* this reclaim freed them */
+    ring->lie_seen[0] = ipc_ld_rlx(&sh->prod_lie);
+    ring->lie_seen[1] = ipc_ld_rlx(&sh->cons_lie);
 }
 
 /* The rings @v produces or consumes, by the supervisor's table rather than
@@ -219,6 +300,8 @@ static void reclaim(struct sup *s, struct sup_svc *v, bool clean_stop)
         sup_err("%s: reclaim failed: %s", v->name, strerror(-r));
     else if (r > 0)
         sup_log("%s: reclaimed %d buffers", v->name, r);
+    for (unsigned i = 0; i < n; i++)
+        index_repair(s, idx[i], self);
     ipc_st_rlx(&v->stats->state, IPC_SVC_STARTING);
 }
 
@@ -456,4 +539,119 @@ void sup_check_timers(struct sup *s, uint64_t now)
             break;
         }
     }
+}
+
+/* ---- peers that lie about a ring's index, services that hoard ---- */
+
+/* Restart @v's running instance for tampering: once per instance, named in
+ * the log with @why; the census stops trusting owner words (count_leak). */
+static void convict(struct sup *s, struct sup_svc *v, const char *why)
+{
+    if (v->state != SUP_ST_UP || v->pid <= 0 || v->convict_pid == v->pid)
+        return;
+    v->convict_pid = v->pid;
+    v->convictions++;
+    act_kill(s, v, why);
+}
+
+/*
+ * Each ring's ends count the lies they caught their peer in (ring.h:
+ * prod_lie on the consumer's line, cons_lie on the producer's). A count
+ * that moved since the last tick, while the indices are still more than
+ * the ring's size apart (we look ourselves: a count alone may be a stray
+ * read from before a repair), convicts the other end. A count that went
+ * down was written by that other end too, the only other process that maps
+ * the ring.
+ */
+static void lie_check(struct sup *s)
+{
+    for (int i = 0; i < s->nrings; i++) {
+        struct sup_ring *r = &s->rings[i];
+        const struct ipc_ring_ref *ref = &s->ring_ref[i];
+        const struct ipc_ring_shared *sh = ref->sh;
+        uint64_t lie[2] = {ipc_ld_rlx(&sh->prod_lie), ipc_ld_rlx(&sh->cons_lie)};
+        for (int side = 0; side < 2; side++) {
+            if (lie[side] == r->lie_seen[side])
+                continue;
+            uint64_t was = r->lie_seen[side];
+            r->lie_seen[side] = lie[side];
+            uint32_t span = ipc_ring_count(sh);
+            if (span <= ref->size)
+                continue;
+            struct sup_svc *liar = &s->svcs[side ? r->cons : r->prod];
+            const struct sup_svc *peer = &s->svcs[side ? r->prod : r->cons];
+            char why[200];
+            snprintf(why, sizeof(why), "ring %s: %s %s its %s index (prod - cons = %u, %u slots; %s counted %llu -> "
+                     "%llu lies); restarting the liar", ref->name, liar->name, lie[side] > was ? "lies about" : "rewrote "
+                     "its peer's lie count and", side ? "cons" : "prod", span, ref->size, peer->name,
+                     (unsigned long long)was, (unsigned long long)lie[side]);
+            convict(s, liar, why);
+        }
+    }
+}
+
+/*
+ * Owner words, read while the services run (one cache line per buffer): a
+ * service that holds more than hoard_pct of the pool, beyond what waits in
+ * its output rings, for hoard_ms on end is restarted, and its reclaim gives
+ * the pool back, owner words it stole included. A pass over the pool starts
+ * four times per hoard_ms (at most every 20 ms) and reads SUP_HOARD_SLICE
+ * buffers per turn of the loop, so that a pool of millions never holds the
+ * loop for long; it is judged when it ends.
+ */
+#define SUP_HOARD_SLICE 65536u
+
+static void hoard_judge(struct sup *s, const struct ipc_owners *own, uint64_t now)
+{
+    uint64_t limit = (uint64_t)s->pool.nbufs * s->m.router.hoard_pct / 100;
+    for (int i = 0; i < s->nsvcs; i++) {
+        struct sup_svc *v = &s->svcs[i];
+        uint32_t held = v->owner <= IPC_OWNER_SERVICE_MAX ? own->held[v->owner] : 0;
+        /* Not what waits in its output rings for their consumers to take:
+         * a full ring is a slow consumer, not a hoard, and a ring holds at
+         * most its size. */
+        for (int r = 0; r < s->nrings; r++) {
+            uint32_t occ = s->rings[r].prod == i ? ipc_ring_occupancy(s->ring_ref[r].sh, s->ring_ref[r].size) : 0;
+            held = held > occ ? held - occ : 0;
+        }
+        if (v->state != SUP_ST_UP || held <= limit) {
+            v->hoard_since_ns = 0;
+            continue;
+        }
+        if (!v->hoard_since_ns)
+            v->hoard_since_ns = now;
+        if (now - v->hoard_since_ns < MS(s->m.router.hoard_ms))
+            continue;
+        char why[200];
+        snprintf(why, sizeof(why), "holds %u of the pool's %u buffers, more than hoard_pct %u %% for hoard_ms %u ms; "
+                 "restarting it, its buffers are reclaimed", held, s->pool.nbufs, s->m.router.hoard_pct,
+                 s->m.router.hoard_ms);
+        v->hoard_since_ns = 0;
+        convict(s, v, why);
+    }
+}
+
+static void hoard_check(struct sup *s, uint64_t now)
+{
+    if (s->hoard_next >= s->pool.nbufs) { /* no pass under way: time for one? */
+        uint64_t period = MS(s->m.router.hoard_ms) / 4;
+        if (period < MS(20))
+            period = MS(20);
+        if (now - s->hoard_scan_ns < period)
+            return;
+        s->hoard_scan_ns = now;
+        s->hoard_next = 0;
+        memset(&s->hoard_own, 0, sizeof(s->hoard_own));
+    }
+    s->hoard_next = ipc_pool_owners_add(&s->pool, s->hoard_next, SUP_HOARD_SLICE, &s->hoard_own);
+    if (s->hoard_next >= s->pool.nbufs)
+        hoard_judge(s, &s->hoard_own, now);
+}
+
+void sup_tamper_tick(struct sup *s, uint64_t now)
+{
+    if (s->shutting_down)
+        return;
+    lie_check(s);
+    hoard_check(s, now);
 }

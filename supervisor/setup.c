@@ -322,12 +322,14 @@ static int write_config(struct sup *s, struct sup_svc *v, struct ipc_err *err)
     c->n_in = (uint32_t)v->n_in;
     for (int i = 0; i < v->n_in; i++) {
         const struct sup_ring *r = &s->rings[v->in[i]];
-        c->in[i] = (struct ipc_svc_ring){.fd = next++, .wake_fd = -1, .port = (uint16_t)r->port};
+        c->in[i] = (struct ipc_svc_ring){
+            .fd = next++, .wake_fd = -1, .port = (uint16_t)r->port, .peer_owner = s->ring_ref[v->in[i]].prod_owner};
     }
     c->n_out = (uint32_t)v->n_out;
     for (int i = 0; i < v->n_out; i++) {
         const struct sup_ring *r = &s->rings[v->out[i]];
-        c->out[i] = (struct ipc_svc_ring){.fd = next++, .wake_fd = -1, .port = (uint16_t)r->port};
+        c->out[i] = (struct ipc_svc_ring){
+            .fd = next++, .wake_fd = -1, .port = (uint16_t)r->port, .peer_owner = s->ring_ref[v->out[i]].cons_owner};
     }
     /* The consumers' eventfds, after the rings, in output-ring order. */
     for (int i = 0; i < v->n_out; i++)

@@ -61,6 +61,9 @@ struct sup_ring {
     int prod; /* service index */
     int cons;
     int port; /* the port whose traffic it carries */
+    uint64_t lie_seen[2]; /* prod_lie and cons_lie as the health tick last read them (policy.c) */
+    uint32_t stranded;    /* the producer's buffers a lying consumer left in it, until the producer's reclaim */
+    char stranded_by[SUP_SERVICE_MAX + 1]; /* that consumer */
 };
 
 struct sup_svc {
@@ -123,6 +126,14 @@ struct sup_svc {
     time_t run_started, sb_started;
     struct sup_upgrade upg;
     bool adopted; /* taken over from a supervisor that is gone (adopt.c): maybe not our child */
+    /* Tampering (policy.c, sup_tamper_tick): since when it holds more than
+     * [router] hoard_pct of the pool (0: it does not), and the instance
+     * already killed for lying or hoarding. */
+    uint64_t hoard_since_ns;
+    pid_t convict_pid;
+    /* Instances restarted for lying about a ring's index or hoarding: once
+     * one has, owner words prove nothing about who held what (count_leak). */
+    unsigned convictions;
 };
 
 struct sup_xsk; /* supervisor/xsk.c */
@@ -228,6 +239,12 @@ struct sup {
     /* Corrupt words the supervisor found (and repaired or refused) in ring
      * headers and shapers' mailboxes; the pool counts its own, pool.corrupt. */
     uint64_t shm_corrupt;
+    /* The hoarding check's pass over the pool's owner words (policy.c):
+     * when it began, the next buffer to read (the pool's size: no pass
+     * under way), and what it has counted so far. */
+    uint64_t hoard_scan_ns;
+    uint32_t hoard_next;
+    struct ipc_owners hoard_own;
 
     int pool_fd;
     struct ipc_pool pool;
@@ -357,6 +374,9 @@ const char *sup_state_name(enum sup_state st);
 void sup_exit_text(char *buf, size_t size, int status);
 void sup_check_timers(struct sup *s, uint64_t now);
 void sup_rings_repair(struct sup *s, const int *idx, int n);
+/* Health tick: a ring whose end counts a lie of its peer, and a service that
+ * holds more than [router] hoard_pct of the pool for hoard_ms: restarted. */
+void sup_tamper_tick(struct sup *s, uint64_t now);
 void sup_shared_repair(struct sup *s, struct sup_svc *v);
 
 /* loop.c */

@@ -101,6 +101,8 @@ static const struct t_bad t_bad_cases[] = {
     {BASE "[router]\npool_buffers = 99999999999999999999999\n",
      "t.ini:10: [router] pool_buffers: 99999999999999999999999 is out of range 1024..4194304"},
     {BASE "[router]\nring_size = 1000\n", "t.ini:10: [router] ring_size: 1000 is not a power of two"},
+    {BASE "[router]\nhoard_pct = 0\n", "t.ini:10: [router] hoard_pct: 0 is out of range 1..100"},
+    {BASE "[router]\nhoard_ms = 10\n", "t.ini:10: [router] hoard_ms: 10 is out of range 50..3600000"},
     {BASE "[router]\nframe_size = 3000\n", "t.ini:10: [router] frame_size: 3000 is not a power of two from 2048 to 32768"},
     {BASE "[router]\nframe_size = 65536\n", "t.ini:10: [router] frame_size: 65536 is not a power of two from 2048 to 32768"},
     {BASE "[router]\nframe_size = 1024\n", "t.ini:10: [router] frame_size: 1024 is not a power of two from 2048 to 32768"},
@@ -449,6 +451,8 @@ static void test_manifest_default(void **state)
     assert_int_equal(m.router.ring_size, 1024);
     assert_int_equal(m.router.icmp_rate, 1000);
     assert_int_equal(m.router.icmp_burst, 50);
+    assert_int_equal(m.router.hoard_pct, 50);
+    assert_int_equal(m.router.hoard_ms, 1000);
     assert_false(m.router.stages);
     assert_string_equal(m.router.run_dir, "/run/ringrouter");
     assert_string_equal(m.router.state_dir, ""); /* run_dir's (supervisor/route.c) */

@@ -601,13 +601,16 @@ static void test_ring_attach_bad_geometry(void **state)
     t_attach_fails(r.fd, "size 8 / mask 0x3");
     m->mask = 7;
     ipc_st_rlx(&m->prod, 100);
-    ipc_st_rlx(&m->cons, 90);
-    t_attach_fails(r.fd, "prod - cons = 10 exceeds the size 8");
-    ipc_st_rlx(&m->cons, 101); /* cons ahead of prod */
-    t_attach_fails(r.fd, "exceeds the size 8");
-    ipc_st_rlx(&m->cons, 92);
+    ipc_st_rlx(&m->cons, 101); /* cons ahead of prod: a lie, for the cursors to catch (test_ring_peer) */
     struct ipc_err err = {{0}};
     struct ipc_ring_shared *sh = NULL;
+    assert_int_equal(ipc_ring_attach(r.fd, &sh, &err), 0);
+    struct ipc_ring_cons c;
+    ipc_ring_cons_init(&c, sh);
+    assert_int_equal(ipc_ring_avail(&c, 1), 0);
+    assert_int_equal(ipc_ld_rlx(&sh->prod_lie), 1);
+    ipc_ring_detach(sh);
+    ipc_st_rlx(&m->cons, 92);
     assert_int_equal(ipc_ring_attach(r.fd, &sh, &err), 0);
     assert_int_equal(ipc_ring_count(sh), 8);
     ipc_ring_detach(sh);
