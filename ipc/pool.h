@@ -269,6 +269,15 @@ uint32_t ipc_pool_free(struct ipc_pool *pool, const ipc_buf *bufs, uint32_t n);
 uint32_t ipc_pool_take(struct ipc_pool *pool, uint16_t from, ipc_buf *bufs, uint32_t n, struct ipc_ring_shared *ctr);
 
 /**
+ * Copy the caller's packet @b of pool @src into a new packet of pool @dst
+ * (another trust zone's: docs/security.md), with its metadata (ports,
+ * flags, virtio-net header, scratch); @b stays the caller's. The copy
+ * starts at @dst's headroom. Returns 0 and *out, or -ENOBUFS, -EMSGSIZE
+ * (nothing is left allocated in @dst).
+ */
+int ipc_pool_copy_pkt(struct ipc_pool *dst, const struct ipc_pool *src, ipc_buf b, ipc_buf *out);
+
+/**
  * Give the caller's packets @bufs[0..n) (every frame) to @to: the kernel
  * (IPC_OWNER_KERNEL | n) or another service. Returns the number given.
  */

@@ -141,6 +141,7 @@ enum sup_port_key {
     SUP_PORT_RA_INTERVAL,
     SUP_PORT_ADDRESS6,
     SUP_PORT_PERSIST,
+    SUP_PORT_ZONE,
     SUP_PORT_NKEYS
 };
 
@@ -171,6 +172,10 @@ struct sup_port {
     bool ra;                       /* send Router Advertisements (RFC 4861 §6) */
     uint32_t ra_interval;          /* s, their period (MaxRtrAdvInterval) */
     int shaper; /* index into sup_manifest.shapers, or -1 */
+    /* Its trust zone: ports of one zone share a pool (docs/security.md).
+     * The index counts distinct names in port order (the checks set it). */
+    char zone_name[SUP_NAME_MAX + 1];
+    unsigned zone;
     /* IPv6: the `address6` entries in manifest order, then (added by the
      * checks unless one was given) the EUI-64 link-local fe80::/64 one. */
     struct sup_prefix6 addr6[SUP_ADDR6_MAX + 1];
