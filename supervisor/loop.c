@@ -283,6 +283,8 @@ static int zone_census(struct sup *s, unsigned z, int drained)
     struct ipc_ring_ref refs[SUP_MAX_RINGS];
     unsigned nr = sup_zone_refs(s, z, NULL, 0, refs);
     char zn[24] = "";
+    char zn_in[24];
+    snprintf(zn_in, sizeof(zn_in), " in zone %u", z);
     if (s->nzones > 1)
         snprintf(zn, sizeof(zn), "zone %u: ", z);
     struct ipc_census c;
@@ -295,7 +297,8 @@ static int zone_census(struct sup *s, unsigned z, int drained)
                     s->leaked, c.total);
             return -1;
         }
-        sup_log("census: %sall %u buffers free (%d packets drained from rings)", zn, c.total, drained);
+        sup_log("census: all %u buffers free%s (%d packets drained from rings)", c.total,
+                s->nzones > 1 ? zn_in : "", drained);
         return 0;
     }
     char what[64];

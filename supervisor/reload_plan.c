@@ -97,6 +97,15 @@ static const char *port_differs(const struct sup_port *a, const struct sup_port 
     return NULL;
 }
 
+/* A zone some port of @m is in: its pool exists (zones.h). */
+static bool zone_known(const struct sup_manifest *m, const char *zone)
+{
+    for (size_t p = 0; p < m->nports; p++)
+        if (strcmp(m->ports[p].zone_name, zone) == 0)
+            return true;
+    return false;
+}
+
 static bool has_port(const struct sup_manifest *m, const char *name)
 {
     return sup_manifest_port(m, name) >= 0;
@@ -153,7 +162,7 @@ bool sup_reload_refused(const struct sup *s, const struct sup_manifest *o, const
     for (size_t i = o->nports; i < n->nports && !ports[0]; i++)
         if (n->ports[i].driver != SUP_DRIVER_TAP)
             add_why(ports, sizeof(ports), "added %s: an AF_XDP port is added only at up", n->ports[i].name);
-        else if (n->ports[i].zone >= s->nzones)
+        else if (!zone_known(o, n->ports[i].zone_name))
             add_why(ports, sizeof(ports), "added %s in zone %s, which has no pool yet: a zone is made only at up",
                     n->ports[i].name, n->ports[i].zone_name);
     if (ports[0])
