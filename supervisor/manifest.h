@@ -18,6 +18,7 @@
 
 #include "tables/shaper.h"
 
+#define SUP_ZONES_MAX 16    /* trust zones ([port] zone), a pool each: IPC_MAX_ZONES */
 #define SUP_NAME_MAX 15     /* port and class names (a port name ends up in netdev-like names) */
 #define SUP_IFNAME_MAX 15   /* IFNAMSIZ - 1 */
 #define SUP_NETNS_MAX 63

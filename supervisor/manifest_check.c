@@ -168,6 +168,10 @@ static int sup_check_port(struct sup_pctx *pc, void *obj, size_t i)
         for (size_t j = 0; j < i; j++)
             if (m->ports[j].zone + 1 > p->zone)
                 p->zone = m->ports[j].zone + 1;
+        if (p->zone >= SUP_ZONES_MAX)
+            return sup_fail(pc, KLINE(p, SUP_PORT_ZONE), p->src.section, "zone",
+                            "\"%s\" would be zone %u: at most %u zones (a pool each)", p->zone_name, p->zone + 1,
+                            SUP_ZONES_MAX);
     }
     return 0;
 }

@@ -13,6 +13,8 @@
 
 #include "supervisor/adopt.h"
 
+_Static_assert(SUP_ZONES_MAX == IPC_MAX_ZONES, "the manifest's bound is the config blob's");
+
 unsigned sup_zones_count(const struct sup_manifest *m)
 {
     unsigned n = 1;
@@ -95,8 +97,11 @@ void sup_zones_hdr_repair(struct sup *s)
         if (!h || memcmp(h, want, offsetof(struct ipc_pool_hdr, hint_full)) == 0)
             continue;
         s->shm_corrupt++;
-        sup_warn("pool of zone %u: its header (geometry, %u buffers of %u bytes) was overwritten; repaired", z,
-                 want->nbufs, want->frame_size);
+        char zn[24] = "";
+        if (z)
+            snprintf(zn, sizeof(zn), " of zone %u", z);
+        sup_warn("pool%s: its header (geometry, %u buffers of %u bytes) was overwritten; repaired", zn, want->nbufs,
+                 want->frame_size);
         memcpy(h, want, offsetof(struct ipc_pool_hdr, hint_full));
     }
 }
