@@ -220,15 +220,7 @@ struct neigh6_table;
 #define RT_ICMP6_TB_SLOTS 64u
 
 struct rt_ctx {
-    /* The pool of the current zone: the handles the stages work on are its.
-     * Trust zones (docs/security.md): each is a pool of its own; a packet
-     * leaves in its egress port's zone, so the loop copies what crosses
-     * (rt_zone_move), and a packet held across loops for a neighbour is
-     * held in its egress port's zone. One zone: zpool[0] = pool, always. */
-    struct ipc_pool *pool;
-    struct ipc_pool *zpool[RT_MAX_ZONES];
-    uint8_t port_zone[RT_MAX_PORTS];
-    uint8_t zone, nzones;
+    struct ipc_pool *pool; /* the current zone's (below): the handles the stages work on are its */
     struct fib *fib; /* read only inside the caller's FIB read section */
     struct neigh_table *neigh;
     struct rt_counters *ctr;
@@ -254,6 +246,14 @@ struct rt_ctx {
     struct neigh6_table *neigh6;
     uint32_t neigh6_hand;
     struct rt_tb icmp6_tb[RT_ICMP6_TB_SLOTS];
+    /* Trust zones (docs/security.md): each is a pool of its own; a packet
+     * leaves in its egress port's zone, so the loop copies what crosses
+     * (rt_zone_move), and a packet held across loops for a neighbour is
+     * held in its egress port's zone. One zone: zpool[0] = pool, always.
+     * Last, so that the per-packet fields above keep their cache lines. */
+    struct ipc_pool *zpool[RT_MAX_ZONES];
+    uint8_t port_zone[RT_MAX_PORTS];
+    uint8_t zone, nzones;
 };
 
 /* Slots one eviction search looks at: a full table costs a new neighbour
