@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ipc/pool.h: the packet buffer pool. One memfd per router instance holds a
+ * ipc/pool.h: the packet buffer pool. One memfd per trust zone holds a
  * header, a depot of magazines, one cache line of metadata per buffer and the
  * frame area (page-aligned, so that the same memfd is registered as an
  * AF_XDP UMEM as is). A buffer is named by a 32-bit handle: its index.

@@ -18,19 +18,10 @@
 # zone key (d0d932c), or, were it ignored, the marker would be found.
 set -u
 if [ -z "${ZONE_ROUND:-}" ]; then
-    rc_all=0
-    for round in shared split; do
-        echo "=== round: $round"
-        ZONE_ROUND=$round bash "$0"
-        rc=$?
-        case $rc in
-        0) ;;
-        75) [ "$rc_all" = 0 ] && rc_all=75 ;;
-        *) rc_all=$rc ;;
-        esac
-        [ "$rc" = 0 ] || [ "$rc" = 75 ] || break
-    done
-    exit "$rc_all"
+    # Each round in a process of its own (rr_init's state and traps); the
+    # second only if the first passed.
+    ZONE_ROUND=shared bash "$0" || exit
+    exec env ZONE_ROUND=split bash "$0"
 fi
 . "$(dirname "$0")/../lib/router.sh"
 rr_init "iso_zones ($ZONE_ROUND)"

@@ -122,26 +122,21 @@ static void test_zone_move(void **state)
 /* An ARP reply on port 1, in zone 1's pool (port 1's ring carries zone 1's handles). */
 static ipc_buf t_arp_reply(struct t_rt *t, struct ipc_pool *p, const uint8_t *sha, uint32_t spa)
 {
-    ipc_buf b;
-    assert_int_equal(ipc_pool_alloc(p, &b, 1), 1);
-    uint8_t *f = ipc_pool_data(p, b);
-    memset(f, 0, 60);
+    /* Ethertype ARP; Ethernet, IPv4, address lengths 6 and 4; a reply. */
+    static const uint8_t arp_hdr[10] = {0x08, 0x06, 0, 1, 0x08, 0x00, 6, 4, 0, 2};
+    uint8_t f[60] = {0};
     memcpy(f, t->ctx.port[1].mac, 6);
     memcpy(f + 6, sha, 6);
-    pkt_put16(f + 12, PKT_ETH_P_ARP);
-    uint8_t *a = f + 14;
-    pkt_put16(a, 1);
-    pkt_put16(a + 2, PKT_ETH_P_IP);
-    a[4] = 6;
-    a[5] = 4;
-    pkt_put16(a + 6, 2);
-    memcpy(a + 8, sha, 6);
-    pkt_put32(a + 14, spa);
-    memcpy(a + 18, t->ctx.port[1].mac, 6);
-    pkt_put32(a + 24, t->ctx.port[1].ip);
-    struct ipc_meta *m = ipc_pool_meta(p, b);
-    pkt_set_len(m, 60);
-    m->in_port = 1;
+    memcpy(f + 12, arp_hdr, sizeof(arp_hdr));
+    memcpy(f + 22, sha, 6);
+    pkt_put32(f + 28, spa);
+    memcpy(f + 32, t->ctx.port[1].mac, 6);
+    pkt_put32(f + 38, t->ctx.port[1].ip);
+    ipc_buf b;
+    assert_int_equal(ipc_pool_alloc(p, &b, 1), 1);
+    memcpy(ipc_pool_data(p, b), f, sizeof(f));
+    pkt_set_len(ipc_pool_meta(p, b), sizeof(f));
+    ipc_pool_meta(p, b)->in_port = 1;
     return b;
 }
 
