@@ -62,10 +62,14 @@ if [ "$ZONE_ROUND" = shared ]; then
     # The shared zone's limit: any driver reads (and rewrites) every port's frames.
     [ "${found:-0}" -gt 0 ] || rr_fail "in the shared zone the hostile driver found no marker: the test sees nothing"
     [ "$copies" = 0 ] || rr_fail "one zone, yet the router copied $copies packets between zones"
+    [ "${RRS[pool.zones]:-}" = 1 ] && [ "${RRS[pool.buffers]:-}" = 8192 ] ||
+        rr_fail "stats: pool of ${RRS[pool.buffers]:-?} buffers in ${RRS[pool.zones]:-?} zones, expected 8192 in 1"
     rr_ok "shared zone: driver-c found another port's marker ${found} times (the documented limit)"
 else
     [ "${found:-x}" = 0 ] || rr_fail "zone c's driver found port a's marker $found times: zones do not isolate"
     [ "$wrong" = 0 ] || rr_fail "$wrong ping replies carried altered data"
+    [ "${RRS[pool.zones]:-}" = 3 ] && [ "${RRS[pool.buffers]:-}" = $((3 * 8192)) ] ||
+        rr_fail "stats: pool of ${RRS[pool.buffers]:-?} buffers in ${RRS[pool.zones]:-?} zones, expected $((3 * 8192)) in 3"
     [ "$copies" -ge 80 ] || rr_fail "the router counted $copies copies between zones; 40 pings and replies cross two"
     rr_ok "split zones: $scans scans of zone c's pool found no marker; $copies packets copied between zones; data intact"
 fi
