@@ -90,20 +90,9 @@ static const char *port_differs(const struct sup_port *a, const struct sup_port 
     for (unsigned k = 0; k < a->naddr6; k++)
         if (memcmp(a->addr6[k].addr, b->addr6[k].addr, 16) != 0 || a->addr6[k].len != b->addr6[k].len)
             return "address6";
-    if (strcmp(a->zone_name, b->zone_name) != 0)
-        return "zone";
     if ((a->shaper >= 0) != (b->shaper >= 0))
         return a->shaper >= 0 ? "[shaper] removed" : "[shaper] added";
     return NULL;
-}
-
-/* A zone some port of @m is in: its pool exists (zones.h). */
-static bool zone_known(const struct sup_manifest *m, const char *zone)
-{
-    for (size_t p = 0; p < m->nports; p++)
-        if (strcmp(m->ports[p].zone_name, zone) == 0)
-            return true;
-    return false;
 }
 
 static bool has_port(const struct sup_manifest *m, const char *name)
@@ -162,9 +151,6 @@ bool sup_reload_refused(const struct sup *s, const struct sup_manifest *o, const
     for (size_t i = o->nports; i < n->nports && !ports[0]; i++)
         if (n->ports[i].driver != SUP_DRIVER_TAP)
             add_why(ports, sizeof(ports), "added %s: an AF_XDP port is added only at up", n->ports[i].name);
-        else if (!zone_known(o, n->ports[i].zone_name))
-            add_why(ports, sizeof(ports), "added %s in zone %s, which has no pool yet: a zone is made only at up",
-                    n->ports[i].name, n->ports[i].zone_name);
     if (ports[0])
         add_why(why, len, "ports changed (%s)", ports);
     size_t added = 0;

@@ -144,3 +144,31 @@ int sup_zones_reclaim(struct sup *s, uint32_t zones, uint16_t who, const int *id
 {
     return zones_each(s, zones, who, idx, n, true);
 }
+
+/* A zone some port of @m is in. */
+static bool zone_named(const struct sup_manifest *m, const char *zone)
+{
+    for (size_t p = 0; p < m->nports; p++)
+        if (strcmp(m->ports[p].zone_name, zone) == 0)
+            return true;
+    return false;
+}
+
+bool sup_zones_reload_refused(const struct sup_manifest *o, const struct sup_manifest *n, char *why, size_t len)
+{
+    for (size_t i = 0; i < n->nports; i++) {
+        const struct sup_port *np = &n->ports[i];
+        int k = sup_manifest_port(o, np->name);
+        if (k >= 0 && strcmp(o->ports[k].zone_name, np->zone_name) != 0) {
+            snprintf(why, len, "port %s: zone changed (%s -> %s): its pool is another", np->name,
+                     o->ports[k].zone_name, np->zone_name);
+            return true;
+        }
+        if (k < 0 && !zone_named(o, np->zone_name)) {
+            snprintf(why, len, "added %s in zone %s, which has no pool yet: a zone is made only at up", np->name,
+                     np->zone_name);
+            return true;
+        }
+    }
+    return false;
+}

@@ -52,4 +52,8 @@ unsigned sup_zone_refs(const struct sup *s, unsigned z, const int *idx, unsigned
 int sup_zones_held(struct sup *s, uint32_t zones, uint16_t who, const int *idx, unsigned n);
 int sup_zones_reclaim(struct sup *s, uint32_t zones, uint16_t who, const int *idx, unsigned n);
 
+/* A reload that changes a kept port's zone, or adds a port in a zone no port
+ * of @o is in (its pool would not exist): refused, why in @why. */
+bool sup_zones_reload_refused(const struct sup_manifest *o, const struct sup_manifest *n, char *why, size_t len);
+
 #endif

@@ -72,6 +72,19 @@ else
         rr_fail "stats: pool of ${RRS[pool.buffers]:-?} buffers in ${RRS[pool.zones]:-?} zones, expected $((3 * 8192)) in 3"
     [ "$copies" -ge 80 ] || rr_fail "the router counted $copies copies between zones; 40 pings and replies cross two"
     rr_ok "split zones: $scans scans of zone c's pool found no marker; $copies packets copied between zones; data intact"
+    # Zones are made at up: a reload may neither move a port nor add a zone.
+    cp "$RR_T/m.ini" "$RR_T/m.up"
+    sed -i 's/^zone = c$/zone = a/' "$RR_T/m.ini"
+    rr_c reload
+    [ "$rc" = 100 ] && [[ "$err" == *"port c: zone changed (c -> a)"* ]] ||
+        rr_fail "reload moving port c to zone a: exit $rc: $err $out"
+    cp "$RR_T/m.up" "$RR_T/m.ini"
+    printf '\n[port d]\ndriver = tap\nifname = rrt%sd\naddress = 10.64.%s.1/24\nzone = d\n' "$$" "$n" >>"$RR_T/m.ini"
+    rr_c reload
+    [ "$rc" = 100 ] && [[ "$err" == *"added d in zone d, which has no pool yet"* ]] ||
+        rr_fail "reload adding port d in a new zone: exit $rc: $err $out"
+    cp "$RR_T/m.up" "$RR_T/m.ini"
+    rr_ok "reload refused a port moved to another zone, and a port in a new zone"
 fi
 rr_stop
 rr_census_ok
