@@ -45,6 +45,15 @@
  * --sandbox: after set-up, install the router's seccomp filter, both stages
  * (ipc/sandbox.h), in this process, as rr-router runs: the figure of the
  * same code under the filter (docs/security.md, "Cost").
+ *
+ * --zones: instead, the cost of a copy between trust zones
+ * (docs/security.md, "Trust zones"), interleaved chunk by chunk with the
+ * one-zone path: the 64-byte burst routed as above, then (cross) each
+ * packet moved into the egress ports' zone as the router loop does
+ * (rt_zone_move: a buffer of the other pool, the copy, the original
+ * freed); and the move alone of 1,500-byte frames and of 64,000-byte GSO
+ * chains (32 frames), whose one-zone path touches the same headers as a
+ * 64-byte frame's. bench/forward prints its metric lines.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -512,21 +521,174 @@ static double t_read_protocol(struct t_world *w, uint64_t overhead)
     return t_median_sort(v, 1001);
 }
 
+/* ---- trust zones (--zones) ---- */
+
+#define Z_BUFS 4096u
+#define Z_GSO_BYTES 64000u /* a GSO packet: 32 frames of 2048 */
+#define Z_GSO_BURST 8u     /* GSO packets per timed burst */
+
+struct t_zones {
+    int src_fd, dst_fd;
+    struct ipc_pool src, dst; /* the copy-alone side's zone 0, and zone 1 (ports 1..3) for both */
+    ipc_buf pk[BURST];
+};
+
+enum { Z_ONE, Z_CROSS, Z_1500, Z_GSO, Z_MAX };
+
+static void z_setup(struct t_world *w, struct t_zones *z)
+{
+    struct ipc_err err = {{0}};
+    if (ipc_pool_create("bench-fwd-zsrc", Z_BUFS, IPC_FRAME_DEFAULT, &z->src_fd, &err) != 0 ||
+        ipc_pool_attach(&z->src, z->src_fd, SELF, &err) != 0 ||
+        ipc_pool_create("bench-fwd-zdst", Z_BUFS, IPC_FRAME_DEFAULT, &z->dst_fd, &err) != 0 ||
+        ipc_pool_attach(&z->dst, z->dst_fd, SELF, &err) != 0)
+        t_die("zone pools", err.msg);
+    w->ctx.zpool[1] = &z->dst;
+    w->ctx.nzones = 2;
+    for (unsigned p = 1; p < NPORTS; p++)
+        w->ctx.port_zone[p] = 1;
+}
+
+/* One chunk of 64-byte bursts, routed, then (@cross) moved into zone 1. */
+static double z_chunk_route(struct t_world *w, struct t_zones *z, bool cross, unsigned nb, uint64_t overhead)
+{
+    uint64_t sum = 0;
+    for (unsigned i = 0; i < nb; i++) {
+        t_restore(w);
+        uint64_t c0 = t_tsc_begin();
+        our_burst(w);
+        if (cross)
+            for (uint32_t k = 0; k < w->tx.n; k++)
+                w->tx.bufs[k] = rt_zone_move(&w->ctx, w->tx.bufs[k], ipc_pool_meta(&w->pool, w->tx.bufs[k])->out_port);
+        uint64_t c1 = t_tsc_end();
+        if (ipc_unlikely(w->tx.n != BURST))
+            t_die("burst", "rt_input_burst dropped packets");
+        if (cross) {
+            /* Untimed: the egress drivers' frees, and the next burst's buffers. */
+            if (ipc_pool_free(&z->dst, w->tx.bufs, BURST) != BURST || ipc_pool_alloc(&w->pool, w->bufs, BURST) != BURST)
+                t_die("zone copy", "a copy failed or the pool ran dry");
+        }
+        uint64_t d = c1 - c0;
+        sum += d > overhead ? d - overhead : 0;
+    }
+    return (double)sum / ((double)nb * BURST);
+}
+
+/* One chunk of moves alone: @n packets of @bytes, filled untimed, moved into zone 1. */
+static double z_chunk_move(struct t_world *w, struct t_zones *z, uint32_t bytes, uint32_t n, unsigned nb,
+                           uint64_t overhead)
+{
+    uint64_t sum = 0;
+    struct ipc_pool *keep = w->ctx.pool;
+    w->ctx.pool = w->ctx.zpool[0] = &z->src;
+    for (unsigned i = 0; i < nb; i++) {
+        for (uint32_t k = 0; k < n; k++) {
+            if (ipc_pool_alloc_chain(&z->src, bytes, &z->pk[k]) < 0)
+                t_die("zone copy", "the source pool ran dry");
+            for (ipc_buf f = z->pk[k]; f != IPC_BUF_NONE; f = ipc_pool_meta(&z->src, f)->next)
+                memset(ipc_pool_data(&z->src, f), (int)k, ipc_pool_meta(&z->src, f)->len);
+            struct ipc_meta *m = ipc_pool_meta(&z->src, z->pk[k]);
+            m->out_port = 1;
+            if (bytes > 1514)
+                m->vnet = (struct ipc_vnet){.gso_type = 1, .gso_size = 1448, .hdr_len = 66};
+        }
+        uint64_t c0 = t_tsc_begin();
+        for (uint32_t k = 0; k < n; k++)
+            z->pk[k] = rt_zone_move(&w->ctx, z->pk[k], 1);
+        uint64_t c1 = t_tsc_end();
+        for (uint32_t k = 0; k < n; k++)
+            if (z->pk[k] == IPC_BUF_NONE)
+                t_die("zone copy", "a copy failed: the zone's pool ran dry");
+        ipc_pool_free(&z->dst, z->pk, n);
+        uint64_t d = c1 - c0;
+        sum += d > overhead ? d - overhead : 0;
+    }
+    w->ctx.pool = w->ctx.zpool[0] = keep;
+    return (double)sum / ((double)nb * n);
+}
+
+static double z_chunk(struct t_world *w, struct t_zones *z, int s, unsigned nb, uint64_t overhead)
+{
+    switch (s) {
+    case Z_ONE:
+        return z_chunk_route(w, z, false, nb, overhead);
+    case Z_CROSS:
+        return z_chunk_route(w, z, true, nb, overhead);
+    case Z_1500:
+        return z_chunk_move(w, z, 1514, BURST, nb, overhead);
+    default:
+        return z_chunk_move(w, z, Z_GSO_BYTES, Z_GSO_BURST, nb / 4 ? nb / 4 : 1, overhead);
+    }
+}
+
+static int z_main(struct t_world *w, unsigned runs, unsigned chunks, uint64_t ovh)
+{
+    static struct t_zones z;
+    z_setup(w, &z);
+    for (int s = 0; s < Z_MAX; s++)
+        z_chunk(w, &z, s, CHUNK / 10, ovh);
+    double res[Z_MAX][MAX_RUNS], ratio[3][MAX_RUNS];
+    double *ch[Z_MAX];
+    for (int s = 0; s < Z_MAX; s++)
+        if (!(ch[s] = malloc(chunks * sizeof(double))))
+            t_die("malloc", strerror(ENOMEM));
+    for (unsigned r = 0; r < runs; r++) {
+        for (unsigned c = 0; c < chunks; c++)
+            for (int j = 0; j < Z_MAX; j++) {
+                int s = (int)((c + r + (unsigned)j) % Z_MAX);
+                ch[s][c] = z_chunk(w, &z, s, CHUNK / 10, ovh);
+            }
+        for (int s = 0; s < Z_MAX; s++)
+            res[s][r] = t_median_sort(ch[s], chunks);
+        ratio[0][r] = res[Z_CROSS][r] / res[Z_ONE][r];
+        ratio[1][r] = (res[Z_ONE][r] + res[Z_1500][r]) / res[Z_ONE][r];
+        ratio[2][r] = (res[Z_ONE][r] + res[Z_GSO][r]) / res[Z_ONE][r];
+    }
+    printf("bench_fwdcore --zones: the router's forwarding function with one zone, and with each packet moved into "
+           "another zone's pool\n  (rt_zone_move: alloc, copy with metadata, free the original); %u runs x %u chunks "
+           "x %u bursts per side\n",
+           runs, chunks, CHUNK / 10);
+    printf("\n%-52s %10s %19s\n", "TSC cycles per packet", "median", "min - max");
+    static const char *const name[Z_MAX] = {"one zone: 64-byte frames routed (zero-copy)",
+                                            "two zones: routed, then moved into the egress zone",
+                                            "move alone: a 1,514-byte frame", "move alone: a 64,000-byte GSO chain"};
+    for (int s = 0; s < Z_MAX; s++)
+        printf("%-52s %10.1f %8.1f - %-8.1f\n", name[s], t_median(res[s], runs), t_min(res[s], runs),
+               t_max(res[s], runs));
+    printf("(1,500-byte and GSO ratios: the one-zone path of a 64-byte frame, which reads the same headers, plus "
+           "the move)\n\n");
+    printf("fwd_one_zone_cycles_per_packet %.0f\n", t_median(res[Z_ONE], runs));
+    printf("fwd_zone_copy_64_cycles %.0f\n", t_median(res[Z_CROSS], runs) - t_median(res[Z_ONE], runs));
+    printf("fwd_zone_copy_1500_cycles %.0f\n", t_median(res[Z_1500], runs));
+    printf("fwd_zone_copy_gso_cycles %.0f\n", t_median(res[Z_GSO], runs));
+    printf("fwd_zone_copy_64_ratio %.2f\n", t_median(ratio[0], runs));
+    printf("fwd_zone_copy_1500_ratio %.2f\n", t_median(ratio[1], runs));
+    printf("fwd_zone_copy_gso_ratio %.2f\n", t_median(ratio[2], runs));
+    for (int s = 0; s < Z_MAX; s++)
+        free(ch[s]);
+    return 0;
+}
+
 static void t_usage(void)
 {
-    fprintf(stderr, "usage: bench_fwdcore [--runs N] [--chunks N] [--sandbox]\n"
+    fprintf(stderr, "usage: bench_fwdcore [--runs N] [--chunks N] [--sandbox | --zones]\n"
                     "  defaults: 3 runs of 200 chunks per side, 1000 bursts of 32 per chunk;\n"
-                    "  --sandbox: run under the router's seccomp filter\n");
+                    "  --sandbox: run under the router's seccomp filter\n"
+                    "  --zones: the cost of a copy between trust zones instead\n");
     exit(2);
 }
 
 int main(int argc, char **argv)
 {
     unsigned runs = 3, chunks = 200;
-    bool sandbox = false;
+    bool sandbox = false, zones = false;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--sandbox")) {
             sandbox = true;
+            continue;
+        }
+        if (!strcmp(argv[i], "--zones")) {
+            zones = true;
             continue;
         }
         if (i + 1 >= argc)
@@ -550,6 +712,8 @@ int main(int argc, char **argv)
     t_check(&w);
     t_check6(&w);
     double rp = t_read_protocol(&w, ovh);
+    if (zones)
+        return z_main(&w, runs, chunks, ovh);
     if (sandbox) {
         /* stdout's buffer now: its first use would fstat, which the run
          * stage does not allow. The rest (write, free, exit) it does. */

@@ -370,6 +370,58 @@ int ipc_pool_alloc_chain(struct ipc_pool *pool, uint32_t bytes, ipc_buf *head)
     return 0;
 }
 
+int ipc_pool_copy_pkt(struct ipc_pool *dst, const struct ipc_pool *src, ipc_buf b, ipc_buf *out)
+{
+    const struct ipc_meta *sm = &src->meta[b];
+    uint32_t bytes = sm->next == IPC_BUF_NONE ? sm->len : sm->pkt_len;
+    ipc_buf head;
+    int ret;
+    if (ipc_likely(sm->next == IPC_BUF_NONE && bytes <= dst->frame_size - dst->headroom)) {
+        /* The common case, one frame into one frame: no chain to walk. */
+        if (ipc_pool_alloc(dst, &head, 1) != 1)
+            return -ENOBUFS;
+        struct ipc_meta *dm = &dst->meta[head];
+        dm->len = (uint16_t)bytes;
+        dm->pkt_len = bytes;
+        memcpy(ipc_pool_data(dst, head), ipc_pool_data(src, b), bytes);
+    } else {
+        if ((ret = ipc_pool_alloc_chain(dst, bytes, &head)) < 0)
+            return ret;
+        /* Both chains hold @bytes, laid out differently: copy the overlap
+         * of the current frame of each, then step whichever ran out. */
+        ipc_buf s = b, d = head;
+        uint32_t so = 0, dof = 0, left = bytes;
+        for (unsigned k = 0; left && s != IPC_BUF_NONE && d != IPC_BUF_NONE && k < 2 * IPC_CHAIN_MAX; k++) {
+            const struct ipc_meta *a = &src->meta[s];
+            const struct ipc_meta *z = &dst->meta[d];
+            uint32_t n = a->len - so < (uint32_t)z->len - dof ? a->len - so : (uint32_t)z->len - dof;
+            if (n > left)
+                n = left;
+            memcpy(ipc_pool_data(dst, d) + dof, ipc_pool_data(src, s) + so, n);
+            left -= n;
+            so += n;
+            dof += n;
+            if (so == a->len) {
+                s = a->next;
+                so = 0;
+            }
+            if (dof == z->len) {
+                d = z->next;
+                dof = 0;
+            }
+        }
+    }
+    struct ipc_meta *dm = &dst->meta[head];
+    dm->in_port = sm->in_port;
+    dm->out_port = sm->out_port;
+    dm->flags = sm->flags;
+    dm->vnet = sm->vnet;
+    dm->mark = sm->mark;
+    memcpy(dm->user, sm->user, sizeof(dm->user));
+    *out = head;
+    return 0;
+}
+
 uint32_t ipc_pool_give(struct ipc_pool *pool, const ipc_buf *bufs, uint32_t n, uint16_t to)
 {
     uint32_t given = 0;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * ipc/pool.h: the packet buffer pool. One memfd per router instance holds a
+ * ipc/pool.h: the packet buffer pool. One memfd per trust zone holds a
  * header, a depot of magazines, one cache line of metadata per buffer and the
  * frame area (page-aligned, so that the same memfd is registered as an
  * AF_XDP UMEM as is). A buffer is named by a 32-bit handle: its index.
@@ -267,6 +267,15 @@ uint32_t ipc_pool_free(struct ipc_pool *pool, const ipc_buf *bufs, uint32_t n);
  * Returns the number of good packets.
  */
 uint32_t ipc_pool_take(struct ipc_pool *pool, uint16_t from, ipc_buf *bufs, uint32_t n, struct ipc_ring_shared *ctr);
+
+/**
+ * Copy the caller's packet @b of pool @src into a new packet of pool @dst
+ * (another trust zone's: docs/security.md), with its metadata (ports,
+ * flags, virtio-net header, scratch); @b stays the caller's. The copy
+ * starts at @dst's headroom. Returns 0 and *out, or -ENOBUFS, -EMSGSIZE
+ * (nothing is left allocated in @dst).
+ */
+int ipc_pool_copy_pkt(struct ipc_pool *dst, const struct ipc_pool *src, ipc_buf b, ipc_buf *out);
 
 /**
  * Give the caller's packets @bufs[0..n) (every frame) to @to: the kernel

@@ -35,7 +35,7 @@ int ipc_svc_config_map(int fd, const struct ipc_svc_config **cfg_out, size_t *si
         return ret;
     const struct ipc_svc_config *cfg = base;
     if (size < sizeof(*cfg) || cfg->extra_len > size - sizeof(*cfg) || cfg->n_in > IPC_SVC_MAX_RINGS ||
-        cfg->n_out > IPC_SVC_MAX_RINGS || cfg->nports > IPC_MAX_PORTS) {
+        cfg->n_out > IPC_SVC_MAX_RINGS || cfg->nports > IPC_MAX_PORTS || cfg->nzones > IPC_MAX_ZONES) {
         ipc_shm_unmap((void *)base, size);
         return ipc_errf(err, -EPROTO, "config %.40s: counts out of range (in %u, out %u, ports %u, extra %u)",
                         cfg->shm.name, cfg->n_in, cfg->n_out, cfg->nports, cfg->extra_len);
@@ -117,6 +117,13 @@ int ipc_svc_open(struct ipc_svc *svc, uint32_t kind, struct ipc_err *err)
     ret = ipc_pool_attach(&svc->pool, cfg->pool_fd, cfg->owner, err);
     if (ret < 0)
         goto out_cfg;
+    svc->zpool[0] = &svc->pool;
+    svc->nzones = 1;
+    for (unsigned z = 1; z < cfg->nzones; z++, svc->nzones++) {
+        svc->zpool[z] = &svc->zextra[z];
+        if ((ret = ipc_pool_attach(svc->zpool[z], cfg->zone_fd[z], cfg->owner, err)) < 0)
+            goto out_pool;
+    }
     ret = ipc_stats_attach(cfg->stats_fd, &svc->stats, err);
     if (ret < 0)
         goto out_pool;
@@ -174,7 +181,8 @@ out_rings:
         ipc_ring_detach(svc->out[i].sh);
     ipc_shm_unmap(svc->stats, sizeof(*svc->stats));
 out_pool:
-    ipc_pool_detach(&svc->pool);
+    for (unsigned z = svc->nzones; z-- > 0;)
+        ipc_pool_detach(svc->zpool[z]);
 out_cfg:
     ipc_shm_unmap((void *)svc->cfg, svc->cfg_size);
     svc->cfg = NULL;
@@ -343,7 +351,8 @@ void ipc_svc_close(struct ipc_svc *svc)
     for (unsigned i = 0; i < svc->n_out; i++)
         ipc_ring_detach(svc->out[i].sh);
     ipc_shm_unmap(svc->stats, sizeof(*svc->stats));
-    ipc_pool_detach(&svc->pool);
+    for (unsigned z = svc->nzones; z-- > 0;)
+        ipc_pool_detach(svc->zpool[z]);
     ipc_shm_unmap((void *)svc->cfg, svc->cfg_size);
     svc->cfg = NULL;
 }

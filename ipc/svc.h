@@ -38,7 +38,7 @@
 #include "shm.h"
 #include "wake.h"
 
-#define IPC_SVC_VERSION 3
+#define IPC_SVC_VERSION 4 /* 4: trust zones (zone, nzones, zone_fd, port_zone; ring zone) */
 #define IPC_STATS_VERSION 6 /* 4: IPC_SVC_MAX_CTR 192 (the router's IPv6 counters); 5: the inject block (ipc/inject.h); 6: the supervisor's pulse */
 #define IPC_SVC_CONFIG_FD 3
 #define IPC_SVC_STANDBY_ENV "RINGROUTER_STANDBY_FD"
@@ -46,6 +46,7 @@
 #define IPC_SVC_BINARY_ENV "RINGROUTER_BINARY"
 #define IPC_SVC_MAX_RINGS 16
 #define IPC_MAX_PORTS 16
+#define IPC_MAX_ZONES IPC_MAX_PORTS /* trust zones: one pool each (docs/security.md) */
 #define IPC_SVC_MAX_CTR 192
 #define IPC_CTR_NAME 32
 #define IPC_STAGE_MAX 16
@@ -64,9 +65,10 @@ enum ipc_port_driver { IPC_DRV_TAP = 1, IPC_DRV_AFXDP = 2 };
 struct ipc_svc_ring {
     int32_t fd;      /* the ring's memfd */
     int32_t wake_fd; /* output rings: the consumer's eventfd (-1: it never sleeps); input rings: -1 */
-    uint16_t port;   /* the port whose traffic it carries, or IPC_PORT_NONE */
+    uint16_t port;       /* the port whose traffic it carries, or IPC_PORT_NONE */
     uint16_t peer_owner; /* the other end's pool owner id, sealed here: the header's the ends can write (0: not given) */
-    uint32_t pad2;
+    uint16_t zone;       /* the trust zone (pool) whose handles it carries */
+    uint16_t pad;
 };
 
 struct ipc_svc_port {
@@ -109,6 +111,14 @@ struct ipc_svc_config {
     uint32_t nports;
     uint32_t flags; /* IPC_SVC_F_* */
     struct ipc_svc_port ports[IPC_MAX_PORTS];
+    /* Trust zones: each is a pool of its own, and a ring carries the
+     * handles of one. pool_fd is the pool of the service's zone (the
+     * router's: zone 0); the router alone maps every zone, zone_fd[z]
+     * (zone_fd[0] = pool_fd), and copies what crosses from one to another. */
+    uint16_t zone;   /* this service's zone (the router: 0) */
+    uint16_t nzones; /* the router: how many zone_fd[] name; every other service: 0 */
+    int32_t zone_fd[IPC_MAX_ZONES];
+    uint8_t port_zone[IPC_MAX_PORTS];
     uint32_t extra_len; /* the kind's typed config (tables/config.h) follows at extra[] */
     _Alignas(8) uint8_t extra[];
 };
@@ -175,7 +185,11 @@ struct ipc_svc_stats {
 struct ipc_svc {
     const struct ipc_svc_config *cfg;
     size_t cfg_size;
-    struct ipc_pool pool;
+    struct ipc_pool pool; /* our zone's pool (the router's: zone 0) */
+    /* The router: every zone's pool, zpool[0] = &pool; nzones 1 elsewhere. */
+    struct ipc_pool *zpool[IPC_MAX_ZONES];
+    struct ipc_pool zextra[IPC_MAX_ZONES];
+    unsigned nzones;
     struct ipc_svc_stats *stats;
     unsigned n_in, n_out;
     struct ipc_ring_cons in[IPC_SVC_MAX_RINGS];

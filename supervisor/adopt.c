@@ -60,7 +60,7 @@
 
 #define STATE_FILE "state"
 #define STATE_MAGIC 0x5252535455504552ull /* "REPUTSRR" */
-#define STATE_VERSION 2 /* 2: planned restarts and ready_ns */
+#define STATE_VERSION 3 /* 2: planned restarts and ready_ns; 3: trust zones' pools */
 
 struct state_svc {
     char name[SUP_SERVICE_MAX + 1];
@@ -89,6 +89,8 @@ struct state_file {
     char layout[256];
     uint64_t manifest_hash;
     struct ipc_pool_hdr pool_hdr;
+    uint32_t nzones; /* trust zones (supervisor/zones.h): zone_hdr[1 .. nzones - 1] */
+    struct ipc_pool_hdr zone_hdr[IPC_MAX_ZONES];
     uint32_t nsvcs, nrings;
     struct state_svc svc[SUP_MAX_SERVICES];
     struct state_ring ring[SUP_MAX_RINGS];
@@ -152,6 +154,8 @@ void sup_state_save(struct sup *s)
     f->manifest_hash = s->m.text_hash;
     s->state_hash = s->m.text_hash;
     memcpy(&f->pool_hdr, &s->pool_hdr, sizeof(f->pool_hdr));
+    f->nzones = s->nzones;
+    memcpy(f->zone_hdr, s->zone_hdr, sizeof(f->zone_hdr));
     f->nsvcs = (uint32_t)s->nsvcs;
     f->nrings = (uint32_t)s->nrings;
     for (int i = 0; i < s->nsvcs; i++) {
@@ -380,7 +384,13 @@ int sup_adopt_ring(struct sup *s, int r, int holder, int fd, struct ipc_err *err
 
 int sup_adopt_pool(struct sup *s, int fd_pool, struct ipc_err *err)
 {
-    if ((s->pool_fd = sup_adopt_fd(s, 0, fd_pool, "the pool", err)) < 0)
+    /* Zone 0's pool from the router, which maps every zone's at the same
+     * numbers (a driver's fd_pool is its own zone's). */
+    int from = 0;
+    for (uint32_t i = 0; i < s->adopt->st.nsvcs && i < SUP_MAX_SERVICES; i++)
+        if (strcmp(s->adopt->st.svc[i].name, "router") == 0)
+            from = (int)i;
+    if ((s->pool_fd = sup_adopt_fd(s, from, fd_pool, "the pool", err)) < 0)
         return s->pool_fd;
     int ret = ipc_pool_attach(&s->pool, s->pool_fd, IPC_OWNER_SUPERVISOR, err);
     if (ret < 0)
@@ -389,6 +399,20 @@ int sup_adopt_pool(struct sup *s, int fd_pool, struct ipc_err *err)
     if (s->pool_hdr.nbufs != s->pool.nbufs || s->pool_hdr.frame_size != s->pool.frame_size)
         return ipc_errf(err, -EPROTO, "adoption: the pool has %u buffers of %u bytes; the state file says %u of %u",
                         s->pool.nbufs, s->pool.frame_size, s->pool_hdr.nbufs, s->pool_hdr.frame_size);
+    return 0;
+}
+
+int sup_adopt_zone_hdr(struct sup *s, unsigned z, struct ipc_err *err)
+{
+    const struct state_file *f = &s->adopt->st;
+    if (f->nzones != s->nzones || z >= IPC_MAX_ZONES)
+        return ipc_errf(err, -EPROTO, "adoption: the manifest has %u trust zones; the state file says %u", s->nzones,
+                        f->nzones);
+    const struct ipc_pool *pool = &s->zone_pool[z];
+    memcpy(&s->zone_hdr[z], &f->zone_hdr[z], sizeof(s->zone_hdr[z]));
+    if (s->zone_hdr[z].nbufs != pool->nbufs || s->zone_hdr[z].frame_size != pool->frame_size)
+        return ipc_errf(err, -EPROTO, "adoption: zone %u's pool has %u buffers of %u bytes; the state file says %u of %u",
+                        z, pool->nbufs, pool->frame_size, s->zone_hdr[z].nbufs, s->zone_hdr[z].frame_size);
     return 0;
 }
 

@@ -32,6 +32,9 @@ int sup_adopt_svc(struct sup *s, struct sup_svc *v, int idx, int fd_wake, int fd
 int sup_adopt_ring(struct sup *s, int r, int holder, int fd, struct ipc_err *err);
 /* The pool, from the first service's fd @fd_pool. */
 int sup_adopt_pool(struct sup *s, int fd_pool, struct ipc_err *err);
+/* Zone @z's pool header from the state file, checked against the pool
+ * attached in sup.zone_pool[z] (supervisor/zones.c). */
+int sup_adopt_zone_hdr(struct sup *s, unsigned z, struct ipc_err *err);
 /* The old FIBs' routes (the router's fds @fd_fib, @fd_fib6) into s->fib and
  * s->fib6, which setup made from the manifest. */
 int sup_adopt_routes(struct sup *s, int router, int fd_fib, int fd_fib6, struct ipc_err *err);

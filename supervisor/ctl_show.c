@@ -19,6 +19,7 @@
 
 #include "supervisor/cli.h"
 #include "supervisor/xsk.h"
+#include "supervisor/zones.h"
 
 static uint64_t uptime_ms(const struct sup_svc *v, uint64_t now)
 {
@@ -274,21 +275,48 @@ static const struct stats_section {
  * header; corrupt is the supervisor's own count (docs/stats.md). */
 static void stats_pool(const struct stats_ctx *c)
 {
-    const struct sup *s = c->s;
-    uint64_t af = ipc_ld_rlx(&s->pool.hdr->alloc_fail), fb = ipc_ld_rlx(&s->pool.hdr->free_bad);
-    uint64_t mb = ipc_ld_rlx(&s->pool.hdr->mag_bad);
-    unsigned long long corrupt = (unsigned long long)(s->pool.corrupt + s->shm_corrupt);
+    struct sup *s = c->s;
+    /* Trust zones (zones.h): every figure is the sum over the zones' pools. */
+    uint64_t af = 0, fb = 0, mb = 0, corrupt = s->shm_corrupt;
+    uint32_t nbufs = 0;
+    for (unsigned z = 0; z < s->nzones; z++) {
+        const struct ipc_pool *p = sup_zone_pool(s, z);
+        af += ipc_ld_rlx(&p->hdr->alloc_fail);
+        fb += ipc_ld_rlx(&p->hdr->free_bad);
+        mb += ipc_ld_rlx(&p->hdr->mag_bad);
+        corrupt += p->corrupt;
+        nbufs += p->nbufs;
+    }
     uint32_t nfree = c->own ? c->own->free : 0, nkern = c->own ? c->own->kernel : 0;
+    char zones[32] = "";
+    if (s->nzones > 1)
+        snprintf(zones, sizeof(zones), " in %u zones", s->nzones);
     if (c->json)
         fprintf(c->f, "\"pool\":{\"buffers\":%u,\"frame_size_bytes\":%u,\"free\":%u,\"kernel\":%u,\"alloc_fail\":%llu,"
-                      "\"free_bad\":%llu,\"mag_bad\":%llu},\"shm_corrupt\":%llu}\n",
-                s->pool.nbufs, s->pool.frame_size, nfree, nkern, (unsigned long long)af, (unsigned long long)fb,
-                (unsigned long long)mb, corrupt);
+                      "\"free_bad\":%llu,\"mag_bad\":%llu,\"zones\":%u},\"shm_corrupt\":%llu}\n",
+                nbufs, s->pool.frame_size, nfree, nkern, (unsigned long long)af, (unsigned long long)fb,
+                (unsigned long long)mb, s->nzones, (unsigned long long)corrupt);
     else
-        fprintf(c->f, "\npool: %u buffers of %u bytes, %u free, %u lent to the kernel, alloc_fail %llu, free_bad %llu, "
+        fprintf(c->f, "\npool: %u buffers of %u bytes%s, %u free, %u lent to the kernel, alloc_fail %llu, free_bad %llu, "
                       "mag_bad %llu\nshared memory: %llu corrupt words found and repaired\n",
-                s->pool.nbufs, s->pool.frame_size, nfree, nkern, (unsigned long long)af, (unsigned long long)fb,
-                (unsigned long long)mb, corrupt);
+                nbufs, s->pool.frame_size, zones, nfree, nkern, (unsigned long long)af, (unsigned long long)fb,
+                (unsigned long long)mb, (unsigned long long)corrupt);
+}
+
+/* Who holds the pools: each zone's owner words, summed. */
+static void stats_owners(struct sup *s, struct ipc_owners *own)
+{
+    ipc_pool_owners(&s->pool, own);
+    struct ipc_owners *z1 = s->nzones > 1 ? calloc(1, sizeof(*z1)) : NULL;
+    for (unsigned z = 1; z1 && z < s->nzones; z++) {
+        ipc_pool_owners(sup_zone_pool(s, z), z1);
+        own->free += z1->free;
+        own->kernel += z1->kernel;
+        own->other += z1->other;
+        for (unsigned o = 0; o <= IPC_OWNER_SERVICE_MAX; o++)
+            own->held[o] += z1->held[o];
+    }
+    free(z1);
 }
 
 void sup_ctl_stats(struct sup *s, FILE *f, bool json, bool all, int port)
@@ -296,7 +324,7 @@ void sup_ctl_stats(struct sup *s, FILE *f, bool json, bool all, int port)
     struct stats_ctx c = {.s = s, .f = f, .json = json, .all = all, .port = port};
     c.own = calloc(1, sizeof(*c.own));
     if (c.own)
-        ipc_pool_owners(&s->pool, c.own);
+        stats_owners(s, c.own);
     if (json)
         sup_json_begin(f);
     for (size_t k = 0; k < sizeof(stats_sections) / sizeof(stats_sections[0]); k++) {

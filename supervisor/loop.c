@@ -8,6 +8,7 @@
  * stderr (svclog.c).
  */
 #include "supervisor/sup.h"
+#include "supervisor/zones.h"
 #include "supervisor/adopt.h"
 #include "supervisor/inject.h"
 #include "supervisor/notify.h"
@@ -284,32 +285,38 @@ static void census_line(const char *what, const struct ipc_census *c)
  * buffer in two places or in none, or a malformed magazine, repairs the pool
  * from what can be known (ipc_pool_repair) and counts again, so the log says
  * where every buffer ended up; the exit status stays 101. */
-static int final_census(struct sup *s)
+static int zone_census(struct sup *s, unsigned z, int drained)
 {
-    sup_rings_repair(s, NULL, s->nrings);
-    int drained = sup_drain_rings(s);
-    ipc_pool_flush(&s->pool);
-    uint64_t corrupt = s->pool.corrupt + s->shm_corrupt;
-    if (corrupt)
-        sup_log("census: %llu corrupt words were found in shared memory during the run, each logged above and "
-                "repaired", (unsigned long long)corrupt);
+    /* Each trust zone's pool with its own rings (zones.h). */
+    struct ipc_pool *pool = sup_zone_pool(s, z);
+    struct ipc_ring_ref refs[SUP_MAX_RINGS];
+    unsigned nr = sup_zone_refs(s, z, NULL, 0, refs);
+    char zn[24] = "";
+    char zn_in[24];
+    snprintf(zn_in, sizeof(zn_in), " in zone %u", z);
+    if (s->nzones > 1)
+        snprintf(zn, sizeof(zn), "zone %u: ", z);
     struct ipc_census c;
-    int ret = ipc_pool_census(&s->pool, s->ring_ref, (unsigned)s->nrings, &c);
+    int ret = ipc_pool_census(pool, refs, nr, &c);
     if (ret == 0 && c.free == c.total) {
         if (s->leaked) {
+            if (z)
+                return -1;
             sup_err("census: LEAK: %u buffers left held by services at exit (named above); all %u free after reclaim",
                     s->leaked, c.total);
             return -1;
         }
-        sup_log("census: all %u buffers free (%d packets drained from rings)", c.total, drained);
+        sup_log("census: all %u buffers free%s (%d packets drained from rings)", c.total,
+                s->nzones > 1 ? zn_in : "", drained);
         return 0;
     }
-    census_line("LEAK: ", &c);
+    char what[64];
+    snprintf(what, sizeof(what), "LEAK: %s", zn);
+    census_line(what, &c);
     if (ret == -EUCLEAN) {
-        int fixed = ipc_pool_repair(&s->pool, s->ring_ref, (unsigned)s->nrings);
-        if (fixed > 0 && ipc_pool_census(&s->pool, s->ring_ref, (unsigned)s->nrings, &c) != -ENOMEM) {
-            char what[64];
-            snprintf(what, sizeof(what), "after %d repairs: ", fixed);
+        int fixed = ipc_pool_repair(pool, refs, nr);
+        if (fixed > 0 && ipc_pool_census(pool, refs, nr, &c) != -ENOMEM) {
+            snprintf(what, sizeof(what), "%safter %d repairs: ", zn, fixed);
             census_line(what, &c);
         }
     }
@@ -326,6 +333,24 @@ static int final_census(struct sup *s)
             sup_err("census: owner id %u, which no service has, holds %u buffers", o, c.held_by[o]);
     }
     return -1;
+}
+
+static int final_census(struct sup *s)
+{
+    sup_rings_repair(s, NULL, s->nrings);
+    int drained = sup_drain_rings(s);
+    uint64_t corrupt = s->shm_corrupt;
+    for (unsigned z = 0; z < s->nzones; z++) {
+        ipc_pool_flush(sup_zone_pool(s, z));
+        corrupt += sup_zone_pool(s, z)->corrupt;
+    }
+    if (corrupt)
+        sup_log("census: %llu corrupt words were found in shared memory during the run, each logged above and "
+                "repaired", (unsigned long long)corrupt);
+    int bad = 0;
+    for (unsigned z = 0; z < s->nzones; z++)
+        bad |= zone_census(s, z, drained) < 0;
+    return bad ? -1 : 0;
 }
 
 int sup_run(struct sup *s)

@@ -18,6 +18,7 @@
 
 #include "tables/shaper.h"
 
+#define SUP_ZONES_MAX 16    /* trust zones ([port] zone), a pool each: IPC_MAX_ZONES */
 #define SUP_NAME_MAX 15     /* port and class names (a port name ends up in netdev-like names) */
 #define SUP_IFNAME_MAX 15   /* IFNAMSIZ - 1 */
 #define SUP_NETNS_MAX 63
@@ -145,6 +146,7 @@ enum sup_port_key {
     SUP_PORT_RA_INTERVAL,
     SUP_PORT_ADDRESS6,
     SUP_PORT_PERSIST,
+    SUP_PORT_ZONE,
     SUP_PORT_NKEYS
 };
 
@@ -175,6 +177,10 @@ struct sup_port {
     bool ra;                       /* send Router Advertisements (RFC 4861 §6) */
     uint32_t ra_interval;          /* s, their period (MaxRtrAdvInterval) */
     int shaper; /* index into sup_manifest.shapers, or -1 */
+    /* Its trust zone: ports of one zone share a pool (docs/security.md).
+     * The index counts distinct names in port order (the checks set it). */
+    char zone_name[SUP_NAME_MAX + 1];
+    unsigned zone;
     /* IPv6: the `address6` entries in manifest order, then (added by the
      * checks unless one was given) the EUI-64 link-local fe80::/64 one. */
     struct sup_prefix6 addr6[SUP_ADDR6_MAX + 1];

@@ -155,6 +155,24 @@ static int sup_check_port(struct sup_pctx *pc, void *obj, size_t i)
             return sup_fail(pc, KLINE(p, SUP_PORT_MAC), p->src.section, "mac",
                             "is already port %s's MAC address (line %u)", q->name, KLINE(q, SUP_PORT_MAC));
     }
+    /* Zones are numbered as they first appear; every port has one (the
+     * default's, "default"), so there are as many zones as ports at most. */
+    p->zone = (unsigned)i;
+    for (size_t j = 0; j < i; j++)
+        if (strcmp(m->ports[j].zone_name, p->zone_name) == 0) {
+            p->zone = m->ports[j].zone;
+            break;
+        }
+    if (p->zone == i) {
+        p->zone = 0;
+        for (size_t j = 0; j < i; j++)
+            if (m->ports[j].zone + 1 > p->zone)
+                p->zone = m->ports[j].zone + 1;
+        if (p->zone >= SUP_ZONES_MAX)
+            return sup_fail(pc, KLINE(p, SUP_PORT_ZONE), p->src.section, "zone",
+                            "\"%s\" would be zone %u: at most %u zones (a pool each)", p->zone_name, p->zone + 1,
+                            SUP_ZONES_MAX);
+    }
     return 0;
 }
 

@@ -163,6 +163,9 @@ static const struct sup_key sup_port_keys[] = {
      * dies) and the next `up` takes it back, with what the hosts put on it */
     [SUP_PORT_PERSIST] = {"persist", sup_p_bool, KEY(struct sup_port, persist), .words = sup_bool_words,
                           .def = "no", .drivers = SUP_DRIVER_TAP},
+    /* the port's trust zone: ports of one zone share a pool and forward
+     * zero-copy; the router copies what crosses zones (docs/security.md) */
+    [SUP_PORT_ZONE] = {"zone", sup_p_ident, KEY(struct sup_port, zone_name), 1, SUP_NAME_MAX, .def = "default"},
 };
 
 static const struct sup_key sup_route_keys[] = {

@@ -14,6 +14,7 @@
  * SUP_STABLE_MS.
  */
 #include "supervisor/sup.h"
+#include "supervisor/zones.h"
 #include "supervisor/adopt.h"
 #include "supervisor/inject.h"
 #include "supervisor/shaper_ctl.h"
@@ -138,13 +139,7 @@ void sup_rings_repair(struct sup *s, const int *idx, int n)
  */
 void sup_shared_repair(struct sup *s, struct sup_svc *v)
 {
-    struct ipc_pool_hdr *h = s->pool.hdr;
-    if (memcmp(h, &s->pool_hdr, offsetof(struct ipc_pool_hdr, hint_full)) != 0) {
-        s->shm_corrupt++;
-        sup_warn("pool: its header (geometry, %u buffers of %u bytes) was overwritten; repaired", s->pool_hdr.nbufs,
-                 s->pool_hdr.frame_size);
-        memcpy(h, &s->pool_hdr, offsetof(struct ipc_pool_hdr, hint_full));
-    }
+    sup_zones_hdr_repair(s); /* every zone's pool (zones.c) */
     if (memcmp(&v->stats->shm, &v->stats_shm, sizeof(v->stats_shm)) != 0) {
         s->shm_corrupt++;
         sup_warn("%s: its stats region's header was overwritten; repaired", v->name);
@@ -192,9 +187,9 @@ static int stranded_charge(struct sup *s, struct sup_svc *v, int held)
  * anything back and is not counted, nor are the buffers `inject leak` told
  * this instance to take: the reclaim that follows frees them, and a census
  * that blamed them would fail every run that tried the fault. */
-static void count_leak(struct sup *s, struct sup_svc *v, const struct ipc_ring_ref *rings, unsigned n)
+static void count_leak(struct sup *s, struct sup_svc *v, const int *idx, unsigned n)
 {
-    int held = ipc_pool_held(&s->pool, v->owner, rings, n);
+    int held = sup_zones_held(s, sup_svc_zones(s, v), v->owner, idx, n);
     uint32_t injected = sup_inject_leaked(s, v);
 #ifdef RR_TEST_BREAK_CENSUS
     /* Test-only (./configure --break-census): a phantom leak on every clean
@@ -281,7 +276,6 @@ static void index_repair(struct sup *s, int r, int dead)
  * not a leak to free twice (reload.c drains them). */
 static void reclaim(struct sup *s, struct sup_svc *v, bool clean_stop)
 {
-    struct ipc_ring_ref rings[2 * IPC_SVC_MAX_RINGS];
     int idx[2 * IPC_SVC_MAX_RINGS] = {0}; /* all written below; gcc cannot tell once sup_rings_repair is inlined */
     unsigned n = 0;
     int self = (int)(v - s->svcs);
@@ -289,13 +283,11 @@ static void reclaim(struct sup *s, struct sup_svc *v, bool clean_stop)
         if (s->rings[i].prod == self || s->rings[i].cons == self)
             idx[n++] = i;
     sup_rings_repair(s, idx, (int)n);
-    for (unsigned i = 0; i < n; i++)
-        rings[i] = s->ring_ref[idx[i]];
     if (clean_stop)
-        count_leak(s, v, rings, n);
+        count_leak(s, v, idx, n);
     if (v->kind == IPC_SVC_ROUTER)
         fib_reader_reset(&s->fib, FIB_ROUTER_SLOT); /* and so the IPv6 FIB's: one readers' region */
-    int r = ipc_pool_reclaim(&s->pool, v->owner, rings, n);
+    int r = sup_zones_reclaim(s, sup_svc_zones(s, v), v->owner, idx, n); /* each zone with its own rings */
     if (r < 0)
         sup_err("%s: reclaim failed: %s", v->name, strerror(-r));
     else if (r > 0)

@@ -38,6 +38,7 @@
  * WAIT state, a SIGHUP's answer goes to the log alone.
  */
 #include "supervisor/reload_impl.h"
+#include "supervisor/zones.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -298,7 +299,7 @@ static void release_gone(struct sup *s, struct sup_reload *j)
         int drained = 0;
         for (int k = 0; k < n; k++)
             if (s->rings[idx[k]].port == (int)p)
-                drained += ipc_pool_drain(&s->pool, &s->ring_ref[idx[k]]);
+                drained += ipc_pool_drain(sup_ring_pool(s, idx[k]), &s->ring_ref[idx[k]]);
         fprintf(j->out, "port %s: released, %d packet%s drained from its rings, ", op->name, drained,
                 drained == 1 ? "" : "s");
         if (op->driver == SUP_DRIVER_TAP) {
@@ -422,7 +423,7 @@ static bool reload_begin(struct sup *s, bool diff, FILE *f, struct sup_ctl_wait 
     }
     sup_reload_carry(&s->m, &nm);
     char why[600];
-    if (sup_reload_refused(s, &s->m, &nm, why, sizeof(why))) {
+    if (sup_reload_refused(s, &s->m, &nm, why, sizeof(why)) || sup_zones_reload_refused(&s->m, &nm, why, sizeof(why))) {
         fprintf(f, "%s: needs `ringrouter up` again: %s; nothing changed\n", cmd, why);
         sup_manifest_free(&nm);
         return false;

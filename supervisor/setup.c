@@ -35,6 +35,7 @@
 #include "tables/config.h"
 #include "supervisor/shaper_ctl.h"
 #include "supervisor/xsk.h"
+#include "supervisor/zones.h"
 
 /* Fixed fd numbers inside every service (ipc/svc.h). */
 /* Fixed fd numbers in every service; FD_KIND0..FD_KIND4 are the fds its
@@ -68,6 +69,7 @@ static int add_ring(struct sup *s, const char *prefix, int port, int queue, int 
     else
         snprintf(r->name, sizeof(r->name), "%s-%s", prefix, s->m.ports[port].name);
     r->port = port;
+    r->zone = s->m.ports[port].zone;
     r->prod = prod;
     r->cons = cons;
     struct sup_svc *p = &s->svcs[prod], *c = &s->svcs[cons];
@@ -322,21 +324,39 @@ static int write_config(struct sup *s, struct sup_svc *v, struct ipc_err *err)
     c->n_in = (uint32_t)v->n_in;
     for (int i = 0; i < v->n_in; i++) {
         const struct sup_ring *r = &s->rings[v->in[i]];
-        c->in[i] = (struct ipc_svc_ring){
-            .fd = next++, .wake_fd = -1, .port = (uint16_t)r->port, .peer_owner = s->ring_ref[v->in[i]].prod_owner};
+        c->in[i] = (struct ipc_svc_ring){.fd = next++,
+                                         .wake_fd = -1,
+                                         .port = (uint16_t)r->port,
+                                         .peer_owner = s->ring_ref[v->in[i]].prod_owner,
+                                         .zone = (uint16_t)r->zone};
     }
     c->n_out = (uint32_t)v->n_out;
     for (int i = 0; i < v->n_out; i++) {
         const struct sup_ring *r = &s->rings[v->out[i]];
-        c->out[i] = (struct ipc_svc_ring){
-            .fd = next++, .wake_fd = -1, .port = (uint16_t)r->port, .peer_owner = s->ring_ref[v->out[i]].cons_owner};
+        c->out[i] = (struct ipc_svc_ring){.fd = next++,
+                                         .wake_fd = -1,
+                                         .port = (uint16_t)r->port,
+                                         .peer_owner = s->ring_ref[v->out[i]].cons_owner,
+                                         .zone = (uint16_t)r->zone};
     }
     /* The consumers' eventfds, after the rings, in output-ring order. */
     for (int i = 0; i < v->n_out; i++)
         c->out[i].wake_fd = next++;
+    /* Trust zones: a driver or shaper gets its port's pool at FD_POOL and
+     * nothing else; the router zone 0's there, the others after the rings
+     * (sup_svc_fds). */
+    c->zone = v->port >= 0 && v->port < (int)s->m.nports ? (uint16_t)s->m.ports[v->port].zone : 0;
+    if (v->kind == IPC_SVC_ROUTER) {
+        c->nzones = (uint16_t)s->nzones;
+        c->zone_fd[0] = FD_POOL;
+        for (unsigned z = 1; z < s->nzones; z++)
+            c->zone_fd[z] = next++;
+    }
     c->nports = (uint32_t)s->m.nports;
-    for (size_t i = 0; i < s->m.nports && i < IPC_MAX_PORTS; i++)
+    for (size_t i = 0; i < s->m.nports && i < IPC_MAX_PORTS; i++) {
         fill_port(s, (int)i, &c->ports[i]);
+        c->port_zone[i] = (uint8_t)s->m.ports[i].zone;
+    }
     c->flags = s->m.router.stages ? IPC_SVC_F_STAGES : 0;
     union {
         struct tbl_router_cfg r;
@@ -373,7 +393,8 @@ int sup_svc_fds(const struct sup *s, const struct sup_svc *v, int notify_w, int 
         src[i] = -1;
     src[FD_CFG] = v->cfg_fd;
     src[FD_NOTIFY] = notify_w;
-    src[FD_POOL] = s->pool_fd;
+    unsigned zone = v->port >= 0 && v->port < (int)s->m.nports ? s->m.ports[v->port].zone : 0;
+    src[FD_POOL] = zone ? s->zone_fd[zone] : s->pool_fd; /* its zone's pool, never another's */
     src[FD_STATS] = v->stats_fd;
     src[FD_WAKE] = v->wake_fd;
     if (v->kind == IPC_SVC_ROUTER) {
@@ -394,6 +415,11 @@ int sup_svc_fds(const struct sup *s, const struct sup_svc *v, int notify_w, int 
         src[n++] = s->rings[v->out[i]].fd;
     for (int i = 0; i < v->n_out; i++)
         src[n++] = s->svcs[s->rings[v->out[i]].cons].wake_fd;
+    if (v->kind == IPC_SVC_ROUTER) {
+        if (n + (int)s->nzones > max)
+            return -E2BIG;
+        n = sup_zones_fds(s, src, n);
+    }
     return n;
 }
 
@@ -714,6 +740,9 @@ int sup_setup(struct sup *s, struct ipc_err *err)
 {
     int ret;
     s->pool_fd = -1;
+    s->nzones = 1;
+    for (unsigned z = 0; z < IPC_MAX_ZONES; z++)
+        s->zone_fd[z] = -1;
     s->fib_fd = -1;
     s->fib_readers_fd = -1;
     s->neigh_fd = -1;
@@ -753,9 +782,22 @@ int sup_setup(struct sup *s, struct ipc_err *err)
             return ret;
     if ((ret = sup_cg_init(s, err)) < 0)
         return ret;
+    /* The zones' pools before the devices (an AF_XDP port's UMEM is its
+     * zone's pool); adopted ones from the router's fds, whose numbers
+     * follow its rings. */
+    if (!s->adopt && (ret = sup_zones_setup(s, -1, 0, err)) < 0)
+        return ret;
     for (int drv = 0; drv < s->nsvcs; drv++)
         if (s->svcs[drv].m->kind == SUP_SVC_DRIVER && (ret = sup_driver_attach(s, drv, err)) < 0)
             return ret;
+    if (s->adopt) {
+        int router = svc_index(s, "router");
+        if (router < 0)
+            return ipc_errf(err, -EINVAL, "internal: no router service");
+        const struct sup_svc *rv = &s->svcs[router];
+        if ((ret = sup_zones_setup(s, router, FD_FIRST_RING + rv->n_in + 2 * rv->n_out, err)) < 0)
+            return ret;
+    }
     if ((ret = setup_tables(s, err)) < 0)
         return ret;
     if (s->adopt)
@@ -789,7 +831,7 @@ int sup_drain_rings(struct sup *s)
     int freed = 0;
     sup_xsk_release(s); /* AF_XDP: detach, close, free what the kernel held */
     for (int i = 0; i < s->nrings; i++)
-        freed += ipc_pool_drain(&s->pool, &s->ring_ref[i]);
+        freed += ipc_pool_drain(sup_ring_pool(s, i), &s->ring_ref[i]);
     return freed;
 }
 
@@ -840,6 +882,7 @@ void sup_teardown(struct sup *s)
     if (s->neigh6_fd >= 0)
         neigh6_detach(&s->neigh6);
     close_fd(&s->neigh6_fd);
+    sup_zones_teardown(s);
     ipc_pool_detach(&s->pool);
     close_fd(&s->pool_fd);
 }

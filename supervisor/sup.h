@@ -30,7 +30,7 @@
 
 #define SUP_MAX_SERVICES (1 + 2 * SUP_PORTS_MAX)
 #define SUP_MAX_RINGS (3 * SUP_PORTS_MAX)
-#define SUP_MAX_FDS 64 /* fds handed to one service, the config blob included */
+#define SUP_MAX_FDS 80 /* fds handed to one service, the config blob included (the router: every zone's pool) */
 /* Death times kept per service for its restart window: more than the
  * manifest's largest restart_limit, so the window never undercounts. */
 #define SUP_DEATHS_KEPT (SUP_RESTART_LIMIT_MAX + 1)
@@ -64,6 +64,7 @@ struct sup_ring {
     uint64_t lie_seen[2]; /* prod_lie and cons_lie as the health tick last read them (policy.c) */
     uint32_t stranded;    /* the producer's buffers a lying consumer left in it, until the producer's reclaim */
     char stranded_by[SUP_SERVICE_MAX + 1]; /* that consumer */
+    unsigned zone; /* the trust zone whose handles it carries: its port's (zones.h) */
 };
 
 struct sup_svc {
@@ -249,6 +250,11 @@ struct sup {
     int pool_fd;
     struct ipc_pool pool;
     struct ipc_pool_hdr pool_hdr; /* the pool's header as created: every process that attaches checks it */
+    /* Trust zones 1 .. nzones - 1, a pool each (zones.c); zone 0's is pool above. */
+    unsigned nzones;
+    int zone_fd[IPC_MAX_ZONES];
+    struct ipc_pool zone_pool[IPC_MAX_ZONES];
+    struct ipc_pool_hdr zone_hdr[IPC_MAX_ZONES];
     int fib_fd;         /* the supervisor writes the FIB (sealed: no one else can), the router reads it */
     int fib_readers_fd; /* the FIB's reader slots, which the router writes */
     struct fib fib;

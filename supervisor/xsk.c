@@ -38,6 +38,7 @@
 #include <bpf/libbpf.h>
 
 #include "supervisor/adopt.h"
+#include "supervisor/zones.h"
 
 /* libbpf and libxdp talk on stderr; keep their warnings and errors, drop the
  * chatter a normal start makes (the "xdp_metadata" section libxdp's own
@@ -78,7 +79,7 @@ static int xsk_next(struct sup *s, int port, int queue, struct xsk_req *q, struc
     if (s->xsk->n >= SUP_DRIVERS_MAX)
         return ipc_errf(err, -E2BIG, "too many AF_XDP sockets");
     struct sup_xsk_port *x = &s->xsk->p[s->xsk->n];
-    *x = (struct sup_xsk_port){.port = port, .queue = queue, .fd = -1, .counters_fd = -1,
+    *x = (struct sup_xsk_port){.port = port, .queue = queue, .zone = s->m.ports[port].zone, .fd = -1, .counters_fd = -1,
                                .kown = (uint16_t)(IPC_OWNER_KERNEL | (unsigned)s->xsk->n)};
     *q = (struct xsk_req){.s = s, .p = &s->m.ports[port], .pi = port, .x = x, .err = err};
     for (int i = 0; queue > 0 && i < s->xsk->n; i++)
@@ -115,7 +116,7 @@ int sup_xsk_open(struct sup *s, int port, int queue, int *fd, uint16_t *kown, st
                 "busy_poll = %s, UMEM %u x %u bytes, multi-buffer %s",
                 p->name, p->ifname, q.picked, x->mode == XDP_MODE_SKB ? "generic" : "native",
                 p->steer == SUP_STEER_ALL ? "all" : "forward-only", q.nhost, p->busy_poll ? "yes" : "no",
-                s->pool.nbufs, s->pool.frame_size,
+                sup_zone_pool(s, p->zone)->nbufs, sup_zone_pool(s, p->zone)->frame_size,
                 q.frags ? "on"
                 : x->sg ? "off (the frags program was refused)"
                         : "off (XDP_USE_SG refused)");
@@ -181,20 +182,21 @@ static uint32_t xsk_release_one(struct sup *s, struct sup_xsk_port *x, const str
     uint16_t k = x->kown;
     ipc_buf batch[256];
     uint32_t n = 0, total = 0;
-    for (ipc_buf b = 0; b < s->pool.nbufs; b++) {
-        if (ipc_pool_owner(&s->pool, b) != k)
+    struct ipc_pool *pool = sup_zone_pool(s, x->zone);
+    for (ipc_buf b = 0; b < pool->nbufs; b++) {
+        if (ipc_pool_owner(pool, b) != k)
             continue;
-        struct ipc_meta *m = ipc_pool_meta(&s->pool, b);
+        struct ipc_meta *m = ipc_pool_meta(pool, b);
         ipc_st_rlx(&m->owner, IPC_OWNER_SUPERVISOR);
         m->next = IPC_BUF_NONE;
         batch[n++] = b;
         if (n == 256) {
-            total += ipc_pool_free(&s->pool, batch, n);
+            total += ipc_pool_free(pool, batch, n);
             n = 0;
         }
     }
     if (n)
-        total += ipc_pool_free(&s->pool, batch, n);
+        total += ipc_pool_free(pool, batch, n);
     if (total)
         sup_log("port %s: %u buffers the kernel held returned to the pool", p ? p->name : "(removed)", total);
     return total;

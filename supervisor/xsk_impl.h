@@ -44,6 +44,7 @@
 struct sup_xsk_port {
     int port;
     int queue;
+    unsigned zone; /* its port's trust zone: the pool that is its UMEM (zones.h) */
     uint16_t kown; /* IPC_OWNER_KERNEL | the socket's index: who the buffers it holds belong to */
     int ifindex;
     enum xdp_attach_mode mode;

@@ -27,6 +27,7 @@
  * port and the mode (veth has native XDP but no zero-copy).
  */
 #include "supervisor/xsk_impl.h"
+#include "supervisor/zones.h"
 
 #include <errno.h>
 #include <ifaddrs.h>
@@ -63,7 +64,7 @@ static const char *mode_name(enum sup_xdp_mode m)
 /* A socket with its UMEM and rings, bound with @flags. Returns the fd or -errno. */
 static int xsk_make(struct xsk_req *q, uint16_t flags, const char **what)
 {
-    const struct ipc_pool *pool = &q->s->pool;
+    const struct ipc_pool *pool = sup_zone_pool(q->s, q->p->zone); /* its zone's pool is its UMEM */
     int fd = socket(AF_XDP, SOCK_RAW | SOCK_CLOEXEC, 0);
     if (fd < 0) {
         *what = "socket(AF_XDP)";

@@ -101,7 +101,10 @@ struct rt_proc {
     ipc_buf txb[RT_TX_CAP];
     struct rt_burst tx;
     struct rt_fq hold[IPC_SVC_MAX_RINGS];
-    ipc_buf *hold_next; /* the hold queues' links, by buffer handle (fq.h) */
+    ipc_buf *hold_next[IPC_MAX_ZONES]; /* the hold queues' links, by zone and buffer handle (fq.h) */
+    /* Trust zones: the zone of each input and output ring's handles. */
+    uint8_t in_zone[IPC_SVC_MAX_RINGS];
+    uint8_t out_zone[IPC_SVC_MAX_RINGS];
     uint32_t held;      /* in every hold queue */
     uint64_t held_max; /* the most ever held at once (a gauge) */
     uint32_t held_stuck; /* loops in a row whose drain moved nothing while packets were held */
@@ -230,6 +233,9 @@ static int rt_setup(struct rt_proc *r, struct ipc_err *err)
         rc.icmp_burst = 0; /* icmp_rate = 0: never send ICMP errors */
     }
     rt_ctx_init(&r->ctx, &r->svc.pool, &r->fib, &r->neigh, &r->ctr, &rc);
+    r->ctx.nzones = (uint8_t)r->svc.nzones;
+    for (unsigned z = 0; z < r->svc.nzones; z++)
+        r->ctx.zpool[z] = r->svc.zpool[z];
     if (r->v6) {
         r->ctx.fib6 = &r->fib6;
         r->ctx.neigh6 = &r->neigh6;
@@ -247,6 +253,9 @@ static int rt_setup(struct rt_proc *r, struct ipc_err *err)
         r->ctx.port[p].ll6 = -1;
         r->ctx.port[p].ra_interval_s = r->v6 ? p6->ra_interval_s : 0;
         r->ctx.port[p].name = sp->name;
+        if (cfg->port_zone[p] >= r->svc.nzones)
+            return ipc_errf(err, -EPROTO, "port %.15s: zone %u of %u", sp->name, cfg->port_zone[p], r->svc.nzones);
+        r->ctx.port_zone[p] = cfg->port_zone[p];
         for (unsigned k = 0; r->v6 && k < p6->n && k < RT_ADDR6_MAX; k++) {
             struct rt_addr6 *a = &r->ctx.port[p].a6[r->ctx.port[p].n6++];
             memcpy(a->a, p6->a[k].addr, 16);
@@ -259,10 +268,20 @@ static int rt_setup(struct rt_proc *r, struct ipc_err *err)
         unsigned p = cfg->out[i].port;
         if (p < RT_MAX_PORTS)
             r->out_ring[p][r->out_n[p]++] = (uint8_t)i;
+        r->out_zone[i] = (uint8_t)cfg->out[i].zone;
+        if (cfg->out[i].zone >= r->svc.nzones || (p < cfg->nports && cfg->out[i].zone != cfg->port_zone[p]))
+            return ipc_errf(err, -EPROTO, "output ring %u: zone %u, its port's is another or none", i, cfg->out[i].zone);
     }
-    r->hold_next = malloc((size_t)r->svc.pool.nbufs * sizeof(*r->hold_next));
-    if (!r->hold_next)
-        return ipc_errf(err, -ENOMEM, "hold queues of %u buffers: out of memory", r->svc.pool.nbufs);
+    for (unsigned i = 0; i < r->svc.n_in; i++) {
+        r->in_zone[i] = (uint8_t)cfg->in[i].zone;
+        if (cfg->in[i].zone >= r->svc.nzones)
+            return ipc_errf(err, -EPROTO, "input ring %u: zone %u of %u", i, cfg->in[i].zone, r->svc.nzones);
+    }
+    for (unsigned z = 0; z < r->svc.nzones; z++) {
+        r->hold_next[z] = malloc((size_t)r->svc.zpool[z]->nbufs * sizeof(*r->hold_next[z]));
+        if (!r->hold_next[z])
+            return ipc_errf(err, -ENOMEM, "hold queues of %u buffers: out of memory", r->svc.zpool[z]->nbufs);
+    }
     for (unsigned i = 0; i < r->svc.n_out; i++)
         rt_fq_init(&r->hold[i], RT_HOLD);
     memset(r->in_paused, RT_IN_FREE, sizeof(r->in_paused));
@@ -271,7 +290,7 @@ static int rt_setup(struct rt_proc *r, struct ipc_err *err)
     return 0;
 }
 
-static unsigned rt_flow_queue(const struct rt_proc *r, ipc_buf b, unsigned n);
+static unsigned rt_flow_queue(const struct ipc_pool *pool, ipc_buf b, unsigned n);
 
 /* Move what output ring @o's hold queue holds into the ring, in turn order
  * (fq.h), as far as the ring has room. Returns how many moved. */
@@ -285,14 +304,14 @@ static uint32_t rt_hold_drain(struct rt_proc *r, unsigned o)
         if (!room)
             break;
         ipc_buf b[RT_BURST];
-        uint32_t n = rt_fq_pop(h, r->hold_next, b, room < RT_BURST ? room : RT_BURST);
+        uint32_t n = rt_fq_pop(h, r->hold_next[r->out_zone[o]], b, room < RT_BURST ? room : RT_BURST);
         uint32_t sent = ipc_ring_enq_burst(p, b, n);
         moved += n;
         if (ipc_unlikely(sent < n)) {
             /* Room the ring said it had and then had not: only a consumer
              * that moves its index back does that. Dropped and counted. */
             ipc_count(&p->sh->full_drops, n - sent);
-            ipc_pool_free(&r->svc.pool, b + sent, n - sent);
+            ipc_pool_free(r->svc.zpool[r->out_zone[o]], b + sent, n - sent);
             break;
         }
     }
@@ -323,6 +342,7 @@ static void rt_send_ring(struct rt_proc *r, unsigned o, ipc_buf *bufs, uint32_t 
 {
     struct ipc_ring_prod *p = &r->svc.out[o];
     struct rt_fq *h = &r->hold[o];
+    struct ipc_pool *pool = r->svc.zpool[r->out_zone[o]];
     uint32_t sent = 0, dropped = 0;
     if (!h->held || (rt_hold_drain(r, o), !h->held)) {
         sent = ipc_ring_enq_burst(p, bufs, n);
@@ -330,12 +350,12 @@ static void rt_send_ring(struct rt_proc *r, unsigned o, ipc_buf *bufs, uint32_t 
             ipc_wake_mark(&r->svc.wake, p);
     }
     for (uint32_t i = sent; i < n; i++) {
-        ipc_buf d = rt_fq_push(h, r->hold_next, rt_flow_queue(r, bufs[i], RT_FQ_BUCKETS), bufs[i]);
+        ipc_buf d = rt_fq_push(h, r->hold_next[r->out_zone[o]], rt_flow_queue(pool, bufs[i], RT_FQ_BUCKETS), bufs[i]);
         r->fed |= 1u << o;
         if (d == IPC_BUF_NONE) {
             r->held++;
         } else {
-            ipc_pool_free(&r->svc.pool, &d, 1);
+            ipc_pool_free(pool, &d, 1);
             dropped++;
         }
     }
@@ -351,8 +371,8 @@ static void rt_hold_free(struct rt_proc *r)
     for (unsigned o = 0; o < r->svc.n_out; o++) {
         ipc_buf b[RT_BURST];
         uint32_t n;
-        while ((n = rt_fq_pop(&r->hold[o], r->hold_next, b, RT_BURST)) > 0)
-            ipc_pool_free(&r->svc.pool, b, n);
+        while ((n = rt_fq_pop(&r->hold[o], r->hold_next[r->out_zone[o]], b, RT_BURST)) > 0)
+            ipc_pool_free(r->svc.zpool[r->out_zone[o]], b, n);
     }
     r->held = 0;
 }
@@ -364,9 +384,9 @@ static void rt_hold_free(struct rt_proc *r)
  * a flow keeps one queue (and its order) and flows spread. Anything else
  * (ARP, ND) takes the first queue.
  */
-static unsigned rt_flow_queue(const struct rt_proc *r, ipc_buf b, unsigned n)
+static unsigned rt_flow_queue(const struct ipc_pool *pool, ipc_buf b, unsigned n)
 {
-    const uint8_t *eth = ipc_pool_data(&r->svc.pool, b);
+    const uint8_t *eth = ipc_pool_data(pool, b);
     uint32_t h;
     if (pkt_eth_type(eth) == PKT_ETH_P_IPV6) {
         const uint8_t *ip6 = eth + PKT_ETH_HLEN;
@@ -375,7 +395,7 @@ static unsigned rt_flow_queue(const struct rt_proc *r, ipc_buf b, unsigned n)
             h = (h ^ pkt_get32(ip6 + PKT_IP6_SRC + k)) * RT_HASH_MUL1;
         uint8_t nxt = ip6[PKT_IP6_NXT];
         if ((nxt == PKT_IP_PROTO_TCP || nxt == PKT_IP_PROTO_UDP) &&
-            ipc_pool_meta(&r->svc.pool, b)->len >= PKT_ETH_HLEN + PKT_IP6_HLEN + 4)
+            ipc_pool_meta(pool, b)->len >= PKT_ETH_HLEN + PKT_IP6_HLEN + 4)
             h ^= pkt_get32(ip6 + PKT_IP6_HLEN + PKT_L4_SPORT) * RT_HASH_MUL2;
         h *= RT_HASH_MUL1;
         return (unsigned)(((uint64_t)(h >> 16) * n) >> 16);
@@ -391,26 +411,48 @@ static unsigned rt_flow_queue(const struct rt_proc *r, ipc_buf b, unsigned n)
     return (unsigned)(((uint64_t)(h >> 16) * n) >> 16);
 }
 
+/*
+ * A port's run of packets, in the current zone, into the port's zone: a
+ * copy each when the port is in another (rt_zone_move). One compare per
+ * run when it is not, which is every run with one zone. Returns how many
+ * are left (a copy the egress pool had no room for is dropped).
+ */
+static uint32_t rt_zone_run(struct rt_proc *r, uint16_t port, ipc_buf *bufs, uint32_t n)
+{
+    if (ipc_likely(rt_port_zone(&r->ctx, port) == r->ctx.zone))
+        return n;
+    uint32_t k = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        ipc_buf b = rt_zone_move(&r->ctx, bufs[i], port);
+        if (b != IPC_BUF_NONE)
+            bufs[k++] = b;
+    }
+    return k;
+}
+
 /* Sort the emitted packets onto their egress rings: one send per ring. */
 static void rt_flush_tx(struct rt_proc *r)
 {
     struct rt_burst *tx = &r->tx;
+    struct ipc_pool *pool = r->ctx.pool; /* a burst holds the current zone's handles */
     uint32_t done = 0;
     while (done < tx->n) {
         /* Gather the run of packets for the first port still waiting; a
          * burst usually goes to one or two ports, so this is a pass or two. */
-        uint16_t port = ipc_pool_meta(&r->svc.pool, tx->bufs[done])->out_port;
+        uint16_t port = ipc_pool_meta(pool, tx->bufs[done])->out_port;
         ipc_buf same[RT_TX_CAP];
         uint32_t n = 0, keep = done;
         for (uint32_t i = done; i < tx->n; i++) {
             ipc_buf b = tx->bufs[i];
-            if (ipc_pool_meta(&r->svc.pool, b)->out_port == port)
+            if (ipc_pool_meta(pool, b)->out_port == port)
                 same[n++] = b;
             else
                 tx->bufs[keep++] = b;
         }
         tx->n = keep;
         unsigned nq = port < RT_MAX_PORTS ? r->out_n[port] : 0;
+        if (nq)
+            n = rt_zone_run(r, port, same, n);
         if (nq == 1) {
             rt_send_ring(r, r->out_ring[port][0], same, n);
         } else if (nq > 1) {
@@ -418,7 +460,7 @@ static void rt_flush_tx(struct rt_proc *r)
             ipc_buf byq[IPC_SVC_MAX_RINGS][RT_TX_CAP];
             uint32_t cnt[IPC_SVC_MAX_RINGS] = {0};
             for (uint32_t i = 0; i < n; i++) {
-                unsigned q = rt_flow_queue(r, same[i], nq);
+                unsigned q = rt_flow_queue(rt_port_pool(&r->ctx, port), same[i], nq);
                 byq[q][cnt[q]++] = same[i];
             }
             for (unsigned q = 0; q < nq; q++)
@@ -426,7 +468,7 @@ static void rt_flush_tx(struct rt_proc *r)
                     rt_send_ring(r, r->out_ring[port][q], byq[q], cnt[q]);
         } else {
             r->ctr.c[RT_CTR_DROP_BAD_NEXTHOP] += n;
-            ipc_pool_free(&r->svc.pool, same, n);
+            ipc_pool_free(pool, same, n);
         }
     }
     tx->n = 0;
@@ -534,7 +576,8 @@ static void rt_run(struct rt_proc *r)
                 continue;
             }
             ipc_buf b[RT_BURST];
-            uint32_t n = ipc_ring_recv(&r->svc.in[i], &r->svc.pool, b, RT_BURST);
+            rt_zone_switch(&r->ctx, r->in_zone[i], &r->tx); /* the burst is empty here: no flush */
+            uint32_t n = ipc_ring_recv(&r->svc.in[i], r->ctx.pool, b, RT_BURST);
             if (!n)
                 continue;
             moved += n;

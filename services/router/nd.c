@@ -57,7 +57,7 @@ void rt_nd_free_pending(struct rt_ctx *ctx)
         if (!e->used || !e->qlen)
             continue;
         ctx->ctr->c[RT_CTR_DROP_PENDING_RESTART] += e->qlen;
-        ipc_pool_free(ctx->pool, e->q, e->qlen);
+        ipc_pool_free(rt_port_pool(ctx, e->port), e->q, e->qlen);
         neigh6_wbegin(e);
         e->qlen = 0;
         neigh6_wend(e);
@@ -314,7 +314,7 @@ static bool rt_nd_evict(struct rt_ctx *ctx)
     uint16_t n = victim->qlen < NEIGH_QMAX ? victim->qlen : NEIGH_QMAX;
     rt_count(ctx, RT_CTR_ND_EVICTED);
     ctx->ctr->c[RT_CTR_DROP_NEIGH_EVICTED] += n;
-    ipc_pool_free(ctx->pool, victim->q, n);
+    ipc_pool_free(rt_port_pool(ctx, victim->port), victim->q, n);
     rt_nd_pending_done(ctx, victim->port, n);
     neigh6_remove(nt, victim);
     return true;
@@ -333,8 +333,11 @@ static void rt_nd_release(struct rt_ctx *ctx, struct neigh6_entry *e, uint16_t p
     uint16_t n = e->qlen;
     e->qlen = 0;
     rt_nd_pending_done(ctx, port, n);
+    unsigned was = ctx->zone; /* they wait in @port's zone (rt_nd_hold) */
+    rt_zone_switch(ctx, rt_port_zone(ctx, port), tx);
     for (uint16_t i = 0; i < n; i++)
         rt_fwd6_finish(ctx, e->q[i], e->mac, tx);
+    rt_zone_switch(ctx, was, tx);
 }
 
 /* ---- the supervisor's commands (tables/neigh.h, "Commands") ---- */
@@ -353,7 +356,7 @@ uint64_t rt_nd_command(struct rt_ctx *ctx, uint64_t op, const uint8_t *ip, uint6
         /* What waited for it goes, counted as drop_neigh_removed (as IPv4's). */
         uint16_t n = e->qlen < NEIGH_QMAX ? e->qlen : NEIGH_QMAX;
         ctx->ctr->c[RT_CTR_DROP_NEIGH_REMOVED] += n;
-        ipc_pool_free(ctx->pool, e->q, n);
+        ipc_pool_free(rt_port_pool(ctx, e->port), e->q, n);
         rt_nd_pending_done(ctx, e->port, n);
         e->qlen = 0;
         neigh6_remove(nt, e);
@@ -637,6 +640,10 @@ void rt_nd_hold(struct rt_ctx *ctx, const uint8_t *ip, uint16_t port, ipc_buf b,
         neigh6_wend(e);
         rt_nd_solicit(ctx, port, ip, NULL, tx);
     }
+    /* Held in the zone it will leave by: a release, a free or a restart
+     * never has to ask which pool a queued handle is in. */
+    if ((b = rt_zone_move(ctx, b, on)) == IPC_BUF_NONE)
+        return;
     e->q[e->qlen++] = b;
     ctx->pending_port[on]++;
     nt->sh->queued++;
@@ -672,11 +679,12 @@ void rt_nd_tick(struct rt_ctx *ctx, uint64_t now, struct rt_burst *tx)
                 break;
             }
             /* RFC 4443 §3.1: address unreachable for what waited in vain. */
+            rt_zone_switch(ctx, rt_port_zone(ctx, e->port), tx);
             for (uint16_t k = 0; k < e->qlen; k++) {
                 rt_icmp6_error(ctx, e->q[k], RT_ICMP6_UNREACH, RT_ICMP6_UNREACH_ADDR, 0, now, tx);
                 rt_count(ctx, RT_CTR_DROP6_NEIGH_FAILED);
             }
-            ipc_pool_free(ctx->pool, e->q, e->qlen);
+            ipc_pool_free(rt_port_pool(ctx, e->port), e->q, e->qlen);
             rt_nd_pending_done(ctx, e->port, e->qlen);
             gone = true;
             break;

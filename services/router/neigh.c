@@ -56,7 +56,7 @@ void rt_neigh_free_pending(struct rt_ctx *ctx)
         if (!e->ip || !e->qlen)
             continue;
         ctx->ctr->c[RT_CTR_DROP_PENDING_RESTART] += e->qlen;
-        ipc_pool_free(ctx->pool, e->q, e->qlen);
+        ipc_pool_free(rt_port_pool(ctx, e->port), e->q, e->qlen);
         neigh_wbegin(e);
         e->qlen = 0;
         neigh_wend(e);
@@ -142,7 +142,7 @@ static bool rt_neigh_evict(struct rt_ctx *ctx)
     uint16_t n = victim->qlen < NEIGH_QMAX ? victim->qlen : NEIGH_QMAX;
     rt_count(ctx, RT_CTR_NEIGH_EVICTED);
     ctx->ctr->c[RT_CTR_DROP_NEIGH_EVICTED] += n;
-    ipc_pool_free(ctx->pool, victim->q, n);
+    ipc_pool_free(rt_port_pool(ctx, victim->port), victim->q, n);
     rt_pending_done(ctx, victim->port, n);
     neigh_remove(nt, victim);
     return true;
@@ -164,8 +164,11 @@ static void rt_neigh_release(struct rt_ctx *ctx, struct neigh_entry *e, uint16_t
     uint16_t n = e->qlen;
     e->qlen = 0;
     rt_pending_done(ctx, port, n);
+    unsigned was = ctx->zone; /* they wait in @port's zone (rt_neigh_hold) */
+    rt_zone_switch(ctx, rt_port_zone(ctx, port), tx);
     for (uint16_t i = 0; i < n; i++)
         rt_fwd_finish(ctx, e->q[i], e->mac, tx);
+    rt_zone_switch(ctx, was, tx);
 }
 
 void rt_arp_input(struct rt_ctx *ctx, ipc_buf b, uint64_t now, struct rt_burst *tx)
@@ -258,7 +261,7 @@ static uint16_t rt_neigh_drop_queue(struct rt_ctx *ctx, struct neigh_entry *e)
 {
     uint16_t n = e->qlen < NEIGH_QMAX ? e->qlen : NEIGH_QMAX;
     ctx->ctr->c[RT_CTR_DROP_NEIGH_REMOVED] += n;
-    ipc_pool_free(ctx->pool, e->q, n);
+    ipc_pool_free(rt_port_pool(ctx, e->port), e->q, n);
     rt_pending_done(ctx, e->port, n);
     e->qlen = 0;
     return n;
@@ -394,6 +397,10 @@ void rt_neigh_hold(struct rt_ctx *ctx, uint32_t ip, uint16_t port, ipc_buf b, ui
         neigh_wend(e);
         rt_arp_request(ctx, port, ip, NULL, tx);
     }
+    /* Held in the zone it will leave by: a release, a free or a restart
+     * never has to ask which pool a queued handle is in. */
+    if ((b = rt_zone_move(ctx, b, on)) == IPC_BUF_NONE)
+        return;
     e->q[e->qlen++] = b;
     ctx->pending_port[on]++;
     nt->sh->queued++;
@@ -418,11 +425,12 @@ void rt_neigh_tick(struct rt_ctx *ctx, uint64_t now, struct rt_burst *tx)
                 break;
             }
             /* RFC 1812 §4.3.3.1: host unreachable for what waited in vain. */
+            rt_zone_switch(ctx, rt_port_zone(ctx, e->port), tx);
             for (uint16_t k = 0; k < e->qlen; k++) {
                 rt_icmp_error(ctx, e->q[k], RT_ICMP_UNREACH, RT_ICMP_UNREACH_HOST, 0, now, tx);
                 rt_count(ctx, RT_CTR_DROP_NEIGH_FAILED);
             }
-            ipc_pool_free(ctx->pool, e->q, e->qlen);
+            ipc_pool_free(rt_port_pool(ctx, e->port), e->q, e->qlen);
             rt_pending_done(ctx, e->port, e->qlen);
             gone = true;
             break;

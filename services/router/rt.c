@@ -120,6 +120,7 @@ const char *const rt_ctr_names[RT_CTR_MAX] = {
     [RT_CTR_ND_RA_TX] = "nd_router_advert_tx",
     [RT_CTR_ND_DAD_DEFENDED] = "nd_dad_defended",
     [RT_CTR_ND_DAD_CONFLICT] = "nd_dad_conflict",
+    [RT_CTR_ZONE_COPY] = "zone_copies",
 };
 
 void rt_cfg_default(struct rt_cfg *cfg)
@@ -138,6 +139,8 @@ void rt_ctx_init(struct rt_ctx *ctx, struct ipc_pool *pool, struct fib *fib, str
 {
     memset(ctx, 0, sizeof(*ctx));
     ctx->pool = pool;
+    ctx->zpool[0] = pool;
+    ctx->nzones = 1;
     ctx->fib = fib;
     ctx->neigh = neigh;
     ctx->ctr = ctr;
@@ -176,6 +179,32 @@ void rt_tx(struct rt_ctx *ctx, struct rt_burst *tx, ipc_buf b)
         ctx->ctr->port[m->out_port].tx_bytes += m->next == IPC_BUF_NONE ? m->len : m->pkt_len;
     }
     tx->bufs[tx->n++] = b;
+}
+
+void rt_zone_switch(struct rt_ctx *ctx, unsigned z, struct rt_burst *tx)
+{
+    if (z == ctx->zone || z >= ctx->nzones)
+        return;
+    if (tx && tx->n && tx->flush)
+        tx->flush(tx, tx->arg);
+    ctx->zone = (uint8_t)z;
+    ctx->pool = ctx->zpool[z];
+}
+
+ipc_buf rt_zone_move(struct rt_ctx *ctx, ipc_buf b, uint16_t port)
+{
+    struct ipc_pool *dst = rt_port_pool(ctx, port);
+    if (dst == ctx->pool)
+        return b;
+    ipc_buf nb;
+    int r = ipc_pool_copy_pkt(dst, ctx->pool, b, &nb);
+    ipc_pool_free(ctx->pool, &b, 1);
+    if (r < 0) {
+        rt_count(ctx, RT_CTR_DROP_NO_BUFS);
+        return IPC_BUF_NONE;
+    }
+    rt_count(ctx, RT_CTR_ZONE_COPY);
+    return nb;
 }
 
 void rt_drop(struct rt_ctx *ctx, ipc_buf b, enum rt_ctr why)

@@ -18,6 +18,7 @@
 #include "tables/neigh.h"
 
 #define RT_MAX_PORTS 16u
+#define RT_MAX_ZONES RT_MAX_PORTS
 #define RT_BURST 32u
 #define RT_PREFETCH 4u /* packets ahead whose headers the burst loop prefetches */
 
@@ -134,6 +135,7 @@ enum rt_ctr {
     RT_CTR_ND_RA_TX,             /* Router Advertisements sent */
     RT_CTR_ND_DAD_DEFENDED,      /* a host's DAD probe for one of our addresses, answered */
     RT_CTR_ND_DAD_CONFLICT,      /* one of our addresses found in use on its link at start: not used */
+    RT_CTR_ZONE_COPY,            /* packets copied into another trust zone's pool (docs/security.md) */
     RT_CTR_MAX
 };
 
@@ -218,7 +220,7 @@ struct neigh6_table;
 #define RT_ICMP6_TB_SLOTS 64u
 
 struct rt_ctx {
-    struct ipc_pool *pool;
+    struct ipc_pool *pool; /* the current zone's (below): the handles the stages work on are its */
     struct fib *fib; /* read only inside the caller's FIB read section */
     struct neigh_table *neigh;
     struct rt_counters *ctr;
@@ -244,6 +246,14 @@ struct rt_ctx {
     struct neigh6_table *neigh6;
     uint32_t neigh6_hand;
     struct rt_tb icmp6_tb[RT_ICMP6_TB_SLOTS];
+    /* Trust zones (docs/security.md): each is a pool of its own; a packet
+     * leaves in its egress port's zone, so the loop copies what crosses
+     * (rt_zone_move), and a packet held across loops for a neighbour is
+     * held in its egress port's zone. One zone: zpool[0] = pool, always.
+     * Last, so that the per-packet fields above keep their cache lines. */
+    struct ipc_pool *zpool[RT_MAX_ZONES];
+    uint8_t port_zone[RT_MAX_PORTS];
+    uint8_t zone, nzones;
 };
 
 /* Slots one eviction search looks at: a full table costs a new neighbour
@@ -343,6 +353,31 @@ void rt_tx(struct rt_ctx *ctx, struct rt_burst *tx, ipc_buf b);
  * IPv4 and IPv6 both, before anything reads the packet's length.
  */
 void rt_chain_trim(struct ipc_pool *pool, ipc_buf head, uint32_t len);
+
+/** The pool of port @port's zone: where its held packets live. */
+static inline struct ipc_pool *rt_port_pool(const struct rt_ctx *ctx, uint16_t port)
+{
+    return port < RT_MAX_PORTS ? ctx->zpool[ctx->port_zone[port]] : ctx->pool;
+}
+
+/** Port @port's zone (the current one for no port). */
+static inline unsigned rt_port_zone(const struct rt_ctx *ctx, uint16_t port)
+{
+    return port < RT_MAX_PORTS ? ctx->port_zone[port] : ctx->zone;
+}
+
+/**
+ * Make zone @z the current one (ctx->pool): what @tx holds is handed on
+ * first (tx->flush), since a burst holds one zone's handles.
+ */
+void rt_zone_switch(struct rt_ctx *ctx, unsigned z, struct rt_burst *tx);
+
+/**
+ * Packet @b of the current zone, for port @port: itself if the port is in
+ * the current zone, else a copy in the port's zone's pool and @b freed.
+ * IPC_BUF_NONE when that pool is empty (@b dropped, drop_no_bufs).
+ */
+ipc_buf rt_zone_move(struct rt_ctx *ctx, ipc_buf b, uint16_t port);
 
 /** Free one packet (rare paths; the forwarding loop frees its drops in one call). */
 void rt_drop(struct rt_ctx *ctx, ipc_buf b, enum rt_ctr why);
