@@ -375,6 +375,7 @@ int sup_run(struct sup *s)
     }
     if (s->router_handover)
         sup_state_save(s);
+    sup_self_serve(s); /* adopted in SCHED_IDLE: the loop, and the router's handover, run in our own class */
 
     while (!(s->shutting_down && all_stopped(s))) {
         struct epoll_event evs[16];

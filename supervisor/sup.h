@@ -317,6 +317,24 @@ void sup_standby_dismiss(struct sup *s, struct sup_svc *v);
 void sup_sched_raise(struct sup_svc *v, const char *why);
 /* Raise every instance that has been idle for longer than its bound. */
 void sup_sched_tick(struct sup *s, uint64_t now);
+/* Can we raise a process out of SCHED_IDLE (CAP_SYS_NICE)? If not, nothing is lowered. */
+bool sup_sched_can_raise(void);
+/* /proc/PID/stat's state letter ('R' runnable, 'T' stopped...), '?' if gone. */
+char sup_proc_state(pid_t pid);
+
+/* sched_self.c: an adopting supervisor sets up in SCHED_IDLE, bounded by a
+ * quarter of orphan_grace_ms; sup_self_serve returns it to its own class. */
+void sup_self_idle(struct sup *s);
+void sup_self_serve(struct sup *s);
+/* Pacing of a long loop: sup_pace once per item naps briefly each ms of
+ * work while one of pid[] is runnable (at most 50 ms in all). */
+struct sup_pace {
+    pid_t pid[SUP_MAX_SERVICES];
+    int npid;
+    unsigned n, naps;
+    uint64_t slice_ns, napped_ns;
+};
+void sup_pace(struct sup_pace *p);
 
 /* policy.c */
 enum sup_event { SUP_EV_EXIT, SUP_EV_READY, SUP_EV_TIMEOUT, SUP_EV_HANG, SUP_EV_STOP, SUP_EV_RESTART, SUP_NEVENTS };
