@@ -18,6 +18,15 @@
  * The child joins its cgroup itself, before its exec (spawn.c), through a
  * cgroup.procs fd the supervisor opened for it: nothing of the service runs
  * outside its limit.
+ *
+ * A service that restarts in a loop (its second death in a row or more,
+ * until it is stable again: policy.c) execs and starts over and over; that
+ * CPU is its own fault's, so it is charged to it: [router]
+ * restart_cpu_max_pct (25 by default) is its quota meanwhile, if lower
+ * than its own. For that every service gets a cgroup when the default is
+ * on (with no quota while it behaves), and sup_cg_tick moves the quota as
+ * the service enters and leaves the loop. Where no cpu controller can be
+ * had, only the default is lost, with a warning.
  */
 #include "supervisor/sup.h"
 
@@ -30,6 +39,7 @@
 #include <unistd.h>
 
 #define CG_PERIOD_US 10000u
+#define CG_UNKNOWN UINT32_MAX /* cg_quota before we wrote it: an adopted service's */
 
 static bool cg_v2_has_cpu(const char *point)
 {
@@ -161,41 +171,72 @@ static int cg_instance(struct sup *s, struct ipc_err *err, const char *who)
     return 0;
 }
 
+/* The % of a CPU @v may take now (0: no limit): its own cpu_max_pct, or
+ * restart_cpu_max_pct while it restarts in a loop, if that is lower. */
+static uint32_t cg_want(const struct sup *s, const struct sup_svc *v)
+{
+    uint32_t own = v->m->cpu_max_pct, loop = s->m.router.restart_cpu_max_pct;
+    return loop && v->consecutive >= 2 && (!own || loop < own) ? loop : own;
+}
+
+/* Write @pct (0: no limit) as @dir's quota. */
+static int cg_quota(const struct sup *s, const char *dir, uint32_t pct, struct ipc_err *err, const char *who)
+{
+    char val[64];
+    uint64_t quota = (uint64_t)pct * CG_PERIOD_US / 100u;
+    if (s->cg_v2) {
+        if (pct)
+            snprintf(val, sizeof(val), "%llu %u", (unsigned long long)quota, CG_PERIOD_US);
+        else
+            snprintf(val, sizeof(val), "max %u", CG_PERIOD_US);
+        return cg_write(dir, "cpu.max", val, err, who);
+    }
+    /* The period first: the kernel checks the quota against it. */
+    int ret;
+    snprintf(val, sizeof(val), "%u", CG_PERIOD_US);
+    if ((ret = cg_write(dir, "cpu.cfs_quota_us", "-1", err, who)) == 0 &&
+        (ret = cg_write(dir, "cpu.cfs_period_us", val, err, who)) == 0 && pct) {
+        snprintf(val, sizeof(val), "%llu", (unsigned long long)quota);
+        ret = cg_write(dir, "cpu.cfs_quota_us", val, err, who);
+    }
+    return ret;
+}
+
 int sup_cg_init(struct sup *s, struct ipc_err *err)
 {
-    for (int i = 0; i < s->nsvcs; i++)
-        if (s->svcs[i].m->cpu_max_pct)
-            return cg_instance(s, err, s->svcs[i].name);
+    const char *own = NULL;
+    for (int i = 0; i < s->nsvcs; i++) {
+        s->svcs[i].cg_quota = CG_UNKNOWN;
+        if (!own && s->svcs[i].m->cpu_max_pct)
+            own = s->svcs[i].name;
+    }
+    if (own)
+        return cg_instance(s, err, own);
+    if (!s->m.router.restart_cpu_max_pct || s->nsvcs == 0)
+        return 0;
+    struct ipc_err e;
+    if (cg_instance(s, &e, "router") < 0)
+        sup_warn("restart_cpu_max_pct: %s; a service restarting in a loop is not held to a quota", e.msg);
     return 0;
 }
 
 int sup_cg_enter_fd(struct sup *s, struct sup_svc *v, struct ipc_err *err)
 {
-    uint32_t pct = v->m->cpu_max_pct;
-    if (!pct)
+    /* Without a limit of its own, it has a cgroup only for the default,
+     * if one could be had (sup_cg_init). */
+    if (!v->m->cpu_max_pct && !(s->m.router.restart_cpu_max_pct && s->cg_dir[0]))
         return -1;
     int ret = cg_instance(s, err, v->name);
     if (ret < 0)
         return ret;
-    char dir[sizeof(s->cg_dir) + SUP_SERVICE_MAX + 2], val[64];
+    char dir[sizeof(s->cg_dir) + SUP_SERVICE_MAX + 2];
     snprintf(dir, sizeof(dir), "%s/%s", s->cg_dir, v->name);
     if ((ret = cg_mkdir(dir, err, v->name)) < 0)
         return ret;
-    uint64_t quota = (uint64_t)pct * CG_PERIOD_US / 100u;
-    if (s->cg_v2) {
-        snprintf(val, sizeof(val), "%llu %u", (unsigned long long)quota, CG_PERIOD_US);
-        ret = cg_write(dir, "cpu.max", val, err, v->name);
-    } else {
-        /* The period first: the kernel checks the quota against it. */
-        snprintf(val, sizeof(val), "%u", CG_PERIOD_US);
-        if ((ret = cg_write(dir, "cpu.cfs_quota_us", "-1", err, v->name)) == 0 &&
-            (ret = cg_write(dir, "cpu.cfs_period_us", val, err, v->name)) == 0) {
-            snprintf(val, sizeof(val), "%llu", (unsigned long long)quota);
-            ret = cg_write(dir, "cpu.cfs_quota_us", val, err, v->name);
-        }
-    }
-    if (ret < 0)
+    uint32_t want = cg_want(s, v);
+    if ((ret = cg_quota(s, dir, want, err, v->name)) < 0)
         return ret;
+    v->cg_quota = want;
     char path[sizeof(dir) + 16];
     snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
     int fd = open(path, O_WRONLY | O_CLOEXEC);
@@ -225,6 +266,32 @@ int sup_cg_throttled(const struct sup *s, const struct sup_svc *v, uint64_t *per
     }
     fclose(f);
     return 0;
+}
+
+void sup_cg_tick(struct sup *s)
+{
+    if (!s->cg_dir[0])
+        return;
+    for (int i = 0; i < s->nsvcs; i++) {
+        struct sup_svc *v = &s->svcs[i];
+        uint32_t want = cg_want(s, v), was = v->cg_quota;
+        if (want == was)
+            continue;
+        v->cg_quota = want; /* also when it fails: tried once, said once */
+        char dir[sizeof(s->cg_dir) + SUP_SERVICE_MAX + 2];
+        snprintf(dir, sizeof(dir), "%s/%s", s->cg_dir, v->name);
+        struct ipc_err err;
+        int ret = cg_quota(s, dir, want, &err, v->name);
+        if (ret == -ENOENT)
+            continue; /* no cgroup of its own */
+        if (ret < 0)
+            sup_warn("%s", err.msg);
+        else if (want && want != v->m->cpu_max_pct)
+            sup_warn("%s: restarting in a loop: at most %u %% of a CPU until it is stable (restart_cpu_max_pct)",
+                     v->name, want);
+        else if (was != CG_UNKNOWN)
+            sup_log("%s: stable again: %s", v->name, want ? "its own cpu_max_pct" : "no CPU quota");
+    }
 }
 
 void sup_cg_remove(struct sup *s)

@@ -422,6 +422,7 @@ int sup_run(struct sup *s)
         sup_pulse(s, now);
         sup_check_timers(s, now);
         sup_sched_tick(s, now);
+        sup_cg_tick(s);
         sup_reload_tick(s, now);
         sup_ctl_tick(s, now);
         sup_inject_tick(s, now);

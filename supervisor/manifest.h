@@ -73,6 +73,7 @@ enum sup_router_key {
     SUP_ROUTER_STAGES,
     SUP_ROUTER_CONTROL_GROUP,
     SUP_ROUTER_ORPHAN_GRACE,
+    SUP_ROUTER_RESTART_CPU_MAX,
     SUP_ROUTER_NKEYS
 };
 
@@ -107,6 +108,7 @@ struct sup_router {
     bool stages;          /* count CPU cycles per stage in every service (stats --stages) */
     char control_group[SUP_USER_MAX + 1]; /* members may run the read commands; "": root only */
     uint32_t orphan_grace_ms; /* services without a supervisor forward this long, then stop */
+    uint32_t restart_cpu_max_pct; /* a service restarting in a loop: its CPU quota (cgroup.c); 0: none */
 };
 
 enum sup_driver { SUP_DRIVER_TAP = 1, SUP_DRIVER_AFXDP = 2 };

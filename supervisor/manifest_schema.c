@@ -98,6 +98,10 @@ static const struct sup_key sup_router_keys[] = {
      * new one adopts them within it (supervisor/adopt.c) */
     [SUP_ROUTER_ORPHAN_GRACE] = {"orphan_grace_ms", sup_p_u32, KEY(struct sup_router, orphan_grace_ms), 1000,
                                  86400000, .def = "60000"},
+    /* a service restarting in a loop charges its exec and start to itself,
+     * not to its peers (supervisor/cgroup.c) */
+    [SUP_ROUTER_RESTART_CPU_MAX] = {"restart_cpu_max_pct", sup_p_u32, KEY(struct sup_router, restart_cpu_max_pct), 0,
+                                    100, .def = "25"},
 };
 
 static const struct sup_word sup_driver_words[] = {{"tap", SUP_DRIVER_TAP}, {"afxdp", SUP_DRIVER_AFXDP}, {NULL, 0}};

@@ -15,7 +15,8 @@
  * the new FIBs runs from there, at the path's priority). Its pulse, which
  * the services read against orphan_grace_ms, is still until then: a
  * thread left in the original class raises the supervisor anyway after a
- * quarter of orphan_grace_ms, and the log says so.
+ * quarter of orphan_grace_ms (at most SUP_SELF_IDLE_MS: the control socket
+ * waits too), and the log says so.
  *
  * sup_pace: between slices of a long loop (the FIB rebuild of an adoption)
  * the supervisor naps briefly while a service is runnable, so that a
@@ -34,6 +35,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#define SUP_SELF_IDLE_MS 2000u       /* the longest an adoption stays idle */
 #define SUP_PACE_SLICE_NS 1000000ull  /* work this long between two looks */
 #define SUP_PACE_NAP_NS 200000l       /* then nap this long, if a service waits */
 #define SUP_PACE_MAX_NS 50000000ull   /* at most this much napping per loop */
@@ -73,7 +75,9 @@ void sup_self_idle(struct sup *s)
     if (self.policy < 0 || sched_getparam(0, &self.param) < 0 || (self.policy != SCHED_OTHER && self.policy != SCHED_BATCH))
         return; /* a real-time supervisor was put there on purpose */
     self.tid = (pid_t)syscall(SYS_gettid);
-    self.bound_ms = s->m.router.orphan_grace_ms / 4 ? s->m.router.orphan_grace_ms / 4 : 1;
+    self.bound_ms = s->m.router.orphan_grace_ms / 4;
+    if (self.bound_ms > SUP_SELF_IDLE_MS || !self.bound_ms)
+        self.bound_ms = SUP_SELF_IDLE_MS;
     atomic_store(&self.raised, false);
     if ((self.efd = eventfd(0, EFD_CLOEXEC)) < 0)
         return;

@@ -103,6 +103,7 @@ struct sup_svc {
     bool restart_pending; /* STOPPING because of `ringrouter restart` */
     bool fresh_rates;     /* a shaper whose classes a reload changed: its next start resumes no rates */
     bool idle, sb_idle;   /* the instance runs in SCHED_IDLE until it serves (spawn.c, sup_sched_raise) */
+    uint32_t cg_quota;    /* the % of a CPU its cgroup has now (cgroup.c): 0 none */
 
     /* The warm standby (ipc/svc.h): exec'd, mapped, waiting on go_fd. */
     pid_t sb_pid;
@@ -323,7 +324,8 @@ bool sup_sched_can_raise(void);
 char sup_proc_state(pid_t pid);
 
 /* sched_self.c: an adopting supervisor sets up in SCHED_IDLE, bounded by a
- * quarter of orphan_grace_ms; sup_self_serve returns it to its own class. */
+ * quarter of orphan_grace_ms (2 s at most); sup_self_serve returns it to its
+ * own class. */
 void sup_self_idle(struct sup *s);
 void sup_self_serve(struct sup *s);
 /* Pacing of a long loop: sup_pace once per item naps briefly each ms of
@@ -367,6 +369,9 @@ int sup_cg_init(struct sup *s, struct ipc_err *err);
 int sup_cg_enter_fd(struct sup *s, struct sup_svc *v, struct ipc_err *err);
 int sup_cg_throttled(const struct sup *s, const struct sup_svc *v, uint64_t *periods, uint64_t *us);
 void sup_cg_remove(struct sup *s);
+/* The quota of each service's cgroup follows it in and out of a restart
+ * loop ([router] restart_cpu_max_pct). */
+void sup_cg_tick(struct sup *s);
 
 /* ctl.c: the requests */
 int sup_own_dir(const char *dir, const char *key, struct ipc_err *err);

@@ -4,12 +4,16 @@
 # ceiling on a service's CPU that a spinning service cannot pass:
 #   - driver-a with cpu_max_pct = 20 runs in its own cgroup,
 #     ringrouter/INSTANCE/driver-a of the cpu hierarchy, and so does its warm
-#     standby; the router (no limit) does not;
+#     standby; the router (no limit of its own) is in its own with no quota,
+#     there for [router] restart_cpu_max_pct (25 by default);
 #   - `inject driver-a slow 5000 1500` makes it spin 5 ms a loop for 1.5 s:
 #     its cgroup is throttled (status --json: cpu_throttled > 0) and the
 #     CPU it took over the fault stays under half of one CPU (the kernel
 #     holds it to 20 %; without a limit it takes all of one);
 #   - its successor after a kill -9 is in the same cgroup;
+#   - driver-b (a stand-in that dies at once while a file exists) restarting
+#     in a loop gets a quota of 2.5 ms per 10 ms, and the log says so; once
+#     it starts for good and is stable, its quota is lifted again;
 #   - a clean stop removes the cgroups it made.
 set -u
 . "$(dirname "$0")/../lib/sup.sh"
@@ -27,8 +31,15 @@ import json, sys
 print(next(v["cpu_throttled"] for v in json.load(sys.stdin)["services"] if v["name"] == "driver-a"))'
 }
 
+# limit DIR: its quota and period as cpu.max says them (v1: quota -1 is max).
+limit() {
+    if [ -f "$1/cpu.max" ]; then cat "$1/cpu.max"; else
+        echo "$(sed 's/^-1$/max/' "$1/cpu.cfs_quota_us") $(cat "$1/cpu.cfs_period_us")"; fi
+}
 sup_netns
-sup_manifest "$SUP_T/m.ini" driver-a.cpu_max_pct=20
+sup_stand_in crashy "[ -e $SUP_T/crash ] && exit 1
+exec $SUP_T/bin/rr-null \"\$@\""
+sup_manifest "$SUP_T/m.ini" driver-a.cpu_max_pct=20 driver-b.binary="$SUP_T/bin/crashy"
 sup_start "$SUP_NS" "$SUP_T/m.ini"
 sup_wait 5 eval 'sup_status && [ "${SUP_STANDBY[driver-a]:--}" != - ]' || sup_fail "driver-a has no standby"
 a=${SUP_PIDS[driver-a]} r=${SUP_PIDS[router]} sb=${SUP_STANDBY[driver-a]%\*}
@@ -36,14 +47,15 @@ inst=$(printf '%s' "${SUP_T#/}/run" | tr / -)
 want="/ringrouter/$inst/driver-a"
 [ "$(cg "$a")" = "$want" ] || sup_fail "driver-a (cpu_max_pct = 20) is in cgroup $(cg "$a"), not $want"
 [ "$(cg "$sb")" = "$want" ] || sup_fail "driver-a's standby (pid $sb) is in cgroup $(cg "$sb"), not $want"
-case $(cg "$r") in /ringrouter/*) sup_fail "the router (no limit) is in cgroup $(cg "$r")" ;; esac
+[ "$(cg "$r")" = "/ringrouter/$inst/router" ] || sup_fail "the router is in cgroup $(cg "$r"), not /ringrouter/$inst/router"
 dir=$(awk '{ for (i = 7; $i != "-"; i++); if ($(i + 1) == "cgroup2" || ($(i + 1) == "cgroup" && $(i + 3) ~ /(^|,)cpu(,|$)/)) print $5 }' \
     /proc/self/mountinfo |
     while read -r m; do [ -d "$m$want" ] && echo "$m$want"; done | head -1)
 [ -n "$dir" ] || sup_fail "no directory $want in any cgroup hierarchy"
-if [ -f "$dir/cpu.max" ]; then lim=$(cat "$dir/cpu.max"); else lim="$(cat "$dir/cpu.cfs_quota_us") $(cat "$dir/cpu.cfs_period_us")"; fi
+lim=$(limit "$dir")
 [ "$lim" = "2000 10000" ] || sup_fail "driver-a's limit is \"$lim\", not 2 ms of each 10 ms"
-echo "ok: driver-a and its standby in $want ($lim), the router elsewhere"
+[ "$(limit "${dir%/driver-a}/router")" = "max 10000" ] || sup_fail "the router's limit is $(limit "${dir%/driver-a}/router")"
+echo "ok: driver-a and its standby in $want ($lim), the router in its own with no quota"
 
 [ "$(throttled)" = 0 ] || echo "note: driver-a throttled $(throttled) times before the fault"
 t0=$(throttled) c0=$(ticks "$a") w0=$(date +%s%N)
@@ -63,6 +75,25 @@ sup_wait 5 eval 'sup_status && [ "${SUP_PIDS[driver-a]}" != "$a" ] && [ "${SUP_S
 a2=${SUP_PIDS[driver-a]}
 [ "$(cg "$a2")" = "$want" ] || sup_fail "driver-a's successor (pid $a2) is in cgroup $(cg "$a2")"
 echo "ok: driver-a's successor, pid $a2, in $want too"
+
+bdir=${dir%/driver-a}/driver-b
+touch "$SUP_T/crash"
+# Its parked standby (exec'd before the file) takes over the first kill;
+# from the second on, every new instance dies at once.
+b=${SUP_PIDS[driver-b]}
+kill -KILL "$b"
+sup_wait 10 eval 'sup_status && [ "${SUP_PIDS[driver-b]}" != "$b" ] && [ "${SUP_STATE[driver-b]}" = up ]' ||
+    sup_fail "driver-b was not up again within 10 s of its kill"
+kill -KILL "${SUP_PIDS[driver-b]}"
+sup_wait 10 eval 'grep -q "driver-b: restarting in a loop: at most 25 % of a CPU until it is stable" "$SUP_LOG"' ||
+    sup_fail "driver-b, dying at once, was not held to a quota within 10 s"
+[ "$(limit "$bdir")" = "2500 10000" ] || sup_fail "driver-b restarting in a loop: its limit is $(limit "$bdir")"
+echo "ok: driver-b restarting in a loop: $(limit "$bdir")"
+rm "$SUP_T/crash"
+sup_wait 10 eval 'grep -q "driver-b: stable again: no CPU quota" "$SUP_LOG"' ||
+    sup_fail "driver-b, up again, did not have its quota lifted within 10 s"
+[ "$(limit "$bdir")" = "max 10000" ] || sup_fail "driver-b stable again: its limit is $(limit "$bdir")"
+echo "ok: driver-b stable again: $(limit "$bdir")"
 sup_stop
 sup_census_ok
 [ ! -e "$dir" ] || sup_fail "$dir is still there after a clean stop"
