@@ -182,12 +182,12 @@ static int cg_instance(struct sup *s, struct ipc_err *err, const char *who)
         char *c = strchr(line, ':'), *p = c ? strchr(c + 1, ':') : NULL;
         if (!p)
             continue;
-        *p++ = '\0';
+        *c = *p++ = '\0';
         p[strcspn(p, "\n")] = '\0';
         bool cpu = false;
         for (char *save = NULL, *w = strtok_r(c + 1, ",", &save); w; w = strtok_r(NULL, ",", &save))
             cpu |= strcmp(w, "cpu") == 0;
-        if (s->cg_v2 ? strncmp(line, "0", 2) == 0 : cpu)
+        if (s->cg_v2 ? strcmp(line, "0") == 0 && !c[1] : cpu)
             snprintf(cg_home, sizeof(cg_home), "%s%s", mnt, strcmp(p, "/") == 0 ? "" : p);
     }
     if (f)
