@@ -100,6 +100,7 @@ struct state_file {
 struct sup_adopt {
     struct state_file st;
     int pidfd[SUP_MAX_SERVICES];
+    struct sup_pace pace; /* the FIB rebuild yields to the services it adopts (sched_self.c) */
 };
 
 static uint64_t fnv(const void *p, size_t n)
@@ -422,6 +423,7 @@ static int keep_route4(void *arg, uint32_t addr, unsigned len, const struct fib_
 {
     struct sup *s = arg;
     struct fib_nh have;
+    sup_pace(&s->adopt->pace);
     if (fib_get(&s->fib, addr, len, &have) == 0)
         return 0;
     if (fib_add(&s->fib, addr, len, nh) == 0)
@@ -433,6 +435,7 @@ static int keep_route6(void *arg, const uint8_t *addr, unsigned len, const struc
 {
     struct sup *s = arg;
     struct fib6_nh have;
+    sup_pace(&s->adopt->pace);
     if (fib6_get(&s->fib6, addr, len, &have) != 0 && fib6_add(&s->fib6, addr, len, nh) == 0)
         sup_route6_keep(s, addr, len, nh);
     return 0;
@@ -443,6 +446,9 @@ int sup_adopt_routes(struct sup *s, int router, int fd_fib, int fd_fib6, struct 
     int fd = sup_adopt_fd(s, router, fd_fib, "the FIB", err);
     if (fd < 0)
         return fd;
+    struct sup_pace *pace = &s->adopt->pace;
+    for (uint32_t i = 0; i < s->adopt->st.nsvcs && pace->npid < SUP_MAX_SERVICES; i++)
+        pace->pid[pace->npid++] = s->adopt->st.svc[i].pid;
     bool dirty = false;
     int ret = fib_snapshot(fd, keep_route4, s, &dirty, err);
     close(fd);
@@ -459,8 +465,8 @@ int sup_adopt_routes(struct sup *s, int router, int fd_fib, int fd_fib6, struct 
         sup_warn("adoption: the old supervisor died inside a route change; that change may be missing");
     fib_reclaim(&s->fib);
     fib6_reclaim(&s->fib6);
-    sup_log("adoption: new FIBs with %zu runtime routes from the old ones; the router moves to them through its "
-            "standby", s->n_rt_routes + s->n_rt6_routes);
+    sup_log("adoption: new FIBs with %zu runtime routes from the old ones (%u pauses for the services); the router "
+            "moves to them through its standby", s->n_rt_routes + s->n_rt6_routes, pace->naps);
     return 0;
 }
 

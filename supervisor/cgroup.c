@@ -18,6 +18,18 @@
  * The child joins its cgroup itself, before its exec (spawn.c), through a
  * cgroup.procs fd the supervisor opened for it: nothing of the service runs
  * outside its limit.
+ *
+ * A service that restarts in a loop (its second death in a row or more,
+ * until it is stable again: policy.c) execs and starts over and over; that
+ * CPU is its own fault's, so it is charged to it: [router]
+ * restart_cpu_max_pct (25 by default) is its quota meanwhile, if lower
+ * than its own. sup_cg_tick follows the service in and out of the loop. A
+ * service without a limit of its own is moved into its cgroup only for
+ * the loop, and back to the supervisor's own cgroup after: in a cgroup of
+ * its own a task competes as the group does, whose weight is a nice-0
+ * task's whatever its nice, and a SCHED_IDLE standby alone in it would
+ * compete at that weight too. Where no cpu controller can be had, only
+ * the default is lost, with a warning.
  */
 #include "supervisor/sup.h"
 
@@ -30,6 +42,10 @@
 #include <unistd.h>
 
 #define CG_PERIOD_US 10000u
+#define CG_UNKNOWN UINT32_MAX /* cg_quota before we wrote it: an adopted service's */
+
+static char cg_home[600]; /* the supervisor's own cgroup in that hierarchy, for the way back */
+static bool cg_failed;    /* no cgroup for the default: said once */
 
 static bool cg_v2_has_cpu(const char *point)
 {
@@ -158,44 +174,125 @@ static int cg_instance(struct sup *s, struct ipc_err *err, const char *who)
                      (ret = cg_write(dir, "cgroup.subtree_control", "+cpu", err, who)) < 0))
         return ret;
     snprintf(s->cg_dir, sizeof(s->cg_dir), "%s", dir);
+    /* Ours: "0::PATH" (v2), or the v1 line whose controllers hold cpu. */
+    FILE *f = fopen("/proc/self/cgroup", "re");
+    char line[512];
+    snprintf(cg_home, sizeof(cg_home), "%s", mnt);
+    while (f && fgets(line, sizeof(line), f)) {
+        char *c = strchr(line, ':'), *p = c ? strchr(c + 1, ':') : NULL;
+        if (!p)
+            continue;
+        *c = *p++ = '\0';
+        p[strcspn(p, "\n")] = '\0';
+        bool cpu = false;
+        for (char *save = NULL, *w = strtok_r(c + 1, ",", &save); w; w = strtok_r(NULL, ",", &save))
+            cpu |= strcmp(w, "cpu") == 0;
+        if (s->cg_v2 ? strcmp(line, "0") == 0 && !c[1] : cpu)
+            snprintf(cg_home, sizeof(cg_home), "%s%s", mnt, strcmp(p, "/") == 0 ? "" : p);
+    }
+    if (f)
+        fclose(f);
     return 0;
+}
+
+/* The % of a CPU @v may take now (0: no limit): its own cpu_max_pct, or
+ * restart_cpu_max_pct while it restarts in a loop, if that is lower. */
+static uint32_t cg_want(const struct sup *s, const struct sup_svc *v)
+{
+    uint32_t own = v->m->cpu_max_pct, loop = s->m.router.restart_cpu_max_pct;
+    return loop && v->consecutive >= 2 && (!own || loop < own) ? loop : own;
+}
+
+/* Write @pct (0: no limit) as @dir's quota. */
+static int cg_quota(const struct sup *s, const char *dir, uint32_t pct, struct ipc_err *err, const char *who)
+{
+    char val[64];
+    uint64_t quota = (uint64_t)pct * CG_PERIOD_US / 100u;
+    if (s->cg_v2) {
+        if (pct)
+            snprintf(val, sizeof(val), "%llu %u", (unsigned long long)quota, CG_PERIOD_US);
+        else
+            snprintf(val, sizeof(val), "max %u", CG_PERIOD_US);
+        return cg_write(dir, "cpu.max", val, err, who);
+    }
+    /* The period first: the kernel checks the quota against it. */
+    int ret;
+    snprintf(val, sizeof(val), "%u", CG_PERIOD_US);
+    if ((ret = cg_write(dir, "cpu.cfs_quota_us", "-1", err, who)) == 0 &&
+        (ret = cg_write(dir, "cpu.cfs_period_us", val, err, who)) == 0 && pct) {
+        snprintf(val, sizeof(val), "%llu", (unsigned long long)quota);
+        ret = cg_write(dir, "cpu.cfs_quota_us", val, err, who);
+    }
+    return ret;
 }
 
 int sup_cg_init(struct sup *s, struct ipc_err *err)
 {
-    for (int i = 0; i < s->nsvcs; i++)
-        if (s->svcs[i].m->cpu_max_pct)
-            return cg_instance(s, err, s->svcs[i].name);
-    return 0;
+    const char *own = NULL;
+    for (int i = 0; i < s->nsvcs; i++) {
+        struct sup_svc *v = &s->svcs[i];
+        /* Adopted, it may be in its cgroup from a loop under the supervisor
+         * that is gone: the first tick puts it right. */
+        v->cg_quota = v->m->cpu_max_pct || s->adopt ? CG_UNKNOWN : 0;
+        if (!own && v->m->cpu_max_pct)
+            own = v->name;
+    }
+    if (own)
+        return cg_instance(s, err, own);
+    struct ipc_err e;
+    if (s->adopt && s->m.router.restart_cpu_max_pct)
+        cg_instance(s, &e, "router"); /* none: nothing of ours to put right */
+    return 0; /* else made when a service first restarts in a loop (sup_cg_tick) */
+}
+
+/* The group's weight, @nice's: a task in a cgroup of its own competes with
+ * its group's weight, not its own (the kernel's sched_prio_to_weight). */
+static int cg_weight(const struct sup *s, const char *dir, int32_t nice, struct ipc_err *err, const char *who)
+{
+    static const unsigned w[40] = {88761, 71755, 56483, 46273, 36291, 29154, 23254, 18705, 14949, 11916,
+                                   9548,  7620,  6100,  4904,  3906,  3121,  2501,  1991,  1586,  1277,
+                                   1024,  820,   655,   526,   423,   335,   272,   215,   172,   137,
+                                   110,   87,    70,    56,    45,    36,    29,    23,    18,    15};
+    char val[16];
+    nice = nice < -20 ? -20 : nice > 19 ? 19 : nice;
+    if (s->cg_v2) {
+        snprintf(val, sizeof(val), "%d", (int)nice);
+        return cg_write(dir, "cpu.weight.nice", val, err, who);
+    }
+    snprintf(val, sizeof(val), "%u", w[nice + 20]);
+    return cg_write(dir, "cpu.shares", val, err, who);
+}
+
+/* Move @pid into @dir (its cgroup.procs); gone meanwhile is not an error. */
+static void cg_move(const char *dir, pid_t pid, const char *who)
+{
+    char path[700], val[16];
+    snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+    snprintf(val, sizeof(val), "%d", (int)pid);
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0 || (write(fd, val, strlen(val)) < 0 && errno != ESRCH))
+        sup_warn("%s: cannot move pid %d to %s: %s", who, (int)pid, path, strerror(errno));
+    if (fd >= 0)
+        close(fd);
 }
 
 int sup_cg_enter_fd(struct sup *s, struct sup_svc *v, struct ipc_err *err)
 {
-    uint32_t pct = v->m->cpu_max_pct;
-    if (!pct)
+    /* Without a limit of its own, it has a cgroup only in a restart loop
+     * (its home is the supervisor's), if one could be had. */
+    uint32_t want = cg_want(s, v);
+    if (!v->m->cpu_max_pct && (!want || !s->cg_dir[0]))
         return -1;
     int ret = cg_instance(s, err, v->name);
     if (ret < 0)
         return ret;
-    char dir[sizeof(s->cg_dir) + SUP_SERVICE_MAX + 2], val[64];
+    char dir[sizeof(s->cg_dir) + SUP_SERVICE_MAX + 2];
     snprintf(dir, sizeof(dir), "%s/%s", s->cg_dir, v->name);
     if ((ret = cg_mkdir(dir, err, v->name)) < 0)
         return ret;
-    uint64_t quota = (uint64_t)pct * CG_PERIOD_US / 100u;
-    if (s->cg_v2) {
-        snprintf(val, sizeof(val), "%llu %u", (unsigned long long)quota, CG_PERIOD_US);
-        ret = cg_write(dir, "cpu.max", val, err, v->name);
-    } else {
-        /* The period first: the kernel checks the quota against it. */
-        snprintf(val, sizeof(val), "%u", CG_PERIOD_US);
-        if ((ret = cg_write(dir, "cpu.cfs_quota_us", "-1", err, v->name)) == 0 &&
-            (ret = cg_write(dir, "cpu.cfs_period_us", val, err, v->name)) == 0) {
-            snprintf(val, sizeof(val), "%llu", (unsigned long long)quota);
-            ret = cg_write(dir, "cpu.cfs_quota_us", val, err, v->name);
-        }
-    }
-    if (ret < 0)
+    if ((ret = cg_weight(s, dir, v->m->nice, err, v->name)) < 0 || (ret = cg_quota(s, dir, want, err, v->name)) < 0)
         return ret;
+    v->cg_quota = want;
     char path[sizeof(dir) + 16];
     snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
     int fd = open(path, O_WRONLY | O_CLOEXEC);
@@ -225,6 +322,52 @@ int sup_cg_throttled(const struct sup *s, const struct sup_svc *v, uint64_t *per
     }
     fclose(f);
     return 0;
+}
+
+void sup_cg_tick(struct sup *s)
+{
+    for (int i = 0; i < s->nsvcs; i++) {
+        struct sup_svc *v = &s->svcs[i];
+        uint32_t want = cg_want(s, v), was = v->cg_quota;
+        if (want == was)
+            continue;
+        if (was == CG_UNKNOWN && !want && !s->cg_dir[0]) {
+            v->cg_quota = 0;
+            continue;
+        }
+        v->cg_quota = want; /* also when it fails: tried once, said once */
+        struct ipc_err err;
+        if (want && !s->cg_dir[0] && cg_instance(s, &err, v->name) < 0) {
+            if (!cg_failed)
+                sup_warn("restart_cpu_max_pct: %s; a service restarting in a loop is not held to a quota", err.msg);
+            cg_failed = true;
+            continue;
+        }
+        char dir[sizeof(s->cg_dir) + SUP_SERVICE_MAX + 2];
+        snprintf(dir, sizeof(dir), "%s/%s", s->cg_dir, v->name);
+        bool own = v->m->cpu_max_pct != 0;
+        int ret = !own && want ? cg_mkdir(dir, &err, v->name) : 0;
+        if (ret == 0 && !own && want)
+            ret = cg_weight(s, dir, v->m->nice, &err, v->name);
+        if (ret == 0)
+            ret = cg_quota(s, dir, want, &err, v->name);
+        if (ret == -ENOENT)
+            continue; /* no cgroup of its own, and none needed */
+        if (ret < 0) {
+            sup_warn("%s", err.msg);
+            continue;
+        }
+        /* Without a limit of its own, it is in its cgroup just for the loop. */
+        pid_t pids[2] = {v->pid, v->sb_pid};
+        for (int k = 0; k < 2 && !own; k++)
+            if (pids[k] > 0)
+                cg_move(want ? dir : cg_home, pids[k], v->name);
+        if (want && want != v->m->cpu_max_pct)
+            sup_warn("%s: restarting in a loop: at most %u %% of a CPU until it is stable (restart_cpu_max_pct)",
+                     v->name, want);
+        else if (was != CG_UNKNOWN)
+            sup_log("%s: stable again: %s", v->name, own ? "its own cpu_max_pct" : "out of its cgroup");
+    }
 }
 
 void sup_cg_remove(struct sup *s)

@@ -410,6 +410,7 @@ int sup_run(struct sup *s)
     }
     if (s->router_handover)
         sup_state_save(s);
+    sup_self_serve(s); /* adopted in SCHED_IDLE: the loop, and the router's handover, run in our own class */
 
     while (!(s->shutting_down && all_stopped(s))) {
         struct epoll_event evs[16];
@@ -460,6 +461,7 @@ int sup_run(struct sup *s)
         sup_check_timers(s, now);
         sup_tamper_tick(s, now); /* a ring's liar, a hoarder: restarted */
         sup_sched_tick(s, now);
+        sup_cg_tick(s);
         sup_reload_tick(s, now);
         sup_ctl_tick(s, now);
         sup_inject_tick(s, now);

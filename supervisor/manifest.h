@@ -76,6 +76,7 @@ enum sup_router_key {
     SUP_ROUTER_ORPHAN_GRACE,
     SUP_ROUTER_HOARD_PCT,
     SUP_ROUTER_HOARD_MS,
+    SUP_ROUTER_RESTART_CPU_MAX,
     SUP_ROUTER_NKEYS
 };
 
@@ -112,6 +113,7 @@ struct sup_router {
     uint32_t orphan_grace_ms; /* services without a supervisor forward this long, then stop */
     uint32_t hoard_pct; /* a service holding more of the pool than this ... */
     uint32_t hoard_ms;  /* ... for this long is restarted, its buffers reclaimed */
+    uint32_t restart_cpu_max_pct; /* a service restarting in a loop: its CPU quota (cgroup.c); 0: none */
 };
 
 enum sup_driver { SUP_DRIVER_TAP = 1, SUP_DRIVER_AFXDP = 2 };

@@ -392,6 +392,11 @@ static int sup_check_services(struct sup_pctx *pc)
     for (size_t p = 0; p < m->nports; p++)
         if (m->ports[p].queues == 0)
             m->ports[p].queues = 1; /* a TAP port: its driver's keys (queues among them) get no defaults */
+    const struct sup_router *r = &m->router;
+    if (r->restart_cpu_max_pct && r->restart_cpu_max_pct < 10)
+        return sup_fail(pc, KLINE(r, SUP_ROUTER_RESTART_CPU_MAX), r->src.section, "restart_cpu_max_pct",
+                        "%u: at least 10 (the kernel's smallest quota, 1 ms of each 10 ms period), or 0 for no limit",
+                        r->restart_cpu_max_pct);
     for (size_t i = 0; i < pc->nsvc; i++) {
         struct sup_service *s = &pc->svc[i];
         const char *n = s->name;

@@ -104,6 +104,10 @@ static const struct sup_key sup_router_keys[] = {
      * enough that the other ports recover within a second or two */
     [SUP_ROUTER_HOARD_PCT] = {"hoard_pct", sup_p_u32, KEY(struct sup_router, hoard_pct), 1, 100, .def = "50"},
     [SUP_ROUTER_HOARD_MS] = {"hoard_ms", sup_p_u32, KEY(struct sup_router, hoard_ms), 50, 3600000, .def = "1000"},
+    /* a service restarting in a loop charges its exec and start to itself,
+     * not to its peers (supervisor/cgroup.c) */
+    [SUP_ROUTER_RESTART_CPU_MAX] = {"restart_cpu_max_pct", sup_p_u32, KEY(struct sup_router, restart_cpu_max_pct), 0,
+                                    100, .def = "25"},
 };
 
 static const struct sup_word sup_driver_words[] = {{"tap", SUP_DRIVER_TAP}, {"afxdp", SUP_DRIVER_AFXDP}, {NULL, 0}};

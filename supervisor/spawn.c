@@ -157,7 +157,7 @@ static int sched_class(const struct sup_svc *v)
 
 /* Out of SCHED_IDLE needs CAP_SYS_NICE: without it (a supervisor run
  * unprivileged) nothing is lowered, since it could not be raised again. */
-static bool can_raise(void)
+bool sup_sched_can_raise(void)
 {
     static int known = -1;
     if (known < 0) {
@@ -176,7 +176,7 @@ static bool can_raise(void)
 static bool sched_lower(pid_t pid)
 {
     struct sched_param sp = {.sched_priority = 0};
-    return can_raise() && sched_setscheduler(pid, SCHED_IDLE, &sp) == 0;
+    return sup_sched_can_raise() && sched_setscheduler(pid, SCHED_IDLE, &sp) == 0;
 }
 
 /* Threads a service made while idle inherited the class: the kernel's
@@ -201,7 +201,7 @@ static void sched_raise_threads(pid_t pid, int cls)
 static void sched_raise_pid(struct sup_svc *v, pid_t pid, const char *what, const char *why)
 {
     struct sched_param sp = {.sched_priority = 0};
-    if (!can_raise())
+    if (!sup_sched_can_raise())
         return;
     if (sched_setscheduler(pid, sched_class(v), &sp) < 0) {
         if (errno != ESRCH)
@@ -532,7 +532,7 @@ void sup_standby_spawn(struct sup *s, struct sup_svc *v)
  * gone. The command name in parentheses may itself hold ')' or spaces: the
  * state follows the last ')'.
  */
-static char proc_state(pid_t pid)
+char sup_proc_state(pid_t pid)
 {
     char path[32], buf[512];
     snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
@@ -556,7 +556,7 @@ bool sup_standby_activate(struct sup *s, struct sup_svc *v)
     /* A standby someone stopped (SIGSTOP) or is tracing would take the go
      * and never report ready: the port would be down until the ready
      * timeout. Start afresh instead, at the cost of an exec. */
-    char st = proc_state(v->sb_pid);
+    char st = sup_proc_state(v->sb_pid);
     if (st == 'T' || st == 't' || st == 'Z' || st == 'X' || st == '?') {
         sup_warn("%s: standby pid %d is %s; starting a new instance instead", v->name, (int)v->sb_pid,
                  st == 'T' ? "stopped" : st == 't' ? "being traced" : "gone");

@@ -107,6 +107,7 @@ struct sup_svc {
     bool restart_pending; /* STOPPING because of `ringrouter restart` */
     bool fresh_rates;     /* a shaper whose classes a reload changed: its next start resumes no rates */
     bool idle, sb_idle;   /* the instance runs in SCHED_IDLE until it serves (spawn.c, sup_sched_raise) */
+    uint32_t cg_quota;    /* the % of a CPU its cgroup has now (cgroup.c): 0 none */
 
     /* The warm standby (ipc/svc.h): exec'd, mapped, waiting on go_fd. */
     pid_t sb_pid;
@@ -371,6 +372,25 @@ void sup_standby_dismiss(struct sup *s, struct sup_svc *v);
 void sup_sched_raise(struct sup_svc *v, const char *why);
 /* Raise every instance that has been idle for longer than its bound. */
 void sup_sched_tick(struct sup *s, uint64_t now);
+/* Can we raise a process out of SCHED_IDLE (CAP_SYS_NICE)? If not, nothing is lowered. */
+bool sup_sched_can_raise(void);
+/* /proc/PID/stat's state letter ('R' runnable, 'T' stopped...), '?' if gone. */
+char sup_proc_state(pid_t pid);
+
+/* sched_self.c: an adopting supervisor sets up in SCHED_IDLE, bounded by a
+ * quarter of orphan_grace_ms (2 s at most); sup_self_serve returns it to its
+ * own class. */
+void sup_self_idle(struct sup *s);
+void sup_self_serve(struct sup *s);
+/* Pacing of a long loop: sup_pace once per item naps briefly each ms of
+ * work while one of pid[] is runnable (at most 50 ms in all). */
+struct sup_pace {
+    pid_t pid[SUP_MAX_SERVICES];
+    int npid;
+    unsigned n, naps;
+    uint64_t slice_ns, napped_ns;
+};
+void sup_pace(struct sup_pace *p);
 
 /* policy.c */
 enum sup_event { SUP_EV_EXIT, SUP_EV_READY, SUP_EV_TIMEOUT, SUP_EV_HANG, SUP_EV_STOP, SUP_EV_RESTART, SUP_NEVENTS };
@@ -406,6 +426,9 @@ int sup_cg_init(struct sup *s, struct ipc_err *err);
 int sup_cg_enter_fd(struct sup *s, struct sup_svc *v, struct ipc_err *err);
 int sup_cg_throttled(const struct sup *s, const struct sup_svc *v, uint64_t *periods, uint64_t *us);
 void sup_cg_remove(struct sup *s);
+/* The quota of each service's cgroup follows it in and out of a restart
+ * loop ([router] restart_cpu_max_pct). */
+void sup_cg_tick(struct sup *s);
 
 /* ctl.c: the requests */
 /* rundir.c: run_dir and state_dir walked from "/", each component checked,

@@ -59,7 +59,11 @@ int sup_cmd_up(const char *file)
      * adopt them rather than start new ones (adopt.c). */
     if (sup_adopt_begin(s, &err) < 0)
         sup_warn("%s", err.msg);
+    if (s->adopt)
+        sup_self_idle(s); /* they forward meanwhile: our set-up takes no CPU of theirs (sched_self.c) */
     ret = sup_setup(s, &err);
+    if (ret < 0)
+        sup_self_serve(s); /* starting afresh, or failing: nothing forwards to protect */
     if (ret < 0 && s->adopt) {
         sup_err("adoption: %s; ending the running services and starting afresh", err.msg);
         sup_adopt_fail(s);

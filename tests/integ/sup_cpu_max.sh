@@ -4,12 +4,19 @@
 # ceiling on a service's CPU that a spinning service cannot pass:
 #   - driver-a with cpu_max_pct = 20 runs in its own cgroup,
 #     ringrouter/INSTANCE/driver-a of the cpu hierarchy, and so does its warm
-#     standby; the router (no limit) does not;
+#     standby; the router (no limit) does not; driver-a's nice -5 is its
+#     cgroup's weight (v1 cpu.shares 3121, v2 cpu.weight.nice -5), since
+#     in a cgroup of its own it competes with the group's;
 #   - `inject driver-a slow 5000 1500` makes it spin 5 ms a loop for 1.5 s:
 #     its cgroup is throttled (status --json: cpu_throttled > 0) and the
 #     CPU it took over the fault stays under half of one CPU (the kernel
 #     holds it to 20 %; without a limit it takes all of one);
 #   - its successor after a kill -9 is in the same cgroup;
+#   - driver-b (no limit; a stand-in that dies 1 s after its start while a
+#     file exists)
+#     restarting in a loop is in its cgroup with a quota of 2.5 ms per 10 ms
+#     ([router] restart_cpu_max_pct, 25 by default), and the log says so;
+#     once it starts for good and is stable, it is out of it again;
 #   - a clean stop removes the cgroups it made.
 set -u
 . "$(dirname "$0")/../lib/sup.sh"
@@ -27,8 +34,15 @@ import json, sys
 print(next(v["cpu_throttled"] for v in json.load(sys.stdin)["services"] if v["name"] == "driver-a"))'
 }
 
+# limit DIR: its quota and period as cpu.max says them (v1: quota -1 is max).
+limit() {
+    if [ -f "$1/cpu.max" ]; then cat "$1/cpu.max"; else
+        echo "$(sed 's/^-1$/max/' "$1/cpu.cfs_quota_us") $(cat "$1/cpu.cfs_period_us")"; fi
+}
 sup_netns
-sup_manifest "$SUP_T/m.ini" driver-a.cpu_max_pct=20
+sup_stand_in crashy "[ -e $SUP_T/crash ] && { sleep 1; exit 1; }
+exec $SUP_T/bin/rr-null \"\$@\""
+sup_manifest "$SUP_T/m.ini" driver-a.cpu_max_pct=20 driver-a.nice=-5 driver-b.binary="$SUP_T/bin/crashy"
 sup_start "$SUP_NS" "$SUP_T/m.ini"
 sup_wait 5 eval 'sup_status && [ "${SUP_STANDBY[driver-a]:--}" != - ]' || sup_fail "driver-a has no standby"
 a=${SUP_PIDS[driver-a]} r=${SUP_PIDS[router]} sb=${SUP_STANDBY[driver-a]%\*}
@@ -41,9 +55,11 @@ dir=$(awk '{ for (i = 7; $i != "-"; i++); if ($(i + 1) == "cgroup2" || ($(i + 1)
     /proc/self/mountinfo |
     while read -r m; do [ -d "$m$want" ] && echo "$m$want"; done | head -1)
 [ -n "$dir" ] || sup_fail "no directory $want in any cgroup hierarchy"
-if [ -f "$dir/cpu.max" ]; then lim=$(cat "$dir/cpu.max"); else lim="$(cat "$dir/cpu.cfs_quota_us") $(cat "$dir/cpu.cfs_period_us")"; fi
+lim=$(limit "$dir")
 [ "$lim" = "2000 10000" ] || sup_fail "driver-a's limit is \"$lim\", not 2 ms of each 10 ms"
-echo "ok: driver-a and its standby in $want ($lim), the router elsewhere"
+if [ -f "$dir/cpu.weight.nice" ]; then wt=$(cat "$dir/cpu.weight.nice") wwant=-5; else wt=$(cat "$dir/cpu.shares") wwant=3121; fi
+[ "$wt" = "$wwant" ] || sup_fail "driver-a (nice -5)'s cgroup weight is $wt, not $wwant"
+echo "ok: driver-a and its standby in $want ($lim, weight $wt), the router elsewhere"
 
 [ "$(throttled)" = 0 ] || echo "note: driver-a throttled $(throttled) times before the fault"
 t0=$(throttled) c0=$(ticks "$a") w0=$(date +%s%N)
@@ -63,6 +79,29 @@ sup_wait 5 eval 'sup_status && [ "${SUP_PIDS[driver-a]}" != "$a" ] && [ "${SUP_S
 a2=${SUP_PIDS[driver-a]}
 [ "$(cg "$a2")" = "$want" ] || sup_fail "driver-a's successor (pid $a2) is in cgroup $(cg "$a2")"
 echo "ok: driver-a's successor, pid $a2, in $want too"
+
+bdir=${dir%/driver-a}/driver-b
+touch "$SUP_T/crash"
+# Its parked standby (exec'd before the file) takes over the first kill;
+# from the second on, every new instance dies at once.
+b=${SUP_PIDS[driver-b]}
+kill -KILL "$b"
+sup_wait 10 eval 'sup_status && [ "${SUP_PIDS[driver-b]}" != "$b" ] && [ "${SUP_STATE[driver-b]}" = up ]' ||
+    sup_fail "driver-b was not up again within 10 s of its kill"
+kill -KILL "${SUP_PIDS[driver-b]}"
+sup_wait 10 eval 'grep -q "driver-b: restarting in a loop: at most 25 % of a CPU until it is stable" "$SUP_LOG"' ||
+    sup_fail "driver-b, dying at once, was not held to a quota within 10 s"
+[ "$(limit "$bdir")" = "2500 10000" ] || sup_fail "driver-b restarting in a loop: its limit is $(limit "$bdir")"
+# The instance alive now (a new one each death) is in it.
+sup_wait 10 eval 'sup_status && p=${SUP_PIDS[driver-b]} && [[ $p =~ ^[1-9][0-9]*$ ]] && [ "$(cg "$p" 2>/dev/null)" = "${want%/driver-a}/driver-b" ]' ||
+    sup_fail "no instance of driver-b seen in ${want%/driver-a}/driver-b within 10 s"
+echo "ok: driver-b restarting in a loop: in ${want%/driver-a}/driver-b, $(limit "$bdir")"
+rm "$SUP_T/crash"
+sup_wait 10 eval 'grep -q "driver-b: stable again: out of its cgroup" "$SUP_LOG"' ||
+    sup_fail "driver-b, up again, was not out of its cgroup within 10 s"
+sup_status
+case $(cg "${SUP_PIDS[driver-b]}") in /ringrouter/*) sup_fail "driver-b, stable, is in $(cg "${SUP_PIDS[driver-b]}")" ;; esac
+echo "ok: driver-b stable again: pid ${SUP_PIDS[driver-b]} in $(cg "${SUP_PIDS[driver-b]}")"
 sup_stop
 sup_census_ok
 [ ! -e "$dir" ] || sup_fail "$dir is still there after a clean stop"

@@ -13,6 +13,12 @@
 #     (an upgrade is this restart with a standby of another binary,
 #     upgrade.sh; the stand-ins carry no layout stamp to upgrade to);
 #   - a kill -9 of driver-b: its successor serves in SCHED_OTHER;
+#   - a kill -9 of the supervisor, then `up` under strace, whose first
+#     pidfd_getfd (the adoption's) it holds for 1 s: the new supervisor
+#     is in SCHED_IDLE while its socket does not answer yet, back in
+#     SCHED_OTHER once it serves, every service adopted (supervisor/sched_self.c);
+#   - the same held 4 s, past the bound (a quarter of orphan_grace_ms, 8 s):
+#     the supervisor is raised while still held, and says so;
 #   - a clean census.
 set -u
 . "$(dirname "$0")/../lib/sup.sh"
@@ -46,6 +52,7 @@ check_all() { # check_all WHEN
 }
 
 sup_netns
+SUP_ROUTER_KEYS='orphan_grace_ms = 8000'
 sup_manifest "$SUP_T/m.ini" driver-a.nice=-5 router.sched=batch
 sup_start "$SUP_NS" "$SUP_T/m.ini"
 sup_wait 10 all_parked || sup_fail "not every service up with a parked standby within 10 s"
@@ -70,6 +77,61 @@ sup_wait 10 eval 'all_parked && [ "${SUP_PIDS[driver-b]}" != "$b" ]' ||
     sup_fail "driver-b was not back with a new standby parked within 10 s of its kill"
 check_all "kill -9 driver-b"
 
-sup_stop
+# A supervisor killed, then `up` again: the new one adopts under strace,
+# which holds its first pidfd_getfd for $1 us. Sets SUP_PID (strace's pid)
+# and SUP_SELF (the supervisor's).
+command -v strace >/dev/null || sup_skip "no strace to hold the new supervisor in its set-up"
+up_held() {
+    kill -KILL "$SUP_SELF"
+    sup_wait 10 eval '! sup_alive $SUP_SELF' || sup_fail "the supervisor did not die of SIGKILL within 10 s"
+    wait "$SUP_PID" 2>/dev/null
+    ip netns exec "$SUP_NS" strace -qq -o /dev/null -e trace=pidfd_getfd \
+        -e inject=pidfd_getfd:delay_enter="$1":when=1 "$RR" up -c "$SUP_T/m.ini" 2>>"$SUP_LOG" &
+    SUP_PID=$! SUP_SELF=
+    # strace forks short-lived children of its own first: wait for the exec.
+    sup_wait 10 eval 'SUP_SELF=$(cat /proc/$SUP_PID/task/$SUP_PID/children); SUP_SELF=${SUP_SELF%% *}
+        [ -n "$SUP_SELF" ] && [ "$(cat /proc/$SUP_SELF/comm)" = ringrouter ]' 2>/dev/null ||
+        sup_fail "strace did not start the supervisor within 10 s"
+    SUP_EXTRA_PIDS=("$SUP_SELF") # ended on failure too, strace first
+}
+pol() { field "$SUP_SELF" 41; }
+SUP_SELF=$SUP_PID
+declare -A before
+for s in "${SUP_SERVICES[@]}"; do before[$s]=${SUP_PIDS[$s]}; done
+adopted_all() {
+    sup_all_up || return 1
+    local s
+    for s in driver-a driver-b; do [ "${SUP_PIDS[$s]}" = "${before[$s]}" ] || return 1; done
+} # (the router moves to the new FIBs through its standby: a new pid)
+
+up_held 1000000
+sup_wait 10 eval '[ "$(pol)" = 5 ] || sup_socket_answers' || sup_fail "the new supervisor neither idle nor serving within 10 s"
+[ "$(pol)" = 5 ] && ! sup_socket_answers ||
+    sup_fail "the new supervisor pid $SUP_SELF set up with policy $(pol), not 5 (SCHED_IDLE)"
+echo "ok: the new supervisor pid $SUP_SELF sets up in SCHED_IDLE"
+sup_wait 20 eval 'sup_socket_answers && adopted_all' ||
+    sup_fail "the new supervisor did not adopt every service within 20 s"
+[ "$(pol)" = 0 ] || sup_fail "the new supervisor serves with policy $(pol), not 0 (SCHED_OTHER)"
+# On a busy machine an idle set-up may take longer than its bound, 2 s:
+# either is right.
+sup_log_has '.*supervisor: set-up (done in [0-9.]+ ms in SCHED_IDLE; serving|not done within 2000 ms.*)' ||
+    sup_fail "no 'set-up done ... serving' line in the log"
+echo "ok: it serves in SCHED_OTHER, every service adopted, the drivers with their pids"
+
+raised=$(grep -c "supervisor: set-up not done within 2000 ms in SCHED_IDLE; raised to SCHED_OTHER" "$SUP_LOG")
+up_held 4000000
+sup_wait 10 eval '[ "$(grep -c "supervisor: set-up not done within 2000 ms in SCHED_IDLE; raised to SCHED_OTHER" "$SUP_LOG")" -gt "$raised" ]' ||
+    sup_fail "the held supervisor was not raised by its bound within 10 s"
+[ "$(pol)" = 0 ] && ! sup_socket_answers || sup_fail "raised by its bound: policy $(pol), or it serves already"
+echo "ok: held past its bound (2 s), it is raised while still setting up"
+sup_wait 20 eval 'sup_socket_answers && adopted_all' ||
+    sup_fail "the new supervisor did not adopt every service within 20 s"
+sup_wait 10 all_parked || sup_fail "not every service up with a parked standby within 10 s"
+check_all "after adoption"
+
+kill -TERM "$SUP_SELF"
+sup_wait 10 eval '! sup_alive $SUP_PID' || sup_fail "the supervisor did not exit within 10 s of SIGTERM"
+wait "$SUP_PID" # strace's status is the supervisor's
+SUP_RC=$? SUP_PID= SUP_EXTRA_PIDS=()
 sup_census_ok
 echo "PASS sup_sched_idle"

@@ -124,6 +124,10 @@ static const struct t_bad t_bad_cases[] = {
      "or 0 for no limit"},
     {BASE "[service router]\ncpu_max_pct = 102401\n",
      "t.ini:10: [service router] cpu_max_pct: 102401 is out of range 0..102400"},
+    {BASE "[router]\nrestart_cpu_max_pct = 5\n",
+     "t.ini:10: [router] restart_cpu_max_pct: 5: at least 10 (the kernel's smallest quota, 1 ms of each 10 ms period), "
+     "or 0 for no limit"},
+    {BASE "[router]\nrestart_cpu_max_pct = 101\n", "t.ini:10: [router] restart_cpu_max_pct: 101 is out of range 0..100"},
     /* driver-specific keys */
     {"[port a]\ndriver = afxdp\nifname = eth1\naddress = 10.1.0.1/24\noffloads = csum\n",
      "t.ini:5: [port a] offloads: only for driver = tap, and port a is driver = afxdp"},
@@ -733,6 +737,7 @@ static void test_manifest_full(void **state)
     assert_int_equal(r->sched, SUP_SCHED_BATCH);
     assert_int_equal(r->cpu_max_pct, 150);
     assert_int_equal(m.services[1].cpu_max_pct, 0);
+    assert_int_equal(m.router.restart_cpu_max_pct, 25);
     assert_int_equal(r->port, -1);
     assert_int_equal(m.services[1].sched, SUP_SCHED_NORMAL);
     assert_int_equal(m.services[1].restart, SUP_RESTART_NEVER);
