@@ -219,7 +219,7 @@ void sup_sched_raise(struct sup_svc *v, const char *why)
     if (!v->idle || v->pid <= 0)
         return;
     v->idle = false;
-    sched_raise_pid(v, v->pid, "pid", why);
+    sched_raise_pid(v, v->pid, "instance", why);
 }
 
 void sup_sched_tick(struct sup *s, uint64_t now)

@@ -78,6 +78,20 @@ static void shown_pop(char *at)
         slash[slash == at] = '\0';
 }
 
+/* Does the file behind the O_PATH @fd start with "#!"? Read through a new
+ * open of the same inode (/proc/self/fd), never by its path again. */
+static bool is_script(int fd)
+{
+    char self[32], head[2];
+    snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+    int r = open(self, O_RDONLY | O_CLOEXEC);
+    if (r < 0)
+        return false;
+    bool yes = pread(r, head, 2, 0) == 2 && head[0] == '#' && head[1] == '!';
+    close(r);
+    return yes;
+}
+
 int sup_trust_open(const char *path, int *fd_out, struct ipc_err *err)
 {
     if (path[0] != '/')
@@ -168,6 +182,13 @@ int sup_trust_open(const char *path, int *fd_out, struct ipc_err *err)
             close(fd);
             ret = ipc_errf(err, !last ? -ENOTDIR : -EACCES, "%s: %s is %s", path, shown,
                            !last ? "not a directory" : "not an executable regular file");
+            break;
+        }
+        if (is_script(fd)) {
+            close(fd);
+            ret = ipc_errf(err, -ENOEXEC, "%s: %s is %s", path, shown,
+                           "a script (#!): under its kind's seccomp ceiling a shell can neither fork nor exec; "
+                           "name the program itself");
             break;
         }
         *fd_out = fd;

@@ -40,9 +40,8 @@ limit() {
         echo "$(sed 's/^-1$/max/' "$1/cpu.cfs_quota_us") $(cat "$1/cpu.cfs_period_us")"; fi
 }
 sup_netns
-sup_stand_in crashy "[ -e $SUP_T/crash ] && { sleep 1; exit 1; }
-exec $SUP_T/bin/rr-null \"\$@\""
-sup_manifest "$SUP_T/m.ini" driver-a.cpu_max_pct=20 driver-a.nice=-5 driver-b.binary="$SUP_T/bin/crashy"
+cp "$SUP_T/bin/rr-null" "$SUP_T/bin/rr-null-crashy" || sup_fail "cannot copy rr-null"
+sup_manifest "$SUP_T/m.ini" driver-a.cpu_max_pct=20 driver-a.nice=-5 driver-b.binary="$SUP_T/bin/rr-null-crashy"
 sup_start "$SUP_NS" "$SUP_T/m.ini"
 sup_wait 5 eval 'sup_status && [ "${SUP_STANDBY[driver-a]:--}" != - ]' || sup_fail "driver-a has no standby"
 a=${SUP_PIDS[driver-a]} r=${SUP_PIDS[router]} sb=${SUP_STANDBY[driver-a]%\*}
@@ -81,7 +80,7 @@ a2=${SUP_PIDS[driver-a]}
 echo "ok: driver-a's successor, pid $a2, in $want too"
 
 bdir=${dir%/driver-a}/driver-b
-touch "$SUP_T/crash"
+touch "$SUP_T/bin/rr-null-crashy.crash"
 # Its parked standby (exec'd before the file) takes over the first kill;
 # from the second on, every new instance dies at once.
 b=${SUP_PIDS[driver-b]}
@@ -96,7 +95,7 @@ sup_wait 10 eval 'grep -q "driver-b: restarting in a loop: at most 25 % of a CPU
 sup_wait 10 eval 'sup_status && p=${SUP_PIDS[driver-b]} && [[ $p =~ ^[1-9][0-9]*$ ]] && [ "$(cg "$p" 2>/dev/null)" = "${want%/driver-a}/driver-b" ]' ||
     sup_fail "no instance of driver-b seen in ${want%/driver-a}/driver-b within 10 s"
 echo "ok: driver-b restarting in a loop: in ${want%/driver-a}/driver-b, $(limit "$bdir")"
-rm "$SUP_T/crash"
+rm "$SUP_T/bin/rr-null-crashy.crash"
 sup_wait 10 eval 'grep -q "driver-b: stable again: out of its cgroup" "$SUP_LOG"' ||
     sup_fail "driver-b, up again, was not out of its cgroup within 10 s"
 sup_status

@@ -18,7 +18,7 @@
 # 2. Binary trust, at `upgrade --binary`: refused, the answer naming the
 #    path component and why, the service untouched: a file of mode 0777; a
 #    file in a directory owned by another uid (65534); in a directory of
-#    mode 0777; a file of another uid in a sticky directory. rr-evil-nosetup
+#    mode 0777; a file of another uid in a sticky directory; a script (#!). rr-evil-nosetup
 #    itself: its standby is refused when parked, the upgrade rolled back.
 #    A symbolic link
 #    accepted, then swapped by root to a file in the other uid's directory:
@@ -83,13 +83,15 @@ cp "$D/rr-tap" "$D/rr-tap.0777" && chmod 0777 "$D/rr-tap.0777" || sup_fail "rr-t
 mkdir -m 0755 "$SUP_T/other" "$SUP_T/open" "$SUP_T/sticky" && chmod 0777 "$SUP_T/open" && chmod 1777 "$SUP_T/sticky" &&
     cp "$D/rr-tap" "$SUP_T/other/rr-tap" && cp "$D/rr-tap" "$SUP_T/open/rr-tap" &&
     cp "$D/rr-tap" "$SUP_T/sticky/rr-tap" && chmod 0755 "$SUP_T"/{other,open,sticky}/rr-tap &&
+    printf '#!/bin/sh\nexec %s\n' "$D/rr-tap" >"$D/rr-tap.sh" && chmod 0755 "$D/rr-tap.sh" &&
     chown "$OTHER" "$SUP_T/other" "$SUP_T/sticky/rr-tap" || sup_fail "cannot make the unsafe directories"
 sup_status || sup_fail "status"
 pid0=${SUP_PIDS[driver-b]}
 for c in "$D/rr-tap.0777|$D/rr-tap.0777 is writable by group and others (mode 0777)" \
     "$SUP_T/other/rr-tap|$SUP_T/other is owned by uid $OTHER, not by root" \
     "$SUP_T/open/rr-tap|$SUP_T/open is writable by group and others (mode 0777)" \
-    "$SUP_T/sticky/rr-tap|$SUP_T/sticky/rr-tap is owned by uid $OTHER, not by root"; do
+    "$SUP_T/sticky/rr-tap|$SUP_T/sticky/rr-tap is owned by uid $OTHER, not by root" \
+    "$D/rr-tap.sh|$D/rr-tap.sh is a script (#!): under its kind's seccomp ceiling a shell can neither fork nor exec"; do
     IFS='|' read -r path want <<<"$c"
     out=$("$RR" upgrade driver-b --binary "$path" -S "$SUP_SOCK" 2>&1)
     rc=$?

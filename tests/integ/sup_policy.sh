@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # tests/integ/sup_policy.sh: [service NAME] restart = on-failure and never
 # (docs/supervisor.md, "Policy"). Stand-ins: /bin/true (exits 0 before it is
-# ready), a script that exits 3, and rr-passthru as the router (up, then
+# ready), rr-null-exit-3 (exits 3 before its set-up), and rr-passthru as the router (up, then
 # killed by SIGKILL, or ended by SIGTERM, which it answers with exit 0).
 #   on-failure: exit 0 -> "NAME: exited with status 0; not restarting
 #     (restart = on-failure)", down, started once; exit 3 -> "restarting
@@ -16,7 +16,7 @@ set -u
 . "$(dirname "$0")/../lib/sup.sh"
 sup_init sup_policy
 
-sup_stand_in exit3 'exit 3'
+cp "$SUP_T/bin/rr-null" "$SUP_T/bin/rr-null-exit-3" || sup_fail "cannot copy rr-null"
 sup_netns
 NS=$SUP_NS
 
@@ -35,7 +35,7 @@ expect_down() { # expect_down SVC LAST_EXIT RESTARTS
 # hang_ms 3000: a starved machine must not kill anything here but the test.
 H=(router.hang_ms=3000 driver-a.hang_ms=3000 driver-b.hang_ms=3000)
 sup_manifest "$SUP_T/m.ini" "${H[@]}" router.restart=on-failure driver-a.restart=on-failure driver-a.binary=/bin/true \
-    driver-b.restart=on-failure driver-b.binary="$SUP_T/bin/exit3"
+    driver-b.restart=on-failure driver-b.binary="$SUP_T/bin/rr-null-exit-3"
 sup_start_nowait "$NS" "$SUP_T/m.ini"
 sup_wait 5 sup_log_line 'ringrouter: driver-a: exited with status 0; not restarting (restart = on-failure)' ||
     sup_fail "on-failure: no \"driver-a: exited with status 0; not restarting (restart = on-failure)\" line within 5 s"
@@ -79,7 +79,7 @@ out=$(t_census_check "$SUP_LOG" "$SUP_RC") || sup_bad "on-failure: $out"
 # ---------------- restart = never ----------------
 SUP_LOG=$SUP_T/log.never
 sup_manifest "$SUP_T/m.ini" "${H[@]}" router.restart=never driver-a.restart=never driver-a.binary=/bin/true \
-    driver-b.restart=never driver-b.binary="$SUP_T/bin/exit3"
+    driver-b.restart=never driver-b.binary="$SUP_T/bin/rr-null-exit-3"
 sup_start_nowait "$NS" "$SUP_T/m.ini"
 sup_wait 5 eval 'state_is router up && [ "${SUP_STATE[driver-a]}" = down ] && [ "${SUP_STATE[driver-b]}" = down ]' ||
     sup_fail "never: not (router up, driver-a down, driver-b down) within 5 s"

@@ -315,9 +315,6 @@ sup_dist() {
 #
 #   sup_bins NAME...       add more binaries of $RR_BIN_DIR to the snapshot
 #                          (rr-tap, rr-router for a test that runs the real ones)
-#   sup_stand_in NAME BODY a shell-script stand-in $SUP_T/bin/NAME (mode 755,
-#                          runnable by the services' user) whose body is BODY,
-#                          for [service X] binary = $SUP_T/bin/NAME
 #   sup_temp_group PREFIX  a group PREFIX$$ for the test, removed at exit
 #                          ($SUP_GROUP, $SUP_GID)
 #   sup_log_line LINE      the log has exactly this line (whole line, no regex)
@@ -335,10 +332,6 @@ sup_bins() {
         [ -x "$RR_BIN_DIR/$b" ] || sup_fail "$RR_BIN_DIR/$b is missing: build with ninja first"
         cp "$RR_BIN_DIR/$b" "$SUP_T/bin/" && chmod 755 "$SUP_T/bin/$b" || sup_fail "cannot copy $RR_BIN_DIR/$b"
     done
-}
-
-sup_stand_in() { # sup_stand_in NAME BODY
-    printf '#!/bin/sh\n%s\n' "$2" >"$SUP_T/bin/$1" && chmod 755 "$SUP_T/bin/$1" || sup_fail "cannot write $SUP_T/bin/$1"
 }
 
 # sup_temp_group PREFIX: a temporary group PREFIX$$ (the test skips without

@@ -45,14 +45,24 @@
  * escaped and cut (tests/integ/guard_log.sh). As rr-null-evil-flood it
  * instead writes 100-byte lines as fast as its stderr takes them, for 3 s
  * after it is ready: the supervisor must bound what it reads.
+ *
+ * Policy modes, test-only, in place of shell scripts (which the kind's
+ * seccomp ceiling leaves nothing to run: no fork, no exec):
+ * rr-null-exit-N exits with status N before its set-up
+ * (tests/integ/sup_policy.sh); rr-null-never-ready sets up and waits for
+ * its stop without ever reporting ready (sup_timeouts.sh); rr-null-crashy,
+ * while a file named as its binary plus ".crash" exists, waits 1 s and
+ * exits 1 before its set-up, and is rr-null otherwise (sup_cpu_max.sh).
  */
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -74,6 +84,25 @@ static const char *exec_name(void)
         path = (const char *)getauxval(AT_EXECFN);
     const char *base = path ? strrchr(path, '/') : NULL;
     return base ? base + 1 : path;
+}
+
+/* The policy modes that end before the set-up (see the top): the exit
+ * status, or -1 to go on. */
+static int policy_mode(const char *me)
+{
+    if (me && strncmp(me, "rr-null-exit-", 13) == 0)
+        return atoi(me + 13);
+    const char *path = getenv(IPC_SVC_BINARY_ENV);
+    if (!me || strcmp(me, "rr-null-crashy") != 0 || !path)
+        return -1;
+    char flag[512];
+    struct stat st;
+    snprintf(flag, sizeof(flag), "%s.crash", path);
+    if (stat(flag, &st) < 0)
+        return -1;
+    struct timespec one = {.tv_sec = 1};
+    ppoll(NULL, 0, &one, NULL);
+    return 1;
 }
 
 static uint32_t leak_mode(void)
@@ -171,11 +200,20 @@ int main(void)
     struct ipc_svc svc;
     struct ipc_err err;
     ipc_svc_catch_stop(&stop); /* first: ipc_svc_open enters the sandbox */
+    const char *me = exec_name();
+    int early = policy_mode(me);
+    if (early >= 0)
+        return early;
     if (ipc_svc_open(&svc, 0, &err) < 0) {
         fprintf(stderr, "rr-null: %s\n", err.msg);
         return 111;
     }
-    const char *me = exec_name();
+    if (me && strcmp(me, "rr-null-never-ready") == 0) {
+        while (!stop)
+            ipc_svc_nap_us(&svc, NULL, 0, 1000000);
+        ipc_svc_close(&svc);
+        return 0;
+    }
     bool evil_syscall = me && strcmp(me, "rr-null-evil-syscall") == 0;
     _Atomic uint64_t *ctr = ipc_svc_counters(&svc, ctr_names, evil_syscall ? C_NCTR + 1 : C_NCTR);
     uint16_t port = svc.cfg->port;
