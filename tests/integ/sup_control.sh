@@ -67,7 +67,7 @@ run "$RR" stats -S "$SUP_SOCK"
 [ "$rc" = 0 ] || bad "stats: exit $rc"
 for re in '^router \(up\): loops [0-9]+, sleeps [0-9]+, wake-ups sent [0-9]+, buffers held [0-9]+$' '^  fwd_pkts +[0-9]+$' \
     '^driver-a \(up\): loops' '^  sink_pkts +[0-9]+$' \
-    '^RING +FROM -> TO +OCCUPANCY enq_handles full_drops wake_sent sleeps drop_bad_handle drop_bad_owner drop_bad_frame drop_bad_chain$' \
+    '^RING +FROM -> TO +OCCUPANCY enq_handles full_drops wake_sent sleeps drop_bad_handle drop_bad_owner drop_bad_frame drop_bad_chain prod_lie cons_lie$' \
     '^rx-a +driver-a -> router +[0-9]+/1024 ' '^tx-b +router -> driver-b +[0-9]+/1024 ' \
     '^pool: 4096 buffers of 2048 bytes, [0-9]+ free, 0 lent to the kernel, alloc_fail [0-9]+, free_bad [0-9]+, mag_bad [0-9]+$'; do
     grep -qE "$re" <<<"$out" || bad "stats: no line matching /$re/"

@@ -4,7 +4,8 @@
 # (effective, permitted, bounding, ambient, inheritable), NoNewPrivs, a uid
 # and gid other than root, is the supervisor's child, and holds exactly the
 # fds supervisor/setup.c gives it (sup_svc_fds, write_config):
-#   0, 1 /dev/null   2 the log   3 memfd:cfg-NAME   (4, the readiness pipe,
+#   0, 2 its log pipe (one pipe: 2 writes, 0 keeps it open for adoption,
+#   supervisor/svclog.c)   1 /dev/null   3 memfd:cfg-NAME   (4, the readiness pipe,
 #   closed once ready)   5 memfd:pool-NAME   6 memfd:stats-NAME
 #   7 its own eventfd   8..12 the fds its kind's typed config names
 #   (tables/config.h): 8 /dev/net/tun (drivers); 8 memfd:fib-NAME (sealed),
@@ -38,9 +39,9 @@ bad() {
 # The fd map a service must hold: "fd target" lines, sorted by fd.
 expected_fds() { # expected_fds SVC
     local svc=$1 memfd_suffix=" (deleted)"
-    echo "0 /dev/null"
+    echo "0 pipe"
     echo "1 /dev/null"
-    echo "2 $SUP_LOG"
+    echo "2 pipe"
     echo "3 /memfd:cfg-$svc$memfd_suffix"
     echo "5 /memfd:pool-t1$memfd_suffix"
     echo "6 /memfd:stats-$svc$memfd_suffix"
@@ -106,7 +107,7 @@ actual_fds() { # actual_fds PID
     local f
     for f in /proc/"$1"/fd/*; do
         echo "${f##*/} $(readlink "$f")"
-    done | sort -n
+    done | sed 's/ pipe:\[[0-9]*\]$/ pipe/' | sort -n
 }
 
 # Identity of an fd's object: eventfd id, TAP interface, or memfd inode.
@@ -127,6 +128,8 @@ check_service() { # check_service SVC PID
         bad "$svc: /proc/$pid/status is not readable"
         return
     }
+    [ "$(readlink "/proc/$pid/fd/0")" = "$(readlink "/proc/$pid/fd/2")" ] ||
+        bad "$svc: fds 0 and 2 are not the same log pipe"
     declare -A st=()
     while IFS=$'\t' read -r k v; do
         k=${k%:}
