@@ -40,7 +40,11 @@
 #define SHP_DROP_BATCH 64u
 #define SHP_NONE UINT32_MAX
 
-#define SHP_DEF_LIMIT_PKTS 2048u
+/* As much as a TAP port's device queue (docs/drivers.md, queue_len 4096):
+ * after a stall upstream (a router's handover) the catch-up burst meets this
+ * bound first, and CoDel, not the bound, keeps the standing queue short.
+ * fq_codel's own default is 10240. */
+#define SHP_DEF_LIMIT_PKTS 4096u
 #define SHP_DEF_LIMIT_BYTES (4u << 20)
 #define SHP_DEF_TARGET_US 5000u
 #define SHP_DEF_INTERVAL_US 100000u

@@ -9,7 +9,8 @@
 #                          missing), a snapshot of the binaries, temp dir $RR_T,
 #                          EXIT trap that cleans up everything below
 #   rr_topology            two fresh namespaces $RR_NS_A, $RR_NS_B; a manifest
-#                          ($RR_T/m.ini): port a in A (10.61.N.1/24, device
+#                          ($RR_T/m.ini): pool_buffers $RR_POOL (default
+#                          8192), port a in A (10.61.N.1/24, device
 #                          $RR_IF_A), port b in B (10.62.N.1/24, $RR_IF_B); no
 #                          static neighbours, no default route in the router,
 #                          hang_ms $RR_HANG_MS (default 3000) for every service,
@@ -464,7 +465,7 @@ rr_topology() { # rr_topology [EXTRA MANIFEST TEXT]
     RR_GW_A=$RR_NET_A.1 RR_HOST_A=$RR_NET_A.2
     RR_GW_B=$RR_NET_B.1 RR_HOST_B=$RR_NET_B.2
     {
-        printf '[router]\nname = rt%s\npool_buffers = 8192\nrun_dir = %s/run\n' "$$" "$RR_T"
+        printf '[router]\nname = rt%s\npool_buffers = %s\nrun_dir = %s/run\n' "$$" "${RR_POOL:-8192}" "$RR_T"
         [ -z "${RR_FRAME_SIZE:-}" ] || printf 'frame_size = %s\n' "$RR_FRAME_SIZE"
         [ -z "${RR_ROUTER_EXTRA:-}" ] || printf '%b\n' "$RR_ROUTER_EXTRA"
         printf '\n'
