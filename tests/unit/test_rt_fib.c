@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "tables/fib_write.h"
+#include "t_reader.h"
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define T_SLOW 1
@@ -654,8 +655,8 @@ static void *t_reader(void *arg)
         }
         fib_read_end(x->r);
         checked += 64;
+        atomic_store(&x->checked, checked); /* t_wait_reader waits on the first */
     }
-    atomic_store(&x->checked, checked);
     return NULL;
 }
 
@@ -668,6 +669,7 @@ static void test_rt_fib_concurrent_reader(void **state)
     struct t_race x = {.r = &f->r};
     pthread_t th;
     assert_int_equal(pthread_create(&th, NULL, t_reader, &x), 0);
+    t_wait_reader(&x.checked);
     uint64_t s = 99;
     unsigned iters = T_SLOW ? 50000 : 1000000, again = 0, full = 0;
     for (unsigned i = 0; i < iters && !atomic_load(&x.bad); i++) {
@@ -736,8 +738,8 @@ static void *t_flip_reader(void *arg)
         }
         fib_read_end(x->r);
         checked += 64;
+        atomic_store(&x->checked, checked); /* t_wait_reader waits on the first */
     }
-    atomic_store(&x->checked, checked);
     return NULL;
 }
 
@@ -758,6 +760,7 @@ static void test_rt_fib_replace_no_gap(void **state)
     struct t_flip x = {.r = &f->r};
     pthread_t th;
     assert_int_equal(pthread_create(&th, NULL, t_flip_reader, &x), 0);
+    t_wait_reader(&x.checked);
     unsigned iters = T_SLOW ? 20000 : 200000;
     for (unsigned i = 0; i < iters && !atomic_load(&x.bad); i++) {
         const struct fib_nh *nh = i % 2 ? &p1 : &p2;

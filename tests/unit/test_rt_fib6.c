@@ -28,6 +28,7 @@
 #include "../../tables/fib6_write.c"
 #include "tables/fib_write.h"
 #include "t_fib6.h"
+#include "t_reader.h"
 
 /* ---- the reference: a hash of (prefix, len) -> nh, probed at every length ---- */
 
@@ -1090,8 +1091,8 @@ static void *t_reader(void *arg)
         }
         fib6_read_end(x->r);
         checked += 64;
+        atomic_store(&x->checked, checked); /* t_wait_reader waits on the first */
     }
-    atomic_store(&x->checked, checked);
     return NULL;
 }
 
@@ -1104,6 +1105,7 @@ static void test_rt_fib6_concurrent_reader(void **state)
     struct t_race x = {.r = &f->r};
     pthread_t th;
     assert_int_equal(pthread_create(&th, NULL, t_reader, &x), 0);
+    t_wait_reader(&x.checked);
     uint64_t s = t_seed() ^ 99;
     /* Up to 600,000 updates (40,000 under a sanitizer), 4 s at most: on a
      * loaded machine the writer waits for a descheduled reader to leave. */
