@@ -4,7 +4,7 @@
 its report (tests/integ/fault_campaign.sh, bench/faults).
 
   faultcamp.py run SOCK LOG OUT --services A,B,.. --faults N --seed S
-               --hang-ms H [--deadline-s T] [--kinds K,K,..]
+               --hang-ms H [--deadline-s T] [--kinds K,K,..] [--quiet Q]
       N faults, one at a time, cycling through every kind x service in an
       order from the seed, each with random arguments: talks to the control
       socket SOCK itself (no process per request). For each fault: wait until
@@ -13,8 +13,9 @@ its report (tests/integ/fault_campaign.sh, bench/faults).
       service's pid and restart count, inject, then wait for the target's
       recovery: a new pid up (kill, crash, a stop past hang_ms), the fault's
       duration over and the same pid up (stop, slow, exhaust), or the answer
-      (the others); and then for the path to drain (every queue below QUIET
-      packets, three looks 5 ms apart: the rings, the router's hold queues,
+      (the others); and then for the path to drain (every queue below Q
+      packets, default QUIET; a stream of R/s keeps about R/1000 in its
+      queues as it runs, so a bench passes that: three looks 5 ms apart: the rings, the router's hold queues,
       the drivers' backlogs, the shapers' classes), since what a stalled path drops while it catches up is this
       fault's doing. A leak is ended by a kill, and the supervisor's log LOG
       must show the death reclaiming at least what the service said it
@@ -186,6 +187,7 @@ def run(a):
     nfaults = int(opt["--faults"])
     rng = random.Random(int(opt.get("--seed", "1")))
     hang_ms = int(opt.get("--hang-ms", "500"))
+    quiet = max(QUIET, int(opt.get("--quiet", str(QUIET))))
     deadline = time.monotonic() + float(opt.get("--deadline-s", "1e9"))
     ctl = Ctl(sock)
     kinds = opt["--kinds"].split(",") if "--kinds" in opt else KINDS
@@ -208,7 +210,7 @@ def run(a):
             svc, kind = order.pop()
             args, dur_ms, dies = args_for(rng, kind, hang_ms)
             try:
-                row = one_fault(ctl, log, svc, kind, args, dur_ms, dies, hang_ms)
+                row = one_fault(ctl, log, svc, kind, args, dur_ms, dies, hang_ms, quiet)
             except OSError as e:
                 print("faultcamp: fault %d (%s %s %s): the supervisor did not answer: %s" % (i, svc, kind, args, e),
                       file=sys.stderr)
@@ -231,7 +233,7 @@ def run(a):
     return 0
 
 
-def one_fault(ctl, log, svc, kind, args, dur_ms, dies, hang_ms):
+def one_fault(ctl, log, svc, kind, args, dur_ms, dies, hang_ms, quiet=QUIET):
     def ready():
         st = ctl.status()
         t = st.get(svc)
@@ -283,7 +285,7 @@ def one_fault(ctl, log, svc, kind, args, dur_ms, dies, hang_ms):
         for i in range(3):
             if i:
                 time.sleep(QUIET_GAP)
-            if not ctl.path_quiet(QUIET):
+            if not ctl.path_quiet(quiet):
                 return False
         return True
 
