@@ -4,13 +4,15 @@
 # for its own addresses as Linux does with nothing listening (issue 45,
 # item 1; docs/routing.md, "Control traffic"): TCP gets a reset and UDP a
 # port unreachable, IPv4 and IPv6, counted (tcp_rst_tx,
-# icmp_port_unreach_tx, icmp6_unreach_tx); and within the ICMP limit: with
+# icmp_port_unreach_tx, icmp6_unreach_tx), and traceroute to the router
+# ends at it; and within the ICMP limit: with
 # icmp_rate 1 and icmp_burst 2, a burst of 20 UDP datagrams draws at most
 # 3 answers and icmp_rate_limited counts the rest. Before, TCP hung and UDP
 # went unanswered (drop_local_other).
 set -u
 . "$(dirname "$0")/../lib/router.sh"
 rr_init cp_unreach
+rr_need_hard traceroute
 PROBE=$RR_ROOT/tests/lib/cp_probe.py
 N=$(($$ % 250 + 1))
 P6A=fd00:71:$N
@@ -29,6 +31,9 @@ for c in tcp_rst_tx icmp_port_unreach_tx icmp6_unreach_tx; do
     [ "$v" -ge 1 ] || rr_fail "router.$c = $v after the refusals"
 done
 [ "$(rr_ctr router.tcp_rst_tx)" -ge 2 ] || rr_fail "router.tcp_rst_tx = $(rr_ctr router.tcp_rst_tx), expected one per family"
+# traceroute to the router ends at it (before: a line of stars).
+out=$(rr_in "$RR_NS_A" traceroute -n -w 2 -q 1 -m 3 "$RR_GW_A" 2>&1) || rr_fail "traceroute $RR_GW_A: $out"
+[ "$(awk '$1 == 1 { print $2 }' <<<"$out")" = "$RR_GW_A" ] || rr_fail "traceroute to the router: $out"
 rr_ok "refused: TCP reset and UDP port unreachable, IPv4 and IPv6 (tcp_rst_tx $(rr_ctr router.tcp_rst_tx), icmp_port_unreach_tx $(rr_ctr router.icmp_port_unreach_tx), icmp6_unreach_tx $(rr_ctr router.icmp6_unreach_tx))"
 
 # The rate limit: 20 datagrams at once draw the bucket's 2 and maybe 1 more.
