@@ -41,15 +41,7 @@ RR_ADDR6_A=$P6A::1/64
 rr_topology
 rr_start
 rr_hosts_ipv6 "$P6A" fd00:62:$N
-# Services outlive a killed supervisor: whatever is left is ended by pid at exit.
-remember_services() {
-    rr_status || rr_fail "status"
-    local s
-    for s in "${RR_SERVICES[@]}"; do
-        [ -n "${RR_PIDS[$s]:-}" ] && [ "${RR_PIDS[$s]}" != 0 ] && RR_EXTRA_PIDS+=("${RR_PIDS[$s]}")
-    done
-}
-remember_services
+rr_remember_services
 
 # 2. The interfaces, as the ports.
 rr_resolve
@@ -116,7 +108,7 @@ grep -q "adopting 5 running services" <(tail -n +"$mark" "$RR_LOG") ||
 rr_wait 10 rr_all_up || rr_fail "not every service up after adoption"
 [ "${RR_PIDS[cp-a]}" = "$pid_cp" ] || rr_fail "cp-a: pid $pid_cp before, ${RR_PIDS[cp-a]} after adoption"
 [ "$(ip -n "$NS_C" -o link show cp-a | cut -d: -f1)" = "$idx" ] || rr_fail "cp-a is another device after adoption"
-remember_services
+rr_remember_services
 exchange adopted
 rr_c link a
 grep -q "control cp-a  netns $NS_C  cp-a up" <<<"$out" || rr_fail "link a after adoption: $out"

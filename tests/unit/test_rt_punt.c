@@ -115,25 +115,8 @@ static void test_rt_punt_arp_reply(void **state)
 {
     struct t_rt *t = *state;
     for (uint16_t port = 0; port < 2; port++) {
-        ipc_buf b;
-        assert_int_equal(ipc_pool_alloc(&t->pool, &b, 1), 1);
-        uint8_t *f = ipc_pool_data(&t->pool, b);
-        memset(f, 0, 60);
-        memcpy(f, t->ctx.port[port].mac, 6);
-        memcpy(f + 6, t_peer_mac[port], 6);
-        pkt_put16(f + 12, PKT_ETH_P_ARP);
-        uint8_t *a = f + 14;
-        pkt_put16(a, 1);
-        pkt_put16(a + 2, PKT_ETH_P_IP);
-        a[4] = 6;
-        a[5] = 4;
-        pkt_put16(a + 6, 2); /* a reply */
-        memcpy(a + 8, t_peer_mac[port], 6);
-        pkt_put32(a + 14, T_IP(10, port, 0, 9));
-        memcpy(a + 18, t->ctx.port[port].mac, 6);
-        pkt_put32(a + 24, T_IP(10, port, 0, 1));
-        pkt_set_len(ipc_pool_meta(&t->pool, b), 60);
-        ipc_pool_meta(&t->pool, b)->in_port = port;
+        ipc_buf b = t_arp(t, port, 2, t_peer_mac[port], T_IP(10, port, 0, 9), T_IP(10, port, 0, 1),
+                          t->ctx.port[port].mac);
         t_input(t, &b, 1, 1);
         /* Learnt from on both ports; passed on to the host side of port 0 only. */
         assert_non_null(neigh_find(&t->neigh, T_IP(10, port, 0, 9)));
@@ -144,7 +127,7 @@ static void test_rt_punt_arp_reply(void **state)
     }
 }
 
-/* The TCP checksum of the reset in @f (IPv4, 20-byte headers) verifies. */
+/* The checksums of the reset at @ip (IPv4, 20-byte headers) verifies. */
 static void t_rst_csum_ok(const uint8_t *ip)
 {
     uint8_t tail[4] = {0, PKT_IP_PROTO_TCP, 0, PKT_TCP_HLEN};
