@@ -4,7 +4,8 @@
 # TAP ports (issue 45, item 1; docs/routing.md, "Control traffic"): the
 # router between two AF_XDP ports on veth, [router] control_netns set; a
 # daemon there (a TCP and UDP echo on port 179) answers hosts A and B on the
-# router's addresses, IPv4, through the ports' sockets both ways, and the
+# router's addresses (IPv4, and UDP to its IPv6 link-local address of port
+# a), through the ports' sockets both ways, and the
 # router counts it (punt_to_host, punt_from_host). The host's own addresses
 # on the veths stay the kernel's (steer = forward-only), as before.
 set -u
@@ -38,10 +39,13 @@ RR_EXTRA_PIDS+=($!)
 rr_wait 5 rr_listening "$NS_C" 179 || rr_fail "the listener in $NS_C did not start: $(cat "$RR_T/serve.err")"
 out=$(rr_in "$NS_A" "$RR_PY" "$PROBE" tcp "$GW_A" 179 bgp-afxdp 2>&1) || rr_fail "TCP A -> $GW_A:179: $out"
 out=$(rr_in "$NS_B" "$RR_PY" "$PROBE" udp "$GW_B" 179 udp-afxdp 2>&1) || rr_fail "UDP B -> $GW_B:179: $out"
+LL=$(ip -n "$NS_C" -6 -br addr show dev cp-a scope link | awk '{ print $3 }')
+LL=${LL%/64}
+out=$(rr_in "$NS_A" "$RR_PY" "$PROBE" udp "$LL%${P}a0" 179 ll-afxdp 2>&1) || rr_fail "UDP A -> [$LL%${P}a0]:179: $out"
 rr_stats || rr_fail "stats"
 to=$(rr_ctr router.punt_to_host) from=$(rr_ctr router.punt_from_host)
 [ "$to" -ge 4 ] && [ "$from" -ge 4 ] || rr_fail "punt_to_host $to, punt_from_host $from: expected at least 4 each"
-rr_ok "AF_XDP ports: TCP and UDP to the router's addresses reach the control namespace and back (punt_to_host $to, punt_from_host $from)"
+rr_ok "AF_XDP ports: TCP and UDP to the router's addresses (link-local $LL too) reach the control namespace and back (punt_to_host $to, punt_from_host $from)"
 rr_stop
 rr_census_ok
 echo "PASS cp_afxdp"

@@ -14,7 +14,8 @@
 #     there; the router counts punt_to_host and punt_from_host;
 #   - kill -9 of the supervisor, then `up`: cp-a and cp-b are adopted (their
 #     services keep their pids, the devices their indices) and still carry
-#     the traffic; after `down` they are gone, and the census is clean.
+#     the traffic; `reload` refuses another control namespace; after `down`
+#     they are gone, and the census is clean.
 # Without the punt, the connections time out (the router dropped the frames
 # as drop_local_other) and the interfaces do not exist.
 set -u
@@ -114,7 +115,17 @@ rr_c link a
 grep -q "control cp-a  netns $NS_C  cp-a up" <<<"$out" || rr_fail "link a after adoption: $out"
 rr_ok "supervisor killed: cp-a kept (pid $pid_cp, ifindex $idx), adopted, and still carries the traffic"
 
-# 5. down: the interfaces go.
+# 5. reload: a change of control_netns is refused, nothing changed.
+cp "$RR_T/m.ini" "$RR_T/m.keep"
+sed -i "s/^control_netns = .*/control_netns = $RR_NS_A/" "$RR_T/m.ini"
+rr_c reload
+[ "$rc" != 0 ] && grep -q "\[router\] control_netns changed ($NS_C -> $RR_NS_A); nothing changed" <<<"$out$err" ||
+    rr_fail "reload with another control_netns: exit $rc: $out $err"
+cp "$RR_T/m.keep" "$RR_T/m.ini"
+exchange reloaded
+rr_ok "reload refused a change of control_netns: $out$err"
+
+# 6. down: the interfaces go.
 rr_stop
 rr_census_ok
 for x in a b; do # the device goes with its last fd, once its driver's io_uring has let go
