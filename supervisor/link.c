@@ -19,6 +19,9 @@
  * so a name is matched within the region's bytes and a figure is shown as
  * it is: a lie there is a wrong number on the screen, never a wrong read.
  * A shaper's own drops (overflow, CoDel) are policy, not loss: `shaper show`.
+ * A port with a host-side interface in the control namespace (cp.h) shows
+ * it on a line of its own: its service, and the frames the router handed
+ * it (to host) and took from it (from host); its driver is not the port's.
  */
 #include "supervisor/sup.h"
 
@@ -87,7 +90,7 @@ static void link_counters(const struct sup *s, int p, struct link_ctr *d, struct
             snprintf(name, sizeof(name), "%.15s.tx_bytes", pn);
             r->tx_bytes = ctr_of(v, name, false);
         }
-        if (v->port != p || !is_driver(v))
+        if (v->port != p || !is_driver(v) || v->m->kind == SUP_SVC_CP)
             continue;
         d->rx_pkts += ctr_of(v, "rx_pkts", false);
         d->rx_bytes += ctr_of(v, "rx_bytes", false);
@@ -100,9 +103,42 @@ static void link_counters(const struct sup *s, int p, struct link_ctr *d, struct
      * counted by their producer in the ring's header. */
     for (int i = 0; i < s->nrings; i++) {
         const struct sup_ring *g = &s->rings[i];
-        if (g->port == p && s->svcs[g->cons].kind != IPC_SVC_ROUTER)
+        if (g->port == p && s->svcs[g->cons].kind != IPC_SVC_ROUTER && s->svcs[g->cons].m->kind != SUP_SVC_CP)
             d->tx_drops += ipc_ld_rlx(&g->sh->full_drops);
     }
+}
+
+/* Port @p's host-side interface, if it has one (supervisor/cp.h). */
+static void link_cp(const struct sup *s, int p, bool json, FILE *f)
+{
+    const struct sup_svc *cp = NULL, *rt = NULL;
+    for (int i = 0; i < s->nsvcs; i++) {
+        if (s->svcs[i].m->kind == SUP_SVC_CP && s->svcs[i].port == p)
+            cp = &s->svcs[i];
+        if (s->svcs[i].kind == IPC_SVC_ROUTER)
+            rt = &s->svcs[i];
+    }
+    if (!cp || !rt)
+        return;
+    const char *ifn = s->m.ports[p].cp_ifname;
+    char name[IPC_CTR_NAME];
+    snprintf(name, sizeof(name), "%.15s.tx_pkts", ifn);
+    unsigned long long to = ctr_of(rt, name, false);
+    snprintf(name, sizeof(name), "%.15s.rx_pkts", ifn);
+    unsigned long long from = ctr_of(rt, name, false);
+    if (json) {
+        fprintf(f, ",\"control\":{\"ifname\":");
+        sup_json_str(f, ifn);
+        fprintf(f, ",\"netns\":");
+        sup_json_str(f, s->m.router.control_netns);
+        fprintf(f, ",\"service\":");
+        sup_json_str(f, cp->name);
+        fprintf(f, ",\"state\":\"%s\",\"to_host_packets\":%llu,\"from_host_packets\":%llu}",
+                sup_state_name(cp->state), to, from);
+        return;
+    }
+    fprintf(f, "    control %s  netns %s  %s %s  to host %llu  from host %llu\n", ifn, s->m.router.control_netns,
+            cp->name, sup_state_name(cp->state), to, from);
 }
 
 static void link_one(struct sup *s, int p, bool json, bool first, FILE *f)
@@ -142,11 +178,13 @@ static void link_one(struct sup *s, int p, bool json, bool first, FILE *f)
         }
         fprintf(f, "],\"rx\":{\"packets\":%llu,\"bytes\":%llu,\"drops\":%llu},"
                    "\"tx\":{\"packets\":%llu,\"bytes\":%llu,\"drops\":%llu},"
-                   "\"router\":{\"rx_packets\":%llu,\"rx_bytes\":%llu,\"tx_packets\":%llu,\"tx_bytes\":%llu}}",
+                   "\"router\":{\"rx_packets\":%llu,\"rx_bytes\":%llu,\"tx_packets\":%llu,\"tx_bytes\":%llu}",
                 (unsigned long long)d.rx_pkts, (unsigned long long)d.rx_bytes, (unsigned long long)d.rx_drops,
                 (unsigned long long)d.tx_pkts, (unsigned long long)d.tx_bytes, (unsigned long long)d.tx_drops,
                 (unsigned long long)r.rx_pkts, (unsigned long long)r.rx_bytes, (unsigned long long)r.tx_pkts,
                 (unsigned long long)r.tx_bytes);
+        link_cp(s, p, json, f);
+        fprintf(f, "}");
         return;
     }
     fprintf(f, "%s%s: %s  netns %s  driver %s  queues %u  state %s\n", first ? "" : "\n", pt->name, pt->ifname,
@@ -162,6 +200,7 @@ static void link_one(struct sup *s, int p, bool json, bool first, FILE *f)
             (unsigned long long)d.tx_bytes, (unsigned long long)d.tx_drops);
     fprintf(f, "    %-8s %12llu %14llu %8s %12llu %14llu %8s\n", "router", (unsigned long long)r.rx_pkts,
             (unsigned long long)r.rx_bytes, "-", (unsigned long long)r.tx_pkts, (unsigned long long)r.tx_bytes, "-");
+    link_cp(s, p, json, f);
 }
 
 void sup_ctl_link(struct sup *s, int port, bool json, FILE *f)

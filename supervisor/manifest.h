@@ -29,6 +29,9 @@
 #define SUP_PORTS_MAX 32    /* each port costs a driver (and maybe a shaper) process */
 #define SUP_SRC_KEYS 24
 #define SUP_DRIVERS_MAX 16 /* driver instances (ports x queues): the router takes a ring from each */
+/* With a control namespace each port has a second router port, its
+ * host-side interface, after the manifest's (IPC_MAX_PORTS in all). */
+#define SUP_CP_PORTS_MAX 8
 #define SUP_MANIFEST_ERR_MAX 512
 #define SUP_RESTART_LIMIT_MAX 1000 /* the supervisor keeps this many deaths + 1 per service */
 
@@ -77,6 +80,7 @@ enum sup_router_key {
     SUP_ROUTER_HOARD_PCT,
     SUP_ROUTER_HOARD_MS,
     SUP_ROUTER_RESTART_CPU_MAX,
+    SUP_ROUTER_CONTROL_NETNS,
     SUP_ROUTER_NKEYS
 };
 
@@ -114,6 +118,9 @@ struct sup_router {
     uint32_t hoard_pct; /* a service holding more of the pool than this ... */
     uint32_t hoard_ms;  /* ... for this long is restarted, its buffers reclaimed */
     uint32_t restart_cpu_max_pct; /* a service restarting in a loop: its CPU quota (cgroup.c); 0: none */
+    /* The control namespace (supervisor/cp.c): each port's host-side
+     * interface there, served by its cp-PORT service; "": none. */
+    char control_netns[SUP_NETNS_MAX + 1];
 };
 
 enum sup_driver { SUP_DRIVER_TAP = 1, SUP_DRIVER_AFXDP = 2 };
@@ -149,6 +156,7 @@ enum sup_port_key {
     SUP_PORT_ADDRESS6,
     SUP_PORT_PERSIST,
     SUP_PORT_ZONE,
+    SUP_PORT_CP_IFNAME,
     SUP_PORT_NKEYS
 };
 
@@ -188,6 +196,7 @@ struct sup_port {
     struct sup_prefix6 addr6[SUP_ADDR6_MAX + 1];
     unsigned addr6_line[SUP_ADDR6_MAX + 1]; /* 0: derived */
     uint8_t naddr6;
+    char cp_ifname[SUP_IFNAME_MAX + 1]; /* its interface in [router] control_netns; "": cp-NAME */
 };
 
 enum sup_route_key { SUP_ROUTE_VIA, SUP_ROUTE_PORT, SUP_ROUTE_NKEYS };
@@ -266,7 +275,9 @@ struct sup_class {
 
 enum sup_restart { SUP_RESTART_ALWAYS, SUP_RESTART_ON_FAILURE, SUP_RESTART_NEVER };
 enum sup_sched { SUP_SCHED_NORMAL, SUP_SCHED_BATCH };
-enum sup_service_kind { SUP_SVC_ROUTER, SUP_SVC_DRIVER, SUP_SVC_SHAPER };
+/* SUP_SVC_CP: a port's host-side interface in the control namespace, an
+ * rr-tap of its own (supervisor/cp.c). */
+enum sup_service_kind { SUP_SVC_ROUTER, SUP_SVC_DRIVER, SUP_SVC_SHAPER, SUP_SVC_CP };
 
 enum sup_service_key {
     SUP_SERVICE_RESTART,
@@ -319,7 +330,8 @@ struct sup_manifest {
     struct sup_class *classes; /* in manifest order: the order they are tried in */
     size_t nclasses;
     /* Every service the manifest implies, in start order: router, then
-     * driver-PORT for each port, then shaper-PORT for each shaped port. */
+     * driver-PORT for each port, then shaper-PORT for each shaped port,
+     * then cp-PORT for each port when control_netns is set. */
     struct sup_service *services;
     size_t nservices;
     uint64_t text_hash; /* of the text it was read from (supervisor/adopt.c) */

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "ipc/pool.h"
 #include "supervisor/manifest_impl.h"
@@ -406,11 +407,12 @@ static int sup_check_services(struct sup_pctx *pc)
                             "no limit", s->cpu_max_pct);
         if (strcmp(n, "router") == 0)
             continue;
-        const char *pn = strncmp(n, "driver-", 7) == 0 ? n + 7 : strncmp(n, "shaper-", 7) == 0 ? n + 7 : NULL;
+        const char *pn = strncmp(n, "driver-", 7) == 0 ? n + 7 : strncmp(n, "shaper-", 7) == 0 ? n + 7
+                         : strncmp(n, "cp-", 3) == 0 && m->router.control_netns[0] ? n + 3 : NULL;
         if (!pn)
             return sup_fail(pc, s->src.line, s->src.section, NULL,
-                            "\"%s\" is not a service: expected router, driver-PORT, driver-PORT.QUEUE or "
-                            "shaper-PORT",
+                            "\"%s\" is not a service: expected router, driver-PORT, driver-PORT.QUEUE, "
+                            "shaper-PORT or (with [router] control_netns) cp-PORT",
                             n);
         /* driver-PORT.QUEUE: a port's queue beyond the first (port names have no dot). */
         char port[SUP_SERVICE_MAX + 1];
@@ -456,7 +458,8 @@ static int sup_check_services(struct sup_pctx *pc)
                         "the ports' queues add up to %zu driver instances; the router takes at most %d", ndrv,
                         SUP_DRIVERS_MAX);
     }
-    size_t total = 1 + ndrv + m->nshapers;
+    size_t ncp = m->router.control_netns[0] ? m->nports : 0;
+    size_t total = 1 + ndrv + m->nshapers + ncp;
     m->services = calloc(total, sizeof *m->services);
     if (!m->services)
         return sup_oom(pc);
@@ -468,6 +471,8 @@ static int sup_check_services(struct sup_pctx *pc)
             m->services[i++] = (struct sup_service){.kind = SUP_SVC_DRIVER, .port = (int)p, .queue = (int)q};
     for (size_t k = 0; k < m->nshapers; k++)
         m->services[i++] = (struct sup_service){.kind = SUP_SVC_SHAPER, .port = m->shapers[k].port};
+    for (size_t p = 0; p < ncp; p++)
+        m->services[i++] = (struct sup_service){.kind = SUP_SVC_CP, .port = (int)p};
     for (i = 0; i < total; i++) {
         struct sup_service *s = &m->services[i];
         enum sup_service_kind kind = s->kind;
@@ -475,8 +480,8 @@ static int sup_check_services(struct sup_pctx *pc)
         if (kind == SUP_SVC_ROUTER)
             snprintf(s->name, sizeof s->name, "router");
         else
-            snprintf(s->name, sizeof s->name, "%s-%s", kind == SUP_SVC_DRIVER ? "driver" : "shaper",
-                     m->ports[port].name);
+            snprintf(s->name, sizeof s->name, "%s-%s",
+                     kind == SUP_SVC_DRIVER ? "driver" : kind == SUP_SVC_CP ? "cp" : "shaper", m->ports[port].name);
         /* A queue's driver starts from its port's [service driver-PORT], then
          * takes the keys its own [service driver-PORT.QUEUE] sets. */
         const struct sup_service *base = NULL, *own = NULL;
@@ -533,12 +538,61 @@ static int sup_check_uids(struct sup_pctx *pc)
     return 0;
 }
 
+/* [router] control_netns: a namespace that exists (`ip netns add`), room
+ * for each port's host-side interface (a router port and a driver
+ * instance more), and that interface's name (cp_ifname, else cp-NAME). */
+static int sup_check_cp(struct sup_pctx *pc)
+{
+    struct sup_manifest *m = pc->m;
+    const struct sup_router *r = &m->router;
+    unsigned line = KLINE(r, SUP_ROUTER_CONTROL_NETNS);
+    for (size_t p = 0; p < m->nports && !r->control_netns[0]; p++)
+        if (KLINE(&m->ports[p], SUP_PORT_CP_IFNAME))
+            return sup_fail(pc, KLINE(&m->ports[p], SUP_PORT_CP_IFNAME), m->ports[p].src.section, "cp_ifname",
+                            "no [router] control_netns to put it in");
+    if (!r->control_netns[0])
+        return 0;
+    char path[SUP_NETNS_MAX + 16];
+    snprintf(path, sizeof path, "/run/netns/%s", r->control_netns);
+    struct stat st;
+    if (stat(path, &st) < 0)
+        return sup_fail(pc, line, r->src.section, "control_netns", "%s: %s (create it with: ip netns add %s)", path,
+                        strerror(errno), r->control_netns);
+    size_t ndrv = m->nports;
+    for (size_t p = 0; p < m->nports; p++)
+        ndrv += m->ports[p].queues > 1 ? m->ports[p].queues : 1;
+    if (m->nports > SUP_CP_PORTS_MAX || ndrv > SUP_DRIVERS_MAX)
+        return sup_fail(pc, line, r->src.section, "control_netns",
+                        "each port's host-side interface is a router port and a driver more: at most %d ports and "
+                        "%d driver instances with them, and the manifest has %zu ports and %zu",
+                        SUP_CP_PORTS_MAX, SUP_DRIVERS_MAX, m->nports, ndrv);
+    for (size_t p = 0; p < m->nports; p++) {
+        struct sup_port *pt = &m->ports[p];
+        if (!pt->cp_ifname[0] && strlen(pt->name) + 3 > SUP_IFNAME_MAX)
+            return sup_fail(pc, pt->src.line, pt->src.section, NULL,
+                            "its interface in the control namespace, cp-%s, is longer than %d characters: name it "
+                            "with cp_ifname",
+                            pt->name, SUP_IFNAME_MAX);
+        if (!pt->cp_ifname[0])
+            snprintf(pt->cp_ifname, sizeof pt->cp_ifname, "cp-%.12s", pt->name); /* fits: checked above */
+        /* Its name is its router port's too, in the router's counters: unique among both. */
+        for (size_t q = 0; q < m->nports; q++)
+            if ((q < p && strcmp(m->ports[q].cp_ifname, pt->cp_ifname) == 0) ||
+                strcmp(m->ports[q].name, pt->cp_ifname) == 0)
+                return sup_fail(pc, KLINE(pt, SUP_PORT_CP_IFNAME) ? KLINE(pt, SUP_PORT_CP_IFNAME) : pt->src.line,
+                                pt->src.section, "cp_ifname", "\"%s\" is already port %s's %s", pt->cp_ifname,
+                                m->ports[q].name, q < p && strcmp(m->ports[q].cp_ifname, pt->cp_ifname) == 0
+                                                      ? "in the control namespace" : "name");
+    }
+    return 0;
+}
+
 int sup_check(struct sup_pctx *pc)
 {
     if (sup_check_router(pc) || sup_check_pool(pc) || sup_check_ports(pc) || sup_check_ports6(pc) ||
         sup_each(pc, SUP_SEC_ROUTE, sup_check_route) || sup_each(pc, SUP_SEC_NEIGH, sup_check_neigh) ||
         sup_each(pc, SUP_SEC_SHAPER, sup_check_shaper) || sup_each(pc, SUP_SEC_CLASS, sup_check_class) ||
-        sup_each(pc, SUP_SEC_SHAPER, sup_check_class_sums))
+        sup_each(pc, SUP_SEC_SHAPER, sup_check_class_sums) || sup_check_cp(pc))
         return pc->rc;
     if (sup_check_services(pc))
         return pc->rc;

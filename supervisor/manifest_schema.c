@@ -108,6 +108,10 @@ static const struct sup_key sup_router_keys[] = {
      * not to its peers (supervisor/cgroup.c) */
     [SUP_ROUTER_RESTART_CPU_MAX] = {"restart_cpu_max_pct", sup_p_u32, KEY(struct sup_router, restart_cpu_max_pct), 0,
                                     100, .def = "25"},
+    /* a namespace of `ip netns` where each port gets its host-side
+     * interface, for routing daemons (supervisor/cp.c); none by default */
+    [SUP_ROUTER_CONTROL_NETNS] = {"control_netns", sup_p_netns, KEY(struct sup_router, control_netns), 1,
+                                  SUP_NETNS_MAX},
 };
 
 static const struct sup_word sup_driver_words[] = {{"tap", SUP_DRIVER_TAP}, {"afxdp", SUP_DRIVER_AFXDP}, {NULL, 0}};
@@ -170,6 +174,9 @@ static const struct sup_key sup_port_keys[] = {
     /* the port's trust zone: ports of one zone share a pool and forward
      * zero-copy; the router copies what crosses zones (docs/security.md) */
     [SUP_PORT_ZONE] = {"zone", sup_p_ident, KEY(struct sup_port, zone_name), 1, SUP_NAME_MAX, .def = "default"},
+    /* the port's host-side interface in [router] control_netns (supervisor/cp.c); "": cp-NAME */
+    [SUP_PORT_CP_IFNAME] = {"cp_ifname", sup_p_ifname, KEY(struct sup_port, cp_ifname), 1, SUP_IFNAME_MAX,
+                            .expect = "a network interface name"},
 };
 
 static const struct sup_key sup_route_keys[] = {

@@ -32,6 +32,7 @@
 
 #include "ipc/wake.h"
 #include "supervisor/adopt.h"
+#include "supervisor/cp.h"
 #include "tables/config.h"
 #include "supervisor/shaper_ctl.h"
 #include "supervisor/xsk.h"
@@ -58,7 +59,7 @@ static int svc_index(const struct sup *s, const char *name)
 }
 
 /* Ring PREFIX-PORT (PREFIX-PORT.QUEUE for a port's queue beyond the first). */
-static int add_ring(struct sup *s, const char *prefix, int port, int queue, int prod, int cons,
+int sup_ring_add(struct sup *s, const char *prefix, int port, int queue, int prod, int cons,
                     struct ipc_err *err)
 {
     if (s->nrings >= SUP_MAX_RINGS)
@@ -365,6 +366,7 @@ static int write_config(struct sup *s, struct sup_svc *v, struct ipc_err *err)
     } x;
     memset(&x, 0, sizeof(x));
     uint32_t xlen = typed_config(s, v, &x);
+    sup_cp_config(s, v, c, v->kind == IPC_SVC_ROUTER ? &x.r : NULL); /* cp.c: the control namespace's ports */
     int ret = ipc_svc_config_create(c, xlen ? &x : NULL, xlen, &v->cfg_fd, err);
     free(c);
     return ret;
@@ -432,6 +434,8 @@ static const char *kind_binary(const struct sup *s, const struct sup_service *ms
         return "rr-shaper";
     case SUP_SVC_DRIVER:
         return s->m.ports[ms->port].driver == SUP_DRIVER_TAP ? "rr-tap" : "rr-afxdp";
+    case SUP_SVC_CP:
+        return "rr-tap";
     }
     return "rr-unknown";
 }
@@ -445,6 +449,8 @@ static uint32_t kind_ipc(const struct sup *s, const struct sup_service *ms)
         return IPC_SVC_SHAPER;
     case SUP_SVC_DRIVER:
         return s->m.ports[ms->port].driver == SUP_DRIVER_TAP ? IPC_SVC_TAP : IPC_SVC_AFXDP;
+    case SUP_SVC_CP:
+        return IPC_SVC_TAP;
     }
     return 0;
 }
@@ -697,14 +703,14 @@ int sup_driver_attach(struct sup *s, int drv, struct ipc_err *err)
     char sname[SUP_SERVICE_MAX + 1];
     snprintf(sname, sizeof(sname), "shaper-%s", s->m.ports[p].name);
     int shp = svc_index(s, sname);
-    if ((ret = add_ring(s, "rx", p, q, drv, router, err)) < 0)
+    if ((ret = sup_ring_add(s, "rx", p, q, drv, router, err)) < 0)
         return ret;
     if (shp >= 0 && q == 0) {
-        if ((ret = add_ring(s, "sh", p, 0, router, shp, err)) < 0)
+        if ((ret = sup_ring_add(s, "sh", p, 0, router, shp, err)) < 0)
             return ret;
-        if ((ret = add_ring(s, "tx", p, 0, shp, drv, err)) < 0)
+        if ((ret = sup_ring_add(s, "tx", p, 0, shp, drv, err)) < 0)
             return ret;
-    } else if (shp < 0 && (ret = add_ring(s, "tx", p, q, router, drv, err)) < 0) {
+    } else if (shp < 0 && (ret = sup_ring_add(s, "tx", p, q, router, drv, err)) < 0) {
         return ret;
     }
     if (s->adopt && s->m.ports[p].driver == SUP_DRIVER_TAP) {
@@ -790,6 +796,9 @@ int sup_setup(struct sup *s, struct ipc_err *err)
     for (int drv = 0; drv < s->nsvcs; drv++)
         if (s->svcs[drv].m->kind == SUP_SVC_DRIVER && (ret = sup_driver_attach(s, drv, err)) < 0)
             return ret;
+    for (int i = 0; i < s->nsvcs; i++) /* after the drivers: the router's rings keep their order */
+        if (s->svcs[i].m->kind == SUP_SVC_CP && (ret = sup_cp_attach(s, i, FD_KIND0, err)) < 0)
+            return ret;
     if (s->adopt) {
         int router = svc_index(s, "router");
         if (router < 0)
@@ -858,7 +867,8 @@ void sup_teardown(struct sup *s)
     for (int i = 0; i < s->nsvcs; i++) {
         struct sup_svc *v = &s->svcs[i];
         /* (A port that a reload is removing is no longer in s->m.) */
-        if (v->dev_fd >= 0 && v->kind == IPC_SVC_TAP && v->port < (int)s->m.nports && s->m.ports[v->port].persist)
+        if (v->dev_fd >= 0 && v->kind == IPC_SVC_TAP && strncmp(v->name, "driver-", 7) == 0 &&
+            v->port < (int)s->m.nports && s->m.ports[v->port].persist)
             sup_log("%s: TAP %s kept (persist = yes)", v->name, s->m.ports[v->port].ifname);
         sup_svc_release(s, v);
     }

@@ -30,8 +30,10 @@ struct tbl_cfg_hdr {
 };
 
 /* 3: the IPv6 FIB and neighbour table, and each port's IPv6 addresses.
- * 4: each port's Router Advertisement period. */
-#define TBL_ROUTER_CFG_VERSION 4u
+ * 4: each port's Router Advertisement period.
+ * 5: the ports' host-side interfaces in the control namespace (cp_pair). */
+#define TBL_ROUTER_CFG_VERSION 5u
+#define TBL_CP_NONE 0xffu
 
 /* IPv6 addresses per port, the link-local one included. */
 #define TBL_ADDR6_MAX 8u
@@ -59,6 +61,12 @@ struct tbl_router_cfg {
     int32_t fib6_fd;     /* the IPv6 FIB's tables, sealed; -1: no IPv6 */
     int32_t neigh6_fd;   /* the IPv6 neighbour table */
     struct tbl_port6 port6[IPC_MAX_PORTS];
+    /* The control namespace (docs/routing.md, "Control traffic"): a port's
+     * host-side interface is a router port of its own, after the
+     * manifest's. cp_pair[p] is the other of the two (TBL_CP_NONE: p has
+     * none), cp_host[p] is 1 for the host side. */
+    uint8_t cp_pair[IPC_MAX_PORTS];
+    uint8_t cp_host[IPC_MAX_PORTS];
 };
 
 #define TBL_DRIVER_CFG_VERSION 1u

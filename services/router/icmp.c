@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "pkt.h"
+#include "punt.h"
 
 bool rt_icmp_error_allowed(const struct rt_ctx *ctx, ipc_buf orig)
 {
@@ -51,6 +52,8 @@ static enum rt_ctr rt_icmp_ctr(uint8_t type, uint8_t code)
         return RT_CTR_ICMP_PARAMPROB_TX;
     if (code == RT_ICMP_UNREACH_NEEDFRAG)
         return RT_CTR_ICMP_FRAG_NEEDED_TX;
+    if (code == RT_ICMP_UNREACH_PORT)
+        return RT_CTR_ICMP_PORT_UNREACH_TX;
     return code == RT_ICMP_UNREACH_HOST ? RT_CTR_ICMP_HOST_UNREACH_TX : RT_CTR_ICMP_NET_UNREACH_TX;
 }
 
@@ -95,15 +98,15 @@ bool rt_icmp_error(struct rt_ctx *ctx, ipc_buf orig, uint8_t type, uint8_t code,
     return true;
 }
 
-void rt_icmp_local(struct rt_ctx *ctx, ipc_buf b, struct rt_burst *tx)
+void rt_icmp_local(struct rt_ctx *ctx, ipc_buf b, uint64_t now, struct rt_burst *tx)
 {
     struct ipc_meta *m = ipc_pool_meta(ctx->pool, b);
     uint8_t *f = ipc_pool_data(ctx->pool, b);
     uint8_t *ip = f + PKT_ETH_HLEN;
     unsigned ihl = pkt_ip_hlen(ip);
     if (ip[PKT_IP_PROTO] != PKT_IP_PROTO_ICMP || (pkt_get16(ip + PKT_IP_FRAG) & (PKT_IP_MF | PKT_IP_OFFMASK))) {
-        /* Fragmented pings would need reassembly: not for now. */
-        rt_drop(ctx, b, RT_CTR_DROP_LOCAL_OTHER);
+        /* Not ICMP, or fragmented (a ping would need reassembly): the control namespace's. */
+        rt_punt4(ctx, b, now, tx);
         return;
     }
     if (m->len < PKT_ETH_HLEN + ihl + RT_ICMP_HLEN) {
@@ -112,7 +115,7 @@ void rt_icmp_local(struct rt_ctx *ctx, ipc_buf b, struct rt_burst *tx)
     }
     uint8_t *ic = ip + ihl;
     if (ic[0] != RT_ICMP_ECHO || ic[1] != 0) {
-        rt_drop(ctx, b, RT_CTR_DROP_LOCAL_OTHER);
+        rt_punt4(ctx, b, now, tx); /* echo replies and errors for what the control namespace sent */
         return;
     }
     uint32_t icmp_len = pkt_get16(ip + PKT_IP_TOTLEN) - ihl, got;

@@ -24,6 +24,7 @@
 #define RT_ICMP_PARAMPROB 12u /* RFC 792 Parameter Problem; code 0: the pointer says where */
 #define RT_ICMP_UNREACH_NET 0u
 #define RT_ICMP_UNREACH_HOST 1u
+#define RT_ICMP_UNREACH_PORT 3u
 #define RT_ICMP_UNREACH_NEEDFRAG 4u
 #define RT_ICMP_EXC_TTL 0u
 #define RT_ICMP_HLEN 8u
@@ -52,8 +53,9 @@ bool rt_icmp_error(struct rt_ctx *ctx, ipc_buf orig, uint8_t type, uint8_t code,
  * @b is an IPv4 packet to one of the router's addresses: answer an echo
  * request in place (addresses swapped, TTL reset, checksums updated
  * incrementally, so a chained request is answered without touching any frame
- * but the first) or drop and count anything else. Consumes @b.
+ * but the first); anything else is control traffic (rt_punt4, punt.h).
+ * Consumes @b.
  */
-void rt_icmp_local(struct rt_ctx *ctx, ipc_buf b, struct rt_burst *tx);
+void rt_icmp_local(struct rt_ctx *ctx, ipc_buf b, uint64_t now, struct rt_burst *tx);
 
 #endif

@@ -12,6 +12,7 @@
 
 #include "icmp_common.h"
 #include "nd.h"
+#include "punt.h"
 
 bool rt_icmp6_csum_ok(const struct rt_ctx *ctx, ipc_buf b, uint32_t off)
 {
@@ -134,7 +135,8 @@ void rt_icmp6_local(struct rt_ctx *ctx, ipc_buf b, uint32_t off, uint64_t now, s
         return;
     }
     if (ic[0] != RT_ICMP6_ECHO_REQUEST || ic[1] != 0) {
-        rt_drop(ctx, b, RT_CTR_DROP6_LOCAL_OTHER);
+        /* Echo replies, errors, MLD...: the control namespace's (punt.h). */
+        rt_punt6(ctx, b, &(struct rt_ip6_l4){.proto = PKT_IP_PROTO_ICMPV6, .off = (uint16_t)off}, now, tx);
         return;
     }
     if (!rt_icmp6_csum_ok(ctx, b, off)) {

@@ -19,12 +19,14 @@
 #include "ipopt.h"
 #include "ipv6.h"
 #include "neigh.h"
+#include "punt.h"
 
 enum rt_verdict rt_ipv4_validate(struct rt_ctx *ctx, ipc_buf b, enum rt_ctr *why)
 {
     struct ipc_meta *m = ipc_pool_meta(ctx->pool, b);
     const uint8_t *f = ipc_pool_data(ctx->pool, b);
-    if (m->in_port >= ctx->nports || !ctx->port[m->in_port].mtu) {
+    /* A host-side port's frames come only by its own ring (punt.h), never through here. */
+    if (m->in_port >= ctx->nports || !ctx->port[m->in_port].mtu || ctx->port[m->in_port].cp_host) {
         *why = RT_CTR_DROP_BAD_PORT;
         return RT_V_DROP;
     }
@@ -95,6 +97,9 @@ enum rt_verdict rt_ipv4_validate(struct rt_ctx *ctx, ipc_buf b, enum rt_ctr *why
         return RT_V_DROP;
     }
     if (rt_ip_is_multicast(dst)) {
+        /* 224.0.0.0/24 never leaves its link: OSPF, VRRP, RIP... for the control namespace. */
+        if ((dst >> 8) == 0xe00000u && rt_punt_on(ctx, m->in_port))
+            return RT_V_PUNT;
         *why = RT_CTR_DROP_MULTICAST;
         return RT_V_DROP;
     }
@@ -208,7 +213,11 @@ void rt_input_burst(struct rt_ctx *ctx, const ipc_buf *bufs, uint32_t n, uint64_
             if (ipc_unlikely(pkt_ip_hlen(ipc_pool_data(pool, b) + PKT_ETH_HLEN) > PKT_IP_HLEN) &&
                 (why = rt_ipopt(ctx, b, m->in_port, now, tx)) != RT_CTR_MAX)
                 goto drop;
-            rt_icmp_local(ctx, b, tx);
+            rt_icmp_local(ctx, b, now, tx);
+            continue;
+        case RT_V_PUNT:
+            rt_count(ctx, RT_CTR_RX_IPV4);
+            rt_punt4(ctx, b, now, tx);
             continue;
         case RT_V_DROP:
             goto drop;

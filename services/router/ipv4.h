@@ -22,6 +22,7 @@ enum rt_verdict {
     RT_V_ARP,
     RT_V_IPV6, /* ethertype 0x86DD on a router with IPv6 (ctx->fib6): ipv6.c */
     RT_V_DROP, /* *why says which counter */
+    RT_V_PUNT, /* link-local multicast on a port with a host-side interface (punt.h) */
 };
 
 /**

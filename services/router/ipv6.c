@@ -21,6 +21,7 @@
 #include "gso.h"
 #include "icmp6.h"
 #include "nd.h"
+#include "punt.h"
 
 enum rt_ip6_walk_rc rt_ip6_walk_ext(const uint8_t *ip6, uint32_t avail, struct rt_ip6_l4 *l4)
 {
@@ -171,6 +172,9 @@ static void rt_ip6_mcast_in(struct rt_ctx *ctx, ipc_buf b, const uint8_t *ip6, u
             return;
         }
     }
+    /* OSPFv3 (ff02::5, ff02::6), MLD, ...: the control namespace's, if there is one. */
+    if (scope == 2 && rt_punt_host(ctx, b, tx))
+        return;
     rt_drop(ctx, b, RT_CTR_DROP6_MCAST_LL);
 }
 
@@ -256,7 +260,7 @@ static bool rt_ip6_pre(struct rt_ctx *ctx, ipc_buf b, uint64_t local, uint64_t n
         if (l4.proto == PKT_IP_PROTO_ICMPV6 && !l4.later_fragment)
             rt_icmp6_local(ctx, b, l4.off, now, tx);
         else
-            rt_drop(ctx, b, RT_CTR_DROP6_LOCAL_OTHER);
+            rt_punt6(ctx, b, &l4, now, tx);
         return false;
     }
     /* Forwarding. Link-local addresses never leave their link (RFC 4291

@@ -26,6 +26,7 @@
 #include "services/router/ipv4.h"
 #include "services/router/nd.h"
 #include "services/router/neigh.h"
+#include "services/router/punt.h"
 #include "services/router/rt.h"
 
 #define RT_TX_CAP (RT_BURST * 8) /* a burst can grow: fragments, ICMP, ARP releases */
@@ -105,6 +106,9 @@ struct rt_proc {
     /* Trust zones: the zone of each input and output ring's handles. */
     uint8_t in_zone[IPC_SVC_MAX_RINGS];
     uint8_t out_zone[IPC_SVC_MAX_RINGS];
+    /* Per input ring from a host-side port (punt.h): the port its frames
+     * leave by, by the config's word; RT_CP_NONE for every other ring. */
+    uint8_t in_pair[IPC_SVC_MAX_RINGS];
     uint32_t held;      /* in every hold queue */
     uint64_t held_max; /* the most ever held at once (a gauge) */
     uint32_t held_stuck; /* loops in a row whose drain moved nothing while packets were held */
@@ -256,6 +260,14 @@ static int rt_setup(struct rt_proc *r, struct ipc_err *err)
         if (cfg->port_zone[p] >= r->svc.nzones)
             return ipc_errf(err, -EPROTO, "port %.15s: zone %u of %u", sp->name, cfg->port_zone[p], r->svc.nzones);
         r->ctx.port_zone[p] = cfg->port_zone[p];
+        if (tc->cp_pair[p] < cfg->nports && tc->cp_pair[p] != p) {
+            r->ctx.port[p].cp = tc->cp_pair[p];
+            r->ctx.port[p].cp_host = tc->cp_host[p] != 0;
+        }
+        if (r->ctx.port[p].cp_host) { /* it has no address of its own: the router answers none there */
+            r->ctx.port[p].ip = 0;
+            r->ctx.port[p].plen = 32;
+        }
         for (unsigned k = 0; r->v6 && k < p6->n && k < RT_ADDR6_MAX; k++) {
             struct rt_addr6 *a = &r->ctx.port[p].a6[r->ctx.port[p].n6++];
             memcpy(a->a, p6->a[k].addr, 16);
@@ -273,6 +285,8 @@ static int rt_setup(struct rt_proc *r, struct ipc_err *err)
             return ipc_errf(err, -EPROTO, "output ring %u: zone %u, its port's is another or none", i, cfg->out[i].zone);
     }
     for (unsigned i = 0; i < r->svc.n_in; i++) {
+        unsigned p = cfg->in[i].port;
+        r->in_pair[i] = p < cfg->nports && r->ctx.port[p].cp_host ? r->ctx.port[p].cp : RT_CP_NONE;
         r->in_zone[i] = (uint8_t)cfg->in[i].zone;
         if (cfg->in[i].zone >= r->svc.nzones)
             return ipc_errf(err, -EPROTO, "input ring %u: zone %u of %u", i, cfg->in[i].zone, r->svc.nzones);
@@ -582,7 +596,10 @@ static void rt_run(struct rt_proc *r)
                 continue;
             moved += n;
             c = ipc_stage_end(svc, RT_ST_RX, c, n);
-            rt_input_burst(&r->ctx, b, n, now, &r->tx);
+            if (ipc_unlikely(r->in_pair[i] != RT_CP_NONE))
+                rt_punt_from_host(&r->ctx, b, n, r->svc.cfg->in[i].port, r->in_pair[i], &r->tx);
+            else
+                rt_input_burst(&r->ctx, b, n, now, &r->tx);
             c = ipc_stage_end(svc, RT_ST_ROUTE, c, n);
             uint32_t out = r->tx.n;
             r->fed = 0;

@@ -15,6 +15,7 @@
 
 #include "icmp6.h"
 #include "ipv6.h"
+#include "punt.h"
 
 int rt_nd_attach_router(struct neigh6_table *nt, int fd, struct rt_counters *ctr, struct ipc_err *err)
 {
@@ -530,7 +531,9 @@ void rt_nd_input(struct rt_ctx *ctx, ipc_buf b, uint32_t off, uint64_t now, stru
             return;
         }
         rt_nd_advert(ctx, target, ic[4], lla, port, now, tx);
-        ipc_pool_free(ctx->pool, &b, 1);
+        /* The control namespace's kernel resolves its neighbours too (punt.h). */
+        if (!rt_punt_host(ctx, b, tx))
+            ipc_pool_free(ctx->pool, &b, 1);
         return;
     }
     /* A solicitation. §7.1.1: from :: only to a solicited-node group, without SLLA. */

@@ -14,6 +14,7 @@
 #include "ipv4.h"
 #include "nd.h"
 #include "pkt.h"
+#include "punt.h"
 
 static const uint8_t rt_bcast_mac[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
 
@@ -251,6 +252,10 @@ void rt_arp_input(struct rt_ctx *ctx, ipc_buf b, uint64_t now, struct rt_burst *
     }
     if (!e)
         rt_count(ctx, RT_CTR_ARP_IGNORED);
+    /* The control namespace's kernel resolves its neighbours too: the
+     * replies to us are its as well, once learnt from (punt.h). */
+    if (op == RT_ARP_OP_REPLY && for_us && rt_punt_host(ctx, b, tx))
+        return;
     ipc_pool_free(ctx->pool, &b, 1);
 }
 

@@ -121,6 +121,10 @@ const char *const rt_ctr_names[RT_CTR_MAX] = {
     [RT_CTR_ND_DAD_DEFENDED] = "nd_dad_defended",
     [RT_CTR_ND_DAD_CONFLICT] = "nd_dad_conflict",
     [RT_CTR_ZONE_COPY] = "zone_copies",
+    [RT_CTR_PUNT_TO_HOST] = "punt_to_host",
+    [RT_CTR_PUNT_FROM_HOST] = "punt_from_host",
+    [RT_CTR_TCP_RST_TX] = "tcp_rst_tx",
+    [RT_CTR_ICMP_PORT_UNREACH_TX] = "icmp_port_unreach_tx",
 };
 
 void rt_cfg_default(struct rt_cfg *cfg)
@@ -144,6 +148,8 @@ void rt_ctx_init(struct rt_ctx *ctx, struct ipc_pool *pool, struct fib *fib, str
     ctx->fib = fib;
     ctx->neigh = neigh;
     ctx->ctr = ctr;
+    for (unsigned p = 0; p < RT_MAX_PORTS; p++)
+        ctx->port[p].cp = RT_CP_NONE;
     if (cfg)
         ctx->cfg = *cfg;
     else

@@ -136,6 +136,11 @@ enum rt_ctr {
     RT_CTR_ND_DAD_DEFENDED,      /* a host's DAD probe for one of our addresses, answered */
     RT_CTR_ND_DAD_CONFLICT,      /* one of our addresses found in use on its link at start: not used */
     RT_CTR_ZONE_COPY,            /* packets copied into another trust zone's pool (docs/security.md) */
+    /* The control namespace (punt.c; docs/routing.md, "Control traffic"). */
+    RT_CTR_PUNT_TO_HOST,         /* to us, not answered here: handed to the port's host-side interface */
+    RT_CTR_PUNT_FROM_HOST,       /* sent by the host-side interface: out its port as they were */
+    RT_CTR_TCP_RST_TX,           /* resets for TCP to us with no control namespace (both families) */
+    RT_CTR_ICMP_PORT_UNREACH_TX, /* port unreachable for UDP to us with no control namespace */
     RT_CTR_MAX
 };
 
@@ -161,12 +166,19 @@ struct rt_addr6 {
     uint8_t plen;
 };
 
+#define RT_CP_NONE 0xffu /* rt_port.cp: no host-side interface */
+
 /* One router interface. IPv4 addresses in host byte order. */
 struct rt_port {
     uint8_t mac[6];
     uint16_t mtu; /* IP MTU; 0 = port not configured */
     uint32_t ip;
     uint8_t plen;
+    /* The control namespace (punt.h): a port's host-side interface is a
+     * port too; cp is the other of the pair (RT_CP_NONE: none), cp_host
+     * says which side this is. */
+    uint8_t cp;
+    bool cp_host;
     bool sw_offload; /* its driver sends frames as they are (AF_XDP): segment and checksum here (gso.h) */
     bool rx_partial; /* its frames may carry partial checksums and TSO aggregates (IPC_PORT_F_RX_PARTIAL) */
     uint8_t n6;      /* IPv6 addresses; 0: IPv6 off on this port */

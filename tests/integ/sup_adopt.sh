@@ -36,16 +36,6 @@ rr_topology $'[shaper b]\nrate = 1gbit\nburst = 256k'
 rr_start
 out=$(rr_in "$RR_NS_A" ping -n -c 2 -i 0.2 -W 2 "$RR_HOST_B" 2>&1) || rr_fail "ping A -> B: $out"
 
-# Services end with their supervisor only if it stops them: whatever this
-# test leaves behind is ended by pid at exit.
-remember_services() {
-    rr_status || rr_fail "status"
-    local s
-    for s in "${RR_SERVICES[@]}"; do
-        [ -n "${RR_PIDS[$s]:-}" ] && [ "${RR_PIDS[$s]}" != 0 ] && RR_EXTRA_PIDS+=("${RR_PIDS[$s]}")
-    done
-}
-
 # kill_supervisor: SIGKILL, then reaped (its services stay).
 kill_supervisor() {
     kill -KILL "$RR_PID"
@@ -67,7 +57,7 @@ RECV=$RR_FF_RECV SEND=$RR_FF_SEND
 rr_msleep 300
 
 # 1. kill -9: the services stay, and forward.
-remember_services
+rr_remember_services
 declare -A PID0
 for s in "${RR_SERVICES[@]}"; do PID0[$s]=${RR_PIDS[$s]}; done
 kill_supervisor
@@ -93,7 +83,7 @@ rr_wait 10 rr_all_up || rr_fail "not every service up after adoption"
 for s in driver-a driver-b shaper-b; do
     [ "${RR_PIDS[$s]}" = "${PID0[$s]}" ] || rr_fail "$s: pid ${PID0[$s]} before, ${RR_PIDS[$s]} after adoption"
 done
-remember_services
+rr_remember_services
 out=$("$RR" route show -S "$RR_SOCK" 2>&1) || rr_fail "route show: $out"
 grep -q "^10.199.0.0/16 .*runtime" <<<"$out" || rr_fail "the runtime route is gone after adoption: $out"
 grep -q "^2001:db8:199::/48 .*runtime$" <<<"$out" || rr_fail "the runtime IPv6 route is gone, or not runtime, after adoption: $out"
@@ -128,7 +118,7 @@ for s in driver-a driver-b shaper-b; do
 done
 up1=$(uptime driver-a)
 [ -n "$up0" ] && [ -n "$up1" ] && [ "$up1" -ge "$up0" ] || rr_fail "driver-a's uptime went from $up0 ms to $up1 ms across upgrade supervisor"
-remember_services
+rr_remember_services
 rr_ok "upgrade supervisor: pid $RR_PID re-exec'd and adopted every service; driver-a up $up0 ms before, $up1 ms after"
 
 # The stream, whole.
@@ -151,7 +141,7 @@ rr_census_ok
 # 5. Killed, then `up` with another manifest: the orphans are ended.
 sed -i 's/^orphan_grace_ms = 30000$/orphan_grace_ms = 2000/' "$RR_T/m.ini"
 rr_up
-remember_services
+rr_remember_services
 declare -A PID2
 for s in "${RR_SERVICES[@]}"; do PID2[$s]=${RR_PIDS[$s]}; done
 kill_supervisor
@@ -167,7 +157,7 @@ rr_status
 for s in "${RR_SERVICES[@]}"; do
     [ "${RR_PIDS[$s]}" != "${PID2[$s]}" ] || rr_fail "$s kept pid ${PID2[$s]} under another manifest"
 done
-remember_services
+rr_remember_services
 rr_ok "another manifest: the old services were ended, new ones started"
 
 # 6. Orphans stop after orphan_grace_ms (2.5 s).

@@ -32,6 +32,8 @@
 #                          says "census: all N buffers free", no "census: LEAK"
 #                          line (else rr_fail); tests/lib/common.sh
 #   t_seed, t_timing_fail, t_pass   the exit-code convention (common.sh)
+#   rr_remember_services   each running service of RR_SERVICES ended by pid at
+#                          exit (services outlive a supervisor's kill -9)
 #   rr_status              $RR_STATE[svc], $RR_PIDS[svc], $RR_RESTARTS[svc] (after deaths),
 #                          $RR_PLANNED[svc] (restart, upgrade, reload)
 #   rr_stats               $RRS[svc.counter] from `stats --json` (every counter,
@@ -524,6 +526,16 @@ for s in json.load(sys.stdin)["services"]:
         RR_RESTARTS[$name]=$restarts
         RR_PLANNED[$name]=$planned
     done <<<"$out"
+}
+
+# rr_remember_services: services outlive a supervisor killed with -9; each
+# running one of RR_SERVICES joins RR_EXTRA_PIDS, ended by pid at exit.
+rr_remember_services() {
+    rr_status || rr_fail "status"
+    local s
+    for s in "${RR_SERVICES[@]}"; do
+        [ -n "${RR_PIDS[$s]:-}" ] && [ "${RR_PIDS[$s]}" != 0 ] && RR_EXTRA_PIDS+=("${RR_PIDS[$s]}")
+    done
 }
 
 rr_all_up() {

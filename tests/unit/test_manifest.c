@@ -237,8 +237,17 @@ static const struct t_bad t_bad_cases[] = {
     {BASE "[class a voice]\nrate = 1mbit\ndefault = yes\n", "t.ini:9: [class a voice] port a has no [shaper a] section"},
     /* services */
     {BASE "[service frobber]\n",
-     "t.ini:9: [service frobber] \"frobber\" is not a service: expected router, driver-PORT, driver-PORT.QUEUE or "
-     "shaper-PORT"},
+     "t.ini:9: [service frobber] \"frobber\" is not a service: expected router, driver-PORT, driver-PORT.QUEUE, "
+     "shaper-PORT or (with [router] control_netns) cp-PORT"},
+    /* the control namespace (supervisor/cp.c) */
+    {BASE "[service cp-a]\n",
+     "t.ini:9: [service cp-a] \"cp-a\" is not a service: expected router, driver-PORT, driver-PORT.QUEUE, "
+     "shaper-PORT or (with [router] control_netns) cp-PORT"},
+    {BASE "[router]\ncontrol_netns = rr-test-no-such-netns\n",
+     "t.ini:10: [router] control_netns: /run/netns/rr-test-no-such-netns: No such file or directory (create it "
+     "with: ip netns add rr-test-no-such-netns)"},
+    {"[port a]\ndriver = tap\nifname = rr-a\naddress = 10.1.0.1/24\ncp_ifname = cp0\n",
+     "t.ini:5: [port a] cp_ifname: no [router] control_netns to put it in"},
     {BASE "[service driver-b.1]\n", "t.ini:9: [service driver-b.1] port b has one queue: its only driver is driver-b"},
     {BASE "[port x]\ndriver = afxdp\nifname = xx\naddress = 10.3.0.1/24\nqueues = 2\n[service driver-x.2]\n",
      "t.ini:14: [service driver-x.2] port x has 2 queues (line 13): its drivers are driver-x and driver-x.1 to "

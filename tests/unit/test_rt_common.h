@@ -166,6 +166,35 @@ static inline ipc_buf t_frame(struct t_rt *t, uint16_t port, uint32_t src, uint3
     return b;
 }
 
+/* An ARP frame (op 1 request, 2 reply) arriving on @port, from @sha / @spa
+ * for @tpa, to Ethernet @eth_dst; a reply's target MAC is the port's. */
+static inline ipc_buf t_arp(struct t_rt *t, uint16_t port, uint16_t op, const uint8_t *sha, uint32_t spa, uint32_t tpa,
+                            const uint8_t *eth_dst)
+{
+    ipc_buf b;
+    assert_int_equal(ipc_pool_alloc(&t->pool, &b, 1), 1);
+    uint8_t *f = ipc_pool_data(&t->pool, b);
+    memset(f, 0, 60);
+    memcpy(f, eth_dst, 6);
+    memcpy(f + 6, sha, 6);
+    pkt_put16(f + 12, PKT_ETH_P_ARP);
+    uint8_t *a = f + 14;
+    pkt_put16(a, 1);
+    pkt_put16(a + 2, PKT_ETH_P_IP);
+    a[4] = 6;
+    a[5] = 4;
+    pkt_put16(a + 6, op);
+    memcpy(a + 8, sha, 6);
+    pkt_put32(a + 14, spa);
+    if (op == 2)
+        memcpy(a + 18, t->ctx.port[port].mac, 6);
+    pkt_put32(a + 24, tpa);
+    struct ipc_meta *m = ipc_pool_meta(&t->pool, b);
+    pkt_set_len(m, 60);
+    m->in_port = port;
+    return b;
+}
+
 /* Receive @n frames as the router loop does: inside the batch's FIB read section. */
 static inline void t_input(struct t_rt *t, const ipc_buf *bufs, uint32_t n, uint64_t now)
 {

@@ -253,7 +253,7 @@ static void test_rt_icmp_echo(void **state)
     assert_int_equal(pkt_csum_fold(sum), 0);
     assert_int_equal(ipc_pool_data(&t->pool, b)[14 + 20], 0);
     t_tx_free(t);
-    /* Bad ICMP checksum, and something that is not an echo request: dropped. */
+    /* Bad ICMP checksum: dropped; UDP with no control namespace: a port unreachable. */
     b = t_echo(t, 0, T_IP(10, 0, 0, 5), T_IP(10, 0, 0, 1), 56, false);
     ipc_pool_data(&t->pool, b)[14 + 20 + 8] ^= 1;
     t_input(t, &b, 1, 1);
@@ -261,7 +261,8 @@ static void test_rt_icmp_echo(void **state)
     b = t_frame(t, 0, T_IP(10, 0, 0, 5), T_IP(10, 0, 0, 1), 17, 64, 30, 0);
     t_input(t, &b, 1, 1);
     assert_int_equal(t->ctr.c[RT_CTR_DROP_LOCAL_OTHER], 1);
-    assert_int_equal(t->tx.n, 0);
+    assert_int_equal(t->tx.n, 1);
+    assert_int_equal(t->ctr.c[RT_CTR_ICMP_PORT_UNREACH_TX], 1);
 }
 
 int main(void)

@@ -21,33 +21,6 @@ static void t_route(struct t_rt *t)
     assert_int_equal(fib_add(&t->fibw, T_IP(20, 0, 0, 0), 8, &via), 0);
 }
 
-static ipc_buf t_arp(struct t_rt *t, uint16_t port, uint16_t op, const uint8_t *sha, uint32_t spa, uint32_t tpa,
-                     const uint8_t *eth_dst)
-{
-    ipc_buf b;
-    assert_int_equal(ipc_pool_alloc(&t->pool, &b, 1), 1);
-    uint8_t *f = ipc_pool_data(&t->pool, b);
-    memset(f, 0, 60);
-    memcpy(f, eth_dst, 6);
-    memcpy(f + 6, sha, 6);
-    pkt_put16(f + 12, PKT_ETH_P_ARP);
-    uint8_t *a = f + 14;
-    pkt_put16(a, 1);
-    pkt_put16(a + 2, PKT_ETH_P_IP);
-    a[4] = 6;
-    a[5] = 4;
-    pkt_put16(a + 6, op);
-    memcpy(a + 8, sha, 6);
-    pkt_put32(a + 14, spa);
-    if (op == 2)
-        memcpy(a + 18, t->ctx.port[port].mac, 6);
-    pkt_put32(a + 24, tpa);
-    struct ipc_meta *m = ipc_pool_meta(&t->pool, b);
-    pkt_set_len(m, 60);
-    m->in_port = port;
-    return b;
-}
-
 static const uint8_t t_bcast[6] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
 
 static void t_in(struct t_rt *t, ipc_buf b, uint64_t now)
