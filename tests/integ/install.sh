@@ -31,6 +31,7 @@ echo "$out" | grep '^run install:'
 
 want="etc/ringrouter/manifest.ini
 etc/systemd/system/ringrouter.service
+etc/systemd/system/ringrouter-exporter.service
 opt/rrt-prefix/bin/ringrouter
 opt/rrt-prefix/lib/ringrouter/ringrouter
 opt/rrt-prefix/lib/ringrouter/rr-afxdp
@@ -76,6 +77,18 @@ if command -v systemd-analyze >/dev/null; then
             mount --bind "$1$2" "$2" && systemd-analyze verify --man=no "$3" 2>&1' _ "$D" "$P" "$unit")
         [ -z "$v" ] || sup_bad "systemd-analyze verify: $v"
         echo "systemd-analyze verify: no complaint"
+    fi
+    # The exporter's unit (docs/observability.md): no privilege, so far less exposed.
+    xunit=$D/etc/systemd/system/ringrouter-exporter.service
+    grep -q "^ExecStart=$P/bin/ringrouter exporter " "$xunit" || sup_bad "the exporter unit's ExecStart does not name $P"
+    score=$(systemd-analyze security --offline=yes "$xunit" 2>&1 | sed -n 's/.*Overall exposure level for [^:]*: \([0-9.]*\).*/\1/p')
+    awk -v s="$score" 'BEGIN { exit !(s != "" && s <= 2.0) }' || sup_bad "the exporter unit: systemd-analyze security: \"$score\", expected at most 2.0"
+    echo "the exporter unit: systemd-analyze security: $score (at most 2.0)"
+    if unshare -m --propagation private true 2>/dev/null; then
+        v=$(unshare -m --propagation private bash -c 'mount -t tmpfs none /opt && mkdir -p "$2" &&
+            mount --bind "$1$2" "$2" && systemd-analyze verify --man=no "$3" 2>&1' _ "$D" "$P" "$xunit")
+        [ -z "$v" ] || sup_bad "the exporter unit: systemd-analyze verify: $v"
+        echo "the exporter unit: systemd-analyze verify: no complaint"
     fi
 else
     echo "systemd-analyze is not installed: the unit's score was not measured"
