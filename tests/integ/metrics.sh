@@ -19,7 +19,8 @@
 #    while the supervisor is gone and 1 once a new one has adopted the
 #    services;
 #  - `top --once` and `top --once --json` show the ports and services, and
-#    as a member of the group.
+#    as a member of the group; under 400 pings at 100 a second its packet
+#    rates on both ports match the stream's within 10 % (timing-bound).
 set -u
 . "$(dirname "$0")/../lib/router.sh"
 rr_init metrics
@@ -122,6 +123,30 @@ assert r["restarts_by_cause"]["crash"] == 1 and r["state"] == "up", r
 assert d["interval_seconds"] > 0.5 and "rx_packets_per_second" in d["ports"][0], d
 ' "$out" || rr_fail "top --once --json: $out"
 rr_ok "top --once --json (as a member of $G): ports a, b; services; driver-a's crash"
+
+# top's rates against a paced stream: 400 pings at 100 a second, A -> B,
+# and one frame inside it; the stream's own rate from ping's count and time.
+rr_in "$RR_NS_A" ping -n -q -c 400 -i 0.01 -W 2 "$RR_HOST_B" >"$RR_T/paced" 2>&1 &
+PING=$!
+RR_EXTRA_PIDS+=("$PING")
+rr_msleep 1000
+out=$("$RR" top --once --json -S "$RR_SOCK" 2>&1) || rr_fail "top --once --json under traffic: $out"
+wait "$PING" || rr_fail "the paced ping: $(cat "$RR_T/paced")"
+ms=$(sed -n 's/.* \([0-9]*\)ms$/\1/p' "$RR_T/paced" | head -1)
+[ -n "$ms" ] && [ "$ms" -gt 0 ] || rr_fail "no time in ping's summary: $(cat "$RR_T/paced")"
+rates=$("$RR_PY" -c '
+import json, sys
+d = json.loads(sys.argv[1])
+p = {x["name"]: x for x in d["ports"]}
+print(p["a"]["rx_packets_per_second"], p["b"]["tx_packets_per_second"], p["b"]["rx_packets_per_second"], p["a"]["tx_packets_per_second"])
+' "$out") || rr_fail "top --once --json: $out"
+want=$(awk -v ms="$ms" 'BEGIN { printf "%.1f", 399 * 1000 / ms }')
+read -r ra tb rb ta <<<"$rates"
+for r in "$ra" "$tb" "$rb" "$ta"; do
+    awk -v r="$r" -v w="$want" 'BEGIN { exit !(r >= 0.9 * w && r <= 1.1 * w) }' ||
+        t_timing_fail "top: $r packets/s on a port, the stream $want (ping: 400 in $ms ms): beyond 10 %"
+done
+rr_ok "top under 400 pings at $want a second: a rx $ra, b tx $tb, b rx $rb, a tx $ta packets/s (within 10 %)"
 
 # ---- the exporter ----
 out=$("$RR" exporter --listen 127.0.0.1:1 -S "$RR_SOCK" 2>&1)
