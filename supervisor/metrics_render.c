@@ -15,6 +15,7 @@
 D(SUP_UP, "ringrouter_supervisor_up", "gauge", "1 if the supervisor answered this scrape's status request, else 0");
 D(SUP_INFO, "ringrouter_supervisor_info", "gauge", "The supervisor's version (always 1)");
 D(SUP_PID, "ringrouter_supervisor_pid", "gauge", "The supervisor's process id");
+D(SUP_CPU, "ringrouter_supervisor_cpu_seconds_total", "counter", "The supervisor's CPU time (/proc: user + system)");
 D(SUP_UPTIME, "ringrouter_supervisor_uptime_seconds", "gauge", "Seconds since the running supervisor image started");
 D(SUP_START, "ringrouter_supervisor_start_time_seconds", "gauge",
   "When the running supervisor image started, unix seconds");
@@ -124,6 +125,9 @@ static void render_status(struct mx_out *o, const struct mx_jv *st)
     if (sup) {
         mx_put(o, &SUP_INFO, L("version", mx_jstr(sup, "version")), "1");
         num(o, &SUP_PID, "", sup, "pid");
+        double cpu = mx_proc_cpu((pid_t)mx_jnum(sup, "pid", 0));
+        if (cpu >= 0)
+            mx_putf(o, &SUP_CPU, "", cpu);
         scaled(o, &SUP_UPTIME, "", sup, "uptime_ms", 1000);
         num(o, &SUP_START, "", sup, "started_at");
         const struct mx_jv *rl = mx_jget(sup, "last_reload");
