@@ -10,8 +10,9 @@
 #                         answered: a client that connects and sends nothing,
 #                         one that trickles a request a byte at a time, one
 #                         that sends 10 MB of header, and 50 clients at once
-#                         (all must get 200); and a silent client is closed
-#                         at the deadline; prints what happened, exit 1 if a
+#                         (all must get 200), and 70 silent ones (more than
+#                         its slots); and a silent client is closed at the
+#                         deadline; prints what happened, exit 1 if a
 #                         check failed
 import json
 import socket
@@ -135,6 +136,12 @@ def cmd_hostile(port):
     print("50 clients at once: %d answered 200 in %.3f s" % (n200, time.monotonic() - t0))
     if n200 != 50:
         fails.append("50 clients at once: only %d answered 200 (%r)" % (n200, sorted(set(map(str, res)))))
+    # More silent clients than the exporter has slots (64): a scraper still
+    # gets one, the oldest silent one's.
+    crowd = [socket.create_connection((HOST, port)) for _ in range(70)]
+    timed_scrape(port, "70 silent clients connected", fails)
+    for s in crowd:
+        s.close()
     # A silent client is closed at the request deadline (3 s), not held.
     s = socket.create_connection((HOST, port))
     s.settimeout(8)
