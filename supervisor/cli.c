@@ -83,6 +83,42 @@ static const struct cli_cmd cli_cmds[] = {
      "took from and gave to the port).\n"
      "See docs/cli.md, \"Ports\".\n"},
     {"port", "link", NULL, "the same as link", NULL},
+    {"metrics", NULL, NULL, "everything status, stats and link know, for Prometheus",
+     "usage: ringrouter metrics\n"
+     "\n"
+     "What status, stats, link and stats --stages answer, in Prometheus's text\n"
+     "exposition format: base units, _total on counters, the port, ring, service,\n"
+     "stage and drop reason in labels. A reader of the control socket's group may\n"
+     "run it. The metrics: docs/observability.md.\n"
+     "\n"
+     "exit status: 0, 111 no supervisor.\n"},
+    {"exporter", NULL, NULL, "serve the metrics over HTTP for Prometheus",
+     "usage: ringrouter exporter --listen ADDR:PORT [--user USER[:GROUP]]\n"
+     "\n"
+     "Serve `ringrouter metrics` at http://ADDR:PORT/metrics (ADDR may be\n"
+     "[IPv6] or empty for every address), as a process with no privilege: it\n"
+     "reads the control socket as a member of its group (by default\n"
+     "ringrouter), one connection at a time, a new one for each snapshot, so it\n"
+     "finds a restarted supervisor again. Started by root it needs --user: it\n"
+     "listens, then becomes USER (with GROUP, by default ringrouter, among its\n"
+     "groups) with no capability; without --user it refuses to run as root.\n"
+     "A slow or hostile client holds none of it: at most 64 clients, the oldest\n"
+     "unfinished request making room for a new one, requests of at most 8 KiB\n"
+     "within 3 s. SIGTERM stops it. See docs/observability.md.\n"
+     "\n"
+     "exit status: 0 stopped, 100 usage (or root without --user), 111 system failure.\n"},
+    {"top", NULL, NULL, "a live view: rates per port, service and ring",
+     "usage: ringrouter top [--once] [--json]\n"
+     "\n"
+     "Every second: per port, packets and bits a second each way and drops a\n"
+     "second; per service, state, CPU % (from /proc), loops and wake-ups a second,\n"
+     "wake-ups per packet and restarts by cause (crash, hang, upgrade, restart);\n"
+     "the drops a second by service and reason; per ring, occupancy and full\n"
+     "drops a second. Rates are the difference of two snapshots a second apart.\n"
+     "--once prints one frame and exits; --json prints each frame as one JSON\n"
+     "object on a line. See docs/observability.md.\n"
+     "\n"
+     "exit status: 0, 111 no supervisor (--once; live, it says so and retries).\n"},
     {"restart", NULL, NULL, "stop a service and start it again",
      "usage: ringrouter restart SERVICE\n"
      "\n"
@@ -314,11 +350,14 @@ void cli_help(FILE *f, const struct cli_cmd *c)
                "  -c, --config FILE  the manifest: what check and up read; the other\n"
                "                     commands find the socket in its run_dir\n"
                "  -j, --json         JSON output (status, stats, link, route show|get,\n"
-               "                     neigh show, shaper show)\n"
+               "                     neigh show, shaper show, top)\n"
                "  -a, --all          stats: the zero counters too\n"
                "      --stages       stats: CPU cycles per packet by stage\n"
                "  -f, --force        route del, neigh del: a manifest route or neighbour\n"
                "      --diff         check: what a reload of the running supervisor would do\n"
+               "      --listen ADDR:PORT  exporter: where to serve the metrics\n"
+               "      --user USER[:GROUP] exporter: who to run as when started by root\n"
+               "      --once         top: one frame\n"
                "  -h, --help         this help, or the command's\n"
                "  -V, --version      the version\n"
                "\n"

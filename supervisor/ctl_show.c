@@ -35,9 +35,14 @@ static void status_supervisor_json(const struct sup *s, FILE *f, uint64_t now)
         ver += 11;
     fprintf(f, "\"supervisor\":{\"version\":");
     sup_json_str(f, ver);
-    fprintf(f, ",\"pid\":%d,\"uptime_ms\":%llu,\"started_at\":%lld},", (int)getpid(),
+    fprintf(f, ",\"pid\":%d,\"uptime_ms\":%llu,\"started_at\":%lld,\"last_reload\":", (int)getpid(),
             (unsigned long long)(s->started_ns && now > s->started_ns ? (now - s->started_ns) / 1000000 : 0),
             (long long)s->started);
+    static const char *const results[] = {"none", "ok", "partial", "refused"};
+    if (s->reload_last == SUP_RELOAD_NONE)
+        fprintf(f, "null},");
+    else
+        fprintf(f, "{\"result\":\"%s\",\"at\":%lld}},", results[s->reload_last], (long long)s->reload_last_at);
 }
 
 void sup_ctl_status(struct sup *s, FILE *f, bool json)
@@ -68,6 +73,10 @@ void sup_ctl_status(struct sup *s, FILE *f, bool json)
             sup_json_str(f, v->sb_pid > 0 ? v->sb_build : "");
             fprintf(f, ",\"last_exit\":");
             sup_json_str(f, v->last_exit);
+            fprintf(f, ",\"restarts_by_cause\":{");
+            for (int c = 0; c < SUP_NCAUSES; c++)
+                fprintf(f, "%s\"%s\":%u", c ? "," : "", sup_cause_name(c), v->restarts_by[c]);
+            fprintf(f, "}");
             /* cpu_max_pct: the periods its cgroup was throttled in, and
              * for how long in all (cgroup.c); -1 with no limit. */
             uint64_t thr = 0, thr_us = 0;

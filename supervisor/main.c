@@ -24,6 +24,7 @@
 
 #include "supervisor/cli.h"
 #include "supervisor/manifest.h"
+#include "supervisor/metrics.h"
 
 #define SUP_EXIT_OK 0
 #define SUP_EXIT_USAGE 100
@@ -35,8 +36,8 @@ int sup_ctl_client(const char *sock, int argc, char **argv);
 
 /* The command line, options taken out wherever they stood. */
 struct cli_line {
-    const char *socket, *config, *binary;
-    bool json, all, stages, force, help, version, diff;
+    const char *socket, *config, *binary, *listen, *user;
+    bool json, all, stages, force, help, version, diff, once;
     const char *pos[CLI_POS_MAX];
     int npos;
 };
@@ -50,8 +51,11 @@ static int usage_error(const char *fmt, const char *arg)
 }
 
 static const char *const cli_long[] = {"--socket", "--config", "--json", "--all", "--stages", "--force", "--help",
-                                       "--version", "--diff", "--binary"};
-enum { L_SOCKET, L_CONFIG, L_JSON, L_ALL, L_STAGES, L_FORCE, L_HELP, L_VERSION, L_DIFF, L_BINARY, L_N };
+                                       "--version", "--diff", "--binary", "--listen", "--user", "--once"};
+enum { L_SOCKET, L_CONFIG, L_JSON, L_ALL, L_STAGES, L_FORCE, L_HELP, L_VERSION, L_DIFF, L_BINARY, L_LISTEN, L_USER,
+       L_ONCE, L_N };
+/* The options that take a value. */
+#define L_VALUED(w) ((w) == L_SOCKET || (w) == L_CONFIG || (w) == L_BINARY || (w) == L_LISTEN || (w) == L_USER)
 
 /* Parse argv into @l. Returns 0, or an exit code after saying what is wrong. */
 static int cli_parse(int argc, char **argv, struct cli_line *l)
@@ -75,7 +79,7 @@ static int cli_parse(int argc, char **argv, struct cli_line *l)
                 fprintf(stderr, "ringrouter: %s (see ringrouter --help)\n", err);
                 return SUP_EXIT_USAGE;
             }
-            if (eq && which != L_SOCKET && which != L_CONFIG && which != L_BINARY)
+            if (eq && !L_VALUED(which))
                 return usage_error("option \"%s\" takes no value", name);
             val = eq ? eq + 1 : NULL;
         } else if (opts && a[0] == '-' && a[1] && !a[2]) {
@@ -94,18 +98,15 @@ static int cli_parse(int argc, char **argv, struct cli_line *l)
             l->pos[l->npos++] = a;
             continue;
         }
-        if (which == L_SOCKET || which == L_CONFIG || which == L_BINARY) {
+        if (L_VALUED(which)) {
             if (!val) {
                 if (i + 1 == argc)
                     return usage_error("option \"%s\" needs an argument", a);
                 val = argv[++i];
             }
-            if (which == L_SOCKET)
-                l->socket = val;
-            else if (which == L_CONFIG)
-                l->config = val;
-            else
-                l->binary = val;
+            const char **to[] = {[L_SOCKET] = &l->socket, [L_CONFIG] = &l->config, [L_BINARY] = &l->binary,
+                                 [L_LISTEN] = &l->listen, [L_USER] = &l->user};
+            *to[which] = val;
         }
         l->json |= which == L_JSON;
         l->all |= which == L_ALL;
@@ -114,6 +115,7 @@ static int cli_parse(int argc, char **argv, struct cli_line *l)
         l->help |= which == L_HELP;
         l->version |= which == L_VERSION;
         l->diff |= which == L_DIFF;
+        l->once |= which == L_ONCE;
     }
     return 0;
 }
@@ -182,6 +184,13 @@ static int refuse_options(const char *cmd, const struct cli_line *l)
         bad = "--binary";
     if (!bad && (strcmp(cmd, "help") == 0 || strcmp(cmd, "version") == 0) && l->config)
         bad = "--config";
+    /* metrics, exporter, top (supervisor/metrics.h) */
+    if (!bad && strcmp(cmd, "exporter") != 0)
+        bad = l->listen ? "--listen" : l->user ? "--user" : NULL;
+    if (!bad && strcmp(cmd, "top") != 0 && l->once)
+        bad = "--once";
+    if (!bad && (strcmp(cmd, "metrics") == 0 || strcmp(cmd, "exporter") == 0) && l->json)
+        bad = "--json";
     if (!bad)
         return 0;
     fprintf(stderr, "ringrouter %s: %s is not one of its options (see ringrouter help %s)\n", cmd, bad, cmd);
@@ -352,6 +361,18 @@ int main(int argc, char **argv)
     }
     if (strcmp(c->name, "reload") == 0 || (strcmp(c->name, "check") == 0 && l.diff))
         return cmd_reload(&l, l.diff);
+    if (strcmp(c->name, "metrics") == 0 || strcmp(c->name, "exporter") == 0 || strcmp(c->name, "top") == 0) {
+        if (l.npos > 1) {
+            fprintf(stderr, "ringrouter %s: unexpected argument \"%s\"\n", c->name, l.pos[1]);
+            return SUP_EXIT_USAGE;
+        }
+        char sock[256];
+        if ((rc = find_socket(&l, sock, sizeof(sock))))
+            return rc;
+        return c->name[0] == 'm' ? sup_cmd_metrics(sock)
+               : c->name[0] == 'e' ? sup_cmd_exporter(sock, l.listen, l.user)
+                                   : sup_cmd_top(sock, l.json, l.once);
+    }
     if (strcmp(c->name, "check") == 0 || strcmp(c->name, "up") == 0) {
         if (l.npos > 1) {
             fprintf(stderr, "ringrouter %s: unexpected argument \"%s\" (the manifest is -c FILE)\n", c->name,

@@ -42,6 +42,12 @@ static void record_death(struct sup_svc *v, uint64_t now)
     v->consecutive++;
 }
 
+const char *sup_cause_name(enum sup_cause c)
+{
+    static const char *const names[SUP_NCAUSES] = {"crash", "hang", "upgrade", "restart"};
+    return c < SUP_NCAUSES ? names[c] : "?";
+}
+
 const char *sup_state_name(enum sup_state st)
 {
     static const char *const names[SUP_NSTATES] = {"down", "starting", "up", "backoff", "failed", "stopping"};
@@ -315,6 +321,8 @@ static void act_died(struct sup *s, struct sup_svc *v, int status)
     reclaim(s, v, false);
     v->pid = 0;
     v->died_ns = now;
+    enum sup_cause cause = v->killed_hung ? SUP_CAUSE_HANG : SUP_CAUSE_CRASH;
+    v->killed_hung = false;
     sup_upgrade_died(s, v); /* an upgrade's new instance: the restart is the old binary's */
     bool clean = WIFEXITED(status) && WEXITSTATUS(status) == 0;
     if (v->m->restart == SUP_RESTART_NEVER || (v->m->restart == SUP_RESTART_ON_FAILURE && clean)) {
@@ -332,6 +340,7 @@ static void act_died(struct sup *s, struct sup_svc *v, int status)
         return;
     }
     v->restarts++;
+    v->restarts_by[cause]++;
     if (v->consecutive <= 1) {
         sup_warn("%s: %s; restarting now", v->name, v->last_exit);
         start(s, v);
@@ -392,6 +401,7 @@ static void act_kill(struct sup *s, struct sup_svc *v, const char *why)
 static void act_ready_timeout(struct sup *s, struct sup_svc *v, int status)
 {
     (void)status;
+    v->killed_hung = true;
     act_kill(s, v, "not ready after 5 s");
 }
 
@@ -400,6 +410,7 @@ static void act_hang(struct sup *s, struct sup_svc *v, int status)
     (void)status;
     char why[96];
     snprintf(why, sizeof(why), "no heartbeat for %u ms (hang_ms)", v->m->hang_ms);
+    v->killed_hung = true;
     act_kill(s, v, why);
 }
 
@@ -444,6 +455,7 @@ static void act_restart_running(struct sup *s, struct sup_svc *v, int status)
 
 static void act_stopped(struct sup *s, struct sup_svc *v, int status)
 {
+    v->killed_hung = false; /* it was stopping: whoever killed it, the death was asked for */
     sup_unwatch(s, v);
     describe_exit(v, status);
     reclaim(s, v, WIFEXITED(status) && WEXITSTATUS(status) == 0);
@@ -451,6 +463,7 @@ static void act_stopped(struct sup *s, struct sup_svc *v, int status)
     if (v->restart_pending && !s->shutting_down) {
         v->restart_pending = false;
         v->planned++; /* asked for (restart, upgrade, reload): not a failure */
+        v->restarts_by[v->upg.phase == SUP_UPG_HANDOVER ? SUP_CAUSE_UPGRADE : SUP_CAUSE_RESTART]++;
         v->died_ns = sup_now_ns();
         sup_log("%s: %s; restarting as asked", v->name, v->last_exit);
         start(s, v);

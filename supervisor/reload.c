@@ -397,7 +397,10 @@ bool sup_ctl_reload(struct sup *s, char **argv, int argc, FILE *f, struct sup_ct
     bool diff;
     if (!parse_args(s, argv, argc, &diff, f))
         return false;
-    return reload_begin(s, diff, f, w);
+    bool ok = reload_begin(s, diff, f, w);
+    if (!ok && !diff)
+        sup_reload_note(s, SUP_RELOAD_REFUSED);
+    return ok;
 }
 
 static bool reload_begin(struct sup *s, bool diff, FILE *f, struct sup_ctl_wait *w)
@@ -552,6 +555,7 @@ static void finish(struct sup *s, struct sup_reload *j)
         sup_log("%s%s", strncmp(l, "reload: ", 8) == 0 ? "" : "reload: ", l);
     free(copy);
     j->ok = j->failed == 0;
+    sup_reload_note(s, j->ok ? SUP_RELOAD_OK : SUP_RELOAD_PARTIAL);
     j->phase = RL_DONE;
     sup_notify_reloaded();
     if (!j->conn) {

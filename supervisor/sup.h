@@ -54,6 +54,16 @@ enum sup_state {
     SUP_NSTATES
 };
 
+/* Why a service was restarted: after a death (a crash, any kill but the
+ * hang check's; a hang: no heartbeat for hang_ms, or not ready within 5 s)
+ * or asked for (an upgrade's handover; a restart: `ringrouter restart`, a
+ * reload's, an adopted router's move to the new FIBs). `status --json`
+ * restarts_by_cause, and the metrics' cause label. */
+enum sup_cause { SUP_CAUSE_CRASH, SUP_CAUSE_HANG, SUP_CAUSE_UPGRADE, SUP_CAUSE_RESTART, SUP_NCAUSES };
+
+/* The last reload's result (`status --json` last_reload; the metrics). */
+enum sup_reload_result { SUP_RELOAD_NONE, SUP_RELOAD_OK, SUP_RELOAD_PARTIAL, SUP_RELOAD_REFUSED };
+
 struct sup_ring {
     char name[40];
     int fd;
@@ -100,6 +110,8 @@ struct sup_svc {
     uint64_t last_beat_ns;
     unsigned restarts;    /* since `up`, after a death: a crash, a kill, a hang, a failed start */
     unsigned planned;     /* since `up`, asked for: `restart`, `upgrade`, a reload, an adoption's handover */
+    unsigned restarts_by[SUP_NCAUSES]; /* both, by cause, since this supervisor image started */
+    bool killed_hung;     /* the instance's kill was the hang check's: its death is a hang */
     unsigned consecutive; /* deaths since it was last stable */
     uint64_t deaths_ns[SUP_DEATHS_KEPT];
     unsigned ndeaths; /* ring of recent death times, for the window */
@@ -309,7 +321,16 @@ struct sup {
     time_t started;                      /* this image's start, wall clock and monotonic (`status`) */
     uint64_t started_ns;
     char upgrade_self_binary[300];
+    enum sup_reload_result reload_last; /* and when (wall clock), for `status --json` */
+    time_t reload_last_at;
 };
+
+/* A reload ended with @r (reload.c). */
+static inline void sup_reload_note(struct sup *s, enum sup_reload_result r)
+{
+    s->reload_last = r;
+    s->reload_last_at = time(NULL);
+}
 
 /* setup.c */
 int sup_setup(struct sup *s, struct ipc_err *err);
@@ -396,6 +417,7 @@ void sup_pace(struct sup_pace *p);
 enum sup_event { SUP_EV_EXIT, SUP_EV_READY, SUP_EV_TIMEOUT, SUP_EV_HANG, SUP_EV_STOP, SUP_EV_RESTART, SUP_NEVENTS };
 void sup_event(struct sup *s, struct sup_svc *v, enum sup_event ev, int status);
 const char *sup_state_name(enum sup_state st);
+const char *sup_cause_name(enum sup_cause c);
 /** How a process ended (a wait status), as the log and `status` say it. */
 void sup_exit_text(char *buf, size_t size, int status);
 void sup_check_timers(struct sup *s, uint64_t now);

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # tools/demo.sh [SECONDS]: the demo. Two network namespaces, ringrouter
 # between them on two TAP ports (the built-in manifest), traffic from one to
-# the other, and ringrouter's live stats once a second. Everything it creates
+# the other, and `ringrouter top` once a second. Everything it creates
 # it removes on exit, Ctrl-C included. Run as root, from ./run demo.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -68,7 +68,7 @@ echo "== ping 10.2.0.2 from rr-demo-a, through the router"
 ip netns exec rr-demo-a ping -c 3 -i 0.2 -W 2 10.2.0.2
 
 echo
-echo "== traffic for ${secs}s, stats once a second"
+echo "== traffic for ${secs}s, ringrouter top once a second"
 if command -v iperf3 >/dev/null; then
     ip netns exec rr-demo-b iperf3 -s -1 -D -B 10.2.0.2 >/dev/null
     # Wait, with a bound, until the server listens.
@@ -83,9 +83,9 @@ else
 fi
 traffic_pid=$!
 for i in $(seq "$secs"); do
-    sleep 1
-    printf '\033[2J\033[H== ringrouter stats, t=%ss of %ss\n' "$i" "$secs"
-    $bin/ringrouter stats -S "$sock" | head -n 60
+    # One frame of `top`: its rates are over the second it takes.
+    frame=$($bin/ringrouter top --once -S "$sock" 2>&1) || true
+    printf '\033[2J\033[H== ringrouter top, t=%ss of %ss\n%s\n' "$i" "$secs" "$frame"
 done
 wait "$traffic_pid" || true
 traffic_pid=

@@ -31,6 +31,7 @@ echo "$out" | grep '^run install:'
 
 want="etc/ringrouter/manifest.ini
 etc/systemd/system/ringrouter.service
+etc/systemd/system/ringrouter-exporter.service
 opt/rrt-prefix/bin/ringrouter
 opt/rrt-prefix/lib/ringrouter/ringrouter
 opt/rrt-prefix/lib/ringrouter/rr-afxdp
@@ -71,12 +72,21 @@ if command -v systemd-analyze >/dev/null; then
     echo "systemd-analyze security: $score (at most 5.0)"
     # verify: every directive known, every command there. In a private
     # mount namespace PREFIX is the staged one, so nothing lands in /opt.
-    if unshare -m --propagation private true 2>/dev/null; then
+    verify() { # verify UNIT WHAT
+        unshare -m --propagation private true 2>/dev/null || return 0
         v=$(unshare -m --propagation private bash -c 'mount -t tmpfs none /opt && mkdir -p "$2" &&
-            mount --bind "$1$2" "$2" && systemd-analyze verify --man=no "$3" 2>&1' _ "$D" "$P" "$unit")
-        [ -z "$v" ] || sup_bad "systemd-analyze verify: $v"
-        echo "systemd-analyze verify: no complaint"
-    fi
+            mount --bind "$1$2" "$2" && systemd-analyze verify --man=no "$3" 2>&1' _ "$D" "$P" "$1")
+        [ -z "$v" ] || sup_bad "$2systemd-analyze verify: $v"
+        echo "$2systemd-analyze verify: no complaint"
+    }
+    verify "$unit" ""
+    # The exporter's unit (docs/observability.md): no privilege, so far less exposed.
+    xunit=$D/etc/systemd/system/ringrouter-exporter.service
+    grep -q "^ExecStart=$P/bin/ringrouter exporter " "$xunit" || sup_bad "the exporter unit's ExecStart does not name $P"
+    score=$(systemd-analyze security --offline=yes "$xunit" 2>&1 | sed -n 's/.*Overall exposure level for [^:]*: \([0-9.]*\).*/\1/p')
+    awk -v s="$score" 'BEGIN { exit !(s != "" && s <= 2.0) }' || sup_bad "the exporter unit: systemd-analyze security: \"$score\", expected at most 2.0"
+    echo "the exporter unit: systemd-analyze security: $score (at most 2.0)"
+    verify "$xunit" "the exporter unit: "
 else
     echo "systemd-analyze is not installed: the unit's score was not measured"
 fi
