@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ecmp.h"
 #include "icmp6.h"
 #include "ipv6.h"
 
@@ -650,6 +651,23 @@ void rt_nd_hold(struct rt_ctx *ctx, const uint8_t *ip, uint16_t port, ipc_buf b,
     ctx->ctr->pending6 = nt->sh->queued;
 }
 
+void rt_nd_probe(struct rt_ctx *ctx, const uint8_t *ip, uint16_t port, uint64_t now, struct rt_burst *tx)
+{
+    if (neigh6_find(ctx->neigh6, ip) || port >= ctx->nports || !ctx->port[port].n6)
+        return;
+    struct neigh6_entry *e = rt_nd_new(ctx, ip);
+    if (!e)
+        return;
+    neigh6_wbegin(e);
+    e->port = port;
+    e->state = NEIGH6_INCOMPLETE;
+    e->retries = 1;
+    e->probe_ns = now;
+    e->used_ns = now;
+    neigh6_wend(e);
+    rt_nd_solicit(ctx, port, ip, NULL, tx);
+}
+
 void rt_nd_tick(struct rt_ctx *ctx, uint64_t now, struct rt_burst *tx)
 {
     struct neigh6_table *nt = ctx->neigh6;
@@ -686,6 +704,7 @@ void rt_nd_tick(struct rt_ctx *ctx, uint64_t now, struct rt_burst *tx)
             }
             ipc_pool_free(rt_port_pool(ctx, e->port), e->q, e->qlen);
             rt_nd_pending_done(ctx, e->port, e->qlen);
+            rt_ecmp_failed(ctx, true, e->ip, e->port, now);
             gone = true;
             break;
         case NEIGH6_REACHABLE:
@@ -719,6 +738,7 @@ void rt_nd_tick(struct rt_ctx *ctx, uint64_t now, struct rt_burst *tx)
                 rt_nd_solicit(ctx, e->port, e->ip, e->mac, tx);
             } else {
                 gone = true; /* stopped answering: resolve afresh on next use */
+                rt_ecmp_failed(ctx, true, e->ip, e->port, now);
             }
             break;
         default:

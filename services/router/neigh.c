@@ -6,6 +6,7 @@
  * router restart is described in neigh.h.
  */
 #include "neigh.h"
+#include "ecmp.h"
 
 #include <errno.h>
 #include <string.h>
@@ -407,6 +408,23 @@ void rt_neigh_hold(struct rt_ctx *ctx, uint32_t ip, uint16_t port, ipc_buf b, ui
     ctx->ctr->pending = nt->sh->queued;
 }
 
+void rt_neigh_probe(struct rt_ctx *ctx, uint32_t ip, uint16_t port, uint64_t now, struct rt_burst *tx)
+{
+    if (neigh_find(ctx->neigh, ip) || port >= ctx->nports)
+        return;
+    struct neigh_entry *e = rt_neigh_new(ctx, ip);
+    if (!e)
+        return;
+    neigh_wbegin(e);
+    e->port = port;
+    e->state = NEIGH_INCOMPLETE;
+    e->retries = 1;
+    e->probe_ns = now;
+    e->used_ns = now;
+    neigh_wend(e);
+    rt_arp_request(ctx, port, ip, NULL, tx);
+}
+
 void rt_neigh_tick(struct rt_ctx *ctx, uint64_t now, struct rt_burst *tx)
 {
     struct neigh_table *nt = ctx->neigh;
@@ -432,6 +450,7 @@ void rt_neigh_tick(struct rt_ctx *ctx, uint64_t now, struct rt_burst *tx)
             }
             ipc_pool_free(rt_port_pool(ctx, e->port), e->q, e->qlen);
             rt_pending_done(ctx, e->port, e->qlen);
+            rt_ecmp_failed(ctx, false, &e->ip, e->port, now);
             gone = true;
             break;
         case NEIGH_REACHABLE:
@@ -452,6 +471,7 @@ void rt_neigh_tick(struct rt_ctx *ctx, uint64_t now, struct rt_burst *tx)
                     rt_arp_request(ctx, e->port, e->ip, e->mac, tx);
                 } else {
                     gone = true; /* stopped answering: resolve afresh on next use */
+                    rt_ecmp_failed(ctx, false, &e->ip, e->port, now);
                 }
             } else if (now - (e->used_ns > e->confirmed_ns ? e->used_ns : e->confirmed_ns) >= c->stale_gc_ns) {
                 gone = true;
