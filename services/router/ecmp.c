@@ -119,11 +119,10 @@ static unsigned rt_ecmp_bucket(uint32_t h, unsigned t)
     return (t ? rt_mix((uint64_t)h << 8 | t) : h) >> 24;
 }
 
-struct fib_nh rt_ecmp_pick4(struct rt_ctx *ctx, const struct fib_nh *hdr, const uint8_t *ip, uint32_t avail,
-                            uint64_t now)
+struct fib_nh rt_ecmp_pick4(struct rt_ctx *ctx, uint32_t g, const uint8_t *ip, uint32_t avail, uint64_t now)
 {
     const struct fib *fib = ctx->fib;
-    const _Atomic uint32_t *blk = fib_mp_block(&fib->m, hdr->gw);
+    const _Atomic uint32_t *blk = fib_mp_block(&fib->m, g);
     uint32_t h = rt_flow_hash4(ip, avail);
     struct fib_nh nh = fib_nh_at(fib, fib_mp_member(blk, fib_mp_bucket(blk, h >> 24)));
     if (ipc_likely(ctx->n_ecmp_down == 0) || !rt_ecmp_skip4(ctx, &nh, now))
@@ -142,11 +141,10 @@ struct fib_nh rt_ecmp_pick4(struct rt_ctx *ctx, const struct fib_nh *hdr, const 
     return nh; /* every member failed: ask the first choice's neighbour again */
 }
 
-struct fib6_nh rt_ecmp_pick6(struct rt_ctx *ctx, const struct fib6_nh *hdr, const uint8_t *ip6, uint32_t avail,
-                             uint64_t now)
+struct fib6_nh rt_ecmp_pick6(struct rt_ctx *ctx, uint32_t g, const uint8_t *ip6, uint32_t avail, uint64_t now)
 {
     const struct fib6 *fib = ctx->fib6;
-    const _Atomic uint32_t *blk = fib_mp_block(&fib->m, fib6_nh_group(hdr));
+    const _Atomic uint32_t *blk = fib_mp_block(&fib->m, g);
     uint32_t h = rt_flow_hash6(ip6, avail);
     struct fib6_nh nh = fib6_nh_at(fib, fib_mp_member(blk, fib_mp_bucket(blk, h >> 24)));
     if (ipc_likely(ctx->n_ecmp_down == 0) || !rt_ecmp_skip6(ctx, &nh, now))

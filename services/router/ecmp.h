@@ -25,16 +25,18 @@
 #include "tables/fib.h"
 
 /**
- * The member of group header @hdr (flags FIB_NH_F_GROUP) that the IPv4
- * packet at @ip (@avail bytes of it in the frame) takes. Inside the FIB read
- * section that found @hdr.
+ * The member of group @g (a header next hop's: flags FIB_NH_F_GROUP, the
+ * group in gw) that the IPv4 packet at @ip (@avail bytes of it in the
+ * frame) takes. Inside the FIB read section that found the header. By
+ * value and cold: the forwarding loop of a route with one next hop keeps
+ * its registers (bench/forward-core).
  */
-struct fib_nh rt_ecmp_pick4(struct rt_ctx *ctx, const struct fib_nh *hdr, const uint8_t *ip, uint32_t avail,
-                            uint64_t now);
+__attribute__((cold)) struct fib_nh rt_ecmp_pick4(struct rt_ctx *ctx, uint32_t g, const uint8_t *ip, uint32_t avail,
+                                                  uint64_t now);
 
-/** The same for an IPv6 packet. */
-struct fib6_nh rt_ecmp_pick6(struct rt_ctx *ctx, const struct fib6_nh *hdr, const uint8_t *ip6, uint32_t avail,
-                             uint64_t now);
+/** The same for an IPv6 packet (@g: fib6_nh_group of the header). */
+__attribute__((cold)) struct fib6_nh rt_ecmp_pick6(struct rt_ctx *ctx, uint32_t g, const uint8_t *ip6, uint32_t avail,
+                                                   uint64_t now);
 
 /** The flow hash of an IPv4 packet at @ip (@avail bytes), and of an IPv6 one. */
 uint32_t rt_flow_hash4(const uint8_t *ip, uint32_t avail);

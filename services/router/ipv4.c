@@ -238,7 +238,7 @@ void rt_input_burst(struct rt_ctx *ctx, const ipc_buf *bufs, uint32_t n, uint64_
         /* A group's member is the flow's, not the destination's: the route
          * stays cached, the member is picked per packet (ecmp.h). */
         if (ipc_unlikely(nh.flags & FIB_NH_F_GROUP))
-            nh = rt_ecmp_pick4(ctx, &nh, ip, m->len - PKT_ETH_HLEN, now);
+            nh = rt_ecmp_pick4(ctx, nh.gw, ip, m->len - PKT_ETH_HLEN, now);
         if (nh.port >= ctx->nports || !ctx->port[nh.port].mtu) {
             why = RT_CTR_DROP_BAD_NEXTHOP;
             goto drop;
