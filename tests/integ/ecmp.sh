@@ -14,6 +14,8 @@
 #     gets flows, each flow stays on one; `route show` and --json print the
 #     group (four next hops and their weights); `route save` writes it in a
 #     line that reads back;
+#   - the supervisor killed and another adopting the services: the groups
+#     are rebuilt in the new FIBs, runtime, and every flow keeps its next hop;
 #   - NH2's link down: its neighbour fails (reachable, then stale, probes
 #     unanswered: the ARP and ND timers' bound, 50 s here), and from then on
 #     its flows arrive at the other three, each at one, while the other
@@ -172,6 +174,27 @@ grep -qxF "$P4 via $RR_NET_B.11 weight 1 via $RR_NET_B.12 weight 1 via $RR_NET_B
 grep -qxF "$P6 via 2001:db8:62::11 weight 1 via 2001:db8:62::12 weight 1 via 2001:db8:62::13 weight 2 via 2001:db8:62::14 weight 1" "$RR_T/run/routes" ||
     rr_fail "route save: no line for the IPv6 group: $(cat "$RR_T/run/routes")"
 rr_ok "route show, --json and route save print the groups"
+
+# ---- the supervisor dies; the next one adopts the services, the groups stay ----
+rr_status || rr_fail status
+for s in "${RR_SERVICES[@]}"; do RR_EXTRA_PIDS+=("${RR_PIDS[$s]}"); done
+kill -KILL "$RR_PID"
+wait "$RR_PID" 2>/dev/null
+RR_PID=
+mark=$(wc -l <"$RR_LOG")
+rr_up
+rr_wait 10 eval 'tail -n +$mark "$RR_LOG" | grep -q "router: standby pid [0-9]* takes over"' ||
+    rr_fail "the router did not move to the new FIBs: $(tail -n +"$mark" "$RR_LOG")"
+rr_wait 10 rr_all_up || rr_fail "not every service up after adoption"
+rr_c route show "$P4"
+[ "$(grep -c "weight" <<<"$out")" = 4 ] && grep -q "^$P4 .* runtime *weight 1$" <<<"$out" ||
+    rr_fail "after adoption, route show $P4: $out"
+settle "after adoption"
+m=$(marks)
+round
+rr_wait 10 all_arrived "$m" || rr_fail "after adoption: not every flow arrived"
+[ "$(seen_since "$m")" = "$map4" ] || rr_fail "after adoption, flows moved: $(diff <(echo "$map4") <(seen_since "$m") | head -5)"
+rr_ok "a new supervisor adopted the services: both groups kept (runtime), every flow on its next hop"
 
 # ---- NH2 fails, then comes back ----
 ip -n "${NH_NS[2]}" link set eth0 down
