@@ -157,6 +157,18 @@ struct fib {
     bool writer;
 };
 
+/* The writers' hashes' last step (MurmurHash3's finaliser), and the
+ * router's flow hash's (services/router/ecmp.c). */
+static inline uint32_t fib_mix64(uint64_t k)
+{
+    k ^= k >> 33;
+    k *= 0xff51afd7ed558ccdull;
+    k ^= k >> 33;
+    k *= 0xc4ceb9fe1a85ec53ull;
+    k ^= k >> 33;
+    return (uint32_t)k;
+}
+
 /* Read sections, for both families (the wrappers below and in fib6.h). */
 static inline void fib_map_read_begin(struct fib_map *m)
 {

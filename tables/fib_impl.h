@@ -160,17 +160,6 @@ struct fib_hkind {
     uint32_t (*hash)(const void *key);
 };
 
-/* The writers' hashes' last step (MurmurHash3's finaliser). */
-static inline uint32_t fib_mix64(uint64_t k)
-{
-    k ^= k >> 33;
-    k *= 0xff51afd7ed558ccdull;
-    k ^= k >> 33;
-    k *= 0xc4ceb9fe1a85ec53ull;
-    k ^= k >> 33;
-    return (uint32_t)k;
-}
-
 void *fib_h_find(const struct fib_hkind *k, uint8_t *t, uint32_t mask, const void *key);
 bool fib_h_insert(const struct fib_hkind *k, uint8_t *t, uint32_t mask, const void *key, uint32_t val);
 void fib_h_remove(const struct fib_hkind *k, uint8_t *t, uint32_t mask, void *slot);

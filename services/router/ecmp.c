@@ -22,16 +22,6 @@
  * flow finds out again, in the time ARP takes to fail). */
 #define RT_ECMP_IDLE_NS (10ull * 1000000000)
 
-static uint32_t rt_mix(uint64_t k)
-{
-    k ^= k >> 33;
-    k *= 0xff51afd7ed558ccdull;
-    k ^= k >> 33;
-    k *= 0xc4ceb9fe1a85ec53ull;
-    k ^= k >> 33;
-    return (uint32_t)k;
-}
-
 /* Protocols whose first four bytes are the ports. */
 static bool rt_l4_ports(uint8_t proto)
 {
@@ -49,7 +39,7 @@ uint32_t rt_flow_hash4(const uint8_t *ip, uint32_t avail)
      * packets hash their ports. */
     if (!(pkt_get16(ip + PKT_IP_FRAG) & (PKT_IP_MF | PKT_IP_OFFMASK)) && rt_l4_ports(proto) && avail >= ihl + 4)
         ports = pkt_get32(ip + ihl);
-    return rt_mix(k ^ (uint64_t)rt_mix((uint64_t)ports << 8 | proto) << 17);
+    return fib_mix64(k ^ (uint64_t)fib_mix64((uint64_t)ports << 8 | proto) << 17);
 }
 
 uint32_t rt_flow_hash6(const uint8_t *ip6, uint32_t avail)
@@ -65,9 +55,9 @@ uint32_t rt_flow_hash6(const uint8_t *ip6, uint32_t avail)
         if (!l4.later_fragment && rt_l4_ports(proto) && avail >= l4.off + 4u)
             ports = pkt_get32(ip6 + l4.off);
     }
-    uint64_t h = rt_mix(w[0] ^ rt_mix(w[1]));
-    h = h << 32 | rt_mix(w[2] ^ rt_mix(w[3] + label));
-    return rt_mix(h ^ (uint64_t)rt_mix((uint64_t)ports << 8 | proto) << 17);
+    uint64_t h = fib_mix64(w[0] ^ fib_mix64(w[1]));
+    h = h << 32 | fib_mix64(w[2] ^ fib_mix64(w[3] + label));
+    return fib_mix64(h ^ (uint64_t)fib_mix64((uint64_t)ports << 8 | proto) << 17);
 }
 
 /* The skipped member @ip on @port (NULL: not skipped). */
@@ -116,7 +106,7 @@ static bool rt_ecmp_skip6(struct rt_ctx *ctx, const struct fib6_nh *nh, uint64_t
 /* Bucket of the @t-th rehash of flow hash @h. */
 static unsigned rt_ecmp_bucket(uint32_t h, unsigned t)
 {
-    return (t ? rt_mix((uint64_t)h << 8 | t) : h) >> 24;
+    return (t ? fib_mix64((uint64_t)h << 8 | t) : h) >> 24;
 }
 
 struct fib_nh rt_ecmp_pick4(struct rt_ctx *ctx, uint32_t g, const uint8_t *ip, uint32_t avail, uint64_t now)

@@ -607,6 +607,25 @@ void rt_nd_touch_stale(struct neigh6_entry *e, uint64_t now)
     neigh6_wend(e);
 }
 
+/* A new incomplete entry for @ip (absent) on @port, its first solicitation
+ * sent; NULL when the table has no room for it. */
+static struct neigh6_entry *rt_nd_ask(struct rt_ctx *ctx, const uint8_t *ip, uint16_t port, uint64_t now,
+                                      struct rt_burst *tx)
+{
+    struct neigh6_entry *e = rt_nd_new(ctx, ip);
+    if (!e)
+        return NULL;
+    neigh6_wbegin(e);
+    e->port = port;
+    e->state = NEIGH6_INCOMPLETE;
+    e->retries = 1;
+    e->probe_ns = now;
+    e->used_ns = now;
+    neigh6_wend(e);
+    rt_nd_solicit(ctx, port, ip, NULL, tx);
+    return e;
+}
+
 void rt_nd_hold(struct rt_ctx *ctx, const uint8_t *ip, uint16_t port, ipc_buf b, uint64_t now, struct rt_burst *tx)
 {
     struct neigh6_table *nt = ctx->neigh6;
@@ -626,20 +645,9 @@ void rt_nd_hold(struct rt_ctx *ctx, const uint8_t *ip, uint16_t port, ipc_buf b,
         rt_drop(ctx, b, RT_CTR_DROP_PENDING_LIMIT);
         return;
     }
-    if (!e) {
-        e = rt_nd_new(ctx, ip);
-        if (!e) {
-            rt_drop(ctx, b, RT_CTR_DROP_NEIGH_FULL);
-            return;
-        }
-        neigh6_wbegin(e);
-        e->port = port;
-        e->state = NEIGH6_INCOMPLETE;
-        e->retries = 1;
-        e->probe_ns = now;
-        e->used_ns = now;
-        neigh6_wend(e);
-        rt_nd_solicit(ctx, port, ip, NULL, tx);
+    if (!e && !(e = rt_nd_ask(ctx, ip, port, now, tx))) {
+        rt_drop(ctx, b, RT_CTR_DROP_NEIGH_FULL);
+        return;
     }
     /* Held in the zone it will leave by: a release, a free or a restart
      * never has to ask which pool a queued handle is in. */
@@ -653,19 +661,8 @@ void rt_nd_hold(struct rt_ctx *ctx, const uint8_t *ip, uint16_t port, ipc_buf b,
 
 void rt_nd_probe(struct rt_ctx *ctx, const uint8_t *ip, uint16_t port, uint64_t now, struct rt_burst *tx)
 {
-    if (neigh6_find(ctx->neigh6, ip) || port >= ctx->nports || !ctx->port[port].n6)
-        return;
-    struct neigh6_entry *e = rt_nd_new(ctx, ip);
-    if (!e)
-        return;
-    neigh6_wbegin(e);
-    e->port = port;
-    e->state = NEIGH6_INCOMPLETE;
-    e->retries = 1;
-    e->probe_ns = now;
-    e->used_ns = now;
-    neigh6_wend(e);
-    rt_nd_solicit(ctx, port, ip, NULL, tx);
+    if (!neigh6_find(ctx->neigh6, ip) && port < ctx->nports && ctx->port[port].n6)
+        rt_nd_ask(ctx, ip, port, now, tx);
 }
 
 void rt_nd_tick(struct rt_ctx *ctx, uint64_t now, struct rt_burst *tx)

@@ -366,6 +366,25 @@ void rt_neigh_touch(struct rt_ctx *ctx, struct neigh_entry *e, uint64_t now, str
     }
 }
 
+/* A new incomplete entry for @ip (absent) on @port, its first request
+ * broadcast; NULL when the table has no room for it. */
+static struct neigh_entry *rt_neigh_ask(struct rt_ctx *ctx, uint32_t ip, uint16_t port, uint64_t now,
+                                        struct rt_burst *tx)
+{
+    struct neigh_entry *e = rt_neigh_new(ctx, ip);
+    if (!e)
+        return NULL;
+    neigh_wbegin(e);
+    e->port = port;
+    e->state = NEIGH_INCOMPLETE;
+    e->retries = 1;
+    e->probe_ns = now;
+    e->used_ns = now;
+    neigh_wend(e);
+    rt_arp_request(ctx, port, ip, NULL, tx);
+    return e;
+}
+
 void rt_neigh_hold(struct rt_ctx *ctx, uint32_t ip, uint16_t port, ipc_buf b, uint64_t now, struct rt_burst *tx)
 {
     struct neigh_table *nt = ctx->neigh;
@@ -383,20 +402,9 @@ void rt_neigh_hold(struct rt_ctx *ctx, uint32_t ip, uint16_t port, ipc_buf b, ui
         rt_drop(ctx, b, RT_CTR_DROP_PENDING_LIMIT);
         return;
     }
-    if (!e) {
-        e = rt_neigh_new(ctx, ip);
-        if (!e) {
-            rt_drop(ctx, b, RT_CTR_DROP_NEIGH_FULL);
-            return;
-        }
-        neigh_wbegin(e);
-        e->port = port;
-        e->state = NEIGH_INCOMPLETE;
-        e->retries = 1;
-        e->probe_ns = now;
-        e->used_ns = now;
-        neigh_wend(e);
-        rt_arp_request(ctx, port, ip, NULL, tx);
+    if (!e && !(e = rt_neigh_ask(ctx, ip, port, now, tx))) {
+        rt_drop(ctx, b, RT_CTR_DROP_NEIGH_FULL);
+        return;
     }
     /* Held in the zone it will leave by: a release, a free or a restart
      * never has to ask which pool a queued handle is in. */
@@ -410,19 +418,8 @@ void rt_neigh_hold(struct rt_ctx *ctx, uint32_t ip, uint16_t port, ipc_buf b, ui
 
 void rt_neigh_probe(struct rt_ctx *ctx, uint32_t ip, uint16_t port, uint64_t now, struct rt_burst *tx)
 {
-    if (neigh_find(ctx->neigh, ip) || port >= ctx->nports)
-        return;
-    struct neigh_entry *e = rt_neigh_new(ctx, ip);
-    if (!e)
-        return;
-    neigh_wbegin(e);
-    e->port = port;
-    e->state = NEIGH_INCOMPLETE;
-    e->retries = 1;
-    e->probe_ns = now;
-    e->used_ns = now;
-    neigh_wend(e);
-    rt_arp_request(ctx, port, ip, NULL, tx);
+    if (!neigh_find(ctx->neigh, ip) && port < ctx->nports)
+        rt_neigh_ask(ctx, ip, port, now, tx);
 }
 
 void rt_neigh_tick(struct rt_ctx *ctx, uint64_t now, struct rt_burst *tx)

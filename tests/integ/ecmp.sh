@@ -197,51 +197,41 @@ rr_wait 10 all_arrived "$m" || rr_fail "after adoption: not every flow arrived"
 rr_ok "a new supervisor adopted the services: both groups kept (runtime), every flow on its next hop"
 
 # ---- NH2 fails, then comes back ----
-ip -n "${NH_NS[2]}" link set eth0 down
-rr_now
-t0=$RR_NOW
-moved=
-while :; do
-    m=$(marks)
-    round
-    rr_msleep 500
-    now_map=$(seen_since "$m")
-    # Every flow that was NH2's arrives elsewhere, each at one; the others stay.
-    if [ "$(awk '{ print $1, $2 }' <<<"$now_map" | sort -u | wc -l)" = 128 ]; then
-        moved=1
-        break
-    fi
+all128() { [ "$(awk '{ print $1, $2 }' <<<"$now_map" | sort -u | wc -l)" = 128 ]; }
+as_before() { all128 && [ "$now_map" = "$map4" ]; }
+# Rounds, half a second apart, until CHECK holds of the round's map
+# ($now_map), at most SECS; 1 if it never did. $took: the milliseconds.
+rounds_until() { # rounds_until SECS CHECK
+    local t0
     rr_now
-    [ $((RR_NOW - t0)) -lt 50000000 ] || break
-done
-rr_now
-[ -n "$moved" ] || rr_fail "NH2's flows did not move within 50 s: $(seen_since "$m" | wc -l) of 128 flows arrive; $("$RR" neigh show -S "$RR_SOCK")"
+    t0=$RR_NOW
+    while :; do
+        m=$(marks)
+        round
+        rr_msleep 500
+        now_map=$(seen_since "$m")
+        rr_now
+        took=$(((RR_NOW - t0) / 1000))
+        "$2" && return 0
+        [ "$took" -lt $(($1 * 1000)) ] || return 1
+    done
+}
+
+ip -n "${NH_NS[2]}" link set eth0 down
+# Every flow arrives again: NH2's at the others, each at one; the others stay.
+rounds_until 50 all128 ||
+    rr_fail "NH2's flows did not move within 50 s: $(wc -l <<<"$now_map") of 128 flows arrive; $("$RR" neigh show -S "$RR_SOCK")"
 check_map "$now_map" "1 3 4" 1 "NH2 down"
 while read -r fam port nh; do
     was=$(awk -v f="$fam" -v p="$port" '$1 == f && $2 == p { print $3 }' <<<"$map4")
     [ "$was" = 2 ] || [ "$was" = "$nh" ] || rr_fail "NH2 down: flow IPv$fam $port moved from NH$was to NH$nh"
 done <<<"$now_map"
-rr_ok "NH2's link down: its flows at the others within $(((RR_NOW - t0) / 1000)) ms, the others' flows where they were"
+rr_ok "NH2's link down: its flows at the others within $took ms, the others' flows where they were"
 
 ip -n "${NH_NS[2]}" link set eth0 up
-rr_now
-t0=$RR_NOW
-back=
-while :; do
-    m=$(marks)
-    round
-    rr_msleep 500
-    now_map=$(seen_since "$m")
-    if [ "$(awk '{ print $1, $2 }' <<<"$now_map" | sort -u | wc -l)" = 128 ] && [ "$now_map" = "$map4" ]; then
-        back=1
-        break
-    fi
-    rr_now
-    [ $((RR_NOW - t0)) -lt 20000000 ] || break
-done
-rr_now
-[ -n "$back" ] || rr_fail "NH2's flows did not come back within 20 s: $(diff <(echo "$map4") <(echo "$now_map") | head -5)"
-rr_ok "NH2's link up: every flow back on its next hop within $(((RR_NOW - t0) / 1000)) ms"
+rounds_until 20 as_before ||
+    rr_fail "NH2's flows did not come back within 20 s: $(diff <(echo "$map4") <(echo "$now_map") | head -5)"
+rr_ok "NH2's link up: every flow back on its next hop within $took ms"
 
 rr_c route del "$P4"
 rr_said "route del $P4" "deleted $P4"
