@@ -32,7 +32,9 @@ bool sup_route_multi_args(char **argv, int argc)
 {
     int vias = 0;
     for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "nexthop") == 0 || strcmp(argv[i], "weight") == 0)
+        /* iproute2's `nexthop via G`; a lone `nexthop X` stays route add's to refuse */
+        if ((strcmp(argv[i], "nexthop") == 0 && i + 1 < argc && strcmp(argv[i + 1], "via") == 0) ||
+            strcmp(argv[i], "weight") == 0)
             return true;
         if (strcmp(argv[i], "via") == 0)
             vias++;
