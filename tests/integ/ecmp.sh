@@ -21,7 +21,8 @@
 #     its flows arrive at the other three, each at one, while the other
 #     flows stay where they were; NH2's link up again: its flows come back
 #     (within 20 s: the router asks for it every retransmit round);
-#   - `route del` removes both groups.
+#   - `route del` removes both groups; a new `up` adds back what `route
+#     save` wrote, groups and all.
 set -u
 . "$(dirname "$0")/../lib/router.sh"
 rr_init ecmp
@@ -239,6 +240,16 @@ rr_c route del "$P6"
 rr_said "route del $P6" "deleted $P6"
 rr_c route show "$P4"
 ! grep -q "$P4" <<<"$out" || rr_fail "route del: $P4 still shown: $out"
+rr_stop
+rr_census_ok
+
+# ---- a new start adds back what route save wrote, groups and all ----
+rr_up
+rr_c route show
+grep -q "^$P4 *$RR_NET_B.11 *b *runtime *weight 1$" <<<"$out" && [ "$(grep -c "weight" <<<"$out")" = 8 ] ||
+    rr_fail "after a new up, route show: $out"
+grep -q "2 saved routes added" "$RR_LOG" || rr_fail "no \"2 saved routes added\" in the log"
+rr_ok "a new up added both saved groups back (runtime, four next hops each)"
 rr_stop
 rr_census_ok
 t_pass ecmp
