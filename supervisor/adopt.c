@@ -56,6 +56,7 @@
 
 #include "supervisor/adopt.h"
 #include "supervisor/route6.h"
+#include "supervisor/route_multi.h"
 #include "tables/layout.h"
 
 #define STATE_FILE "state"
@@ -419,25 +420,26 @@ int sup_adopt_zone_hdr(struct sup *s, unsigned z, struct ipc_err *err)
 
 /* Old FIBs' routes into the new ones: what the manifest and the connected
  * networks did not put there was added at run time, and stays so. */
-static int keep_route4(void *arg, uint32_t addr, unsigned len, const struct fib_nh *nh)
+static int keep_route4(void *arg, uint32_t addr, unsigned len, const struct fib_nh *nh, const uint16_t *w, unsigned n)
 {
     struct sup *s = arg;
     struct fib_nh have;
     sup_pace(&s->adopt->pace);
     if (fib_get(&s->fib, addr, len, &have) == 0)
         return 0;
-    if (fib_add(&s->fib, addr, len, nh) == 0)
-        sup_route_keep(s, addr, len, nh);
+    if (fib_add_multi(&s->fib, addr, len, nh, w, n) == 0) /* a group's members: supervisor/route_multi.h */
+        sup_route_keep_mp(s, addr, len, nh, w, n);
     return 0;
 }
 
-static int keep_route6(void *arg, const uint8_t *addr, unsigned len, const struct fib6_nh *nh)
+static int keep_route6(void *arg, const uint8_t *addr, unsigned len, const struct fib6_nh *nh, const uint16_t *w,
+                       unsigned n)
 {
     struct sup *s = arg;
     struct fib6_nh have;
     sup_pace(&s->adopt->pace);
-    if (fib6_get(&s->fib6, addr, len, &have) != 0 && fib6_add(&s->fib6, addr, len, nh) == 0)
-        sup_route6_keep(s, addr, len, nh);
+    if (fib6_get(&s->fib6, addr, len, &have) != 0 && fib6_add_multi(&s->fib6, addr, len, nh, w, n) == 0)
+        sup_route6_keep_mp(s, addr, len, nh, w, n);
     return 0;
 }
 
@@ -450,14 +452,14 @@ int sup_adopt_routes(struct sup *s, int router, int fd_fib, int fd_fib6, struct 
     for (uint32_t i = 0; i < s->adopt->st.nsvcs && pace->npid < SUP_MAX_SERVICES; i++)
         pace->pid[pace->npid++] = s->adopt->st.svc[i].pid;
     bool dirty = false;
-    int ret = fib_snapshot(fd, keep_route4, s, &dirty, err);
+    int ret = fib_snapshot_multi(fd, keep_route4, s, &dirty, err);
     close(fd);
     if (ret < 0)
         return ret;
     bool dirty6 = false;
     if ((fd = sup_adopt_fd(s, router, fd_fib6, "the IPv6 FIB", err)) < 0)
         return fd;
-    ret = fib6_snapshot(fd, keep_route6, s, &dirty6, err);
+    ret = fib6_snapshot_multi(fd, keep_route6, s, &dirty6, err);
     close(fd);
     if (ret < 0)
         return ret;

@@ -175,6 +175,7 @@ static const struct cli_cmd cli_cmds[] = {
      "       ringrouter route get ADDRESS [--json]\n"
      "       ringrouter route add PREFIX via GATEWAY [port NAME]\n"
      "       ringrouter route add PREFIX port NAME\n"
+     "       ringrouter route add PREFIX via GATEWAY [weight W] via GATEWAY [weight W] ...\n"
      "       ringrouter route replace PREFIX via GATEWAY | PREFIX port NAME\n"
      "       ringrouter route del PREFIX [--force]\n"
      "       ringrouter route flush [port NAME]\n"

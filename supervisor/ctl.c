@@ -322,7 +322,7 @@ static bool do_stages(struct sup *s, FILE *f, bool json)
     return true;
 }
 
-#define CTL_WORDS_MAX 8
+#define CTL_WORDS_MAX 72 /* `route add PREFIX via G weight W ...`: 16 next hops (route_multi.h) */
 
 /* Is any service failed (given up after restart_limit)? `status` says so
  * in its exit code. */

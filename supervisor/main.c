@@ -29,7 +29,7 @@
 #define SUP_EXIT_OK 0
 #define SUP_EXIT_USAGE 100
 #define SUP_EXIT_SYSTEM 111
-#define CLI_POS_MAX 10
+#define CLI_POS_MAX 64 /* `route add PREFIX via G weight W via G weight W ...` (route_multi.h) */
 
 int sup_cmd_up(const char *file);
 int sup_ctl_client(const char *sock, int argc, char **argv);

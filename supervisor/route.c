@@ -26,6 +26,7 @@
  */
 #include "supervisor/sup.h"
 #include "supervisor/route6.h"
+#include "supervisor/route_multi.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -36,7 +37,8 @@
 #include <unistd.h>
 
 #define ROUTES_FILE "routes"
-#define ROUTES_LINE_MAX 256
+#define ROUTES_LINE_MAX 2048 /* a route with 16 IPv6 next hops and their weights fits */
+#define ROUTES_WORDS_MAX (int)(2 + 6 * FIB_MP_MAX)
 
 const char *sup_ip_str(uint32_t a, char *buf, size_t len)
 {
@@ -77,6 +79,11 @@ static int connected_port(const struct sup *s, uint32_t addr, unsigned len)
     return -1;
 }
 
+int sup_route4_connected(const struct sup *s, uint32_t addr, unsigned len)
+{
+    return connected_port(s, addr, len);
+}
+
 /* The manifest's [route] for @addr/@len, or NULL. */
 static const struct sup_route *manifest_route(const struct sup *s, uint32_t addr, unsigned len)
 {
@@ -94,34 +101,48 @@ static struct sup_rt_route *rt_find(struct sup *s, uint32_t addr, unsigned len)
     return NULL;
 }
 
-static int rt_set(struct sup *s, uint32_t addr, unsigned len, const struct fib_nh *nh)
+static int rt_set(struct sup *s, uint32_t addr, unsigned len, const struct fib_nh *nh, const struct sup_mp *mp)
 {
+    struct sup_mp *copy = sup_mp_dup(mp);
+    if (mp && !copy)
+        return -ENOMEM;
     struct sup_rt_route *r = rt_find(s, addr, len);
+    if (r)
+        sup_mp_free(r->mp);
     if (!r) {
         if (s->n_rt_routes == s->cap_rt_routes) {
             size_t cap = s->cap_rt_routes ? s->cap_rt_routes * 2 : 16;
             struct sup_rt_route *n = realloc(s->rt_routes, cap * sizeof(*n));
-            if (!n)
+            if (!n) {
+                sup_mp_free(copy);
                 return -ENOMEM;
+            }
             s->rt_routes = n;
             s->cap_rt_routes = cap;
         }
         r = &s->rt_routes[s->n_rt_routes++];
     }
-    *r = (struct sup_rt_route){.addr = addr, .len = (uint8_t)len, .nh = *nh};
+    *r = (struct sup_rt_route){.addr = addr, .len = (uint8_t)len, .nh = *nh, .mp = copy};
     return 0;
 }
 
 int sup_route_keep(struct sup *s, uint32_t addr, unsigned len, const struct fib_nh *nh)
 {
-    return rt_set(s, addr, len, nh);
+    return rt_set(s, addr, len, nh, NULL);
+}
+
+int sup_route4_keep(struct sup *s, uint32_t addr, unsigned len, const struct fib_nh *nh, const struct sup_mp *mp)
+{
+    return rt_set(s, addr, len, nh, mp);
 }
 
 static void rt_remove(struct sup *s, uint32_t addr, unsigned len)
 {
     struct sup_rt_route *r = rt_find(s, addr, len);
-    if (r)
+    if (r) {
+        sup_mp_free(r->mp);
         *r = s->rt_routes[--s->n_rt_routes];
+    }
 }
 
 bool sup_route_runtime(struct sup *s, uint32_t addr, unsigned len)
@@ -136,6 +157,10 @@ void sup_route_forget(struct sup *s, uint32_t addr, unsigned len)
 
 void sup_routes_free(struct sup *s)
 {
+    for (size_t i = 0; i < s->n_rt_routes; i++)
+        sup_mp_free(s->rt_routes[i].mp);
+    for (size_t i = 0; i < s->n_rt6_routes; i++)
+        sup_mp_free(s->rt6_routes[i].mp);
     free(s->rt_routes);
     s->rt_routes = NULL;
     s->n_rt_routes = s->cap_rt_routes = 0;
@@ -190,6 +215,11 @@ static bool parse_prefix_word(const char *arg, struct sup_prefix *pfx, char *e, 
         return false;
     }
     return true;
+}
+
+bool sup_route4_prefix(const char *arg, struct sup_prefix *pfx, char *e, size_t elen)
+{
+    return parse_prefix_word(arg, pfx, e, elen);
 }
 
 /* `via GATEWAY` or `port NAME` (@kind, @val) as a next hop. */
@@ -308,7 +338,7 @@ static bool route_set(struct sup *s, const char *cmd, char **argv, int argc, boo
         return false;
     }
     fib_reclaim(&s->fib);
-    if (rt_set(s, pfx->addr, pfx->len, nh) < 0) {
+    if (rt_set(s, pfx->addr, pfx->len, nh, NULL) < 0) {
         /* The FIB has it; `route show` would call it manifest, and `route save` miss it. */
         snprintf(e, elen, "%s: %s is in the FIB, but out of memory to remember it as runtime", cmd, p);
         return false;
@@ -323,6 +353,8 @@ static bool route_add(struct sup *s, char **argv, int argc, bool replace, FILE *
     struct fib_nh nh;
     bool existed = false;
     char e[256], b1[24], b2[48];
+    if (sup_route_multi_args(argv, argc))
+        return sup_route_multi_cmd(s, false, argv, argc, replace, f);
     if (!route_set(s, cmd, argv, argc, replace, &pfx, &nh, &existed, e, sizeof(e))) {
         fprintf(f, "%s\n", e);
         return false;
@@ -384,6 +416,8 @@ static void route_row(struct sup *s, uint32_t addr, unsigned len, const struct f
     const char *port = nh->port < s->m.nports ? s->m.ports[nh->port].name : "?";
     pfx_str(addr, len, pfx, sizeof(pfx));
     const char *origin = origin_of(s, addr, len);
+    if ((nh->flags & FIB_NH_F_GROUP) && sup_route_show_group(s, false, nh, pfx, origin, json, first, f))
+        return;
     if (json) {
         fprintf(f, "%s{\"prefix\":\"%s\",\"via\":", first ? "" : ",", pfx);
         if (nh->gw)
@@ -414,7 +448,7 @@ static int collect_route(void *arg, uint32_t addr, unsigned len, const struct fi
         l->rows = r;
         l->cap = cap;
     }
-    l->rows[l->n++] = (struct sup_rt_route){addr, (uint8_t)len, *nh};
+    l->rows[l->n++] = (struct sup_rt_route){addr, (uint8_t)len, *nh, NULL};
     return 0;
 }
 
@@ -512,6 +546,10 @@ static bool route_get(struct sup *s, char **argv, int argc, FILE *f)
         fprintf(f, "\"address\":\"%s\",\"route\":", sup_ip_str(a, b1, sizeof(b1)));
         route_row(s, pfx, len, &nh, true, true, f);
         fprintf(f, "}\n");
+    } else if (nh.flags & FIB_NH_F_GROUP) {
+        fprintf(f, "%s: %s, one of (by the flow's hash):\n", sup_ip_str(a, b1, sizeof(b1)),
+                pfx_str(pfx, len, b2, sizeof(b2)));
+        sup_route_show_group(s, false, &nh, "", origin_of(s, pfx, len), false, true, f);
     } else {
         fprintf(f, "%s: %s %s (%s)\n", sup_ip_str(a, b1, sizeof(b1)), pfx_str(pfx, len, b2, sizeof(b2)),
                 nh_words(s, &nh, b3, sizeof(b3)), origin_of(s, pfx, len));
@@ -560,11 +598,16 @@ static bool route_save(struct sup *s, char **argv, int argc, FILE *f)
     qsort(rows, s->n_rt_routes, sizeof(*rows), cmp_route);
     fprintf(out, "# ringrouter's runtime routes, written by `ringrouter route save`; `ringrouter up` adds them\n"
                  "# back after the manifest's, each as a `route replace`. One route a line: PREFIX via GATEWAY,\n"
-                 "# or PREFIX port NAME; IPv6 after IPv4, a link-local GATEWAY with port NAME.\n");
+                 "# or PREFIX port NAME, or PREFIX via GATEWAY weight W via GATEWAY weight W ... (ECMP);\n"
+                 "# IPv6 after IPv4, a link-local GATEWAY with port NAME.\n");
     char b1[24], b2[48];
-    for (size_t i = 0; i < s->n_rt_routes; i++)
-        fprintf(out, "%s %s\n", pfx_str(rows[i].addr, rows[i].len, b1, sizeof(b1)),
-                nh_words(s, &rows[i].nh, b2, sizeof(b2)));
+    for (size_t i = 0; i < s->n_rt_routes; i++) {
+        fprintf(out, "%s", pfx_str(rows[i].addr, rows[i].len, b1, sizeof(b1)));
+        if (rows[i].mp)
+            sup_route_save_mp(s, false, rows[i].mp, out);
+        else
+            fprintf(out, " %s\n", nh_words(s, &rows[i].nh, b2, sizeof(b2)));
+    }
     free(rows);
     long n6 = sup_route6_save(s, out);
     if (n6 < 0) {
@@ -635,9 +678,10 @@ void sup_routes_load(struct sup *s)
                 ;
             continue;
         }
-        char *words[8], *save = NULL;
+        char *words[ROUTES_WORDS_MAX], *save = NULL;
         int n = 0;
-        for (char *w = strtok_r(line, " \t\r\n", &save); w && n < 8; w = strtok_r(NULL, " \t\r\n", &save))
+        for (char *w = strtok_r(line, " \t\r\n", &save); w && n < ROUTES_WORDS_MAX;
+             w = strtok_r(NULL, " \t\r\n", &save))
             words[n++] = w;
         if (n == 0 || words[0][0] == '#')
             continue;
@@ -645,8 +689,19 @@ void sup_routes_load(struct sup *s)
         struct fib_nh nh;
         bool existed;
         char e[256];
-        if (sup_route6_arg(words[0]) ? !sup_route6_load(s, words, n, e, sizeof(e))
-                                     : !route_set(s, "route", words, n, true, &pfx, &nh, &existed, e, sizeof(e))) {
+        bool ok;
+        if (sup_route_multi_args(words, n)) {
+            e[0] = '\0';
+            FILE *ef = fmemopen(e, sizeof(e), "w");
+            ok = ef && sup_route_multi_cmd(s, sup_route6_arg(words[0]), words, n, true, ef);
+            if (ef)
+                fclose(ef);
+            e[strcspn(e, "\n")] = '\0';
+        } else {
+            ok = sup_route6_arg(words[0]) ? sup_route6_load(s, words, n, e, sizeof(e))
+                                          : route_set(s, "route", words, n, true, &pfx, &nh, &existed, e, sizeof(e));
+        }
+        if (!ok) {
             sup_warn("%s:%u: %s; skipped", path, lineno, e);
             bad++;
             continue;
@@ -689,7 +744,7 @@ static bool route_flush(struct sup *s, char **argv, int argc, FILE *f)
     /* Downwards: rt_remove moves the last row into the one removed. */
     for (size_t i = s->n_rt_routes; i-- > 0;) {
         struct sup_rt_route r = s->rt_routes[i];
-        if (port >= 0 && r.nh.port != port)
+        if (port >= 0 && (r.mp ? !sup_mp_on_port(r.mp, false, port) : r.nh.port != port))
             continue;
         const struct sup_route *mr = manifest_route(s, r.addr, r.len);
         struct fib_nh mnh = mr ? manifest_nh(mr) : r.nh;
@@ -734,8 +789,12 @@ bool sup_ctl_route(struct sup *s, char **argv, int argc, FILE *f)
         return route_show(s, argv + (argc ? 1 : 0), argc ? argc - 1 : 0, f);
     if (strcmp(argv[0], "json") == 0)
         return route_show(s, argv, argc, f);
-    /* An IPv6 prefix goes to route6.c: add, replace, del and get. */
+    /* An IPv6 prefix goes to route6.c: add, replace, del and get; several
+     * next hops of either family to route_multi.c. */
     bool v6 = argc >= 2 && sup_route6_arg(argv[1]);
+    bool set = strcmp(argv[0], "add") == 0 || strcmp(argv[0], "replace") == 0;
+    if (set && v6 && sup_route_multi_args(argv + 1, argc - 1))
+        return sup_route_multi_cmd(s, true, argv + 1, argc - 1, strcmp(argv[0], "replace") == 0, f);
     if (strcmp(argv[0], "add") == 0)
         return v6 ? sup_route6_add(s, argv + 1, argc - 1, f) : route_add(s, argv + 1, argc - 1, false, f);
     if (strcmp(argv[0], "del") == 0)

@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "supervisor/route_multi.h"
 #include "supervisor/sup.h"
 
 #define A6(a) sup_addr6_str((a), (char[INET6_ADDRSTRLEN]){0}, INET6_ADDRSTRLEN)
@@ -76,6 +77,13 @@ static int connected6(const struct sup *s, const struct sup_prefix6 *pf)
     return -1;
 }
 
+int sup_route6_connected(const struct sup *s, const uint8_t *addr, unsigned len)
+{
+    struct sup_prefix6 pf = {.len = (uint8_t)len};
+    memcpy(pf.addr, addr, 16);
+    return connected6(s, &pf);
+}
+
 /* A new last slot of @rows (@n of @cap used; doubled when full), or NULL out of memory. */
 static struct sup_rt_route6 *rows6_push(struct sup_rt_route6 **rows, size_t *n, size_t *cap)
 {
@@ -106,19 +114,32 @@ static struct sup_rt_route6 *rt6_find(struct sup *s, const uint8_t *addr, unsign
     return NULL;
 }
 
-static int rt6_set(struct sup *s, const uint8_t *addr, unsigned len, const struct fib6_nh *nh)
+static int rt6_set(struct sup *s, const uint8_t *addr, unsigned len, const struct fib6_nh *nh, const struct sup_mp *mp)
 {
-    struct sup_rt_route6 *r = rt6_find(s, addr, len);
-    if (!r && !(r = rows6_push(&s->rt6_routes, &s->n_rt6_routes, &s->cap_rt6_routes)))
+    struct sup_mp *copy = sup_mp_dup(mp);
+    if (mp && !copy)
         return -ENOMEM;
-    *r = (struct sup_rt_route6){.len = (uint8_t)len, .nh = *nh};
+    struct sup_rt_route6 *r = rt6_find(s, addr, len);
+    if (r)
+        sup_mp_free(r->mp);
+    if (!r && !(r = rows6_push(&s->rt6_routes, &s->n_rt6_routes, &s->cap_rt6_routes))) {
+        sup_mp_free(copy);
+        return -ENOMEM;
+    }
+    *r = (struct sup_rt_route6){.len = (uint8_t)len, .nh = *nh, .mp = copy};
     memcpy(r->addr, addr, 16);
     return 0;
 }
 
 int sup_route6_keep(struct sup *s, const uint8_t *addr, unsigned len, const struct fib6_nh *nh)
 {
-    return rt6_set(s, addr, len, nh);
+    return rt6_set(s, addr, len, nh, NULL);
+}
+
+int sup_route6_keep_rt(struct sup *s, const uint8_t *addr, unsigned len, const struct fib6_nh *nh,
+                       const struct sup_mp *mp)
+{
+    return rt6_set(s, addr, len, nh, mp);
 }
 
 bool sup_route6_runtime(struct sup *s, const uint8_t *addr, unsigned len)
@@ -129,8 +150,10 @@ bool sup_route6_runtime(struct sup *s, const uint8_t *addr, unsigned len)
 void sup_route6_forget(struct sup *s, const uint8_t *addr, unsigned len)
 {
     struct sup_rt_route6 *r = rt6_find(s, addr, len);
-    if (r)
+    if (r) {
+        sup_mp_free(r->mp);
         *r = s->rt6_routes[--s->n_rt6_routes];
+    }
 }
 
 /* The manifest's [route] for @addr/@len, or NULL. */
@@ -222,7 +245,7 @@ static bool route6_set(struct sup *s, char **argv, int argc, bool replace, FILE 
         return false;
     }
     fib6_reclaim(&s->fib6);
-    if (rt6_set(s, pf.addr, pf.len, &nh) < 0) {
+    if (rt6_set(s, pf.addr, pf.len, &nh, NULL) < 0) {
         /* The FIB has it; `route show` would call it manifest, and `route save` miss it. */
         fprintf(f, "%s: %s/%u is in the FIB, but out of memory to remember it as runtime\n", cmd, A6(pf.addr), pf.len);
         return false;
@@ -340,10 +363,11 @@ bool sup_route6_show(struct sup *s, const struct sup_prefix6 *want, bool json, F
         char pfx[64];
         snprintf(pfx, sizeof(pfx), "%s/%u", A6(r->addr), r->len);
         bool gw = !gw_zero(r->nh.gw);
-        if (json)
+        bool group = (r->nh.flags & FIB_NH_F_GROUP) && sup_route_show_group(s, true, &r->nh, pfx, origin, json, first, f);
+        if (!group && json)
             fprintf(f, "%s{\"prefix\":\"%s\",\"via\":%s%s%s,\"port\":\"%s\",\"origin\":\"%s\"}", first ? "" : ",",
                     pfx, gw ? "\"" : "", gw ? A6(r->nh.gw) : "null", gw ? "\"" : "", port, origin);
-        else
+        else if (!group)
             fprintf(f, "%-44s %-40s %-16s %s\n", pfx, gw ? A6(r->nh.gw) : "-", port, origin);
         first = false;
     }
@@ -393,7 +417,17 @@ bool sup_route6_get(struct sup *s, char **argv, int argc, FILE *f)
     snprintf(addr, sizeof(addr), "%s", A6(a));
     snprintf(pfx, sizeof(pfx), "%s/%u", A6(best->addr), best->len);
     const char *origin = origin6(s, best->addr, best->len);
-    if (json) {
+    if (best->nh.flags & FIB_NH_F_GROUP) {
+        if (json) {
+            sup_json_begin(f);
+            fprintf(f, "\"address\":\"%s\",\"route\":", addr);
+            sup_route_show_group(s, true, &best->nh, pfx, origin, true, true, f);
+            fprintf(f, "}\n");
+        } else {
+            fprintf(f, "%s: %s, one of (by the flow's hash):\n", addr, pfx);
+            sup_route_show_group(s, true, &best->nh, "", origin, false, true, f);
+        }
+    } else if (json) {
         sup_json_begin(f);
         fprintf(f, "\"address\":\"%s\",\"route\":{\"prefix\":\"%s\",\"via\":%s%s%s,\"port\":\"%s\",\"origin\":\"%s\"}}\n",
                 addr, pfx, gw ? "\"" : "", gw ? A6(best->nh.gw) : "null", gw ? "\"" : "", port, origin);
@@ -408,7 +442,7 @@ void sup_route6_flush(struct sup *s, int port, struct sup_rt_flush *n, FILE *f)
 {
     for (size_t i = s->n_rt6_routes; i-- > 0;) { /* downwards: forget moves the last row here */
         struct sup_rt_route6 r = s->rt6_routes[i];
-        if (port >= 0 && r.nh.port != port)
+        if (port >= 0 && (r.mp ? !sup_mp_on_port(r.mp, true, port) : r.nh.port != port))
             continue;
         const struct sup_route *mr = manifest_route6(s, r.addr, r.len);
         struct fib6_nh mnh = {.port = mr ? (uint16_t)mr->port : 0};
@@ -453,6 +487,10 @@ long sup_route6_save(struct sup *s, FILE *out)
         const struct sup_rt_route6 *r = &rows[i];
         const char *port = r->nh.port < s->m.nports ? s->m.ports[r->nh.port].name : "?";
         fprintf(out, "%s/%u", A6(r->addr), r->len);
+        if (r->mp) {
+            sup_route_save_mp(s, true, r->mp, out);
+            continue;
+        }
         /* As one would type it: a global gateway's port follows from it, a link-local one's does not. */
         if (gw_zero(r->nh.gw))
             fprintf(out, " port %s\n", port);

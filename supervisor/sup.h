@@ -225,10 +225,12 @@ struct sup_ctl_conn {
 /* A route added or replaced with `ringrouter route` since `up` (or loaded
  * from the state directory at `up`): what `route show` calls runtime and
  * `route save` writes. */
+struct sup_mp; /* supervisor/route_multi.h */
 struct sup_rt_route {
     uint32_t addr;
     uint8_t len;
-    struct fib_nh nh;
+    struct fib_nh nh;  /* the first next hop when it has several: */
+    struct sup_mp *mp; /* its next hops, when several (ECMP); else NULL */
 };
 
 /* The same for IPv6 (supervisor/route6.c). */
@@ -236,6 +238,7 @@ struct sup_rt_route6 {
     uint8_t addr[16];
     uint8_t len;
     struct fib6_nh nh;
+    struct sup_mp *mp;
 };
 
 struct sup_reload; /* supervisor/reload.c */

@@ -86,6 +86,16 @@ uint64_t fib_layout_of(const struct fib_family *f, struct fib_layout *l, const s
     o = fib_align(o + (uint64_t)(l->nhh_mask + 1) * f->hslot_bytes, 64);
     o = fib_layout_recycler(o, p->tbl8_groups, &l->off_tbl8_free, &l->off_tbl8_rq_idx, &l->off_tbl8_rq_gen);
     o = fib_layout_recycler(o, p->max_nh, &l->off_nh_free, &l->off_nh_rq_idx, &l->off_nh_rq_gen);
+    /* Next-hop groups: each takes a next hop for its header, so a quarter
+     * of the next hops is plenty; pages are touched only as used. */
+    l->mp_groups = p->max_nh / 4 > 16 ? p->max_nh / 4 : 16;
+    l->mph_mask = fib_pow2_at_least((uint64_t)l->mp_groups * 2) - 1;
+    o = fib_align(o, FIB_PAGE);
+    l->off_mp = o;
+    o = fib_align(o + (uint64_t)l->mp_groups * FIB_MP_WORDS * sizeof(uint32_t), FIB_PAGE);
+    l->off_mph = o;
+    o = fib_align(o + (uint64_t)(l->mph_mask + 1) * sizeof(struct fib_hslot), 64);
+    o = fib_layout_recycler(o, l->mp_groups, &l->off_mp_free, &l->off_mp_rq_idx, &l->off_mp_rq_gen);
     return fib_align(o, FIB_PAGE);
 }
 
@@ -98,11 +108,14 @@ void fib_map_bind(struct fib_map *m, void *base, size_t size, const struct fib_l
     m->tbl24 = (_Atomic uint32_t *)(b + l->off_tbl24);
     m->tbl8 = (_Atomic uint32_t *)(b + l->off_tbl8);
     m->nh = (_Atomic uint64_t *)(b + l->off_nh);
+    m->mp = (_Atomic uint32_t *)(b + l->off_mp);
     m->lim = (struct fib_limits){.max_prefixes = l->max_prefixes,
                                  .tbl8_groups = l->tbl8_groups,
                                  .max_nh = l->max_nh,
                                  .pfx_mask = l->pfx_mask,
-                                 .nhh_mask = l->nhh_mask};
+                                 .nhh_mask = l->nhh_mask,
+                                 .mp_groups = l->mp_groups,
+                                 .mph_mask = l->mph_mask};
 }
 
 int fib_map_open(const struct fib_family *f, struct fib_map *m, int fd, bool *dirty, struct ipc_err *err)
@@ -122,7 +135,8 @@ int fib_map_open(const struct fib_family *f, struct fib_map *m, int fd, bool *di
     struct fib_params p = {.max_prefixes = l.max_prefixes, .tbl8_groups = l.tbl8_groups, .max_nh = l.max_nh};
     if (p.tbl8_groups > f->max_groups || p.max_nh > f->max_nh || p.max_prefixes > f->max_prefixes ||
         fib_layout_of(f, &want, &p) != size || want.pfx_mask != l.pfx_mask || want.nhh_mask != l.nhh_mask ||
-        memcmp(&want.off_tbl24, &l.off_tbl24, 12 * sizeof(uint64_t)) != 0) {
+        memcmp(&want.off_tbl24, &l.off_tbl24, 12 * sizeof(uint64_t)) != 0 || want.mp_groups != l.mp_groups ||
+        want.mph_mask != l.mph_mask || memcmp(&want.off_mp, &l.off_mp, 5 * sizeof(uint64_t)) != 0) {
         ipc_shm_unmap(base, size);
         return ipc_errf(err, -EPROTO, "%s region: layout does not match its size %zu", f->name, size);
     }

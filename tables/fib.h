@@ -23,6 +23,11 @@
  *   tbl8     tbl8_groups x 256 x uint32_t, one group per /24 that holds a
  *            prefix longer than 24 bits.
  *   nh       max_nh x uint64_t packed next hops {gw, port, flags}.
+ *   mp       next-hop groups (ECMP), FIB_MP_WORDS words each: a route with
+ *            several next hops names a header next hop (flags
+ *            FIB_NH_F_GROUP, gw the group's index) whose group lists its
+ *            members and maps 256 hash buckets onto them by weight
+ *            (tables/fib_group.h).
  *   writer   next-hop refcounts, prefix hash, next-hop hash, free stacks and
  *            retire queues; readers never look at them.
  *
@@ -53,6 +58,15 @@
  *    dead router (supervisor/policy.c), and the next instance's attach
  *    clears it again.
  *
+ * Groups keep the same guarantees: a group is written whole before its
+ * header next hop, and the header before any entry naming it (one release
+ * store publishes the lot); a group never changes during its life (a route
+ * changes its members by naming another group); its header's last reference
+ * retires the header, the group and the group's references on its members
+ * with one stamp, so none is reused while a reader may still hold it; and
+ * the writer checks every group index, member index and count it reads
+ * back (tables/fib_group.c).
+ *
  * Writer crashes: each update sets `dirty` first and clears it last. A
  * supervisor that finds a dirty FIB on attach (-EUCLEAN) builds a fresh
  * region from its routes; readers were never affected. The writer checks
@@ -70,7 +84,7 @@
 #include "ipc/atomic.h"
 #include "ipc/shm.h"
 
-#define FIB_VERSION 0x46420002u /* "FB" 2: the reader slots in a region of their own */
+#define FIB_VERSION 0x46420003u /* "FB" 3: next-hop groups (tables/fib_group.h) */
 #define FIB_READERS_VERSION 1u
 #define FIB_MAX_READERS 16u
 #define FIB_WRITER (-1)
@@ -113,6 +127,7 @@ struct fib_layout; /* tables/fib_impl.h: one layout for both families */
 struct fib_limits {
     uint32_t max_prefixes, tbl8_groups, max_nh;
     uint32_t pfx_mask, nhh_mask;
+    uint32_t mp_groups, mph_mask; /* next-hop groups (tables/fib_group.h) */
 };
 
 /*
@@ -128,6 +143,7 @@ struct fib_map {
     _Atomic uint32_t *tbl24;
     _Atomic uint32_t *tbl8;
     _Atomic uint64_t *nh; /* the family's words per next hop */
+    _Atomic uint32_t *mp; /* next-hop groups, FIB_MP_WORDS words each (tables/fib_group.h) */
     void *base;
     size_t size;
     struct fib_reader_slot *slot; /* readers only */
@@ -140,6 +156,18 @@ struct fib {
     struct fib_map m;
     bool writer;
 };
+
+/* The writers' hashes' last step (MurmurHash3's finaliser), and the
+ * router's flow hash's (services/router/ecmp.c). */
+static inline uint32_t fib_mix64(uint64_t k)
+{
+    k ^= k >> 33;
+    k *= 0xff51afd7ed558ccdull;
+    k ^= k >> 33;
+    k *= 0xc4ceb9fe1a85ec53ull;
+    k ^= k >> 33;
+    return (uint32_t)k;
+}
 
 /* Read sections, for both families (the wrappers below and in fib6.h). */
 static inline void fib_map_read_begin(struct fib_map *m)

@@ -41,6 +41,9 @@
  *            offsets and the writer's state.
  *   tbl24, tbl8 as above.
  *   nh       max_nh x 4 x uint64_t: gateway (16 bytes), port and flags, 0.
+ *   mp       next-hop groups (ECMP), as the IPv4 FIB's (tables/fib_group.h):
+ *            a group's header next hop has flags FIB_NH_F_GROUP and the
+ *            group's index in its gateway's first word.
  *   writer   next-hop refcounts, prefix hash, next-hop hash, free stacks and
  *            retire queues; readers never look at them.
  * Pages are allocated as they are first written (a memfd is sparse), so a
@@ -95,7 +98,7 @@
 #include "ipc/shm.h"
 #include "tables/fib.h" /* struct fib_shared, struct fib_reader_slot, FIB_MAX_READERS */
 
-#define FIB6_VERSION 0x36420001u /* "B6" 1 */
+#define FIB6_VERSION 0x36420002u /* "B6" 2: next-hop groups (tables/fib_group.h) */
 #define FIB6_WRITER (-1)
 #define FIB6_MISS UINT32_MAX
 #define FIB6_LEVELS 14u            /* tbl24, then 13 group levels */

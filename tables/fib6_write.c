@@ -116,7 +116,23 @@ static void fib6_new_life(bool tbl8, uint32_t idx)
     FIB6_ON_NEW_LIFE(tbl8, idx);
 }
 
-static const struct fib_wops fib6_ops = {&fib_family6, &fib6_hkind, fib6_nh_store, fib6_nh_key, fib6_new_life};
+static void fib6_mp_hdr_key(uint32_t g, void *key)
+{
+    struct fib6_hslot *k = key;
+    k->k0 = g;
+    k->k1 = 0;
+    k->k2 = (uint32_t)FIB_NH_F_GROUP << 16;
+}
+
+static bool fib6_mp_is_hdr(const void *key, uint32_t *g)
+{
+    const struct fib6_hslot *k = key;
+    *g = (uint32_t)k->k0;
+    return (k->k2 >> 16) & FIB_NH_F_GROUP;
+}
+
+static const struct fib_wops fib6_ops = {&fib_family6,  &fib6_hkind,      fib6_nh_store, fib6_nh_key,
+                                         fib6_new_life, fib6_mp_hdr_key, fib6_mp_is_hdr};
 
 /* ---- the trie ---- */
 
@@ -259,13 +275,15 @@ static int fib6_chain(struct fib6 *fib, const struct fib_w *w, const uint8_t *a,
     return 0;
 }
 
-static int fib6_set(struct fib6 *fib, const uint8_t *a, unsigned len, const struct fib6_nh *nh, bool replace)
+/* An add or replace via next hop @nh, or via the group of @mp's members when not NULL. */
+static int fib6_set(struct fib6 *fib, const uint8_t *a, unsigned len, const struct fib6_nh *nh,
+                    const struct fib_mp_req *mp, bool replace)
 {
-    if (!fib6_args_ok(fib, a, len) || nh->port == 0xffff || nh->flags != 0)
+    if (!fib6_args_ok(fib, a, len) || (!mp && (nh->port == 0xffff || nh->flags != 0)))
         return -EINVAL;
     struct fib_map *m = &fib->m;
     struct fib_w w;
-    struct fib6_hslot key = fib6_pfx_key(fib6_key(a), len), nk = fib6_nh_words(nh);
+    struct fib6_hslot key = fib6_pfx_key(fib6_key(a), len), nk = mp ? (struct fib6_hslot){0} : fib6_nh_words(nh);
     void *s;
     int ret = fib_set_begin(&fib6_ops, m, &w, &key, replace, &s);
     if (ret < 0)
@@ -277,7 +295,9 @@ static int fib6_set(struct fib6 *fib, const uint8_t *a, unsigned len, const stru
     uint32_t ni;
     if (reached < 0)
         return reached;
-    if ((ret = fib_set_nh(&fib6_ops, m, &w, level - (unsigned)reached, &nk, &ni)) < 0)
+    ret = mp ? fib_mp_set_nh(&fib6_ops, m, &w, level - (unsigned)reached, mp, &ni)
+             : fib_set_nh(&fib6_ops, m, &w, level - (unsigned)reached, &nk, &ni);
+    if (ret < 0)
         return ret;
     uint32_t e = fib6_entry(ni, len), lo, hi;
     fib6_range(a, len, &lo, &hi);
@@ -291,12 +311,59 @@ static int fib6_set(struct fib6 *fib, const uint8_t *a, unsigned len, const stru
 
 int fib6_add(struct fib6 *fib, const uint8_t *addr, unsigned len, const struct fib6_nh *nh)
 {
-    return fib6_set(fib, addr, len, nh, false);
+    return fib6_set(fib, addr, len, nh, NULL, false);
 }
 
 int fib6_replace(struct fib6 *fib, const uint8_t *addr, unsigned len, const struct fib6_nh *nh)
 {
-    return fib6_set(fib, addr, len, nh, true);
+    return fib6_set(fib, addr, len, nh, NULL, true);
+}
+
+static int fib6_set_multi(struct fib6 *fib, const uint8_t *addr, unsigned len, const struct fib6_nh *nhs,
+                          const uint16_t *weights, unsigned n, bool replace)
+{
+    static const uint8_t zero[16];
+    if (n == 1)
+        return fib6_set(fib, addr, len, nhs, NULL, replace);
+    struct fib_mp_req r = {.n = n};
+    if (n > FIB_MP_MAX)
+        return -EINVAL;
+    for (unsigned k = 0; k < n; k++) {
+        if (memcmp(nhs[k].gw, zero, 16) == 0 || nhs[k].port == 0xffff || nhs[k].flags != 0)
+            return -EINVAL;
+        struct fib6_hslot nk = fib6_nh_words(&nhs[k]);
+        memcpy(r.key[k], &nk, sizeof(r.key[k]));
+        r.weight[k] = weights ? weights[k] : 1;
+    }
+    int ret = fib_mp_prepare(&fib6_ops, &r);
+    return ret < 0 ? ret : fib6_set(fib, addr, len, NULL, &r, replace);
+}
+
+int fib6_add_multi(struct fib6 *fib, const uint8_t *addr, unsigned len, const struct fib6_nh *nhs,
+                   const uint16_t *weights, unsigned n)
+{
+    return fib6_set_multi(fib, addr, len, nhs, weights, n, false);
+}
+
+int fib6_replace_multi(struct fib6 *fib, const uint8_t *addr, unsigned len, const struct fib6_nh *nhs,
+                       const uint16_t *weights, unsigned n)
+{
+    return fib6_set_multi(fib, addr, len, nhs, weights, n, true);
+}
+
+int fib6_group_members(const struct fib6 *fib, const struct fib6_nh *hdr, struct fib6_nh *nhs, uint16_t *weights)
+{
+    struct fib_map *m = (struct fib_map *)&fib->m; /* a failed check counts in it */
+    struct fib6_hslot hk = fib6_nh_words(hdr);
+    uint64_t keys[FIB_MP_MAX][FIB_KEY_MAX / 8];
+    int n = fib_mp_members(&fib6_ops, m, &hk, keys, weights);
+    for (int k = 0; k < n; k++) {
+        memcpy(nhs[k].gw, &keys[k][0], 8);
+        memcpy(nhs[k].gw + 8, &keys[k][1], 8);
+        nhs[k].port = (uint16_t)keys[k][2];
+        nhs[k].flags = (uint16_t)(keys[k][2] >> 16);
+    }
+    return n;
 }
 
 /*
@@ -432,4 +499,39 @@ int fib6_snapshot(int fd, int (*cb)(void *arg, const uint8_t *addr, unsigned len
 {
     struct fib6_snap x = {cb, arg};
     return fib_map_snapshot(&fib_family6, fd, fib6_snap_walk, &x, dirty, err);
+}
+
+struct fib6_snap_multi {
+    int (*cb)(void *arg, const uint8_t *addr, unsigned len, const struct fib6_nh *nhs, const uint16_t *weights,
+              unsigned n);
+    void *arg;
+    struct fib6 *f;
+};
+
+static int fib6_snap_multi_route(void *arg, const uint8_t *addr, unsigned len, const struct fib6_nh *nh)
+{
+    struct fib6_snap_multi *x = arg;
+    struct fib6_nh nhs[FIB_MP_MAX];
+    uint16_t wt[FIB_MP_MAX] = {1};
+    if (!(nh->flags & FIB_NH_F_GROUP))
+        return x->cb(x->arg, addr, len, nh, wt, 1);
+    int n = fib6_group_members(x->f, nh, nhs, wt);
+    return n < 0 ? n : x->cb(x->arg, addr, len, nhs, wt, (unsigned)n);
+}
+
+static int fib6_snap_multi_walk(struct fib_map *m, void *ctx)
+{
+    struct fib6_snap_multi *x = ctx;
+    struct fib6 f = {.m = *m, .writer = true}; /* fib6_iterate and fib6_group_members only load */
+    x->f = &f;
+    return fib6_iterate(&f, fib6_snap_multi_route, x);
+}
+
+int fib6_snapshot_multi(int fd,
+                        int (*cb)(void *arg, const uint8_t *addr, unsigned len, const struct fib6_nh *nhs,
+                                  const uint16_t *weights, unsigned n),
+                        void *arg, bool *dirty, struct ipc_err *err)
+{
+    struct fib6_snap_multi x = {cb, arg, NULL};
+    return fib_map_snapshot(&fib_family6, fd, fib6_snap_multi_walk, &x, dirty, err);
 }

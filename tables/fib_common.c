@@ -152,6 +152,9 @@ struct fib_w fib_map_w(const struct fib_family *f, struct fib_map *m)
                    (uint64_t *)(b + l.off_tbl8_rq_gen)},
         .nhs = {m->lim.max_nh, &s->nh_nfree, &s->nh_hwm, &s->nh_rq_head, &s->nh_rq_len,
                 (uint32_t *)(b + l.off_nh_free), (uint32_t *)(b + l.off_nh_rq_idx), (uint64_t *)(b + l.off_nh_rq_gen)},
+        .mph = b + l.off_mph,
+        .mp = {m->lim.mp_groups, &s->mp_nfree, &s->mp_hwm, &s->mp_rq_head, &s->mp_rq_len,
+               (uint32_t *)(b + l.off_mp_free), (uint32_t *)(b + l.off_mp_rq_idx), (uint64_t *)(b + l.off_mp_rq_gen)},
     };
     return w;
 }
@@ -164,7 +167,9 @@ bool fib_map_state_ok(struct fib_map *m)
                          l->tbl8_nfree <= l->tbl8_hwm && l->tbl8_rq_head < x->tbl8_groups &&
                          l->tbl8_rq_len <= l->tbl8_hwm - l->tbl8_nfree && l->nh_hwm <= x->max_nh &&
                          l->nh_nfree <= l->nh_hwm && l->nh_rq_head < x->max_nh &&
-                         l->nh_rq_len <= l->nh_hwm - l->nh_nfree);
+                         l->nh_rq_len <= l->nh_hwm - l->nh_nfree && l->mp_hwm <= x->mp_groups &&
+                         l->mp_nfree <= l->mp_hwm && l->mp_rq_head < x->mp_groups &&
+                         l->mp_rq_len <= l->mp_hwm - l->mp_nfree && l->n_mp <= l->mp_hwm);
 }
 
 /* ---- deferred reuse ---- */
@@ -265,7 +270,7 @@ uint32_t fib_rq_take(struct fib_map *m, const struct fib_rq *q)
 unsigned fib_map_reclaim(const struct fib_family *f, struct fib_map *m)
 {
     struct fib_w w = fib_map_w(f, m);
-    return fib_rq_reclaim(m, &w.groups) + fib_rq_reclaim(m, &w.nhs);
+    return fib_rq_reclaim(m, &w.groups) + fib_rq_reclaim(m, &w.nhs) + fib_rq_reclaim(m, &w.mp);
 }
 
 void fib_map_reader_reset(struct fib_map *m, unsigned slot)
@@ -283,6 +288,7 @@ void fib_map_stats(const struct fib_map *m, struct fib_stats *st)
     st->tbl8_retired = l->tbl8_rq_len;
     st->tbl8_groups = m->lim.tbl8_groups ? m->lim.tbl8_groups : l->tbl8_groups;
     st->nh_retired = l->nh_rq_len;
+    st->nh_groups = l->n_mp;
     st->region_bytes = m->size;
     st->gen = ipc_ld_rlx(&m->sh->gen);
     st->corrupt = m->corrupt;
@@ -418,10 +424,15 @@ int fib_nh_put(const struct fib_wops *o, struct fib_map *m, const struct fib_w *
     if (s)
         fib_h_remove(o->h, w->nhh, m->lim.nhh_mask, s);
     /* The slot keeps its value for readers that still hold the index. */
-    if (!fib_rq_push(m, &w->nhs, i, gen ? gen : fib_retire_gen(m)))
+    if (!gen)
+        gen = fib_retire_gen(m);
+    if (!fib_rq_push(m, &w->nhs, i, gen))
         return -EUCLEAN;
     m->lay->n_nh--;
-    return 0;
+    /* A group's header: the group and its members' references go with it,
+     * under the same stamp (a reader holding the header may read them). */
+    uint32_t g;
+    return o->mp_is_hdr(key, &g) ? fib_mp_put(o, m, w, g, gen) : 0;
 }
 
 uint32_t fib_group_new(const struct fib_wops *o, struct fib_map *m, const struct fib_w *w)

@@ -15,6 +15,7 @@
 
 #include "tables/fib6.h"
 #include "tables/fib.h"
+#include "tables/fib_group.h"
 
 #define FIB_PAGE 4096u
 
@@ -52,6 +53,11 @@ struct fib_layout {
     uint32_t n_prefixes, n_nh;
     uint32_t tbl8_hwm, tbl8_nfree, tbl8_rq_head, tbl8_rq_len;
     uint32_t nh_hwm, nh_nfree, nh_rq_head, nh_rq_len;
+    /* Next-hop groups (tables/fib_group.h), after what came before them,
+     * which tests/integ/router_failed_fib.sh reads at fixed offsets. */
+    uint32_t mp_groups, mph_mask;
+    uint32_t n_mp, mp_hwm, mp_nfree, mp_rq_head, mp_rq_len;
+    uint64_t off_mp, off_mph, off_mp_free, off_mp_rq_idx, off_mp_rq_gen;
 };
 _Static_assert(sizeof(struct fib_layout) <= FIB_PAGE, "layout page");
 
@@ -112,7 +118,8 @@ struct fib_rq {
 struct fib_w {
     uint32_t *nh_ref;
     uint8_t *pfx, *nhh; /* the family's hash slots */
-    struct fib_rq groups, nhs;
+    uint8_t *mph;       /* next-hop groups by fingerprint: struct fib_hslot (tables/fib_group.c) */
+    struct fib_rq groups, nhs, mp;
 };
 
 struct fib_w fib_map_w(const struct fib_family *f, struct fib_map *m);
@@ -153,17 +160,6 @@ struct fib_hkind {
     uint32_t (*hash)(const void *key);
 };
 
-/* The writers' hashes' last step (MurmurHash3's finaliser). */
-static inline uint32_t fib_mix64(uint64_t k)
-{
-    k ^= k >> 33;
-    k *= 0xff51afd7ed558ccdull;
-    k ^= k >> 33;
-    k *= 0xc4ceb9fe1a85ec53ull;
-    k ^= k >> 33;
-    return (uint32_t)k;
-}
-
 void *fib_h_find(const struct fib_hkind *k, uint8_t *t, uint32_t mask, const void *key);
 bool fib_h_insert(const struct fib_hkind *k, uint8_t *t, uint32_t mask, const void *key, uint32_t val);
 void fib_h_remove(const struct fib_hkind *k, uint8_t *t, uint32_t mask, void *slot);
@@ -190,6 +186,10 @@ struct fib_wops {
     void (*nh_store)(struct fib_map *m, uint32_t i, const void *key);
     void (*nh_key)(const struct fib_map *m, uint32_t i, void *key);
     void (*new_life)(bool tbl8, uint32_t idx);
+    /* Next-hop groups (tables/fib_group.c): the key of group @g's header
+     * next hop, and whether @key is a header (its group in *@g). */
+    void (*mp_hdr_key)(uint32_t g, void *key);
+    bool (*mp_is_hdr)(const void *key, uint32_t *g);
 };
 
 /* The largest hash key of either family, for keys on the stack. */
@@ -201,7 +201,8 @@ int fib_nh_room(const struct fib_wops *o, struct fib_map *m, const struct fib_w 
 /** Find or create next hop @key (fib_nh_room said it can); takes a reference. */
 int fib_nh_get(const struct fib_wops *o, struct fib_map *m, const struct fib_w *w, const void *key, uint32_t *idx);
 
-/** Drop a reference to next hop @i; the last one retires it, stamped @gen (0: a stamp of its own). */
+/** Drop a reference to next hop @i; the last one retires it, stamped @gen (0: a stamp of its own),
+ * and a group header's last one its group and the group's references on its members. */
 int fib_nh_put(const struct fib_wops *o, struct fib_map *m, const struct fib_w *w, uint32_t i, uint64_t gen);
 
 /** Take a free group (fib_rq_room said there is one) for a new life; UINT32_MAX if impossible. */
@@ -247,6 +248,39 @@ int fib_del_begin(const struct fib_wops *o, struct fib_map *m, struct fib_w *w, 
 
 /** The delete begins (dirty): prefix slot @s leaves the hash. */
 void fib_del_unlink(const struct fib_wops *o, struct fib_map *m, const struct fib_w *w, void *s);
+
+/*
+ * A multipath update's next hops (tables/fib_group.c): the members' hash
+ * keys (the family's next-hop keys) and weights, sorted by fib_mp_prepare.
+ */
+struct fib_mp_req {
+    unsigned n;
+    uint64_t key[FIB_MP_MAX][FIB_KEY_MAX / sizeof(uint64_t)];
+    uint16_t weight[FIB_MP_MAX];
+};
+
+/** Sort @r's members into the group's canonical order; -EINVAL for a bad count, weight or a duplicate. */
+int fib_mp_prepare(const struct fib_wops *o, struct fib_mp_req *r);
+
+/**
+ * fib_set_nh for a group: room for @groups tbl8 groups, for the group
+ * (found by its members, or a new one) and its next hops, checked before
+ * the first store; then the update begins (dirty) with a reference on the
+ * group's header next hop, its index in *@ni.
+ */
+int fib_mp_set_nh(const struct fib_wops *o, struct fib_map *m, const struct fib_w *w, uint32_t groups,
+                  const struct fib_mp_req *r, uint32_t *ni);
+
+/** Group @g's header's last reference went (stamp @gen): release its members, retire it. */
+int fib_mp_put(const struct fib_wops *o, struct fib_map *m, const struct fib_w *w, uint32_t g, uint64_t gen);
+
+/**
+ * The members of the group whose header next hop has key @hkey, checked:
+ * each member's key into @keys (FIB_KEY_MAX bytes apart) and weight. The
+ * count, or -EUCLEAN.
+ */
+int fib_mp_members(const struct fib_wops *o, struct fib_map *m, const void *hkey, uint64_t (*keys)[FIB_KEY_MAX / 8],
+                   uint16_t *weights);
 
 /** The next used prefix slot from *@i on (NULL at the end), with its checked next hop in *@nh. */
 void *fib_pfx_next(const struct fib_wops *o, struct fib_map *m, const struct fib_w *w, uint32_t *i, uint32_t *nh);

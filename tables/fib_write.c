@@ -59,7 +59,23 @@ static void fib4_new_life(bool tbl8, uint32_t idx)
     FIB_ON_NEW_LIFE(tbl8, idx);
 }
 
-static const struct fib_wops fib4_ops = {&fib_family4, &fib4_hkind, fib4_nh_store, fib4_nh_key, fib4_new_life};
+static void fib4_mp_hdr_key(uint32_t g, void *key)
+{
+    struct fib_nh h = {.gw = g, .flags = FIB_NH_F_GROUP};
+    uint64_t v = fib_nh_pack(&h);
+    memcpy(key, &v, sizeof(v));
+}
+
+static bool fib4_mp_is_hdr(const void *key, uint32_t *g)
+{
+    uint64_t v;
+    memcpy(&v, key, sizeof(v));
+    *g = (uint32_t)v;
+    return (v >> 48) & FIB_NH_F_GROUP;
+}
+
+static const struct fib_wops fib4_ops = {&fib_family4,  &fib4_hkind,      fib4_nh_store, fib4_nh_key,
+                                         fib4_new_life, fib4_mp_hdr_key, fib4_mp_is_hdr};
 
 static uint64_t fib_pfx_key(uint32_t addr, unsigned len)
 {
@@ -136,13 +152,15 @@ static bool fib_args_ok(const struct fib *fib, uint32_t addr, unsigned len)
     return fib->writer && len <= 32 && !(addr & ~fib_mask(len));
 }
 
-static int fib_set(struct fib *fib, uint32_t addr, unsigned len, const struct fib_nh *nh, bool replace)
+/* An add or replace via next hop @nh, or via the group of @mp's members when not NULL. */
+static int fib_set(struct fib *fib, uint32_t addr, unsigned len, const struct fib_nh *nh,
+                   const struct fib_mp_req *mp, bool replace)
 {
     struct fib_map *m = &fib->m;
-    if (!fib_args_ok(fib, addr, len) || nh->port == 0xffff || nh->flags != 0)
+    if (!fib_args_ok(fib, addr, len) || (!mp && (nh->port == 0xffff || nh->flags != 0)))
         return -EINVAL;
     struct fib_w w;
-    uint64_t key = fib_pfx_key(addr, len), nk = fib_nh_pack(nh);
+    uint64_t key = fib_pfx_key(addr, len), nk = mp ? 0 : fib_nh_pack(nh);
     void *s;
     int ret = fib_set_begin(&fib4_ops, m, &w, &key, replace, &s);
     if (ret < 0)
@@ -152,7 +170,9 @@ static int fib_set(struct fib *fib, uint32_t addr, unsigned len, const struct fi
     fib_range(addr, len, &first, &count, &lo, &hi);
     /* A group when a prefix longer than /24 finds none. */
     bool need_group = len > 24 && !(ipc_ld_rlx(&m->tbl24[first]) & FIB_E_EXT);
-    if ((ret = fib_set_nh(&fib4_ops, m, &w, need_group, &nk, &ni)) < 0)
+    ret = mp ? fib_mp_set_nh(&fib4_ops, m, &w, need_group, mp, &ni)
+             : fib_set_nh(&fib4_ops, m, &w, need_group, &nk, &ni);
+    if (ret < 0)
         return ret;
     uint32_t e = fib_entry(ni, len);
     if (need_group) {
@@ -172,12 +192,54 @@ static int fib_set(struct fib *fib, uint32_t addr, unsigned len, const struct fi
 
 int fib_add(struct fib *fib, uint32_t addr, unsigned len, const struct fib_nh *nh)
 {
-    return fib_set(fib, addr, len, nh, false);
+    return fib_set(fib, addr, len, nh, NULL, false);
 }
 
 int fib_replace(struct fib *fib, uint32_t addr, unsigned len, const struct fib_nh *nh)
 {
-    return fib_set(fib, addr, len, nh, true);
+    return fib_set(fib, addr, len, nh, NULL, true);
+}
+
+static int fib_set_multi(struct fib *fib, uint32_t addr, unsigned len, const struct fib_nh *nhs,
+                         const uint16_t *weights, unsigned n, bool replace)
+{
+    if (n == 1)
+        return fib_set(fib, addr, len, nhs, NULL, replace);
+    struct fib_mp_req r = {.n = n};
+    if (n > FIB_MP_MAX)
+        return -EINVAL;
+    for (unsigned k = 0; k < n; k++) {
+        if (nhs[k].gw == 0 || nhs[k].port == 0xffff || nhs[k].flags != 0)
+            return -EINVAL;
+        uint64_t v = fib_nh_pack(&nhs[k]);
+        memcpy(r.key[k], &v, sizeof(v));
+        r.weight[k] = weights ? weights[k] : 1;
+    }
+    int ret = fib_mp_prepare(&fib4_ops, &r);
+    return ret < 0 ? ret : fib_set(fib, addr, len, NULL, &r, replace);
+}
+
+int fib_add_multi(struct fib *fib, uint32_t addr, unsigned len, const struct fib_nh *nhs, const uint16_t *weights,
+                  unsigned n)
+{
+    return fib_set_multi(fib, addr, len, nhs, weights, n, false);
+}
+
+int fib_replace_multi(struct fib *fib, uint32_t addr, unsigned len, const struct fib_nh *nhs,
+                      const uint16_t *weights, unsigned n)
+{
+    return fib_set_multi(fib, addr, len, nhs, weights, n, true);
+}
+
+int fib_group_members(const struct fib *fib, const struct fib_nh *hdr, struct fib_nh *nhs, uint16_t *weights)
+{
+    struct fib_map *m = (struct fib_map *)&fib->m; /* a failed check counts in it */
+    uint64_t hkey = fib_nh_pack(hdr), keys[FIB_MP_MAX][FIB_KEY_MAX / 8];
+    int n = fib_mp_members(&fib4_ops, m, &hkey, keys, weights);
+    for (int k = 0; k < n; k++)
+        nhs[k] = (struct fib_nh){.gw = (uint32_t)keys[k][0], .port = (uint16_t)(keys[k][0] >> 32),
+                                 .flags = (uint16_t)(keys[k][0] >> 48)};
+    return n;
 }
 
 /* The entry of @addr/@len's covering route: the longest shorter prefix still in the list (0: none). */
@@ -313,4 +375,38 @@ int fib_snapshot(int fd, int (*cb)(void *arg, uint32_t addr, unsigned len, const
 {
     struct fib_snap x = {cb, arg};
     return fib_map_snapshot(&fib_family4, fd, fib_snap_walk, &x, dirty, err);
+}
+
+struct fib_snap_multi {
+    int (*cb)(void *arg, uint32_t addr, unsigned len, const struct fib_nh *nhs, const uint16_t *weights, unsigned n);
+    void *arg;
+    struct fib *f;
+};
+
+static int fib_snap_multi_route(void *arg, uint32_t addr, unsigned len, const struct fib_nh *nh)
+{
+    struct fib_snap_multi *x = arg;
+    struct fib_nh nhs[FIB_MP_MAX];
+    uint16_t wt[FIB_MP_MAX] = {1};
+    if (!(nh->flags & FIB_NH_F_GROUP))
+        return x->cb(x->arg, addr, len, nh, wt, 1);
+    int n = fib_group_members(x->f, nh, nhs, wt);
+    return n < 0 ? n : x->cb(x->arg, addr, len, nhs, wt, (unsigned)n);
+}
+
+static int fib_snap_multi_walk(struct fib_map *m, void *ctx)
+{
+    struct fib_snap_multi *x = ctx;
+    struct fib f = {.m = *m, .writer = true}; /* fib_iterate and fib_group_members only load */
+    x->f = &f;
+    return fib_iterate(&f, fib_snap_multi_route, x);
+}
+
+int fib_snapshot_multi(int fd,
+                       int (*cb)(void *arg, uint32_t addr, unsigned len, const struct fib_nh *nhs,
+                                 const uint16_t *weights, unsigned n),
+                       void *arg, bool *dirty, struct ipc_err *err)
+{
+    struct fib_snap_multi x = {cb, arg, NULL};
+    return fib_map_snapshot(&fib_family4, fd, fib_snap_multi_walk, &x, dirty, err);
 }

@@ -14,6 +14,7 @@
 /* Either family's (fib_get_stats, fib6_get_stats). */
 struct fib_stats {
     uint32_t prefixes, nh, tbl8_used, tbl8_retired, tbl8_groups, nh_retired;
+    uint32_t nh_groups; /* next-hop groups (ECMP) in use */
     uint64_t region_bytes, gen;
     uint64_t corrupt; /* bounds checks that failed (every one also failed its update with -EUCLEAN) */
 };

@@ -12,7 +12,8 @@
 #include <assert.h>
 #include <string.h>
 
-#include "tables/fib.h"
+#include "tables/fib_group.h"
+#include "ecmp.h"
 #include "frag.h"
 #include "gso.h"
 #include "icmp.h"
@@ -243,6 +244,10 @@ void rt_input_burst(struct rt_ctx *ctx, const ipc_buf *bufs, uint32_t n, uint64_
             goto drop;
         }
         struct fib_nh nh = fib_nh_at(ctx->fib, c.nh);
+        /* A group's member is the flow's, not the destination's: the route
+         * stays cached, the member is picked per packet (ecmp.h). */
+        if (ipc_unlikely(nh.flags & FIB_NH_F_GROUP))
+            nh = rt_ecmp_pick4(ctx, nh.gw, ip, m->len - PKT_ETH_HLEN, now);
         if (nh.port >= ctx->nports || !ctx->port[nh.port].mtu) {
             why = RT_CTR_DROP_BAD_NEXTHOP;
             goto drop;

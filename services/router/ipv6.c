@@ -17,6 +17,8 @@
 #include <assert.h>
 
 #include "tables/fib6.h"
+#include "tables/fib_group.h"
+#include "ecmp.h"
 #include "tables/neigh6.h"
 #include "gso.h"
 #include "icmp6.h"
@@ -294,6 +296,8 @@ static void rt_ip6_routed(struct rt_ctx *ctx, ipc_buf b, uint32_t idx, uint64_t 
         return;
     }
     struct fib6_nh nh = fib6_nh_at(ctx->fib6, idx);
+    if (ipc_unlikely(nh.flags & FIB_NH_F_GROUP)) /* the flow's member (ecmp.h) */
+        nh = rt_ecmp_pick6(ctx, fib6_nh_group(&nh), ip6, m->len - PKT_ETH_HLEN, now);
     if (nh.port >= ctx->nports || !ctx->port[nh.port].mtu || !ctx->port[nh.port].n6) {
         rt_drop(ctx, b, RT_CTR_DROP_BAD_NEXTHOP);
         return;

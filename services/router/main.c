@@ -22,6 +22,7 @@
 #include "tables/config.h"
 #include "tables/fib.h"
 #include "tables/fib6.h"
+#include "services/router/ecmp.h"
 #include "services/router/fq.h"
 #include "services/router/ipv4.h"
 #include "services/router/nd.h"
@@ -613,6 +614,7 @@ static void rt_run(struct rt_proc *r)
         if (ticked) {
             rt_neigh_tick(&r->ctx, now, &r->tx);
             rt_nd_tick(&r->ctx, now, &r->tx);
+            rt_ecmp_tick(&r->ctx, now, &r->tx);
             uint32_t out = r->tx.n;
             rt_flush_tx(r);
             next_tick = now + RT_TICK_NS;

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ecmp.h"
 #include "icmp6.h"
 #include "ipv6.h"
 #include "punt.h"
@@ -609,6 +610,25 @@ void rt_nd_touch_stale(struct neigh6_entry *e, uint64_t now)
     neigh6_wend(e);
 }
 
+/* A new incomplete entry for @ip (absent) on @port, its first solicitation
+ * sent; NULL when the table has no room for it. */
+static struct neigh6_entry *rt_nd_ask(struct rt_ctx *ctx, const uint8_t *ip, uint16_t port, uint64_t now,
+                                      struct rt_burst *tx)
+{
+    struct neigh6_entry *e = rt_nd_new(ctx, ip);
+    if (!e)
+        return NULL;
+    neigh6_wbegin(e);
+    e->port = port;
+    e->state = NEIGH6_INCOMPLETE;
+    e->retries = 1;
+    e->probe_ns = now;
+    e->used_ns = now;
+    neigh6_wend(e);
+    rt_nd_solicit(ctx, port, ip, NULL, tx);
+    return e;
+}
+
 void rt_nd_hold(struct rt_ctx *ctx, const uint8_t *ip, uint16_t port, ipc_buf b, uint64_t now, struct rt_burst *tx)
 {
     struct neigh6_table *nt = ctx->neigh6;
@@ -628,20 +648,9 @@ void rt_nd_hold(struct rt_ctx *ctx, const uint8_t *ip, uint16_t port, ipc_buf b,
         rt_drop(ctx, b, RT_CTR_DROP_PENDING_LIMIT);
         return;
     }
-    if (!e) {
-        e = rt_nd_new(ctx, ip);
-        if (!e) {
-            rt_drop(ctx, b, RT_CTR_DROP_NEIGH_FULL);
-            return;
-        }
-        neigh6_wbegin(e);
-        e->port = port;
-        e->state = NEIGH6_INCOMPLETE;
-        e->retries = 1;
-        e->probe_ns = now;
-        e->used_ns = now;
-        neigh6_wend(e);
-        rt_nd_solicit(ctx, port, ip, NULL, tx);
+    if (!e && !(e = rt_nd_ask(ctx, ip, port, now, tx))) {
+        rt_drop(ctx, b, RT_CTR_DROP_NEIGH_FULL);
+        return;
     }
     /* Held in the zone it will leave by: a release, a free or a restart
      * never has to ask which pool a queued handle is in. */
@@ -651,6 +660,12 @@ void rt_nd_hold(struct rt_ctx *ctx, const uint8_t *ip, uint16_t port, ipc_buf b,
     ctx->pending_port[on]++;
     nt->sh->queued++;
     ctx->ctr->pending6 = nt->sh->queued;
+}
+
+void rt_nd_probe(struct rt_ctx *ctx, const uint8_t *ip, uint16_t port, uint64_t now, struct rt_burst *tx)
+{
+    if (!neigh6_find(ctx->neigh6, ip) && port < ctx->nports && ctx->port[port].n6)
+        rt_nd_ask(ctx, ip, port, now, tx);
 }
 
 void rt_nd_tick(struct rt_ctx *ctx, uint64_t now, struct rt_burst *tx)
@@ -689,6 +704,7 @@ void rt_nd_tick(struct rt_ctx *ctx, uint64_t now, struct rt_burst *tx)
             }
             ipc_pool_free(rt_port_pool(ctx, e->port), e->q, e->qlen);
             rt_nd_pending_done(ctx, e->port, e->qlen);
+            rt_ecmp_failed(ctx, true, e->ip, e->port, now);
             gone = true;
             break;
         case NEIGH6_REACHABLE:
@@ -722,6 +738,7 @@ void rt_nd_tick(struct rt_ctx *ctx, uint64_t now, struct rt_burst *tx)
                 rt_nd_solicit(ctx, e->port, e->ip, e->mac, tx);
             } else {
                 gone = true; /* stopped answering: resolve afresh on next use */
+                rt_ecmp_failed(ctx, true, e->ip, e->port, now);
             }
             break;
         default:

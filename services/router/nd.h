@@ -84,6 +84,9 @@ void rt_nd_rs_input(struct rt_ctx *ctx, ipc_buf b, uint32_t off, uint64_t now, s
  * the port's link-local address, with its MAC in a source link-layer
  * option. Returns 0 or -ENOBUFS.
  */
+/** rt_neigh_probe's IPv6 twin: an incomplete entry and a solicitation for @ip, unless it has an entry. */
+void rt_nd_probe(struct rt_ctx *ctx, const uint8_t *ip, uint16_t port, uint64_t now, struct rt_burst *tx);
+
 int rt_nd_solicit(struct rt_ctx *ctx, uint16_t port, const uint8_t *target, const uint8_t *dmac, struct rt_burst *tx);
 
 /**

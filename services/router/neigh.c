@@ -6,6 +6,7 @@
  * router restart is described in neigh.h.
  */
 #include "neigh.h"
+#include "ecmp.h"
 
 #include <errno.h>
 #include <string.h>
@@ -370,6 +371,25 @@ void rt_neigh_touch(struct rt_ctx *ctx, struct neigh_entry *e, uint64_t now, str
     }
 }
 
+/* A new incomplete entry for @ip (absent) on @port, its first request
+ * broadcast; NULL when the table has no room for it. */
+static struct neigh_entry *rt_neigh_ask(struct rt_ctx *ctx, uint32_t ip, uint16_t port, uint64_t now,
+                                        struct rt_burst *tx)
+{
+    struct neigh_entry *e = rt_neigh_new(ctx, ip);
+    if (!e)
+        return NULL;
+    neigh_wbegin(e);
+    e->port = port;
+    e->state = NEIGH_INCOMPLETE;
+    e->retries = 1;
+    e->probe_ns = now;
+    e->used_ns = now;
+    neigh_wend(e);
+    rt_arp_request(ctx, port, ip, NULL, tx);
+    return e;
+}
+
 void rt_neigh_hold(struct rt_ctx *ctx, uint32_t ip, uint16_t port, ipc_buf b, uint64_t now, struct rt_burst *tx)
 {
     struct neigh_table *nt = ctx->neigh;
@@ -387,20 +407,9 @@ void rt_neigh_hold(struct rt_ctx *ctx, uint32_t ip, uint16_t port, ipc_buf b, ui
         rt_drop(ctx, b, RT_CTR_DROP_PENDING_LIMIT);
         return;
     }
-    if (!e) {
-        e = rt_neigh_new(ctx, ip);
-        if (!e) {
-            rt_drop(ctx, b, RT_CTR_DROP_NEIGH_FULL);
-            return;
-        }
-        neigh_wbegin(e);
-        e->port = port;
-        e->state = NEIGH_INCOMPLETE;
-        e->retries = 1;
-        e->probe_ns = now;
-        e->used_ns = now;
-        neigh_wend(e);
-        rt_arp_request(ctx, port, ip, NULL, tx);
+    if (!e && !(e = rt_neigh_ask(ctx, ip, port, now, tx))) {
+        rt_drop(ctx, b, RT_CTR_DROP_NEIGH_FULL);
+        return;
     }
     /* Held in the zone it will leave by: a release, a free or a restart
      * never has to ask which pool a queued handle is in. */
@@ -410,6 +419,12 @@ void rt_neigh_hold(struct rt_ctx *ctx, uint32_t ip, uint16_t port, ipc_buf b, ui
     ctx->pending_port[on]++;
     nt->sh->queued++;
     ctx->ctr->pending = nt->sh->queued;
+}
+
+void rt_neigh_probe(struct rt_ctx *ctx, uint32_t ip, uint16_t port, uint64_t now, struct rt_burst *tx)
+{
+    if (!neigh_find(ctx->neigh, ip) && port < ctx->nports)
+        rt_neigh_ask(ctx, ip, port, now, tx);
 }
 
 void rt_neigh_tick(struct rt_ctx *ctx, uint64_t now, struct rt_burst *tx)
@@ -437,6 +452,7 @@ void rt_neigh_tick(struct rt_ctx *ctx, uint64_t now, struct rt_burst *tx)
             }
             ipc_pool_free(rt_port_pool(ctx, e->port), e->q, e->qlen);
             rt_pending_done(ctx, e->port, e->qlen);
+            rt_ecmp_failed(ctx, false, &e->ip, e->port, now);
             gone = true;
             break;
         case NEIGH_REACHABLE:
@@ -457,6 +473,7 @@ void rt_neigh_tick(struct rt_ctx *ctx, uint64_t now, struct rt_burst *tx)
                     rt_arp_request(ctx, e->port, e->ip, e->mac, tx);
                 } else {
                     gone = true; /* stopped answering: resolve afresh on next use */
+                    rt_ecmp_failed(ctx, false, &e->ip, e->port, now);
                 }
             } else if (now - (e->used_ns > e->confirmed_ns ? e->used_ns : e->confirmed_ns) >= c->stale_gc_ns) {
                 gone = true;

@@ -71,6 +71,13 @@ void rt_neigh_tick(struct rt_ctx *ctx, uint64_t now, struct rt_burst *tx);
  */
 void rt_neigh_command(struct rt_ctx *ctx, uint64_t seq, uint64_t now, struct rt_burst *tx);
 
+/**
+ * Ask for @ip on @port with no packet waiting (an ECMP member that failed,
+ * ecmp.c): an incomplete entry and a broadcast request, as for a packet,
+ * unless it has an entry already.
+ */
+void rt_neigh_probe(struct rt_ctx *ctx, uint32_t ip, uint16_t port, uint64_t now, struct rt_burst *tx);
+
 /** Build an ARP request for @tip out of @port (to @dmac, or broadcast if NULL). */
 int rt_arp_request(struct rt_ctx *ctx, uint16_t port, uint32_t tip, const uint8_t *dmac, struct rt_burst *tx);
 

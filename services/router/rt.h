@@ -231,6 +231,15 @@ struct neigh6_table;
  * collision shares a bucket, which only limits harder). */
 #define RT_ICMP6_TB_SLOTS 64u
 
+/* An ECMP member whose neighbour failed (ecmp.h): its groups skip it. */
+#define RT_ECMP_DOWN_MAX 32u
+struct rt_ecmp_down {
+    uint8_t ip[16]; /* IPv4: a uint32_t, host order */
+    uint16_t port;
+    bool v6;
+    uint64_t failed_ns, wanted_ns; /* wanted: a flow last asked for it (0: never) */
+};
+
 struct rt_ctx {
     struct ipc_pool *pool; /* the current zone's (below): the handles the stages work on are its */
     struct fib *fib; /* read only inside the caller's FIB read section */
@@ -266,6 +275,10 @@ struct rt_ctx {
     struct ipc_pool *zpool[RT_MAX_ZONES];
     uint8_t port_zone[RT_MAX_PORTS];
     uint8_t zone, nzones;
+    /* ECMP members whose neighbour failed (ecmp.c); read per packet only
+     * for a group, and only when n_ecmp_down is not 0. */
+    uint32_t n_ecmp_down;
+    struct rt_ecmp_down ecmp_down[RT_ECMP_DOWN_MAX];
 };
 
 /* Slots one eviction search looks at: a full table costs a new neighbour

@@ -12,7 +12,8 @@
  * with three ports (port 2 with MTU 576, so fragmentation and "fragmentation
  * needed" are reachable). IPv6 too: an IPv6 FIB sharing the IPv4 FIB's
  * readers' region (connected 2001:db8:P::/64 on port P, a /48 via a static
- * neighbour, a /56 via one that never answers, ::/0 nowhere), an IPv6
+ * neighbour, a /56 via one that never answers, ::/0 nowhere, and a group
+ * of those two gateways, as 198.51.100.0/24 has in IPv4), an IPv6
  * neighbour table, addresses 2001:db8:P::1/64 and fe80::P/64 on each port,
  * ND timers run with the ARP ones.
  *
@@ -60,8 +61,10 @@
 
 #include "ipc/pool.h"
 #include "tables/fib6_write.h"
+#include "tables/fib_group.h"
 #include "tables/fib_write.h"
 #include "tables/neigh6_write.h"
+#include "services/router/ecmp.h"
 #include "services/router/icmp.h"
 #include "services/router/nd.h"
 #include "services/router/ipv4.h"
@@ -223,6 +226,12 @@ static void f_setup(void)
     f_route(IP4(192, 168, 1, 128), 25, IP4(10, 0, 0, 7), 0);
     f_route(IP4(192, 168, 7, 7), 32, IP4(10, 2, 0, 77), 2); /* gateway never resolves */
     f_route(IP4(10, 99, 0, 0), 16, 0, 5);
+    /* ECMP: 198.51.100.0/24 over a resolved gateway and one that never
+     * answers (which the groups then skip), weights 1 and 3. */
+    const struct fib_nh mp[2] = {{.gw = IP4(10, 0, 0, 7), .port = 0}, {.gw = IP4(10, 2, 0, 77), .port = 2}};
+    const uint16_t mpw[2] = {1, 3};
+    if (fib_add_multi(&F.fibw, IP4(198, 51, 100, 0), 24, mp, mpw, 2) != 0)
+        f_die("fib_add_multi", NULL);
     f_static(IP4(10, 0, 0, 7), 7, 0);
     f_static(IP4(10, 1, 0, 254), 254, 1);
     f_static(IP4(10, 2, 0, 9), 9, 2);
@@ -261,6 +270,12 @@ static void f_setup(void)
     a6[5] = 0x31; /* 2001:db8:31::/56 via fe80::77 on port 2: never answers */
     f_addr6(gw6, true, 0, 0x77);
     f_route6(a6, 56, gw6, 2);
+    struct fib6_nh mp6[2] = {{.port = 1}, {.port = 2}}; /* 2001:db8:32::/48 over both of those */
+    f_addr6(mp6[0].gw, false, 1, 0xfe);
+    memcpy(mp6[1].gw, gw6, 16);
+    a6[5] = 0x32;
+    if (fib6_add_multi(&F.fib6w, a6, 48, mp6, NULL, 2) != 0)
+        f_die("fib6_add_multi", NULL);
 
     F.tx = (struct rt_burst){.bufs = F.txb, .n = 0, .cap = F_TXCAP};
     F.now = 1000000000ull;
@@ -570,6 +585,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (h & 0x80u) {
         rt_neigh_tick(&F.ctx, F.now, &F.tx);
         rt_nd_tick(&F.ctx, F.now, &F.tx);
+        rt_ecmp_tick(&F.ctx, F.now, &F.tx);
         f_drain_tx();
     }
     fib_read_end(&F.fibr);
@@ -590,6 +606,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             fib_read_begin(&F.fibr);
             rt_neigh_tick(&F.ctx, F.now, &F.tx);
             rt_nd_tick(&F.ctx, F.now, &F.tx);
+            rt_ecmp_tick(&F.ctx, F.now, &F.tx);
             f_drain_tx();
             fib_read_end(&F.fibr);
         }
