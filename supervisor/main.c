@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "supervisor/capture.h"
 #include "supervisor/cli.h"
 #include "supervisor/manifest.h"
 
@@ -308,6 +309,9 @@ static int cmd_ctl(const struct cli_cmd *c, const struct cli_line *l)
 
 int main(int argc, char **argv)
 {
+    /* capture has options of its own (-c N, -s, -w, a filter of many words): tcpdump's, not ours. */
+    if (argc > 1 && strcmp(argv[1], "capture") == 0)
+        return sup_capture_main(argc - 1, argv + 1);
     struct cli_line l;
     int rc = cli_parse(argc, argv, &l);
     if (rc)
