@@ -52,19 +52,6 @@ enum { K = 0x00, X = 0x08 };
 #define RVAL_A 0x10
 #define SCRATCH 16
 
-static bool load(const uint8_t *p, uint32_t len, uint32_t off, unsigned size, uint32_t *v)
-{
-    if (off >= len || len - off < size)
-        return false;
-    if (size == 4)
-        *v = (uint32_t)p[off] << 24 | (uint32_t)p[off + 1] << 16 | (uint32_t)p[off + 2] << 8 | p[off + 3];
-    else if (size == 2)
-        *v = (uint32_t)p[off] << 8 | p[off + 1];
-    else
-        *v = p[off];
-    return true;
-}
-
 static bool alu(uint16_t op, uint32_t *a, uint32_t v)
 {
     switch (op) {
@@ -83,69 +70,76 @@ static bool alu(uint16_t op, uint32_t *a, uint32_t v)
     return false;
 }
 
+/* Big-endian loads, bounded by the frame: false past its end. */
+static inline bool ld32(const uint8_t *p, uint32_t len, uint32_t off, uint32_t *v)
+{
+    if (off >= len || len - off < 4)
+        return false;
+    *v = (uint32_t)p[off] << 24 | (uint32_t)p[off + 1] << 16 | (uint32_t)p[off + 2] << 8 | p[off + 3];
+    return true;
+}
+
+static inline bool ld16(const uint8_t *p, uint32_t len, uint32_t off, uint32_t *v)
+{
+    if (off >= len || len - off < 2)
+        return false;
+    *v = (uint32_t)p[off] << 8 | p[off + 1];
+    return true;
+}
+
+static inline bool ld8(const uint8_t *p, uint32_t len, uint32_t off, uint32_t *v)
+{
+    if (off >= len)
+        return false;
+    *v = p[off];
+    return true;
+}
+
+/* One switch on the whole opcode, as libpcap's bpf_filter: one indirect
+ * jump an instruction. Anything not listed (the checker's refusals) ends
+ * the program with no match. */
 uint32_t ipc_cap_bpf_run(const struct ipc_cap_insn *prog, uint32_t n, const uint8_t *pkt, uint32_t len,
                          uint32_t wirelen)
 {
-    uint32_t a = 0, x = 0, mem[SCRATCH] = {0}, v;
+    uint32_t a = 0, x = 0, mem[SCRATCH] = {0}, t;
     if (n > IPC_CAP_BPF_MAX)
         return 0;
     for (uint32_t pc = 0; pc < n; pc++) {
         const struct ipc_cap_insn *i = &prog[pc];
-        uint16_t c = i->code;
-        unsigned sz = C_SIZE(c) == W ? 4 : C_SIZE(c) == H ? 2 : 1;
-        switch (C_CLASS(c)) {
-        case LD:
-            switch (C_MODE(c)) {
-            case IMM: a = i->k; break;
-            case LEN: a = wirelen; break;
-            case MEM: if (i->k >= SCRATCH) return 0; a = mem[i->k]; break;
-            case ABS: if (!load(pkt, len, i->k, sz, &a)) return 0; break;
-            case IND: if (!load(pkt, len, x + i->k, sz, &a) || x + i->k < x) return 0; break;
-            default: return 0;
-            }
-            break;
-        case LDX:
-            switch (C_MODE(c)) {
-            case IMM: x = i->k; break;
-            case LEN: x = wirelen; break;
-            case MEM: if (i->k >= SCRATCH) return 0; x = mem[i->k]; break;
-            case MSH: if (!load(pkt, len, i->k, 1, &v)) return 0; x = (v & 0xf) << 2; break;
-            default: return 0;
-            }
-            break;
-        case ST:
-        case STX:
-            if (i->k >= SCRATCH)
+        uint32_t k = i->k, left = n - pc - 1;
+        switch (i->code) {
+        case RET | K: return k;
+        case RET | RVAL_A: return a;
+        case RET | X: return x;
+        case LD | W | ABS: if (!ld32(pkt, len, k, &a)) return 0; break;
+        case LD | H | ABS: if (!ld16(pkt, len, k, &a)) return 0; break;
+        case LD | B | ABS: if (!ld8(pkt, len, k, &a)) return 0; break;
+        case LD | W | IND: if (x + k < x || !ld32(pkt, len, x + k, &a)) return 0; break;
+        case LD | H | IND: if (x + k < x || !ld16(pkt, len, x + k, &a)) return 0; break;
+        case LD | B | IND: if (x + k < x || !ld8(pkt, len, x + k, &a)) return 0; break;
+        case LD | W | LEN: a = wirelen; break;
+        case LDX | W | LEN: x = wirelen; break;
+        case LD | IMM: a = k; break;
+        case LDX | IMM: x = k; break;
+        case LD | MEM: if (k >= SCRATCH) return 0; a = mem[k]; break;
+        case LDX | MEM: if (k >= SCRATCH) return 0; x = mem[k]; break;
+        case LDX | B | MSH: if (!ld8(pkt, len, k, &t)) return 0; x = (t & 0xf) << 2; break;
+        case ST: if (k >= SCRATCH) return 0; mem[k] = a; break;
+        case STX: if (k >= SCRATCH) return 0; mem[k] = x; break;
+        case JMP | JA: if (k >= left) return 0; pc += k; break;
+        case JMP | JEQ | K: t = a == k ? i->jt : i->jf; if (t >= left) return 0; pc += t; break;
+        case JMP | JGT | K: t = a > k ? i->jt : i->jf; if (t >= left) return 0; pc += t; break;
+        case JMP | JGE | K: t = a >= k ? i->jt : i->jf; if (t >= left) return 0; pc += t; break;
+        case JMP | JSET | K: t = (a & k) ? i->jt : i->jf; if (t >= left) return 0; pc += t; break;
+        case JMP | JEQ | X: t = a == x ? i->jt : i->jf; if (t >= left) return 0; pc += t; break;
+        case JMP | JGT | X: t = a > x ? i->jt : i->jf; if (t >= left) return 0; pc += t; break;
+        case JMP | JGE | X: t = a >= x ? i->jt : i->jf; if (t >= left) return 0; pc += t; break;
+        case JMP | JSET | X: t = (a & x) ? i->jt : i->jf; if (t >= left) return 0; pc += t; break;
+        case MISC | 0x00: x = a; break; /* TAX */
+        case MISC | 0x80: a = x; break; /* TXA */
+        default:
+            if (C_CLASS(i->code) != ALU || !alu(C_OP(i->code), &a, C_SRC(i->code) == X ? x : k))
                 return 0;
-            mem[i->k] = C_CLASS(c) == ST ? a : x;
-            break;
-        case ALU:
-            if (!alu(C_OP(c), &a, C_SRC(c) == X ? x : i->k))
-                return 0;
-            break;
-        case JMP: {
-            uint32_t t = C_SRC(c) == X ? x : i->k;
-            uint32_t off;
-            switch (C_OP(c)) {
-            case JA: off = i->k; break;
-            case JEQ: off = a == t ? i->jt : i->jf; break;
-            case JGT: off = a > t ? i->jt : i->jf; break;
-            case JGE: off = a >= t ? i->jt : i->jf; break;
-            case JSET: off = (a & t) ? i->jt : i->jf; break;
-            default: return 0;
-            }
-            if (off >= n - pc - 1)
-                return 0; /* out of the program: the checker refuses it, a rewrite since is no match */
-            pc += off;
-            break;
-        }
-        case RET:
-            return (c & 0x18) == RVAL_A ? a : (c & 0x18) == 0x08 ? x : i->k;
-        case MISC:
-            if (c & 0x80)
-                a = x; /* TXA */
-            else
-                x = a; /* TAX */
             break;
         }
     }
