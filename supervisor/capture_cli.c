@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "ipc/capture.h"
+#include "supervisor/cli.h"
 #include "supervisor/pcapng.h"
 #include "supervisor/sup.h"
 
@@ -60,6 +61,11 @@ static int parse(int argc, char **argv, struct opts *o)
     size_t fl = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            char err[128];
+            cli_help(stdout, cli_command("capture", err, sizeof(err)));
+            exit(SUP_EXIT_OK);
+        }
         if (!strcmp(a, "-c") || !strcmp(a, "-s") || !strcmp(a, "-w") || !strcmp(a, "-S")) {
             if (i + 1 >= argc)
                 return usage("%s needs a value", a);
