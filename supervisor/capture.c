@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "ipc/capture.h"
+#include "supervisor/adopt.h"
 #include "supervisor/sup.h"
 
 #define CAP_FDS_MAX 16 /* regions sent at once: a port's driver instances */
@@ -38,11 +39,44 @@ static bool captures(const struct sup_svc *v)
     return v->kind == IPC_SVC_ROUTER || v->kind == IPC_SVC_TAP || v->kind == IPC_SVC_AFXDP;
 }
 
+/*
+ * Adoption: the running instance's region, through its config blob (sealed,
+ * the last supervisor's) and pidfd_getfd. Best effort: an instance of an
+ * older layout, or one that closed the fds, keeps none until it restarts.
+ * A capture of the last supervisor is over (its lease went with it): off.
+ */
+static void cap_adopt(struct sup *s, struct sup_svc *v)
+{
+    struct ipc_err e;
+    int idx = (int)(v - s->svcs);
+    int cfd = sup_adopt_fd(s, idx, IPC_SVC_CONFIG_FD, "its config", &e);
+    if (cfd < 0)
+        return;
+    const struct ipc_svc_config *cfg;
+    size_t size;
+    if (ipc_svc_config_map(cfd, &cfg, &size, &e) == 0) {
+        int fd = cfg->cap_fd > IPC_SVC_CONFIG_FD ? sup_adopt_fd(s, idx, cfg->cap_fd, "its capture region", &e) : -1;
+        void *base;
+        if (fd >= 0 && ipc_shm_attach_fixed(fd, IPC_SHM_CAPTURE, IPC_CAP_VERSION, sizeof(struct ipc_cap), &base, &e) == 0) {
+            v->cap_fd = fd;
+            v->cap = base;
+            ipc_st_rel(&v->cap->on, 0u);
+        } else if (fd >= 0) {
+            close(fd);
+        }
+        ipc_shm_unmap((void *)cfg, size);
+    }
+    close(cfd);
+}
+
 int sup_capture_create(struct sup *s, struct sup_svc *v, struct ipc_err *err)
 {
-    (void)s;
     if (!captures(v))
         return 0;
+    if (s->adopt) {
+        cap_adopt(s, v);
+        return 0;
+    }
     char name[64];
     void *base;
     snprintf(name, sizeof(name), "cap-%s", v->name);
@@ -215,8 +249,8 @@ bool sup_ctl_capture(struct sup *s, char **w, int nw, FILE *f, int conn_fd)
         }
     }
     if (n == 0) {
-        fprintf(f, "capture: port %s has no capture region (a service adopted from an earlier supervisor keeps "
-                   "none until it restarts)\n", w[1]);
+        fprintf(f, "capture: port %s has no capture region (a service adopted from a supervisor of an older "
+                   "layout has none until it restarts)\n", w[1]);
         return false;
     }
     int pipefd[2];

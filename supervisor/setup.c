@@ -664,6 +664,8 @@ int sup_svc_add(struct sup *s, const struct sup_service *ms, struct ipc_err *err
     if (!s->adopt && (ret = sup_trust_service(s, v, err)) < 0)
         return ret;
     v->state = SUP_ST_DOWN;
+    if ((ret = sup_capture_create(s, v, err)) < 0) /* adopting: the running instance's */
+        return ret;
     if (s->adopt) {
         if ((ret = sup_adopt_svc(s, v, s->nsvcs, FD_WAKE, FD_STATS, FD_KIND0, err)) < 0)
             return ret;
@@ -678,8 +680,6 @@ int sup_svc_add(struct sup *s, const struct sup_service *ms, struct ipc_err *err
     if (ret < 0)
         return ret;
     v->stats_shm = v->stats->shm;
-    if ((ret = sup_capture_create(s, v, err)) < 0)
-        return ret;
     if (v->kind == IPC_SVC_SHAPER) {
         snprintf(name, sizeof(name), "mbox-%s", v->name);
         if ((ret = shp_mbox_create(name, &v->mbox_fd, &v->mbox, err)) < 0)

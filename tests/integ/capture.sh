@@ -11,7 +11,9 @@
 #   - a reader that stops reading: captures lost (counted), not one packet of
 #     a numbered flow;
 #   - a client killed with SIGKILL: the supervisor ends the capture, and the
-#     next one starts.
+#     next one starts;
+#   - `upgrade supervisor`: the old image's capture ends (its client says
+#     so), and the adopted driver's region captures for the new one.
 set -u
 . "$(dirname "$0")/../lib/router.sh"
 rr_init capture
@@ -129,6 +131,20 @@ cap_start after b rx -c 1 -w "$RR_T/after.pcapng"
 rr_in "$RR_NS_B" ping -n -c 1 -W 2 "$RR_HOST_A" >/dev/null || rr_fail "ping B -> A"
 cap_done after
 rr_ok "a client killed by SIGKILL: its capture ended, the next one ran"
+
+# ---- upgrade supervisor: a capture of the old image ends, the regions are adopted ----
+cap_start stale a rx -w "$RR_T/stale.pcapng"
+mark=$(wc -l <"$RR_LOG")
+out=$("$RR" upgrade supervisor -S "$RR_SOCK" 2>&1) || rr_fail "upgrade supervisor: $out"
+rr_wait 10 eval 'tail -n +$mark "$RR_LOG" | grep -q "adopting [0-9]* running services"' ||
+    rr_fail "the re-exec'd supervisor did not adopt: $(tail -n +"$mark" "$RR_LOG")"
+rr_wait 10 rr_all_up || rr_fail "not every service up after upgrade supervisor"
+rr_wait 5 eval "! rr_alive $CAP_PID" || rr_fail "the old image's capture client did not stop"
+grep -q "the supervisor ended the capture" "$RR_T/stale.err" || rr_fail "the stale client said: $(cat "$RR_T/stale.err")"
+cap_start adopted a rx -c 2 icmp -w "$RR_T/adopted.pcapng"
+rr_in "$RR_NS_A" ping -n -c 2 -i 0.1 -W 2 "$RR_HOST_B" >/dev/null || rr_fail "ping A -> B after the re-exec"
+cap_done adopted
+rr_ok "upgrade supervisor: the old capture ended, the adopted driver's region captures"
 
 rr_stop
 rr_census_ok
