@@ -28,6 +28,7 @@ rr_faultflow_init
 cap_start() { # cap_start NAME ARGS...: a capture in the background, CAP_PID; waits until it runs
     local name=$1
     shift
+    : >"$RR_T/$name.err"
     "$RR" capture "$@" -S "$RR_SOCK" 2>"$RR_T/$name.err" &
     CAP_PID=$!
     RR_EXTRA_PIDS+=("$CAP_PID")
@@ -64,15 +65,19 @@ n=$(tcpdump -nn -r "$RR_T/tx.pcapng" "icmp[icmptype] == icmp-echo and dst host $
 rr_ok "tx icmp -c 4: the 4 echo requests B sent A"
 
 # ---- both: to stdout, read by tcpdump -r - ----
-cap_start both a both -c 6 icmp -w - >"$RR_T/both.pcapng"
-rr_in "$RR_NS_A" ping -n -c 3 -i 0.1 -W 2 "$RR_HOST_B" >/dev/null || rr_fail "ping A -> B"
+cap_start both a both -c 40 icmp -w - >"$RR_T/both.pcapng"
+rr_in "$RR_NS_A" ping -n -c 20 -i 0.05 -W 2 "$RR_HOST_B" >/dev/null || rr_fail "ping A -> B"
 cap_done both
 req=$(tcpdump -nn -r - icmp[icmptype] == icmp-echo <"$RR_T/both.pcapng" 2>/dev/null | wc -l)
 rep=$(tcpdump -nn -r - icmp[icmptype] == icmp-echoreply <"$RR_T/both.pcapng" 2>/dev/null | wc -l)
-[ "$req" = 3 ] && [ "$rep" = 3 ] || rr_fail "both icmp -c 6: $req requests, $rep replies"
+[ "$req" = 20 ] && [ "$rep" = 20 ] || rr_fail "both icmp -c 40: $req requests, $rep replies"
 dirs=$("$PCAP_READ" "$RR_T/both.pcapng" | awk '$1 == "epb" { print $4 }' | sort | uniq -c | tr -s ' \n' ' ')
-[ "$dirs" = " 3 in 3 out " ] || rr_fail "both: directions $dirs"
-rr_ok "both icmp -c 6 (-w -): 3 requests in, 3 replies out"
+[ "$dirs" = " 20 in 20 out " ] || rr_fail "both: directions $dirs"
+if command -v tshark >/dev/null; then
+    n=$(tshark -r "$RR_T/both.pcapng" -Y icmp 2>/dev/null | wc -l)
+    [ "$n" = 40 ] || rr_fail "tshark -r reads $n ICMP frames of 40"
+fi
+rr_ok "both icmp -c 40 (-w -): 20 pings, 20 requests in, 20 replies out"
 
 # ---- drop: TTL 1 ----
 cap_start drop a drop -c 3 -w "$RR_T/drop.pcapng"
@@ -102,6 +107,7 @@ rr_ok "bad port, filter, file: exit 100, 100, 111 with their messages"
 
 # ---- a reader that stops reading ----
 mkfifo "$RR_T/fifo"
+: >"$RR_T/slow.err"
 "$RR" capture a rx -S "$RR_SOCK" -w - >"$RR_T/fifo" 2>"$RR_T/slow.err" &
 slow=$!
 RR_EXTRA_PIDS+=("$slow")
