@@ -234,6 +234,7 @@ bool sup_ctl_capture(struct sup *s, char **w, int nw, FILE *f, int conn_fd)
             return false;
         }
     }
+    sup_capture_tick(s); /* a client that just exited is not busy until the next tick */
     if (cur.lease >= 0) {
         fprintf(f, "capture: busy: a capture of port %s runs; one at a time\n", cur.port);
         return false;
