@@ -55,6 +55,7 @@
  * chains (32 frames), whose one-zone path touches the same headers as a
  * 64-byte frame's. bench/forward prints its metric lines.
  */
+#include <pcap/pcap.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -64,6 +65,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ipc/capture.h"
 #include "ipc/pool.h"
 #include "ipc/sandbox.h"
 #include "tables/fib6_write.h"
@@ -469,22 +471,80 @@ static void t_check(struct t_world *w)
     w->tx.n = 0;
 }
 
-enum { S_OURS, S_REF, S_OURS6, S_MAX };
+enum { S_OURS, S_REF, S_OURS6, S_CAPOFF, S_CAPNONE, S_CAPALL, S_MAX };
+
+/*
+ * Capture (ipc/capture.h): the driver stage's hook, drv_rx_capture's two
+ * lines, before the same rt_input_burst: off (one load, one branch a
+ * burst), on with a filter that matches nothing ("udp port 9": the program
+ * runs on every frame) and with one that matches everything ("udp": each
+ * frame also copied into the ring). The ring is emptied between bursts,
+ * untimed, as a reader that keeps up would.
+ */
+static struct ipc_cap cap_region;
+static struct ipc_cap_insn cap_prog[2][IPC_CAP_BPF_MAX];
+static uint32_t cap_nins[2];
+
+static void cap_compile(unsigned i, const char *expr)
+{
+    pcap_t *p = pcap_open_dead(DLT_EN10MB, 65535);
+    struct bpf_program prog;
+    if (!p || pcap_compile(p, &prog, expr, 1, PCAP_NETMASK_UNKNOWN) < 0 || prog.bf_len > IPC_CAP_BPF_MAX)
+        t_die("pcap_compile", expr);
+    for (unsigned k = 0; k < prog.bf_len; k++)
+        cap_prog[i][k] = (struct ipc_cap_insn){prog.bf_insns[k].code, prog.bf_insns[k].jt, prog.bf_insns[k].jf,
+                                               prog.bf_insns[k].k};
+    cap_nins[i] = prog.bf_len;
+    pcap_freecode(&prog);
+    pcap_close(p);
+}
+
+static void cap_setup(void)
+{
+    cap_compile(0, "udp port 9");
+    cap_compile(1, "udp");
+    cap_region.snaplen = IPC_CAP_SNAP_MAX;
+    cap_region.port = IPC_PORT_NONE;
+    ipc_cap_.cap = &cap_region;
+}
+
+/* Arm the region as side @s wants it (untimed). */
+static void cap_side(int s)
+{
+    ipc_st_rlx(&cap_region.on, 0u);
+    if (s == S_CAPNONE || s == S_CAPALL) {
+        unsigned i = s == S_CAPALL;
+        cap_region.nins = cap_nins[i];
+        memcpy(cap_region.prog, cap_prog[i], sizeof(cap_prog[i]));
+        ipc_st_rlx(&cap_region.on, (uint32_t)IPC_CAP_RX);
+    }
+}
+
+static void cap_burst(struct t_world *w)
+{
+    if (ipc_cap_on(IPC_CAP_RX))
+        ipc_cap_frames(&w->pool, w->bufs, BURST, IPC_CAP_RX, 0);
+    our_burst(w);
+}
 
 /* One chunk of @nb bursts of side @s: TSC cycles per packet, restore excluded. */
 static double t_chunk(struct t_world *w, int s, unsigned nb, uint64_t overhead)
 {
     uint64_t sum = 0;
+    cap_side(s);
     for (unsigned i = 0; i < nb; i++) {
         if (s == S_OURS6)
             t_restore6(w);
         else
             t_restore(w);
+        ipc_st_rlx(&cap_region.tail, ipc_ld_rlx(&cap_region.head));
         uint64_t c0 = t_tsc_begin();
         if (s == S_OURS)
             our_burst(w);
         else if (s == S_OURS6)
             our_burst6(w);
+        else if (s >= S_CAPOFF)
+            cap_burst(w);
         else
             ref_burst(w, w->bufs, BURST, &w->tx);
         uint64_t c1 = t_tsc_end();
@@ -707,6 +767,7 @@ int main(int argc, char **argv)
 
     static struct t_world w;
     t_setup(&w);
+    cap_setup();
     double hz = t_tsc_hz();
     uint64_t ovh = t_overhead();
     t_check(&w);
@@ -743,7 +804,10 @@ int main(int argc, char **argv)
         for (unsigned c = 0; c < chunks; c++)
             for (int j = 0; j < S_MAX; j++) {
                 int s = (int)((c + r + (unsigned)j) % S_MAX);
-                ch[s][c] = t_chunk(&w, s, CHUNK, ovh);
+                /* Capture on costs ten times a burst: a tenth of the bursts,
+                 * so that its chunks last as long as the others' and a
+                 * preemption on a shared machine hits them no more often. */
+                ch[s][c] = t_chunk(&w, s, s >= S_CAPNONE ? CHUNK / 10 : CHUNK, ovh);
             }
         for (int s = 0; s < S_MAX; s++)
             res[s][r] = t_median_sort(ch[s], chunks);
@@ -756,8 +820,8 @@ int main(int argc, char **argv)
 
     printf("bench/forward-core: bursts of %u x %u-byte UDP frames (60 + FCS), %u flows to %u egress ports,\n"
            "  flows interleaved (no per-burst cache hits), all neighbours static; %u runs x %u chunks x %u bursts "
-           "per side\n",
-           BURST, FRAME_LEN + 4, NFLOWS, NPORTS - 1, runs, chunks, CHUNK);
+           "per side\n  (capture on: %u bursts a chunk)\n",
+           BURST, FRAME_LEN + 4, NFLOWS, NPORTS - 1, runs, chunks, CHUNK, CHUNK / 10);
     printf("TSC %.3f GHz; rdtsc pair overhead %llu cycles per burst, subtracted; frame restore untimed\n", hz / 1e9,
            (unsigned long long)ovh);
     printf("FIB reader protocol (fib_read_begin/end, one fence) alone: %.0f cycles per burst (%.1f per packet)\n",
@@ -766,7 +830,10 @@ int main(int argc, char **argv)
     printf("seccomp: %s\n", sandbox ? "the router's filter (start and run stages) in this process" : "none");
     printf("\n%-44s %10s %19s %10s\n", "TSC cycles per packet", "median", "min - max", "Mpps");
     static const char *const name[S_MAX] = {"ours      rt_input_burst()", "reference hand-written (bench/fwdcore.c)",
-                                            "ours      IPv6, 82-byte frames"};
+                                            "ours      IPv6, 82-byte frames",
+                                            "capture off (driver hook) + rt_input_burst",
+                                            "capture on, filter matches none + router",
+                                            "capture on, filter matches all + router"};
     for (int s = 0; s < S_MAX; s++) {
         double med = t_median(res[s], runs);
         printf("%-44s %10.1f %8.1f - %-8.1f %10.1f\n", name[s], med, t_min(res[s], runs), t_max(res[s], runs),
@@ -779,6 +846,16 @@ int main(int argc, char **argv)
     printf("\nrouter_vs_reference_ratio %.2f\n", t_median(ratio, runs));
     printf("router_cycles_per_packet %.0f\n", t_median(res[S_OURS], runs));
     printf("router_cycles_per_packet_v6 %.0f\n", t_median(res[S_OURS6], runs));
+    double coff[MAX_RUNS], cnone[MAX_RUNS], call[MAX_RUNS];
+    for (unsigned r = 0; r < runs; r++) {
+        coff[r] = res[S_CAPOFF][r] / res[S_OURS][r];
+        cnone[r] = res[S_CAPNONE][r] - res[S_OURS][r];
+        call[r] = res[S_CAPALL][r] - res[S_OURS][r];
+    }
+    printf("capture_off_cycles_per_packet %.0f\n", t_median(res[S_CAPOFF], runs));
+    printf("capture_off_vs_router %.3f\n", t_median(coff, runs));
+    printf("capture_match_none_extra_cycles_per_packet %.0f\n", t_median(cnone, runs));
+    printf("capture_match_all_extra_cycles_per_packet %.0f\n", t_median(call, runs));
     printf("router_v6_vs_v4 %.2f\n", t_median(ratio6, runs));
     for (int s = 0; s < S_MAX; s++)
         free(ch[s]);

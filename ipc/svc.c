@@ -7,6 +7,8 @@
  */
 #include "svc.h"
 
+#include "capture.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -151,6 +153,10 @@ int ipc_svc_open(struct ipc_svc *svc, uint32_t kind, struct ipc_err *err)
             goto out_rings;
         }
     }
+    /* A region that will not map costs the capture, not the service. */
+    struct ipc_err cerr;
+    if (cfg->cap_fd > IPC_SVC_CONFIG_FD && ipc_cap_attach(cfg->cap_fd, cfg->port, &cerr) < 0)
+        fprintf(stderr, "%s: capture off: %s\n", cfg->name, cerr.msg);
     ret = standby_wait(cfg->notify_fd, err);
     if (ret < 0)
         goto out_rings;

@@ -38,7 +38,7 @@
 #include "shm.h"
 #include "wake.h"
 
-#define IPC_SVC_VERSION 4 /* 4: trust zones (zone, nzones, zone_fd, port_zone; ring zone) */
+#define IPC_SVC_VERSION 5 /* 4: trust zones (zone, nzones, zone_fd, port_zone; ring zone); 5: cap_fd */
 #define IPC_STATS_VERSION 6 /* 4: IPC_SVC_MAX_CTR 192 (the router's IPv6 counters); 5: the inject block (ipc/inject.h); 6: the supervisor's pulse */
 #define IPC_SVC_CONFIG_FD 3
 #define IPC_SVC_STANDBY_ENV "RINGROUTER_STANDBY_FD"
@@ -119,6 +119,7 @@ struct ipc_svc_config {
     uint16_t nzones; /* the router: how many zone_fd[] name; every other service: 0 */
     int32_t zone_fd[IPC_MAX_ZONES];
     uint8_t port_zone[IPC_MAX_PORTS];
+    int32_t cap_fd; /* the capture region (ipc/capture.h), -1: none */
     uint32_t extra_len; /* the kind's typed config (tables/config.h) follows at extra[] */
     _Alignas(8) uint8_t extra[];
 };

@@ -226,6 +226,22 @@ static const struct cli_cmd cli_cmds[] = {
      "  set   change a running shaper's port or class rates (e.g. 50mbit) without\n"
      "        a restart; the answer comes once the shaper took it\n"
      "--json is for show. See docs/shaper.md.\n"},
+    {"capture", NULL, NULL, "copy a port's frames (rx, tx, dropped) to pcapng, filtered as tcpdump does",
+     "usage: ringrouter capture PORT [rx|tx|drop|both] [-c N] [-s SNAPLEN] [-S SOCKET] [FILTER]\n"
+     "                          -w FILE|-\n"
+     "\n"
+     "Copy the frames PORT's drivers receive (rx, the default), send (tx), or both,\n"
+     "or those the router drops that came in on PORT (drop: the reason is each\n"
+     "frame's comment), that match FILTER (a tcpdump expression, compiled by\n"
+     "libpcap; at most 40 instructions), to FILE or stdout (-) as pcapng, until N\n"
+     "frames (-c), SIGINT or SIGTERM. SNAPLEN: at most 2048 bytes a frame are kept.\n"
+     "A reader slower than the traffic loses captures, never packets: the count is\n"
+     "printed at the end (\"N captures lost\"). One capture at a time; it ends when\n"
+     "the client exits, however it exits. Root only.\n"
+     "\n"
+     "exit status: 0, 100 a bad port, filter or argument, or a capture already\n"
+     "running, 111 a file that cannot be written or no supervisor.\n"
+     "See docs/capture.md.\n"},
     {"help", NULL, NULL, "this list, or a command's help",
      "usage: ringrouter help [COMMAND]\n"
      "       ringrouter COMMAND --help\n"

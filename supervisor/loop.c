@@ -8,6 +8,7 @@
  * stderr (svclog.c).
  */
 #include "supervisor/sup.h"
+#include "supervisor/capture.h"
 #include "supervisor/zones.h"
 #include "supervisor/adopt.h"
 #include "supervisor/inject.h"
@@ -464,6 +465,7 @@ int sup_run(struct sup *s)
         sup_cg_tick(s);
         sup_reload_tick(s, now);
         sup_ctl_tick(s, now);
+        sup_capture_tick(s);
         sup_inject_tick(s, now);
         sup_notify_tick(s, now);
         sup_svclog_tick(s, now);

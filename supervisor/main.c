@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "supervisor/capture.h"
 #include "supervisor/cli.h"
 #include "supervisor/manifest.h"
 #include "supervisor/metrics.h"
@@ -317,6 +318,11 @@ static int cmd_ctl(const struct cli_cmd *c, const struct cli_line *l)
 
 int main(int argc, char **argv)
 {
+    /* capture has options of its own (-c N, -s, -w, a filter of many words): tcpdump's, not ours. */
+    char cerr[256];
+    const struct cli_cmd *cc = argc > 1 && argv[1][0] != '-' ? cli_command(argv[1], cerr, sizeof(cerr)) : NULL;
+    if (cc && strcmp(cc->name, "capture") == 0)
+        return sup_capture_main(argc - 1, argv + 1);
     struct cli_line l;
     int rc = cli_parse(argc, argv, &l);
     if (rc)

@@ -14,6 +14,7 @@
  * extra hop.
  */
 #include "supervisor/sup.h"
+#include "supervisor/capture.h"
 
 #include <bpf/bpf.h>
 #include <errno.h>
@@ -353,6 +354,7 @@ static int write_config(struct sup *s, struct sup_svc *v, struct ipc_err *err)
         for (unsigned z = 1; z < s->nzones; z++)
             c->zone_fd[z] = next++;
     }
+    c->cap_fd = v->cap_fd > 0 ? next++ : -1; /* last: sup_svc_fds */
     c->nports = (uint32_t)s->m.nports;
     for (size_t i = 0; i < s->m.nports && i < IPC_MAX_PORTS; i++) {
         fill_port(s, (int)i, &c->ports[i]);
@@ -421,6 +423,11 @@ int sup_svc_fds(const struct sup *s, const struct sup_svc *v, int notify_w, int 
         if (n + (int)s->nzones > max)
             return -E2BIG;
         n = sup_zones_fds(s, src, n);
+    }
+    if (v->cap_fd > 0) {
+        if (n >= max)
+            return -E2BIG;
+        src[n++] = v->cap_fd;
     }
     return n;
 }
@@ -663,6 +670,8 @@ int sup_svc_add(struct sup *s, const struct sup_service *ms, struct ipc_err *err
     if (!s->adopt && (ret = sup_trust_service(s, v, err)) < 0)
         return ret;
     v->state = SUP_ST_DOWN;
+    if ((ret = sup_capture_create(s, v, err)) < 0) /* adopting: the running instance's */
+        return ret;
     if (s->adopt) {
         if ((ret = sup_adopt_svc(s, v, s->nsvcs, FD_WAKE, FD_STATS, FD_KIND0, err)) < 0)
             return ret;
@@ -856,6 +865,7 @@ void sup_svc_release(struct sup *s, struct sup_svc *v)
         ipc_shm_unmap(v->stats, sizeof(*v->stats));
     v->stats = NULL;
     close_fd(&v->stats_fd);
+    sup_capture_release(s, v);
     shp_mbox_detach(v->mbox);
     v->mbox = NULL;
     close_fd(&v->mbox_fd);

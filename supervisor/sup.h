@@ -77,6 +77,8 @@ struct sup_ring {
     unsigned zone; /* the trust zone whose handles it carries: its port's (zones.h) */
 };
 
+struct ipc_cap; /* ipc/capture.h */
+
 struct sup_svc {
     const struct sup_service *m; /* from the manifest */
     char name[SUP_SERVICE_MAX + 1];
@@ -93,6 +95,8 @@ struct sup_svc {
     struct ipc_shm_hdr stats_shm; /* its header as created: a successor checks it */
     int cfg_fd;
     int dev_fd; /* TAP or XSK fd kept by the supervisor, -1 if none */
+    int cap_fd;          /* drivers and the router: the capture region (capture.c); 0: none */
+    struct ipc_cap *cap; /* ... mapped */
     int mbox_fd; /* shapers: their control mailbox (tables/shaper.h), -1 otherwise */
     struct shp_mbox *mbox;
     uint64_t mbox_seq; /* the last command's seq we wrote: the mailbox's copy is the shaper's to spoil too */

@@ -354,6 +354,7 @@ static uint32_t rx_step(struct afxdp *x)
             break;
     }
     if (nout) {
+        drv_rx_capture(&x->d, out, nout);
         uint32_t sent = ipc_ring_enq_burst(p, out, nout);
         if (sent < nout) {
             ipc_pool_free(x->pool, out + sent, nout - sent);

@@ -34,6 +34,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "ipc/capture.h"
 #include "ipc/svc.h"
 #include "ipc/wake.h"
 
@@ -188,6 +189,8 @@ static inline uint32_t drv_tx_pull(struct drv *d, drv_tx_check_fn *check)
         for (uint32_t taken = 0; taken < DRV_BACKLOG;) {
             uint32_t room = DRV_BACKLOG - drv_backlog_depth(d);
             uint32_t n = ipc_ring_recv(&d->svc->in[r], d->pool, bufs, room < DRV_BURST ? room : DRV_BURST);
+            if (ipc_cap_on(IPC_CAP_TX))
+                ipc_cap_frames(d->pool, bufs, n, IPC_CAP_TX, ipc_cap_.port);
             for (uint32_t i = 0; i < n; i++) {
                 uint32_t why = check(d, bufs[i]);
                 if (ipc_likely(why == DRV_KEEP)) {
@@ -205,6 +208,17 @@ static inline uint32_t drv_tx_pull(struct drv *d, drv_tx_check_fn *check)
         }
     }
     return total;
+}
+
+/**
+ * Every driver calls this with the packets it received, before it hands
+ * them to the router (after, they are the router's): `ringrouter capture
+ * PORT rx` copies them here. Off, one load and one branch per batch.
+ */
+static inline void drv_rx_capture(struct drv *d, const ipc_buf *bufs, uint32_t n)
+{
+    if (ipc_cap_on(IPC_CAP_RX))
+        ipc_cap_frames(d->pool, bufs, n, IPC_CAP_RX, ipc_cap_.port);
 }
 
 /** The backlog gauges: its depth now and the deepest it has been. */

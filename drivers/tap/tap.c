@@ -256,6 +256,7 @@ uint32_t tap_rx_flush(struct tap *t)
 {
     if (t->n_out == 0)
         return 0;
+    drv_rx_capture(&t->d, t->out, t->n_out);
     uint32_t sent = ipc_ring_enq_burst(&t->svc->out[0], t->out, t->n_out);
     uint64_t bytes = 0, gso = 0, csum = 0, frames = 0, chain_max = ipc_ld_rlx(&t->d.ctr[C_RX_CHAIN_MAX]);
     /* Per-packet numbers were saved at completion: the metadata is the

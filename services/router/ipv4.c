@@ -14,6 +14,8 @@
 
 #include "tables/fib_group.h"
 #include "ecmp.h"
+#include "ipc/capture.h"
+#include "tables/fib.h"
 #include "frag.h"
 #include "gso.h"
 #include "icmp.h"
@@ -298,6 +300,8 @@ void rt_input_burst(struct rt_ctx *ctx, const ipc_buf *bufs, uint32_t n, uint64_
         continue;
     drop:
         rt_count(ctx, why);
+        if (ipc_cap_on(IPC_CAP_DROP)) /* `ringrouter capture PORT drop` */
+            ipc_cap_drop(pool, b, ipc_pool_meta(pool, b)->in_port, rt_ctr_names[why]);
         drops[nd++] = b;
         if (nd == RT_DROP_BATCH) {
             ipc_pool_free(pool, drops, nd);

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "icmp.h"
+#include "ipc/capture.h"
 #include "ipc/pkt.h"
 #include "tables/neigh.h"
 
@@ -216,6 +217,8 @@ ipc_buf rt_zone_move(struct rt_ctx *ctx, ipc_buf b, uint16_t port)
 void rt_drop(struct rt_ctx *ctx, ipc_buf b, enum rt_ctr why)
 {
     rt_count(ctx, why);
+    if (ipc_cap_on(IPC_CAP_DROP)) /* `ringrouter capture PORT drop` */
+        ipc_cap_drop(ctx->pool, b, ipc_pool_meta(ctx->pool, b)->in_port, rt_ctr_names[why]);
     ipc_pool_free(ctx->pool, &b, 1);
 }
 

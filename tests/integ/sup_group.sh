@@ -58,6 +58,11 @@ refused route del 10.91.0.0/24
 refused neigh flush
 refused restart router
 refused reload
+# capture: packets are root's (docs/security.md, "Packet capture"); no region's fd reaches a member
+out=$(member capture a rx -w - 2>&1 >/dev/null)
+rc=$?
+[ "$rc" = 100 ] && grep -q "capture a needs root: members of group $G may only read" <<<"$out" ||
+    sup_bad "as a member: capture a rx: exit $rc, \"$out\""
 echo "member of $G: route add: $(member route add 10.77.0.0/24 via 10.91.0.2 2>&1)"
 [ "$("$RR" route show -S "$SUP_SOCK")" = "$before" ] || sup_bad "a refused route add changed the FIB"
 sup_status && [ "${SUP_RESTARTS[router]}" = 0 ] || sup_bad "a refused restart restarted the router"
