@@ -59,6 +59,7 @@ struct ct_hdr {
     uint32_t free_head; /* entry + 1, chained through next[0] */
     uint32_t count;
     uint32_t sweep;     /* next entry the sweep looks at */
+    uint32_t pad1[2];   /* to 64 bytes: the buckets start on a cache line */
 };
 
 static inline uint32_t *ct_buckets(struct ct_hdr *h) { return (uint32_t *)(h + 1); }

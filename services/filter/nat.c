@@ -280,7 +280,11 @@ int flt_build_reject(struct flt_pkt *p, const struct flt_parsed *pp, bool tcp_re
         uint32_t q = pp->end - pp->l3;
         if (q > maxq)
             q = maxq;
-        if (p->cap < pp->l3 + iph + 8 + 8)
+        /* at least the offender's IP header and 8 bytes, as RFC 792 asks */
+        uint32_t minq = pp->l4 - pp->l3 + 8;
+        if (minq > pp->end - pp->l3)
+            minq = pp->end - pp->l3;
+        if (p->cap < pp->l3 + iph + 8 + minq)
             return -1;
         if (pp->l3 + iph + 8 + q > p->cap)
             q = p->cap - pp->l3 - iph - 8;

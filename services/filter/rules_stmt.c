@@ -345,6 +345,7 @@ static bool parse_verdict(struct lex *l, struct rule *r, enum flt_hook h)
             lx_fail(l, "masquerade belongs in a postrouting chain");
             return true;
         }
+        unsigned ml = l->tline, mc = l->tcol;
         lx_next(l);
         r->act = A_MASQ;
         if (lx_accept_word(l, "to"))
@@ -353,6 +354,8 @@ static bool parse_verdict(struct lex *l, struct rule *r, enum flt_hook h)
             if (r->m[i].kind == M_OIF)
                 for (unsigned p = 0; p < l->nports; p++)
                     if ((r->m[i].a >> p & 1) && !l->ports[p].has_v4 && !l->ports[p].has_v6) {
+                        l->tline = ml;
+                        l->tcol = mc;
                         lx_fail(l, "masquerade on port '%s', which has no address", l->ports[p].name);
                         return true;
                     }
@@ -420,11 +423,18 @@ static void parse_rule(struct lex *l, struct rule *r, enum flt_hook h)
                 if (l->t == T_AMP) {
                     lx_next(l);
                     m->a = parse_flag_list(l);
-                    if (lx_expect(l, T_EQ))
+                    unsigned vl = 0, vc = 0;
+                    if (lx_expect(l, T_EQ)) {
+                        vl = l->tline;
+                        vc = l->tcol;
                         m->b = parse_flag_list(l);
+                    }
                     m->plen = 1;
-                    if (!l->failed && (m->b & ~m->a))
+                    if (!l->failed && (m->b & ~m->a)) {
+                        l->tline = vl;
+                        l->tcol = vc;
                         lx_fail(l, "the flags compared are not all in the mask");
+                    }
                 } else {
                     m->a = m->b = parse_flag_list(l);
                 }
