@@ -268,6 +268,13 @@ int flt_rules_finish(struct flt_rules *r)
     return 0;
 }
 
+void flt_rules_linear(struct flt_rules *r)
+{
+    for (int h = 0; h < FLT_NHOOKS; h++)
+        for (uint32_t k = 0; k < r->c[h].n; k++)
+            r->c[h].map_at[k] = -1;
+}
+
 unsigned flt_rules_count(const struct flt_rules *r, enum flt_hook h)
 {
     return (unsigned)h < FLT_NHOOKS ? r->c[h].n : 0;

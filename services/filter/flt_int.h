@@ -206,6 +206,7 @@ struct flt_rules {
 };
 
 int flt_rules_finish(struct flt_rules *r); /* build sets' order and vmaps */
+void flt_rules_linear(struct flt_rules *r); /* drop the vmaps: bench_filter's baseline */
 bool flt_set_has_addr(const struct flt_set *s, const uint8_t a[16]);
 int flt_set_add_range(struct flt_set *s, const uint8_t lo[16], const uint8_t hi[16]);
 void flt_prefix_range(const uint8_t a[16], unsigned plen, uint8_t lo[16], uint8_t hi[16]);
