@@ -71,33 +71,45 @@ static void parse_ifaces(struct lex *l, struct match *m)
         lx_expect(l, T_RBRACE);
 }
 
-/* after `ip saddr`: [!=] prefix | @set | { prefixes } */
-static void parse_addr_match(struct lex *l, struct match *m, int fam)
+/* [!=] then, after `@`, a named set of the right kind (fam 0: numbers);
+ * true when the match was a set reference (taken or failed) */
+static bool parse_neg_and_set(struct lex *l, struct match *m, int fam)
 {
     if (l->t == T_NE) {
         m->neg = 1;
         lx_next(l);
     }
-    if (l->t == T_AT) {
-        lx_next(l);
-        int si = l->t == T_WORD ? lx_find_set(l, l->w) : -1;
-        if (si < 0) {
-            if (l->t == T_WORD)
-                lx_fail(l, "unknown set '%s'", l->w);
-            else
-                lx_expected(l, "a set name");
-            return;
-        }
-        const struct flt_set *s = &l->r->sets[si];
-        if (s->kind != 0 || s->family != fam) {
-            lx_fail(l, "set '%s' does not hold %s addresses", s->name, fam == 4 ? "IPv4" : "IPv6");
-            return;
-        }
-        m->set = si;
-        m->set_is_named = 1;
-        lx_next(l);
-        return;
+    if (l->t != T_AT)
+        return false;
+    lx_next(l);
+    int si = l->t == T_WORD ? lx_find_set(l, l->w) : -1;
+    if (si < 0) {
+        if (l->t == T_WORD)
+            lx_fail(l, "unknown set '%s'", l->w);
+        else
+            lx_expected(l, "a set name");
+        return true;
     }
+    const struct flt_set *s = &l->r->sets[si];
+    if (fam && (s->kind != 0 || s->family != fam)) {
+        lx_fail(l, "set '%s' does not hold %s addresses", s->name, fam == 4 ? "IPv4" : "IPv6");
+        return true;
+    }
+    if (!fam && s->kind != 1) {
+        lx_fail(l, "set '%s' holds addresses, not numbers", s->name);
+        return true;
+    }
+    m->set = si;
+    m->set_is_named = 1;
+    lx_next(l);
+    return true;
+}
+
+/* after `ip saddr`: [!=] prefix | @set | { prefixes } */
+static void parse_addr_match(struct lex *l, struct match *m, int fam)
+{
+    if (parse_neg_and_set(l, m, fam))
+        return;
     if (l->t == T_LBRACE) {
         int si = lx_new_set(l, "", 0, fam);
         if (si >= 0 && lx_parse_elements(l, si, 0))
@@ -118,29 +130,8 @@ static void parse_addr_match(struct lex *l, struct match *m, int fam)
 /* after `tcp dport`, `meta l4proto`, `icmp type`: value, range, @set, {} */
 static void parse_num_match(struct lex *l, struct match *m, int what)
 {
-    if (l->t == T_NE) {
-        m->neg = 1;
-        lx_next(l);
-    }
-    if (l->t == T_AT) {
-        lx_next(l);
-        int si = l->t == T_WORD ? lx_find_set(l, l->w) : -1;
-        if (si < 0) {
-            if (l->t == T_WORD)
-                lx_fail(l, "unknown set '%s'", l->w);
-            else
-                lx_expected(l, "a set name");
-            return;
-        }
-        if (l->r->sets[si].kind != 1) {
-            lx_fail(l, "set '%s' holds addresses, not numbers", l->w);
-            return;
-        }
-        m->set = si;
-        m->set_is_named = 1;
-        lx_next(l);
+    if (parse_neg_and_set(l, m, 0))
         return;
-    }
     if (l->t == T_LBRACE) {
         int si = lx_new_set(l, "", 1, 0);
         if (si >= 0 && lx_parse_elements(l, si, what))
