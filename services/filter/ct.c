@@ -247,6 +247,7 @@ uint32_t ct_create(struct ct_table *ct, const struct flt_tuple *orig, uint64_t n
     e->t[0] = *orig;
     flt_tuple_invert(&e->t[1], orig);
     e->flags = CTF_USED;
+    e->gen = ++ct->h->gen;
     e->expires_ms = now + UNCONFIRMED_MS;
     link_node(ct, (ref - 1) * 2);
     link_node(ct, (ref - 1) * 2 + 1);

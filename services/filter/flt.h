@@ -126,6 +126,7 @@ struct flt_pkt {
     uint32_t cap;     /* bytes writable at data (reject builds a reply) */
     uint16_t iif, oif;
     uint32_t ct;      /* in/out: connection ref, 0 = none */
+    uint32_t ctgen;   /* in/out: with ct: which use of that entry */
     uint8_t ctstate;  /* out: FLT_CT_* the rules saw */
     uint8_t verdict;  /* out: enum flt_verdict */
     uint8_t reason;   /* out: enum flt_reason when dropped */

@@ -41,6 +41,8 @@ struct ct_entry {
     uint8_t tcp_state;
     uint8_t retrans;
     uint8_t last_dir, last_idx;
+    uint32_t gen; /* a packet between hooks holds it: a reused entry is not its own */
+    uint32_t pad;
     uint64_t expires_ms;
     struct ct_tcp_side side[2];
     uint64_t pkts[2], bytes[2];
@@ -59,7 +61,8 @@ struct ct_hdr {
     uint32_t free_head; /* entry + 1, chained through next[0] */
     uint32_t count;
     uint32_t sweep;     /* next entry the sweep looks at */
-    uint32_t pad1[2];   /* to 64 bytes: the buckets start on a cache line */
+    uint32_t gen;       /* the last entry generation handed out */
+    uint32_t pad1;      /* to 64 bytes: the buckets start on a cache line */
 };
 
 static inline uint32_t *ct_buckets(struct ct_hdr *h) { return (uint32_t *)(h + 1); }

@@ -395,9 +395,17 @@ enum flt_verdict flt_process(struct flt *f, struct flt_pkt *p, enum flt_hook hoo
         p->verdict = FLT_ACCEPT;
         goto out;
     }
-    bool first = p->ct == 0;
-    if (first)
+    if (p->ct == 0) {
         p->ct = track(f, p->data, &pp, now, p->len);
+        struct ct_entry *te = ct_get(&f->ct, p->ct & CT_REF_MASK);
+        p->ctgen = te ? te->gen : 0;
+    } else if (!(p->ct & (CT_INVALID | CT_UNTRACKED))) {
+        /* between two hooks the entry may have expired or been dropped
+         * to make room, and been reused by another connection */
+        struct ct_entry *te = ct_get(&f->ct, p->ct & CT_REF_MASK);
+        if (!te || te->gen != p->ctgen)
+            p->ct = CT_INVALID;
+    }
     p->ctstate = ct_state_of(f, p->ct);
     if (f->ct.corrupt) {
         p->verdict = FLT_DROP;

@@ -356,6 +356,34 @@ static void test_expiry_sweep(void **state)
     t_fix_fini(&x);
 }
 
+/* a packet between its hooks whose entry expired and was reused by
+ * another connection: it must not act on the other one's entry */
+static void test_stale_ref(void **state)
+{
+    (void)state;
+    struct tfix x;
+    assert_int_equal(t_fix_init(&x, 1, NULL), 0);
+    struct tpkt a = { .fam = 4, .proto = 17, .src = "10.0.0.2", .dst = "198.51.100.7", .sport = 1, .dport = 2 };
+    struct flt_pkt p = { .data = buf, .len = t_build(buf, &a), .cap = sizeof buf, .iif = 0, .oif = 1 };
+    assert_int_equal(flt_process(x.f, &p, FLT_PRE, 1000), FLT_ACCEPT);
+    assert_int_equal(p.ctstate, FLT_CT_NEW);
+    /* its unconfirmed entry lapses; another flow takes the only slot */
+    static uint8_t b2[256];
+    a.src = "10.0.0.3";
+    struct flt_pkt q = { .data = b2, .len = t_build(b2, &a), .cap = sizeof b2, .iif = 0, .oif = 1 };
+    assert_int_equal(flt_process(x.f, &q, FLT_PRE, 5000), FLT_ACCEPT);
+    assert_int_equal(q.ct & 0x0fffffffu, p.ct & 0x0fffffffu); /* the same slot */
+    assert_int_equal(flt_process(x.f, &p, FLT_POST, 5000), FLT_ACCEPT);
+    assert_int_equal(p.ctstate, FLT_CT_INV);
+    struct flt_ct_info ci;
+    assert_int_equal(flt_ct_get(x.f, q.ct, &ci), 0);
+    assert_false(ci.confirmed); /* the stale packet confirmed nothing */
+    assert_int_equal(flt_process(x.f, &q, FLT_POST, 5000), FLT_ACCEPT);
+    assert_int_equal(flt_ct_get(x.f, q.ct, &ci), 0);
+    assert_true(ci.confirmed);
+    t_fix_fini(&x);
+}
+
 static void test_fork_reattach(void **state)
 {
     (void)state;
@@ -507,6 +535,7 @@ int main(void)
         cmocka_unit_test(test_related_v6),
         cmocka_unit_test(test_table_full),
         cmocka_unit_test(test_expiry_sweep),
+        cmocka_unit_test(test_stale_ref),
         cmocka_unit_test(test_fork_reattach),
         cmocka_unit_test(test_corrupt_region),
     };
