@@ -312,8 +312,11 @@ static bool addr_in(const struct flt_rules *rs, const struct match *m, const uin
 
 static bool limit_ok(struct rule *r, const struct match *m, uint64_t now)
 {
-    if (r->last_ms == 0 && r->tokens == 0)
+    if (!r->primed) {
+        r->primed = 1;
         r->tokens = m->burst;
+        r->last_ms = now;
+    }
     if (now > r->last_ms) {
         r->tokens += (double)(now - r->last_ms) * (double)m->a / (double)m->b;
         if (r->tokens > m->burst)

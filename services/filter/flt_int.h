@@ -174,6 +174,7 @@ struct rule {
     uint8_t act;
     uint8_t counter;
     uint8_t nat_has_port;
+    uint8_t primed; /* limit's bucket filled to its burst once */
     uint8_t nat_addr[16];
     uint16_t nat_port_lo, nat_port_hi;
     uint32_t line;

@@ -132,7 +132,10 @@ static void test_matches(void **state)
     /* limit: the burst, then the rate */
     struct tpkt l = { .fam = 4, .proto = 17, .src = "10.0.0.9", .dst = "10.0.0.1", .sport = 1, .dport = 7 };
     for (int i = 0; i < 3; i++)
-        assert_int_equal(IN(&l, 0, 5000), FLT_ACCEPT);
+        assert_int_equal(IN(&l, 0, 0), FLT_ACCEPT); /* time 0 is a time like another */
+    assert_int_equal(IN(&l, 0, 0), FLT_DROP);
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(IN(&l, 0, 5000), FLT_ACCEPT); /* refilled to the burst, no more */
     assert_int_equal(IN(&l, 0, 5000), FLT_DROP);
     assert_int_equal(IN(&l, 0, 5050), FLT_DROP);
     assert_int_equal(IN(&l, 0, 5100), FLT_ACCEPT);
