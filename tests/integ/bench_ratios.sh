@@ -12,7 +12,8 @@
 #     a run under 99 % delivered counts for no CPU ratio;
 #   - RTT: against the better Linux, worse of idle and loaded;
 #   - the floor (onexsk): its CPU and idle ping against the better Linux,
-#     ringrouter's against it at the same NAPI priority, the worse kept;
+#     ringrouter's and twoxsk's against it at the same NAPI priority, the
+#     worse kept;
 #   - CPU 1's context switches per 1,000 packets: a table row, per mode;
 #   - both CPUs' busy time at the maxima: rows, and a note when CPU 0 (the
 #     generator and the sink) alone was saturated; a Linux that CPU 0 held
@@ -122,6 +123,32 @@ for want in fwd64_cpu_per_pkt_onexsk_vs_linux:1.600 fwd64_cpu_per_pkt_vs_onexsk:
 done
 grep -q "fwd64_cpu_per_pkt_vs_onexsk" "$T/a.out" && fail "floor: a line without onexsk in the results"
 echo "ok: the floor's lines: onexsk against the best Linux, ringrouter against onexsk at its own priority"
+
+# 4b. The two-process floor (twoxsk, bench/xsksplit.c) against onexsk at its
+#     own priority, the worse kept: maximum 360/400 and 380/395, so 0.900;
+#     1.8/1.5 and 1.76/1.6 µs a packet, so 1.200; idle p50 117/90 and
+#     120/100, so 1.300; idle p99 300/200 and 250/250, so 1.500.
+{
+    cat "$T/d.tsv"
+    row twoxsk@50 max1 360000 400000 0.8 1 0
+    row twoxsk@0 max1 380000 395000 0.8 1 0
+    row twoxsk@50 fix1 200000 205000 0.36 1 200000
+    row twoxsk@0 fix1 200000 205000 0.352 1 200000
+    row twoxsk@50 rtt_idle_p50 117 0 0 1 0
+    row twoxsk@0 rtt_idle_p50 120 0 0 1 0
+    row onexsk@50 rtt_idle_p99 200 0 0 1 0
+    row onexsk@0 rtt_idle_p99 250 0 0 1 0
+    row twoxsk@50 rtt_idle_p99 300 0 0 1 0
+    row twoxsk@0 rtt_idle_p99 250 0 0 1 0
+} >"$T/d2.tsv"
+report "$T/d2.tsv" "$T/d2.out"
+for want in fwd64_max_twoxsk_vs_onexsk:0.900 fwd64_cpu_per_pkt_twoxsk_vs_onexsk:1.200 \
+    rtt_p50_twoxsk_vs_onexsk:1.300 rtt_p99_twoxsk_vs_onexsk:1.500 fwd64_cpu_per_pkt_vs_onexsk:1.375; do
+    got=$(metric "$T/d2.out" "${want%%:*}")
+    [ "$got" = "${want#*:}" ] || fail "twoxsk: want ${want%%:*} ${want#*:}, got ${got:-nothing}: $(tail -20 "$T/d2.out")"
+done
+grep -q "twoxsk_vs_onexsk" "$T/d.out" && fail "twoxsk: a line without twoxsk in the results"
+echo "ok: twoxsk against onexsk at its own priority, the worse kept"
 
 # 5. CPU 1's context switches per 1,000 packets (fix1_cs, max1_cs): a row
 #    of the table with the median and range over the runs (30 and 40 at
