@@ -239,8 +239,11 @@ int main(int argc, char **argv)
         if (!ipc_wake_arm(arm, 2))
             continue;
         sleeps++;
-        if (poll(pfd, 3, busy ? 1 : 100) < 0 && errno != EINTR)
+        int ready = poll(pfd, 3, busy ? 1 : 100);
+        if (ready < 0 && errno != EINTR)
             die("poll", "", errno);
+        if (ready == 0 && waitpid(rt, NULL, WNOHANG) == rt)
+            die("the router process", "exited", ECHILD); /* nothing would forward: say so, not a silent zero */
         ipc_wake_disarm(arm, 2);
         uint64_t v;
         if (pfd[2].revents & POLLIN && read(efd_drv, &v, sizeof v) < 0 && errno != EAGAIN)
