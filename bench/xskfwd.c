@@ -215,22 +215,36 @@ static void kick(struct port *p)
     }
 }
 
-int main(int argc, char **argv)
+/* The arguments into @port, and the UMEM's memory (@share: MAP_SHARED, for
+ * bench/xsksplit.c's two processes) with every frame free. Exits on bad
+ * arguments. */
+static void args_and_umem(int argc, char **argv, const char *prog, struct port port[2], int share)
 {
     if (argc != 5) {
-        fprintf(stderr, "usage: xskfwd DEV_A PEER_MAC_A DEV_B PEER_MAC_B\n");
-        return 2;
+        fprintf(stderr, "usage: %s DEV_A PEER_MAC_A DEV_B PEER_MAC_B\n", prog);
+        exit(2);
     }
-    struct port port[2] = {{.dev = argv[1]}, {.dev = argv[3]}};
-    fwd_parse_mac("xskfwd", argv[2], port[0].peer_mac);
-    fwd_parse_mac("xskfwd", argv[4], port[1].peer_mac);
+    port[0].dev = argv[1];
+    port[1].dev = argv[3];
+    fwd_parse_mac(prog, argv[2], port[0].peer_mac);
+    fwd_parse_mac(prog, argv[4], port[1].peer_mac);
     for (int i = 0; i < 2; i++)
         dev_mac(port[i].dev, port[i].mac);
-    area = mmap(NULL, (size_t)N_FRAMES * FRAME_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    area = mmap(NULL, (size_t)N_FRAMES * FRAME_SIZE, PROT_READ | PROT_WRITE,
+                (share ? MAP_SHARED : MAP_PRIVATE) | MAP_ANONYMOUS, -1, 0);
     if (area == MAP_FAILED)
         die("mmap", "UMEM", errno);
     for (uint32_t i = 0; i < N_FRAMES; i++)
         free_frames[n_free++] = (uint64_t)(N_FRAMES - 1 - i) * FRAME_SIZE;
+}
+
+/* bench/xsksplit.c includes this file for its sockets and their rings, and
+ * brings its own main. */
+#ifndef XSKFWD_NO_MAIN
+int main(int argc, char **argv)
+{
+    struct port port[2] = {{0}};
+    args_and_umem(argc, argv, "xskfwd", port, 0);
     struct xsk_umem *umem = NULL;
     port_open(&port[0], &umem, 1);
     port_open(&port[1], &umem, 0);
@@ -264,3 +278,4 @@ int main(int argc, char **argv)
     xsk_umem__delete(umem);
     return 0;
 }
+#endif

@@ -12,7 +12,8 @@
 #     a run under 99 % delivered counts for no CPU ratio;
 #   - RTT: against the better Linux, worse of idle and loaded;
 #   - the floor (onexsk): its CPU and idle ping against the better Linux,
-#     ringrouter's against it at the same NAPI priority, the worse kept;
+#     ringrouter's and twoxsk's against it at the same NAPI priority, the
+#     worse kept;
 #   - CPU 1's context switches per 1,000 packets: a table row, per mode;
 #   - both CPUs' busy time at the maxima: rows, and a note when CPU 0 (the
 #     generator and the sink) alone was saturated; a Linux that CPU 0 held
@@ -33,6 +34,15 @@ row() { printf '%s\t%s\t1\t%s\t%s\t%s\t%s\t%s\n' "$@"; }
 
 # metric FILE NAME: the value of a last line "NAME VALUE" of the report
 metric() { awk -v k="$2" '$1 == k {print $2}' "$1"; }
+# wants OUT WHAT NAME:VALUE...: each metric of OUT is VALUE, or fail naming WHAT
+wants() {
+    local out=$1 what=$2 want got
+    shift 2
+    for want; do
+        got=$(metric "$out" "${want%%:*}")
+        [ "$got" = "${want#*:}" ] || fail "$what: want ${want%%:*} ${want#*:}, got ${got:-nothing}: $(tail -20 "$out")"
+    done
+}
 report() { # RESULTS OUT
     python3 bench/forward_modes.py "$1" "$T" 5 1 200000 >"$2" 2>&1 || fail "forward_modes.py exited $?: $(tail -5 "$2")"
 }
@@ -114,14 +124,32 @@ echo "ok: a priority under 99 % delivered gives no CPU ratio, named"
     row onexsk@0 rtt_idle_p50 100 0 0 1 0
 } >"$T/d.tsv"
 report "$T/d.tsv" "$T/d.out"
-for want in fwd64_cpu_per_pkt_onexsk_vs_linux:1.600 fwd64_cpu_per_pkt_vs_onexsk:1.375 \
+wants "$T/d.out" floor fwd64_cpu_per_pkt_onexsk_vs_linux:1.600 fwd64_cpu_per_pkt_vs_onexsk:1.375 \
     rtt_p50_onexsk_vs_linux:1.429 rtt_p50_vs_onexsk:1.667 fwd64_cpu_per_pkt_vs_linux:2.200 \
-    fwd64_max_onexsk_vs_linux:0.878 fwd64_max_vs_onexsk:0.962 fwd64_max_vs_linux:0.844; do
-    got=$(metric "$T/d.out" "${want%%:*}")
-    [ "$got" = "${want#*:}" ] || fail "floor: want ${want%%:*} ${want#*:}, got ${got:-nothing}: $(tail -16 "$T/d.out")"
-done
+    fwd64_max_onexsk_vs_linux:0.878 fwd64_max_vs_onexsk:0.962 fwd64_max_vs_linux:0.844
 grep -q "fwd64_cpu_per_pkt_vs_onexsk" "$T/a.out" && fail "floor: a line without onexsk in the results"
 echo "ok: the floor's lines: onexsk against the best Linux, ringrouter against onexsk at its own priority"
+
+# 4b. The two-process floor (twoxsk, bench/xsksplit.c) against onexsk at its
+#     own priority, the worse kept: maximum 360/400 and 380/395, so 0.900;
+#     1.8/1.5 and 1.76/1.6 µs a packet, so 1.200; idle p50 117/90 and
+#     120/100, so 1.300; idle p99 300/200 and 250/250, so 1.500.
+{
+    cat "$T/d.tsv"
+    # PRIO MAX OFFERED CPU1 P50 P99 (onexsk's P99)
+    while read -r p max off cpu p50 p99 o99; do
+        row "twoxsk@$p" max1 "$max" "$off" 0.8 1 0
+        row "twoxsk@$p" fix1 200000 205000 "$cpu" 1 200000
+        row "twoxsk@$p" rtt_idle_p50 "$p50" 0 0 1 0
+        row "twoxsk@$p" rtt_idle_p99 "$p99" 0 0 1 0
+        row "onexsk@$p" rtt_idle_p99 "$o99" 0 0 1 0
+    done <<<$'50 360000 400000 0.36 117 300 200\n0 380000 395000 0.352 120 250 250'
+} >"$T/d2.tsv"
+report "$T/d2.tsv" "$T/d2.out"
+wants "$T/d2.out" twoxsk fwd64_max_twoxsk_vs_onexsk:0.900 fwd64_cpu_per_pkt_twoxsk_vs_onexsk:1.200 \
+    rtt_p50_twoxsk_vs_onexsk:1.300 rtt_p99_twoxsk_vs_onexsk:1.500 fwd64_cpu_per_pkt_vs_onexsk:1.375
+grep -q "twoxsk_vs_onexsk" "$T/d.out" && fail "twoxsk: a line without twoxsk in the results"
+echo "ok: twoxsk against onexsk at its own priority, the worse kept"
 
 # 5. CPU 1's context switches per 1,000 packets (fix1_cs, max1_cs): a row
 #    of the table with the median and range over the runs (30 and 40 at
