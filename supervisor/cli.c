@@ -83,6 +83,15 @@ static const struct cli_cmd cli_cmds[] = {
      "took from and gave to the port).\n"
      "See docs/cli.md, \"Ports\".\n"},
     {"port", "link", NULL, "the same as link", NULL},
+    {"routes", NULL, NULL, "routes from a daemon: the sources, the counts, the refusals",
+     "usage: ringrouter routes [--json]\n"
+     "\n"
+     "The manifest's [routes] sources (a kernel table in the control namespace,\n"
+     "FRR's FPM), how many of their routes are in the FIB, refused and in their\n"
+     "grace period, and the supervisor's counters: added, replaced, withdrawn,\n"
+     "refused by reason, multipath routes given their first next hop only, syncs,\n"
+     "sources lost. rr-routes' own counters are in `ringrouter stats`.\n"
+     "See docs/routing.md.\n"},
     {"restart", NULL, NULL, "stop a service and start it again",
      "usage: ringrouter restart SERVICE\n"
      "\n"

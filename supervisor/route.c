@@ -26,6 +26,10 @@
  */
 #include "supervisor/sup.h"
 #include "supervisor/route6.h"
+#include "supervisor/routes.h"
+
+#include <arpa/inet.h>
+#include <sys/socket.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -150,6 +154,11 @@ static const char *origin_of(struct sup *s, uint32_t addr, unsigned len)
         return "connected";
     if (rt_find(s, addr, len))
         return "runtime";
+    uint8_t d[16] = {0};
+    uint32_t n = htonl(addr);
+    memcpy(d, &n, 4);
+    if (sup_routes_has(s, AF_INET, d, len)) /* supervisor/routes.c */
+        return "daemon";
     return "manifest";
 }
 
@@ -746,6 +755,8 @@ bool sup_ctl_route(struct sup *s, char **argv, int argc, FILE *f)
         return sup_route6_get(s, argv + 1, argc - 1, f);
     if (strcmp(argv[0], "replace") == 0)
         return route_add(s, argv + 1, argc - 1, true, f);
+    if (strcmp(argv[0], "load") == 0) /* supervisor/routes_load.c */
+        return sup_route_load(s, argv + 1, argc - 1, f);
     if (strcmp(argv[0], "get") == 0)
         return route_get(s, argv + 1, argc - 1, f);
     if (strcmp(argv[0], "save") == 0)

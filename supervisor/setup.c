@@ -32,6 +32,7 @@
 
 #include "ipc/wake.h"
 #include "supervisor/adopt.h"
+#include "supervisor/routes.h"
 #include "tables/config.h"
 #include "supervisor/shaper_ctl.h"
 #include "supervisor/xsk.h"
@@ -295,6 +296,8 @@ static uint32_t typed_config(const struct sup *s, const struct sup_svc *v, void 
         sup_shaper_params(s, v, &sh->shp);
         return sizeof(*sh);
     }
+    case IPC_SVC_ROUTES:
+        return sup_routes_config(s, x, FD_KIND0); /* supervisor/routes_setup.c */
     }
     return 0;
 }
@@ -362,6 +365,7 @@ static int write_config(struct sup *s, struct sup_svc *v, struct ipc_err *err)
         struct tbl_router_cfg r;
         struct tbl_driver_cfg d;
         struct tbl_shaper_cfg sh;
+        struct tbl_routes_cfg rt;
     } x;
     memset(&x, 0, sizeof(x));
     uint32_t xlen = typed_config(s, v, &x);
@@ -405,6 +409,8 @@ int sup_svc_fds(const struct sup *s, const struct sup_svc *v, int notify_w, int 
         src[FD_KIND4] = s->neigh6_fd;
     } else if (v->kind == IPC_SVC_SHAPER) {
         src[FD_KIND0] = v->mbox_fd;
+    } else if (v->kind == IPC_SVC_ROUTES) {
+        sup_routes_fds(s, src, FD_KIND0);
     } else {
         src[FD_KIND0] = v->dev_fd;
     }
@@ -430,6 +436,8 @@ static const char *kind_binary(const struct sup *s, const struct sup_service *ms
         return "rr-router";
     case SUP_SVC_SHAPER:
         return "rr-shaper";
+    case SUP_SVC_ROUTES:
+        return "rr-routes";
     case SUP_SVC_DRIVER:
         return s->m.ports[ms->port].driver == SUP_DRIVER_TAP ? "rr-tap" : "rr-afxdp";
     }
@@ -443,6 +451,8 @@ static uint32_t kind_ipc(const struct sup *s, const struct sup_service *ms)
         return IPC_SVC_ROUTER;
     case SUP_SVC_SHAPER:
         return IPC_SVC_SHAPER;
+    case SUP_SVC_ROUTES:
+        return IPC_SVC_ROUTES;
     case SUP_SVC_DRIVER:
         return s->m.ports[ms->port].driver == SUP_DRIVER_TAP ? IPC_SVC_TAP : IPC_SVC_AFXDP;
     }
@@ -798,7 +808,7 @@ int sup_setup(struct sup *s, struct ipc_err *err)
         if ((ret = sup_zones_setup(s, router, FD_FIRST_RING + rv->n_in + 2 * rv->n_out, err)) < 0)
             return ret;
     }
-    if ((ret = setup_tables(s, err)) < 0)
+    if ((ret = setup_tables(s, err)) < 0 || (ret = sup_routes_setup(s, err)) < 0)
         return ret;
     if (s->adopt)
         ret = sup_adopt_routes(s, svc_index(s, "router"), FD_KIND0, FD_KIND3, err); /* saved ones among them */
@@ -869,6 +879,7 @@ void sup_teardown(struct sup *s)
     }
     s->nrings = 0;
     sup_routes_free(s);
+    sup_routes_teardown(s);
     if (s->fib_fd >= 0)
         fib_detach(&s->fib);
     close_fd(&s->fib_fd);
