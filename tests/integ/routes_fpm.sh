@@ -25,7 +25,7 @@ rr_netns cp
 CP=$RR_NS
 RR_SERVICES+=(routes)
 rr_topology "$(printf '[routes]\nnetns = %s\nfpm = 127.0.0.1:%s\ngrace_s = %s\n' "$CP" "$PORT" "$GRACE")"
-ip -n "$CP" link add rrt$$f type dummy && ip -n "$CP" link set rrt$$f up &&
+ip -n "$CP" link add rrt$$f type veth peer name rrt$$fp && ip -n "$CP" link set rrt$$f up && ip -n "$CP" link set rrt$$fp up &&
     ip -n "$CP" addr add "$RR_NET_B.254/24" dev rrt$$f || rr_fail "dummy in $CP"
 rr_start
 ip -n "$RR_NS_B" addr add "10.90.$n.1/32" dev lo || rr_fail "addr on B's lo"
