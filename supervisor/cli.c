@@ -142,8 +142,8 @@ static const struct cli_cmd cli_cmds[] = {
      "KIND: kill, stop MS, crash, corrupt-ring, corrupt-meta, double-free,\n"
      "chain-loop, leak N, slow US [MS], exhaust [MS]. The answer says what was\n"
      "done and where. Root only; no --json. See docs/operations.md.\n"},
-    {"route", NULL, SUBS("show", "get", "add", "replace", "del", "flush", "save"),
-     "the FIB: show, get, add, replace, del, flush, save",
+    {"route", NULL, SUBS("show", "get", "add", "replace", "del", "flush", "save", "load"),
+     "the FIB: show, get, add, replace, del, flush, save, load",
      "usage: ringrouter route [show] [PREFIX] [--json]\n"
      "       ringrouter route get ADDRESS [--json]\n"
      "       ringrouter route add PREFIX via GATEWAY [port NAME]\n"
@@ -152,6 +152,7 @@ static const struct cli_cmd cli_cmds[] = {
      "       ringrouter route del PREFIX [--force]\n"
      "       ringrouter route flush [port NAME]\n"
      "       ringrouter route save\n"
+     "       ringrouter route load FILE|- [--merge]\n"
      "\n"
      "PREFIX is a.b.c.d/len with no host bits, an address (a /32), `default`, or\n"
      "IPv6 (2001:db8:9::/48, an address: a /128). As in `ip route`, `dev` may\n"
@@ -169,6 +170,9 @@ static const struct cli_cmd cli_cmds[] = {
      "           runtime route, give a replaced or deleted manifest route its\n"
      "           own next hop back; connected routes are never touched\n"
      "  save     write the runtime routes to STATE_DIR/routes, which `up` adds back\n"
+     "  load     replace the runtime IPv4 routes by FILE's (route show's rows or ip\n"
+     "           route lines; - for stdin), or add them with --merge; every line\n"
+     "           is checked first and an error names its line (docs/routing.md)\n"
      "--json is for show and get. See docs/cli.md, \"Routes\".\n"},
     {"neigh", NULL, SUBS("show", "add", "replace", "del", "flush"), "the neighbour table: show, add, replace, del, flush",
      "usage: ringrouter neigh [show] [ADDRESS] [--json]\n"

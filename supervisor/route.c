@@ -763,6 +763,6 @@ bool sup_ctl_route(struct sup *s, char **argv, int argc, FILE *f)
         return route_save(s, argv + 1, argc - 1, f);
     if (strcmp(argv[0], "flush") == 0)
         return route_flush(s, argv + 1, argc - 1, f);
-    fprintf(f, "route: unknown subcommand \"%s\"; expected add, replace, del, get, show, flush or save\n", argv[0]);
+    fprintf(f, "route: unknown subcommand \"%s\"; expected add, replace, del, get, show, flush, save or load\n", argv[0]);
     return false;
 }
