@@ -122,6 +122,15 @@ static int rn_multipath(const struct nlattr *mp, size_t alen, struct rtc_rec *r)
 
 enum { RN_SKIP, RN_EMIT, RN_BAD };
 
+/* A whole message at @nlh within @left bytes. libmnl's mnl_nlmsg_ok
+ * compares (int)nlmsg_len, so a length past 2^31 passes it and
+ * mnl_nlmsg_next then steps 4 GB away (found by tests/fuzz/fuzz_routes.c):
+ * the length is compared unsigned here. */
+static bool rn_msg_ok(const struct nlmsghdr *nlh, int left)
+{
+    return left >= (int)sizeof(*nlh) && nlh->nlmsg_len >= sizeof(*nlh) && nlh->nlmsg_len <= (uint32_t)left;
+}
+
 /* One RTM_NEWROUTE / RTM_DELROUTE into @r. */
 static int rn_route(struct rn_parser *ps, const struct nlmsghdr *nlh, struct rtc_rec *r)
 {
@@ -186,6 +195,16 @@ static int rn_route(struct rn_parser *ps, const struct nlmsghdr *nlh, struct rtc
 
 unsigned rn_parse(struct rn_parser *p, const void *buf, size_t len, rn_emit_fn emit, void *arg, size_t *used)
 {
+    /* Netlink's headers are read in place, which needs them 4-byte
+     * aligned; an FPM frame can start anywhere in its stream (its length
+     * is the peer's to choose), so a misaligned one is parsed from a copy. */
+    static _Alignas(8) uint8_t aligned[RN_ALIGNED_MAX];
+    if ((uintptr_t)buf & 3) {
+        if (len > sizeof(aligned))
+            len = sizeof(aligned); /* the rest on the next call: *used says where */
+        memcpy(aligned, buf, len);
+        buf = aligned;
+    }
     unsigned flags = 0;
     const struct nlmsghdr *nlh = buf;
     int left = len > INT32_MAX ? INT32_MAX : (int)len;
@@ -193,7 +212,7 @@ unsigned rn_parse(struct rn_parser *p, const void *buf, size_t len, rn_emit_fn e
     if (used)
         *used = len;
     while (left > 0) {
-        if (!mnl_nlmsg_ok(nlh, left)) {
+        if (!rn_msg_ok(nlh, left)) {
             p->ctr[RN_MALFORMED]++;
             return flags | RN_F_BAD; /* a truncated tail: the rest cannot be framed */
         }

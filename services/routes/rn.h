@@ -45,6 +45,10 @@ struct rn_parser {
     uint64_t ctr[RN_NCTR];
 };
 
+/* The most bytes one call parses from a buffer that is not 4-byte aligned
+ * (an FPM frame's netlink is at most 65,531). */
+#define RN_ALIGNED_MAX 65536u
+
 /* Called once per record; returns 0, or -1 to stop (no room: the caller
  * parses the same bytes again later from @resume). */
 typedef int (*rn_emit_fn)(void *arg, const struct rtc_rec *r);
