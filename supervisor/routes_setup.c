@@ -112,8 +112,11 @@ int sup_routes_setup(struct sup *s, struct ipc_err *err)
         return ipc_errf(err, -errno, "eventfd: %s", strerror(errno));
     r->t0_ns = sup_now_ns();
     r->on = true;
-    sup_log("routes: following %s%s%s%s; grace %u s", m->table ? "a kernel table" : "FPM only",
-            m->netns[0] ? " in netns " : "", m->netns, m->fpm ? ", and FPM" : "", m->grace_s);
+    char tbl[32] = "no kernel table";
+    if (m->table)
+        snprintf(tbl, sizeof(tbl), "kernel table %u", m->table);
+    sup_log("routes: %s%s%s, FPM %s (port %u); grace %u s", tbl, m->netns[0] ? " in netns " : "", m->netns,
+            m->fpm ? "listening" : "off", m->fpm ? m->fpm_port : 0, m->grace_s);
     return 0;
 }
 

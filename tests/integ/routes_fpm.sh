@@ -16,6 +16,8 @@ set -u
 FRR=${RR_FRR_DIR:-/usr/lib/frr}
 [ -x "$FRR/zebra" ] && [ -x "$FRR/staticd" ] || rr_skip "needs FRR ($FRR/zebra, staticd)"
 rr_init routes_fpm
+# zebra's -N makes /var/run/frr/rrtPID: gone at exit, whatever the outcome.
+trap 'rc=$?; rm -rf "/var/run/frr/rrt$$"; (exit $rc); rr_cleanup' EXIT
 [ -x "$RR_BIN_DIR/rr-routes" ] || rr_fail "$RR_BIN_DIR/rr-routes is missing: build with ninja first"
 cp "$RR_BIN_DIR/rr-routes" "$RR_T/bin/" && chmod 755 "$RR_T/bin/rr-routes" || rr_fail "cannot copy rr-routes"
 n=$(($$ % 250 + 1))
@@ -36,13 +38,14 @@ cat >"$F/zebra.conf" <<EOF
 fpm address 127.0.0.1 port $PORT
 no fpm use-next-hop-groups
 EOF
+: >"$F/vtysh.conf"
 cat >"$F/staticd.conf" <<EOF
 ip route 10.90.$n.0/24 $RR_HOST_B
 ip route 10.91.$n.0/24 $RR_HOST_B
 EOF
 frr() { # frr DAEMON ARGS...: in CP, in the foreground of a background job
     ip netns exec "$CP" "$FRR/$1" -N "rrt$$" -i "$F/$1.pid" -z "$F/zserv.api" --vty_socket "$F" \
-        -f "$F/$1.conf" -u root -g root "${@:2}" >"$F/$1.log" 2>&1 &
+        -f "$F/$1.conf" -u frr -g frr "${@:2}" >"$F/$1.log" 2>&1 &
     RR_EXTRA_PIDS+=($!)
     eval "PID_$1=$!"
 }
@@ -61,8 +64,8 @@ o=$(rr_in "$RR_NS_A" ping -n -c 2 -i 0.2 -W 2 "10.90.$n.1" 2>&1) && grep -q " 2 
 rr_ok "zebra + staticd over FPM: both static routes in route show (origin daemon), ping forwarded"
 
 if command -v vtysh >/dev/null; then
-    ip netns exec "$CP" vtysh -N "rrt$$" --vty_socket "$F" -c "conf t" -c "no ip route 10.91.$n.0/24 $RR_HOST_B" >/dev/null 2>&1 ||
-        rr_fail "vtysh: no ip route"
+    o=$(ip netns exec "$CP" vtysh --config_dir "$F" --vty_socket "$F" -d staticd -c "conf t" -c "no ip route 10.91.$n.0/24 $RR_HOST_B" 2>&1) ||
+        rr_fail "vtysh: no ip route: $o"
     rr_wait 5 absent "10.91.$n.0/24" || rr_fail "a static route removed in FRR is still in the FIB"
     shown "10.90.$n.0/24" || rr_fail "the other static route went too"
     rr_ok "no ip route in vtysh: withdrawn over FPM, the other route stays"
