@@ -284,10 +284,10 @@ const char *cli_subcommand(const struct cli_cmd *c, const char *word, char *err,
     size_t n = 0;
     while (c->subs && c->subs[n])
         n++;
-    /* iproute2's words for show: `ls`, and `list` down to `l` as ip takes it. */
+    /* iproute2's words for show: `ls`, and `list` down to `l` as ip takes it
+     * (before `load`: `route l` is ip's list; `lo` and on are load). */
     size_t wl = strlen(word);
-    if (c->subs && strcmp(c->subs[0], "show") == 0 && wl &&
-        (strcmp(word, "ls") == 0 || strncmp(word, "list", wl) == 0) && cli_match(word, c->subs, n, "", err, len) < 0)
+    if (c->subs && strcmp(c->subs[0], "show") == 0 && wl && (strcmp(word, "ls") == 0 || strncmp(word, "list", wl) == 0))
         return c->subs[0];
     char what[32];
     snprintf(what, sizeof(what), "%s subcommand", c->name);
