@@ -30,22 +30,5 @@ echo "fuzz_routes: ${SECS}s over $(ls "$T/corpus" | wc -l) seeds"
 "$T/fuzz_routes" -max_total_time="$SECS" -max_len=4096 -timeout=10 -rss_limit_mb=3072 \
     -print_final_stats=1 -artifact_prefix="$T/" "$T/corpus" >"$T/log" 2>&1
 rc=$?
-grep -E "^#[0-9]+[[:space:]]+(INITED|DONE)|^Done|stat::(number_of_executed_units|average_exec_per_sec|new_units_added|peak_rss_mb)" "$T/log"
-
-fail=
-[ "$rc" -eq 0 ] || fail="libFuzzer exited with status $rc"
-if grep -qE "ERROR: (AddressSanitizer|LeakSanitizer|UndefinedBehaviorSanitizer|libFuzzer)|runtime error:|fuzz_routes: |^SUMMARY: " "$T/log"; then
-    fail="${fail:+$fail; }a sanitizer, libFuzzer or oracle report"
-fi
-grep -q "^Done [0-9]* runs" "$T/log" || fail="${fail:+$fail; }no \"Done N runs\" line"
-if [ -n "$fail" ]; then
-    echo "FAIL: fuzz_routes: $fail"
-    grep -nE "ERROR|runtime error|fuzz_routes: |SUMMARY|Test unit written|^    #[0-9]+ " "$T/log" | head -n 60
-    for a in "$T"/crash-* "$T"/leak-* "$T"/timeout-* "$T"/oom-*; do
-        [ -e "$a" ] || continue
-        cp "$a" "$KEEP/fuzz_routes-$(basename "$a")"
-        echo "kept $KEEP/fuzz_routes-$(basename "$a") (reproduce: $BIN $KEEP/fuzz_routes-$(basename "$a"))"
-    done
-    exit 1
-fi
-echo "PASS fuzz_routes: $(sed -n 's/^Done \([0-9]*\) runs in \([0-9]*\) second.*/\1 runs in \2 s/p' "$T/log"), no crash, no sanitizer report, no oracle failure"
+. tests/lib/fuzz_verdict.sh
+fuzz_verdict fuzz_routes "$T/log" "$rc" "$T" "$KEEP" "$BIN" "fuzz_routes: "
