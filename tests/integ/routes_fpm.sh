@@ -9,7 +9,10 @@
 #     daemon) and forward (ping from host A to an address behind host B);
 #   - a static route removed with vtysh: withdrawn;
 #   - zebra killed (SIGKILL: it withdraws nothing): the routes stay for
-#     grace_s, then go.
+#     grace_s, then go;
+#   - a client that sends a route, then a frame of another version: the
+#     route comes in, the frame is counted (fpm_bad_frames), the connection
+#     closed, the route kept for grace_s, then gone.
 # Skips (77) without FRR (/usr/lib/frr/zebra).
 set -u
 . "$(dirname "$0")/../lib/router.sh"
@@ -82,6 +85,34 @@ rr_now
 el=$(((RR_NOW - t0) / 1000))
 [ "$el" -ge $((GRACE * 1000 - 500)) ] || rr_fail "zebra's routes went after $el ms, before grace_s"
 rr_ok "zebra ended: its routes stayed for grace_s ($GRACE s) and left after $el ms"
+
+# ---- a malformed frame: counted, the connection closed, the routes kept ----
+cat >"$RR_T/fpmbad.py" <<'EOF'
+import socket, struct, sys
+port, gw, n = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+def attr(t, b):
+    return struct.pack("=HH", 4 + len(b), t) + b + b"\0" * ((4 - len(b) % 4) % 4)
+body = struct.pack("=BBBBBBBBI", socket.AF_INET, 24, 0, 0, 254, 11, 0, 1, 0)
+body += attr(1, bytes([10, 92, n, 0])) + attr(5, socket.inet_aton(gw))
+msg = struct.pack("=IHHII", 16 + len(body), 24, 0x401, 1, 0) + body
+s = socket.create_connection(("127.0.0.1", port))
+s.sendall(struct.pack("!BBH", 1, 1, 4 + len(msg)) + msg)
+sys.stdin.readline()  # the route is in: now a frame of version 9
+s.sendall(struct.pack("!BBH", 9, 1, 4 + len(msg)) + msg)
+s.settimeout(5)
+print("closed" if s.recv(1) == b"" else "open")
+EOF
+coproc BAD { ip netns exec "$CP" "$RR_PY" "$RR_T/fpmbad.py" "$PORT" "$RR_HOST_B" "$n" 2>&1; }
+RR_EXTRA_PIDS+=("$BAD_PID")
+rr_wait 5 shown "10.92.$n.0/24" || rr_fail "a well-formed frame's route is not in the FIB"
+echo >&"${BAD[1]}"
+read -r -t 10 said <&"${BAD[0]}" || rr_fail "the client of the malformed frame said nothing"
+[ "$said" = closed ] || rr_fail "after a malformed frame the connection is $said"
+rr_stats || rr_fail "stats"
+[ "$(rr_ctr routes.fpm_bad_frames)" = 1 ] || rr_fail "fpm_bad_frames = $(rr_ctr routes.fpm_bad_frames), expected 1"
+shown "10.92.$n.0/24" || rr_fail "a malformed frame withdrew the route at once"
+rr_wait $((GRACE + 4)) absent "10.92.$n.0/24" || rr_fail "10.92.$n.0/24 still there after the grace"
+rr_ok "a malformed FPM frame: counted, the connection closed, its routes kept for grace_s, then gone"
 rr_stop
 rr_census_ok
 t_pass
