@@ -90,12 +90,10 @@ static const struct sup_route *manifest_route(const struct sup *s, uint32_t addr
     return NULL;
 }
 
+/* By a hash index (routes_load.c): `route load` makes a million of them. */
 static struct sup_rt_route *rt_find(struct sup *s, uint32_t addr, unsigned len)
 {
-    for (size_t i = 0; i < s->n_rt_routes; i++)
-        if (s->rt_routes[i].addr == addr && s->rt_routes[i].len == len)
-            return &s->rt_routes[i];
-    return NULL;
+    return sup_rt_index_find(s, addr, len);
 }
 
 static int rt_set(struct sup *s, uint32_t addr, unsigned len, const struct fib_nh *nh)
@@ -111,6 +109,8 @@ static int rt_set(struct sup *s, uint32_t addr, unsigned len, const struct fib_n
             s->cap_rt_routes = cap;
         }
         r = &s->rt_routes[s->n_rt_routes++];
+        *r = (struct sup_rt_route){.addr = addr, .len = (uint8_t)len, .nh = *nh};
+        return sup_rt_index_put(s, s->n_rt_routes - 1);
     }
     *r = (struct sup_rt_route){.addr = addr, .len = (uint8_t)len, .nh = *nh};
     return 0;
@@ -124,8 +124,12 @@ int sup_route_keep(struct sup *s, uint32_t addr, unsigned len, const struct fib_
 static void rt_remove(struct sup *s, uint32_t addr, unsigned len)
 {
     struct sup_rt_route *r = rt_find(s, addr, len);
-    if (r)
-        *r = s->rt_routes[--s->n_rt_routes];
+    if (!r)
+        return;
+    sup_rt_index_del(addr, len);
+    *r = s->rt_routes[--s->n_rt_routes];
+    if (r != &s->rt_routes[s->n_rt_routes])
+        sup_rt_index_put(s, (size_t)(r - s->rt_routes)); /* the last row moved here */
 }
 
 bool sup_route_runtime(struct sup *s, uint32_t addr, unsigned len)
@@ -143,6 +147,7 @@ void sup_routes_free(struct sup *s)
     free(s->rt_routes);
     s->rt_routes = NULL;
     s->n_rt_routes = s->cap_rt_routes = 0;
+    sup_rt_index_rebuild(s);
     free(s->rt6_routes);
     s->rt6_routes = NULL;
     s->n_rt6_routes = s->cap_rt6_routes = 0;

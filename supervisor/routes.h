@@ -105,4 +105,12 @@ int sup_route_load_memfd(const char *file);
 /** Supervisor side: the runtime IPv4 routes replaced (merged) by @argv's. */
 bool sup_route_load(struct sup *s, char **argv, int argc, FILE *f);
 
+/* The index of s->rt_routes by prefix (route.c's runtime routes): the row
+ * of @addr/@len or NULL; row @i indexed (0, or -ENOMEM); @addr/@len out of
+ * it; the whole index made again from the rows. */
+struct sup_rt_route *sup_rt_index_find(struct sup *s, uint32_t addr, unsigned len);
+int sup_rt_index_put(struct sup *s, size_t i);
+void sup_rt_index_del(uint32_t addr, unsigned len);
+void sup_rt_index_rebuild(struct sup *s);
+
 #endif

@@ -241,6 +241,49 @@ static int load_fib(struct sup *s, uint32_t addr, unsigned len, const struct fib
     return ret;
 }
 
+/* The runtime routes' index: the map of routes_map.c, each entry's epoch
+ * the row's number in s->rt_routes. One supervisor, one index. */
+static struct sup_rtmap rt_index;
+
+struct sup_rt_route *sup_rt_index_find(struct sup *s, uint32_t addr, unsigned len)
+{
+    uint8_t d[16];
+    key_of(addr, d);
+    const struct sup_rte *e = sup_rtmap_find(&rt_index, AF_INET, d, (uint8_t)len);
+    if (!e || e->epoch >= s->n_rt_routes)
+        return NULL;
+    struct sup_rt_route *r = &s->rt_routes[e->epoch];
+    return r->addr == addr && r->len == len ? r : NULL;
+}
+
+int sup_rt_index_put(struct sup *s, size_t i)
+{
+    uint8_t d[16];
+    key_of(s->rt_routes[i].addr, d);
+    struct sup_rte *e = sup_rtmap_insert(&rt_index, AF_INET, d, s->rt_routes[i].len);
+    if (!e)
+        return -ENOMEM;
+    e->epoch = (uint32_t)i;
+    return 0;
+}
+
+void sup_rt_index_del(uint32_t addr, unsigned len)
+{
+    uint8_t d[16];
+    key_of(addr, d);
+    struct sup_rte *e = sup_rtmap_find(&rt_index, AF_INET, d, (uint8_t)len);
+    if (e)
+        sup_rtmap_remove(&rt_index, e);
+}
+
+void sup_rt_index_rebuild(struct sup *s)
+{
+    sup_rtmap_free(&rt_index);
+    for (size_t i = 0; i < s->n_rt_routes; i++)
+        if (sup_rt_index_put(s, i) < 0)
+            sup_err("route: out of memory indexing the runtime routes");
+}
+
 static const struct sup_route *manifest_rt(const struct sup *s, uint32_t addr, unsigned len)
 {
     for (size_t i = 0; i < s->m.nroutes; i++)
@@ -387,6 +430,7 @@ bool sup_route_load(struct sup *s, char **argv, int argc, FILE *f)
     for (size_t i = 0; i < n; i++)
         s->rt_routes[s->n_rt_routes++] = (struct sup_rt_route){.addr = rs[i].addr, .len = rs[i].len, .nh = rs[i].nh};
     fib_reclaim(&s->fib);
+    sup_rt_index_rebuild(s);
     free(rs);
     sup_rtmap_free(&seen);
     sup_log("route load%s: %zu routes: %u added, %u changed, %u unchanged, %u deleted", merge ? " --merge" : "", n,
