@@ -198,8 +198,10 @@ const char *sup_gateway_why(const struct sup_manifest *m, uint32_t a, int pi, ch
 {
     const struct sup_port *p = &m->ports[pi];
     uint32_t host = a & ~sup_mask(p->address.len);
-    char net[20];
-    sup_prefix_str(p->address.addr & sup_mask(p->address.len), p->address.len, net, sizeof net);
+    char net[20] = "";
+    /* Written only for a refusal: a daemon's routes come through here by the million. */
+    if (host == 0 || host == ~sup_mask(p->address.len))
+        sup_prefix_str(p->address.addr & sup_mask(p->address.len), p->address.len, net, sizeof net);
     const char *martian = sup_martian(a);
     if (martian)
         snprintf(why, len, "%s is %s", ADDR(a), martian);

@@ -103,7 +103,8 @@ static enum sup_rck gw_check(const struct sup_manifest *m, int family, const str
         uint32_t g;
         memcpy(&g, nh->gw, 4);
         g = ntohl(g);
-        inet_ntop(AF_INET, nh->gw, a, sizeof(a));
+        if (g == 0 || own4(m, g) || port_of4(m, g) < 0)
+            inet_ntop(AF_INET, nh->gw, a, sizeof(a)); /* for the refusal's text only */
         if (g == 0) {
             snprintf(why, len, "no gateway (a route to a device of the control namespace)");
             return SUP_RCK_NOT_CONNECTED;
@@ -119,6 +120,7 @@ static enum sup_rck gw_check(const struct sup_manifest *m, int family, const str
         }
         char w[160];
         if (sup_gateway_why(m, g, p, w, sizeof(w))) {
+            inet_ntop(AF_INET, nh->gw, a, sizeof(a));
             snprintf(why, len, "via %s: %s", a, w);
             return SUP_RCK_MARTIAN;
         }
