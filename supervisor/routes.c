@@ -163,29 +163,27 @@ static int sup_routes_apply(struct sup *s, const struct rtc_rec *rec, int port, 
         return RT_DONE; /* named again as it is */
     bool replace = e->state == SUP_RTE_FIB;
     int ret;
+    /* A new prefix is added, not replaced: -EEXIST says another origin
+     * (connected, manifest, runtime) has it, in one lookup of the FIB's. */
     if (rec->family == AF_INET) {
         uint32_t a = host4(rec->dst);
         struct fib_nh f = {.gw = host4(nh->gw), .port = (uint16_t)port};
-        if (!replace && fib_get(&s->fib, a, rec->plen, &(struct fib_nh){0}) == 0) {
-            /* After an adoption the old FIB's routes came back as runtime
-             * ones (adopt.c): those the daemon names are its own again. */
-            if (sup_now_ns() < r->claim_until_ns && sup_route_runtime(s, a, rec->plen)) {
-                sup_route_forget(s, a, rec->plen);
-                replace = true;
-            } else {
-                rt_refuse(s, e, SUP_RCK_N, "the prefix is a connected, manifest or runtime route", RTS_REFUSED_TAKEN);
-                return RT_DONE;
-            }
-        }
         ret = replace ? fib_replace(&s->fib, a, rec->plen, &f) : fib_add(&s->fib, a, rec->plen, &f);
+        /* After an adoption the old FIB's routes came back as runtime
+         * ones (adopt.c): those the daemon names are its own again. */
+        if (ret == -EEXIST && sup_now_ns() < r->claim_until_ns && sup_route_runtime(s, a, rec->plen)) {
+            sup_route_forget(s, a, rec->plen);
+            replace = true;
+            ret = fib_replace(&s->fib, a, rec->plen, &f);
+        }
     } else {
         struct fib6_nh f = {.port = (uint16_t)port};
         memcpy(f.gw, nh->gw, 16);
-        if (!replace && fib6_get(&s->fib6, rec->dst, rec->plen, &(struct fib6_nh){0}) == 0) {
-            rt_refuse(s, e, SUP_RCK_N, "the prefix is a connected, manifest or runtime route", RTS_REFUSED_TAKEN);
-            return RT_DONE;
-        }
         ret = replace ? fib6_replace(&s->fib6, rec->dst, rec->plen, &f) : fib6_add(&s->fib6, rec->dst, rec->plen, &f);
+    }
+    if (ret == -EEXIST) {
+        rt_refuse(s, e, SUP_RCK_N, "the prefix is a connected, manifest or runtime route", RTS_REFUSED_TAKEN);
+        return RT_DONE;
     }
     if (ret == -EAGAIN)
         return RT_RETRY;

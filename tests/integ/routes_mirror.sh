@@ -74,17 +74,20 @@ rr_ok "10.77.$n.0/24 added in table 100: in route show within 2 s; ping TTL 2 th
 # ---- refusals: counted, logged once per prefix ----
 cpr add "10.79.$n.0/24" via "10.99.$n.2"
 cpr add "10.80.$n.0/24" via "$RR_GW_B"
-notcon() { [ "$(routes_json 'd["routes_refused_not_connected"], d["routes_refused_self"]')" = "1 1" ]; }
+cpr add "$RR_NET_A.0/24" via "$RR_HOST_B" # port a's connected network: not the daemon's to take
+notcon() { [ "$(routes_json 'd["routes_refused_not_connected"], d["routes_refused_self"], d["routes_refused_taken"]')" = "1 1 1" ]; }
 rr_wait 2 notcon || rr_fail "refusals not counted: $("$RR" routes -S "$RR_SOCK")"
 cpr replace "10.79.$n.0/24" via "10.99.$n.3"
 twice() { [ "$(routes_json 'd["routes_refused_not_connected"]')" = 2 ]; }
 rr_wait 2 twice || rr_fail "the second announcement of 10.79.$n.0/24 was not counted"
 absent "10.79.$n.0/24" && absent "10.80.$n.0/24" || rr_fail "a refused route is in the FIB: $(rows route show)"
+[ "$(rows route show "$RR_NET_A.0/24")" = "PREFIX VIA PORT ORIGIN
+$RR_NET_A.0/24 - a connected" ] || rr_fail "the daemon's route over a connected network changed it: $(rows route show "$RR_NET_A.0/24")"
 [ "$(grep -c "routes: refused 10.79.$n.0/24 from the kernel table: via 10.99.$n.[23], on no connected network" "$RR_LOG")" = 1 ] ||
     rr_fail "10.79.$n.0/24's refusal not logged exactly once: $(grep refused "$RR_LOG")"
 grep -q "routes: refused 10.80.$n.0/24 from the kernel table: via $RR_GW_B, the router itself" "$RR_LOG" ||
     rr_fail "10.80.$n.0/24's refusal not logged: $(grep refused "$RR_LOG")"
-rr_ok "via a gateway on no connected network, via the router itself: refused, counted (twice for two announcements), logged once"
+rr_ok "via a gateway on no connected network, via the router itself, over a connected network: refused, counted (twice for two announcements), logged once"
 
 # ---- withdrawal ----
 cpr del "10.77.$n.0/24"
