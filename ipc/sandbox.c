@@ -72,9 +72,10 @@ enum {
     K_SHAPER = 1u << IPC_SANDBOX_SHAPER,
     K_TAP = 1u << IPC_SANDBOX_TAP,
     K_AFXDP = 1u << IPC_SANDBOX_AFXDP,
+    K_ROUTES = 1u << IPC_SANDBOX_ROUTES,
     K_STANDIN = 1u << IPC_SANDBOX_STANDIN,
-    K_WAKE = K_ROUTER | K_SHAPER | K_STANDIN, /* sleep in ipc_svc_wait */
-    K_ALL = K_ROUTER | K_SHAPER | K_TAP | K_AFXDP | K_STANDIN,
+    K_WAKE = K_ROUTER | K_SHAPER | K_ROUTES | K_STANDIN, /* sleep in ipc_svc_wait (rr-routes: its own ppoll) */
+    K_ALL = K_ROUTER | K_SHAPER | K_TAP | K_AFXDP | K_ROUTES | K_STANDIN,
 };
 _Static_assert(IPC_SANDBOX_NPROFILES <= 8, "kinds are a byte");
 
@@ -111,6 +112,9 @@ static const struct sbx_rule sbx_rules[] = {
     {__NR_write, S_BOTH, K_ALL, ARG_ANY},            /* eventfd wake-ups; lines on stderr */
     {__NR_recvfrom, S_BOTH, K_AFXDP, ARG_ANY},       /* busy poll, fill-ring kick */
     {__NR_getsockopt, S_BOTH, K_AFXDP, ARG_SOL_XDP}, /* XDP_STATISTICS; XDP_MMAP_OFFSETS at start */
+    {__NR_recvfrom, S_BOTH, K_ROUTES, ARG_ANY}, /* netlink messages, FPM bytes */
+    {__NR_sendto, S_BOTH, K_ROUTES, ARG_ANY},   /* the netlink dump request (its socket reaches the kernel only) */
+    {__NR_accept4, S_BOTH, K_ROUTES, ARG_ANY},  /* zebra's FPM connection, on the socket the supervisor listens on */
     {__NR_clock_gettime, S_BOTH, K_ALL, ARG_ANY},    /* the vDSO's fallback */
     /* Signals: SIGTERM's handler returns; a stopped and continued wait restarts. */
     {__NR_rt_sigreturn, S_BOTH, K_ALL, ARG_ANY},
@@ -322,6 +326,8 @@ enum ipc_sandbox_profile ipc_sandbox_of_kind(uint32_t kind)
         return IPC_SANDBOX_TAP;
     case IPC_SVC_AFXDP:
         return IPC_SANDBOX_AFXDP;
+    case IPC_SVC_ROUTES:
+        return IPC_SANDBOX_ROUTES;
     default:
         return IPC_SANDBOX_STANDIN;
     }
@@ -329,7 +335,7 @@ enum ipc_sandbox_profile ipc_sandbox_of_kind(uint32_t kind)
 
 const char *ipc_sandbox_name(enum ipc_sandbox_profile profile)
 {
-    static const char *const names[IPC_SANDBOX_NPROFILES] = {"router", "shaper", "tap", "afxdp", "stand-in"};
+    static const char *const names[IPC_SANDBOX_NPROFILES] = {"router", "shaper", "tap", "afxdp", "routes", "stand-in"};
     return (unsigned)profile < IPC_SANDBOX_NPROFILES ? names[profile] : "?";
 }
 

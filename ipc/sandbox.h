@@ -52,6 +52,7 @@ enum ipc_sandbox_profile {
     IPC_SANDBOX_SHAPER,
     IPC_SANDBOX_TAP,
     IPC_SANDBOX_AFXDP,
+    IPC_SANDBOX_ROUTES,  /* rr-routes: reads its sources' sockets (netlink, FPM) */
     IPC_SANDBOX_STANDIN, /* tests/svc: rr-passthru, rr-null */
     IPC_SANDBOX_NPROFILES
 };
@@ -75,7 +76,7 @@ int ipc_sandbox_enter(enum ipc_sandbox_profile profile, enum ipc_sandbox_stage s
 /** The allow-list of a binary of service kind @kind (ipc/svc.h: IPC_SVC_*; 0 or any other: a test stand-in). */
 enum ipc_sandbox_profile ipc_sandbox_of_kind(uint32_t kind);
 
-/** "router", "shaper", "tap", "afxdp", "stand-in". */
+/** "router", "shaper", "tap", "afxdp", "routes", "stand-in". */
 const char *ipc_sandbox_name(enum ipc_sandbox_profile profile);
 
 #endif

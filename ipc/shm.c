@@ -42,6 +42,8 @@ const char *ipc_shm_kind_name(uint32_t kind)
         return "neigh";
     case IPC_SHM_MBOX:
         return "mailbox";
+    case IPC_SHM_RTCHAN:
+        return "route channel";
     case IPC_SHM_FIB_READERS:
         return "fib-readers";
     case IPC_SHM_FIB6:

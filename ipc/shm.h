@@ -24,6 +24,7 @@ enum ipc_shm_kind {
     IPC_SHM_FIB_READERS = 8, /* the FIB's generation and reader slots (tables/fib.h) */
     IPC_SHM_FIB6 = 9,        /* the IPv6 FIB's tables (tables/fib6.h) */
     IPC_SHM_NEIGH6 = 10,     /* the IPv6 neighbour table (tables/neigh6.h) */
+    IPC_SHM_RTCHAN = 11,     /* the route channel, rr-routes to the supervisor (tables/rtchan.h) */
 };
 
 struct ipc_shm_hdr {

@@ -58,6 +58,7 @@ enum ipc_svc_kind {
     IPC_SVC_TAP = 3,
     IPC_SVC_AFXDP = 4,
     IPC_SVC_PASSTHRU = 5, /* test stand-in: forwards input ring i to output ring i */
+    IPC_SVC_ROUTES = 6,   /* rr-routes: routes from a daemon (netlink, FPM) into the route channel */
 };
 
 enum ipc_port_driver { IPC_DRV_TAP = 1, IPC_DRV_AFXDP = 2 };

@@ -119,6 +119,15 @@ static const struct cli_cmd cli_cmds[] = {
      "object on a line. See docs/observability.md.\n"
      "\n"
      "exit status: 0, 111 no supervisor (--once; live, it says so and retries).\n"},
+    {"routes", NULL, NULL, "routes from a daemon: the sources, the counts, the refusals",
+     "usage: ringrouter routes [--json]\n"
+     "\n"
+     "The manifest's [routes] sources (a kernel table in the control namespace,\n"
+     "FRR's FPM), how many of their routes are in the FIB, refused and in their\n"
+     "grace period, and the supervisor's counters: added, replaced, withdrawn,\n"
+     "refused by reason, routes installed with several next hops, syncs,\n"
+     "sources lost. rr-routes' own counters are in `ringrouter stats`.\n"
+     "See docs/routing.md.\n"},
     {"restart", NULL, NULL, "stop a service and start it again",
      "usage: ringrouter restart SERVICE\n"
      "\n"
@@ -169,8 +178,8 @@ static const struct cli_cmd cli_cmds[] = {
      "KIND: kill, stop MS, crash, corrupt-ring, corrupt-meta, double-free,\n"
      "chain-loop, leak N, slow US [MS], exhaust [MS]. The answer says what was\n"
      "done and where. Root only; no --json. See docs/operations.md.\n"},
-    {"route", NULL, SUBS("show", "get", "add", "replace", "del", "flush", "save"),
-     "the FIB: show, get, add, replace, del, flush, save",
+    {"route", NULL, SUBS("show", "get", "add", "replace", "del", "flush", "save", "load"),
+     "the FIB: show, get, add, replace, del, flush, save, load",
      "usage: ringrouter route [show] [PREFIX] [--json]\n"
      "       ringrouter route get ADDRESS [--json]\n"
      "       ringrouter route add PREFIX via GATEWAY [port NAME]\n"
@@ -180,6 +189,7 @@ static const struct cli_cmd cli_cmds[] = {
      "       ringrouter route del PREFIX [--force]\n"
      "       ringrouter route flush [port NAME]\n"
      "       ringrouter route save\n"
+     "       ringrouter route load FILE|- [--merge]\n"
      "\n"
      "PREFIX is a.b.c.d/len with no host bits, an address (a /32), `default`, or\n"
      "IPv6 (2001:db8:9::/48, an address: a /128). As in `ip route`, `dev` may\n"
@@ -197,6 +207,9 @@ static const struct cli_cmd cli_cmds[] = {
      "           runtime route, give a replaced or deleted manifest route its\n"
      "           own next hop back; connected routes are never touched\n"
      "  save     write the runtime routes to STATE_DIR/routes, which `up` adds back\n"
+     "  load     replace the runtime IPv4 routes by FILE's (route show's rows or ip\n"
+     "           route lines; - for stdin), or add them with --merge; every line\n"
+     "           is checked first and an error names its line (docs/routing.md)\n"
      "--json is for show and get. See docs/cli.md, \"Routes\".\n"},
     {"neigh", NULL, SUBS("show", "add", "replace", "del", "flush"), "the neighbour table: show, add, replace, del, flush",
      "usage: ringrouter neigh [show] [ADDRESS] [--json]\n"
@@ -324,10 +337,10 @@ const char *cli_subcommand(const struct cli_cmd *c, const char *word, char *err,
     size_t n = 0;
     while (c->subs && c->subs[n])
         n++;
-    /* iproute2's words for show: `ls`, and `list` down to `l` as ip takes it. */
+    /* iproute2's words for show: `ls`, and `list` down to `l` as ip takes it
+     * (before `load`: `route l` is ip's list; `lo` and on are load). */
     size_t wl = strlen(word);
-    if (c->subs && strcmp(c->subs[0], "show") == 0 && wl &&
-        (strcmp(word, "ls") == 0 || strncmp(word, "list", wl) == 0) && cli_match(word, c->subs, n, "", err, len) < 0)
+    if (c->subs && strcmp(c->subs[0], "show") == 0 && wl && (strcmp(word, "ls") == 0 || strncmp(word, "list", wl) == 0))
         return c->subs[0];
     char what[32];
     snprintf(what, sizeof(what), "%s subcommand", c->name);

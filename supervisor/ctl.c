@@ -45,6 +45,7 @@
 #include "ipc/stage.h"
 #include "supervisor/inject.h"
 #include "supervisor/reload.h"
+#include "supervisor/routes.h"
 #include "supervisor/shaper_ctl.h"
 
 
@@ -415,6 +416,12 @@ static bool ctl_dispatch(struct sup *s, char **words, int nw, FILE *f, struct su
         *failed = any_failed(s);
         return true;
     }
+    if (strcmp(cmd, "routes") == 0) { /* supervisor/routes.c */
+        if (!ctl_opts(s, cmd, words + 1, nw - 1, O_JSON, &o, f))
+            return false;
+        sup_routes_show(s, f, o.json);
+        return true;
+    }
     if (strcmp(cmd, "link") == 0) { /* supervisor/link.c */
         if (!ctl_opts(s, cmd, words + 1, nw - 1, O_JSON | O_PORT, &o, f))
             return false;
@@ -463,7 +470,7 @@ static bool ctl_reads_only(char **w, int nw)
 {
     if (nw == 0)
         return true;
-    if (!strcmp(w[0], "status") || !strcmp(w[0], "stats") || !strcmp(w[0], "link"))
+    if (!strcmp(w[0], "status") || !strcmp(w[0], "stats") || !strcmp(w[0], "link") || !strcmp(w[0], "routes"))
         return true;
     for (int i = 1; !strcmp(w[0], "reload") && i < nw; i++)
         if (!strcmp(w[i], "diff")) /* check --diff: what a reload would do, done by none */
@@ -508,6 +515,17 @@ int sup_ctl_client(const char *sock, int argc, char **argv)
 {
     char req[SUP_CTL_REQ_MAX] = "";
     size_t off = 0;
+    /* route load FILE|-: the routes travel in a memfd of ours, which the
+     * supervisor reads through /proc (routes_load.c): a request line is
+     * short, and a file or pipe it opened itself could block its loop. */
+    char loadpath[64];
+    if (argc >= 3 && strcmp(argv[0], "route") == 0 && strcmp(argv[1], "load") == 0) {
+        int mfd = sup_route_load_memfd(argv[2]);
+        if (mfd < 0)
+            return SUP_EXIT_USAGE;
+        snprintf(loadpath, sizeof(loadpath), "/proc/%d/fd/%d", (int)getpid(), mfd);
+        argv[2] = loadpath;
+    }
     for (int i = 0; i < argc; i++) {
         int n = snprintf(req + off, sizeof(req) - off, "%s%s", i ? " " : "", argv[i]);
         if (n < 0 || (size_t)n >= sizeof(req) - off) {

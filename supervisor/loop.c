@@ -14,6 +14,7 @@
 #include "supervisor/inject.h"
 #include "supervisor/notify.h"
 #include "supervisor/reload.h"
+#include "supervisor/routes.h"
 #include "supervisor/svclog.h"
 
 #include <errno.h>
@@ -469,6 +470,7 @@ int sup_run(struct sup *s)
         sup_inject_tick(s, now);
         sup_notify_tick(s, now);
         sup_svclog_tick(s, now);
+        sup_routes_tick(s, now); /* routes from a daemon, a slice at a time */
         router_handover(s, now, adopted_ns);
         if (s->m.text_hash != s->state_hash && !s->reload && !s->shutting_down)
             sup_state_save(s); /* a reload applied another manifest: adopt under it */

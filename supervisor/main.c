@@ -38,7 +38,7 @@ int sup_ctl_client(const char *sock, int argc, char **argv);
 /* The command line, options taken out wherever they stood. */
 struct cli_line {
     const char *socket, *config, *binary, *listen, *user;
-    bool json, all, stages, force, help, version, diff, once;
+    bool json, all, stages, force, help, version, diff, once, merge;
     const char *pos[CLI_POS_MAX];
     int npos;
 };
@@ -52,9 +52,9 @@ static int usage_error(const char *fmt, const char *arg)
 }
 
 static const char *const cli_long[] = {"--socket", "--config", "--json", "--all", "--stages", "--force", "--help",
-                                       "--version", "--diff", "--binary", "--listen", "--user", "--once"};
+                                       "--version", "--diff", "--binary", "--listen", "--user", "--once", "--merge"};
 enum { L_SOCKET, L_CONFIG, L_JSON, L_ALL, L_STAGES, L_FORCE, L_HELP, L_VERSION, L_DIFF, L_BINARY, L_LISTEN, L_USER,
-       L_ONCE, L_N };
+       L_ONCE, L_MERGE, L_N };
 /* The options that take a value. */
 #define L_VALUED(w) ((w) == L_SOCKET || (w) == L_CONFIG || (w) == L_BINARY || (w) == L_LISTEN || (w) == L_USER)
 
@@ -117,6 +117,7 @@ static int cli_parse(int argc, char **argv, struct cli_line *l)
         l->version |= which == L_VERSION;
         l->diff |= which == L_DIFF;
         l->once |= which == L_ONCE;
+        l->merge |= which == L_MERGE;
     }
     return 0;
 }
@@ -181,6 +182,8 @@ static int refuse_options(const char *cmd, const struct cli_line *l)
         bad = "--json"; /* restart's is the supervisor's to refuse (ctl.c), as before */
     if (!bad && strcmp(cmd, "route") != 0 && strcmp(cmd, "neigh") != 0 && l->force)
         bad = "--force";
+    if (!bad && strcmp(cmd, "route") != 0 && l->merge)
+        bad = "--merge"; /* route load's */
     if (!bad && strcmp(cmd, "upgrade") != 0 && l->binary)
         bad = "--binary";
     if (!bad && (strcmp(cmd, "help") == 0 || strcmp(cmd, "version") == 0) && l->config)
@@ -301,6 +304,8 @@ static int cmd_ctl(const struct cli_cmd *c, const struct cli_line *l)
         req[n++] = "stages";
     if (l->force)
         req[n++] = "force";
+    if (l->merge)
+        req[n++] = "merge";
     if (l->binary) {
         req[n++] = "--binary";
         req[n++] = (char *)l->binary;

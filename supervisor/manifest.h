@@ -273,11 +273,27 @@ struct sup_class {
     struct sup_match match;
 };
 
+/* [routes]: routes from a routing daemon (supervisor/routes.c,
+ * services/routes/): a kernel table in a control namespace, FRR's FPM. */
+enum sup_routes_key { SUP_ROUTES_NETNS, SUP_ROUTES_TABLE, SUP_ROUTES_GRACE, SUP_ROUTES_FPM, SUP_ROUTES_NKEYS };
+
+struct sup_routes {
+    struct sup_src src;            /* src.line 0: no [routes] section, no rr-routes */
+    char netns[SUP_NETNS_MAX + 1]; /* the control namespace; "": the supervisor's own */
+    uint32_t table;                /* the kernel table followed; 0: none (FPM only) */
+    uint32_t grace_s;              /* a source gone: its routes stay this long */
+    bool fpm;                      /* listen for FPM (dplane_fpm_nl) at fpm_addr:fpm_port */
+    bool fpm_v6;
+    uint8_t fpm_addr[16];
+    uint16_t fpm_port;
+};
+
 enum sup_restart { SUP_RESTART_ALWAYS, SUP_RESTART_ON_FAILURE, SUP_RESTART_NEVER };
 enum sup_sched { SUP_SCHED_NORMAL, SUP_SCHED_BATCH };
 /* SUP_SVC_CP: a port's host-side interface in the control namespace, an
- * rr-tap of its own (supervisor/cp.c). */
-enum sup_service_kind { SUP_SVC_ROUTER, SUP_SVC_DRIVER, SUP_SVC_SHAPER, SUP_SVC_CP };
+ * rr-tap of its own (supervisor/cp.c). SUP_SVC_ROUTES: rr-routes, the
+ * parser of a routing daemon's messages (supervisor/routes.c). */
+enum sup_service_kind { SUP_SVC_ROUTER, SUP_SVC_DRIVER, SUP_SVC_SHAPER, SUP_SVC_CP, SUP_SVC_ROUTES };
 
 enum sup_service_key {
     SUP_SERVICE_RESTART,
@@ -329,9 +345,11 @@ struct sup_manifest {
     size_t nshapers;
     struct sup_class *classes; /* in manifest order: the order they are tried in */
     size_t nclasses;
+    struct sup_routes daemon; /* [routes]: routes from a routing daemon */
     /* Every service the manifest implies, in start order: router, then
      * driver-PORT for each port, then shaper-PORT for each shaped port,
-     * then cp-PORT for each port when control_netns is set. */
+     * then cp-PORT for each port when control_netns is set, then routes
+     * if there is a [routes] section. */
     struct sup_service *services;
     size_t nservices;
     uint64_t text_hash; /* of the text it was read from (supervisor/adopt.c) */

@@ -199,8 +199,10 @@ const char *sup_gateway_why(const struct sup_manifest *m, uint32_t a, int pi, ch
 {
     const struct sup_port *p = &m->ports[pi];
     uint32_t host = a & ~sup_mask(p->address.len);
-    char net[20];
-    sup_prefix_str(p->address.addr & sup_mask(p->address.len), p->address.len, net, sizeof net);
+    char net[20] = "";
+    /* Written only for a refusal: a daemon's routes come through here by the million. */
+    if (host == 0 || host == ~sup_mask(p->address.len))
+        sup_prefix_str(p->address.addr & sup_mask(p->address.len), p->address.len, net, sizeof net);
     const char *martian = sup_martian(a);
     if (martian)
         snprintf(why, len, "%s is %s", ADDR(a), martian);
@@ -405,7 +407,7 @@ static int sup_check_services(struct sup_pctx *pc)
             return sup_fail(pc, KLINE(s, SUP_SERVICE_CPU_MAX_PCT), s->src.section, "cpu_max_pct",
                             "%u: at least 10 (the kernel's smallest quota, 1 ms of each 10 ms period), or 0 for "
                             "no limit", s->cpu_max_pct);
-        if (strcmp(n, "router") == 0)
+        if (strcmp(n, "router") == 0 || (strcmp(n, "routes") == 0 && m->daemon.src.line))
             continue;
         const char *pn = strncmp(n, "driver-", 7) == 0 ? n + 7 : strncmp(n, "shaper-", 7) == 0 ? n + 7
                          : strncmp(n, "cp-", 3) == 0 && m->router.control_netns[0] ? n + 3 : NULL;
@@ -459,7 +461,7 @@ static int sup_check_services(struct sup_pctx *pc)
                         SUP_DRIVERS_MAX);
     }
     size_t ncp = m->router.control_netns[0] ? m->nports : 0;
-    size_t total = 1 + ndrv + m->nshapers + ncp;
+    size_t total = 1 + ndrv + m->nshapers + ncp + (m->daemon.src.line ? 1 : 0);
     m->services = calloc(total, sizeof *m->services);
     if (!m->services)
         return sup_oom(pc);
@@ -473,12 +475,14 @@ static int sup_check_services(struct sup_pctx *pc)
         m->services[i++] = (struct sup_service){.kind = SUP_SVC_SHAPER, .port = m->shapers[k].port};
     for (size_t p = 0; p < ncp; p++)
         m->services[i++] = (struct sup_service){.kind = SUP_SVC_CP, .port = (int)p};
+    if (m->daemon.src.line)
+        m->services[i++] = (struct sup_service){.kind = SUP_SVC_ROUTES, .port = -1};
     for (i = 0; i < total; i++) {
         struct sup_service *s = &m->services[i];
         enum sup_service_kind kind = s->kind;
         int port = s->port, queue = s->queue;
-        if (kind == SUP_SVC_ROUTER)
-            snprintf(s->name, sizeof s->name, "router");
+        if (kind == SUP_SVC_ROUTER || kind == SUP_SVC_ROUTES)
+            snprintf(s->name, sizeof s->name, kind == SUP_SVC_ROUTER ? "router" : "routes");
         else
             snprintf(s->name, sizeof s->name, "%s-%s",
                      kind == SUP_SVC_DRIVER ? "driver" : kind == SUP_SVC_CP ? "cp" : "shaper", m->ports[port].name);
@@ -592,7 +596,7 @@ int sup_check(struct sup_pctx *pc)
     if (sup_check_router(pc) || sup_check_pool(pc) || sup_check_ports(pc) || sup_check_ports6(pc) ||
         sup_each(pc, SUP_SEC_ROUTE, sup_check_route) || sup_each(pc, SUP_SEC_NEIGH, sup_check_neigh) ||
         sup_each(pc, SUP_SEC_SHAPER, sup_check_shaper) || sup_each(pc, SUP_SEC_CLASS, sup_check_class) ||
-        sup_each(pc, SUP_SEC_SHAPER, sup_check_class_sums) || sup_check_cp(pc))
+        sup_each(pc, SUP_SEC_SHAPER, sup_check_class_sums) || sup_check_cp(pc) || sup_check_routes(pc))
         return pc->rc;
     if (sup_check_services(pc))
         return pc->rc;

@@ -67,7 +67,8 @@ struct sup_section_type {
     size_t nkeys;
 };
 
-enum { SUP_SEC_ROUTER, SUP_SEC_PORT, SUP_SEC_ROUTE, SUP_SEC_NEIGH, SUP_SEC_SHAPER, SUP_SEC_CLASS, SUP_SEC_SERVICE };
+enum { SUP_SEC_ROUTER, SUP_SEC_PORT, SUP_SEC_ROUTE, SUP_SEC_NEIGH, SUP_SEC_SHAPER, SUP_SEC_CLASS, SUP_SEC_SERVICE,
+       SUP_SEC_ROUTES };
 
 extern const struct sup_section_type sup_sections[];
 
@@ -131,6 +132,8 @@ int sup_missing(struct sup_pctx *pc, const struct sup_section_type *t, const str
 
 /* After the last line: references, overlaps, computed defaults, services. */
 int sup_check(struct sup_pctx *pc);
+/* [routes] (manifest_routes.c): a source named. */
+int sup_check_routes(struct sup_pctx *pc);
 
 /* ---- value parsers and helpers (manifest_value.c) ---- */
 
@@ -149,7 +152,7 @@ const char *sup_martian(uint32_t a);
 
 sup_parse_fn sup_p_u32, sup_p_i32, sup_p_pow2, sup_p_frame, sup_p_enum, sup_p_bool, sup_p_ident, sup_p_ifname,
     sup_p_netns, sup_p_user, sup_p_uids, sup_p_path, sup_p_binary, sup_p_addr, sup_p_host_prefix, sup_p_mac,
-    sup_p_port_mac, sup_p_rate, sup_p_size, sup_p_duration, sup_p_offloads, sup_p_match;
+    sup_p_port_mac, sup_p_rate, sup_p_size, sup_p_duration, sup_p_offloads, sup_p_match, sup_p_rt_table, sup_p_fpm_addr;
 
 /* ---- IPv6 (manifest_v6.c) ---- */
 

@@ -243,6 +243,16 @@ static const struct sup_key sup_service_keys[] = {
                                  .def = "0"},
 };
 
+static const struct sup_key sup_routes_keys[] = {
+    /* the control namespace the daemon runs in; "": the supervisor's own */
+    [SUP_ROUTES_NETNS] = {"netns", sup_p_netns, KEY(struct sup_routes, netns), 1, SUP_NETNS_MAX},
+    /* a number, or a name of /etc/iproute2/rt_tables (manifest_routes.c) */
+    [SUP_ROUTES_TABLE] = {"table", sup_p_rt_table, KEY(struct sup_routes, table)},
+    /* a daemon gone: its routes stay this long (BGP graceful restart's 120 s) */
+    [SUP_ROUTES_GRACE] = {"grace_s", sup_p_u32, KEY(struct sup_routes, grace_s), 0, 3600, .def = "120"},
+    [SUP_ROUTES_FPM] = {"fpm", sup_p_fpm_addr, .off = 0, .expect = "ADDRESS:PORT such as 127.0.0.1:2620"},
+};
+
 #define NKEYS(a) (sizeof(a) / sizeof((a)[0]))
 
 const struct sup_section_type sup_sections[] = {
@@ -253,10 +263,12 @@ const struct sup_section_type sup_sections[] = {
     [SUP_SEC_SHAPER] = {"shaper", 1, "[shaper PORT]", sup_shaper_keys, NKEYS(sup_shaper_keys)},
     [SUP_SEC_CLASS] = {"class", 2, "[class PORT NAME]", sup_class_keys, NKEYS(sup_class_keys)},
     [SUP_SEC_SERVICE] = {"service", 1, "[service NAME]", sup_service_keys, NKEYS(sup_service_keys)},
+    [SUP_SEC_ROUTES] = {"routes", 0, "[routes]", sup_routes_keys, NKEYS(sup_routes_keys)},
 };
 
 _Static_assert(SUP_PORT_NKEYS <= SUP_SRC_KEYS && SUP_ROUTER_NKEYS <= SUP_SRC_KEYS &&
-                   SUP_SERVICE_NKEYS <= SUP_SRC_KEYS && SUP_CLASS_NKEYS <= SUP_SRC_KEYS,
+                   SUP_SERVICE_NKEYS <= SUP_SRC_KEYS && SUP_CLASS_NKEYS <= SUP_SRC_KEYS &&
+                   SUP_ROUTES_NKEYS <= SUP_SRC_KEYS,
                "struct sup_src has a line for every key");
 
 /* Fill an object with the defaults of its section's table. A default that
@@ -301,13 +313,15 @@ static struct sup_list sup_list(struct sup_pctx *pc, int type)
 
 size_t sup_nobjs(struct sup_pctx *pc, int type)
 {
-    return type == SUP_SEC_ROUTER ? 1 : *sup_list(pc, type).n;
+    return type == SUP_SEC_ROUTER || type == SUP_SEC_ROUTES ? 1 : *sup_list(pc, type).n;
 }
 
 void *sup_obj(struct sup_pctx *pc, int type, size_t idx)
 {
     if (type == SUP_SEC_ROUTER)
         return &pc->m->router;
+    if (type == SUP_SEC_ROUTES)
+        return &pc->m->daemon;
     struct sup_list l = sup_list(pc, type);
     return (char *)*l.arr + idx * l.size;
 }
@@ -461,10 +475,11 @@ static void *sup_new(struct sup_pctx *pc, int type, char **names, const char *se
 static int sup_open(struct sup_pctx *pc, const struct sup_section_type *t, char **names, const char *sec)
 {
     int type = (int)(t - sup_sections);
-    struct sup_src *src = &pc->m->router.src;
-    if (type == SUP_SEC_ROUTER && src->line)
+    bool single = type == SUP_SEC_ROUTER || type == SUP_SEC_ROUTES; /* one object of its own */
+    struct sup_src *src = type == SUP_SEC_ROUTES ? &pc->m->daemon.src : &pc->m->router.src;
+    if (single && src->line)
         return sup_fail(pc, pc->line, sec, NULL, "duplicate section, first on line %u", src->line);
-    if (type != SUP_SEC_ROUTER && !(src = sup_new(pc, type, names, sec)))
+    if (!single && !(src = sup_new(pc, type, names, sec)))
         return pc->rc;
     memset(src, 0, sizeof *src);
     sup_copy(src->section, sizeof src->section, sec);

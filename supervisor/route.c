@@ -27,6 +27,10 @@
 #include "supervisor/sup.h"
 #include "supervisor/route6.h"
 #include "supervisor/route_multi.h"
+#include "supervisor/routes.h"
+
+#include <arpa/inet.h>
+#include <sys/socket.h>
 
 #include <errno.h>
 #include <fcntl.h>
@@ -93,12 +97,10 @@ static const struct sup_route *manifest_route(const struct sup *s, uint32_t addr
     return NULL;
 }
 
+/* By a hash index (routes_load.c): `route load` makes a million of them. */
 static struct sup_rt_route *rt_find(struct sup *s, uint32_t addr, unsigned len)
 {
-    for (size_t i = 0; i < s->n_rt_routes; i++)
-        if (s->rt_routes[i].addr == addr && s->rt_routes[i].len == len)
-            return &s->rt_routes[i];
-    return NULL;
+    return sup_rt_index_find(s, addr, len);
 }
 
 static int rt_set(struct sup *s, uint32_t addr, unsigned len, const struct fib_nh *nh, const struct sup_mp *mp)
@@ -121,6 +123,8 @@ static int rt_set(struct sup *s, uint32_t addr, unsigned len, const struct fib_n
             s->cap_rt_routes = cap;
         }
         r = &s->rt_routes[s->n_rt_routes++];
+        *r = (struct sup_rt_route){.addr = addr, .len = (uint8_t)len, .nh = *nh, .mp = copy};
+        return sup_rt_index_put(s, s->n_rt_routes - 1);
     }
     *r = (struct sup_rt_route){.addr = addr, .len = (uint8_t)len, .nh = *nh, .mp = copy};
     return 0;
@@ -139,10 +143,13 @@ int sup_route4_keep(struct sup *s, uint32_t addr, unsigned len, const struct fib
 static void rt_remove(struct sup *s, uint32_t addr, unsigned len)
 {
     struct sup_rt_route *r = rt_find(s, addr, len);
-    if (r) {
-        sup_mp_free(r->mp);
-        *r = s->rt_routes[--s->n_rt_routes];
-    }
+    if (!r)
+        return;
+    sup_mp_free(r->mp);
+    sup_rt_index_del(addr, len);
+    *r = s->rt_routes[--s->n_rt_routes];
+    if (r != &s->rt_routes[s->n_rt_routes])
+        sup_rt_index_put(s, (size_t)(r - s->rt_routes)); /* the last row moved here */
 }
 
 bool sup_route_runtime(struct sup *s, uint32_t addr, unsigned len)
@@ -164,6 +171,7 @@ void sup_routes_free(struct sup *s)
     free(s->rt_routes);
     s->rt_routes = NULL;
     s->n_rt_routes = s->cap_rt_routes = 0;
+    sup_rt_index_rebuild(s);
     free(s->rt6_routes);
     s->rt6_routes = NULL;
     s->n_rt6_routes = s->cap_rt6_routes = 0;
@@ -175,6 +183,11 @@ static const char *origin_of(struct sup *s, uint32_t addr, unsigned len)
         return "connected";
     if (rt_find(s, addr, len))
         return "runtime";
+    uint8_t d[16] = {0};
+    uint32_t n = htonl(addr);
+    memcpy(d, &n, 4);
+    if (sup_routes_has(s, AF_INET, d, len)) /* supervisor/routes.c */
+        return "daemon";
     return "manifest";
 }
 
@@ -805,12 +818,14 @@ bool sup_ctl_route(struct sup *s, char **argv, int argc, FILE *f)
         return sup_route6_get(s, argv + 1, argc - 1, f);
     if (strcmp(argv[0], "replace") == 0)
         return route_add(s, argv + 1, argc - 1, true, f);
+    if (strcmp(argv[0], "load") == 0) /* supervisor/routes_load.c */
+        return sup_route_load(s, argv + 1, argc - 1, f);
     if (strcmp(argv[0], "get") == 0)
         return route_get(s, argv + 1, argc - 1, f);
     if (strcmp(argv[0], "save") == 0)
         return route_save(s, argv + 1, argc - 1, f);
     if (strcmp(argv[0], "flush") == 0)
         return route_flush(s, argv + 1, argc - 1, f);
-    fprintf(f, "route: unknown subcommand \"%s\"; expected add, replace, del, get, show, flush or save\n", argv[0]);
+    fprintf(f, "route: unknown subcommand \"%s\"; expected add, replace, del, get, show, flush, save or load\n", argv[0]);
     return false;
 }

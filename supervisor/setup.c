@@ -19,7 +19,6 @@
 #include <bpf/bpf.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <libgen.h>
 #include <linux/bpf.h>
 #include <linux/if.h>
 #include <linux/if_tun.h>
@@ -34,6 +33,7 @@
 #include "ipc/wake.h"
 #include "supervisor/adopt.h"
 #include "supervisor/cp.h"
+#include "supervisor/routes.h"
 #include "tables/config.h"
 #include "supervisor/shaper_ctl.h"
 #include "supervisor/xsk.h"
@@ -297,6 +297,8 @@ static uint32_t typed_config(const struct sup *s, const struct sup_svc *v, void 
         sup_shaper_params(s, v, &sh->shp);
         return sizeof(*sh);
     }
+    case IPC_SVC_ROUTES:
+        return sup_routes_config(s, x, FD_KIND0); /* supervisor/routes_setup.c */
     }
     return 0;
 }
@@ -365,6 +367,7 @@ static int write_config(struct sup *s, struct sup_svc *v, struct ipc_err *err)
         struct tbl_router_cfg r;
         struct tbl_driver_cfg d;
         struct tbl_shaper_cfg sh;
+        struct tbl_routes_cfg rt;
     } x;
     memset(&x, 0, sizeof(x));
     uint32_t xlen = typed_config(s, v, &x);
@@ -409,6 +412,8 @@ int sup_svc_fds(const struct sup *s, const struct sup_svc *v, int notify_w, int 
         src[FD_KIND4] = s->neigh6_fd;
     } else if (v->kind == IPC_SVC_SHAPER) {
         src[FD_KIND0] = v->mbox_fd;
+    } else if (v->kind == IPC_SVC_ROUTES) {
+        sup_routes_fds(s, src, FD_KIND0);
     } else {
         src[FD_KIND0] = v->dev_fd;
     }
@@ -432,21 +437,6 @@ int sup_svc_fds(const struct sup *s, const struct sup_svc *v, int notify_w, int 
     return n;
 }
 
-static const char *kind_binary(const struct sup *s, const struct sup_service *ms)
-{
-    switch (ms->kind) {
-    case SUP_SVC_ROUTER:
-        return "rr-router";
-    case SUP_SVC_SHAPER:
-        return "rr-shaper";
-    case SUP_SVC_DRIVER:
-        return s->m.ports[ms->port].driver == SUP_DRIVER_TAP ? "rr-tap" : "rr-afxdp";
-    case SUP_SVC_CP:
-        return "rr-tap";
-    }
-    return "rr-unknown";
-}
-
 static uint32_t kind_ipc(const struct sup *s, const struct sup_service *ms)
 {
     switch (ms->kind) {
@@ -454,38 +444,14 @@ static uint32_t kind_ipc(const struct sup *s, const struct sup_service *ms)
         return IPC_SVC_ROUTER;
     case SUP_SVC_SHAPER:
         return IPC_SVC_SHAPER;
+    case SUP_SVC_ROUTES:
+        return IPC_SVC_ROUTES;
     case SUP_SVC_DRIVER:
         return s->m.ports[ms->port].driver == SUP_DRIVER_TAP ? IPC_SVC_TAP : IPC_SVC_AFXDP;
     case SUP_SVC_CP:
         return IPC_SVC_TAP;
     }
     return 0;
-}
-
-void sup_svc_binary(const struct sup *s, struct sup_svc *v)
-{
-    const char *bin = v->m->binary[0] ? v->m->binary : kind_binary(s, v->m);
-    if (bin[0] == '/')
-        snprintf(v->binary, sizeof(v->binary), "%s", bin);
-    else
-        snprintf(v->binary, sizeof(v->binary), "%s/%s", s->bindir, bin);
-}
-
-static void find_bindir(struct sup *s)
-{
-    const char *env = getenv("RINGROUTER_BINDIR");
-    if (env && env[0]) {
-        snprintf(s->bindir, sizeof(s->bindir), "%s", env);
-        return;
-    }
-    char exe[256];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-    if (n <= 0) {
-        snprintf(s->bindir, sizeof(s->bindir), ".");
-        return;
-    }
-    exe[n] = 0;
-    snprintf(s->bindir, sizeof(s->bindir), "%s", dirname(exe));
 }
 
 static int fib_add_logged(struct sup *s, uint32_t addr, unsigned len, const struct fib_nh *nh, const char *what,
@@ -768,7 +734,7 @@ int sup_setup(struct sup *s, struct ipc_err *err)
     for (int i = 0; i < SUP_MAX_SERVICES; i++)
         s->svcs[i] = (struct sup_svc){.wake_fd = -1, .stats_fd = -1, .cfg_fd = -1, .dev_fd = -1, .mbox_fd = -1, .pidfd = -1,
                                       .notify_fd = -1, .sb_pidfd = -1, .sb_notify_fd = -1, .sb_go_fd = -1};
-    find_bindir(s);
+    sup_find_bindir(s);
     if ((ret = sup_run_dir(s, err)) < 0)
         return ret;
     ret = sup_ids_resolve(s, err);
@@ -816,7 +782,7 @@ int sup_setup(struct sup *s, struct ipc_err *err)
         if ((ret = sup_zones_setup(s, router, FD_FIRST_RING + rv->n_in + 2 * rv->n_out, err)) < 0)
             return ret;
     }
-    if ((ret = setup_tables(s, err)) < 0)
+    if ((ret = setup_tables(s, err)) < 0 || (ret = sup_routes_setup(s, err)) < 0)
         return ret;
     if (s->adopt)
         ret = sup_adopt_routes(s, svc_index(s, "router"), FD_KIND0, FD_KIND3, err); /* saved ones among them */
@@ -889,6 +855,7 @@ void sup_teardown(struct sup *s)
     }
     s->nrings = 0;
     sup_routes_free(s);
+    sup_routes_teardown(s);
     if (s->fib_fd >= 0)
         fib_detach(&s->fib);
     close_fd(&s->fib_fd);

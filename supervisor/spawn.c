@@ -12,7 +12,9 @@
  * close-on-exec pipe, so the parent can say why instead of seeing an
  * anonymous exit 111.
  * The instance is the running one or the warm standby (spawn_kinds): the
- * same steps, recorded in the service's fields of that kind.
+ * same steps, recorded in the service's fields of that kind. Which binary
+ * that is (the manifest's `binary`, else its kind's in the binaries'
+ * directory) is decided here too (sup_svc_binary).
  *
  * A new instance must not take the CPU of the services that forward: on a
  * machine of two CPUs its exec, its mapping of the regions and its
@@ -31,6 +33,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <libgen.h>
 #include <sched.h>
 #include <signal.h>
 #include <stddef.h>
@@ -606,4 +609,49 @@ void sup_standby_dismiss(struct sup *s, struct sup_svc *v)
     v->sb_pid = 0;
     v->sb_pidfd = v->sb_notify_fd = v->sb_go_fd = -1;
     v->sb_parked = v->sb_idle = false;
+}
+
+/* ---- which binary a service runs ---- */
+
+static const char *kind_binary(const struct sup *s, const struct sup_service *ms)
+{
+    switch (ms->kind) {
+    case SUP_SVC_ROUTER:
+        return "rr-router";
+    case SUP_SVC_SHAPER:
+        return "rr-shaper";
+    case SUP_SVC_ROUTES:
+        return "rr-routes";
+    case SUP_SVC_DRIVER:
+        return s->m.ports[ms->port].driver == SUP_DRIVER_TAP ? "rr-tap" : "rr-afxdp";
+    case SUP_SVC_CP:
+        return "rr-tap";
+    }
+    return "rr-unknown";
+}
+
+void sup_svc_binary(const struct sup *s, struct sup_svc *v)
+{
+    const char *bin = v->m->binary[0] ? v->m->binary : kind_binary(s, v->m);
+    if (bin[0] == '/')
+        snprintf(v->binary, sizeof(v->binary), "%s", bin);
+    else
+        snprintf(v->binary, sizeof(v->binary), "%s/%s", s->bindir, bin);
+}
+
+void sup_find_bindir(struct sup *s)
+{
+    const char *env = getenv("RINGROUTER_BINDIR");
+    if (env && env[0]) {
+        snprintf(s->bindir, sizeof(s->bindir), "%s", env);
+        return;
+    }
+    char exe[256];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    if (n <= 0) {
+        snprintf(s->bindir, sizeof(s->bindir), ".");
+        return;
+    }
+    exe[n] = 0;
+    snprintf(s->bindir, sizeof(s->bindir), "%s", dirname(exe));
 }

@@ -363,6 +363,8 @@ int sup_port_connected(struct sup *s, int p, struct ipc_err *err);
 int sup_svc_config(struct sup *s, struct sup_svc *v, struct ipc_err *err);
 /* @v's executable path from its manifest entry ([service] binary, or its kind's). */
 void sup_svc_binary(const struct sup *s, struct sup_svc *v);
+/** RINGROUTER_BINDIR, else the directory of our own executable: where the services' binaries are. */
+void sup_find_bindir(struct sup *s);
 /* trust.c: open @path O_PATH into *fd if it and every directory and link
  * above it are root's or ours and writable by no one else; else -errno,
  * @err naming the component and why. */

@@ -160,22 +160,5 @@ echo "fuzz_router: ${SECS}s over $(ls "$T/seeds" | wc -l) seeds"
 "$T/fuzz_router" -max_total_time="$SECS" -max_len=20000 -timeout=10 -rss_limit_mb=3072 \
     -print_final_stats=1 -artifact_prefix="$T/" "$T/corpus" "$T/seeds" >"$T/log" 2>&1
 rc=$?
-grep -E "^#[0-9]+[[:space:]]+(INITED|DONE)|^Done|stat::(number_of_executed_units|average_exec_per_sec|new_units_added|peak_rss_mb)" "$T/log"
-
-fail=
-[ "$rc" -eq 0 ] || fail="libFuzzer exited with status $rc"
-if grep -qE "ERROR: (AddressSanitizer|LeakSanitizer|UndefinedBehaviorSanitizer|libFuzzer)|runtime error:|fuzz_router: check failed|^SUMMARY: " "$T/log"; then
-    fail="${fail:+$fail; }a sanitizer, libFuzzer or oracle report"
-fi
-grep -q "^Done [0-9]* runs" "$T/log" || fail="${fail:+$fail; }no \"Done N runs\" line"
-if [ -n "$fail" ]; then
-    echo "FAIL: fuzz_router: $fail"
-    grep -nE "ERROR|runtime error|check failed|SUMMARY|Test unit written|^    #[0-9]+ " "$T/log" | head -n 60
-    for a in "$T"/crash-* "$T"/leak-* "$T"/timeout-* "$T"/oom-*; do
-        [ -e "$a" ] || continue
-        cp "$a" "$KEEP/fuzz_router-$(basename "$a")"
-        echo "kept $KEEP/fuzz_router-$(basename "$a") (reproduce: $BIN $KEEP/fuzz_router-$(basename "$a"))"
-    done
-    exit 1
-fi
-echo "PASS fuzz_router: $(sed -n 's/^Done \([0-9]*\) runs in \([0-9]*\) second.*/\1 runs in \2 s/p' "$T/log"), no crash, no sanitizer report"
+. tests/lib/fuzz_verdict.sh
+fuzz_verdict fuzz_router "$T/log" "$rc" "$T" "$KEEP" "$BIN" "fuzz_router: check failed"

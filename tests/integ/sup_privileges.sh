@@ -11,7 +11,9 @@
 #   (tables/config.h): 8 /dev/net/tun (drivers); 8 memfd:fib-NAME (sealed),
 #   9 memfd:fib-NAME-readers, 10 memfd:neigh-NAME, 11 memfd:fib6-NAME and
 #   12 memfd:neigh6-NAME (the router); 8 memfd:mbox-NAME (a shaper)
-#   13.. its input rings, its output rings, then its consumers' eventfds.
+#   13.. its input rings, its output rings, then its consumers' eventfds,
+#   then (drivers and the router) its capture region, memfd:cap-NAME
+#   (ipc/capture.h).
 # The shared objects are checked to be the same ones across services (memfd
 # inodes, eventfd ids), and the same again after a restart. No service is
 # dumpable: another process of its uid cannot open its fds through /proc.
@@ -60,6 +62,7 @@ expected_fds() { # expected_fds SVC
         echo "16 /memfd:tx-b$memfd_suffix"
         echo "17 anon_inode:[eventfd]"
         echo "18 anon_inode:[eventfd]"
+        echo "19 /memfd:cap-router$memfd_suffix"
         ;;
     driver-?)
         local p=${svc#driver-}
@@ -67,6 +70,7 @@ expected_fds() { # expected_fds SVC
         echo "13 /memfd:tx-$p$memfd_suffix"
         echo "14 /memfd:rx-$p$memfd_suffix"
         echo "15 anon_inode:[eventfd]" # the router's
+        echo "16 /memfd:cap-$svc$memfd_suffix"
         ;;
     esac
 }

@@ -133,7 +133,7 @@ bad_case 'ringrouter: route add: expected PREFIX via GATEWAY [port NAME], or PRE
 bad_case 'ringrouter: route del: no route 10.66.0.0/16' del 10.66.0.0/16
 bad_case "ringrouter: route del: $RR_NET_A.0/24 is a port's connected network; change the manifest instead" del "$RR_NET_A.0/24"
 bad_case "ringrouter: route del: $P65 is the manifest's [route $P65] (line $(grep -n "^\[route $P65\]" "$RR_T/m.ini" | cut -d: -f1)); with --force it is deleted until the next start" del "$P65"
-bad_case 'ringrouter: unknown route subcommand "frob"; route takes show, get, add, replace, del, flush or save (see ringrouter help route)' frob
+bad_case 'ringrouter: unknown route subcommand "frob"; route takes show, get, add, replace, del, flush, save or load (see ringrouter help route)' frob
 bad_case 'ringrouter: route add: unexpected argument "extra"' add 10.66.0.0/16 port b extra
 bad_case 'ringrouter: route add: --json is only for route show and route get' add 10.66.0.0/16 port b --json
 bad_case "ringrouter: route add: gateway $RR_HOST_B is on port b, not a" add 10.66.0.0/16 via "$RR_HOST_B" dev a
