@@ -4,7 +4,8 @@
  * commands and their subcommands, their help, and how a typed word becomes
  * one of them. As `ip` and `birdc` do, a unique prefix is enough (`ringrouter
  * rou sh` is `route show`); a prefix of two is an error that names both
- * (`"st" is ambiguous: status, stats`), and a word that is no prefix gets
+ * (`"st" is ambiguous: status, stats`) unless one of them begins the other
+ * (`ro` is `route`, not `routes`), and a word that is no prefix gets
  * the nearest name when it is within two edits (`did you mean "status"?`).
  * iproute2's `list` and `ls` are `show` (cli_subcommand). The parsing of
  * the whole line is main.c's.
@@ -287,6 +288,17 @@ int cli_match(const char *word, const char *const *names, size_t n, const char *
         }
     if (hits == 1)
         return hit;
+    /* One hit that begins every other is the one meant: `ro` is `route`,
+     * not `routes`, as it was before `routes` came. */
+    int shortest = -1;
+    for (size_t i = 0; i < n && hits > 1; i++)
+        if (strncmp(word, names[i], wl) == 0 && (shortest < 0 || strlen(names[i]) < strlen(names[shortest])))
+            shortest = (int)i;
+    for (size_t i = 0; i < n && shortest >= 0; i++)
+        if (strncmp(word, names[i], wl) == 0 && strncmp(names[i], names[shortest], strlen(names[shortest])) != 0)
+            shortest = -1;
+    if (shortest >= 0)
+        return shortest;
     if (hits > 1) {
         int off = snprintf(err, len, "\"%s\" is ambiguous:", word);
         for (size_t i = 0, k = 0; i < n && off > 0 && (size_t)off < len; i++)
