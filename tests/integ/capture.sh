@@ -80,7 +80,9 @@ fi
 rr_ok "both icmp -c 40 (-w -): 20 pings, 20 requests in, 20 replies out"
 
 # ---- drop: TTL 1 ----
-cap_start drop a drop -c 3 -w "$RR_T/drop.pcapng"
+# icmp: the namespace's own IPv6 link-scope multicast (MLD, solicitations)
+# is dropped too, at any moment, with its own reason.
+cap_start drop a drop -c 3 icmp -w "$RR_T/drop.pcapng"
 rr_in "$RR_NS_A" ping -n -c 3 -i 0.1 -W 1 -t 1 "$RR_HOST_B" >/dev/null
 cap_done drop
 n=$("$PCAP_READ" "$RR_T/drop.pcapng" | grep -c '^epb .* drop_ttl_exceeded$')
@@ -89,7 +91,7 @@ if command -v tshark >/dev/null; then
     tshark -r "$RR_T/drop.pcapng" -T fields -e frame.comment 2>/dev/null | grep -q drop_ttl_exceeded ||
         rr_fail "tshark does not read the drop reason"
 fi
-rr_ok "drop -c 3: 3 TTL-1 echoes, each with its reason drop_ttl_exceeded"
+rr_ok "drop -c 3 icmp: 3 TTL-1 echoes, each with its reason drop_ttl_exceeded"
 
 # ---- bad input ----
 bad() { # bad RC WHAT ARGS...
