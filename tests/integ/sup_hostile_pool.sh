@@ -39,8 +39,10 @@ corrupt=$("$RR" stats --json -S "$SUP_SOCK" | "$SUP_PY" -c 'import json, sys; pr
 "$RR" stats -S "$SUP_SOCK" | grep -qE '^shared memory: [0-9]+ corrupt words found and repaired$' ||
     sup_bad "stats has no shared memory line"
 sup_alive "$SUP_PID" || sup_fail "the supervisor died"
-sup_status || sup_fail "no status"
-[ "${SUP_STATE[router]}" = up ] && [ "${SUP_STATE[driver-b]}" = up ] || sup_bad "router or driver-b is not up"
+# Started without waiting (driver-a dies at once), the others may still be
+# starting on a loaded machine: up within 10 s, and so they stay.
+others_up() { sup_status && [ "${SUP_STATE[router]}" = up ] && [ "${SUP_STATE[driver-b]}" = up ]; }
+sup_wait 10 others_up || sup_bad "router or driver-b is not up: ${SUP_STATE[router]:-?}, ${SUP_STATE[driver-b]:-?}"
 [ "${SUP_STATE[driver-a]}" = down ] || sup_bad "driver-a is ${SUP_STATE[driver-a]}, not down (restart = never)"
 
 sup_stop TERM 10
