@@ -245,11 +245,11 @@ int main(void)
     }
     sh_run(&p);
     /* Stopping (shutdown, or `ringrouter restart` for an upgrade): hand the
-     * queue to the driver rather than drop it. Its ring holds less than the
-     * backlog may (bench/upgrade's shaper rows lost up to 4,432 datagrams a
-     * run, uncounted, when this gave up at the first full ring), but the
-     * driver is running and empties it: wait for room, waking it, for at
-     * most SH_STOP_DRAIN_MS. What is left then goes back to the pool. */
+     * queue to the driver rather than drop it. Its ring may hold less than
+     * the backlog, but the driver is running and empties it: wait for room,
+     * waking it, for at most SH_STOP_DRAIN_MS, so that a handover under load
+     * does not throw away the queue it was meant to keep. What is left then
+     * goes back to the pool. */
     uint64_t give_up = ipc_svc_now_ns() + SH_STOP_DRAIN_MS * 1000000ull;
     for (;;) {
         if (!p.npend)
