@@ -28,6 +28,7 @@
 #include "tables/config.h"
 
 #define SH_BURST 256u
+#define SH_STOP_DRAIN_MS 50u /* a stopping shaper's wait for the driver to take its queue */
 
 static volatile sig_atomic_t stop;
 
@@ -244,8 +245,12 @@ int main(void)
     }
     sh_run(&p);
     /* Stopping (shutdown, or `ringrouter restart` for an upgrade): hand the
-     * queue to the driver, as much as its ring takes now, rather than drop
-     * it; what does not fit goes back to the pool. A stopping shaper holds nothing. */
+     * queue to the driver rather than drop it. Its ring may hold less than
+     * the backlog, but the driver is running and empties it: wait for room,
+     * waking it, for at most SH_STOP_DRAIN_MS, so that a handover under load
+     * does not throw away the queue it was meant to keep. What is left then
+     * goes back to the pool. */
+    uint64_t give_up = ipc_svc_now_ns() + SH_STOP_DRAIN_MS * 1000000ull;
     for (;;) {
         if (!p.npend)
             p.npend = shp_drain(&p.s, p.pend, SH_BURST);
@@ -253,8 +258,12 @@ int main(void)
             break;
         uint32_t before = p.npend;
         send_out(&p);
-        if (p.npend == before)
-            break; /* the ring is full */
+        if (p.npend != before)
+            continue;
+        ipc_svc_flush(&p.svc); /* the ring is full: wake the driver, then let it run */
+        if (ipc_svc_now_ns() >= give_up)
+            break;
+        ipc_svc_nap_us(&p.svc, NULL, 0, 200);
     }
     ipc_svc_flush(&p.svc);
     shp_purge(&p.s);
