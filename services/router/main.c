@@ -42,6 +42,7 @@
  * from the other inputs. */
 #define RT_HOLD_HIGH (RT_HOLD - RT_HOLD / 4)
 #define RT_HOLD_LOW (RT_HOLD / 2)
+#define RT_STOP_DRAIN_MS 50u /* a stopping router's wait for room for its hold queues */
 #define RT_IN_FREE 0xffu /* in_paused: the input is not paused */
 /* The longest an input waits for one hold queue to drain from RT_HOLD_HIGH
  * to RT_HOLD_LOW. By the clock, not by loops: on a CPU it shares with its
@@ -380,14 +381,31 @@ static void rt_send_ring(struct rt_proc *r, unsigned o, ipc_buf *bufs, uint32_t 
         ipc_count(&p->sh->full_drops, dropped);
 }
 
-/* Stopping: what is still held goes back to the pool. */
+/* Stopping (a restart or an upgrade under load): hand the hold queues to
+ * their rings rather than drop them. The drivers and shapers behind those
+ * rings run on and make room: wait for it, waking them, for at most
+ * RT_STOP_DRAIN_MS, so that a handover does not throw away the backlog of
+ * a burst it met. What is left then goes back to the pool, counted as the
+ * ring's full_drops. */
 static void rt_hold_free(struct rt_proc *r)
 {
+    uint64_t give_up = ipc_svc_now_ns() + RT_STOP_DRAIN_MS * 1000000ull;
+    while (r->held) {
+        if (rt_hold_drain_all(r))
+            continue;
+        ipc_svc_flush(&r->svc);
+        if (ipc_svc_now_ns() >= give_up)
+            break;
+        ipc_svc_nap_us(&r->svc, NULL, 0, 200);
+    }
+    ipc_svc_flush(&r->svc);
     for (unsigned o = 0; o < r->svc.n_out; o++) {
         ipc_buf b[RT_BURST];
         uint32_t n;
-        while ((n = rt_fq_pop(&r->hold[o], r->hold_next[r->out_zone[o]], b, RT_BURST)) > 0)
+        while ((n = rt_fq_pop(&r->hold[o], r->hold_next[r->out_zone[o]], b, RT_BURST)) > 0) {
+            ipc_count(&r->svc.out[o].sh->full_drops, n);
             ipc_pool_free(r->svc.zpool[r->out_zone[o]], b, n);
+        }
     }
     r->held = 0;
 }
