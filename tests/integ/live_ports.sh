@@ -192,4 +192,4 @@ rr_ok "port c swapped for d in one reload: driver-c stopped, driver-d started, r
 
 rr_stop
 rr_census_ok
-t_pass "live_ports: address, IPv6 address, mtu (reload and link set), link down/up, a shaper added and removed, a port swapped; pauses of port c: ${PAUSES% ; }; stream A -> B: $RR_FF_SENT datagrams, none lost"
+t_pass "live_ports: address, IPv6 address, mtu (reload and link set), link down/up, a shaper added and removed, a port swapped; pauses of port c: ${PAUSES%; }; stream A -> B: $RR_FF_SENT datagrams, none lost"
