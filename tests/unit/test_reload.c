@@ -183,6 +183,11 @@ static void test_reload_diff_lines(void **state)
          "port b: [shaper] removed (stops shaper-b; restarts router and the port's first driver)\n"
          "restart router: port b: [shaper] removed\n"
          "restart driver-b: [shaper] removed\n");
+    /* Router Advertisements on a port: the router restarts on them. */
+    diff(PORTS, "[port a]\ndriver = tap\nifname = rr-a\naddress = 10.1.0.1/24\nra = yes\nra_interval = 30\n"
+                "[port b]\ndriver = tap\nifname = rr-b\naddress = 10.2.0.1/24\n",
+         "port a: ra no, every 600 s -> yes, every 30 s (restarts router)\n"
+         "restart router: port a: ra changed\n");
     /* The last port swapped for another in one reload. */
     diff(PORTS, "[port a]\ndriver = tap\nifname = rr-a\naddress = 10.1.0.1/24\n"
                 "[port c]\ndriver = tap\nifname = rr-c\naddress = 10.3.0.1/24\n",
