@@ -73,17 +73,52 @@ static const struct cli_cmd cli_cmds[] = {
      "has them all. --stages: CPU cycles per packet in each stage of each service\n"
      "(needs `stages = on` in the manifest's [router]).\n"
      "Every counter: docs/stats.md.\n"},
-    {"link", NULL, NULL, "each port: device, MAC, MTU, state, rx/tx packets, bytes, drops",
+    {"link", NULL, NULL, "each port: device, MAC, MTU, state, rx/tx packets, bytes, drops; link set",
      "usage: ringrouter link [PORT] [--json]\n"
      "       ringrouter port [PORT] [--json]\n"
+     "       ringrouter link set PORT mtu N\n"
+     "       ringrouter link set PORT up|down\n"
      "\n"
      "Each port (or PORT) as `ip -s link` shows a device: its ifname, netns,\n"
      "driver and queues, the router's MAC, MTU and address on it, the worst state\n"
      "of its services, and its packets, bytes and drops both ways, side by side\n"
      "from its drivers (what crossed the device) and from the router (what it\n"
      "took from and gave to the port).\n"
-     "See docs/cli.md, \"Ports\".\n"},
+     "link set PORT mtu N changes the port's MTU live: the device's, then the\n"
+     "router and the port's TAP drivers restart on it through their warm\n"
+     "standbys (the other ports lose nothing). link set PORT up|down sets the\n"
+     "device's administrative state.\n"
+     "See docs/cli.md, \"Ports\", and docs/operations.md, \"Live port changes\".\n"},
     {"port", "link", NULL, "the same as link", NULL},
+    {"addr", NULL, SUBS("show", "add", "del"), "the ports' addresses: show, add, del (live)",
+     "usage: ringrouter addr [show] [PORT]\n"
+     "       ringrouter addr add PREFIX port NAME\n"
+     "       ringrouter addr del PREFIX port NAME\n"
+     "\n"
+     "PREFIX is an address with its prefix length, IPv4 (10.1.0.1/24) or IPv6\n"
+     "(2001:db8:1::1/64); `dev` may stand for `port`, as in `ip addr`.\n"
+     "  show  each port's IPv4 address and IPv6 addresses (link-local included)\n"
+     "  add   IPv6: one more address; IPv4: the port's one address, in place of\n"
+     "        the one it has\n"
+     "  del   an IPv6 address (a port keeps its IPv4 one)\n"
+     "The change is checked as the manifest is (an address on another port's\n"
+     "network is refused, naming both) and applied live: the connected route\n"
+     "moves, and the router restarts on it through its warm standby (ARP, ND,\n"
+     "Router Advertisements and DAD follow). It lasts until the next reload:\n"
+     "`ringrouter save` keeps it. See docs/operations.md, \"Live port changes\".\n"},
+    {"show", NULL, SUBS("running"), "the running manifest, with what changed at run time",
+     "usage: ringrouter show running\n"
+     "\n"
+     "The manifest as the router runs it now: the file `up` or the last reload\n"
+     "read, with what addr, link set, route, neigh and shaper set changed since,\n"
+     "in a form `ringrouter check` accepts and `ringrouter up` runs. Root only.\n"},
+    {"save", NULL, NULL, "write the running manifest to a file",
+     "usage: ringrouter save [FILE]\n"
+     "\n"
+     "Write what `show running` prints to FILE (by default the manifest `up` was\n"
+     "given), as a router's `write memory` does: atomically (a new file renamed\n"
+     "over the old), root's, mode 0644, in a directory only root can change.\n"
+     "Root only.\n"},
     {"metrics", NULL, NULL, "everything status, stats and link know, for Prometheus",
      "usage: ringrouter metrics\n"
      "\n"

@@ -46,6 +46,7 @@
 #include "supervisor/inject.h"
 #include "supervisor/reload.h"
 #include "supervisor/routes.h"
+#include "supervisor/running.h"
 #include "supervisor/shaper_ctl.h"
 
 
@@ -409,6 +410,14 @@ static bool ctl_dispatch(struct sup *s, char **words, int nw, FILE *f, struct su
     }
     if (strcmp(cmd, "reload") == 0) /* supervisor/reload.c */
         return sup_ctl_reload(s, words + 1, nw - 1, f, wait);
+    if (strcmp(cmd, "addr") == 0) /* supervisor/live.c */
+        return sup_ctl_addr(s, words + 1, nw - 1, f, wait);
+    if (strcmp(cmd, "link") == 0 && nw > 1 && strcmp(words[1], "set") == 0)
+        return sup_ctl_link_set(s, words + 2, nw - 2, f, wait);
+    if (strcmp(cmd, "show") == 0) /* supervisor/running.c */
+        return sup_ctl_show(s, words + 1, nw - 1, f);
+    if (strcmp(cmd, "save") == 0)
+        return sup_ctl_save(s, words + 1, nw - 1, f);
     if (strcmp(cmd, "status") == 0) {
         if (!ctl_opts(s, cmd, words + 1, nw - 1, O_JSON, &o, f))
             return false;
@@ -470,8 +479,10 @@ static bool ctl_reads_only(char **w, int nw)
 {
     if (nw == 0)
         return true;
-    if (!strcmp(w[0], "status") || !strcmp(w[0], "stats") || !strcmp(w[0], "link") || !strcmp(w[0], "routes"))
+    if (!strcmp(w[0], "status") || !strcmp(w[0], "stats") || !strcmp(w[0], "routes"))
         return true;
+    if (!strcmp(w[0], "link") || !strcmp(w[0], "addr")) /* link set, addr add|del: root's */
+        return nw == 1 || (strcmp(w[1], "set") != 0 && strcmp(w[1], "add") != 0 && strcmp(w[1], "del") != 0);
     for (int i = 1; !strcmp(w[0], "reload") && i < nw; i++)
         if (!strcmp(w[i], "diff")) /* check --diff: what a reload would do, done by none */
             return true;

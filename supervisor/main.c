@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "supervisor/capture.h"
 #include "supervisor/cli.h"
@@ -285,6 +286,8 @@ static int cmd_ctl(const struct cli_cmd *c, const struct cli_line *l)
             first = 2;
         }
         req[n++] = (char *)sub;
+    } else if (strcmp(c->name, "link") == 0 && l->npos > 1 && strcmp(l->pos[1], "set") == 0) {
+        /* link set PORT ...: the words as they are (supervisor/live.c) */
     } else if ((strcmp(c->name, "stats") == 0 || strcmp(c->name, "link") == 0) && l->npos > 1) {
         if (l->npos > 2) {
             fprintf(stderr, "ringrouter %s: unexpected argument \"%s\" (name one port)\n", c->name, l->pos[2]);
@@ -298,8 +301,18 @@ static int cmd_ctl(const struct cli_cmd *c, const struct cli_line *l)
         fprintf(stderr, "ringrouter restart: name one service (see ringrouter status)\n");
         return SUP_EXIT_USAGE;
     }
+    char abs[PATH_MAX + 2];
     for (int i = first; i < l->npos; i++)
         req[n++] = (char *)l->pos[i];
+    /* save FILE: the supervisor writes where the client meant, not in its own cwd */
+    if (strcmp(c->name, "save") == 0 && l->npos == 2 && l->pos[1][0] != '/') {
+        char cwd[PATH_MAX];
+        if (!getcwd(cwd, sizeof(cwd)) || snprintf(abs, sizeof(abs), "%s/%s", cwd, l->pos[1]) >= (int)sizeof(abs)) {
+            fprintf(stderr, "ringrouter save: %s: cannot make it an absolute path\n", l->pos[1]);
+            return SUP_EXIT_USAGE;
+        }
+        req[n - 1] = abs;
+    }
     if (l->stages)
         req[n++] = "stages";
     if (l->force)

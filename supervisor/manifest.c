@@ -83,6 +83,8 @@ int sup_manifest_load_string(const char *name, const char *text, struct sup_mani
     for (const unsigned char *c = (const unsigned char *)text; *c; c++)
         h = (h ^ *c) * 0x100000001b3ull;
     m->text_hash = h;
+    if (!pc.rc && !(m->text = strdup(text)))
+        pc.rc = sup_oom(&pc);
     if (pc.rc)
         sup_manifest_free(m);
     return pc.rc;
@@ -171,6 +173,7 @@ void sup_manifest_free(struct sup_manifest *m)
     free(m->shapers);
     free(m->classes);
     free(m->services);
+    free(m->text);
     memset(m, 0, sizeof *m);
 }
 

@@ -353,6 +353,7 @@ struct sup_manifest {
     struct sup_service *services;
     size_t nservices;
     uint64_t text_hash; /* of the text it was read from (supervisor/adopt.c) */
+    char *text;         /* that text: `show running` and `addr` edit it (supervisor/running.c) */
 };
 
 struct sup_manifest_err {

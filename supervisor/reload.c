@@ -9,15 +9,17 @@
  * In order:
  *   1. the file must check, as `ringrouter check` would: if not, the
  *      answer is check's error (file, line, key) and nothing changes;
- *   2. what only a new `up` can change (a port changed, or removed while
- *      one after it stays, a shaper added or removed, the pool's and rings'
- *      geometry, users, directories) refuses the whole
- *      reload, and nothing changes;
+ *   2. what only a new `up` can change (a port's device changed, a port
+ *      removed while one after it stays, the pool's and rings' geometry,
+ *      users, directories) refuses the whole reload, and nothing changes;
+ *      so does a TAP port's new MTU that its device refuses (live.c);
  *   3. the new manifest becomes the running one; a new TAP port's services,
  *      rings, device and connected networks are made (add_ports); routes go
  *      into the FIB and persist onto the TAP fds at once; a removed port's
  *      routes leave it, its services are stopped and its rings leave the
- *      other services' lists (retire_services); a service whose config
+ *      other services' lists (retire_services); a shaper added to or
+ *      removed from a port that stays changes the rings between the router
+ *      and the port's first driver (reload_shapers); a service whose config
  *      blob changed (the router, when a port comes or goes: it takes its
  *      rings only at start) gets a new blob and a new warm standby on it;
  *   4. each service to restart is restarted as `ringrouter restart` does,
@@ -123,7 +125,7 @@ static unsigned free_slot(const struct sup *s, const struct sup_svc *self)
  * restarts (run_restarts), as the router restarts to take the new rings. A
  * step that fails leaves its service down, and says so.
  */
-static void add_ports(struct sup *s, struct sup_reload *j, size_t onports)
+static void add_ports(struct sup *s, struct sup_reload *j)
 {
     struct ipc_err err;
     int first = s->nsvcs;
@@ -151,8 +153,15 @@ static void add_ports(struct sup *s, struct sup_reload *j, size_t onports)
             fprintf(j->out, "%s: not started: %s\n", v->name, err.msg);
         }
     }
-    for (size_t p = onports; p < s->m.nports; p++)
-        if (sup_port_connected(s, (int)p, &err) < 0) {
+}
+
+/* New ports' connected networks, once the walk has taken out what a port
+ * removed in the same reload left in the FIBs (its index may be theirs). */
+static void add_connected(struct sup *s, struct sup_reload *j)
+{
+    struct ipc_err err;
+    for (size_t p = 0; p < s->m.nports; p++)
+        if (sup_manifest_port(j->old, s->m.ports[p].name) < 0 && sup_port_connected(s, (int)p, &err) < 0) {
             j->failed++;
             fprintf(j->out, "port %s: its connected network: %s\n", s->m.ports[p].name, err.msg);
         }
@@ -169,9 +178,9 @@ static void list_drop(int *list, int *n, int r)
         }
 }
 
-static bool gone_ring(const struct sup_reload *j, const struct sup_ring *g)
+static bool gone_ring(const struct sup *s, const struct sup_reload *j, int r)
 {
-    return j->gone[g->prod] || j->gone[g->cons];
+    return j->retired[r] || j->gone[s->rings[r].prod] || j->gone[s->rings[r].cons];
 }
 
 /*
@@ -195,13 +204,70 @@ static void retire_services(struct sup *s, struct sup_reload *j)
         sup_event(s, v, SUP_EV_STOP, 0);
     }
     for (int r = 0; r < s->nrings; r++) {
-        if (!gone_ring(j, &s->rings[r]))
+        if (!gone_ring(s, j, r))
             continue;
         for (int i = 0; i < s->nsvcs; i++) {
             if (j->gone[i])
                 continue;
             list_drop(s->svcs[i].in, &s->svcs[i].n_in, r);
             list_drop(s->svcs[i].out, &s->svcs[i].n_out, r);
+        }
+    }
+}
+
+/* Port @p's driver of its first queue, which a shaper feeds; -1: none. */
+static int first_driver(const struct sup *s, const struct sup_reload *j, int p)
+{
+    for (int i = 0; i < s->nsvcs; i++) {
+        const struct sup_service *ms = s->svcs[i].m;
+        if (!j->gone[i] && ms->kind == SUP_SVC_DRIVER && ms->port == p && ms->queue == 0)
+            return i;
+    }
+    return -1;
+}
+
+/*
+ * A shaper added to a port that stays: the router's ring to the port's
+ * first driver goes (retired: released once neither instance that used it
+ * runs), and two come, router -> shaper -> driver, as `up` makes them. A
+ * shaper removed: its rings went with it (retire_services), and one comes,
+ * router -> driver. The router and the driver restart on their new
+ * configs (the walk marked them), and a new shaper starts.
+ */
+static void reload_shapers(struct sup *s, struct sup_reload *j)
+{
+    struct ipc_err err;
+    int router = sup_reload_svc(s, "router");
+    for (size_t p = 0; p < s->m.nports && router >= 0; p++) {
+        const struct sup_port *np = &s->m.ports[p];
+        int k = sup_manifest_port(j->old, np->name), drv = first_driver(s, j, (int)p), ret;
+        if (k < 0 || drv < 0 || (j->old->ports[k].shaper >= 0) == (np->shaper >= 0))
+            continue;
+        char name[SUP_SERVICE_MAX + 1];
+        snprintf(name, sizeof(name), "shaper-%s", np->name);
+        int shp = sup_reload_svc(s, name);
+        if (np->shaper >= 0 && shp < 0) {
+            continue; /* not made: add_ports said why */
+        } else if (np->shaper >= 0) {
+            for (int r = 0; r < s->nrings; r++)
+                if (s->rings[r].prod == router && s->rings[r].cons == drv && !j->retired[r]) {
+                    j->retired[r] = true;
+                    j->nretired++;
+                    list_drop(s->svcs[router].out, &s->svcs[router].n_out, r);
+                    list_drop(s->svcs[drv].in, &s->svcs[drv].n_in, r);
+                }
+            ret = sup_ring_add(s, "sh", (int)p, 0, router, shp, &err);
+            if (ret == 0)
+                ret = sup_ring_add(s, "tx", (int)p, 0, shp, drv, &err);
+            if (ret == 0)
+                ret = sup_svc_config(s, &s->svcs[shp], &err);
+        } else {
+            ret = sup_ring_add(s, "tx", (int)p, 0, router, drv, &err);
+        }
+        if (ret < 0) {
+            j->failed++;
+            fprintf(j->out, "port %s: its rings for the shaper %s: %s\n", np->name,
+                    np->shaper >= 0 ? "added" : "removed", err.msg);
         }
     }
 }
@@ -219,7 +285,7 @@ static void compact(struct sup *s, struct sup_reload *j)
 {
     int rmap[SUP_MAX_RINGS], smap[SUP_MAX_SERVICES], nr = 0, ns = 0;
     for (int r = 0; r < s->nrings; r++)
-        rmap[r] = gone_ring(j, &s->rings[r]) ? -1 : nr++;
+        rmap[r] = gone_ring(s, j, r) ? -1 : nr++;
     for (int i = 0; i < s->nsvcs; i++)
         smap[i] = j->gone[i] ? -1 : ns++;
     for (int r = 0; r < s->nrings; r++) {
@@ -268,6 +334,8 @@ static void compact(struct sup *s, struct sup_reload *j)
     s->nsvcs = ns;
     memset(j->gone, 0, sizeof(j->gone));
     j->ngone = 0;
+    memset(j->retired, 0, sizeof(j->retired));
+    j->nretired = 0;
 }
 
 /* A control connection waits on a removed service (`shaper set` on its
@@ -291,16 +359,21 @@ static void release_gone(struct sup *s, struct sup_reload *j)
 {
     int idx[SUP_MAX_RINGS] = {0}, n = 0;
     for (int r = 0; r < s->nrings; r++)
-        if (gone_ring(j, &s->rings[r]))
+        if (gone_ring(s, j, r))
             idx[n++] = r;
     sup_rings_repair(s, idx, n);
     const struct sup_manifest *o = j->old;
-    for (size_t p = s->m.nports; p < o->nports; p++) {
+    bool done[SUP_MAX_RINGS] = {false};
+    for (size_t p = 0; p < o->nports; p++) {
         const struct sup_port *op = &o->ports[p];
+        if (sup_manifest_port(&s->m, op->name) >= 0)
+            continue;
         int drained = 0;
         for (int k = 0; k < n; k++)
-            if (s->rings[idx[k]].port == (int)p)
+            if (s->rings[idx[k]].port == (int)p && !j->retired[idx[k]]) {
                 drained += ipc_pool_drain(sup_ring_pool(s, idx[k]), &s->ring_ref[idx[k]]);
+                done[k] = true;
+            }
         fprintf(j->out, "port %s: released, %d packet%s drained from its rings, ", op->name, drained,
                 drained == 1 ? "" : "s");
         if (op->driver == SUP_DRIVER_TAP) {
@@ -311,6 +384,17 @@ static void release_gone(struct sup *s, struct sup_reload *j)
                     lent == 1 ? "" : "s");
         }
     }
+    /* The rings of a port that stays: a shaper's that went, the router's
+     * to a driver that a new shaper now feeds. */
+    int rest = 0, drained = 0;
+    for (int k = 0; k < n; k++)
+        if (!done[k]) {
+            drained += ipc_pool_drain(sup_ring_pool(s, idx[k]), &s->ring_ref[idx[k]]);
+            rest++;
+        }
+    if (rest)
+        fprintf(j->out, "%d ring%s of ports that stay released, %d packet%s drained\n", rest, rest == 1 ? "" : "s",
+                drained, drained == 1 ? "" : "s");
     for (int k = 0; k < n; k++) {
         struct sup_ring *g = &s->rings[idx[k]];
         ipc_ring_ref_detach(&s->ring_ref[idx[k]]);
@@ -329,7 +413,7 @@ static void release_gone(struct sup *s, struct sup_reload *j)
  * while waiting. */
 static bool run_remove(struct sup *s, struct sup_reload *j, uint64_t now)
 {
-    if (!j->ngone)
+    if (!j->ngone && !j->nretired)
         return true;
     if (!j->gone_t0)
         j->gone_t0 = now;
@@ -337,6 +421,14 @@ static bool run_remove(struct sup *s, struct sup_reload *j, uint64_t now)
     const char *wait = router >= 0 && s->svcs[router].pid > 0 && s->svcs[router].pid == j->router0
                            ? "the router still runs the instance that has their rings"
                            : conn_on_gone(s, j) ? "a command to one of their services waits for its answer" : NULL;
+    /* A driver that stays and restarts (a shaper came or went) still reads
+     * the ring that goes until its old instance is gone. */
+    for (int r = 0; r < s->nrings && !wait; r++)
+        for (int e = 0; e < 2 && gone_ring(s, j, r) && !wait; e++) {
+            int i = e ? s->rings[r].cons : s->rings[r].prod;
+            if (!j->gone[i] && j->rs[i].old > 0 && s->svcs[i].pid == j->rs[i].old)
+                wait = "a service that stays still runs the instance that has them";
+        }
     for (int i = 0; i < s->nsvcs && !wait; i++)
         if (j->gone[i] && s->svcs[i].state != SUP_ST_DOWN && s->svcs[i].state != SUP_ST_FAILED)
             wait = "a service of theirs has not stopped";
@@ -425,6 +517,18 @@ static bool reload_begin(struct sup *s, bool diff, FILE *f, struct sup_ctl_wait 
         fprintf(f, "%s\n%s: the manifest does not check; nothing changed\n", merr.msg, cmd);
         return false;
     }
+    return sup_reload_manifest(s, &nm, cmd, diff, f, w);
+}
+
+bool sup_reload_manifest(struct sup *s, struct sup_manifest *nmp, const char *cmd, bool diff, FILE *f,
+                         struct sup_ctl_wait *w)
+{
+    struct sup_manifest nm = *nmp;
+    if (!diff && s->reload) {
+        fprintf(f, "%s: a reload is in progress; try again once it has answered\n", cmd);
+        sup_manifest_free(&nm);
+        return false;
+    }
     sup_reload_carry(&s->m, &nm);
     char why[600];
     if (sup_reload_refused(s, &s->m, &nm, why, sizeof(why)) || sup_zones_reload_refused(&s->m, &nm, why, sizeof(why)) ||
@@ -460,12 +564,13 @@ static bool reload_begin(struct sup *s, bool diff, FILE *f, struct sup_ctl_wait 
     struct sup_reload *j = calloc(1, sizeof(*j));
     if (j) {
         j->gave_up = -1;
+        snprintf(j->cmd, sizeof(j->cmd), "%s", cmd);
         j->out = open_memstream(&j->text, &j->len);
     }
     if (!j || !j->out) {
         job_free(j);
         sup_manifest_free(&nm);
-        fprintf(f, "reload: out of memory; nothing changed\n");
+        fprintf(f, "%s: out of memory; nothing changed\n", cmd);
         return false;
     }
     /* From here on the new manifest is the running one: every service has
@@ -475,7 +580,15 @@ static bool reload_begin(struct sup *s, bool diff, FILE *f, struct sup_ctl_wait 
     if (!j->old) {
         job_free(j);
         sup_manifest_free(&nm);
-        fprintf(f, "reload: out of memory; nothing changed\n");
+        fprintf(f, "%s: out of memory; nothing changed\n", cmd);
+        return false;
+    }
+    /* The last refusal: a device that does not take its new MTU. */
+    if (!sup_live_mtu(s, &s->m, &nm, cmd, f)) {
+        free(j->old);
+        j->old = NULL;
+        job_free(j);
+        sup_manifest_free(&nm);
         return false;
     }
     /* Under systemd a reload is RELOADING=1 ... READY=1 (sd_notify(3)); READY=1
@@ -500,11 +613,13 @@ static bool reload_begin(struct sup *s, bool diff, FILE *f, struct sup_ctl_wait 
     }
     int router = sup_reload_svc(s, "router");
     j->router0 = router >= 0 ? s->svcs[router].pid : 0;
-    add_ports(s, j, j->old->nports);
+    add_ports(s, j);
     struct rl_ctx c = {.s = s, .o = j->old, .n = &s->m, .f = j->out, .job = j, .rs = j->rs};
     sup_reload_walk(&c);
+    add_connected(s, j);
     if (j->ngone)
         retire_services(s, j);
+    reload_shapers(s, j);
     j->changes = c.changes;
     j->failed += c.failed;
     sup_retick(s);
@@ -515,7 +630,7 @@ static bool reload_begin(struct sup *s, bool diff, FILE *f, struct sup_ctl_wait 
         fprintf(j->out, "no change\n");
     j->phase = RL_RESTARTS;
     s->reload = j;
-    sup_log("reload: %s: %u change%s", s->manifest_name, c.changes, c.changes == 1 ? "" : "s");
+    sup_log("%s: %s: %u change%s", cmd, s->manifest_name, c.changes, c.changes == 1 ? "" : "s");
     if (w) {
         j->conn = true;
         *w = (struct sup_ctl_wait){.pending = true, .kind = SUP_WAIT_RELOAD};
@@ -545,14 +660,15 @@ void sup_reload_signal(struct sup *s)
 static void finish(struct sup *s, struct sup_reload *j)
 {
     if (j->failed)
-        fprintf(j->out, "reload: %u change%s, %u not applied (above)\n", j->changes, j->changes == 1 ? "" : "s",
+        fprintf(j->out, "%s: %u change%s, %u not applied (above)\n", j->cmd, j->changes, j->changes == 1 ? "" : "s",
                 j->failed);
     else
-        fprintf(j->out, "reload: done, %u change%s\n", j->changes, j->changes == 1 ? "" : "s");
+        fprintf(j->out, "%s: done, %u change%s\n", j->cmd, j->changes, j->changes == 1 ? "" : "s");
     fflush(j->out);
     char *copy = strndup(j->text, j->len);
     for (char *save = NULL, *l = copy ? strtok_r(copy, "\n", &save) : NULL; l; l = strtok_r(NULL, "\n", &save))
-        sup_log("%s%s", strncmp(l, "reload: ", 8) == 0 ? "" : "reload: ", l);
+        sup_log("%s%s%s", strncmp(l, j->cmd, strlen(j->cmd)) == 0 ? "" : j->cmd,
+                strncmp(l, j->cmd, strlen(j->cmd)) == 0 ? "" : ": ", l);
     free(copy);
     j->ok = j->failed == 0;
     sup_reload_note(s, j->ok ? SUP_RELOAD_OK : SUP_RELOAD_PARTIAL);

@@ -36,6 +36,7 @@ enum rl_phase { RL_RESTARTS, RL_REMOVE, RL_OPS, RL_DONE };
 
 struct sup_reload {
     enum rl_phase phase;
+    char cmd[24]; /* what asked: "reload", "addr add", "link set" */
     bool conn; /* a connection waits for the answer; else (SIGHUP) the log alone has it */
     bool ok;
     FILE *out; /* the answer, as it grows (open_memstream into text) */
@@ -54,6 +55,11 @@ struct sup_reload {
     struct sup_manifest *old;
     bool gone[SUP_MAX_SERVICES];
     int ngone;
+    /* Rings that go while both their ends stay (a shaper added: the router's
+     * ring to the port's driver), released with the removed ports' once the
+     * instances that used them are gone. */
+    bool retired[SUP_MAX_RINGS];
+    int nretired;
     pid_t router0;    /* the router's pid when the reload began: it must be gone before the rings are */
     uint64_t gone_t0; /* when RL_REMOVE began */
 };
@@ -71,18 +77,50 @@ struct rl_ctx {
 
 /* reload_plan.c */
 
-/* What only a new `up` can change, in @why ("ports changed (removed c)");
- * false if nothing. Before anything is applied. TAP ports added after the
- * others are not refused: sup_reload_add_ports makes them. */
-bool sup_reload_refused(const struct sup *s, const struct sup_manifest *o, const struct sup_manifest *n, char *why,
-                        size_t len);
-/* What the setup found out and wrote into the running manifest (an AF_XDP
- * device's own MAC) carried over into @n, where @n does not set it either. */
-void sup_reload_carry(const struct sup_manifest *o, struct sup_manifest *n);
 /* Every change, one line each to c->f; with c->job, the routes and persist
  * applied at once, the mailbox commands queued and the restarts marked. */
 void sup_reload_walk(struct rl_ctx *c);
 /* s->svcs' index of the service @name, or -1 (a service a new port brings, before it is made). */
 int sup_reload_svc(const struct sup *s, const char *name);
+/* "; " between parts of a refusal or a restart's reason, while they fit. */
+void sup_reload_why(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* Service @svc restarts (unless it is new), and why, added to its reasons. */
+void sup_reload_restart(struct rl_ctx *c, const char *svc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* A FIB change for prefix @pfx that failed with @ret: said, and counted. */
+void sup_reload_route_failed(struct rl_ctx *c, const char *pfx, int ret);
+
+/* reload_ports.c */
+
+/* What only a new `up` can change, in @why ("ports changed (removed c)");
+ * false if nothing. Before anything is applied. TAP ports added after the
+ * others are not refused: sup_reload_add_ports makes them; nor a port's
+ * address, address6, mtu and ra (sup_reload_walk_live). */
+bool sup_reload_refused(const struct sup *s, const struct sup_manifest *o, const struct sup_manifest *n, char *why,
+                        size_t len);
+/* What the setup found out and wrote into the running manifest (an AF_XDP
+ * device's own MAC) carried over into @n, where @n does not set it either. */
+void sup_reload_carry(const struct sup_manifest *o, struct sup_manifest *n);
+/* Ports added (their services start, the router restarts) and removed. */
+void sup_reload_walk_ports(struct rl_ctx *c);
+/* What is left in the FIBs through a removed port: out. */
+void sup_reload_withdraw(struct rl_ctx *c);
+/* A port's address, address6, mtu and ra: its connected networks moved in
+ * the FIBs, the router (and for an mtu its TAP drivers) restarted. */
+void sup_reload_walk_live(struct rl_ctx *c);
+
+/* reload.c */
+
+/* Apply @nm (taken: freed here either way) as a reload does, @cmd naming
+ * the request in the answer ("reload", "addr add", ...); @diff: only say.
+ * False, with nothing changed, when it is refused. */
+bool sup_reload_manifest(struct sup *s, struct sup_manifest *nm, const char *cmd, bool diff, FILE *f,
+                         struct sup_ctl_wait *w);
+
+/* live.c */
+
+/* Each TAP port of @n whose mtu @o does not have: its device's MTU set now,
+ * before anything else is applied. On a refusal, those already set go
+ * back, the answer names the port and the reason, and it returns false. */
+bool sup_live_mtu(struct sup *s, const struct sup_manifest *o, const struct sup_manifest *n, const char *cmd, FILE *f);
 
 #endif

@@ -5,7 +5,7 @@
  * names it (a route by its prefix, a neighbour by its address, a class by
  * its port and name, a service by its name), never by its line.
  *
- * Four kinds of change:
+ * Five kinds of change (the ports', reload_ports.c):
  *   - live: routes (into the FIB here, each entry in one atomic store, as
  *     `route replace` does), persist (one ioctl), the supervisor's own
  *     service options (restart, restart_limit, restart_window); neighbours
@@ -18,10 +18,12 @@
  *   - a port removed (TAP or AF_XDP, with every port after it): its routes
  *     leave the FIBs here, its services stop, the router restarts without
  *     its rings, and reload.c releases them and its device;
+ *   - a port that stays with a new address, address6, mtu or ra, or a
+ *     shaper added or removed: the router (and the port's drivers, for an
+ *     mtu or a shaper) restart on the new config;
  *   - refused: what the pool, the rings or the devices were made from, and
- *     so only a new `up` can change (sup_reload_refused): a port changed,
- *     or removed while one after it stays, a shaper added to or removed
- *     from a port that stays.
+ *     so only a new `up` can change (sup_reload_refused): a port's device
+ *     changed, or a port removed while one after it stays.
  * Runtime routes (route add|replace) and rates (shaper set) stay unless the
  * new manifest changes what it says for them: the manifest's then applies.
  */
@@ -37,8 +39,7 @@
 #include "tables/neigh.h"
 
 /* "; " between parts of a refusal or a restart's reason, while they fit. */
-static void add_why(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void add_why(char *buf, size_t len, const char *fmt, ...)
+void sup_reload_why(char *buf, size_t len, const char *fmt, ...)
 {
     size_t at = strlen(buf);
     if (at + 4 >= len)
@@ -51,55 +52,6 @@ static void add_why(char *buf, size_t len, const char *fmt, ...)
     va_end(ap);
 }
 
-/* The first key in which two ports of the same name differ, or NULL. */
-static const char *port_differs(const struct sup_port *a, const struct sup_port *b)
-{
-    if (a->driver != b->driver)
-        return "driver";
-    if (strcmp(a->ifname, b->ifname) != 0)
-        return "ifname";
-    if (a->address.addr != b->address.addr || a->address.len != b->address.len)
-        return "address";
-    if (a->mtu != b->mtu)
-        return "mtu";
-    if (strcmp(a->netns, b->netns) != 0)
-        return "netns";
-    if (a->has_mac != b->has_mac || (a->has_mac && memcmp(a->mac, b->mac, 6) != 0))
-        return "mac";
-    if (a->offloads != b->offloads)
-        return "offloads";
-    if (a->rx_inflight != b->rx_inflight)
-        return "rx_inflight";
-    if (a->queue_len != b->queue_len)
-        return "queue_len";
-    if (a->xdp_mode != b->xdp_mode)
-        return "xdp_mode";
-    if (a->steer != b->steer)
-        return "steer";
-    if (a->queues != b->queues)
-        return "queues";
-    if (a->busy_poll != b->busy_poll || a->busy_poll_us != b->busy_poll_us ||
-        a->busy_poll_budget != b->busy_poll_budget)
-        return "busy_poll";
-    if (a->napi_defer_hard_irqs != b->napi_defer_hard_irqs)
-        return "napi_defer_hard_irqs";
-    if (a->gro_flush_timeout != b->gro_flush_timeout)
-        return "gro_flush_timeout";
-    if (a->naddr6 != b->naddr6)
-        return "address6";
-    for (unsigned k = 0; k < a->naddr6; k++)
-        if (memcmp(a->addr6[k].addr, b->addr6[k].addr, 16) != 0 || a->addr6[k].len != b->addr6[k].len)
-            return "address6";
-    if ((a->shaper >= 0) != (b->shaper >= 0))
-        return a->shaper >= 0 ? "[shaper] removed" : "[shaper] added";
-    return NULL;
-}
-
-static bool has_port(const struct sup_manifest *m, const char *name)
-{
-    return sup_manifest_port(m, name) >= 0;
-}
-
 int sup_reload_svc(const struct sup *s, const char *name)
 {
     for (int i = 0; i < s->nsvcs; i++)
@@ -108,89 +60,8 @@ int sup_reload_svc(const struct sup *s, const char *name)
     return -1;
 }
 
-/* How many of @o's ports @n keeps: the first ones, if the removed ones are
- * the last (the only removal a reload makes). */
-static size_t kept_ports(const struct sup_manifest *o, const struct sup_manifest *n)
-{
-    size_t k = 0;
-    while (k < o->nports && has_port(n, o->ports[k].name))
-        k++;
-    return k;
-}
 
-bool sup_reload_refused(const struct sup *s, const struct sup_manifest *o, const struct sup_manifest *n, char *why,
-                        size_t len)
-{
-    why[0] = '\0';
-    char ports[300] = "";
-    /* The ports that stay keep their indices, which the FIBs' next hops, the
-     * neighbour tables and the router's rings name: so only the last ports
-     * go, and a new port never takes a removed one's index while the old
-     * router may still send there. */
-    size_t keep = kept_ports(o, n);
-    for (size_t i = keep; i < o->nports; i++) {
-        const struct sup_port *op = &o->ports[i];
-        if (has_port(n, op->name))
-            add_why(ports, sizeof(ports), "removed %s, but %s after it stays: a port is removed live only with "
-                    "every port after it", o->ports[keep].name, op->name);
-    }
-    if (!ports[0] && keep < o->nports && n->nports > keep)
-        add_why(ports, sizeof(ports), "removed %s and added %s in one reload: remove in one reload, add in the next",
-                o->ports[keep].name, n->ports[keep].name);
-    for (size_t i = 0; i < keep && !ports[0]; i++) {
-        const char *k = strcmp(o->ports[i].name, n->ports[i].name) != 0 ? "order" : port_differs(&o->ports[i], &n->ports[i]);
-        if (k && strcmp(k, "order") == 0)
-            add_why(ports, sizeof(ports), "added %s before %s: new ports go after the others", n->ports[i].name,
-                    o->ports[i].name);
-        else if (k && k[0] == '[') /* a [shaper] added or removed: said as it is */
-            add_why(ports, sizeof(ports), "port %s: %s", n->ports[i].name, k);
-        else if (k)
-            add_why(ports, sizeof(ports), "port %s: %s changed (or remove the port, with every port after it, in "
-                    "one reload and add it back in the next)", n->ports[i].name, k);
-    }
-    for (size_t i = o->nports; i < n->nports && !ports[0]; i++)
-        if (n->ports[i].driver != SUP_DRIVER_TAP)
-            add_why(ports, sizeof(ports), "added %s: an AF_XDP port is added only at up", n->ports[i].name);
-    if (ports[0])
-        add_why(why, len, "ports changed (%s)", ports);
-    size_t added = 0;
-    for (size_t i = 0; i < n->nservices; i++)
-        added += sup_reload_svc(s, n->services[i].name) < 0;
-    if (!why[0] && (s->nsvcs + added > SUP_MAX_SERVICES || s->nrings + 3 * added > SUP_MAX_RINGS))
-        add_why(why, len, "the new ports' services and rings would pass the supervisor's bounds");
-    const struct sup_router *a = &o->router, *b = &n->router;
-    static const char *const keys[] = {"name", "pool_buffers", "frame_size", "ring_size", "user", "group", "uids",
-                                       "run_dir", "state_dir", "stages"};
-    bool diff[] = {strcmp(a->name, b->name) != 0, a->pool_buffers != b->pool_buffers,
-                   a->frame_size != b->frame_size, a->ring_size != b->ring_size, strcmp(a->user, b->user) != 0,
-                   strcmp(a->group, b->group) != 0, a->uids.first != b->uids.first || a->uids.last != b->uids.last,
-                   strcmp(a->run_dir, b->run_dir) != 0, strcmp(a->state_dir, b->state_dir) != 0,
-                   a->stages != b->stages};
-    for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
-        if (diff[i])
-            add_why(why, len, "[router] %s changed", keys[i]);
-    /* Whatever else changed the service set (a port's queues) is a port change above. */
-    for (size_t i = 0; i < o->nservices && !why[0]; i++)
-        if (sup_manifest_service(n, o->services[i].name) < 0 && o->services[i].port < (int)keep)
-            add_why(why, len, "service %s removed", o->services[i].name);
-    return why[0] != '\0';
-}
-
-void sup_reload_carry(const struct sup_manifest *o, struct sup_manifest *n)
-{
-    for (size_t i = 0; i < n->nports; i++) {
-        int k = sup_manifest_port(o, n->ports[i].name);
-        struct sup_port *np = &n->ports[i];
-        const struct sup_port *op = k >= 0 ? &o->ports[k] : NULL;
-        if (op && !np->src.key_line[SUP_PORT_MAC] && !op->src.key_line[SUP_PORT_MAC] && op->has_mac) {
-            np->has_mac = true;
-            memcpy(np->mac, op->mac, 6);
-        }
-    }
-}
-
-static void restart_why(struct rl_ctx *c, const char *svc, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
-static void restart_why(struct rl_ctx *c, const char *svc, const char *fmt, ...)
+void sup_reload_restart(struct rl_ctx *c, const char *svc, const char *fmt, ...)
 {
     int i = sup_reload_svc(c->s, svc);
     if (i < 0 || c->rs[i].fresh)
@@ -202,7 +73,7 @@ static void restart_why(struct rl_ctx *c, const char *svc, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(part, sizeof(part), fmt, ap);
     va_end(ap);
-    add_why(r->why, sizeof(r->why), "%s", part);
+    sup_reload_why(r->why, sizeof(r->why), "%s", part);
 }
 
 /* ---- routes ---- */
@@ -330,7 +201,7 @@ static int route_drop(struct rl_ctx *c, const struct sup_route *r, const char **
     return ret;
 }
 
-static void route_failed(struct rl_ctx *c, const char *pfx, int ret)
+void sup_reload_route_failed(struct rl_ctx *c, const char *pfx, int ret)
 {
     c->failed++;
     if (ret == -EAGAIN)
@@ -353,7 +224,7 @@ static void walk_routes(struct rl_ctx *c)
         int ret = c->job ? route_drop(c, r, &note) : 0;
         c->changes++;
         if (ret < 0)
-            route_failed(c, p, ret);
+            sup_reload_route_failed(c, p, ret);
         else
             fprintf(c->f, "route %s: removed%s\n", p, note);
     }
@@ -370,7 +241,7 @@ static void walk_routes(struct rl_ctx *c)
         c->changes++;
         const char *note = over ? " (over the runtime route, which it replaces)" : "";
         if (ret < 0)
-            route_failed(c, p, ret);
+            sup_reload_route_failed(c, p, ret);
         else if (was)
             fprintf(c->f, "route %s: %s -> %s%s\n", p, r->v6 ? nh6(c->o, was, h1, sizeof(h1)) : nh4(c->o, was, h1, sizeof(h1)),
                     r->v6 ? nh6(c->n, r, h2, sizeof(h2)) : nh4(c->n, r, h2, sizeof(h2)), note);
@@ -446,10 +317,13 @@ static void walk_neighs(struct rl_ctx *c)
         if (find_neigh(c->n, nb))
             continue;
         c->changes++;
-        if (nb->port >= (int)c->n->nports) {
-            /* The new router forgets every entry of a port it does not have. */
+        if (sup_manifest_port(c->n, c->o->ports[nb->port].name) < 0) {
             fprintf(c->f, "neigh %s: removed with port %s\n", neigh_addr(nb, a, sizeof(a)),
                     c->o->ports[nb->port].name);
+            /* The new router forgets every entry of a port it does not
+             * have; one that took the removed port's index is told. */
+            if (nb->port < (int)c->n->nports)
+                neigh_op(c, nb->v6 ? NEIGH_OP_DEL6 : NEIGH_OP_DEL, nb);
             continue;
         }
         fprintf(c->f, "neigh %s: removed\n", neigh_addr(nb, a, sizeof(a)));
@@ -537,20 +411,20 @@ static void walk_shaper(struct rl_ctx *c, int port)
     } else if (oc.burst != nc.burst) {
         c->changes++;
         fprintf(c->f, "shaper %s: burst %u -> %u (restarts %s)\n", pn, oc.burst, nc.burst, svc);
-        restart_why(c, svc, "burst %u -> %u", oc.burst, nc.burst);
+        sup_reload_restart(c, svc, "burst %u -> %u", oc.burst, nc.burst);
         restart = true;
     }
     if (oc.overhead != nc.overhead) {
         c->changes++;
         fprintf(c->f, "shaper %s: overhead %u -> %u (restarts %s)\n", pn, oc.overhead, nc.overhead, svc);
-        restart_why(c, svc, "overhead %u -> %u", oc.overhead, nc.overhead);
+        sup_reload_restart(c, svc, "overhead %u -> %u", oc.overhead, nc.overhead);
         restart = true;
     }
     for (uint32_t k = 0; k < oc.nclasses; k++)
         if (cfg_class(&nc, oc.classes[k].name) < 0) {
             c->changes++;
             fprintf(c->f, "class %s %s: removed (restarts %s)\n", pn, oc.classes[k].name, svc);
-            restart_why(c, svc, "class %s removed", oc.classes[k].name);
+            sup_reload_restart(c, svc, "class %s removed", oc.classes[k].name);
             restart = true;
         }
     for (uint32_t k = 0; k < nc.nclasses; k++) {
@@ -560,7 +434,7 @@ static void walk_shaper(struct rl_ctx *c, int port)
             c->changes++;
             fprintf(c->f, "class %s %s: added, rate %s ceil %s (restarts %s)\n", pn, n->name,
                     sup_rate_format(n->rate, r1, sizeof(r1)), sup_rate_format(n->ceil, r2, sizeof(r2)), svc);
-            restart_why(c, svc, "class %s added", n->name);
+            sup_reload_restart(c, svc, "class %s added", n->name);
             restart = true;
             continue;
         }
@@ -571,7 +445,7 @@ static void walk_shaper(struct rl_ctx *c, int port)
         if (what) {
             c->changes++;
             fprintf(c->f, "class %s %s: %s changed (restarts %s)\n", pn, n->name, what, svc);
-            restart_why(c, svc, "class %s: %s changed", n->name, what);
+            sup_reload_restart(c, svc, "class %s: %s changed", n->name, what);
             restart = true;
         }
     }
@@ -634,7 +508,7 @@ static void walk_services(struct rl_ctx *c)
     for (size_t i = 0; i < c->n->nservices; i++) {
         int oi = sup_manifest_service(c->o, c->n->services[i].name);
         if (oi < 0)
-            continue; /* a new port's: it starts (walk_ports) */
+            continue; /* a new port's: it starts (sup_reload_walk_ports) */
         const struct sup_service *o = &c->o->services[oi], *n = &c->n->services[i];
         char a[96], b[96];
         /* The supervisor's own: in effect at once. */
@@ -689,7 +563,7 @@ static void walk_services(struct rl_ctx *c)
             }
             c->changes++;
             fprintf(c->f, "service %s: %s %s -> %s (restarts %s)\n", n->name, k[j].key, a, b, n->name);
-            restart_why(c, n->name, "%s %s -> %s", k[j].key, a, b);
+            sup_reload_restart(c, n->name, "%s %s -> %s", k[j].key, a, b);
         }
     }
     const struct sup_router *o = &c->o->router, *n = &c->n->router;
@@ -697,7 +571,7 @@ static void walk_services(struct rl_ctx *c)
         c->changes++;
         fprintf(c->f, "router: icmp_rate %u -> %u, icmp_burst %u -> %u (restarts router)\n", o->icmp_rate,
                 n->icmp_rate, o->icmp_burst, n->icmp_burst);
-        restart_why(c, "router", "icmp_rate or icmp_burst changed");
+        sup_reload_restart(c, "router", "icmp_rate or icmp_burst changed");
     }
 }
 
@@ -724,174 +598,18 @@ static void walk_persist(struct rl_ctx *c)
     }
 }
 
-/* New ports: their services start, and the router, which takes its rings
- * only at start, restarts. Removed ports (the last ones): their services
- * stop and the router restarts without their rings (reload.c releases them
- * once it has); their connected networks, and any runtime route through
- * them, leave the FIBs (withdraw_routes). */
-static void walk_ports(struct rl_ctx *c)
-{
-    for (size_t p = c->n->nports; p < c->o->nports; p++) {
-        const struct sup_port *op = &c->o->ports[p];
-        c->changes++;
-        fprintf(c->f, "port %s: removed, %s %s%s%s (stops", op->name, op->driver == SUP_DRIVER_TAP ? "tap" : "afxdp",
-                op->ifname, op->netns[0] ? " in netns " : "", op->netns);
-        for (size_t i = 0; i < c->o->nservices; i++)
-            if (c->o->services[i].port == (int)p)
-                fprintf(c->f, " %s", c->o->services[i].name);
-        fprintf(c->f, "; %s; restarts router)\n",
-                op->driver != SUP_DRIVER_TAP ? "its AF_XDP sockets and XDP program go"
-                : op->persist                ? "the TAP stays (persist = yes)"
-                                             : "its device goes");
-        restart_why(c, "router", "port %s removed: the router takes its rings at start", op->name);
-    }
-    for (size_t p = c->o->nports; p < c->n->nports; p++) {
-        const struct sup_port *np = &c->n->ports[p];
-        char a[20];
-        c->changes++;
-        fprintf(c->f, "port %s: added, %s %s%s%s, address %s/%u (starts", np->name,
-                np->driver == SUP_DRIVER_TAP ? "tap" : "afxdp", np->ifname, np->netns[0] ? " in netns " : "", np->netns,
-                sup_ip_str(np->address.addr, a, sizeof(a)), np->address.len);
-        for (size_t i = 0; i < c->n->nservices; i++)
-            if (c->n->services[i].port == (int)p)
-                fprintf(c->f, " %s", c->n->services[i].name);
-        fprintf(c->f, "; restarts router)\n");
-        restart_why(c, "router", "port %s added: the router takes its rings at start", np->name);
-    }
-}
-
-/* The FIB entries (IPv4 and IPv6) whose next hop is a removed port. */
-struct gone_route {
-    bool v6;
-    uint8_t addr[16];
-    unsigned len;
-    uint16_t port;
-};
-
-struct gone_list {
-    struct gone_route *r;
-    size_t n, cap;
-    size_t from; /* the first removed port */
-};
-
-static int gone_push(struct gone_list *g, bool v6, const void *addr, unsigned len, uint16_t port)
-{
-    if (port < g->from)
-        return 0;
-    if (g->n == g->cap) {
-        size_t cap = g->cap ? 2 * g->cap : 16;
-        struct gone_route *r = realloc(g->r, cap * sizeof(*r));
-        if (!r)
-            return -ENOMEM;
-        g->r = r;
-        g->cap = cap;
-    }
-    struct gone_route *e = &g->r[g->n++];
-    *e = (struct gone_route){.v6 = v6, .len = len, .port = port};
-    memcpy(e->addr, addr, v6 ? 16 : 4);
-    return 0;
-}
-
-static int gone4(void *arg, uint32_t addr, unsigned len, const struct fib_nh *nh)
-{
-    return gone_push(arg, false, &addr, len, nh->port);
-}
-
-static int gone6(void *arg, const uint8_t *addr, unsigned len, const struct fib6_nh *nh)
-{
-    return gone_push(arg, true, addr, len, nh->port);
-}
-
-/* Is @r one of @m's routes (walk_routes' to say)? */
-static bool manifest_route(const struct sup_manifest *m, const struct gone_route *r)
-{
-    for (size_t i = 0; i < m->nroutes; i++) {
-        const struct sup_route *mr = &m->routes[i];
-        if (mr->v6 != r->v6)
-            continue;
-        uint32_t a4;
-        memcpy(&a4, r->addr, 4);
-        if (r->v6 ? mr->prefix6.len == r->len && memcmp(mr->prefix6.addr, r->addr, 16) == 0
-                  : mr->prefix.len == r->len && mr->prefix.addr == a4)
-            return true;
-    }
-    return false;
-}
-
-/*
- * What is left in the FIBs through a removed port once walk_routes has
- * taken the manifest's routes out: its connected networks, which go
- * without a line (the port's does), and runtime routes, each said. The old
- * router, still running, finds no route there from now on.
- */
-static void withdraw_routes(struct rl_ctx *c)
-{
-    struct sup *s = c->s;
-    struct gone_list g = {.from = c->n->nports};
-    if (c->n->nports >= c->o->nports)
-        return;
-    /* (No tables at all: a unit test's supervisor.) */
-    if ((s->fib.writer && fib_iterate(&s->fib, gone4, &g) < 0) ||
-        (s->fib6.writer && fib6_iterate(&s->fib6, gone6, &g) < 0)) {
-        c->failed++;
-        fprintf(c->f, "port %s: its routes: out of memory; not withdrawn\n", c->o->ports[g.from].name);
-        free(g.r);
-        return;
-    }
-    for (size_t i = 0; i < g.n; i++) {
-        const struct gone_route *r = &g.r[i];
-        const char *pn = c->o->ports[r->port].name;
-        if (!c->job && manifest_route(c->o, r))
-            continue; /* walk_routes said it; in a reload it is out already */
-        char p[64];
-        uint32_t a4;
-        memcpy(&a4, r->addr, 4);
-        bool connected = false, runtime = false;
-        if (r->v6) {
-            const struct sup_port *op = &c->o->ports[r->port];
-            for (unsigned k = 0; k < op->naddr6 && !connected; k++) {
-                struct sup_prefix6 net = op->addr6[k];
-                sup_mask6(net.addr, net.len);
-                connected = net.len == r->len && memcmp(net.addr, r->addr, 16) == 0;
-            }
-            char a[64];
-            snprintf(p, sizeof(p), "%s/%u", sup_addr6_str(r->addr, a, sizeof(a)), r->len);
-        } else {
-            const struct sup_prefix *pa = &c->o->ports[r->port].address;
-            connected = pa->len == r->len && (pa->addr & (pa->len ? ~0u << (32 - pa->len) : 0)) == a4;
-            runtime = sup_route_runtime(s, a4, r->len);
-            char a[20];
-            snprintf(p, sizeof(p), "%s/%u", sup_ip_str(a4, a, sizeof(a)), r->len);
-        }
-        if (!connected)
-            fprintf(c->f, "route %s: withdrawn with port %s%s\n", p, pn, runtime ? " (a runtime route)" : "");
-        if (!c->job)
-            continue;
-        int ret = r->v6 ? fib6_del(&s->fib6, r->addr, r->len) : fib_del(&s->fib, a4, r->len);
-        if (ret < 0 && ret != -ENOENT) {
-            route_failed(c, p, ret);
-            continue;
-        }
-        if (runtime)
-            sup_route_forget(s, a4, r->len);
-    }
-    if (c->job) {
-        fib_reclaim(&s->fib);
-        fib6_reclaim(&s->fib6);
-    }
-    free(g.r);
-}
-
 void sup_reload_walk(struct rl_ctx *c)
 {
     size_t both = c->o->nports < c->n->nports ? c->o->nports : c->n->nports;
-    walk_ports(c);
+    sup_reload_walk_ports(c);
     walk_routes(c);
-    withdraw_routes(c);
+    sup_reload_withdraw(c);
+    sup_reload_walk_live(c);
     walk_neighs(c);
     for (size_t p = 0; p < both; p++)
-        if (c->n->ports[p].shaper >= 0)
-            walk_shaper(c, (int)p);
+        if (c->n->ports[p].shaper >= 0 && c->o->ports[p].shaper >= 0 &&
+            strcmp(c->n->ports[p].name, c->o->ports[p].name) == 0)
+            walk_shaper(c, (int)p); /* one added or removed: reload_ports.c */
     walk_services(c);
     walk_persist(c);
     for (int i = 0; i < c->s->nsvcs; i++)

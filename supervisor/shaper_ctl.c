@@ -265,6 +265,19 @@ uint64_t sup_shaper_overrides(struct sup_svc *v, const struct shp_cfg *oc, const
     return rate;
 }
 
+void sup_shaper_now(struct sup_svc *v, const struct shp_cfg *cfg, struct shp_cfg *now)
+{
+    *now = *cfg;
+    uint64_t rate = v && v->stats ? ctr_get(v->stats, "rate") : 0;
+    if (!rate)
+        return;
+    now->rate = rate;
+    for (uint32_t k = 0; k < cfg->nclasses && k < SHP_MAX_CLASSES; k++) {
+        now->classes[k].rate = class_ctr(v->stats, cfg, k, SHP_C_RATE, cfg->classes[k].rate);
+        now->classes[k].ceil = class_ctr(v->stats, cfg, k, SHP_C_CEIL, cfg->classes[k].ceil);
+    }
+}
+
 static void show_port(struct sup *s, struct sup_svc *v, bool json, bool first, FILE *f)
 {
     struct ipc_svc_stats *st = v->stats;

@@ -42,6 +42,11 @@ void sup_shaper_forget(struct sup *s, struct sup_svc *v);
 uint64_t sup_shaper_overrides(struct sup_svc *v, const struct shp_cfg *oc, const struct shp_cfg *nc, bool restart,
                               const char *port, unsigned *kept, FILE *f);
 
+/* The rates shaper @v runs at now, as its stats region reports them (`shaper
+ * set` may have changed them): @cfg, its manifest config, with each rate and
+ * ceiling it reports in @now (@cfg's where it reports none: not started). */
+void sup_shaper_now(struct sup_svc *v, const struct shp_cfg *cfg, struct shp_cfg *now);
+
 /**
  * `shaper show [PORT] [json]`, `shaper set PORT [CLASS] rate R [ceil C]`.
  * A `set` that reached a running shaper leaves @w pending: the answer is

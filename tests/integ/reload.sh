@@ -22,8 +22,8 @@
 #   - a port d added (check --diff, then reload): driver-d starts, the
 #     router restarts through its warm standby (it takes rings only at
 #     start), every other service keeps its pid, A pings D through it; port
-#     d's mtu changed: refused by name, nothing changed (ports removed:
-#     reload_port.sh);
+#     d's ifname changed: refused by name, nothing changed (ports removed:
+#     reload_port.sh; a port's mtu and address change live: live_ports.sh);
 #   - SIGHUP reloads (a route removed) and the supervisor keeps running;
 #   - after `shaper set b rate 150mbit`, check --diff and reload name each
 #     rate set at run time against the manifest's and keep it; once the
@@ -61,7 +61,7 @@ manifest() {
         printf '[port a]\ndriver = tap\nifname = %s\nnetns = %s\naddress = %s/24\n\n' "$RR_IF_A" "$RR_NS_A" "$RR_GW_A"
         printf '[port b]\ndriver = tap\nifname = %s\nnetns = %s\naddress = %s/24\n\n' "$RR_IF_B" "$RR_NS_B" "$RR_GW_B"
         printf '[port c]\ndriver = tap\nifname = %s\nnetns = %s\naddress = %s/24\naddress6 = 2001:db8:63::1/64\n\n' "$IF_C" "$NS_C" "$GW_C"
-        [ "$PORT_D" = 0 ] || printf '[port d]\ndriver = tap\nifname = %s\nnetns = %s\naddress = %s/24\n%s\n' "$IF_D" "$NS_D" "$GW_D" "${MTU_D:+mtu = $MTU_D
+        [ "$PORT_D" = 0 ] || printf '[port d]\ndriver = tap\nifname = %s\nnetns = %s\naddress = %s/24\n%s\n' "${IFX_D:-$IF_D}" "$NS_D" "$GW_D" "${MTU_D:+mtu = $MTU_D
 }"
         printf '[shaper b]\nrate = %s\n\n%b\n' "${4:-100mbit}" "$3"
         printf '%b\n%b\n' "$1" "$2"
@@ -263,15 +263,15 @@ rr_ok "port d added live: driver-d up (pid ${RR_PIDS[driver-d]}), router restart
 P1=$(pids)
 
 # ---- a port changed: refused, nothing changed (removing one: reload_port.sh) ----
-MTU_D=9000
+IFX_D=${IF_D}x
 manifest "$ROUTES2" "$NEIGHS2" "$CLASSES4" 200mbit "[route $R72]\nvia = $HOST_D\n" 'restart_limit = 7\n'
 c reload
-[ "$rc" = 100 ] && [ "$err" = "ringrouter: reload: needs \`ringrouter up\` again: ports changed (port d: mtu changed (or remove the port, with every port after it, in one reload and add it back in the next)); nothing changed" ] ||
-    rr_fail "reload with port d's mtu changed: exit $rc: $err"
+[ "$rc" = 100 ] && [ "$err" = "ringrouter: reload: needs \`ringrouter up\` again: ports changed (port d: ifname changed (or remove the port, with every port after it, in one reload and add it back in the next)); nothing changed" ] ||
+    rr_fail "reload with port d's ifname changed: exit $rc: $err"
 refused=$err
 c check --diff
-[ "$rc" = 100 ] && [[ "$err" == *"needs \`ringrouter up\` again: ports changed (port d: mtu changed"* ]] || rr_fail "check --diff with port d's mtu changed: exit $rc: $err"
-MTU_D=
+[ "$rc" = 100 ] && [[ "$err" == *"needs \`ringrouter up\` again: ports changed (port d: ifname changed"* ]] || rr_fail "check --diff with port d's ifname changed: exit $rc: $err"
+IFX_D=
 [ "$(pids)" = "$P1" ] || rr_fail "a refused reload changed a pid: $P1 -> $(pids)"
 route_is "$R72" "$HOST_D d manifest"
 rr_ok "a port changed: $refused"

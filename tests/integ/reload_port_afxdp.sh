@@ -5,6 +5,8 @@
 # (bench/faultflow) between two TAP ports that the reload does not touch:
 #   - up with TAP ports a and b and an AF_XDP port x on a veth whose router
 #     end is in a namespace of its own; A pings X;
+#   - x's MTU (issue 48): 9000 refused, naming the frame it does not fit,
+#     nothing changed; 1400 by `link set`: the router restarts on it;
 #   - check --diff's exact lines for x removed, then the reload: driver-x
 #     stops, the router restarts through its warm standby, the XDP program
 #     is detached from the veth, the buffers the kernel held (the socket's
@@ -36,7 +38,24 @@ c() { rr_c "$@"; }
 rr_ff_start "$RR_NS_A" "$RR_NS_B" "$RR_HOST_B" 2000
 rr_msleep 300
 rr_status || rr_fail "status"
-A0=${RR_PIDS[driver-a]} B0=${RR_PIDS[driver-b]} R0=${RR_PIDS[router]}
+A0=${RR_PIDS[driver-a]} B0=${RR_PIDS[driver-b]} R0=${RR_PIDS[router]} X0=${RR_PIDS[driver-x]}
+
+# ---- x's MTU (issue 48): more than its frames hold refused; 1400 live ----
+c link set x mtu 9000
+[ "$rc" = 100 ] && [[ "$err" == *"link set: [port x] mtu: 9000 does not fit a "*"-byte frame with driver = afxdp"*"nothing changed"* ]] ||
+    rr_fail "link set x mtu 9000: expected a refusal naming the frame: exit $rc: $err $out"
+rr_status || rr_fail "status"
+[ "${RR_PIDS[router]}" = "$R0" ] || rr_fail "a refused MTU restarted the router"
+c link set x mtu 1400
+[ "$rc" = 0 ] && grep -qxF "port x: mtu 1500 -> 1400 (restarts router)" <<<"$out" &&
+    [ "$(tail -1 <<<"$out")" = "link set: done, 1 change" ] || rr_fail "link set x mtu 1400: exit $rc: $err; said: $out"
+mtu=$("$RR" link x --json -S "$RR_SOCK" | "$RR_PY" -c 'import json, sys; print(json.load(sys.stdin)["links"][0]["mtu_bytes"])')
+[ "$mtu" = 1400 ] || rr_fail "link x says mtu $mtu after link set x mtu 1400"
+rr_status || rr_fail "status"
+[ "${RR_PIDS[router]}" != "$R0" ] && [ "${RR_PIDS[driver-x]}" = "$X0" ] ||
+    rr_fail "link set x mtu 1400: the router kept pid $R0, or driver-x restarted ($X0 -> ${RR_PIDS[driver-x]})"
+R0=${RR_PIDS[router]}
+rr_ok "port x's MTU: 9000 refused (its frames hold less), 1400 live (the router restarted, driver-x did not)"
 
 # ---- port x removed ----
 sed -i '/^\[port x\]/,$d' "$M"
@@ -69,10 +88,10 @@ rr_ff_whole "A -> B across the removal of port x"
 rr_ok "the stream A -> B: all $RR_FF_SENT datagrams arrived, none twice, none out of order"
 rr_status || rr_fail "status"
 [ "${RR_RESTARTS[driver-a]}" = 0 ] && [ "${RR_RESTARTS[driver-b]}" = 0 ] && [ "${RR_RESTARTS[router]}" = 0 ] &&
-    [ "${RR_PLANNED[router]}" = 1 ] ||
-    rr_fail "restarts: driver-a ${RR_RESTARTS[driver-a]}, driver-b ${RR_RESTARTS[driver-b]}, router ${RR_RESTARTS[router]} (expected 0, 0, 0); the router's planned ${RR_PLANNED[router]} (expected 1)"
+    [ "${RR_PLANNED[router]}" = 2 ] ||
+    rr_fail "restarts: driver-a ${RR_RESTARTS[driver-a]}, driver-b ${RR_RESTARTS[driver-b]}, router ${RR_RESTARTS[router]} (expected 0, 0, 0); the router's planned ${RR_PLANNED[router]} (expected 2: an MTU, a removal)"
 rr_stats || rr_fail "stats"
 rr_zero "${RR_MALFORMED[@]}"
 rr_stop
 rr_census_ok
-t_pass "reload_port_afxdp: AF_XDP port x removed live (XDP program detached, the kernel's buffers returned); stream A -> B: $RR_FF_SENT datagrams, none lost"
+t_pass "reload_port_afxdp: AF_XDP port x: an MTU refused and one set live, then removed live (XDP program detached, the kernel's buffers returned); stream A -> B: $RR_FF_SENT datagrams, none lost"

@@ -142,12 +142,9 @@ static void test_reload_refusals(void **state)
     (void)state;
     refused(PORTS, "[port b]\ndriver = tap\nifname = rr-b\naddress = 10.2.0.1/24\n",
             "ports changed (removed a, but b after it stays: a port is removed live only with every port after it)");
-    refused(PORTS, "[port a]\ndriver = tap\nifname = rr-a\naddress = 10.1.0.1/24\n"
-                   "[port c]\ndriver = tap\nifname = rr-c\naddress = 10.3.0.1/24\n",
-            "ports changed (removed b and added c in one reload: remove in one reload, add in the next)");
-    refused(PORTS, "[port a]\ndriver = tap\nifname = rr-a\naddress = 10.1.0.1/24\nmtu = 9000\n"
+    refused(PORTS, "[port a]\ndriver = tap\nifname = rr-b2\naddress = 10.1.0.1/24\n"
                    "[port b]\ndriver = tap\nifname = rr-b\naddress = 10.2.0.1/24\n",
-            "ports changed (port a: mtu changed (or remove the port, with every port after it, in one reload and "
+            "ports changed (port a: ifname changed (or remove the port, with every port after it, in one reload and "
             "add it back in the next))");
     refused(PORTS, "[port a]\ndriver = tap\nifname = rr-a\naddress = 10.1.0.1/24\n"
                    "[port c]\ndriver = tap\nifname = rr-c\naddress = 10.3.0.1/24\n"
@@ -155,9 +152,16 @@ static void test_reload_refusals(void **state)
             "ports changed (added c before b: new ports go after the others)");
     refused(PORTS, PORTS "[port c]\ndriver = afxdp\nifname = eth9\naddress = 10.3.0.1/24\n",
             "ports changed (added c: an AF_XDP port is added only at up)");
-    refused(PORTS, PORTS "[shaper b]\nrate = 10mbit\n", "ports changed (port b: [shaper] added)");
     refused(PORTS, "[router]\npool_buffers = 8192\n" PORTS, "[router] pool_buffers changed");
-    /* What a reload does itself: not refused. */
+    /* What a reload does itself: not refused. A port's address, address6 and
+     * mtu; a shaper added; the last port swapped for another. */
+    refused(PORTS, PORTS "[shaper b]\nrate = 10mbit\n", NULL);
+    refused(PORTS, "[port a]\ndriver = tap\nifname = rr-a\naddress = 10.1.0.1/24\n"
+                   "[port c]\ndriver = tap\nifname = rr-c\naddress = 10.3.0.1/24\n",
+            NULL);
+    refused(PORTS, "[port a]\ndriver = tap\nifname = rr-a\naddress = 10.1.1.1/24\nmtu = 9000\n"
+                   "address6 = 2001:db8:1::1/64\n[port b]\ndriver = tap\nifname = rr-b\naddress = 10.2.0.1/24\n",
+            NULL);
     refused(PORTS, PORTS "[port c]\ndriver = tap\nifname = rr-c\naddress = 10.3.0.1/24\n", NULL);
     refused(PORTS, PORTS "[route 10.9.0.0/16]\nvia = 10.2.0.2\n[neigh 10.1.0.9]\nmac = 02:00:00:00:00:09\n", NULL);
     refused(PORTS, PORTS "[neigh fe80::9]\nmac = 02:00:00:00:00:09\nport = a\n", NULL);
@@ -170,6 +174,38 @@ static void test_reload_refusals(void **state)
 static void test_reload_diff_lines(void **state)
 {
     (void)state;
+    /* A shaper added, and one removed: the router and the port's driver restart. */
+    diff(PORTS, PORTS "[shaper b]\nrate = 10mbit\n",
+         "port b: [shaper] added (starts shaper-b; restarts router and the port's first driver)\n"
+         "restart router: port b: [shaper] added\n"
+         "restart driver-b: [shaper] added\n");
+    diff(PORTS "[shaper b]\nrate = 10mbit\n", PORTS,
+         "port b: [shaper] removed (stops shaper-b; restarts router and the port's first driver)\n"
+         "restart router: port b: [shaper] removed\n"
+         "restart driver-b: [shaper] removed\n");
+    /* Router Advertisements on a port: the router restarts on them. */
+    diff(PORTS, "[port a]\ndriver = tap\nifname = rr-a\naddress = 10.1.0.1/24\nra = yes\nra_interval = 30\n"
+                "[port b]\ndriver = tap\nifname = rr-b\naddress = 10.2.0.1/24\n",
+         "port a: ra no, every 600 s -> yes, every 30 s (restarts router)\n"
+         "restart router: port a: ra changed\n");
+    /* The last port swapped for another in one reload. */
+    diff(PORTS, "[port a]\ndriver = tap\nifname = rr-a\naddress = 10.1.0.1/24\n"
+                "[port c]\ndriver = tap\nifname = rr-c\naddress = 10.3.0.1/24\n",
+         "port b: removed, tap rr-b (stops driver-b; its device goes; restarts router)\n"
+         "port c: added, tap rr-c, address 10.3.0.1/24 (starts driver-c; restarts router)\n"
+         "restart router: port b removed: the router takes its rings at start; port c added: the router takes its "
+         "rings at start\n");
+    /* A port's address, address6 and mtu: live, the router (and for the
+     * mtu the port's TAP driver) restarting on them. */
+    diff(PORTS "[route 10.9.0.0/16]\nvia = 10.2.0.2\n",
+         "[port a]\ndriver = tap\nifname = rr-a\naddress = 10.1.1.1/24\nmtu = 9000\naddress6 = 2001:db8:1::1/64\n"
+         "[port b]\ndriver = tap\nifname = rr-b\naddress = 10.2.0.1/24\n[route 10.9.0.0/16]\nvia = 10.2.0.2\n",
+         "port a: address 10.1.0.1/24 -> 10.1.1.1/24 (restarts router)\n"
+         "port a: address6 2001:db8:1::1/64 added (restarts router)\n"
+         "port a: mtu 1500 -> 9000 (restarts router and the port's drivers)\n"
+         "restart router: port a: address changed; port a: address6 2001:db8:1::1/64 added; port a: mtu 1500 -> "
+         "9000\n"
+         "restart driver-a: mtu 1500 -> 9000\n");
     diff(PORTS "[route 10.8.0.0/16]\nvia = 10.2.0.2\n[route 10.7.0.0/16]\nvia = 10.2.0.2\n"
                "[neigh 10.1.0.9]\nmac = 02:00:00:00:00:09\n",
          PORTS "[route 10.9.0.0/16]\nvia = 10.2.0.2\n[route 10.7.0.0/16]\nport = a\n"
