@@ -95,7 +95,7 @@ struct sup_svc {
     struct ipc_shm_hdr stats_shm; /* its header as created: a successor checks it */
     int cfg_fd;
     int dev_fd; /* TAP or XSK fd kept by the supervisor, -1 if none */
-    int cap_fd;          /* drivers and the router: the capture region (capture.c); 0: none */
+    int cap_fd;          /* drivers, the router, shapers: the capture region (capture.c); 0: none */
     struct ipc_cap *cap; /* ... mapped */
     int mbox_fd; /* shapers: their control mailbox (tables/shaper.h), -1 otherwise */
     struct shp_mbox *mbox;
