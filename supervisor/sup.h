@@ -114,7 +114,7 @@ struct sup_svc {
     uint64_t last_beat_ns;
     unsigned restarts;    /* since `up`, after a death: a crash, a kill, a hang, a failed start */
     unsigned planned;     /* since `up`, asked for: `restart`, `upgrade`, a reload, an adoption's handover */
-    unsigned restarts_by[SUP_NCAUSES]; /* both, by cause, since this supervisor image started */
+    unsigned restarts_by[SUP_NCAUSES]; /* both, by cause, since `up` (adoption keeps them: adopt.c) */
     bool killed_hung;     /* the instance's kill was the hang check's: its death is a hang */
     unsigned consecutive; /* deaths since it was last stable */
     uint64_t deaths_ns[SUP_DEATHS_KEPT];
