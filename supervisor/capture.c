@@ -200,6 +200,26 @@ int sup_b64_decode(const char *in, unsigned char *out, size_t cap, size_t *n)
     return 0;
 }
 
+bool sup_cap_prog(const char *cmd, const char *word, struct ipc_cap_insn *prog, uint32_t *nins, FILE *f)
+{
+    size_t len = 0;
+    struct ipc_err err;
+    *nins = 0;
+    if (strcmp(word, "-") == 0)
+        return true;
+    if (sup_b64_decode(word, (unsigned char *)prog, sizeof(prog[0]) * IPC_CAP_BPF_MAX, &len) < 0 ||
+        len % sizeof(prog[0])) {
+        fprintf(f, "%s: the program is not base64 of whole instructions, at most %u\n", cmd, IPC_CAP_BPF_MAX);
+        return false;
+    }
+    if (ipc_cap_bpf_check(prog, (uint32_t)(len / sizeof(prog[0])), &err) < 0) {
+        fprintf(f, "%s: %s\n", cmd, err.msg);
+        return false;
+    }
+    *nins = (uint32_t)(len / sizeof(prog[0]));
+    return true;
+}
+
 bool sup_ctl_capture(struct sup *s, char **w, int nw, FILE *f, int conn_fd)
 {
     if (nw != 5) {
@@ -230,18 +250,10 @@ bool sup_ctl_capture(struct sup *s, char **w, int nw, FILE *f, int conn_fd)
         return false;
     }
     struct ipc_cap_insn prog[IPC_CAP_BPF_MAX];
-    size_t len = 0;
-    struct ipc_err err;
-    if (strcmp(w[4], "-") != 0) {
-        if (sup_b64_decode(w[4], (unsigned char *)prog, sizeof(prog), &len) < 0 || len % sizeof(prog[0])) {
-            fprintf(f, "capture: the program is not base64 of whole instructions, at most %u\n", IPC_CAP_BPF_MAX);
-            return false;
-        }
-        if (ipc_cap_bpf_check(prog, (uint32_t)(len / sizeof(prog[0])), &err) < 0) {
-            fprintf(f, "capture: %s\n", err.msg);
-            return false;
-        }
-    }
+    uint32_t nins;
+    if (!sup_cap_prog("capture", w[4], prog, &nins, f))
+        return false;
+    size_t len = nins * sizeof(prog[0]);
     sup_capture_tick(s); /* a client that just exited is not busy until the next tick */
     if (cur.lease >= 0) {
         fprintf(f, "capture: busy: a capture of port %s runs; one at a time\n", cur.port);

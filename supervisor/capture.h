@@ -11,12 +11,14 @@
 #define SUP_CAPTURE_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "ipc/shm.h"
 
 struct sup;
 struct sup_svc;
+struct ipc_cap;
 
 /** Set-up: the capture region of @v, if its kind captures (drivers, router, shapers). */
 int sup_capture_create(struct sup *s, struct sup_svc *v, struct ipc_err *err);
@@ -48,6 +50,15 @@ int sup_cap_compile(const char *who, const char *filter, unsigned snap, char *wo
  * count (the lease last) with the text after "OK", or a negated exit status,
  * the error printed. */
 int sup_cap_ask(const char *who, const char *sockpath, const char *req, int *fds, int max, char *ans, size_t cap);
+
+struct ipc_cap_insn;
+/** The request's program word @word ("-": none) into @prog (IPC_CAP_BPF_MAX
+ * room), checked (ipc_cap_bpf_check): true with *@nins, or false with the
+ * answer, naming @cmd, in @f. */
+bool sup_cap_prog(const char *cmd, const char *word, struct ipc_cap_insn *prog, uint32_t *nins, FILE *f);
+/** Client: map the @n capture regions of @fds into @caps, each fd closed:
+ * 0, or an exit status with the error printed, naming @who. */
+int sup_cap_map(const char *who, const int *fds, int n, struct ipc_cap **caps);
 
 /* The request's program: 8 bytes an instruction, in base64. */
 size_t sup_b64_encode(const unsigned char *in, size_t n, char *out, size_t cap);

@@ -207,6 +207,21 @@ int sup_cap_ask(const char *who, const char *sockpath, const char *req, int *fds
     return -SUP_EXIT_SYSTEM;
 }
 
+int sup_cap_map(const char *who, const int *fds, int n, struct ipc_cap **caps)
+{
+    for (int i = 0; i < n; i++) {
+        void *base;
+        struct ipc_err err;
+        if (ipc_shm_attach_fixed(fds[i], IPC_SHM_CAPTURE, IPC_CAP_VERSION, sizeof(struct ipc_cap), &base, &err) < 0) {
+            fprintf(stderr, "%s: a region: %s\n", who, err.msg);
+            return SUP_EXIT_SYSTEM;
+        }
+        close(fds[i]);
+        caps[i] = base;
+    }
+    return 0;
+}
+
 int sup_capture_main(int argc, char **argv)
 {
     struct opts o;
@@ -240,19 +255,11 @@ int sup_capture_main(int argc, char **argv)
     int lease = fds[n - 1];
     struct ipc_cap *caps[CAP_FDS_MAX];
     uint64_t lost0[CAP_FDS_MAX];
-    int ncap = 0;
-    for (int i = 0; i < n - 1; i++) {
-        void *base;
-        struct ipc_err err;
-        if (ipc_shm_attach_fixed(fds[i], IPC_SHM_CAPTURE, IPC_CAP_VERSION, sizeof(struct ipc_cap), &base, &err) < 0) {
-            fprintf(stderr, "ringrouter capture: a region: %s\n", err.msg);
-            return SUP_EXIT_SYSTEM;
-        }
-        close(fds[i]);
-        caps[ncap] = base;
-        lost0[ncap] = ipc_ld_rlx(&caps[ncap]->lost);
-        ncap++;
-    }
+    int ncap = n - 1;
+    if ((rc = sup_cap_map("ringrouter capture", fds, ncap, caps)))
+        return rc;
+    for (int i = 0; i < ncap; i++)
+        lost0[i] = ipc_ld_rlx(&caps[i]->lost);
     struct sigaction sa = {.sa_handler = on_signal};
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);

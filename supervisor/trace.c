@@ -105,19 +105,9 @@ bool sup_ctl_trace(struct sup *s, char **w, int nw, FILE *f, int conn_fd)
         return false;
     }
     struct ipc_cap_insn prog[IPC_CAP_BPF_MAX];
-    size_t len = 0;
-    struct ipc_err err;
-    if (strcmp(w[2], "-") != 0) {
-        if (sup_b64_decode(w[2], (unsigned char *)prog, sizeof(prog), &len) < 0 || len % sizeof(prog[0])) {
-            fprintf(f, "trace: the program is not base64 of whole instructions, at most %u\n", IPC_CAP_BPF_MAX);
-            return false;
-        }
-        if (ipc_cap_bpf_check(prog, (uint32_t)(len / sizeof(prog[0])), &err) < 0) {
-            fprintf(f, "trace: %s\n", err.msg);
-            return false;
-        }
-    }
-    uint32_t nins = (uint32_t)(len / sizeof(prog[0]));
+    uint32_t nins;
+    if (!sup_cap_prog("trace", w[2], prog, &nins, f))
+        return false;
     sup_trace_tick(s); /* a client that just exited is not busy until the next tick */
     if (cur.lease >= 0) {
         fprintf(f, "trace: busy: a trace runs; one at a time\n");

@@ -368,19 +368,11 @@ int sup_trace_main(int argc, char **argv)
     int lease = fds[n - 1];
     struct ipc_cap *caps[SUP_SEND_FDS_MAX];
     uint64_t lost0[SUP_SEND_FDS_MAX];
-    int ncap = 0;
-    for (int i = 0; i < n - 1; i++) {
-        void *base;
-        struct ipc_err err;
-        if (ipc_shm_attach_fixed(fds[i], IPC_SHM_CAPTURE, IPC_CAP_VERSION, sizeof(struct ipc_cap), &base, &err) < 0) {
-            fprintf(stderr, "ringrouter trace: a region: %s\n", err.msg);
-            return SUP_EXIT_SYSTEM;
-        }
-        close(fds[i]);
-        caps[ncap] = base;
-        lost0[ncap] = ipc_ld_rlx(&caps[ncap]->tr_lost);
-        ncap++;
-    }
+    int ncap = n - 1;
+    if ((rc = sup_cap_map("ringrouter trace", fds, ncap, caps)))
+        return rc;
+    for (int i = 0; i < ncap; i++)
+        lost0[i] = ipc_ld_rlx(&caps[i]->tr_lost);
     struct sigaction sa = {.sa_handler = on_signal};
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
