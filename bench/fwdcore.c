@@ -66,6 +66,7 @@
 #include <unistd.h>
 
 #include "ipc/capture.h"
+#include "ipc/trace.h"
 #include "ipc/pool.h"
 #include "ipc/sandbox.h"
 #include "tables/fib6_write.h"
@@ -76,6 +77,7 @@
 #include "tables/neigh_write.h"
 #include "services/router/pkt.h"
 #include "services/router/rt.h"
+#include "services/router/rt_trace.h"
 #include "bench/stats.h"
 
 #define NFLOWS 16u
@@ -474,12 +476,13 @@ static void t_check(struct t_world *w)
 enum { S_OURS, S_REF, S_OURS6, S_CAPOFF, S_CAPNONE, S_CAPALL, S_MAX };
 
 /*
- * Capture (ipc/capture.h): the driver stage's hook, drv_rx_capture's two
- * lines, before the same rt_input_burst: off (one load, one branch a
- * burst), on with a filter that matches nothing ("udp port 9": the program
- * runs on every frame) and with one that matches everything ("udp": each
- * frame also copied into the ring). The ring is emptied between bursts,
- * untimed, as a reader that keeps up would.
+ * Capture (ipc/capture.h): the driver stage's hook, drv_rx_capture's,
+ * before the same rt_input_burst: off (one load, one branch a burst, for
+ * capture and `ringrouter trace` both, and the router loop's trace
+ * branch), on with a filter that matches nothing ("udp port 9": the
+ * program runs on every frame) and with one that matches everything
+ * ("udp": each frame also copied into the ring). The ring is emptied
+ * between bursts, untimed, as a reader that keeps up would.
  */
 static struct ipc_cap cap_region;
 static struct ipc_cap_insn cap_prog[2][IPC_CAP_BPF_MAX];
@@ -522,9 +525,19 @@ static void cap_side(int s)
 
 static void cap_burst(struct t_world *w)
 {
-    if (ipc_cap_on(IPC_CAP_RX))
-        ipc_cap_frames(&w->pool, w->bufs, BURST, IPC_CAP_RX, 0);
-    our_burst(w);
+    if (ipc_cap_on(IPC_CAP_RX | IPC_CAP_TRACE)) { /* drv_cap_hook: trace shares capture's branch */
+        unsigned on = ipc_ld_rlx(&cap_region.on);
+        if (on & IPC_CAP_RX)
+            ipc_cap_frames(&w->pool, w->bufs, BURST, IPC_CAP_RX, 0);
+        if (on & IPC_CAP_TRACE)
+            ipc_trace_rx(&w->pool, w->bufs, BURST, 0);
+    }
+    fib_read_begin(&w->fib);
+    if (ipc_unlikely(ipc_trace_on())) /* the router loop's trace branch (services/router/main.c) */
+        rt_trace_burst(&w->ctx, w->bufs, BURST, NOW_NS, &w->tx);
+    else
+        rt_input_burst(&w->ctx, w->bufs, BURST, NOW_NS, &w->tx);
+    fib_read_end(&w->fib);
 }
 
 /* One chunk of @nb bursts of side @s: TSC cycles per packet, restore excluded. */

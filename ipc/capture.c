@@ -19,6 +19,8 @@
 #include <sys/mman.h>
 #include <time.h>
 
+#include "trace.h"
+
 /* Never on: what a service without a region looks at. */
 static struct ipc_cap cap_off_block;
 struct ipc_cap_local ipc_cap_ = {.cap = &cap_off_block, .port = 0xffff};
@@ -255,7 +257,11 @@ void ipc_cap_frames(struct ipc_pool *pool, const ipc_buf *bufs, uint32_t n, unsi
 
 void ipc_cap_drop(struct ipc_pool *pool, ipc_buf b, uint16_t port, const char *why)
 {
-    put(pool, b, IPC_CAP_DROP, port, why, true);
+    unsigned on = ipc_ld_rlx(&ipc_cap_.cap->on);
+    if (on & IPC_CAP_TRACE)
+        ipc_trace_drop(pool, b, port, why);
+    if (on & IPC_CAP_DROP)
+        put(pool, b, IPC_CAP_DROP, port, why, true);
 }
 
 /* ---- the client's end ---------------------------------------------------- */

@@ -61,7 +61,7 @@
 
 #define STATE_FILE "state"
 #define STATE_MAGIC 0x5252535455504552ull /* "REPUTSRR" */
-#define STATE_VERSION 3 /* 2: planned restarts and ready_ns; 3: trust zones' pools */
+#define STATE_VERSION 4 /* 2: planned restarts and ready_ns; 3: trust zones' pools; 4: restarts by cause */
 
 struct state_svc {
     char name[SUP_SERVICE_MAX + 1];
@@ -70,6 +70,7 @@ struct state_svc {
     uint16_t owner;
     uint32_t kind;
     uint32_t restarts, planned;
+    uint32_t by_cause[SUP_NCAUSES]; /* restarts_by: the metrics' counters go on across an adoption */
     uint64_t ready_ns; /* CLOCK_MONOTONIC, the machine's: the same boot, as the pid's start time proves */
     struct ipc_shm_hdr stats_shm;
     char binary[300];
@@ -170,6 +171,8 @@ void sup_state_save(struct sup *s)
         o->kind = v->kind;
         o->restarts = v->restarts;
         o->planned = v->planned;
+        for (int c = 0; c < SUP_NCAUSES; c++)
+            o->by_cause[c] = v->restarts_by[c];
         o->ready_ns = v->state == SUP_ST_UP ? v->ready_ns : 0;
         o->stats_shm = v->stats_shm;
         memcpy(o->binary, v->run_binary, sizeof(o->binary));
@@ -490,6 +493,8 @@ void sup_adopt_commit(struct sup *s)
         v->last_beat_ns = now;
         v->restarts = o->restarts;
         v->planned = o->planned;
+        for (int c = 0; c < SUP_NCAUSES; c++)
+            v->restarts_by[c] = o->by_cause[c];
         memcpy(v->run_binary, o->binary, sizeof(v->run_binary));
         v->run_binary[sizeof(v->run_binary) - 1] = '\0';
         memcpy(v->run_build, o->build, sizeof(v->run_build));

@@ -1,15 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * supervisor/capture.c: the supervisor's half of `ringrouter capture`
- * (capture.h, docs/capture.md). A region per driver instance and one for
- * the router, made at set-up, each given to its service as the config's
- * cap_fd. A capture is one at a time: the request names a port, the
- * directions and a filter this file checks (ipc_cap_bpf_check); the regions
- * of that port's drivers (rx, tx, both) or the router's (drop) are armed
- * and sent to the client with the write end of a pipe, its lease. When
- * every copy of that end is closed (the client exited, was killed, or
- * passed it on and that process went too), the next tick disarms the
- * regions: no state outlives the client.
+ * (capture.h, docs/capture.md). A region per driver instance, one for the
+ * router and one per shaper, made at set-up, each given to its service as
+ * the config's cap_fd. A capture is one at a time: the request names a
+ * port, the directions and a filter this file checks (ipc_cap_bpf_check);
+ * the regions of that port's drivers (rx, tx, both), or the router's and
+ * the port's shaper's (drop), are armed and sent to the client with the
+ * write end of a pipe, its lease. When every copy of that end is closed
+ * (the client exited, was killed, or passed it on and that process went
+ * too), the next tick disarms the regions: no state outlives the client.
+ * A trace (trace.c) uses the same regions, with its own bit of `on`.
  */
 #include "supervisor/capture.h"
 
@@ -24,8 +25,10 @@
 #include "ipc/capture.h"
 #include "supervisor/adopt.h"
 #include "supervisor/sup.h"
+#include "supervisor/trace.h"
 
-#define CAP_FDS_MAX 16 /* regions sent at once: a port's driver instances */
+#define CAP_FDS_MAX 16 /* regions a capture sends at once: a port's driver instances */
+#define CAP_ON_BITS (IPC_CAP_RX | IPC_CAP_TX | IPC_CAP_DROP) /* the `on` word's capture bits; trace.c has the rest */
 
 static struct {
     int lease;              /* the read end, -1: no capture */
@@ -36,7 +39,8 @@ static struct {
 
 static bool captures(const struct sup_svc *v)
 {
-    return v->kind == IPC_SVC_ROUTER || v->kind == IPC_SVC_TAP || v->kind == IPC_SVC_AFXDP;
+    return v->kind == IPC_SVC_ROUTER || v->kind == IPC_SVC_TAP || v->kind == IPC_SVC_AFXDP ||
+           v->kind == IPC_SVC_SHAPER;
 }
 
 /*
@@ -93,8 +97,8 @@ static void disarm(struct sup *s)
 {
     for (int i = 0; i < cur.n; i++) {
         struct sup_svc *v = &s->svcs[cur.svc[i]];
-        if (v->cap)
-            ipc_st_rel(&v->cap->on, 0u);
+        if (v->cap) /* a trace keeps its bit */
+            atomic_fetch_and_explicit(&v->cap->on, ~(unsigned)CAP_ON_BITS, memory_order_release);
     }
     if (cur.lease >= 0) {
         close(cur.lease);
@@ -109,6 +113,7 @@ void sup_capture_release(struct sup *s, struct sup_svc *v)
     for (int i = 0; i < cur.n; i++)
         if (&s->svcs[cur.svc[i]] == v)
             disarm(s);
+    sup_trace_release(s, v);
     if (v->cap)
         ipc_shm_unmap(v->cap, sizeof(*v->cap));
     v->cap = NULL;
@@ -119,6 +124,7 @@ void sup_capture_release(struct sup *s, struct sup_svc *v)
 
 void sup_capture_tick(struct sup *s)
 {
+    sup_trace_tick(s);
     if (cur.lease < 0)
         return;
     struct pollfd p = {.fd = cur.lease, .events = POLLIN};
@@ -126,13 +132,15 @@ void sup_capture_tick(struct sup *s)
         disarm(s); /* the client wrote nothing there: a byte is as good as a close */
 }
 
-static int send_fds(int sock, const int *fds, int n)
+int sup_send_fds(int sock, const int *fds, int n)
 {
+    if (n < 1 || n > SUP_SEND_FDS_MAX)
+        return -EINVAL;
     char byte = 'C';
     struct iovec iov = {.iov_base = &byte, .iov_len = 1};
     union {
         struct cmsghdr h;
-        char buf[CMSG_SPACE(sizeof(int) * (CAP_FDS_MAX + 1))];
+        char buf[CMSG_SPACE(sizeof(int) * SUP_SEND_FDS_MAX)];
     } u;
     memset(&u, 0, sizeof(u));
     struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf,
@@ -192,6 +200,26 @@ int sup_b64_decode(const char *in, unsigned char *out, size_t cap, size_t *n)
     return 0;
 }
 
+bool sup_cap_prog(const char *cmd, const char *word, struct ipc_cap_insn *prog, uint32_t *nins, FILE *f)
+{
+    size_t len = 0;
+    struct ipc_err err;
+    *nins = 0;
+    if (strcmp(word, "-") == 0)
+        return true;
+    if (sup_b64_decode(word, (unsigned char *)prog, sizeof(prog[0]) * IPC_CAP_BPF_MAX, &len) < 0 ||
+        len % sizeof(prog[0])) {
+        fprintf(f, "%s: the program is not base64 of whole instructions, at most %u\n", cmd, IPC_CAP_BPF_MAX);
+        return false;
+    }
+    if (ipc_cap_bpf_check(prog, (uint32_t)(len / sizeof(prog[0])), &err) < 0) {
+        fprintf(f, "%s: %s\n", cmd, err.msg);
+        return false;
+    }
+    *nins = (uint32_t)(len / sizeof(prog[0]));
+    return true;
+}
+
 bool sup_ctl_capture(struct sup *s, char **w, int nw, FILE *f, int conn_fd)
 {
     if (nw != 5) {
@@ -222,18 +250,10 @@ bool sup_ctl_capture(struct sup *s, char **w, int nw, FILE *f, int conn_fd)
         return false;
     }
     struct ipc_cap_insn prog[IPC_CAP_BPF_MAX];
-    size_t len = 0;
-    struct ipc_err err;
-    if (strcmp(w[4], "-") != 0) {
-        if (sup_b64_decode(w[4], (unsigned char *)prog, sizeof(prog), &len) < 0 || len % sizeof(prog[0])) {
-            fprintf(f, "capture: the program is not base64 of whole instructions, at most %u\n", IPC_CAP_BPF_MAX);
-            return false;
-        }
-        if (ipc_cap_bpf_check(prog, (uint32_t)(len / sizeof(prog[0])), &err) < 0) {
-            fprintf(f, "capture: %s\n", err.msg);
-            return false;
-        }
-    }
+    uint32_t nins;
+    if (!sup_cap_prog("capture", w[4], prog, &nins, f))
+        return false;
+    size_t len = nins * sizeof(prog[0]);
     sup_capture_tick(s); /* a client that just exited is not busy until the next tick */
     if (cur.lease >= 0) {
         fprintf(f, "capture: busy: a capture of port %s runs; one at a time\n", cur.port);
@@ -242,7 +262,9 @@ bool sup_ctl_capture(struct sup *s, char **w, int nw, FILE *f, int conn_fd)
     int fds[CAP_FDS_MAX + 1], n = 0;
     for (int i = 0; i < s->nsvcs && n < CAP_FDS_MAX; i++) {
         struct sup_svc *v = &s->svcs[i];
-        bool want = dirs == IPC_CAP_DROP ? v->kind == IPC_SVC_ROUTER
+        /* drop: the router's, of packets that came in on the port, and the
+         * port's shaper's (all of them leave by it). */
+        bool want = dirs == IPC_CAP_DROP ? v->kind == IPC_SVC_ROUTER || (v->kind == IPC_SVC_SHAPER && v->port == port)
                                          : (v->kind == IPC_SVC_TAP || v->kind == IPC_SVC_AFXDP) && v->port == port;
         if (want && v->cap) {
             cur.svc[n] = i;
@@ -264,13 +286,14 @@ bool sup_ctl_capture(struct sup *s, char **w, int nw, FILE *f, int conn_fd)
         c->snaplen = snap < IPC_CAP_SNAP_MAX ? (uint32_t)snap : IPC_CAP_SNAP_MAX;
         c->nins = (uint32_t)(len / sizeof(prog[0]));
         memcpy(c->prog, prog, len);
-        c->port = dirs == IPC_CAP_DROP ? (uint32_t)port : IPC_PORT_NONE; /* the router: this port's drops */
+        /* the router: the drops of packets from this port */
+        c->port = dirs == IPC_CAP_DROP && s->svcs[cur.svc[i]].kind == IPC_SVC_ROUTER ? (uint32_t)port : IPC_PORT_NONE;
         ipc_st_rel(&c->tail, ipc_ld_acq(&c->head));
-        ipc_st_rel(&c->on, dirs);
+        atomic_fetch_or_explicit(&c->on, dirs, memory_order_release);
     }
     cur.n = n;
     fds[n] = pipefd[1];
-    int ret = send_fds(conn_fd, fds, n + 1);
+    int ret = sup_send_fds(conn_fd, fds, n + 1);
     close(pipefd[1]);
     cur.lease = pipefd[0];
     snprintf(cur.port, sizeof(cur.port), "%s", w[1]);

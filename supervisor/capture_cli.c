@@ -28,7 +28,7 @@
 #include "supervisor/pcapng.h"
 #include "supervisor/sup.h"
 
-#define CAP_FDS_MAX 17
+#define CAP_FDS_MAX 40 /* a trace takes every capturing service's region, and its lease */
 
 static volatile sig_atomic_t stop;
 
@@ -101,50 +101,54 @@ static int parse(int argc, char **argv, struct opts *o)
     return 0;
 }
 
-/* The filter as the request's last word: "-" for none. */
-static int compile(const struct opts *o, char *word, size_t cap)
+int sup_cap_compile(const char *who, const char *filter, unsigned snap, char *word, size_t cap)
 {
-    if (!o->filter[0]) {
+    if (!filter[0]) {
         snprintf(word, cap, "-");
         return 0;
     }
-    pcap_t *p = pcap_open_dead(DLT_EN10MB, (int)o->snap);
+    pcap_t *p = pcap_open_dead(DLT_EN10MB, (int)snap);
     struct bpf_program prog;
-    if (!p)
-        return usage("%s", "libpcap: pcap_open_dead failed");
-    if (pcap_compile(p, &prog, o->filter, 1, PCAP_NETMASK_UNKNOWN) < 0) {
-        fprintf(stderr, "ringrouter capture: filter \"%s\": %s\n", o->filter, pcap_geterr(p));
+    if (!p) {
+        fprintf(stderr, "%s: libpcap: pcap_open_dead failed\n", who);
+        return SUP_EXIT_USAGE;
+    }
+    if (pcap_compile(p, &prog, filter, 1, PCAP_NETMASK_UNKNOWN) < 0) {
+        fprintf(stderr, "%s: filter \"%s\": %s\n", who, filter, pcap_geterr(p));
         pcap_close(p);
         return SUP_EXIT_USAGE;
     }
     pcap_close(p);
     int rc = 0;
     if (prog.bf_len > IPC_CAP_BPF_MAX) {
-        fprintf(stderr, "ringrouter capture: filter \"%s\" compiles to %u instructions; at most %u\n", o->filter,
-                prog.bf_len, IPC_CAP_BPF_MAX);
+        fprintf(stderr, "%s: filter \"%s\" compiles to %u instructions; at most %u\n", who, filter, prog.bf_len,
+                IPC_CAP_BPF_MAX);
         rc = SUP_EXIT_USAGE;
     } else {
         struct ipc_cap_insn ins[IPC_CAP_BPF_MAX];
         for (unsigned i = 0; i < prog.bf_len; i++)
             ins[i] = (struct ipc_cap_insn){prog.bf_insns[i].code, prog.bf_insns[i].jt, prog.bf_insns[i].jf,
                                            prog.bf_insns[i].k};
-        if (!sup_b64_encode((const unsigned char *)ins, prog.bf_len * sizeof(ins[0]), word, cap))
-            rc = usage("%s", "the filter is too long");
+        if (!sup_b64_encode((const unsigned char *)ins, prog.bf_len * sizeof(ins[0]), word, cap)) {
+            fprintf(stderr, "%s: the filter is too long\n", who);
+            rc = SUP_EXIT_USAGE;
+        }
     }
     pcap_freecode(&prog);
     return rc;
 }
 
-/* Connect, ask, take the fds and the answer. Returns the fd count or an exit status (negated). */
-static int ask(const char *sockpath, const char *req, int *fds, int max)
+int sup_cap_ask(const char *who, const char *sockpath, const char *req, int *fds, int max, char *ans, size_t cap)
 {
     struct sockaddr_un sa = {.sun_family = AF_UNIX};
-    if (strlen(sockpath) >= sizeof(sa.sun_path))
-        return -usage("socket path \"%s\" is too long", sockpath);
+    if (strlen(sockpath) >= sizeof(sa.sun_path)) {
+        fprintf(stderr, "%s: socket path \"%s\" is too long\n", who, sockpath);
+        return -SUP_EXIT_USAGE;
+    }
     memcpy(sa.sun_path, sockpath, strlen(sockpath) + 1);
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
-        fprintf(stderr, "ringrouter capture: cannot reach the supervisor at %s: %s\n", sockpath, strerror(errno));
+        fprintf(stderr, "%s: cannot reach the supervisor at %s: %s\n", who, sockpath, strerror(errno));
         if (fd >= 0)
             close(fd);
         return -SUP_EXIT_SYSTEM;
@@ -152,12 +156,12 @@ static int ask(const char *sockpath, const char *req, int *fds, int max)
     struct ucred cr = {.uid = (uid_t)-1};
     socklen_t crlen = sizeof(cr);
     if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &crlen) < 0 || cr.uid != 0) {
-        fprintf(stderr, "ringrouter capture: %s is not root's: not a ringrouter supervisor\n", sockpath);
+        fprintf(stderr, "%s: %s is not root's: not a ringrouter supervisor\n", who, sockpath);
         close(fd);
         return -SUP_EXIT_SYSTEM;
     }
     if (write(fd, req, strlen(req)) != (ssize_t)strlen(req)) {
-        fprintf(stderr, "ringrouter capture: %s: %s\n", sockpath, strerror(errno));
+        fprintf(stderr, "%s: %s: %s\n", who, sockpath, strerror(errno));
         close(fd);
         return -SUP_EXIT_SYSTEM;
     }
@@ -182,26 +186,40 @@ static int ask(const char *sockpath, const char *req, int *fds, int max)
                     close(got);
             }
         }
-    char ans[1024];
     size_t len = 0;
     if (r > 0 && n == 0)
         ans[len++] = first; /* no fds: that byte begins the answer */
-    for (ssize_t k; len < sizeof(ans) - 1 && (k = read(fd, ans + len, sizeof(ans) - 1 - len)) > 0;)
+    for (ssize_t k; len < cap - 1 && (k = read(fd, ans + len, cap - 1 - len)) > 0;)
         len += (size_t)k;
     ans[len] = '\0';
     close(fd);
     if (strncmp(ans, "OK\n", 3) == 0 && n >= 2) {
-        fprintf(stderr, "ringrouter: %s", ans + 3);
+        memmove(ans, ans + 3, len - 2); /* the answer, its NUL too */
         return n;
     }
     for (int i = 0; i < n; i++)
         close(fds[i]);
     if (strncmp(ans, "ERR\n", 4) == 0) {
-        fprintf(stderr, "ringrouter capture: %s", ans + 4);
+        fprintf(stderr, "%s: %s", who, ans + 4);
         return -SUP_EXIT_USAGE;
     }
-    fprintf(stderr, "ringrouter capture: no answer from the supervisor at %s\n", sockpath);
+    fprintf(stderr, "%s: no answer from the supervisor at %s\n", who, sockpath);
     return -SUP_EXIT_SYSTEM;
+}
+
+int sup_cap_map(const char *who, const int *fds, int n, struct ipc_cap **caps)
+{
+    for (int i = 0; i < n; i++) {
+        void *base;
+        struct ipc_err err;
+        if (ipc_shm_attach_fixed(fds[i], IPC_SHM_CAPTURE, IPC_CAP_VERSION, sizeof(struct ipc_cap), &base, &err) < 0) {
+            fprintf(stderr, "%s: a region: %s\n", who, err.msg);
+            return SUP_EXIT_SYSTEM;
+        }
+        close(fds[i]);
+        caps[i] = base;
+    }
+    return 0;
 }
 
 int sup_capture_main(int argc, char **argv)
@@ -211,7 +229,7 @@ int sup_capture_main(int argc, char **argv)
     if (rc)
         return rc;
     char prog[512];
-    if ((rc = compile(&o, prog, sizeof(prog))))
+    if ((rc = sup_cap_compile("ringrouter capture", o.filter, (unsigned)o.snap, prog, sizeof(prog))))
         return rc;
     FILE *out = stdout;
     if (strcmp(o.out, "-") != 0 && !(out = fopen(o.out, "we"))) {
@@ -224,7 +242,8 @@ int sup_capture_main(int argc, char **argv)
     const char *env = getenv("RINGROUTER_SOCKET");
     const char *sock = o.sock ? o.sock : env && env[0] ? env : "/run/ringrouter/control.sock";
     int fds[CAP_FDS_MAX];
-    int n = ask(sock, req, fds, CAP_FDS_MAX);
+    char ans[1024];
+    int n = sup_cap_ask("ringrouter capture", sock, req, fds, CAP_FDS_MAX, ans, sizeof(ans));
     if (n < 0) {
         if (out != stdout) {
             fclose(out);
@@ -232,22 +251,15 @@ int sup_capture_main(int argc, char **argv)
         }
         return -n;
     }
+    fprintf(stderr, "ringrouter: %s", ans);
     int lease = fds[n - 1];
     struct ipc_cap *caps[CAP_FDS_MAX];
     uint64_t lost0[CAP_FDS_MAX];
-    int ncap = 0;
-    for (int i = 0; i < n - 1; i++) {
-        void *base;
-        struct ipc_err err;
-        if (ipc_shm_attach_fixed(fds[i], IPC_SHM_CAPTURE, IPC_CAP_VERSION, sizeof(struct ipc_cap), &base, &err) < 0) {
-            fprintf(stderr, "ringrouter capture: a region: %s\n", err.msg);
-            return SUP_EXIT_SYSTEM;
-        }
-        close(fds[i]);
-        caps[ncap] = base;
-        lost0[ncap] = ipc_ld_rlx(&caps[ncap]->lost);
-        ncap++;
-    }
+    int ncap = n - 1;
+    if ((rc = sup_cap_map("ringrouter capture", fds, ncap, caps)))
+        return rc;
+    for (int i = 0; i < ncap; i++)
+        lost0[i] = ipc_ld_rlx(&caps[i]->lost);
     struct sigaction sa = {.sa_handler = on_signal};
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);

@@ -291,6 +291,22 @@ static const struct cli_cmd cli_cmds[] = {
      "exit status: 0, 100 a bad port, filter or argument, or a capture already\n"
      "running, 111 a file that cannot be written or no supervisor.\n"
      "See docs/capture.md.\n"},
+    {"trace", NULL, NULL, "follow the next N packets that match a filter through every stage",
+     "usage: ringrouter trace N [-S SOCKET] [FILTER]\n"
+     "\n"
+     "Follow the next N packets (1 to 1000) any driver receives that match FILTER (a\n"
+     "tcpdump expression, compiled by libpcap; none: every packet) through every\n"
+     "stage: the driver's receive (port, queue), the router (its verdict, the FIB\n"
+     "prefix, next hop and neighbour state, an ICMP error it sends), the shaper\n"
+     "(class, flow queue), a drop and its reason, the driver's transmit. One block\n"
+     "per packet, each stage with its time since the receive, the cycles since the\n"
+     "stage before, and the router's and shaper's cycles per packet. It ends after\n"
+     "N packets, on SIGINT or SIGTERM. One trace at a time; it ends when the client\n"
+     "exits, however it exits. Root only.\n"
+     "\n"
+     "exit status: 0, 100 a bad N, filter or argument, or a trace already running,\n"
+     "111 no supervisor, or the supervisor ended the trace.\n"
+     "See docs/observability.md, \"Packet trace\".\n"},
     {"help", NULL, NULL, "this list, or a command's help",
      "usage: ringrouter help [COMMAND]\n"
      "       ringrouter COMMAND --help\n"

@@ -28,6 +28,7 @@
  */
 #include "supervisor/sup.h"
 #include "supervisor/capture.h"
+#include "supervisor/trace.h"
 
 #include <errno.h>
 #include <stddef.h>
@@ -400,13 +401,13 @@ static bool ctl_dispatch(struct sup *s, char **words, int nw, FILE *f, struct su
         return sup_ctl_inject(s, words + 1, nw - 1, f);
     if (strcmp(cmd, "upgrade") == 0) /* supervisor/upgrade.c */
         return sup_ctl_upgrade(s, words + 1, nw - 1, f, wait);
-    if (strcmp(cmd, "capture") == 0) { /* supervisor/capture.c */
+    if (strcmp(cmd, "capture") == 0 || strcmp(cmd, "trace") == 0) { /* supervisor/capture.c, trace.c */
         /* Every wait is a connection's (ctl_conn.c): its socket takes the
          * regions' fds. A reader of control_group never gets here
          * (ctl_reads_only): packets are root's, as for tcpdump. */
         const struct sup_ctl_conn *c =
             (const struct sup_ctl_conn *)(const void *)((const char *)wait - offsetof(struct sup_ctl_conn, wait));
-        return sup_ctl_capture(s, words, nw, f, c->fd);
+        return cmd[0] == 'c' ? sup_ctl_capture(s, words, nw, f, c->fd) : sup_ctl_trace(s, words, nw, f, c->fd);
     }
     if (strcmp(cmd, "reload") == 0) /* supervisor/reload.c */
         return sup_ctl_reload(s, words + 1, nw - 1, f, wait);

@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "ipc/capture.h"
 #include "supervisor/cli.h"
 #include "supervisor/xsk.h"
 #include "supervisor/zones.h"
@@ -182,6 +183,9 @@ static bool stats_svc_row(struct stats_ctx *c, int i, bool first)
         sup_json_str(f, v->name);
         for (size_t k = 0; k < NSVC_COLS; k++)
             fprintf(f, ",\"%s\":%llu", svc_cols[k].key, (unsigned long long)svc_col(c, v, &svc_cols[k]));
+        if (v->cap) /* the capture region's (capture.c): what a slow reader lost, never packets */
+            fprintf(f, ",\"capture_lost\":%llu,\"trace_lost\":%llu", (unsigned long long)ipc_ld_rlx(&v->cap->lost),
+                    (unsigned long long)ipc_ld_rlx(&v->cap->tr_lost));
         fprintf(f, ",\"counters\":{");
     } else {
         fprintf(f, "%s (%s):", v->name, sup_state_name(v->state));
@@ -190,6 +194,11 @@ static bool stats_svc_row(struct stats_ctx *c, int i, bool first)
             if (val || !svc_cols[k].nonzero_only)
                 fprintf(f, "%s %s %llu", k ? "," : "", svc_cols[k].label, (unsigned long long)val);
         }
+        uint64_t lost = v->cap ? ipc_ld_rlx(&v->cap->lost) : 0, tlost = v->cap ? ipc_ld_rlx(&v->cap->tr_lost) : 0;
+        if (lost)
+            fprintf(f, ", captures lost %llu", (unsigned long long)lost);
+        if (tlost)
+            fprintf(f, ", trace records lost %llu", (unsigned long long)tlost);
         fputc('\n', f);
     }
     for (uint32_t k = 0, shown = 0; k < n; k++) {

@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "supervisor/capture.h"
+#include "supervisor/trace.h"
 #include "supervisor/cli.h"
 #include "supervisor/manifest.h"
 #include "supervisor/metrics.h"
@@ -341,6 +342,8 @@ int main(int argc, char **argv)
     const struct cli_cmd *cc = argc > 1 && argv[1][0] != '-' ? cli_command(argv[1], cerr, sizeof(cerr)) : NULL;
     if (cc && strcmp(cc->name, "capture") == 0)
         return sup_capture_main(argc - 1, argv + 1);
+    if (cc && strcmp(cc->name, "trace") == 0) /* the same: a filter of many words */
+        return sup_trace_main(argc - 1, argv + 1);
     struct cli_line l;
     int rc = cli_parse(argc, argv, &l);
     if (rc)

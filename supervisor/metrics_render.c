@@ -48,6 +48,10 @@ D(SV_WAKES, "ringrouter_service_wakeups_sent_total", "counter", "Eventfd writes 
 D(SV_MISSED, "ringrouter_service_wakeups_missed_total", "counter",
   "Sleeps that ran to their timeout although an input ring held packets (should stay 0)");
 D(SV_HELD, "ringrouter_service_buffers_held", "gauge", "Pool buffers whose owner word names the service");
+D(SV_CAPLOST, "ringrouter_capture_lost_total", "counter",
+  "Captures the service's capture ring refused because its reader was slow (the packets went on)");
+D(SV_TRLOST, "ringrouter_trace_records_lost_total", "counter",
+  "Trace records the service's trace ring refused because its reader was slow (the packets went on)");
 D(SV_CTR, "ringrouter_service_events_total", "counter",
   "A service's named counter (docs/stats.md), by counter name; dotted names give a port or class label");
 D(SV_GAUGE, "ringrouter_service_level", "gauge", "A service's named level (a count now, not since start), by name");
@@ -212,7 +216,9 @@ static void render_services(struct mx_out *o, const struct mx_jv *stats, const s
                 {"sleeps", &SV_SLEEPS},
                 {"wakes_sent", &SV_WAKES},
                 {"wake_missed", &SV_MISSED},
-                {"buffers_held", &SV_HELD}};
+                {"buffers_held", &SV_HELD},
+                {"capture_lost", &SV_CAPLOST},
+                {"trace_lost", &SV_TRLOST}};
     const struct mx_jv *svcs = arr(stats, "services");
     for (size_t i = 0; svcs && i < svcs->n; i++) {
         const struct mx_jv *v = &svcs->kid[i];

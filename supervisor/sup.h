@@ -95,7 +95,7 @@ struct sup_svc {
     struct ipc_shm_hdr stats_shm; /* its header as created: a successor checks it */
     int cfg_fd;
     int dev_fd; /* TAP or XSK fd kept by the supervisor, -1 if none */
-    int cap_fd;          /* drivers and the router: the capture region (capture.c); 0: none */
+    int cap_fd;          /* drivers, the router, shapers: the capture region (capture.c); 0: none */
     struct ipc_cap *cap; /* ... mapped */
     int mbox_fd; /* shapers: their control mailbox (tables/shaper.h), -1 otherwise */
     struct shp_mbox *mbox;
@@ -114,7 +114,7 @@ struct sup_svc {
     uint64_t last_beat_ns;
     unsigned restarts;    /* since `up`, after a death: a crash, a kill, a hang, a failed start */
     unsigned planned;     /* since `up`, asked for: `restart`, `upgrade`, a reload, an adoption's handover */
-    unsigned restarts_by[SUP_NCAUSES]; /* both, by cause, since this supervisor image started */
+    unsigned restarts_by[SUP_NCAUSES]; /* both, by cause, since `up` (adoption keeps them: adopt.c) */
     bool killed_hung;     /* the instance's kill was the hang check's: its death is a hang */
     unsigned consecutive; /* deaths since it was last stable */
     uint64_t deaths_ns[SUP_DEATHS_KEPT];

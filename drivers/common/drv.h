@@ -36,6 +36,7 @@
 
 #include "ipc/capture.h"
 #include "ipc/svc.h"
+#include "ipc/trace.h"
 #include "ipc/wake.h"
 
 #define DRV_BURST 64u      /* handles taken from one input ring per loop */
@@ -165,6 +166,17 @@ uint32_t drv_backlog_drop(struct drv *d, unsigned c);
  */
 typedef uint32_t drv_tx_check_fn(const struct drv *d, ipc_buf b);
 
+/* Capture or trace on (the caller's one branch found a bit of @dir or
+ * IPC_CAP_TRACE): copy the frames, mark or record the traced ones. */
+static inline void drv_cap_hook(struct drv *d, const ipc_buf *bufs, uint32_t n, unsigned dir)
+{
+    unsigned on = ipc_ld_rlx(&ipc_cap_.cap->on);
+    if (on & dir)
+        ipc_cap_frames(d->pool, bufs, n, dir, ipc_cap_.port);
+    if (on & IPC_CAP_TRACE)
+        (dir == IPC_CAP_RX ? ipc_trace_rx : ipc_trace_tx)(d->pool, bufs, n, ipc_cap_.port);
+}
+
 /**
  * Take what the input rings hold (ipc_ring_recv validates handles, owners
  * and chains) into the backlog, checking each packet with @check first. A
@@ -189,8 +201,8 @@ static inline uint32_t drv_tx_pull(struct drv *d, drv_tx_check_fn *check)
         for (uint32_t taken = 0; taken < DRV_BACKLOG;) {
             uint32_t room = DRV_BACKLOG - drv_backlog_depth(d);
             uint32_t n = ipc_ring_recv(&d->svc->in[r], d->pool, bufs, room < DRV_BURST ? room : DRV_BURST);
-            if (ipc_cap_on(IPC_CAP_TX))
-                ipc_cap_frames(d->pool, bufs, n, IPC_CAP_TX, ipc_cap_.port);
+            if (ipc_cap_on(IPC_CAP_TX | IPC_CAP_TRACE))
+                drv_cap_hook(d, bufs, n, IPC_CAP_TX);
             for (uint32_t i = 0; i < n; i++) {
                 uint32_t why = check(d, bufs[i]);
                 if (ipc_likely(why == DRV_KEEP)) {
@@ -213,12 +225,13 @@ static inline uint32_t drv_tx_pull(struct drv *d, drv_tx_check_fn *check)
 /**
  * Every driver calls this with the packets it received, before it hands
  * them to the router (after, they are the router's): `ringrouter capture
- * PORT rx` copies them here. Off, one load and one branch per batch.
+ * PORT rx` copies them here, and `ringrouter trace` marks the ones it
+ * follows (ipc/trace.h). Off, one load and one branch per batch for both.
  */
 static inline void drv_rx_capture(struct drv *d, const ipc_buf *bufs, uint32_t n)
 {
-    if (ipc_cap_on(IPC_CAP_RX))
-        ipc_cap_frames(d->pool, bufs, n, IPC_CAP_RX, ipc_cap_.port);
+    if (ipc_cap_on(IPC_CAP_RX | IPC_CAP_TRACE))
+        drv_cap_hook(d, bufs, n, IPC_CAP_RX);
 }
 
 /** The backlog gauges: its depth now and the deepest it has been. */

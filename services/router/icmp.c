@@ -10,6 +10,7 @@
 
 #include "pkt.h"
 #include "punt.h"
+#include "rt_trace.h"
 
 bool rt_icmp_error_allowed(const struct rt_ctx *ctx, ipc_buf orig)
 {
@@ -62,10 +63,12 @@ bool rt_icmp_error(struct rt_ctx *ctx, ipc_buf orig, uint8_t type, uint8_t code,
 {
     if (!rt_icmp_error_allowed(ctx, orig)) {
         rt_count(ctx, RT_CTR_ICMP_SUPPRESSED);
+        rt_trace_icmp(ctx, orig, type, code, IPC_TV_SUPPRESSED);
         return false;
     }
     if (!rt_tb_take(&ctx->icmp_tb, now)) {
         rt_count(ctx, RT_CTR_ICMP_RATE_LIMITED);
+        rt_trace_icmp(ctx, orig, type, code, IPC_TV_RATE_LIMITED);
         return false;
     }
     const struct ipc_meta *om = ipc_pool_meta(ctx->pool, orig);
@@ -95,6 +98,7 @@ bool rt_icmp_error(struct rt_ctx *ctx, ipc_buf orig, uint8_t type, uint8_t code,
     rt_icmp_put_error(ctx, orig, ic, type, code, aux, quote);
     pkt_put16(ic + 2, pkt_csum(ic, RT_ICMP_HLEN + quote));
     rt_icmp_send(ctx, orig, nb, PKT_ETH_HLEN + iplen, rt_icmp_ctr(type, code), tx);
+    rt_trace_icmp(ctx, orig, type, code, IPC_TV_SENT);
     return true;
 }
 

@@ -300,7 +300,7 @@ void rt_input_burst(struct rt_ctx *ctx, const ipc_buf *bufs, uint32_t n, uint64_
         continue;
     drop:
         rt_count(ctx, why);
-        if (ipc_cap_on(IPC_CAP_DROP)) /* `ringrouter capture PORT drop` */
+        if (ipc_cap_on(IPC_CAP_DROP | IPC_CAP_TRACE)) /* `ringrouter capture PORT drop`, `ringrouter trace` */
             ipc_cap_drop(pool, b, ipc_pool_meta(pool, b)->in_port, rt_ctr_names[why]);
         drops[nd++] = b;
         if (nd == RT_DROP_BATCH) {

@@ -29,6 +29,7 @@
 #include "services/router/neigh.h"
 #include "services/router/punt.h"
 #include "services/router/rt.h"
+#include "services/router/rt_trace.h"
 
 #define RT_TX_CAP (RT_BURST * 8) /* a burst can grow: fragments, ICMP, ARP releases */
 /* Packets held for an output ring, per ring: the egress queue that Linux's
@@ -617,6 +618,8 @@ static void rt_run(struct rt_proc *r)
             c = ipc_stage_end(svc, RT_ST_RX, c, n);
             if (ipc_unlikely(r->in_pair[i] != RT_CP_NONE))
                 rt_punt_from_host(&r->ctx, b, n, r->svc.cfg->in[i].port, r->in_pair[i], &r->tx);
+            else if (ipc_unlikely(ipc_trace_on())) /* `ringrouter trace`: one branch a burst when off */
+                rt_trace_burst(&r->ctx, b, n, now, &r->tx);
             else
                 rt_input_burst(&r->ctx, b, n, now, &r->tx);
             c = ipc_stage_end(svc, RT_ST_ROUTE, c, n);

@@ -217,7 +217,7 @@ ipc_buf rt_zone_move(struct rt_ctx *ctx, ipc_buf b, uint16_t port)
 void rt_drop(struct rt_ctx *ctx, ipc_buf b, enum rt_ctr why)
 {
     rt_count(ctx, why);
-    if (ipc_cap_on(IPC_CAP_DROP)) /* `ringrouter capture PORT drop` */
+    if (ipc_cap_on(IPC_CAP_DROP | IPC_CAP_TRACE)) /* `ringrouter capture PORT drop`, `ringrouter trace` */
         ipc_cap_drop(ctx->pool, b, ipc_pool_meta(ctx->pool, b)->in_port, rt_ctr_names[why]);
     ipc_pool_free(ctx->pool, &b, 1);
 }

@@ -24,6 +24,7 @@
 
 #include "ipc/stage.h"
 #include "ipc/svc.h"
+#include "ipc/trace.h"
 #include "services/shaper/shp.h"
 #include "tables/config.h"
 
@@ -186,7 +187,10 @@ static void sh_run(struct sh_proc *p)
             ipc_buf b[SH_BURST];
             uint32_t n = ipc_ring_recv(&p->svc.in[i], &p->svc.pool, b, SH_BURST);
             if (n) {
-                shp_enqueue(&p->s, b, n, now);
+                if (ipc_unlikely(ipc_trace_on())) /* `ringrouter trace`: one branch a burst when off */
+                    shp_trace_enqueue(&p->s, b, n, now, ipc_cap_.port);
+                else
+                    shp_enqueue(&p->s, b, n, now);
                 in += n;
                 if (n == SH_BURST)
                     more_in = true;

@@ -5,6 +5,7 @@
  */
 #include "services/shaper/shp.h"
 
+#include "ipc/capture.h"
 #include "ipc/pkt.h"
 
 #include <errno.h>
@@ -361,8 +362,11 @@ static void drop_flush(struct shp *s)
     }
 }
 
-static void drop_buf(struct shp *s, ipc_buf b)
+/* @why: the counter's name, for `ringrouter capture PORT drop` and `ringrouter trace`. */
+static void drop_buf(struct shp *s, ipc_buf b, const char *why)
 {
+    if (ipc_cap_on(IPC_CAP_DROP | IPC_CAP_TRACE))
+        ipc_cap_drop(s->pool, b, ipc_cap_.port, why);
     if (s->ndrop == SHP_DROP_BATCH)
         drop_flush(s);
     s->drop[s->ndrop++] = b;
@@ -452,7 +456,7 @@ static void drop_fattest(struct shp *s)
     if (best == SHP_NONE)
         return;
     ipc_buf b = flow_pop(s, &s->flow[best]);
-    drop_buf(s, b);
+    drop_buf(s, b, shp_pctr_names[SHP_P_OVERFLOW_DROPS]);
     s->cls[s->flow[best].cls].c[SHP_C_DROPS]++;
     s->p[SHP_P_OVERFLOW_DROPS]++;
 }
@@ -551,7 +555,7 @@ static bool drop_or_mark(struct shp *s, struct shp_flow *f, ipc_buf b)
             return true;
         }
     }
-    drop_buf(s, b);
+    drop_buf(s, b, shp_pctr_names[SHP_P_CODEL_DROPS]);
     k->c[SHP_C_DROPS]++;
     s->p[SHP_P_CODEL_DROPS]++;
     return false;
@@ -741,7 +745,7 @@ void shp_purge(struct shp *s)
         struct shp_flow *f = &s->flow[i];
         ipc_buf b;
         while ((b = flow_pop(s, f)) != SHP_NONE)
-            drop_buf(s, b);
+            drop_buf(s, b, "shaper_purge");
         uint8_t c = f->cls;
         flow_reset(f, c);
     }

@@ -173,6 +173,10 @@ bool shp_ecn_mark6(uint8_t *ip6);
 /** Wire bytes a packet costs: its segments, each with the port's overhead. */
 uint64_t shp_wire_bytes(const struct shp *s, const struct ipc_meta *m, const struct shp_pkt *pk);
 
+/** shp_enqueue with `ringrouter trace` on (shp_trace.c): the traced packets
+ * of @bufs recorded with their class and flow queue on port @port. */
+void shp_trace_enqueue(struct shp *s, const ipc_buf *bufs, uint32_t n, uint64_t now, uint16_t port);
+
 /** Fill a config with one default class at @rate (tests, and ports without classes). */
 void shp_cfg_default(struct shp_cfg *cfg, uint64_t rate, uint32_t burst);
 

@@ -17,6 +17,8 @@
 #   - `upgrade supervisor`: the same pid execs again and adopts the services
 #     (the drivers' and shaper's pids unchanged, and their uptime goes on
 #     from where it was);
+#   - restarts by cause go on across both adoptions (the router's move to
+#     the new FIBs adds one "restart" each time);
 #   - through all of it: no datagram of the stream lost, duplicated or
 #     reordered, and a clean census when that supervisor stops;
 #   - a supervisor killed, then `up` with a changed manifest: the services
@@ -56,6 +58,11 @@ rr_ff_start "$RR_NS_A" "$RR_NS_B" "$RR_HOST_B" 2000
 RECV=$RR_FF_RECV SEND=$RR_FF_SEND
 rr_msleep 300
 
+# by_cause SERVICE CAUSE: status --json's restarts_by_cause, which the next
+# supervisor must carry on from (the metrics' restarts_total is a counter).
+by_cause() { "$RR" status --json -S "$RR_SOCK" | "$RR_PY" -c 'import json, sys; print(*(s["restarts_by_cause"][sys.argv[2]] for s in json.load(sys.stdin)["services"] if s["name"] == sys.argv[1]))' "$1" "$2"; }
+rc0=$(by_cause router restart)
+
 # 1. kill -9: the services stay, and forward.
 rr_remember_services
 declare -A PID0
@@ -87,6 +94,9 @@ rr_remember_services
 out=$("$RR" route show -S "$RR_SOCK" 2>&1) || rr_fail "route show: $out"
 grep -q "^10.199.0.0/16 .*runtime" <<<"$out" || rr_fail "the runtime route is gone after adoption: $out"
 grep -q "^2001:db8:199::/48 .*runtime$" <<<"$out" || rr_fail "the runtime IPv6 route is gone, or not runtime, after adoption: $out"
+rr_wait 5 eval '[ "$(by_cause router restart)" = $((rc0 + 1)) ]'
+rc1=$(by_cause router restart)
+[ "$rc1" = $((rc0 + 1)) ] || rr_fail "router restarts by cause \"restart\": $rc0 before the adoption, $rc1 after (its move to the new FIBs is one)"
 rr_ok "adopted: drivers and shaper kept their pids, the router moved through its standby, the runtime routes kept"
 
 # 3. A second supervisor on the same run_dir is refused and touches nothing.
@@ -119,7 +129,10 @@ done
 up1=$(uptime driver-a)
 [ -n "$up0" ] && [ -n "$up1" ] && [ "$up1" -ge "$up0" ] || rr_fail "driver-a's uptime went from $up0 ms to $up1 ms across upgrade supervisor"
 rr_remember_services
-rr_ok "upgrade supervisor: pid $RR_PID re-exec'd and adopted every service; driver-a up $up0 ms before, $up1 ms after"
+rr_wait 5 eval '[ "$(by_cause router restart)" = $((rc1 + 1)) ]'
+rc2=$(by_cause router restart)
+[ "$rc2" = $((rc1 + 1)) ] || rr_fail "router restarts by cause \"restart\": $rc1 before upgrade supervisor, $rc2 after: not kept"
+rr_ok "upgrade supervisor: pid $RR_PID re-exec'd and adopted every service; driver-a up $up0 ms before, $up1 ms after; the router's restarts by cause kept ($rc0, $rc1, $rc2)"
 
 # The stream, whole.
 kill -TERM "$SEND"

@@ -12,7 +12,7 @@
 #   9 memfd:fib-NAME-readers, 10 memfd:neigh-NAME, 11 memfd:fib6-NAME and
 #   12 memfd:neigh6-NAME (the router); 8 memfd:mbox-NAME (a shaper)
 #   13.. its input rings, its output rings, then its consumers' eventfds,
-#   then (drivers and the router) its capture region, memfd:cap-NAME
+#   then (drivers, the router, a shaper) its capture region, memfd:cap-NAME
 #   (ipc/capture.h).
 # The shared objects are checked to be the same ones across services (memfd
 # inodes, eventfd ids), and the same again after a restart. No service is
@@ -97,6 +97,7 @@ expected_fds_real() { # expected_fds_real SVC
         echo "13 /memfd:sh-b$d"
         echo "14 /memfd:tx-b$d"
         echo "15 anon_inode:[eventfd]" # driver-b's
+        echo "16 /memfd:cap-shaper-b$d"
         ;;
     esac
 }
