@@ -163,7 +163,10 @@ if [ -z "$RR_FF_WHOLE" ]; then
     if [ "$RR_FF_DUP" = 0 ] && [ "$RR_FF_REORD" = 0 ] && [ "$missing" -le $((qd + rb)) ]; then
         t_timing_fail "the stream A -> B lost $missing datagrams, all in the hosts' queues (A's TAP queue $qd, B's socket $rb): not scheduled in time"
     else
-        rr_fail "the stream A -> B through the changes of port c: $RR_FF_SAID; A's TAP queue dropped $qd, B's socket $rb"
+        drops=$(rr_stats && for k in "${!RRS[@]}"; do
+            [[ $k == *drop* || $k == *full* ]] && [ "${RRS[$k]}" != 0 ] && echo "$k ${RRS[$k]}"
+        done | sort | paste -sd ' ')
+        rr_fail "the stream A -> B through the changes of port c: $RR_FF_SAID; A's TAP queue dropped $qd, B's socket $rb; drop counters: ${drops:-none}"
     fi
 else
     rr_ok "the stream A -> B: all $RR_FF_SENT datagrams arrived, none twice, none out of order"
