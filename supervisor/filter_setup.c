@@ -3,7 +3,7 @@
  * supervisor/filter_setup.c: the supervisor's half of rr-filter.
  *
  * The rules. [filter] rules names a file that the supervisor opens through
- * sup_trust_open (every component root's, or ours), reads (at most
+ * sup_trust_open_file (every component root's, or ours), reads (at most
  * TBL_FLT_RULES_MAX bytes) and compiles with libfilter's compiler against
  * the manifest's ports: `check` reports the first error with the manifest's
  * line and the rules' line and column. The text then travels in the
@@ -79,7 +79,7 @@ static int read_rules(const char *path, char *buf, size_t cap, char *why, size_t
 {
     struct ipc_err err;
     int pfd;
-    if (sup_trust_open(path, &pfd, &err) < 0) {
+    if (sup_trust_open_file(path, &pfd, &err) < 0) {
         snprintf(why, wlen, "%s", err.msg);
         return -1;
     }
