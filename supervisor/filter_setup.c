@@ -197,10 +197,14 @@ int sup_filter_add(struct sup *s, struct sup_svc *v, int idx, int fd_kind0, stru
         int fd = sup_adopt_fd(s, idx, fd_kind0, "its connection table", err);
         if (fd < 0)
             return fd;
+        /* The instance could have put any fd there: the region must still
+         * be the size we made, sealed against resizing. */
         struct stat st;
-        if (fstat(fd, &st) < 0 || (uint64_t)st.st_size != flt_sup.ct_size) {
+        int seals = fcntl(fd, F_GET_SEALS);
+        if (fstat(fd, &st) < 0 || (uint64_t)st.st_size != flt_sup.ct_size || seals < 0 ||
+            (seals & (F_SEAL_GROW | F_SEAL_SHRINK)) != (F_SEAL_GROW | F_SEAL_SHRINK)) {
             close(fd);
-            return ipc_errf(err, -EPROTO, "adoption: %s's connection table is not %llu bytes", v->name,
+            return ipc_errf(err, -EPROTO, "adoption: %s's connection table is not %llu bytes, sealed", v->name,
                             (unsigned long long)flt_sup.ct_size);
         }
         v->dev_fd = fd;

@@ -10,7 +10,8 @@
 #   - a NAT'd UDP ping-pong A -> B, a datagram every 10 ms, each echoed.
 # Meanwhile, ROUNDS times (RR_FILTER_ROUNDS, default 20): `inject filter
 # crash`, kill -9 of the filter, `upgrade filter`, each waiting for the new
-# instance. Then:
+# instance; then `upgrade supervisor`, whose successor adopts the filter
+# and its table's region. Then:
 #   - the TCP stream was never reset, and B received every byte A wrote;
 #   - B saw the UDP flow from one address and port, the whole time (the
 #     mapping survived), and most of it was answered, not nothing after the
@@ -85,6 +86,16 @@ for ((r = 1; r <= ROUNDS; r++)); do
     rr_alive "$stream" || rr_fail "round $r: the TCP stream ended: $(cat "$RR_T/stream.out")"
 done
 rr_ok "$ROUNDS rounds of inject crash, kill -9 and upgrade of the filter: $faults new instances"
+
+# The supervisor itself re-exec'd: the new one adopts the filter and its
+# table's region (the same instance goes on, the flows through it too).
+rr_status || rr_fail "status"
+fpid=${RR_PIDS[filter]}
+out=$("$RR" upgrade supervisor -S "$RR_SOCK" 2>&1) || rr_fail "upgrade supervisor: $out"
+rr_wait 15 eval 'rr_status && [ "${RR_STATE[filter]}" = up ]' || rr_fail "upgrade supervisor: no filter up within 15 s"
+[ "${RR_PIDS[filter]}" = "$fpid" ] || rr_fail "upgrade supervisor: the filter is pid ${RR_PIDS[filter]}, not the adopted $fpid"
+rr_msleep 500 # the flows go on through it; their checks below cover this too
+rr_ok "upgrade supervisor: the filter (pid $fpid) and its table adopted"
 rr_msleep 500
 kill -TERM "$pp" "$stream"
 rr_wait 10 eval '! rr_alive $pp && ! rr_alive $stream' || rr_fail "the ping-pong or the stream did not end within 10 s"
