@@ -9,6 +9,9 @@
 # towards A, and echo requests; input drops by default, accepts echo
 # requests and what is established. Real TCP, UDP and ICMP through the
 # router (tests/lib/filter_probe.py), each verdict checked:
+#   - check: rulesets that cannot work (an unknown port, a bad prefix, a
+#     port out of range) refused with the manifest's line and the rules'
+#     line and column;
 #   - A -> B TCP and UDP: answered (a's new connections, and their replies);
 #   - B -> A TCP 7002 and UDP 9998: nothing comes back, and A's servers see
 #     nothing (dropped, not refused);
@@ -48,6 +51,23 @@ chain input {
 }
 EOF
 rr_topology "$(printf '[filter]\nrules = %s\nconntrack_max = 4096\nports = b' "$RR_T/rules.nft")"
+# check: a ruleset that cannot work is refused with the manifest's line
+# and the rules' line and column.
+bad_check() { # bad_check RULE MESSAGE_ERE
+    printf 'chain forward {\n    %s\n}\n' "$1" | flt_rules "$RR_T/bad.nft"
+    sed "s|^rules = .*|rules = $RR_T/bad.nft|" "$RR_T/m.ini" >"$RR_T/bad.ini"
+    local o rc
+    o=$("$RR" check -c "$RR_T/bad.ini" 2>&1)
+    rc=$?
+    [ "$rc" = 100 ] && grep -qE "^$RR_T/bad.ini:[0-9]+: \[filter\] rules: $RR_T/bad.nft: line 2, column [0-9]+: $2\$" <<<"$o" ||
+        rr_fail "check of '$1': exit $rc: $o"
+    rr_ok "check refuses '$1': $o"
+}
+bad_check 'iif "dmz" accept' "unknown port 'dmz'"
+bad_check 'ip saddr 10.0.0.0/33 drop' "expected an IPv4 address, prefix, .*, got '10.0.0.0/33'"
+bad_check 'tcp dport 99999 accept' "expected a port \(0..65535\) or range \(lo-hi\), got '99999'"
+o=$("$RR" check -c "$RR_T/m.ini" 2>&1) || rr_fail "check of the good manifest: $o"
+
 rr_start
 rr_ok "router up with rr-filter: A $RR_HOST_A -- [router + filter] -- B $RR_HOST_B"
 
