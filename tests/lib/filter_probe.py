@@ -13,6 +13,8 @@
                              ICMP port unreachable reached us)
   rst DST PORT COUNT         COUNT bare TCP RSTs to DST:PORT from a raw socket
                              (conntrack calls them invalid: no connection)
+  synflood DST PORT COUNT    COUNT SYNs to DST:PORT from as many source
+                             ports, from a raw socket: new connections
   stream DST PORT            one TCP connection, written to (8 MB/s) until SIGTERM:
                              exit 0 if it was never reset nor stalled for
                              10 s; prints "bytes N"
@@ -104,15 +106,15 @@ def udp(dst, port, timeout):
     return 0 if d == b"hello" else 3
 
 
-def rst(dst, port, count):
+def rst(dst, port, count, flags=0x04):
     s = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_TCP)
     # the source address the route to dst takes
     u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     u.connect((dst, port))
     src = u.getsockname()[0]
     for i in range(count):
-        sport = 40000 + i
-        hdr = struct.pack("!HHIIBBHHH", sport, port, 1000 + i, 0, 5 << 4, 0x04, 0, 0, 0)
+        sport = 1024 + i % 64000
+        hdr = struct.pack("!HHIIBBHHH", sport, port, 1000 + i, 0, 5 << 4, flags, 65535, 0, 0)
         pseudo = socket.inet_aton(src) + socket.inet_aton(dst) + struct.pack("!BBH", 0, 6, len(hdr))
         hdr = hdr[:16] + struct.pack("!H", csum(pseudo + hdr)) + hdr[18:]
         s.sendto(hdr, (dst, 0))
@@ -204,6 +206,8 @@ def main(a):
         return udp(a[1], int(a[2]), float(a[3]) if len(a) > 3 else 3)
     elif cmd == "rst":
         return rst(a[1], int(a[2]), int(a[3]))
+    elif cmd == "synflood":
+        return rst(a[1], int(a[2]), int(a[3]), 0x02)
     elif cmd == "stream":
         return stream(a[1], int(a[2]))
     elif cmd == "sink":
