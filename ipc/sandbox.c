@@ -74,8 +74,9 @@ enum {
     K_AFXDP = 1u << IPC_SANDBOX_AFXDP,
     K_ROUTES = 1u << IPC_SANDBOX_ROUTES,
     K_STANDIN = 1u << IPC_SANDBOX_STANDIN,
-    K_WAKE = K_ROUTER | K_SHAPER | K_ROUTES | K_STANDIN, /* sleep in ipc_svc_wait (rr-routes: its own ppoll) */
-    K_ALL = K_ROUTER | K_SHAPER | K_TAP | K_AFXDP | K_ROUTES | K_STANDIN,
+    K_FILTER = 1u << IPC_SANDBOX_FILTER,
+    K_WAKE = K_ROUTER | K_SHAPER | K_ROUTES | K_STANDIN | K_FILTER, /* sleep in ipc_svc_wait (rr-routes: its own ppoll) */
+    K_ALL = K_ROUTER | K_SHAPER | K_TAP | K_AFXDP | K_ROUTES | K_STANDIN | K_FILTER,
 };
 _Static_assert(IPC_SANDBOX_NPROFILES <= 8, "kinds are a byte");
 
@@ -328,6 +329,8 @@ enum ipc_sandbox_profile ipc_sandbox_of_kind(uint32_t kind)
         return IPC_SANDBOX_AFXDP;
     case IPC_SVC_ROUTES:
         return IPC_SANDBOX_ROUTES;
+    case IPC_SVC_FILTER:
+        return IPC_SANDBOX_FILTER;
     default:
         return IPC_SANDBOX_STANDIN;
     }
@@ -335,7 +338,8 @@ enum ipc_sandbox_profile ipc_sandbox_of_kind(uint32_t kind)
 
 const char *ipc_sandbox_name(enum ipc_sandbox_profile profile)
 {
-    static const char *const names[IPC_SANDBOX_NPROFILES] = {"router", "shaper", "tap", "afxdp", "routes", "stand-in"};
+    static const char *const names[IPC_SANDBOX_NPROFILES] = {"router", "shaper", "tap", "afxdp", "routes", "stand-in",
+                                                                     "filter"};
     return (unsigned)profile < IPC_SANDBOX_NPROFILES ? names[profile] : "?";
 }
 

@@ -54,6 +54,7 @@ enum ipc_sandbox_profile {
     IPC_SANDBOX_AFXDP,
     IPC_SANDBOX_ROUTES,  /* rr-routes: reads its sources' sockets (netlink, FPM) */
     IPC_SANDBOX_STANDIN, /* tests/svc: rr-passthru, rr-null */
+    IPC_SANDBOX_FILTER,  /* rr-filter: the shaper's calls, on a table region of its own */
     IPC_SANDBOX_NPROFILES
 };
 

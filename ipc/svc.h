@@ -59,6 +59,7 @@ enum ipc_svc_kind {
     IPC_SVC_AFXDP = 4,
     IPC_SVC_PASSTHRU = 5, /* test stand-in: forwards input ring i to output ring i */
     IPC_SVC_ROUTES = 6,   /* rr-routes: routes from a daemon (netlink, FPM) into the route channel */
+    IPC_SVC_FILTER = 7,   /* rr-filter: conntrack, NAT and rules on the filtered ports' paths */
 };
 
 enum ipc_port_driver { IPC_DRV_TAP = 1, IPC_DRV_AFXDP = 2 };
@@ -69,8 +70,11 @@ struct ipc_svc_ring {
     uint16_t port;       /* the port whose traffic it carries, or IPC_PORT_NONE */
     uint16_t peer_owner; /* the other end's pool owner id, sealed here: the header's the ends can write (0: not given) */
     uint16_t zone;       /* the trust zone (pool) whose handles it carries */
-    uint16_t pad;
+    uint16_t flags;      /* IPC_RING_F_* */
 };
+/* The router's output ring to the filter's egress for a port the filter does
+ * not sit on: the packets that came in by a port it does (docs/filter.md). */
+#define IPC_RING_F_FILTER 1u
 
 struct ipc_svc_port {
     char name[16];
@@ -91,6 +95,9 @@ struct ipc_svc_port {
 /* afxdp in generic XDP mode: frames are what the sending stack built, TSO
  * aggregates (multi-buffer) and partial checksums included (services/router/gso.h) */
 #define IPC_PORT_F_RX_PARTIAL 4u
+/* The filter sits on this port's path: what comes in by it passed the
+ * filter's ingress, and its egress must pass the filter too (docs/filter.md). */
+#define IPC_PORT_F_FILTER 8u
 
 struct ipc_svc_config {
     struct ipc_shm_hdr shm;

@@ -275,6 +275,23 @@ static const struct cli_cmd cli_cmds[] = {
      "  set   change a running shaper's port or class rates (e.g. 50mbit) without\n"
      "        a restart; the answer comes once the shaper took it\n"
      "--json is for show. See docs/shaper.md.\n"},
+    {"filter", NULL, SUBS("show", "reload"), "the stateful filter: its rules and counters, reload",
+     "usage: ringrouter filter [show]\n"
+     "       ringrouter filter reload\n"
+     "\n"
+     "  show    each chain's rules, with the packets and bytes each matched\n"
+     "  reload  read [filter] rules again; if it compiles, the filter restarts on\n"
+     "          it and keeps its connections and NAT mappings; else the error\n"
+     "          names the line, and nothing changes\n"
+     "See docs/filter.md.\n"},
+    {"conntrack", NULL, SUBS("show", "count", "flush"), "the filter's connections: show, count, flush",
+     "usage: ringrouter conntrack [show|count|flush]\n"
+     "\n"
+     "  show   the connections, as conntrack -L lists them: each with its\n"
+     "         original and reply tuples (after NAT)\n"
+     "  count  how many\n"
+     "  flush  drop them all: the filter restarts on an empty table\n"
+     "See docs/filter.md.\n"},
     {"capture", NULL, NULL, "copy a port's frames (rx, tx, dropped) to pcapng, filtered as tcpdump does",
      "usage: ringrouter capture PORT [rx|tx|drop|both] [-c N] [-s SNAPLEN] [-S SOCKET] [FILTER]\n"
      "                          -w FILE|-\n"

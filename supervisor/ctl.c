@@ -49,6 +49,7 @@
 #include "supervisor/routes.h"
 #include "supervisor/running.h"
 #include "supervisor/shaper_ctl.h"
+#include "supervisor/filter.h"
 
 
 /* The TSC and the raw monotonic clock, read together when the supervisor
@@ -397,6 +398,8 @@ static bool ctl_dispatch(struct sup *s, char **words, int nw, FILE *f, struct su
         return sup_ctl_neigh(s, words + 1, nw - 1, f, wait);
     if (strcmp(cmd, "shaper") == 0) /* supervisor/shaper_ctl.c */
         return sup_ctl_shaper(s, words + 1, nw - 1, f, wait);
+    if (strcmp(cmd, "filter") == 0 || strcmp(cmd, "conntrack") == 0) /* supervisor/filter_ctl.c */
+        return cmd[0] == 'f' ? sup_ctl_filter(s, words + 1, nw - 1, f) : sup_ctl_conntrack(s, words + 1, nw - 1, f);
     if (strcmp(cmd, "inject") == 0) /* supervisor/inject.c */
         return sup_ctl_inject(s, words + 1, nw - 1, f);
     if (strcmp(cmd, "upgrade") == 0) /* supervisor/upgrade.c */

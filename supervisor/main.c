@@ -26,6 +26,7 @@
 #include "supervisor/capture.h"
 #include "supervisor/trace.h"
 #include "supervisor/cli.h"
+#include "supervisor/filter.h"
 #include "supervisor/manifest.h"
 #include "supervisor/metrics.h"
 
@@ -161,6 +162,10 @@ static int cmd_check(const char *file)
     int rc = load(file, &m);
     if (rc)
         return exit_for(rc);
+    if (sup_filter_check(&m, file ? file : SUP_DEFAULT_MANIFEST_NAME, stderr) < 0) { /* filter_setup.c */
+        sup_manifest_free(&m);
+        return exit_for(-EINVAL);
+    }
     printf("%s: ok\n", file ? file : SUP_DEFAULT_MANIFEST_NAME);
     sup_manifest_free(&m);
     return SUP_EXIT_OK;

@@ -288,12 +288,28 @@ struct sup_routes {
     uint16_t fpm_port;
 };
 
+/* [filter]: the stateful filter and NAT, rr-filter (docs/filter.md). */
+enum sup_filter_key { SUP_FILTER_RULES, SUP_FILTER_CONNTRACK_MAX, SUP_FILTER_PORTS, SUP_FILTER_NKEYS };
+
+struct sup_filter_ports {
+    uint8_t n; /* 0: every port */
+    char name[SUP_PORTS_MAX][SUP_NAME_MAX + 1];
+};
+
+struct sup_filter {
+    struct sup_src src;            /* src.line 0: no [filter] section, no rr-filter */
+    char rules[SUP_PATH_MAX + 1];  /* the ruleset's file: root's, as a binary is (filter_setup.c) */
+    uint32_t conntrack_max;        /* the connection table's bound */
+    struct sup_filter_ports ports; /* the ports whose packets pass the filter, as named */
+    uint32_t port_mask;            /* ... resolved (the checks): bit P for port P */
+};
+
 enum sup_restart { SUP_RESTART_ALWAYS, SUP_RESTART_ON_FAILURE, SUP_RESTART_NEVER };
 enum sup_sched { SUP_SCHED_NORMAL, SUP_SCHED_BATCH };
 /* SUP_SVC_CP: a port's host-side interface in the control namespace, an
  * rr-tap of its own (supervisor/cp.c). SUP_SVC_ROUTES: rr-routes, the
  * parser of a routing daemon's messages (supervisor/routes.c). */
-enum sup_service_kind { SUP_SVC_ROUTER, SUP_SVC_DRIVER, SUP_SVC_SHAPER, SUP_SVC_CP, SUP_SVC_ROUTES };
+enum sup_service_kind { SUP_SVC_ROUTER, SUP_SVC_DRIVER, SUP_SVC_SHAPER, SUP_SVC_CP, SUP_SVC_ROUTES, SUP_SVC_FILTER };
 
 enum sup_service_key {
     SUP_SERVICE_RESTART,
@@ -346,6 +362,7 @@ struct sup_manifest {
     struct sup_class *classes; /* in manifest order: the order they are tried in */
     size_t nclasses;
     struct sup_routes daemon; /* [routes]: routes from a routing daemon */
+    struct sup_filter filter; /* [filter]: rr-filter */
     /* Every service the manifest implies, in start order: router, then
      * driver-PORT for each port, then shaper-PORT for each shaped port,
      * then cp-PORT for each port when control_netns is set, then routes

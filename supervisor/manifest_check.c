@@ -407,7 +407,8 @@ static int sup_check_services(struct sup_pctx *pc)
             return sup_fail(pc, KLINE(s, SUP_SERVICE_CPU_MAX_PCT), s->src.section, "cpu_max_pct",
                             "%u: at least 10 (the kernel's smallest quota, 1 ms of each 10 ms period), or 0 for "
                             "no limit", s->cpu_max_pct);
-        if (strcmp(n, "router") == 0 || (strcmp(n, "routes") == 0 && m->daemon.src.line))
+        if (strcmp(n, "router") == 0 || (strcmp(n, "routes") == 0 && m->daemon.src.line) ||
+            (strcmp(n, "filter") == 0 && m->filter.src.line))
             continue;
         const char *pn = strncmp(n, "driver-", 7) == 0 ? n + 7 : strncmp(n, "shaper-", 7) == 0 ? n + 7
                          : strncmp(n, "cp-", 3) == 0 && m->router.control_netns[0] ? n + 3 : NULL;
@@ -461,7 +462,7 @@ static int sup_check_services(struct sup_pctx *pc)
                         SUP_DRIVERS_MAX);
     }
     size_t ncp = m->router.control_netns[0] ? m->nports : 0;
-    size_t total = 1 + ndrv + m->nshapers + ncp + (m->daemon.src.line ? 1 : 0);
+    size_t total = 1 + ndrv + m->nshapers + ncp + (m->daemon.src.line ? 1 : 0) + (m->filter.src.line ? 1 : 0);
     m->services = calloc(total, sizeof *m->services);
     if (!m->services)
         return sup_oom(pc);
@@ -477,12 +478,14 @@ static int sup_check_services(struct sup_pctx *pc)
         m->services[i++] = (struct sup_service){.kind = SUP_SVC_CP, .port = (int)p};
     if (m->daemon.src.line)
         m->services[i++] = (struct sup_service){.kind = SUP_SVC_ROUTES, .port = -1};
+    if (m->filter.src.line)
+        m->services[i++] = (struct sup_service){.kind = SUP_SVC_FILTER, .port = -1};
     for (i = 0; i < total; i++) {
         struct sup_service *s = &m->services[i];
         enum sup_service_kind kind = s->kind;
         int port = s->port, queue = s->queue;
-        if (kind == SUP_SVC_ROUTER || kind == SUP_SVC_ROUTES)
-            snprintf(s->name, sizeof s->name, kind == SUP_SVC_ROUTER ? "router" : "routes");
+        if (kind == SUP_SVC_ROUTER || kind == SUP_SVC_ROUTES || kind == SUP_SVC_FILTER)
+            snprintf(s->name, sizeof s->name, kind == SUP_SVC_ROUTER ? "router" : kind == SUP_SVC_ROUTES ? "routes" : "filter");
         else
             snprintf(s->name, sizeof s->name, "%s-%s",
                      kind == SUP_SVC_DRIVER ? "driver" : kind == SUP_SVC_CP ? "cp" : "shaper", m->ports[port].name);
@@ -596,7 +599,8 @@ int sup_check(struct sup_pctx *pc)
     if (sup_check_router(pc) || sup_check_pool(pc) || sup_check_ports(pc) || sup_check_ports6(pc) ||
         sup_each(pc, SUP_SEC_ROUTE, sup_check_route) || sup_each(pc, SUP_SEC_NEIGH, sup_check_neigh) ||
         sup_each(pc, SUP_SEC_SHAPER, sup_check_shaper) || sup_each(pc, SUP_SEC_CLASS, sup_check_class) ||
-        sup_each(pc, SUP_SEC_SHAPER, sup_check_class_sums) || sup_check_cp(pc) || sup_check_routes(pc))
+        sup_each(pc, SUP_SEC_SHAPER, sup_check_class_sums) || sup_check_cp(pc) || sup_check_routes(pc) ||
+        sup_check_filter(pc))
         return pc->rc;
     if (sup_check_services(pc))
         return pc->rc;

@@ -68,7 +68,7 @@ struct sup_section_type {
 };
 
 enum { SUP_SEC_ROUTER, SUP_SEC_PORT, SUP_SEC_ROUTE, SUP_SEC_NEIGH, SUP_SEC_SHAPER, SUP_SEC_CLASS, SUP_SEC_SERVICE,
-       SUP_SEC_ROUTES };
+       SUP_SEC_ROUTES, SUP_SEC_FILTER };
 
 extern const struct sup_section_type sup_sections[];
 
@@ -134,6 +134,10 @@ int sup_missing(struct sup_pctx *pc, const struct sup_section_type *t, const str
 int sup_check(struct sup_pctx *pc);
 /* [routes] (manifest_routes.c): a source named. */
 int sup_check_routes(struct sup_pctx *pc);
+/* [filter] (filter_manifest.c): what the filter's place on the path needs. */
+int sup_check_filter(struct sup_pctx *pc);
+/* [filter] ports = NAME[, NAME]... (filter_manifest.c) */
+sup_parse_fn sup_p_filter_ports;
 
 /* ---- value parsers and helpers (manifest_value.c) ---- */
 

@@ -253,6 +253,16 @@ static const struct sup_key sup_routes_keys[] = {
     [SUP_ROUTES_FPM] = {"fpm", sup_p_fpm_addr, .off = 0, .expect = "ADDRESS:PORT such as 127.0.0.1:2620"},
 };
 
+static const struct sup_key sup_filter_keys[] = {
+    [SUP_FILTER_RULES] = {"rules", sup_p_path, KEY(struct sup_filter, rules), 1, SUP_PATH_MAX,
+                          .expect = "the absolute path of the ruleset", .required = true},
+    /* 2^26: libfilter's largest table (flt_ct_region_size) */
+    [SUP_FILTER_CONNTRACK_MAX] = {"conntrack_max", sup_p_u32, KEY(struct sup_filter, conntrack_max), 16, 67108864,
+                                  .def = "65536"},
+    /* default: every port (filter_manifest.c) */
+    [SUP_FILTER_PORTS] = {"ports", sup_p_filter_ports, KEY(struct sup_filter, ports)},
+};
+
 #define NKEYS(a) (sizeof(a) / sizeof((a)[0]))
 
 const struct sup_section_type sup_sections[] = {
@@ -264,11 +274,12 @@ const struct sup_section_type sup_sections[] = {
     [SUP_SEC_CLASS] = {"class", 2, "[class PORT NAME]", sup_class_keys, NKEYS(sup_class_keys)},
     [SUP_SEC_SERVICE] = {"service", 1, "[service NAME]", sup_service_keys, NKEYS(sup_service_keys)},
     [SUP_SEC_ROUTES] = {"routes", 0, "[routes]", sup_routes_keys, NKEYS(sup_routes_keys)},
+    [SUP_SEC_FILTER] = {"filter", 0, "[filter]", sup_filter_keys, NKEYS(sup_filter_keys)},
 };
 
 _Static_assert(SUP_PORT_NKEYS <= SUP_SRC_KEYS && SUP_ROUTER_NKEYS <= SUP_SRC_KEYS &&
                    SUP_SERVICE_NKEYS <= SUP_SRC_KEYS && SUP_CLASS_NKEYS <= SUP_SRC_KEYS &&
-                   SUP_ROUTES_NKEYS <= SUP_SRC_KEYS,
+                   SUP_ROUTES_NKEYS <= SUP_SRC_KEYS && SUP_FILTER_NKEYS <= SUP_SRC_KEYS,
                "struct sup_src has a line for every key");
 
 /* Fill an object with the defaults of its section's table. A default that
@@ -313,7 +324,7 @@ static struct sup_list sup_list(struct sup_pctx *pc, int type)
 
 size_t sup_nobjs(struct sup_pctx *pc, int type)
 {
-    return type == SUP_SEC_ROUTER || type == SUP_SEC_ROUTES ? 1 : *sup_list(pc, type).n;
+    return type == SUP_SEC_ROUTER || type == SUP_SEC_ROUTES || type == SUP_SEC_FILTER ? 1 : *sup_list(pc, type).n;
 }
 
 void *sup_obj(struct sup_pctx *pc, int type, size_t idx)
@@ -322,6 +333,8 @@ void *sup_obj(struct sup_pctx *pc, int type, size_t idx)
         return &pc->m->router;
     if (type == SUP_SEC_ROUTES)
         return &pc->m->daemon;
+    if (type == SUP_SEC_FILTER)
+        return &pc->m->filter;
     struct sup_list l = sup_list(pc, type);
     return (char *)*l.arr + idx * l.size;
 }
@@ -475,8 +488,10 @@ static void *sup_new(struct sup_pctx *pc, int type, char **names, const char *se
 static int sup_open(struct sup_pctx *pc, const struct sup_section_type *t, char **names, const char *sec)
 {
     int type = (int)(t - sup_sections);
-    bool single = type == SUP_SEC_ROUTER || type == SUP_SEC_ROUTES; /* one object of its own */
-    struct sup_src *src = type == SUP_SEC_ROUTES ? &pc->m->daemon.src : &pc->m->router.src;
+    bool single = type == SUP_SEC_ROUTER || type == SUP_SEC_ROUTES || type == SUP_SEC_FILTER; /* one object of its own */
+    struct sup_src *src = type == SUP_SEC_ROUTES   ? &pc->m->daemon.src
+                          : type == SUP_SEC_FILTER ? &pc->m->filter.src
+                                                   : &pc->m->router.src;
     if (single && src->line)
         return sup_fail(pc, pc->line, sec, NULL, "duplicate section, first on line %u", src->line);
     if (!single && !(src = sup_new(pc, type, names, sec)))

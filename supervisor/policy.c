@@ -18,6 +18,7 @@
 #include "supervisor/adopt.h"
 #include "supervisor/inject.h"
 #include "supervisor/shaper_ctl.h"
+#include "supervisor/filter.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -62,6 +63,7 @@ static void start(struct sup *s, struct sup_svc *v)
         sup_shaper_forget(s, v);
         v->fresh_rates = false;
     }
+    sup_filter_before_start(s, v); /* filter_setup.c: its connection table's header, before anyone adopts it */
     if (sup_standby_activate(s, v)) {
         v->started_ns = now;
         v->state = SUP_ST_STARTING;

@@ -36,6 +36,8 @@
 #include "supervisor/routes.h"
 #include "tables/config.h"
 #include "supervisor/shaper_ctl.h"
+#include "supervisor/filter.h"
+#include "tables/filter.h"
 #include "supervisor/xsk.h"
 #include "supervisor/zones.h"
 
@@ -299,6 +301,8 @@ static uint32_t typed_config(const struct sup *s, const struct sup_svc *v, void 
     }
     case IPC_SVC_ROUTES:
         return sup_routes_config(s, x, FD_KIND0); /* supervisor/routes_setup.c */
+    case IPC_SVC_FILTER:
+        return sup_filter_config(s, v, x, FD_KIND0); /* supervisor/filter_setup.c */
     }
     return 0;
 }
@@ -362,12 +366,14 @@ static int write_config(struct sup *s, struct sup_svc *v, struct ipc_err *err)
         fill_port(s, (int)i, &c->ports[i]);
         c->port_zone[i] = (uint8_t)s->m.ports[i].zone;
     }
+    sup_filter_svc_config(s, v, c); /* filter_setup.c: the router's rings and ports on the filter's path */
     c->flags = s->m.router.stages ? IPC_SVC_F_STAGES : 0;
     union {
         struct tbl_router_cfg r;
         struct tbl_driver_cfg d;
         struct tbl_shaper_cfg sh;
         struct tbl_routes_cfg rt;
+        struct tbl_filter_cfg f;
     } x;
     memset(&x, 0, sizeof(x));
     uint32_t xlen = typed_config(s, v, &x);
@@ -446,6 +452,8 @@ static uint32_t kind_ipc(const struct sup *s, const struct sup_service *ms)
         return IPC_SVC_SHAPER;
     case SUP_SVC_ROUTES:
         return IPC_SVC_ROUTES;
+    case SUP_SVC_FILTER:
+        return IPC_SVC_FILTER;
     case SUP_SVC_DRIVER:
         return s->m.ports[ms->port].driver == SUP_DRIVER_TAP ? IPC_SVC_TAP : IPC_SVC_AFXDP;
     case SUP_SVC_CP:
@@ -638,6 +646,8 @@ int sup_svc_add(struct sup *s, const struct sup_service *ms, struct ipc_err *err
     v->state = SUP_ST_DOWN;
     if ((ret = sup_capture_create(s, v, err)) < 0) /* adopting: the running instance's */
         return ret;
+    if (v->kind == IPC_SVC_FILTER && (ret = sup_filter_add(s, v, s->nsvcs, FD_KIND0, err)) < 0)
+        return ret;
     if (s->adopt) {
         if ((ret = sup_adopt_svc(s, v, s->nsvcs, FD_WAKE, FD_STATS, FD_KIND0, err)) < 0)
             return ret;
@@ -678,14 +688,17 @@ int sup_driver_attach(struct sup *s, int drv, struct ipc_err *err)
     char sname[SUP_SERVICE_MAX + 1];
     snprintf(sname, sizeof(sname), "shaper-%s", s->m.ports[p].name);
     int shp = svc_index(s, sname);
-    if ((ret = sup_ring_add(s, "rx", p, q, drv, router, err)) < 0)
+    int filtered = sup_filter_rings(s, drv, router, err); /* filter_setup.c: the rings through the filter */
+    if (filtered < 0)
+        return filtered;
+    if (!filtered && (ret = sup_ring_add(s, "rx", p, q, drv, router, err)) < 0)
         return ret;
-    if (shp >= 0 && q == 0) {
+    if (!filtered && shp >= 0 && q == 0) {
         if ((ret = sup_ring_add(s, "sh", p, 0, router, shp, err)) < 0)
             return ret;
         if ((ret = sup_ring_add(s, "tx", p, 0, shp, drv, err)) < 0)
             return ret;
-    } else if (shp < 0 && (ret = sup_ring_add(s, "tx", p, q, router, drv, err)) < 0) {
+    } else if (!filtered && shp < 0 && (ret = sup_ring_add(s, "tx", p, q, router, drv, err)) < 0) {
         return ret;
     }
     if (s->adopt && s->m.ports[p].driver == SUP_DRIVER_TAP) {

@@ -622,6 +622,8 @@ static const char *kind_binary(const struct sup *s, const struct sup_service *ms
         return "rr-shaper";
     case SUP_SVC_ROUTES:
         return "rr-routes";
+    case SUP_SVC_FILTER:
+        return "rr-filter";
     case SUP_SVC_DRIVER:
         return s->m.ports[ms->port].driver == SUP_DRIVER_TAP ? "rr-tap" : "rr-afxdp";
     case SUP_SVC_CP:

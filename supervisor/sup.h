@@ -369,6 +369,8 @@ void sup_find_bindir(struct sup *s);
  * above it are root's or ours and writable by no one else; else -errno,
  * @err naming the component and why. */
 int sup_trust_open(const char *path, int *fd, struct ipc_err *err);
+/* The same for a file to read ([filter] rules): regular, not executable. */
+int sup_trust_open_file(const char *path, int *fd, struct ipc_err *err);
 /* The same, for a binary accepted now and opened at each exec. */
 int sup_trust_check(const char *path, struct ipc_err *err);
 /* sup_trust_check of @v's binary at manifest load, the error naming the

@@ -92,7 +92,8 @@ static bool is_script(int fd)
     return yes;
 }
 
-int sup_trust_open(const char *path, int *fd_out, struct ipc_err *err)
+/* @program: a binary to exec (executable, no script); else a file to read. */
+static int trust_open(const char *path, int *fd_out, bool program, struct ipc_err *err)
 {
     if (path[0] != '/')
         return ipc_errf(err, -EINVAL, "%s: not an absolute path", path);
@@ -178,13 +179,13 @@ int sup_trust_open(const char *path, int *fd_out, struct ipc_err *err)
             continue;
         }
         bool last = !*p;
-        if (!S_ISREG(st.st_mode) || !last || !(st.st_mode & (S_IXUSR | S_IXGRP | S_IXOTH))) {
+        if (!S_ISREG(st.st_mode) || !last || (program && !(st.st_mode & (S_IXUSR | S_IXGRP | S_IXOTH)))) {
             close(fd);
             ret = ipc_errf(err, !last ? -ENOTDIR : -EACCES, "%s: %s is %s", path, shown,
-                           !last ? "not a directory" : "not an executable regular file");
+                           !last ? "not a directory" : program ? "not an executable regular file" : "not a regular file");
             break;
         }
-        if (is_script(fd)) {
+        if (program && is_script(fd)) {
             close(fd);
             ret = ipc_errf(err, -ENOEXEC, "%s: %s is %s", path, shown,
                            "a script (#!): under its kind's seccomp ceiling a shell can neither fork nor exec; "
@@ -197,6 +198,16 @@ int sup_trust_open(const char *path, int *fd_out, struct ipc_err *err)
     while (depth >= 0)
         close(dirs[depth--]);
     return ret;
+}
+
+int sup_trust_open(const char *path, int *fd_out, struct ipc_err *err)
+{
+    return trust_open(path, fd_out, true, err);
+}
+
+int sup_trust_open_file(const char *path, int *fd_out, struct ipc_err *err)
+{
+    return trust_open(path, fd_out, false, err);
 }
 
 int sup_trust_check(const char *path, struct ipc_err *err)

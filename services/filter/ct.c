@@ -340,3 +340,31 @@ uint32_t flt_ct_count(const void *region)
 {
     return ((const struct ct_hdr *)region)->count;
 }
+
+int flt_ct_peek(const void *region, size_t size, uint32_t i, struct flt_ct_info *out)
+{
+    struct ct_hdr h;
+    if (!region || size < sizeof h)
+        return -EBADMSG;
+    memcpy(&h, region, sizeof h);
+    if (h.magic != FLT_CT_MAGIC || h.version != FLT_CT_VERSION || h.hdr_size != sizeof h ||
+        h.entry_size != sizeof(struct ct_entry) || h.check != hdr_check(&h) || h.nentries == 0 ||
+        h.nbuckets != nbuckets_for(h.nentries) || h.total_size != flt_ct_region_size(h.nentries) ||
+        h.total_size > size)
+        return -EBADMSG;
+    if (i >= h.nentries)
+        return -ENOENT;
+    size_t off = (sizeof h + (size_t)h.nbuckets * 4 + 63) & ~(size_t)63;
+    struct ct_entry e;
+    memcpy(&e, (const uint8_t *)region + off + (size_t)i * sizeof e, sizeof e);
+    if (!(e.flags & CTF_USED))
+        return -ENOENT;
+    out->orig = e.t[0];
+    out->reply = e.t[1];
+    out->tcp_state = e.tcp_state;
+    out->assured = !!(e.flags & CTF_ASSURED);
+    out->confirmed = !!(e.flags & CTF_CONFIRMED);
+    out->seen_reply = !!(e.flags & CTF_SEEN_REPLY);
+    out->expires_ms = e.expires_ms;
+    return 0;
+}

@@ -280,6 +280,11 @@ unsigned flt_rules_count(const struct flt_rules *r, enum flt_hook h)
     return (unsigned)h < FLT_NHOOKS ? r->c[h].n : 0;
 }
 
+unsigned flt_rules_line(const struct flt_rules *r, enum flt_hook h, unsigned i)
+{
+    return (unsigned)h < FLT_NHOOKS && i < r->c[h].n ? r->c[h].r[i].line : 0;
+}
+
 int flt_rules_counter(const struct flt_rules *r, enum flt_hook h, unsigned i, uint64_t *pkts, uint64_t *bytes)
 {
     if ((unsigned)h >= FLT_NHOOKS || i >= r->c[h].n)

@@ -110,6 +110,8 @@ void flt_rules_free(struct flt_rules *r);
 /* Rules in a chain, and one rule's counters (for `filter show`). */
 unsigned flt_rules_count(const struct flt_rules *r, enum flt_hook h);
 int flt_rules_counter(const struct flt_rules *r, enum flt_hook h, unsigned i, uint64_t *pkts, uint64_t *bytes);
+/* The line of the rules text a rule starts on (0 for a bad index). */
+unsigned flt_rules_line(const struct flt_rules *r, enum flt_hook h, unsigned i);
 
 /* A filter over a table region already formatted or attached, and rules
  * (owned by the caller; swapped with flt_set_rules). NULL on bad args. */
@@ -150,6 +152,12 @@ struct flt_ct_info {
     uint64_t expires_ms;
 };
 int flt_ct_get(const struct flt *f, uint32_t ref, struct flt_ct_info *out);
+/* A reader beside the writer (`conntrack show`): entry i of a region of
+ * @size bytes, copied out with every bound taken from @size and a header
+ * that checks, never from a link. 0; -ENOENT for an unused entry or i past
+ * the table; -EBADMSG for a region that does not check. The copy may be
+ * torn by a concurrent write: for display only. */
+int flt_ct_peek(const void *region, size_t size, uint32_t i, struct flt_ct_info *out);
 
 /* Checksums, exported for the tests: one's complement sum of data. */
 uint16_t flt_csum(const void *data, size_t len, uint32_t sum);

@@ -102,6 +102,10 @@ struct rt_proc {
      * queues), or the port's shaper. */
     uint8_t out_ring[RT_MAX_PORTS][IPC_SVC_MAX_RINGS];
     uint8_t out_n[RT_MAX_PORTS];
+    /* The filter (docs/filter.md): the ports it sits on, and for each other
+     * port the ring (+1) to its egress, for what came in by one it does. */
+    uint32_t flt_in;
+    uint8_t flt_out[RT_MAX_PORTS];
     ipc_buf txb[RT_TX_CAP];
     struct rt_burst tx;
     struct rt_fq hold[IPC_SVC_MAX_RINGS];
@@ -256,6 +260,7 @@ static int rt_setup(struct rt_proc *r, struct ipc_err *err)
         r->ctx.port[p].plen = sp->plen;
         r->ctx.port[p].sw_offload = sp->driver == IPC_DRV_AFXDP;
         r->ctx.port[p].rx_partial = (sp->flags & IPC_PORT_F_RX_PARTIAL) != 0;
+        r->flt_in |= (sp->flags & IPC_PORT_F_FILTER) ? 1u << p : 0;
         const struct tbl_port6 *p6 = &tc->port6[p];
         r->ctx.port[p].ll6 = -1;
         r->ctx.port[p].ra_interval_s = r->v6 ? p6->ra_interval_s : 0;
@@ -281,7 +286,9 @@ static int rt_setup(struct rt_proc *r, struct ipc_err *err)
     }
     for (unsigned i = 0; i < r->svc.n_out; i++) {
         unsigned p = cfg->out[i].port;
-        if (p < RT_MAX_PORTS)
+        if (p < RT_MAX_PORTS && (cfg->out[i].flags & IPC_RING_F_FILTER))
+            r->flt_out[p] = (uint8_t)(i + 1);
+        else if (p < RT_MAX_PORTS)
             r->out_ring[p][r->out_n[p]++] = (uint8_t)i;
         r->out_zone[i] = (uint8_t)cfg->out[i].zone;
         if (cfg->out[i].zone >= r->svc.nzones || (p < cfg->nports && cfg->out[i].zone != cfg->port_zone[p]))
@@ -464,6 +471,25 @@ static uint32_t rt_zone_run(struct rt_proc *r, uint16_t port, ipc_buf *bufs, uin
     return k;
 }
 
+/* Of a run for @port (one the filter does not sit on), what came in by a
+ * port it does goes to the filter's egress first (docs/filter.md); what
+ * stays in @bufs is returned. */
+static uint32_t rt_to_filter(struct rt_proc *r, uint16_t port, ipc_buf *bufs, uint32_t n)
+{
+    ipc_buf via[RT_TX_CAP];
+    uint32_t nv = 0, k = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        uint16_t in = ipc_pool_meta(r->ctx.pool, bufs[i])->in_port;
+        if (in < 32 && (r->flt_in >> in & 1))
+            via[nv++] = bufs[i];
+        else
+            bufs[k++] = bufs[i];
+    }
+    if (nv)
+        rt_send_ring(r, r->flt_out[port] - 1u, via, nv);
+    return k;
+}
+
 /* Sort the emitted packets onto their egress rings: one send per ring. */
 static void rt_flush_tx(struct rt_proc *r)
 {
@@ -484,6 +510,8 @@ static void rt_flush_tx(struct rt_proc *r)
                 tx->bufs[keep++] = b;
         }
         tx->n = keep;
+        if (ipc_unlikely(r->flt_in) && port < RT_MAX_PORTS && r->flt_out[port] && !(n = rt_to_filter(r, port, same, n)))
+            continue;
         unsigned nq = port < RT_MAX_PORTS ? r->out_n[port] : 0;
         if (nq)
             n = rt_zone_run(r, port, same, n);
