@@ -13,6 +13,8 @@
 #     and 2001:db8:100::/64 via A's link-local address (OSPFv3's next hops
 #     are link-local: the router takes them on the port of the control
 #     namespace's interface they name), both on port a, origin daemon;
+#     OSPF's routes to the ports' own networks (device routes) are refused
+#     and the connected routes stay;
 #   - S's pings to 10.100.N.1 and 2001:db8:100::1 are answered by A (its
 #     echo counters move, B's do not);
 #   - A's link goes down: after OSPF's dead interval (4 s) the routes move
@@ -112,7 +114,13 @@ LL_A=$(ll "$RR_NS_A" "$RR_IF_A") LL_B=$(ll "$RR_NS_B" "$RR_IF_B")
 [ -n "$LL_A" ] && [ -n "$LL_B" ] || rr_fail "no link-local address on A's or B's link: '$LL_A' '$LL_B'"
 converged() { via "$P4" "$RR_HOST_A" a && via "$P6" "$LL_A" a; }
 rr_wait 30 converged || rr_fail "the OSPF routes are not in the FIB via A within 30 s: $(rows route show "$P4"); $(rows route show "$P6"); $("$RR" routes -S "$RR_SOCK"); table 100: $(ip -n "$NS_C" route show table 100; ip -n "$NS_C" -6 route show table 100)"
-rr_ok "converged: $P4 via $RR_HOST_A and $P6 via $LL_A, port a, origin daemon"
+# OSPF's own routes to the ports' networks are device routes in the table: refused, the connected ones kept.
+routes_json() { "$RR" routes --json -S "$RR_SOCK" | "$RR_PY" -c "import json,sys; d=json.load(sys.stdin); print($1)"; }
+refused=$(routes_json 'd["routes_refused_not_connected"]')
+[ "$refused" -ge 1 ] || rr_fail "OSPF's routes to the ports' networks were not refused: $("$RR" routes -S "$RR_SOCK")"
+[ "$(rows route show "$RR_NET_A.0/24")" = "PREFIX VIA PORT ORIGIN
+$RR_NET_A.0/24 - a connected" ] || rr_fail "port a's connected route changed: $(rows route show "$RR_NET_A.0/24")"
+rr_ok "converged: $P4 via $RR_HOST_A and $P6 via $LL_A, port a, origin daemon; OSPF's $refused routes to the ports' networks refused, the connected ones kept"
 
 # echos NS: the ICMP and ICMPv6 echo requests NS has received, "V4 V6".
 echos() {
