@@ -171,16 +171,7 @@ static enum sup_rck gw_check(const struct sup_manifest *m, int family, const str
                      multi ? " (in a route with several next hops)" : "");
             return SUP_RCK_NOT_CONNECTED;
         }
-        char w[160];
-        if (sup_gateway6_why(m, nh->gw, p, w, sizeof(w))) {
-            snprintf(why, len, "via %s: %s", a, w);
-            return SUP_RCK_MARTIAN;
-        }
-        *port = p;
-        return SUP_RCK_OK;
-    }
-    p = sup_port_for6(m, nh->gw);
-    if (p < 0) {
+    } else if ((p = sup_port_for6(m, nh->gw)) < 0) {
         snprintf(why, len, "via %s, on no connected network of a port", a);
         return SUP_RCK_NOT_CONNECTED;
     }

@@ -146,20 +146,30 @@ static int ip_words(char **w, int i, int n, const char **via, const char **pname
     return 0;
 }
 
+/* A line's words after its prefix (@w[@i..@n]) into @via and @pname (NULL
+ * when absent): route show's row (PREFIX VIA PORT ORIGIN; @row: the caller
+ * read VIA as a gateway or "-") or ip's words. 1 a route, 0 a row of the
+ * manifest's (skipped), -1 an error in @e. */
+static int line_rest(char **w, int i, int n, bool row, const char **via, const char **pname, char *e, size_t elen)
+{
+    if (row && n - i == 3 && strcmp(w[i], "via") != 0) {
+        int k = row_origin(w[i + 2], e, elen);
+        if (k <= 0)
+            return k;
+        *via = strcmp(w[i], "-") != 0 ? w[i] : NULL;
+        *pname = w[i + 1];
+        return 1;
+    }
+    return ip_words(w, i, n, via, pname, e, elen) < 0 ? -1 : 1;
+}
+
 /* An IPv6 line's words after PREFIX (@pw) into @r: as load_line. */
 static int load_line6(struct sup *s, char **w, int i, int n, const char *pw, struct load_route *r, char *e, size_t elen)
 {
     const char *via = NULL, *pname = NULL;
-    /* route show's row: PREFIX VIA PORT ORIGIN */
-    if (n - i == 3 && strcmp(w[i], "via") != 0 && (strcmp(w[i], "-") == 0 || strchr(w[i], ':'))) {
-        int k = row_origin(w[i + 2], e, elen);
-        if (k <= 0)
-            return k;
-        via = strcmp(w[i], "-") != 0 ? w[i] : NULL;
-        pname = w[i + 1];
-    } else if (ip_words(w, i, n, &via, &pname, e, elen) < 0) {
-        return -1;
-    }
+    int k = line_rest(w, i, n, n - i == 3 && (strcmp(w[i], "-") == 0 || strchr(w[i], ':')), &via, &pname, e, elen);
+    if (k <= 0)
+        return k;
     if (!via && !pname) {
         snprintf(e, elen, "%s has neither via GATEWAY nor port NAME", pw);
         return -1;
@@ -224,16 +234,10 @@ static int load_line(struct sup *s, char *line, struct load_route *r, char *e, s
     uint32_t gw = 0;
     int port = -1;
     const char *via = NULL, *pname = NULL;
-    /* route show's row: PREFIX VIA PORT ORIGIN */
-    if (n - i == 3 && (strcmp(w[i], "-") == 0 || sup_parse_addr(w[i], &gw)) && strcmp(w[i], "via") != 0) {
-        int k = row_origin(w[i + 2], e, elen);
-        if (k <= 0)
-            return k;
-        via = strcmp(w[i], "-") != 0 ? w[i] : NULL;
-        pname = w[i + 1];
-    } else if (ip_words(w, i, n, &via, &pname, e, elen) < 0) {
-        return -1;
-    }
+    int k = line_rest(w, i, n, n - i == 3 && (strcmp(w[i], "-") == 0 || sup_parse_addr(w[i], &gw)), &via, &pname, e,
+                      elen);
+    if (k <= 0)
+        return k;
     bool have_gw = via != NULL;
     if (via && !sup_parse_addr(via, &gw)) {
         snprintf(e, elen, "via \"%s\" is not an IPv4 address", via);
