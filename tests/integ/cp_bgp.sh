@@ -177,7 +177,8 @@ rr_wait 60 all 1000 || rr_fail "$(count) of the 1,000 IPv4 and $(count6) of the 
 rr_now
 conv=$(((RR_NOW - t0) / 1000))
 anchored || rr_fail "the control BIRD's own route is not in the FIB: $(rows route show "$ANCHOR")"
-rr_ok "BGP Established (AS 65002 -> 65001, over IPv4 and IPv6) through port a ($MODE); 1,000 IPv4 prefixes in route show via $PEER and 100 IPv6 ones, origin daemon, $conv ms after BIRD's start"
+via6=$(rows route show 2001:db8:a0::/64 | awk 'NR == 2 { print $2 }')
+rr_ok "BGP Established (AS 65002 -> 65001, over IPv4 and IPv6) through port a ($MODE); 1,000 IPv4 prefixes in route show via $PEER and 100 IPv6 ones via $via6, origin daemon, $conv ms after BIRD's start"
 
 # ---- forwarded, TTL - 1 (an answer of 3: this machine's load has lost one) ----
 for d in 172.16.0.1 172.19.231.1; do
