@@ -243,7 +243,7 @@ static const struct cli_cmd cli_cmds[] = {
      "           runtime route, give a replaced or deleted manifest route its\n"
      "           own next hop back; connected routes are never touched\n"
      "  save     write the runtime routes to STATE_DIR/routes, which `up` adds back\n"
-     "  load     replace the runtime IPv4 routes by FILE's (route show's rows or ip\n"
+     "  load     replace the runtime routes by FILE's (route show's rows or ip\n"
      "           route lines; - for stdin), or add them with --merge; every line\n"
      "           is checked first and an error names its line (docs/routing.md)\n"
      "--json is for show and get. See docs/cli.md, \"Routes\".\n"},

@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "supervisor/adopt.h"
+#include "supervisor/routes.h"
 
 #define CP_VNET_HDR 12 /* struct virtio_net_hdr_v1, as every TAP of ours */
 
@@ -158,6 +159,7 @@ static int cp_open(void *arg)
     }
     if ((ret = cp_addresses(q, sk, &ifr)) < 0)
         goto out;
+    sup_routes_cp_ifindex(q->p, ifr.ifr_ifindex); /* cp_addresses left the index there */
     close(sk);
     q->fd = fd;
     return 0;
@@ -165,6 +167,27 @@ out:
     if (sk >= 0)
         close(sk);
     close(fd);
+    return ret;
+}
+
+struct cp_index_req {
+    const char *ifname;
+    int index;
+};
+
+/* Inside the control namespace: an adopted interface's index, for routes_check.c. */
+static int cp_index(void *arg)
+{
+    struct cp_index_req *x = arg;
+    int sk = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (sk < 0)
+        return -errno;
+    struct ifreq ifr;
+    memset(&ifr, 0, sizeof(ifr));
+    snprintf(ifr.ifr_name, IFNAMSIZ, "%s", x->ifname);
+    int ret = ioctl(sk, SIOCGIFINDEX, &ifr) < 0 ? -errno : 0;
+    x->index = ret ? 0 : ifr.ifr_ifindex;
+    close(sk);
     return ret;
 }
 
@@ -203,6 +226,12 @@ int sup_cp_attach(struct sup *s, int svc, int fd_dev, struct ipc_err *err)
                         pt->cp_ifname);
     }
     v->dev_fd = fd;
+    struct cp_index_req x = {.ifname = pt->cp_ifname};
+    struct ipc_err e2 = {0};
+    if (sup_in_netns(s->m.router.control_netns, cp_index, &x, &e2) < 0)
+        sup_warn("port %s: index of %s in %s unknown: routes via its link-local neighbours are refused", pt->name,
+                 pt->cp_ifname, s->m.router.control_netns);
+    sup_routes_cp_ifindex(p, x.index);
     return 0;
 }
 

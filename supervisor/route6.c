@@ -11,9 +11,10 @@
  *   route del 2001:db8:9::/48 [force]
  *
  * Every IPv6 route has an origin as an IPv4 one: connected (a port's global
- * network), manifest ([route PREFIX], deleted only with force) or runtime
+ * network), manifest ([route PREFIX], deleted only with force), runtime
  * (added or replaced since `up`, or loaded at `up` from STATE_DIR/routes,
- * which `route save` writes with both families' runtime routes).
+ * which `route save` writes with both families' runtime routes) or daemon
+ * (a route source's: supervisor/routes.c).
  */
 #include "supervisor/route6.h"
 
@@ -21,8 +22,10 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "supervisor/route_multi.h"
+#include "supervisor/routes.h"
 #include "supervisor/sup.h"
 
 #define A6(a) sup_addr6_str((a), (char[INET6_ADDRSTRLEN]){0}, INET6_ADDRSTRLEN)
@@ -173,7 +176,64 @@ static const char *origin6(struct sup *s, const uint8_t *addr, unsigned len)
     memcpy(pf.addr, addr, 16);
     if (connected6(s, &pf) >= 0)
         return "connected";
-    return rt6_find(s, addr, len) ? "runtime" : "manifest";
+    if (rt6_find(s, addr, len))
+        return "runtime";
+    return sup_routes_has(s, AF_INET6, addr, len) ? "daemon" : "manifest"; /* supervisor/routes.c */
+}
+
+/* @cmd's PREFIX, GATEWAY (NULL: none) and port NAME (NULL: none) into @pf
+ * and @nh, checked as `route add` checks them, and with @not_connected
+ * refused if the prefix is a port's connected network; false with the
+ * message on @f. */
+static bool route6_args(struct sup *s, const char *cmd, const char *prefix, const char *via, const char *pname,
+                        bool not_connected, struct sup_prefix6 *pf, struct fib6_nh *nh, FILE *f)
+{
+    if (!parse_prefix6_arg(cmd, prefix, pf, f))
+        return false;
+    *nh = (struct fib6_nh){0};
+    int port = -1;
+    if (pname && (port = sup_manifest_port(&s->m, pname)) < 0) {
+        fprintf(f, "%s: no port \"%s\"\n", cmd, pname);
+        return false;
+    }
+    if (via) {
+        char canon[64] = "";
+        if (!sup_parse_addr6(via, nh->gw, canon, sizeof(canon))) {
+            if (canon[0])
+                fprintf(f, "%s: via \"%s\" is not in canonical form (RFC 5952); write %s\n", cmd, via, canon);
+            else
+                fprintf(f, "%s: via \"%s\" is not an IPv6 address (the prefix is IPv6)\n", cmd, via);
+            return false;
+        }
+        if (sup_ll6(nh->gw)) {
+            if (port < 0) {
+                fprintf(f, "%s: gateway %s is link-local: add port NAME to say which link it is on\n", cmd, via);
+                return false;
+            }
+        } else {
+            int on = sup_port_for6(&s->m, nh->gw);
+            if (on < 0) {
+                fprintf(f, "%s: gateway %s is on none of the ports' IPv6 networks\n", cmd, via);
+                return false;
+            }
+            if (port >= 0 && port != on) {
+                fprintf(f, "%s: gateway %s is on port %s, not %s\n", cmd, via, s->m.ports[on].name, pname);
+                return false;
+            }
+            port = on;
+        }
+        char why[200];
+        if (sup_gateway6_why(&s->m, nh->gw, port, why, sizeof(why))) {
+            fprintf(f, "%s: gateway %s\n", cmd, why);
+            return false;
+        }
+    }
+    nh->port = (uint16_t)port;
+    if (not_connected && connected6(s, pf) >= 0) {
+        fprintf(f, "%s: %s is a port's connected network; change the manifest instead\n", cmd, prefix);
+        return false;
+    }
+    return true;
 }
 
 /* route add, or (@replace) route replace: the next hop of an existing
@@ -188,52 +248,11 @@ static bool route6_set(struct sup *s, char **argv, int argc, bool replace, FILE 
         fprintf(f, "%s: expected PREFIX via GATEWAY [port NAME], or PREFIX port NAME\n", cmd);
         return false;
     }
-    if (!parse_prefix6_arg(cmd, argv[0], &pf, f))
-        return false;
-    struct fib6_nh nh = {0};
-    int port = -1;
+    struct fib6_nh nh;
     const char *pname = argc == 5 ? argv[4] : !via ? argv[2] : NULL;
-    if (pname && (port = sup_manifest_port(&s->m, pname)) < 0) {
-        fprintf(f, "%s: no port \"%s\"\n", cmd, pname);
+    if (!route6_args(s, cmd, argv[0], via ? argv[2] : NULL, pname, replace, &pf, &nh, f))
         return false;
-    }
-    if (via) {
-        char canon[64] = "";
-        if (!sup_parse_addr6(argv[2], nh.gw, canon, sizeof(canon))) {
-            if (canon[0])
-                fprintf(f, "%s: via \"%s\" is not in canonical form (RFC 5952); write %s\n", cmd, argv[2], canon);
-            else
-                fprintf(f, "%s: via \"%s\" is not an IPv6 address (the prefix is IPv6)\n", cmd, argv[2]);
-            return false;
-        }
-        if (sup_ll6(nh.gw)) {
-            if (port < 0) {
-                fprintf(f, "%s: gateway %s is link-local: add port NAME to say which link it is on\n", cmd, argv[2]);
-                return false;
-            }
-        } else {
-            int on = sup_port_for6(&s->m, nh.gw);
-            if (on < 0) {
-                fprintf(f, "%s: gateway %s is on none of the ports' IPv6 networks\n", cmd, argv[2]);
-                return false;
-            }
-            if (port >= 0 && port != on) {
-                fprintf(f, "%s: gateway %s is on port %s, not %s\n", cmd, argv[2], s->m.ports[on].name, pname);
-                return false;
-            }
-            port = on;
-        }
-        char why[200];
-        if (sup_gateway6_why(&s->m, nh.gw, port, why, sizeof(why))) {
-            fprintf(f, "%s: gateway %s\n", cmd, why);
-            return false;
-        }
-    }
-    nh.port = (uint16_t)port;
-    if (replace && connected6(s, &pf) >= 0) {
-        fprintf(f, "%s: %s is a port's connected network; change the manifest instead\n", cmd, argv[0]);
-        return false;
-    }
+    int port = nh.port;
     int ret = replace ? fib6_replace(&s->fib6, pf.addr, pf.len, &nh) : fib6_add(&s->fib6, pf.addr, pf.len, &nh);
     if (ret == -EEXIST) {
         fprintf(f, "route add: %s/%u exists (%s); route replace changes its next hop\n", A6(pf.addr), pf.len,
@@ -438,25 +457,91 @@ bool sup_route6_get(struct sup *s, char **argv, int argc, FILE *f)
     return true;
 }
 
+/* An FIB change (@nh NULL: a deletion), retried while the router still
+ * holds what it would retire. */
+static int fib6_set_retry(struct sup *s, const uint8_t *addr, unsigned len, const struct fib6_nh *nh)
+{
+    int ret;
+    for (int tries = 0; (ret = nh ? fib6_replace(&s->fib6, addr, len, nh) : fib6_del(&s->fib6, addr, len)) == -EAGAIN &&
+                        tries < 2000;
+         tries++) {
+        fib6_reclaim(&s->fib6);
+        usleep(50);
+    }
+    return ret;
+}
+
+/* Runtime route @addr/@len no more: the manifest's next hop back (1), or
+ * deleted (0); -errno, and it stays runtime. No reclaim. */
+static int rt6_drop(struct sup *s, const uint8_t *addr, unsigned len)
+{
+    const struct sup_route *mr = manifest_route6(s, addr, len);
+    struct fib6_nh mnh = {.port = mr ? (uint16_t)mr->port : 0};
+    if (mr && !mr->direct)
+        memcpy(mnh.gw, mr->via6, 16);
+    int ret = fib6_set_retry(s, addr, len, mr ? &mnh : NULL);
+    if (ret < 0 && ret != -ENOENT)
+        return ret;
+    sup_route6_forget(s, addr, len);
+    return mr != NULL;
+}
+
+int sup_route6_drop(struct sup *s, const uint8_t *addr, unsigned len)
+{
+    int ret = rt6_drop(s, addr, len);
+    return ret < 0 ? ret : 0;
+}
+
+int sup_route6_load_set(struct sup *s, const uint8_t *addr, unsigned len, const struct fib6_nh *nh, bool *had)
+{
+    struct fib6_nh cur;
+    *had = fib6_get(&s->fib6, addr, len, &cur) == 0;
+    bool same = *had && !(cur.flags & FIB_NH_F_GROUP) && cur.port == nh->port && memcmp(cur.gw, nh->gw, 16) == 0;
+    int ret = same ? 0 : fib6_set_retry(s, addr, len, nh);
+    if (ret < 0)
+        return ret;
+    if (rt6_set(s, addr, len, nh, NULL) < 0)
+        return -ENOMEM;
+    return !same;
+}
+
+bool sup_route6_load_check(struct sup *s, const char *prefix, const char *via, const char *pname,
+                           struct sup_prefix6 *pf, struct fib6_nh *nh, char *e, size_t elen)
+{
+    char *msg = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&msg, &len);
+    if (!f) {
+        snprintf(e, elen, "out of memory");
+        return false;
+    }
+    bool ok = route6_args(s, "route load", prefix, via, pname, true, pf, nh, f);
+    fclose(f);
+    const char *m = msg && len ? msg : "";
+    if (strncmp(m, "route load: ", 12) == 0)
+        m += 12;
+    snprintf(e, elen, "%s", m);
+    size_t el = strlen(e);
+    if (el && e[el - 1] == '\n')
+        e[el - 1] = '\0';
+    free(msg);
+    return ok;
+}
+
 void sup_route6_flush(struct sup *s, int port, struct sup_rt_flush *n, FILE *f)
 {
     for (size_t i = s->n_rt6_routes; i-- > 0;) { /* downwards: forget moves the last row here */
         struct sup_rt_route6 r = s->rt6_routes[i];
         if (port >= 0 && (r.mp ? !sup_mp_on_port(r.mp, true, port) : r.nh.port != port))
             continue;
-        const struct sup_route *mr = manifest_route6(s, r.addr, r.len);
-        struct fib6_nh mnh = {.port = mr ? (uint16_t)mr->port : 0};
-        if (mr && !mr->direct)
-            memcpy(mnh.gw, mr->via6, 16);
-        int ret = mr ? fib6_replace(&s->fib6, r.addr, r.len, &mnh) : fib6_del(&s->fib6, r.addr, r.len);
-        if (ret < 0 && ret != -ENOENT) {
+        int ret = rt6_drop(s, r.addr, r.len);
+        if (ret < 0) {
             fprintf(f, "route flush: %s/%u: %s\n", A6(r.addr), r.len, strerror(-ret));
             n->failed++;
             continue;
         }
-        sup_route6_forget(s, r.addr, r.len);
-        n->restored += mr != NULL;
-        n->deleted += mr == NULL;
+        n->restored += ret == 1;
+        n->deleted += ret == 0;
     }
     for (size_t i = 0; i < s->m.nroutes; i++) {
         const struct sup_route *r = &s->m.routes[i];

@@ -59,6 +59,17 @@ long sup_route6_save(struct sup *s, FILE *out);
 /* At `up`: one saved line (@words), as `route replace`; false with the
  * reason in @e. */
 bool sup_route6_load(struct sup *s, char **words, int n, char *e, size_t elen);
+/* `route load`'s IPv6 lines (supervisor/routes_load.c). Check: PREFIX, a
+ * GATEWAY (NULL: none) and a port NAME (NULL: none) as `route replace`
+ * checks them, and not a connected network; false with the reason in @e.
+ * Set: @addr/@len to @nh in the FIB, runtime from then on: 1 changed or
+ * added (*@had: it had a route), 0 it was so already, or -errno. Drop: a
+ * runtime route no more (the manifest's next hop back, or deleted): 0 or
+ * -errno. Neither reclaims. */
+bool sup_route6_load_check(struct sup *s, const char *prefix, const char *via, const char *pname,
+                           struct sup_prefix6 *pf, struct fib6_nh *nh, char *e, size_t elen);
+int sup_route6_load_set(struct sup *s, const uint8_t *addr, unsigned len, const struct fib6_nh *nh, bool *had);
+int sup_route6_drop(struct sup *s, const uint8_t *addr, unsigned len);
 /* The IPv6 neighbour table, likewise (`,"neighbours6":[...],"busy6":N`);
  * only the entry for @want (16 bytes) when it is not NULL. */
 void sup_neigh6_show(struct sup *s, const uint8_t *want, bool json, FILE *f);

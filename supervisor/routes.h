@@ -47,6 +47,15 @@ enum sup_rck {
 enum sup_rck sup_routes_check(const struct sup_manifest *m, const struct rtc_rec *r, int *port, char *why,
                               size_t len);
 
+/**
+ * Port @port's host-side interface has index @ifindex in the control
+ * namespace (supervisor/cp.c, at its making and at adoption; 0: none). A
+ * route's link-local IPv6 gateway names its link by that index (OSPFv3's
+ * next hops are link-local), so when [routes] netns is [router]
+ * control_netns, sup_routes_check takes the index for the port.
+ */
+void sup_routes_cp_ifindex(int port, int ifindex);
+
 /* ---- routes_map.c ---- */
 
 enum { SUP_RTE_FIB = 1, SUP_RTE_REFUSED = 2 };
@@ -102,7 +111,7 @@ void sup_routes_show(struct sup *s, FILE *f, bool json);
 /** Client side: FILE (or stdin for "-") copied into a memfd; its fd, or -1
  * (said on stderr). */
 int sup_route_load_memfd(const char *file);
-/** Supervisor side: the runtime IPv4 routes replaced (merged) by @argv's. */
+/** Supervisor side: the runtime routes (IPv4 and IPv6) replaced (merged) by @argv's. */
 bool sup_route_load(struct sup *s, char **argv, int argc, FILE *f);
 
 /* The index of s->rt_routes by prefix (route.c's runtime routes): the row

@@ -7,7 +7,9 @@
  * family, the prefix length and host bits (IPv4: the 12 bytes past the
  * address zero), the next-hop count, each gateway (on a connected network
  * of a port, not a martian, not the router's own address nor its network's
- * or broadcast address), and the prefix itself (not a martian range).
+ * or broadcast address), and the prefix itself (not a martian range). One
+ * more input: the host-side interfaces' indices (sup_routes_cp_ifindex),
+ * which give a link-local gateway its port; the fuzzer has none.
  */
 #include "supervisor/routes.h"
 
@@ -15,6 +17,8 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
+
+#include "ipc/svc.h"
 
 static uint32_t mask4(unsigned len)
 {
@@ -90,9 +94,30 @@ static bool own6(const struct sup_manifest *m, const uint8_t *a)
     return false;
 }
 
+static int cp_ifindex[IPC_MAX_PORTS];
+
+void sup_routes_cp_ifindex(int port, int ifindex)
+{
+    if (port >= 0 && port < IPC_MAX_PORTS)
+        cp_ifindex[port] = ifindex;
+}
+
+/* The port whose host-side interface is @ifindex in the routes' namespace,
+ * or -1. The index is the source's word: it can only pick among our ports,
+ * as a global gateway would. */
+static int cp_port_of(const struct sup_manifest *m, uint32_t ifindex)
+{
+    if (!ifindex || !m->router.control_netns[0] || strcmp(m->daemon.netns, m->router.control_netns) != 0)
+        return -1;
+    for (size_t p = 0; p < m->nports && p < IPC_MAX_PORTS; p++)
+        if (cp_ifindex[p] > 0 && (uint32_t)cp_ifindex[p] == ifindex)
+            return (int)p;
+    return -1;
+}
+
 /* One next hop's gateway: its port, or a refusal. */
-static enum sup_rck gw_check(const struct sup_manifest *m, int family, const struct rtc_nh *nh, int *port, char *why,
-                             size_t len)
+static enum sup_rck gw_check(const struct sup_manifest *m, int family, const struct rtc_nh *nh, bool multi, int *port,
+                             char *why, size_t len)
 {
     char a[INET6_ADDRSTRLEN];
     if (family == AF_INET) {
@@ -136,13 +161,17 @@ static enum sup_rck gw_check(const struct sup_manifest *m, int family, const str
         snprintf(why, len, "via %s, the router itself", a);
         return SUP_RCK_SELF;
     }
+    int p;
     if (sup_ll6(nh->gw)) {
-        /* Its scope is an interface of the control namespace, which names no port of ours. */
-        snprintf(why, len, "via the link-local %s, whose port is unknown here", a);
-        return SUP_RCK_NOT_CONNECTED;
-    }
-    int p = sup_port_for6(m, nh->gw);
-    if (p < 0) {
+        /* Its scope is an interface of the control namespace: a host-side
+         * one names its port. A group's members are installed by address
+         * (sup_route_set_multi finds each one's port), so not there. */
+        if (multi || (p = cp_port_of(m, nh->ifindex)) < 0) {
+            snprintf(why, len, "via the link-local %s, whose port is unknown here%s", a,
+                     multi ? " (in a route with several next hops)" : "");
+            return SUP_RCK_NOT_CONNECTED;
+        }
+    } else if ((p = sup_port_for6(m, nh->gw)) < 0) {
         snprintf(why, len, "via %s, on no connected network of a port", a);
         return SUP_RCK_NOT_CONNECTED;
     }
@@ -204,7 +233,7 @@ enum sup_rck sup_routes_check(const struct sup_manifest *m, const struct rtc_rec
     }
     for (unsigned i = 0; i < r->nnh; i++) {
         int p;
-        enum sup_rck k = gw_check(m, r->family, &r->nh[i], &p, why, len);
+        enum sup_rck k = gw_check(m, r->family, &r->nh[i], r->nnh > 1, &p, why, len);
         if (k != SUP_RCK_OK)
             return k;
         if (i == 0)

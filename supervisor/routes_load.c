@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * supervisor/routes_load.c: `ringrouter route load FILE|- [--merge]`, a
- * whole set of runtime IPv4 routes at once (docs/routing.md, "route
- * load"). Every line is read and checked before anything changes: an error
+ * whole set of runtime routes, IPv4 and IPv6, at once (docs/routing.md,
+ * "route load"). Every line is read and checked before anything changes: an error
  * names its line, and the FIB is left as it was. Then the FIB moves to the
  * new set in one pass (each entry switching in one atomic store, as `route
  * replace` does), with one reclaim at its end: without --merge the runtime
@@ -13,11 +13,16 @@
  * a route to a port; rows of origin connected or manifest are skipped, the
  * header too), or what `ip route` prints and takes: [route] [add|replace]
  * PREFIX [via GATEWAY] [dev|port NAME], with proto, metric, scope, src,
- * table and onlink taken and ignored. Blank lines and # comments are skipped.
+ * table, pref, expires and onlink taken and ignored. Blank lines and #
+ * comments are skipped. An IPv6 line is checked as `route replace` checks
+ * one (route6.c), and its runtime record is made as it goes in: the list
+ * of runtime IPv6 routes is searched linearly, so IPv6 loads are meant for
+ * thousands of routes, not a full table.
  *
  * The client hands the text over in a memfd of its own (ctl.c), read here
  * through /proc: a regular file in memory, which no read can block on.
  */
+#include "supervisor/route6.h"
 #include "supervisor/routes.h"
 #include "supervisor/sup.h"
 
@@ -88,10 +93,99 @@ static int connected_net(const struct sup *s, uint32_t addr, unsigned len)
 }
 
 struct load_route {
-    uint32_t addr;
+    uint32_t addr; /* IPv4 */
     uint8_t len;
+    bool v6;
     struct fib_nh nh;
+    uint8_t addr6[16]; /* IPv6 */
+    struct fib6_nh nh6;
 };
+
+/* A `route show` row's ORIGIN: 1 a route to load, 0 the manifest's (skipped), -1 an error. */
+static int row_origin(const char *origin, char *e, size_t elen)
+{
+    if (strcmp(origin, "connected") == 0 || strcmp(origin, "manifest") == 0)
+        return 0;
+    if (strcmp(origin, "runtime") != 0 && strcmp(origin, "daemon") != 0) {
+        snprintf(e, elen, "origin \"%s\": expected connected, manifest, runtime or daemon", origin);
+        return -1;
+    }
+    return 1;
+}
+
+/* ip's words from @w[@i] on: via GATEWAY, dev|port NAME (NULL when absent); 0, or -1 an error. */
+static int ip_words(char **w, int i, int n, const char **via, const char **pname, char *e, size_t elen)
+{
+    static const char *const ignored[] = {"proto", "metric", "scope", "src", "table", "pref", "expires"};
+    for (; i < n; i++) {
+        const char *k = w[i], *v = i + 1 < n ? w[i + 1] : NULL;
+        if (strcmp(k, "onlink") == 0)
+            continue;
+        if (!v) {
+            snprintf(e, elen, "\"%s\" without a value", k);
+            return -1;
+        }
+        i++;
+        if (strcmp(k, "via") == 0) {
+            *via = v;
+            continue;
+        }
+        if (strcmp(k, "dev") == 0 || strcmp(k, "port") == 0) {
+            *pname = v;
+            continue;
+        }
+        bool known = false;
+        for (size_t j = 0; j < sizeof(ignored) / sizeof(ignored[0]) && !known; j++)
+            known = strcmp(k, ignored[j]) == 0;
+        if (!known) {
+            snprintf(e, elen, "unexpected \"%s\" (expected via, dev, port, or ip's proto, metric, scope, src, table, "
+                              "pref, expires, onlink)", k);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* A line's words after its prefix (@w[@i..@n]) into @via and @pname (NULL
+ * when absent): route show's row (PREFIX VIA PORT ORIGIN; @row: the caller
+ * read VIA as a gateway or "-") or ip's words. 1 a route, 0 a row of the
+ * manifest's (skipped), -1 an error in @e. */
+static int line_rest(char **w, int i, int n, bool row, const char **via, const char **pname, char *e, size_t elen)
+{
+    if (row && n - i == 3 && strcmp(w[i], "via") != 0) {
+        int k = row_origin(w[i + 2], e, elen);
+        if (k <= 0)
+            return k;
+        *via = strcmp(w[i], "-") != 0 ? w[i] : NULL;
+        *pname = w[i + 1];
+        return 1;
+    }
+    return ip_words(w, i, n, via, pname, e, elen) < 0 ? -1 : 1;
+}
+
+/* An IPv6 line's words after PREFIX (@pw) into @r: as load_line. */
+static int load_line6(struct sup *s, char **w, int i, int n, const char *pw, struct load_route *r, char *e, size_t elen)
+{
+    const char *via = NULL, *pname = NULL;
+    int k = line_rest(w, i, n, n - i == 3 && (strcmp(w[i], "-") == 0 || strchr(w[i], ':')), &via, &pname, e, elen);
+    if (k <= 0)
+        return k;
+    if (!via && !pname) {
+        snprintf(e, elen, "%s has neither via GATEWAY nor port NAME", pw);
+        return -1;
+    }
+    struct sup_prefix6 pf;
+    if (!sup_route6_load_check(s, pw, via, pname, &pf, &r->nh6, e, elen))
+        return -1;
+    if (sup_routes_has(s, AF_INET6, pf.addr, pf.len)) {
+        snprintf(e, elen, "%s is a daemon's route ([routes]): it is the daemon's to change", pw);
+        return -1;
+    }
+    r->v6 = true;
+    r->len = pf.len;
+    memcpy(r->addr6, pf.addr, 16);
+    return 1;
+}
 
 /* One line into @r: 1 a route, 0 nothing to load, -1 an error in @e. */
 static int load_line(struct sup *s, char *line, struct load_route *r, char *e, size_t elen)
@@ -121,10 +215,8 @@ static int load_line(struct sup *s, char *line, struct load_route *r, char *e, s
     }
     const char *pw = w[i++];
     struct sup_prefix pfx;
-    if (strchr(pw, ':')) {
-        snprintf(e, elen, "%s: IPv6 routes are not loaded here yet (route add takes them one at a time)", pw);
-        return -1;
-    }
+    if (strchr(pw, ':'))
+        return load_line6(s, w, i, n, pw, r, e, elen);
     if (strcmp(pw, "default") == 0) {
         pfx = (struct sup_prefix){0, 0};
     } else if (!strchr(pw, '/') && sup_parse_addr(pw, &pfx.addr)) {
@@ -141,48 +233,19 @@ static int load_line(struct sup *s, char *line, struct load_route *r, char *e, s
     }
     uint32_t gw = 0;
     int port = -1;
-    bool have_gw = false;
-    /* route show's row: PREFIX VIA PORT ORIGIN */
-    if (n - i == 3 && (strcmp(w[i], "-") == 0 || sup_parse_addr(w[i], &gw)) && strcmp(w[i], "via") != 0) {
-        const char *origin = w[i + 2];
-        if (strcmp(origin, "connected") == 0 || strcmp(origin, "manifest") == 0)
-            return 0; /* the manifest's, not loaded */
-        if (strcmp(origin, "runtime") != 0 && strcmp(origin, "daemon") != 0) {
-            snprintf(e, elen, "origin \"%s\": expected connected, manifest, runtime or daemon", origin);
-            return -1;
-        }
-        have_gw = strcmp(w[i], "-") != 0;
-        if ((port = sup_manifest_port(&s->m, w[i + 1])) < 0) {
-            snprintf(e, elen, "no port \"%s\"", w[i + 1]);
-            return -1;
-        }
-    } else {
-        for (; i < n; i++) {
-            const char *k = w[i], *v = i + 1 < n ? w[i + 1] : NULL;
-            if (strcmp(k, "onlink") == 0)
-                continue;
-            if (!v) {
-                snprintf(e, elen, "\"%s\" without a value", k);
-                return -1;
-            }
-            i++;
-            if (strcmp(k, "via") == 0) {
-                if (!sup_parse_addr(v, &gw)) {
-                    snprintf(e, elen, "via \"%s\" is not an IPv4 address", v);
-                    return -1;
-                }
-                have_gw = true;
-            } else if (strcmp(k, "dev") == 0 || strcmp(k, "port") == 0) {
-                if ((port = sup_manifest_port(&s->m, v)) < 0) {
-                    snprintf(e, elen, "no port \"%s\"", v);
-                    return -1;
-                }
-            } else if (strcmp(k, "proto") != 0 && strcmp(k, "metric") != 0 && strcmp(k, "scope") != 0 &&
-                       strcmp(k, "src") != 0 && strcmp(k, "table") != 0) {
-                snprintf(e, elen, "unexpected \"%s\" (expected via, dev, port, or ip's proto, metric, scope, src, table, onlink)", k);
-                return -1;
-            }
-        }
+    const char *via = NULL, *pname = NULL;
+    int k = line_rest(w, i, n, n - i == 3 && (strcmp(w[i], "-") == 0 || sup_parse_addr(w[i], &gw)), &via, &pname, e,
+                      elen);
+    if (k <= 0)
+        return k;
+    bool have_gw = via != NULL;
+    if (via && !sup_parse_addr(via, &gw)) {
+        snprintf(e, elen, "via \"%s\" is not an IPv4 address", via);
+        return -1;
+    }
+    if (pname && (port = sup_manifest_port(&s->m, pname)) < 0) {
+        snprintf(e, elen, "no port \"%s\"", pname);
+        return -1;
     }
     if (have_gw) {
         int gp = sup_port_of_addr(s, gw);
@@ -333,16 +396,20 @@ bool sup_route_load(struct sup *s, char **argv, int argc, FILE *f)
         if (k == 0)
             continue;
         uint8_t d[16];
-        key_of(r.addr, d);
-        struct sup_rte *x = sup_rtmap_find(&seen, AF_INET, d, r.len);
+        int fam = r.v6 ? AF_INET6 : AF_INET;
+        if (r.v6)
+            memcpy(d, r.addr6, 16);
+        else
+            key_of(r.addr, d);
+        struct sup_rte *x = sup_rtmap_find(&seen, (uint8_t)fam, d, r.len);
         if (x) {
-            char b[24];
+            char b[INET6_ADDRSTRLEN];
             fprintf(f, "route load: line %u: %s/%u again (first on line %u); nothing changed\n", lineno,
-                    ip4(r.addr, b, sizeof(b)), r.len, x->epoch);
+                    r.v6 ? sup_addr6_str(r.addr6, b, sizeof(b)) : ip4(r.addr, b, sizeof(b)), r.len, x->epoch);
             ok = false;
             break;
         }
-        if (!(x = sup_rtmap_insert(&seen, AF_INET, d, r.len))) {
+        if (!(x = sup_rtmap_insert(&seen, (uint8_t)fam, d, r.len))) {
             fprintf(f, "route load: out of memory\n");
             ok = false;
             break;
@@ -393,7 +460,34 @@ bool sup_route_load(struct sup *s, char **argv, int argc, FILE *f)
         deleted++;
     }
     s->n_rt_routes = keep;
+    for (size_t i = s->n_rt6_routes; i-- > 0 && !merge;) { /* downwards: a drop moves the last row here */
+        const struct sup_rt_route6 o = s->rt6_routes[i];
+        if (sup_rtmap_find(&seen, AF_INET6, o.addr, o.len))
+            continue;
+        int ret = sup_route6_drop(s, o.addr, o.len);
+        if (ret < 0) {
+            char b[INET6_ADDRSTRLEN];
+            sup_err("route load: %s/%u: %s", sup_addr6_str(o.addr, b, sizeof(b)), o.len, strerror(-ret));
+        }
+        deleted++;
+    }
     for (size_t i = 0; i < n; i++) {
+        if (rs[i].v6) {
+            bool had;
+            int ret = sup_route6_load_set(s, rs[i].addr6, rs[i].len, &rs[i].nh6, &had);
+            if (ret < 0) {
+                char b[INET6_ADDRSTRLEN];
+                fprintf(f, "route load: %s/%u: %s; %zu of %zu routes loaded\n", sup_addr6_str(rs[i].addr6, b, sizeof(b)),
+                        rs[i].len, strerror(-ret), i, n);
+                n = i;
+                ok = false;
+                break;
+            }
+            same += ret == 0;
+            changed += ret == 1 && had;
+            added += ret == 1 && !had;
+            continue;
+        }
         struct fib_nh cur;
         bool had = fib_get(&s->fib, rs[i].addr, rs[i].len, &cur) == 0;
         if (had && cur.gw == rs[i].nh.gw && cur.port == rs[i].nh.port) {
@@ -428,8 +522,10 @@ bool sup_route_load(struct sup *s, char **argv, int argc, FILE *f)
         }
     }
     for (size_t i = 0; i < n; i++)
-        s->rt_routes[s->n_rt_routes++] = (struct sup_rt_route){.addr = rs[i].addr, .len = rs[i].len, .nh = rs[i].nh};
+        if (!rs[i].v6) /* the IPv6 ones are recorded as they go in (sup_route6_load_set) */
+            s->rt_routes[s->n_rt_routes++] = (struct sup_rt_route){.addr = rs[i].addr, .len = rs[i].len, .nh = rs[i].nh};
     fib_reclaim(&s->fib);
+    fib6_reclaim(&s->fib6);
     sup_rt_index_rebuild(s);
     free(rs);
     sup_rtmap_free(&seen);

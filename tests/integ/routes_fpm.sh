@@ -5,8 +5,9 @@
 # namespace rrt-PID-cp (their own pid files, sockets and vty directory in
 # the test's temp dir, ended by PID); the manifest's [routes] has no table,
 # only fpm = 127.0.0.1:PORT there.
-#   - zebra connects; the static routes appear in `route show` (origin
-#     daemon) and forward (ping from host A to an address behind host B);
+#   - zebra connects; the static routes (two IPv4, one IPv6) appear in
+#     `route show` (origin daemon, in both families) and forward (ping from
+#     host A to an address behind host B);
 #   - a static route removed with vtysh: withdrawn;
 #   - zebra killed (SIGKILL: it withdraws nothing): the routes stay for
 #     grace_s, then go;
@@ -29,11 +30,15 @@ GRACE=3
 rr_netns cp
 CP=$RR_NS
 RR_SERVICES+=(routes)
+RR_ADDR6_A=2001:db8:61::1/64 RR_ADDR6_B=2001:db8:62::1/64
 rr_topology "$(printf '[routes]\nnetns = %s\nfpm = 127.0.0.1:%s\ngrace_s = %s\n' "$CP" "$PORT" "$GRACE")"
 ip -n "$CP" link add rrt$$f type veth peer name rrt$$fp && ip -n "$CP" link set rrt$$f up && ip -n "$CP" link set rrt$$fp up &&
-    ip -n "$CP" addr add "$RR_NET_B.254/24" dev rrt$$f || rr_fail "dummy in $CP"
+    ip -n "$CP" addr add "$RR_NET_B.254/24" dev rrt$$f &&
+    ip -n "$CP" -6 addr add 2001:db8:62::254/64 dev rrt$$f nodad || rr_fail "dummy in $CP"
 rr_start
+rr_hosts_ipv6 2001:db8:61 2001:db8:62 routes
 ip -n "$RR_NS_B" addr add "10.90.$n.1/32" dev lo || rr_fail "addr on B's lo"
+ip -n "$RR_NS_B" -6 addr add 2001:db8:90::1/128 dev lo || rr_fail "addr6 on B's lo"
 
 F=$RR_T/frr
 mkdir -p "$F" && chmod 777 "$F"
@@ -45,6 +50,7 @@ EOF
 cat >"$F/staticd.conf" <<EOF
 ip route 10.90.$n.0/24 $RR_HOST_B
 ip route 10.91.$n.0/24 $RR_HOST_B
+ipv6 route 2001:db8:90::/64 2001:db8:62::2
 EOF
 frr() { # frr DAEMON ARGS...: in CP, in the foreground of a background job
     ip netns exec "$CP" "$FRR/$1" -N "rrt$$" -i "$F/$1.pid" -z "$F/zserv.api" --vty_socket "$F" \
@@ -59,12 +65,15 @@ rows() { "$RR" "$@" -S "$RR_SOCK" | tr -s ' '; }
 shown() { [ "$(rows route show "$1")" = "PREFIX VIA PORT ORIGIN
 $1 $RR_HOST_B b daemon" ]; }
 absent() { [ "$(rows route show "$1")" = "PREFIX VIA PORT ORIGIN" ]; }
-both() { shown "10.90.$n.0/24" && shown "10.91.$n.0/24"; }
+shown6() { [ "$(rows route show 2001:db8:90::/64)" = "PREFIX VIA PORT ORIGIN
+2001:db8:90::/64 2001:db8:62::2 b daemon" ]; }
+both() { shown "10.90.$n.0/24" && shown "10.91.$n.0/24" && shown6; }
 rr_wait 15 both || rr_fail "zebra's static routes not in the FIB: $(rows route show); $("$RR" routes -S "$RR_SOCK"); zebra: $(tail -5 "$F/zebra.log")"
 rr_stats || rr_fail "stats"
 [ "$(rr_ctr routes.fpm_connects)" -ge 1 ] || rr_fail "no FPM connection counted"
 o=$(rr_in "$RR_NS_A" ping -n -c 2 -i 0.2 -W 2 "10.90.$n.1" 2>&1) && grep -q " 2 received" <<<"$o" || rr_fail "ping through an FPM route: $o"
-rr_ok "zebra + staticd over FPM: both static routes in route show (origin daemon), ping forwarded"
+o=$(rr_in "$RR_NS_A" ping -6 -n -c 2 -i 0.2 -W 2 2001:db8:90::1 2>&1) && grep -q " 2 received" <<<"$o" || rr_fail "ping -6 through an FPM route: $o"
+rr_ok "zebra + staticd over FPM: the three static routes in route show (origin daemon, IPv4 and IPv6), pings forwarded"
 
 if command -v vtysh >/dev/null; then
     o=$(ip netns exec "$CP" vtysh --config_dir "$F" --vty_socket "$F" -d staticd -c "conf t" -c "no ip route 10.91.$n.0/24 $RR_HOST_B" 2>&1) ||

@@ -12,14 +12,22 @@
 #     --merge keeps them; from stdin (-);
 #   - a bad line: exit 100, the answer names the line, nothing changed;
 #     a prefix twice: both lines named;
-#   - 20,000 routes in one load; then route save writes them.
+#   - 20,000 routes in one load;
+#   - IPv6 (ports with address6): `ip -6 route` lines (pref, a link-local
+#     gateway with its dev) merged, runtime and forwarding; route show's
+#     output of both families loaded back changes nothing; a replacing load
+#     deletes the runtime routes of both families it does not name; a bad
+#     IPv6 line is named and changes nothing.
 set -u
 . "$(dirname "$0")/../lib/router.sh"
 rr_init routes_load
 n=$(($$ % 250 + 1))
+RR_ADDR6_A=2001:db8:61::1/64 RR_ADDR6_B=2001:db8:62::1/64
 rr_topology "$(printf '[route 10.65.%s.0/24]\nvia = 10.62.%s.2\n' "$n" "$n")"
 rr_start
+rr_hosts_ipv6 2001:db8:61 2001:db8:62 routes
 ip -n "$RR_NS_B" addr add "10.70.$n.1/32" dev lo || rr_fail "addr on B's lo"
+ip -n "$RR_NS_B" -6 addr add 2001:db8:70::1/128 dev lo || rr_fail "addr6 on B's lo"
 rows() { "$RR" "$@" -S "$RR_SOCK" | tr -s ' '; }
 count() { "$RR" route show --json -S "$RR_SOCK" | "$RR_PY" -c "import json,sys; d=json.load(sys.stdin); print(sum(1 for r in d['routes'] if r['origin'] == '$1'))"; }
 load() { "$RR" route load "$@" -S "$RR_SOCK" >"$RR_T/out" 2>"$RR_T/err"; rc=$?; out=$(cat "$RR_T/out"); err=$(cat "$RR_T/err"); }
@@ -82,6 +90,42 @@ load "$RR_T/big"
 [ "$rc" = 0 ] && [ "$out" = "loaded 20000 routes: 20000 added, 0 changed, 0 unchanged, 3 deleted" ] || rr_fail "20,000 routes: exit $rc: $out $err"
 [ "$(count runtime)" = 20000 ] || rr_fail "20,000 loaded, $(count runtime) runtime routes shown"
 rr_ok "20,000 routes in one load"
+
+# ---- IPv6 ----
+cat >"$RR_T/r6" <<EOF
+2001:db8:70::/64 via 2001:db8:62::2 dev b proto static metric 1024 pref medium
+2001:db8:71::/64 via fe80::1 dev a
+route replace 2001:db8:72::/64 dev b
+10.80.$n.0/24 via $RR_HOST_B
+EOF
+load "$RR_T/r6" --merge
+[ "$rc" = 0 ] && [ "$out" = "loaded 4 routes (merge): 4 added, 0 changed, 0 unchanged, 0 deleted" ] || rr_fail "load r6: exit $rc: $out $err"
+[ "$(rows route show 2001:db8:70::/64)" = "PREFIX VIA PORT ORIGIN
+2001:db8:70::/64 2001:db8:62::2 b runtime" ] || rr_fail "route show after the IPv6 load: $(rows route show 2001:db8:70::/64)"
+[ "$(rows route show 2001:db8:71::/64)" = "PREFIX VIA PORT ORIGIN
+2001:db8:71::/64 fe80::1 a runtime" ] || rr_fail "the link-local route: $(rows route show 2001:db8:71::/64)"
+o=$(rr_in "$RR_NS_A" ping -6 -n -c 2 -i 0.2 -W 2 2001:db8:70::1 2>&1) && grep -q " 2 received" <<<"$o" || rr_fail "ping -6 through a loaded route: $o"
+"$RR" route show -S "$RR_SOCK" >"$RR_T/shown6" || rr_fail "route show"
+load "$RR_T/shown6"
+[ "$rc" = 0 ] && [ "$out" = "loaded 20004 routes: 0 added, 0 changed, 20004 unchanged, 0 deleted" ] ||
+    rr_fail "load of route show's output with IPv6: exit $rc: $out $err"
+rr_ok "IPv6 ip-route lines merged (a link-local gateway with its dev): runtime, forwarding; route show's output of both families loaded back: nothing changed"
+before=$(rows route show)
+printf '2001:db8:73::/64 via 2001:db8:62::2\n2001:db8:75::1/64 via 2001:db8:62::2\n' >"$RR_T/bad6"
+load "$RR_T/bad6"
+[ "$rc" = 100 ] && [ "$err" = "ringrouter: route load: line 2: 2001:db8:75::1/64 has host bits set; did you mean 2001:db8:75::/64?; nothing changed" ] ||
+    rr_fail "a bad IPv6 line: exit $rc: $err"
+printf '2001:db8:73::/64 via 2001:db8:99::1\n' >"$RR_T/bad6"
+load "$RR_T/bad6"
+[ "$rc" = 100 ] && [ "$err" = "ringrouter: route load: line 1: gateway 2001:db8:99::1 is on none of the ports' IPv6 networks; nothing changed" ] ||
+    rr_fail "an IPv6 gateway off every network: exit $rc: $err"
+[ "$(rows route show)" = "$before" ] || rr_fail "a refused IPv6 load changed the FIB"
+printf '2001:db8:70::/64 via 2001:db8:62::2\n10.80.%s.0/24 via %s\n' "$n" "$RR_HOST_B" >"$RR_T/r7"
+load "$RR_T/r7"
+[ "$rc" = 0 ] && [ "$out" = "loaded 2 routes: 0 added, 0 changed, 2 unchanged, 20002 deleted" ] || rr_fail "load r7: exit $rc: $out $err"
+[ "$(rows route show 2001:db8:71::/64)" = "PREFIX VIA PORT ORIGIN" ] || rr_fail "2001:db8:71::/64 not deleted by a replacing load"
+[ "$(count runtime)" = 1 ] || rr_fail "after the replacing load: $(count runtime) IPv4 runtime routes, expected 1"
+rr_ok "bad IPv6 lines named, nothing changed; a replacing load deleted the unnamed runtime routes of both families"
 rr_status || rr_fail "status"
 for s in "${RR_SERVICES[@]}"; do
     [ "${RR_RESTARTS[$s]}" = 0 ] || rr_fail "$s restarted"

@@ -246,6 +246,37 @@ static void test_routes_check(void **state)
     sup_manifest_free(&m);
 }
 
+/* A link-local gateway is taken on the port whose host-side interface the
+ * record names, when the routes' namespace is the control one. */
+static void test_routes_check_ll(void **state)
+{
+    (void)state;
+    struct sup_manifest m;
+    struct sup_manifest_err err;
+    assert_int_equal(sup_manifest_load_string("t.ini", t_manifest, &m, &err), 0);
+    int port;
+    char why[200];
+    struct rtc_rec r = t_rec(AF_INET6, "2001:db8:50::", 48, "fe80::2");
+    r.nh[0].ifindex = 7;
+    sup_routes_cp_ifindex(0, 7);
+    assert_int_equal(sup_routes_check(&m, &r, &port, why, sizeof(why)), SUP_RCK_NOT_CONNECTED); /* no control_netns */
+    snprintf(m.router.control_netns, sizeof(m.router.control_netns), "cp");
+    snprintf(m.daemon.netns, sizeof(m.daemon.netns), "cp");
+    assert_int_equal(sup_routes_check(&m, &r, &port, why, sizeof(why)), SUP_RCK_OK);
+    assert_int_equal(port, 0);
+    r.nh[0].ifindex = 8; /* another interface there */
+    assert_int_equal(sup_routes_check(&m, &r, &port, why, sizeof(why)), SUP_RCK_NOT_CONNECTED);
+    r.nh[0].ifindex = 7;
+    r.nnh = 2; /* a group's member */
+    inet_pton(AF_INET6, "2001:db8:1::2", r.nh[1].gw);
+    assert_int_equal(sup_routes_check(&m, &r, &port, why, sizeof(why)), SUP_RCK_NOT_CONNECTED);
+    r.nnh = 1;
+    snprintf(m.daemon.netns, sizeof(m.daemon.netns), "other"); /* the index is another namespace's */
+    assert_int_equal(sup_routes_check(&m, &r, &port, why, sizeof(why)), SUP_RCK_NOT_CONNECTED);
+    sup_routes_cp_ifindex(0, 0);
+    sup_manifest_free(&m);
+}
+
 #define T_PORT "[port a]\ndriver = tap\nifname = rr-a\naddress = 10.1.0.1/24\n" /* lines 1-4 */
 
 static void test_routes_manifest_errors(void **state)
@@ -307,7 +338,7 @@ int main(void)
         cmocka_unit_test(test_routes_parse_add),      cmocka_unit_test(test_routes_parse_bad),
         cmocka_unit_test(test_routes_parse_multipath), cmocka_unit_test(test_routes_fpm),
         cmocka_unit_test(test_routes_check),           cmocka_unit_test(test_routes_manifest_errors),
-        cmocka_unit_test(test_routes_map),
+        cmocka_unit_test(test_routes_map),             cmocka_unit_test(test_routes_check_ll),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
