@@ -91,6 +91,9 @@ struct ipc_svc_port {
 /* afxdp in generic XDP mode: frames are what the sending stack built, TSO
  * aggregates (multi-buffer) and partial checksums included (services/router/gso.h) */
 #define IPC_PORT_F_RX_PARTIAL 4u
+/* a VLAN sub-interface: no device of its own, its parent's driver serves it
+ * (drivers/common/vlan.h) */
+#define IPC_PORT_F_VLAN 8u
 
 struct ipc_svc_config {
     struct ipc_shm_hdr shm;

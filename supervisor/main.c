@@ -26,6 +26,7 @@
 #include "supervisor/cli.h"
 #include "supervisor/manifest.h"
 #include "supervisor/metrics.h"
+#include "supervisor/vlan.h"
 
 #define SUP_EXIT_OK 0
 #define SUP_EXIT_USAGE 100
@@ -159,6 +160,13 @@ static int cmd_check(const char *file)
     int rc = load(file, &m);
     if (rc)
         return exit_for(rc);
+    /* What only the machine can say: a VLAN parent's device (vlan.c). */
+    char msg[SUP_MANIFEST_ERR_MAX];
+    if ((rc = sup_vlan_check_devices(&m, file ? file : SUP_DEFAULT_MANIFEST_NAME, msg, sizeof msg)) < 0) {
+        fprintf(stderr, "%s\n", msg);
+        sup_manifest_free(&m);
+        return exit_for(rc);
+    }
     printf("%s: ok\n", file ? file : SUP_DEFAULT_MANIFEST_NAME);
     sup_manifest_free(&m);
     return SUP_EXIT_OK;
