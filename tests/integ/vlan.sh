@@ -6,7 +6,7 @@
 #
 #   ns T: TAP rrtNt (port t, untagged = parent): the kernel's host
 #         10.81.N.2; hosts of VLAN 10 (port t.10, 10.82.N.2) and VLAN 20
-#         (port t.20, 10.83.N.2)
+#         (port t.20, 10.83.N.2, shaped: its own shaper-t.20 feeds driver-t)
 #   ns X: veth xv0, its peer xv1 in the router's namespace (port x, AF_XDP,
 #         untagged frames dropped): hosts of VLAN 30 (port x.30, 10.85.N.2)
 #         and of 802.1ad 100 then 802.1Q 40 (port x.40, 10.86.N.2)
@@ -30,7 +30,8 @@ set -u
 rr_init vlan
 rr_need tcpdump ethtool
 rr_afxdp_init
-RR_SERVICES=(router driver-t driver-x driver-p)
+rr_shaper_init
+RR_SERVICES=(router driver-t driver-x driver-p shaper-t.20)
 
 n=$(($$ % 250 + 1))
 net() { echo "10.$1.$n"; }
@@ -54,7 +55,8 @@ ip -n "$NS_X" link set xv0 up && ip -n "$NS_R" link set xv1 up || rr_fail "veth 
     printf '[port x]\ndriver = afxdp\nifname = xv1\naddress = %s.1/24\n\n' "$(net 84)"
     printf '[port x.30]\nparent = x\nvlan = 30\naddress = %s.1/24\n\n' "$(net 85)"
     printf '[port x.40]\nparent = x\nvlan = 100.40\naddress = %s.1/24\n\n' "$(net 86)"
-    printf '[port p]\ndriver = tap\nifname = %s\nnetns = %s\naddress = %s.1/24\n' "$IF_P" "$NS_P" "$(net 87)"
+    printf '[port p]\ndriver = tap\nifname = %s\nnetns = %s\naddress = %s.1/24\n\n' "$IF_P" "$NS_P" "$(net 87)"
+    printf '[shaper t.20]\nrate = 10mbit\n' # its own shaper: sh-t.20, then tx-t.20 to driver-t
     for s in "${RR_SERVICES[@]}"; do
         printf '\n[service %s]\nhang_ms = 3000\n' "$s"
     done
@@ -188,7 +190,8 @@ for name, (parent, tags, proto) in want.items():
     assert l["rx"]["packets"] >= 3 and l["tx"]["packets"] >= 3, (name, l["rx"], l["tx"])
     assert l["router"]["rx_packets"] >= 3 and l["router"]["tx_packets"] >= 3, (name, l["router"])
     assert l["state"] == "up", (name, l["state"])
-    assert [s["name"] for s in l["services"]] == ["driver-" + parent], (name, l["services"])
+    shaper = ["shaper-t.20"] if name == "t.20" else []
+    assert [s["name"] for s in l["services"]] == ["driver-" + parent] + shaper, (name, l["services"])
 assert "vlan" not in links["t"] and "vlan" not in links["p"]
 assert links["x"]["rx"]["drops"] >= 1, links["x"]["rx"]
 ' "$out" || rr_fail "link --json: $out"
