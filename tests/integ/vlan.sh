@@ -203,6 +203,12 @@ grep -q '^t.10: vlan 10 on t (rrt[0-9]*t)  netns rrt-[0-9]*-t  driver tap' <<<"$
     rr_fail "link: $out"
 rr_ok "link shows the VLAN ports, their parents and counters"
 
+# A VLAN port has no capture region of its own: said, with where to look.
+rr_c capture t.10 rx -c 1 -w "$RR_T/cap.pcapng"
+[ "$rc" != 0 ] && grep -q 'capture: port t.10 is a VLAN port: capture its parent t' <<<"$err$out" ||
+    rr_fail "capture t.10: exit $rc: $out $err"
+rr_ok "capture of a VLAN port: refused, naming its parent"
+
 rr_no_restarts
 rr_stop
 rr_census_ok
