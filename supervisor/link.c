@@ -176,10 +176,8 @@ static void link_one(struct sup *s, int p, bool json, bool first, FILE *f)
     unsigned queues = dev->driver == SUP_DRIVER_AFXDP ? dev->queues : 1;
     const char *driver = pt->driver == SUP_DRIVER_AFXDP ? "afxdp" : "tap";
     char ifname[64], tags[16] = "";
-    if (pt->vlan_ntags == 2)
-        snprintf(tags, sizeof(tags), "%u.%u", pt->vlan_id[0], pt->vlan_id[1]);
-    else if (pt->vlan_ntags)
-        snprintf(tags, sizeof(tags), "%u", pt->vlan_id[0]);
+    if (pt->vlan_ntags)
+        sup_vlan_str(pt, tags, sizeof(tags));
     if (pt->vlan_ntags)
         snprintf(ifname, sizeof(ifname), "vlan %s on %s (%s)", tags, dev->name, dev->ifname);
     else

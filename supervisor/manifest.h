@@ -399,6 +399,10 @@ int sup_manifest_load_file(const char *path, struct sup_manifest *m, struct sup_
 /* sup_manifest_free() - release what a load allocated; leaves @m zeroed. */
 void sup_manifest_free(struct sup_manifest *m);
 
+/* A VLAN port's `vlan` as the manifest spells it: "10", or "100.10" for
+ * 802.1ad (vlan_manifest.c). */
+const char *sup_vlan_str(const struct sup_port *p, char *buf, size_t len);
+
 /* A reload that adds, removes or retags a VLAN port, or changes a parent's
  * `untagged`: refused, with @why (vlan_manifest.c). */
 bool sup_vlan_reload_refused(const struct sup_manifest *o, const struct sup_manifest *n, char *why, size_t len);

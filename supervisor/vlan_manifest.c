@@ -91,7 +91,7 @@ static bool vlan_key_ok(size_t key)
     }
 }
 
-static const char *tags_str(const struct sup_port *p, char *buf, size_t len)
+const char *sup_vlan_str(const struct sup_port *p, char *buf, size_t len)
 {
     if (p->vlan_ntags == 2)
         snprintf(buf, len, "%u.%u", p->vlan_id[0], p->vlan_id[1]);
@@ -114,7 +114,8 @@ static int check_one(struct sup_pctx *pc, size_t i)
         return 0;
     }
     if (!lpar)
-        return sup_fail(pc, lvlan, sec, "parent", "missing: a VLAN port needs parent = PORT, the port whose device "
+        return sup_fail(pc, lvlan, sec, "parent",
+                        "missing: a VLAN port needs parent = PORT, the port whose device "
                         "carries its frames");
     if (!lvlan)
         return sup_fail(pc, lpar, sec, "vlan", "missing, expected %s",
@@ -143,8 +144,8 @@ static int check_one(struct sup_pctx *pc, size_t i)
             continue;
         nvlan++;
         if (j < i && o->vlan_ntags == p->vlan_ntags && memcmp(o->vlan_id, p->vlan_id, sizeof(o->vlan_id)) == 0)
-            return sup_fail(pc, lvlan, sec, "vlan", "%s on %s is already port %s's (line %u)", tags_str(p, a, sizeof a),
-                            q->name, o->name, KLINE(o, SUP_PORT_VLAN));
+            return sup_fail(pc, lvlan, sec, "vlan", "%s on %s is already port %s's (line %u)",
+                            sup_vlan_str(p, a, sizeof a), q->name, o->name, KLINE(o, SUP_PORT_VLAN));
     }
     if (nvlan + 1 > TBL_VLAN_MAX)
         return sup_fail(pc, lvlan, sec, "vlan", "port %s would carry %zu VLAN ports: at most %u", q->name, nvlan + 1,
@@ -159,7 +160,7 @@ static int check_one(struct sup_pctx *pc, size_t i)
     if (q->driver == SUP_DRIVER_AFXDP && p->mtu + 4u * p->vlan_ntags > fmax)
         return sup_fail(pc, KLINE(p, SUP_PORT_MTU) ? KLINE(p, SUP_PORT_MTU) : p->src.line, sec, "mtu",
                         "%u and %u bytes of tags (%s) do not fit a %u-byte frame with driver = afxdp (at most %u)",
-                        p->mtu, 4u * p->vlan_ntags, tags_str(p, b, sizeof b), m->router.frame_size,
+                        p->mtu, 4u * p->vlan_ntags, sup_vlan_str(p, b, sizeof b), m->router.frame_size,
                         fmax - 4u * p->vlan_ntags);
     if (m->router.control_netns[0])
         return sup_fail(pc, lpar, sec, "parent",
@@ -256,19 +257,24 @@ bool sup_vlan_reload_refused(const struct sup_manifest *o, const struct sup_mani
             snprintf(why, len, "VLAN port %s added: VLAN ports are set up at up only (needs `ringrouter up` again)",
                      np->name);
         else if (!np->vlan_ntags && !was)
-            snprintf(why, len, "port %s: untagged changed: a parent's VLAN map is set up at up only (needs "
-                     "`ringrouter up` again)", np->name);
+            snprintf(why, len,
+                     "port %s: untagged changed: a parent's VLAN map is set up at up only (needs "
+                     "`ringrouter up` again)",
+                     np->name);
         else
-            snprintf(why, len, "port %s: parent or vlan changed (%s %s -> %s %s): VLAN ports are set up at up only "
-                     "(needs `ringrouter up` again)", np->name, was ? op->parent_name : "-",
-                     was ? tags_str(op, a, sizeof a) : "-", np->vlan_ntags ? np->parent_name : "-",
-                     np->vlan_ntags ? tags_str(np, b, sizeof b) : "-");
+            snprintf(why, len,
+                     "port %s: parent or vlan changed (%s %s -> %s %s): VLAN ports are set up at up only "
+                     "(needs `ringrouter up` again)",
+                     np->name, was ? op->parent_name : "-", was ? sup_vlan_str(op, a, sizeof a) : "-",
+                     np->vlan_ntags ? np->parent_name : "-", np->vlan_ntags ? sup_vlan_str(np, b, sizeof b) : "-");
         return true;
     }
     for (size_t i = 0; i < o->nports; i++)
         if (o->ports[i].vlan_ntags && sup_manifest_port(n, o->ports[i].name) < 0) {
-            snprintf(why, len, "VLAN port %s removed: VLAN ports are set up at up only (needs `ringrouter up` "
-                     "again)", o->ports[i].name);
+            snprintf(why, len,
+                     "VLAN port %s removed: VLAN ports are set up at up only (needs `ringrouter up` "
+                     "again)",
+                     o->ports[i].name);
             return true;
         }
     return false;

@@ -38,8 +38,13 @@
 /* The driver's VLAN counters, after its own: three for the parent, then
  * four for each VLAN, named PORT.rx_pkts and so on. */
 enum { DRV_VLAN_C_RX_UNTAGGED, DRV_VLAN_C_RX_UNKNOWN, DRV_VLAN_C_TX_DROP, DRV_VLAN_C_PARENT };
-enum { DRV_VLAN_C_PORT_RX_PKTS, DRV_VLAN_C_PORT_RX_BYTES, DRV_VLAN_C_PORT_TX_PKTS, DRV_VLAN_C_PORT_TX_BYTES,
-       DRV_VLAN_C_PER_PORT };
+enum {
+    DRV_VLAN_C_PORT_RX_PKTS,
+    DRV_VLAN_C_PORT_RX_BYTES,
+    DRV_VLAN_C_PORT_TX_PKTS,
+    DRV_VLAN_C_PORT_TX_BYTES,
+    DRV_VLAN_C_PER_PORT
+};
 
 struct drv_vlan_ent {
     uint16_t port;

@@ -180,7 +180,7 @@ static void test_rx_map(void **state)
     static const uint16_t t20[] = {0x8100, 20};
     static const uint16_t t30[] = {0x8100, 30};
     static const uint16_t s100[] = {0x88a8, 100, 0x8100, 8}; /* the right S-tag, an unknown C-tag */
-    static const uint16_t c100[] = {0x8100, 100, 0x8100, 7};  /* QinQ's ids behind the wrong outer TPID */
+    static const uint16_t c100[] = {0x8100, 100, 0x8100, 7}; /* QinQ's ids behind the wrong outer TPID */
     ipc_buf b = frame(f, t10, 1, 80);
     assert_true(drv_vlan_rx_one(&f->d, &f->v, b));
     assert_int_equal(ipc_pool_meta(&f->pool, b)->in_port, 1);

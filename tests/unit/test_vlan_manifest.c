@@ -24,9 +24,9 @@
 #include "supervisor/manifest.h"
 
 /* Lines 1-12: a parent, a plain port, and VLAN 10 of the parent. */
-#define BASE                                                                                                    \
-    "[port lan]\ndriver = tap\nifname = rr-lan\naddress = 10.1.0.1/24\n"                                        \
-    "[port wan]\ndriver = tap\nifname = rr-wan\naddress = 10.9.0.1/24\n"                                        \
+#define BASE                                                                                                           \
+    "[port lan]\ndriver = tap\nifname = rr-lan\naddress = 10.1.0.1/24\n"                                               \
+    "[port wan]\ndriver = tap\nifname = rr-wan\naddress = 10.9.0.1/24\n"                                               \
     "[port lan.10]\nparent = lan\n"
 
 #define V10 BASE "vlan = 10\naddress = 10.10.0.1/24\n"
@@ -101,13 +101,15 @@ static void test_good(void **state)
     (void)state;
     struct sup_manifest m;
     struct sup_manifest_err err;
-    const char *text = "[port lan]\ndriver = afxdp\nifname = veth-lan\naddress = 10.1.0.1/24\nuntagged = parent\nqueues = 2\n"
-           "[port wan]\ndriver = tap\nifname = rr-wan\naddress = 10.9.0.1/24\n"
-           "[port lan.10]\nparent = lan\nvlan = 10\naddress = 10.10.0.1/24\nmtu = 1400\n"
-           "[port lan.s]\nparent = lan\nvlan = 100.10\naddress = 10.20.0.1/24\naddress6 = 2001:db8:20::1/64\n"
-           "[port wan.7]\nparent = wan\nvlan = 7\naddress = 10.70.0.1/24\n"
-           "[route 10.50.0.0/16]\nvia = 10.10.0.9\n[route 10.60.0.0/16]\nport = lan.s\n"
-           "[shaper wan.7]\nrate = 10mbit\n";
+    const char *text =
+        "[port lan]\ndriver = afxdp\nifname = veth-lan\naddress = 10.1.0.1/24\nuntagged = parent\n"
+        "queues = 2\n"
+        "[port wan]\ndriver = tap\nifname = rr-wan\naddress = 10.9.0.1/24\n"
+        "[port lan.10]\nparent = lan\nvlan = 10\naddress = 10.10.0.1/24\nmtu = 1400\n"
+        "[port lan.s]\nparent = lan\nvlan = 100.10\naddress = 10.20.0.1/24\naddress6 = 2001:db8:20::1/64\n"
+        "[port wan.7]\nparent = wan\nvlan = 7\naddress = 10.70.0.1/24\n"
+        "[route 10.50.0.0/16]\nvia = 10.10.0.9\n[route 10.60.0.0/16]\nport = lan.s\n"
+        "[shaper wan.7]\nrate = 10mbit\n";
     int rc = sup_manifest_load_string("t.ini", text, &m, &err);
     if (rc)
         fail_msg("%s", err.msg);
@@ -179,7 +181,8 @@ static void test_afxdp_frame(void **state)
     const char *text = "[port lan]\ndriver = afxdp\nifname = veth-lan\naddress = 10.1.0.1/24\nmtu = 1778\n"
                        "[port lan.s]\nparent = lan\nvlan = 100.10\naddress = 10.20.0.1/24\n";
     assert_int_equal(sup_manifest_load_string("t.ini", text, &m, &err), -EINVAL);
-    assert_non_null(strstr(err.msg, "[port lan.s] mtu: 1778 and 8 bytes of tags (100.10) do not fit a 2048-byte frame"));
+    assert_non_null(
+        strstr(err.msg, "[port lan.s] mtu: 1778 and 8 bytes of tags (100.10) do not fit a 2048-byte frame"));
     sup_manifest_free(&m);
 }
 
