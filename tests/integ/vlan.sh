@@ -23,7 +23,8 @@
 # (802.1Q, and 802.1ad then 802.1Q); an unknown VLAN and untagged frames on
 # a parent that drops them are counted in its driver and never reach the
 # router (drop_vlan stays 0); `link` shows the VLAN ports with their
-# driver's and the router's counters; a clean census at the end.
+# driver's and the router's counters; `capture` of a VLAN port and a reload
+# that adds or retags one are refused, named; a clean census at the end.
 # Skips (77) when not root, a tool is missing, or the kernel has no AF_XDP.
 set -u
 . "$(dirname "$0")/../lib/router.sh"
@@ -208,6 +209,21 @@ rr_c capture t.10 rx -c 1 -w "$RR_T/cap.pcapng"
 [ "$rc" != 0 ] && grep -q 'capture: port t.10 is a VLAN port: capture its parent t' <<<"$err$out" ||
     rr_fail "capture t.10: exit $rc: $out $err"
 rr_ok "capture of a VLAN port: refused, naming its parent"
+
+# VLAN ports are set up at up: a reload adding or retagging one changes nothing.
+cp "$RR_T/m.ini" "$RR_T/m.up"
+printf '\n[port t.30]\nparent = t\nvlan = 30\naddress = %s.1/24\n' "$(net 88)" >>"$RR_T/m.ini"
+rr_c reload
+[ "$rc" = 100 ] && [[ "$err" == *"VLAN port t.30 added: VLAN ports are set up at up only"* ]] ||
+    rr_fail "reload adding VLAN port t.30: exit $rc: $err $out"
+cp "$RR_T/m.up" "$RR_T/m.ini"
+sed -i 's/^vlan = 20$/vlan = 21/' "$RR_T/m.ini"
+rr_c reload
+[ "$rc" = 100 ] && [[ "$err" == *"port t.20: parent or vlan changed (t 20 -> t 21)"* ]] ||
+    rr_fail "reload retagging t.20: exit $rc: $err $out"
+cp "$RR_T/m.up" "$RR_T/m.ini"
+vping "$NS_T" "$IF_T" "$H10" "$(net 83).2" "T10 -> T20 after the refused reloads"
+rr_ok "reload refuses a VLAN port added or retagged, and changes nothing"
 
 rr_no_restarts
 rr_stop
