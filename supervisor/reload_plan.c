@@ -122,8 +122,6 @@ bool sup_reload_refused(const struct sup *s, const struct sup_manifest *o, const
                         size_t len)
 {
     why[0] = '\0';
-    if (sup_vlan_reload_refused(o, n, why, len))
-        return true;
     char ports[300] = "";
     /* The ports that stay keep their indices, which the FIBs' next hops, the
      * neighbour tables and the router's rings name: so only the last ports

@@ -254,27 +254,18 @@ bool sup_vlan_reload_refused(const struct sup_manifest *o, const struct sup_mani
             op->vlan_ntags == np->vlan_ntags && memcmp(op->vlan_id, np->vlan_id, sizeof(op->vlan_id)) == 0)
             continue;
         if (!op)
-            snprintf(why, len, "VLAN port %s added: VLAN ports are set up at up only (needs `ringrouter up` again)",
-                     np->name);
+            snprintf(why, len, "VLAN port %s added: VLAN ports are set up at up only", np->name);
         else if (!np->vlan_ntags && !was)
-            snprintf(why, len,
-                     "port %s: untagged changed: a parent's VLAN map is set up at up only (needs "
-                     "`ringrouter up` again)",
-                     np->name);
+            snprintf(why, len, "port %s: untagged changed: a parent's VLAN map is set up at up only", np->name);
         else
-            snprintf(why, len,
-                     "port %s: parent or vlan changed (%s %s -> %s %s): VLAN ports are set up at up only "
-                     "(needs `ringrouter up` again)",
+            snprintf(why, len, "port %s: parent or vlan changed (%s %s -> %s %s): VLAN ports are set up at up only",
                      np->name, was ? op->parent_name : "-", was ? sup_vlan_str(op, a, sizeof a) : "-",
                      np->vlan_ntags ? np->parent_name : "-", np->vlan_ntags ? sup_vlan_str(np, b, sizeof b) : "-");
         return true;
     }
     for (size_t i = 0; i < o->nports; i++)
         if (o->ports[i].vlan_ntags && sup_manifest_port(n, o->ports[i].name) < 0) {
-            snprintf(why, len,
-                     "VLAN port %s removed: VLAN ports are set up at up only (needs `ringrouter up` "
-                     "again)",
-                     o->ports[i].name);
+            snprintf(why, len, "VLAN port %s removed: VLAN ports are set up at up only", o->ports[i].name);
             return true;
         }
     return false;
