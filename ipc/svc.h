@@ -98,6 +98,9 @@ struct ipc_svc_port {
 /* The filter sits on this port's path: what comes in by it passed the
  * filter's ingress, and its egress must pass the filter too (docs/filter.md). */
 #define IPC_PORT_F_FILTER 8u
+/* a VLAN sub-interface: no device of its own, its parent's driver serves it
+ * (drivers/common/vlan.h) */
+#define IPC_PORT_F_VLAN 16u
 
 struct ipc_svc_config {
     struct ipc_shm_hdr shm;

@@ -271,6 +271,12 @@ bool sup_ctl_capture(struct sup *s, char **w, int nw, FILE *f, int conn_fd)
             fds[n++] = v->cap_fd;
         }
     }
+    const struct sup_port *vp = &s->m.ports[port];
+    if (n == 0 && vp->vlan_ntags) { /* its frames are its parent's drivers' */
+        fprintf(f, "capture: port %s is a VLAN port: capture its parent %s, where its frames show with their tags "
+                   "already popped (on receive) or not yet pushed (on send)\n", w[1], vp->parent_name);
+        return false;
+    }
     if (n == 0) {
         fprintf(f, "capture: port %s has no capture region (a service adopted from a supervisor of an older "
                    "layout has none until it restarts)\n", w[1]);

@@ -22,6 +22,9 @@
  * A port with a host-side interface in the control namespace (cp.h) shows
  * it on a line of its own: its service, and the frames the router handed
  * it (to host) and took from it (from host); its driver is not the port's.
+ * A VLAN port's driver figures are its parent's drivers' PORT.rx_pkts and
+ * so on, the frames of its tags (drivers/common/vlan.h); the parent's own
+ * driver row counts every frame of the device, its VLANs' included.
  */
 #include "supervisor/sup.h"
 
@@ -49,6 +52,13 @@ static uint64_t ctr_of(const struct sup_svc *v, const char *name, bool prefix)
 static bool is_driver(const struct sup_svc *v)
 {
     return v->kind == IPC_SVC_TAP || v->kind == IPC_SVC_AFXDP;
+}
+
+/* Service @v works for port @p: its own, or its VLAN parent's drivers. */
+static bool serves(const struct sup *s, const struct sup_svc *v, int p)
+{
+    const struct sup_port *pt = &s->m.ports[p];
+    return v->port == p || (pt->vlan_ntags && v->port == pt->vlan_parent && is_driver(v) && v->m->kind != SUP_SVC_CP);
 }
 
 /* How bad a state is, for a port's one state: the worst of its services'. */
@@ -90,8 +100,21 @@ static void link_counters(const struct sup *s, int p, struct link_ctr *d, struct
             snprintf(name, sizeof(name), "%.15s.tx_bytes", pn);
             r->tx_bytes = ctr_of(v, name, false);
         }
-        if (v->port != p || !is_driver(v) || v->m->kind == SUP_SVC_CP)
+        if (!serves(s, v, p) || !is_driver(v) || v->m->kind == SUP_SVC_CP)
             continue;
+        if (s->m.ports[p].vlan_ntags) {
+            const char *vn = s->m.ports[p].name;
+            char name[IPC_CTR_NAME];
+            snprintf(name, sizeof(name), "%.15s.rx_pkts", vn);
+            d->rx_pkts += ctr_of(v, name, false);
+            snprintf(name, sizeof(name), "%.15s.rx_bytes", vn);
+            d->rx_bytes += ctr_of(v, name, false);
+            snprintf(name, sizeof(name), "%.15s.tx_pkts", vn);
+            d->tx_pkts += ctr_of(v, name, false);
+            snprintf(name, sizeof(name), "%.15s.tx_bytes", vn);
+            d->tx_bytes += ctr_of(v, name, false);
+            continue;
+        }
         d->rx_pkts += ctr_of(v, "rx_pkts", false);
         d->rx_bytes += ctr_of(v, "rx_bytes", false);
         d->rx_drops += ctr_of(v, "rx_drop_", true) + ctr_of(v, "xsk_rx_dropped", false);
@@ -149,11 +172,19 @@ static void link_one(struct sup *s, int p, bool json, bool first, FILE *f)
     char mac[24], addr[24], ip[20];
     snprintf(mac, sizeof(mac), "%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4], m[5]);
     snprintf(addr, sizeof(addr), "%s/%u", sup_ip_str(pt->address.addr, ip, sizeof(ip)), pt->address.len);
-    unsigned queues = pt->driver == SUP_DRIVER_AFXDP ? pt->queues : 1;
+    const struct sup_port *dev = pt->vlan_ntags ? &s->m.ports[pt->vlan_parent] : pt;
+    unsigned queues = dev->driver == SUP_DRIVER_AFXDP ? dev->queues : 1;
     const char *driver = pt->driver == SUP_DRIVER_AFXDP ? "afxdp" : "tap";
+    char ifname[64], tags[16] = "";
+    if (pt->vlan_ntags)
+        sup_vlan_str(pt, tags, sizeof(tags));
+    if (pt->vlan_ntags)
+        snprintf(ifname, sizeof(ifname), "vlan %s on %s (%s)", tags, dev->name, dev->ifname);
+    else
+        snprintf(ifname, sizeof(ifname), "%s", pt->ifname);
     enum sup_state worst = SUP_ST_UP;
     for (int i = 0; i < s->nsvcs; i++)
-        if (s->svcs[i].port == p && state_rank(s->svcs[i].state) > state_rank(worst))
+        if (serves(s, &s->svcs[i], p) && state_rank(s->svcs[i].state) > state_rank(worst))
             worst = s->svcs[i].state;
     struct link_ctr d, r;
     link_counters(s, p, &d, &r);
@@ -161,7 +192,12 @@ static void link_one(struct sup *s, int p, bool json, bool first, FILE *f)
         fprintf(f, "%s{\"name\":", first ? "" : ",");
         sup_json_str(f, pt->name);
         fprintf(f, ",\"ifname\":");
-        sup_json_str(f, pt->ifname);
+        sup_json_str(f, dev->ifname);
+        if (pt->vlan_ntags) {
+            fprintf(f, ",\"vlan\":{\"parent\":");
+            sup_json_str(f, dev->name);
+            fprintf(f, ",\"tags\":\"%s\",\"protocol\":\"%s\"}", tags, pt->vlan_ntags == 2 ? "802.1ad" : "802.1Q");
+        }
         fprintf(f, ",\"netns\":");
         if (pt->netns[0])
             sup_json_str(f, pt->netns);
@@ -170,7 +206,7 @@ static void link_one(struct sup *s, int p, bool json, bool first, FILE *f)
         fprintf(f, ",\"driver\":\"%s\",\"queues\":%u,\"mac\":\"%s\",\"mtu_bytes\":%u,\"addresses\":[\"%s\"],"
                    "\"state\":\"%s\",\"services\":[", driver, queues, mac, pt->mtu, addr, sup_state_name(worst));
         for (int i = 0, n = 0; i < s->nsvcs; i++) {
-            if (s->svcs[i].port != p)
+            if (!serves(s, &s->svcs[i], p))
                 continue;
             fprintf(f, "%s{\"name\":", n++ ? "," : "");
             sup_json_str(f, s->svcs[i].name);
@@ -187,11 +223,11 @@ static void link_one(struct sup *s, int p, bool json, bool first, FILE *f)
         fprintf(f, "}");
         return;
     }
-    fprintf(f, "%s%s: %s  netns %s  driver %s  queues %u  state %s\n", first ? "" : "\n", pt->name, pt->ifname,
+    fprintf(f, "%s%s: %s  netns %s  driver %s  queues %u  state %s\n", first ? "" : "\n", pt->name, ifname,
             pt->netns[0] ? pt->netns : "-", driver, queues, sup_state_name(worst));
     fprintf(f, "    mac %s  mtu %u  address %s\n    services:", mac, pt->mtu, addr);
     for (int i = 0, n = 0; i < s->nsvcs; i++)
-        if (s->svcs[i].port == p)
+        if (serves(s, &s->svcs[i], p))
             fprintf(f, "%s %s %s", n++ ? "," : "", s->svcs[i].name, sup_state_name(s->svcs[i].state));
     fprintf(f, "\n    %-8s %12s %14s %8s %12s %14s %8s\n", "", "RX packets", "bytes", "drops", "TX packets", "bytes",
             "drops");

@@ -29,6 +29,7 @@
 #include "supervisor/filter.h"
 #include "supervisor/manifest.h"
 #include "supervisor/metrics.h"
+#include "supervisor/vlan.h"
 
 #define SUP_EXIT_OK 0
 #define SUP_EXIT_USAGE 100
@@ -165,6 +166,13 @@ static int cmd_check(const char *file)
     if (sup_filter_check(&m, file ? file : SUP_DEFAULT_MANIFEST_NAME, stderr) < 0) { /* filter_setup.c */
         sup_manifest_free(&m);
         return exit_for(-EINVAL);
+    }
+    /* What only the machine can say: a VLAN parent's device (vlan.c). */
+    char msg[SUP_MANIFEST_ERR_MAX];
+    if ((rc = sup_vlan_check_devices(&m, file ? file : SUP_DEFAULT_MANIFEST_NAME, msg, sizeof msg)) < 0) {
+        fprintf(stderr, "%s\n", msg);
+        sup_manifest_free(&m);
+        return exit_for(rc);
     }
     printf("%s: ok\n", file ? file : SUP_DEFAULT_MANIFEST_NAME);
     sup_manifest_free(&m);

@@ -27,7 +27,7 @@
 #define SUP_SERVICE_MAX 27  /* "driver-" + a port name + ".63" */
 #define SUP_SECTION_MAX 48  /* the longest valid section header is "class NAME NAME" */
 #define SUP_PORTS_MAX 32    /* each port costs a driver (and maybe a shaper) process */
-#define SUP_SRC_KEYS 24
+#define SUP_SRC_KEYS 28
 #define SUP_DRIVERS_MAX 16 /* driver instances (ports x queues): the router takes a ring from each */
 /* With a control namespace each port has a second router port, its
  * host-side interface, after the manifest's (IPC_MAX_PORTS in all). */
@@ -157,6 +157,9 @@ enum sup_port_key {
     SUP_PORT_PERSIST,
     SUP_PORT_ZONE,
     SUP_PORT_CP_IFNAME,
+    SUP_PORT_PARENT,
+    SUP_PORT_VLAN,
+    SUP_PORT_UNTAGGED,
     SUP_PORT_NKEYS
 };
 
@@ -197,6 +200,13 @@ struct sup_port {
     unsigned addr6_line[SUP_ADDR6_MAX + 1]; /* 0: derived */
     uint8_t naddr6;
     char cp_ifname[SUP_IFNAME_MAX + 1]; /* its interface in [router] control_netns; "": cp-NAME */
+    /* A VLAN sub-interface (supervisor/vlan_manifest.c): served by its
+     * parent's driver, with no device or process of its own. */
+    char parent_name[SUP_NAME_MAX + 1];
+    int vlan_parent;   /* the parent's index; -1: not a VLAN port */
+    uint8_t vlan_ntags; /* 1: 802.1Q (vlan = ID); 2: 802.1ad (vlan = OUTER.INNER) */
+    uint16_t vlan_id[2]; /* outer first */
+    bool untagged_parent; /* a parent's: untagged frames are its own (untagged = parent), not dropped */
 };
 
 enum sup_route_key { SUP_ROUTE_VIA, SUP_ROUTE_PORT, SUP_ROUTE_NKEYS };
@@ -406,6 +416,14 @@ int sup_manifest_load_file(const char *path, struct sup_manifest *m, struct sup_
 
 /* sup_manifest_free() - release what a load allocated; leaves @m zeroed. */
 void sup_manifest_free(struct sup_manifest *m);
+
+/* A VLAN port's `vlan` as the manifest spells it: "10", or "100.10" for
+ * 802.1ad (vlan_manifest.c). */
+const char *sup_vlan_str(const struct sup_port *p, char *buf, size_t len);
+
+/* A reload that adds, removes or retags a VLAN port, or changes a parent's
+ * `untagged`: refused, with @why (vlan_manifest.c). */
+bool sup_vlan_reload_refused(const struct sup_manifest *o, const struct sup_manifest *n, char *why, size_t len);
 
 /* Lookups by name; -1 when there is none. */
 int sup_manifest_port(const struct sup_manifest *m, const char *name);

@@ -142,7 +142,7 @@ static int sup_check_port(struct sup_pctx *pc, void *obj, size_t i)
     }
     for (size_t j = 0; j < i; j++) {
         struct sup_port *q = &m->ports[j];
-        if (strcmp(p->ifname, q->ifname) == 0 && strcmp(p->netns, q->netns) == 0)
+        if (!p->vlan_ntags && !q->vlan_ntags && strcmp(p->ifname, q->ifname) == 0 && strcmp(p->netns, q->netns) == 0)
             return sup_fail(pc, KLINE(p, SUP_PORT_IFNAME), p->src.section, "ifname",
                             "\"%s\" is already port %s's interface (line %u)", p->ifname, q->name,
                             KLINE(q, SUP_PORT_IFNAME));
@@ -181,6 +181,8 @@ static int sup_check_ports(struct sup_pctx *pc)
 {
     if (pc->m->nports == 0)
         return sup_fail(pc, 0, NULL, NULL, "no ports: a manifest needs at least one [port NAME] section");
+    if (sup_check_vlans(pc)) /* vlan_manifest.c: first, a VLAN port has its parent's device */
+        return pc->rc;
     return sup_each(pc, SUP_SEC_PORT, sup_check_port);
 }
 
@@ -393,7 +395,7 @@ static int sup_check_services(struct sup_pctx *pc)
 {
     struct sup_manifest *m = pc->m;
     for (size_t p = 0; p < m->nports; p++)
-        if (m->ports[p].queues == 0)
+        if (m->ports[p].queues == 0 && !m->ports[p].vlan_ntags)
             m->ports[p].queues = 1; /* a TAP port: its driver's keys (queues among them) get no defaults */
     const struct sup_router *r = &m->router;
     if (r->restart_cpu_max_pct && r->restart_cpu_max_pct < 10)
@@ -417,10 +419,10 @@ static int sup_check_services(struct sup_pctx *pc)
                             "\"%s\" is not a service: expected router, driver-PORT, driver-PORT.QUEUE, "
                             "shaper-PORT or (with [router] control_netns) cp-PORT",
                             n);
-        /* driver-PORT.QUEUE: a port's queue beyond the first (port names have no dot). */
+        /* driver-PORT.QUEUE: a port's queue beyond the first (only VLAN ports' names have dots). */
         char port[SUP_SERVICE_MAX + 1];
         snprintf(port, sizeof port, "%s", pn);
-        char *dot = strchr(port, '.');
+        char *dot = sup_manifest_port(m, port) >= 0 ? NULL : strrchr(port, '.'); /* a VLAN port: lan.10 */
         long q = 0;
         if (dot) {
             char *end;
@@ -439,6 +441,12 @@ static int sup_check_services(struct sup_pctx *pc)
             return sup_fail(pc, s->src.line, s->src.section, NULL, "port %s has no [shaper %s] section", port,
                             port);
         const struct sup_port *pp = &m->ports[pi];
+        if (pp->vlan_ntags && n[0] == 'd')
+            return sup_fail(pc, s->src.line, s->src.section, NULL,
+                            "port %s is a VLAN port: its parent %s's drivers serve it (driver-%s)", port,
+                            pp->parent_name, pp->parent_name);
+        if (pp->vlan_ntags)
+            continue;
         if (q >= (long)pp->queues && pp->queues == 1)
             return sup_fail(pc, s->src.line, s->src.section, NULL,
                             "port %s has one queue: its only driver is driver-%s", port, port);

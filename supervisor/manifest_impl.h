@@ -156,7 +156,14 @@ const char *sup_martian(uint32_t a);
 
 sup_parse_fn sup_p_u32, sup_p_i32, sup_p_pow2, sup_p_frame, sup_p_enum, sup_p_bool, sup_p_ident, sup_p_ifname,
     sup_p_netns, sup_p_user, sup_p_uids, sup_p_path, sup_p_binary, sup_p_addr, sup_p_host_prefix, sup_p_mac,
-    sup_p_port_mac, sup_p_rate, sup_p_size, sup_p_duration, sup_p_offloads, sup_p_match, sup_p_rt_table, sup_p_fpm_addr;
+    sup_p_port_mac, sup_p_rate, sup_p_size, sup_p_duration, sup_p_offloads, sup_p_match, sup_p_rt_table, sup_p_fpm_addr,
+    sup_p_vlan, sup_p_port_name;
+
+/* ---- VLAN sub-interfaces (vlan_manifest.c) ---- */
+
+/* Before the ports' own checks: each VLAN port's parent, tags and keys,
+ * what it takes from its parent, and the parents' `untagged`. */
+int sup_check_vlans(struct sup_pctx *pc);
 
 /* ---- IPv6 (manifest_v6.c) ---- */
 

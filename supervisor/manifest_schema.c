@@ -118,6 +118,7 @@ static const struct sup_word sup_driver_words[] = {{"tap", SUP_DRIVER_TAP}, {"af
 static const struct sup_word sup_xdp_mode_words[] = {
     {"auto", SUP_XDP_AUTO}, {"zerocopy", SUP_XDP_ZEROCOPY}, {"copy", SUP_XDP_COPY}, {"skb", SUP_XDP_SKB}, {NULL, 0},
 };
+static const struct sup_word sup_untagged_words[] = {{"parent", 1}, {"drop", 0}, {NULL, 0}};
 static const struct sup_word sup_steer_words[] = {
     {"forward-only", SUP_STEER_FORWARD_ONLY}, {"all", SUP_STEER_ALL}, {NULL, 0},
 };
@@ -177,18 +178,24 @@ static const struct sup_key sup_port_keys[] = {
     /* the port's host-side interface in [router] control_netns (supervisor/cp.c); "": cp-NAME */
     [SUP_PORT_CP_IFNAME] = {"cp_ifname", sup_p_ifname, KEY(struct sup_port, cp_ifname), 1, SUP_IFNAME_MAX,
                             .expect = "a network interface name"},
+    /* a VLAN sub-interface of port `parent` (supervisor/vlan_manifest.c) */
+    [SUP_PORT_PARENT] = {"parent", sup_p_port_name, KEY(struct sup_port, parent_name), 1, SUP_NAME_MAX},
+    [SUP_PORT_VLAN] = {"vlan", sup_p_vlan, .off = 0, .expect = "a VLAN id (1 to 4094), or OUTER.INNER for 802.1ad"},
+    /* a parent's: its untagged frames are its own, or dropped */
+    [SUP_PORT_UNTAGGED] = {"untagged", sup_p_bool, KEY(struct sup_port, untagged_parent),
+                           .words = sup_untagged_words, .def = "drop"},
 };
 
 static const struct sup_key sup_route_keys[] = {
     /* the whole route: IPv4 or IPv6, as its prefix */
     [SUP_ROUTE_VIA] = {"via", sup_p_route_via, .off = 0},
-    [SUP_ROUTE_PORT] = {"port", sup_p_ident, KEY(struct sup_route, port_name), 1, SUP_NAME_MAX},
+    [SUP_ROUTE_PORT] = {"port", sup_p_port_name, KEY(struct sup_route, port_name), 1, SUP_NAME_MAX},
 };
 
 static const struct sup_key sup_neigh_keys[] = {
     [SUP_NEIGH_MAC] = {"mac", sup_p_mac, KEY(struct sup_neigh, mac), .expect = "a MAC address",
                        .required = true},
-    [SUP_NEIGH_PORT] = {"port", sup_p_ident, KEY(struct sup_neigh, port_name), 1, SUP_NAME_MAX},
+    [SUP_NEIGH_PORT] = {"port", sup_p_port_name, KEY(struct sup_neigh, port_name), 1, SUP_NAME_MAX},
 };
 
 static const struct sup_key sup_shaper_keys[] = {
@@ -357,8 +364,11 @@ static int sup_name_ok(struct sup_pctx *pc, const char *sec, const char *what, c
 {
     size_t n = strlen(name);
     bool good = n >= 1 && n <= SUP_NAME_MAX;
+    /* A port's may hold dots, as a VLAN port's name does (lan.10); the
+     * checks keep them to VLAN ports (vlan_manifest.c). */
+    bool port = strcmp(what, "port name") == 0;
     for (const char *p = name; good && *p; p++)
-        good = sup_c_ident((unsigned char)*p);
+        good = sup_c_ident((unsigned char)*p) || (port && *p == '.' && p > name && p[1]);
     if (!good)
         return sup_fail(pc, pc->line, sec, NULL, "%s \"%s\" is not valid: expected 1 to %d of a-z 0-9 _ -", what,
                         name, SUP_NAME_MAX);
@@ -384,6 +394,7 @@ static int sup_init_port(struct sup_pctx *pc, const char *sec, char **names, uni
         return pc->rc;
     sup_copy(o->port.name, sizeof o->port.name, names[0]);
     o->port.shaper = -1;
+    o->port.vlan_parent = -1;
     return 0;
 }
 

@@ -113,6 +113,8 @@ const char *sup_martian6(const uint8_t a[16])
 void sup_port_mac(const struct sup_manifest *m, int i, uint8_t mac[6])
 {
     const struct sup_port *p = &m->ports[i];
+    if (p->vlan_ntags && p->vlan_parent >= 0 && (size_t)p->vlan_parent < m->nports)
+        p = &m->ports[i = p->vlan_parent]; /* a VLAN port's frames are its parent's device's */
     if (p->has_mac) {
         memcpy(mac, p->mac, 6);
         return;

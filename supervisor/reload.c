@@ -531,8 +531,8 @@ bool sup_reload_manifest(struct sup *s, struct sup_manifest *nmp, const char *cm
     }
     sup_reload_carry(&s->m, &nm);
     char why[600];
-    if (sup_reload_refused(s, &s->m, &nm, why, sizeof(why)) || sup_zones_reload_refused(&s->m, &nm, why, sizeof(why)) ||
-        sup_cp_reload_refused(&s->m, &nm, why, sizeof(why))) {
+    if (sup_vlan_reload_refused(&s->m, &nm, why, sizeof(why)) || sup_reload_refused(s, &s->m, &nm, why, sizeof(why)) ||
+        sup_zones_reload_refused(&s->m, &nm, why, sizeof(why)) || sup_cp_reload_refused(&s->m, &nm, why, sizeof(why))) {
         fprintf(f, "%s: needs `ringrouter up` again: %s; nothing changed\n", cmd, why);
         sup_manifest_free(&nm);
         return false;

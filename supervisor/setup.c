@@ -37,6 +37,7 @@
 #include "tables/config.h"
 #include "supervisor/shaper_ctl.h"
 #include "supervisor/filter.h"
+#include "supervisor/vlan.h"
 #include "tables/filter.h"
 #include "supervisor/xsk.h"
 #include "supervisor/zones.h"
@@ -250,8 +251,9 @@ static void fill_port(const struct sup *s, int i, struct ipc_svc_port *o)
     o->plen = p->address.len;
     o->driver = p->driver == SUP_DRIVER_TAP ? IPC_DRV_TAP : IPC_DRV_AFXDP;
     /* busy_poll = yes, and a socket that names a NAPI to poll (xsk.c) */
-    bool busy = p->driver == SUP_DRIVER_AFXDP && p->busy_poll && sup_xsk_busy_poll_ok(s, i);
+    bool busy = p->driver == SUP_DRIVER_AFXDP && !p->vlan_ntags && p->busy_poll && sup_xsk_busy_poll_ok(s, i);
     o->flags = (uint16_t)((p->shaper >= 0 ? IPC_PORT_F_SHAPER : 0) | (busy ? IPC_PORT_F_BUSY_POLL : 0) |
+                          (p->vlan_ntags ? IPC_PORT_F_VLAN : 0) |
                           (p->driver == SUP_DRIVER_AFXDP && p->xdp_mode == SUP_XDP_SKB ? IPC_PORT_F_RX_PARTIAL : 0));
     o->offloads = p->offloads;
     o->rx_inflight = p->rx_inflight;
@@ -290,6 +292,7 @@ static uint32_t typed_config(const struct sup *s, const struct sup_svc *v, void 
         d->dev_fd = v->dev_fd >= 0 ? FD_KIND0 : -1;
         d->queue = (uint16_t)v->m->queue;
         d->kernel_owner = v->kown;
+        sup_vlan_driver_cfg(s, v, d);
         return sizeof(*d);
     }
     case IPC_SVC_SHAPER: {
@@ -701,6 +704,8 @@ int sup_driver_attach(struct sup *s, int drv, struct ipc_err *err)
     } else if (!filtered && shp < 0 && (ret = sup_ring_add(s, "tx", p, q, router, drv, err)) < 0) {
         return ret;
     }
+    if ((ret = sup_vlan_attach(s, drv, router, err)) < 0) /* vlan.c: its VLAN ports' rings */
+        return ret;
     if (s->adopt && s->m.ports[p].driver == SUP_DRIVER_TAP) {
         int fd = sup_adopt_fd(s, drv, FD_KIND0, "its TAP device", err);
         if (fd < 0)
@@ -727,6 +732,8 @@ int sup_driver_attach(struct sup *s, int drv, struct ipc_err *err)
         s->svcs[drv].dev_fd = tq.fd;
         return 0;
     }
+    if (q == 0 && (ret = sup_vlan_check_device(&s->m, p, err)) < 0)
+        return ret;
     return sup_xsk_open(s, p, q, &s->svcs[drv].dev_fd, &s->svcs[drv].kown, err); /* AF_XDP: xsk.c */
 }
 

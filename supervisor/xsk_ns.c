@@ -27,6 +27,7 @@
  * port and the mode (veth has native XDP but no zero-copy).
  */
 #include "supervisor/xsk_impl.h"
+#include "supervisor/vlan.h"
 #include "supervisor/zones.h"
 
 #include <errno.h>
@@ -471,9 +472,10 @@ static int step_program_maps(struct xsk_req *q)
     struct sup_xsk_port *x = q->x;
     int xm = sup_xsk_map_fd(x->prog, "xsks"), cm = sup_xsk_map_fd(x->prog, "cfg");
     uint32_t q0 = 0, all = p->steer == SUP_STEER_ALL;
+    uint32_t flags = all | (sup_vlan_parent(&q->s->m, q->pi) ? 2u : 0u); /* steer.bpf.c's cfg */
     if (xm < 0 || cm < 0)
         return ipc_errf(q->err, -ENOENT, "port %s: %s has no xsks or cfg map", p->name, q->path);
-    if (bpf_map_update_elem(xm, &q0, &x->fd, BPF_ANY) < 0 || bpf_map_update_elem(cm, &q0, &all, BPF_ANY) < 0)
+    if (bpf_map_update_elem(xm, &q0, &x->fd, BPF_ANY) < 0 || bpf_map_update_elem(cm, &q0, &flags, BPF_ANY) < 0)
         return ipc_errf(q->err, -errno, "port %s: updating the XDP maps: %s", p->name, strerror(errno));
     return all ? 0 : fill_host_addrs(q);
 }

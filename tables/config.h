@@ -69,7 +69,18 @@ struct tbl_router_cfg {
     uint8_t cp_host[IPC_MAX_PORTS];
 };
 
-#define TBL_DRIVER_CFG_VERSION 1u
+#define TBL_DRIVER_CFG_VERSION 2u /* 2: VLAN sub-interfaces (vlan[]) */
+
+/* VLAN sub-interfaces a driver serves besides its own port
+ * (drivers/common/vlan.h): at most one per other router port. */
+#define TBL_VLAN_MAX (IPC_MAX_PORTS - 1)
+
+struct tbl_vlan {
+    uint16_t port;     /* the VLAN port's index */
+    uint16_t ntags;    /* 1: 802.1Q; 2: 802.1ad outer tag, then 802.1Q */
+    uint16_t tpid[2];  /* outer first: 0x8100, or 0x88a8 then 0x8100 */
+    uint16_t vid[2];   /* 1..4094 each */
+};
 
 /* TAP and AF_XDP drivers. */
 struct tbl_driver_cfg {
@@ -77,6 +88,9 @@ struct tbl_driver_cfg {
     int32_t dev_fd;        /* the TAP or XSK fd the supervisor keeps */
     uint16_t queue;        /* the port's queue this instance serves */
     uint16_t kernel_owner; /* AF_XDP: the owner id of buffers lent to its socket (IPC_OWNER_KERNEL | n) */
+    uint16_t nvlan;        /* entries in vlan[]; 0: every frame is the port's, tagged or not */
+    uint16_t untagged;     /* with VLANs: 1 untagged frames go to the port itself, 0 dropped */
+    struct tbl_vlan vlan[TBL_VLAN_MAX];
 };
 
 #define TBL_SHAPER_CFG_VERSION 2u /* 2: IPv6 prefixes in a class's match */

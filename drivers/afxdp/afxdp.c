@@ -339,7 +339,7 @@ static uint32_t rx_step(struct afxdp *x)
         for (uint32_t s = 0, i = 0; i < cut; i++)
             if (!(pk.opt[i] & XDP_PKT_CONTD)) {
                 ipc_buf b = rx_frame(x, &pk, s, i + 1, &bytes);
-                if (b != IPC_BUF_NONE)
+                if (b != IPC_BUF_NONE && (!x->vlan.n || drv_vlan_rx_one(&x->d, &x->vlan, b)))
                     out[nout++] = b;
                 s = i + 1;
             }
@@ -381,7 +381,8 @@ static uint32_t tx_check(const struct drv *d, ipc_buf b)
         return C_TX_DROP_CHAIN;
     if (ipc_unlikely(m->len == 0 || (uint32_t)m->off + m->len > d->pool->frame_size))
         return C_TX_DROP_LONG;
-    return DRV_KEEP;
+    const struct afxdp *x = (const struct afxdp *)d; /* d is its first member */
+    return x->vlan.n ? drv_vlan_tx_one(d, &x->vlan, b) : DRV_KEEP;
 }
 
 /* The backlog into the TX ring. Returns the packets published. */
@@ -595,7 +596,7 @@ int afxdp_init(struct ipc_svc *svc, struct afxdp **out, struct ipc_err *err)
     x->fill_target = AFXDP_FILL_SIZE - 2 * AFXDP_WINDOW;
     uint32_t nx = 0;
     for (uint32_t p = 0; p < cfg->nports && p < IPC_MAX_PORTS; p++)
-        nx += cfg->ports[p].driver == IPC_DRV_AFXDP;
+        nx += cfg->ports[p].driver == IPC_DRV_AFXDP && !(cfg->ports[p].flags & IPC_PORT_F_VLAN);
     if (nx < 2)
         nx = 2;
     if (x->fill_target > svc->pool.nbufs / (2 * nx))
@@ -627,7 +628,11 @@ int afxdp_init(struct ipc_svc *svc, struct afxdp **out, struct ipc_err *err)
         ret = ipc_errf(err, ret, "%s: mapping the XSK rings: %s", cfg->name, strerror(-ret));
         goto out_unmap;
     }
-    drv_init(&x->d, svc, ipc_svc_counters(svc, afxdp_ctr_names, C_N), &afxdp_drv_ids);
+    if ((ret = drv_vlan_init(&x->vlan, cfg, dc, x->port, err)) < 0)
+        goto out_unmap;
+    const char *const *names;
+    unsigned nctr = drv_vlan_counter_names(&x->vlan, cfg, afxdp_ctr_names, C_N, &names);
+    drv_init(&x->d, svc, ipc_svc_counters(svc, names, nctr), &afxdp_drv_ids);
     ipc_stage_names(svc, afxdp_stage_names, ST_N);
 
     *out = x;

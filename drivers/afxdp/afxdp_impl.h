@@ -14,6 +14,7 @@
 
 #include "afxdp.h"
 #include "drivers/common/drv.h"
+#include "drivers/common/vlan.h"
 #include "xskq.h"
 
 #ifndef SOL_XDP
@@ -69,6 +70,7 @@ enum afxdp_ctr {
 
 struct afxdp {
     struct drv d; /* counters, TX backlog, idle: drivers/common/drv.h */
+    struct drv_vlan vlan; /* the VLAN sub-interfaces we serve (drivers/common/vlan.h) */
     struct ipc_svc *svc;
     struct ipc_pool *pool;
     int fd;

@@ -14,8 +14,10 @@
  *     whose target is in host_addrs6               -> XDP_PASS (host)
  *   any other IPv4, ARP or IPv6 (multicast too:
  *     the router answers ND for its own addresses) -> the XSK (router)
+ *   VLAN-tagged, on a port with VLAN ports (cfg[0]
+ *     bit 2): the driver maps the tags               -> the XSK (router)
  *   anything else (LLDP, VLAN-tagged, ...)         -> XDP_PASS (host)
- * steer = all (cfg[0] = 1): every frame to the XSK.
+ * steer = all (cfg[0] bit 1): every frame to the XSK.
  * A queue with no socket in xsks passes its frames to the kernel.
  *
  * Two entry points, the same steering: rr_steer_sg (SEC "xdp.frags": it
@@ -65,7 +67,7 @@ struct {
     __uint(type, BPF_MAP_TYPE_ARRAY);
     __uint(max_entries, 1);
     __type(key, __u32);
-    __type(value, __u32); /* 1: steer = all */
+    __type(value, __u32); /* bit 1: steer = all; bit 2: tagged frames to the router (VLAN ports) */
 } cfg SEC(".maps");
 
 struct {
@@ -108,8 +110,9 @@ static __always_inline int steer(struct xdp_md *ctx)
     void *data = (void *)(long)ctx->data;
     void *end = (void *)(long)ctx->data_end;
     __u32 k0 = 0;
-    __u32 *all = bpf_map_lookup_elem(&cfg, &k0);
-    if (all && *all)
+    __u32 *cf = bpf_map_lookup_elem(&cfg, &k0);
+    __u32 flags = cf ? *cf : 0;
+    if (flags & 1)
         return to_router(ctx);
 
     struct ethhdr *eth = data;
@@ -170,6 +173,8 @@ static __always_inline int steer(struct xdp_md *ctx)
         }
         return to_router(ctx);
     }
+    if ((flags & 2) && (eth->h_proto == bpf_htons(ETH_P_8021Q) || eth->h_proto == bpf_htons(ETH_P_8021AD)))
+        return to_router(ctx);
     count(2);
     return XDP_PASS;
 }

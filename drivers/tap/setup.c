@@ -104,11 +104,11 @@ int tap_init(struct ipc_svc *svc, struct tap **out, struct ipc_err *err)
         t->n_rx = TAP_RX_INFLIGHT_MAX;
 
     /* The longest frame the kernel will hand us: 64 KB with any segmentation
-     * offload on, one MTU-sized frame (plus a VLAN tag) without. */
+     * offload on, one MTU-sized frame (plus two VLAN tags) without. */
     uint32_t mtu = pp->mtu ? pp->mtu : 1500;
     uint32_t maxlen = pp->offloads & (TAP_OFFLOAD_TSO4 | TAP_OFFLOAD_TSO6 | TAP_OFFLOAD_USO)
                           ? TAP_FRAME_MAX
-                          : mtu + TAP_ETH_HLEN + 4;
+                          : mtu + TAP_ETH_HLEN + 2 * 4;
     t->rx_frames = ipc_pool_chain_frames(&svc->pool, maxlen);
     if (t->rx_frames > IPC_CHAIN_MAX)
         t->rx_frames = IPC_CHAIN_MAX;
@@ -158,7 +158,11 @@ int tap_init(struct ipc_svc *svc, struct tap **out, struct ipc_err *err)
         goto out_ring;
     }
     ipc_svc_stop_.watched = true;
-    drv_init(&t->d, svc, ipc_svc_counters(svc, tap_ctr_names, C_N), &tap_drv_ids);
+    if ((ret = drv_vlan_init(&t->vlan, cfg, dc, t->port, err)) < 0)
+        goto out_ring;
+    const char *const *names;
+    unsigned nctr = drv_vlan_counter_names(&t->vlan, cfg, tap_ctr_names, C_N, &names);
+    drv_init(&t->d, svc, ipc_svc_counters(svc, names, nctr), &tap_drv_ids);
     ipc_stage_names(svc, tap_stage_names, S_N);
 
     /* Fill and arm the receive slots now, so that a pool too small for them

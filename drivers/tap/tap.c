@@ -219,6 +219,12 @@ static void rx_complete(struct tap *t, uint32_t i, int res)
     m0->vnet = v;
     m0->in_port = t->port;
     m0->out_port = IPC_PORT_NONE;
+    if (t->vlan.n && !drv_vlan_rx_one(&t->d, &t->vlan, s->fr[0])) {
+        /* Dropped (counted): its frames leave the slot all the same. */
+        s->nfr -= k;
+        memmove(s->fr, s->fr + k, s->nfr * sizeof(s->fr[0]));
+        return;
+    }
     t->out[t->n_out] = s->fr[0];
     t->out_len[t->n_out] = len;
     t->out_nfr[t->n_out] = (uint8_t)k;
@@ -295,6 +301,12 @@ static uint32_t pkt_len(const struct ipc_pool *pool, ipc_buf b)
  * would refuse (EINVAL) or, worse, accept and mis-segment. */
 static uint32_t tx_check(const struct drv *d, ipc_buf b)
 {
+    const struct tap *t = (const struct tap *)d; /* d is its first member */
+    if (t->vlan.n) {
+        uint32_t v = drv_vlan_tx_one(d, &t->vlan, b); /* the tags first: the vnet offsets then count them */
+        if (v != DRV_KEEP)
+            return v;
+    }
     static const uint32_t why[] = {
         [TAP_VNET_OK] = DRV_KEEP,
         [TAP_VNET_SHORT] = C_TX_DROP_SHORT,

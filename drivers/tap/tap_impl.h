@@ -15,6 +15,7 @@
 #include <sys/uio.h>
 
 #include "drivers/common/drv.h"
+#include "drivers/common/vlan.h"
 #include "tap.h"
 #include "vnet.h"
 
@@ -100,6 +101,7 @@ struct tap_tx_slot {
 
 struct tap {
     struct drv d; /* counters, TX backlog, dead list, idle: drivers/common/drv.h */
+    struct drv_vlan vlan; /* the VLAN sub-interfaces we serve (drivers/common/vlan.h) */
     struct ipc_svc *svc;
     struct ipc_pool *pool;
     struct io_uring ring;

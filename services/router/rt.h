@@ -29,7 +29,7 @@ enum rt_ctr {
     RT_CTR_FORWARDED,
     RT_CTR_LOCAL_ECHO,
     RT_CTR_DROP_ETHERTYPE,       /* neither IPv4 nor ARP */
-    RT_CTR_DROP_VLAN,            /* 802.1Q/802.1ad tagged: no VLAN ports yet */
+    RT_CTR_DROP_VLAN,            /* 802.1Q/802.1ad tagged on a port without VLAN ports (their drivers pop their tags) */
     RT_CTR_DROP_RUNT,            /* shorter than Ethernet + the header it claims */
     RT_CTR_DROP_BAD_PORT,        /* in_port is not a configured port */
     RT_CTR_DROP_L2_OTHER_HOST,   /* unicast MAC that is not the port's */
