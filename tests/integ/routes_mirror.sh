@@ -151,10 +151,10 @@ rr_ok "ip route flush table 100: the routes stayed in grace and left after $el m
 "$RR_PY" - "$RR_HOST_B" >"$RR_T/b25" <<'EOF'
 import sys
 for i in range(64):
-    print("route add 12.%d.0.0/25 via %s table 100" % (i, sys.argv[1]))
+    print("route add 20.%d.0.0/25 via %s table 100" % (i, sys.argv[1]))
 EOF
 sed 's/^route add \([^ ]*\) .*/route del \1 table 100/' "$RR_T/b25" >"$RR_T/b25del"
-cpr add "12.200.0.0/24" via "$RR_HOST_B"
+cpr add "20.200.0.0/24" via "$RR_HOST_B"
 ip -n "$CP" -batch "$RR_T/b25" || rr_fail "ip -batch of 64 /25s in $CP"
 have() { [ "$(routes_json 'd["routes"]')" = "$1" ]; }
 rr_wait 5 have 65 || rr_fail "64 /25s and a /24 added, $(routes_json 'd["routes"]') in the FIB"
