@@ -23,18 +23,14 @@
 #define RT_MOVE_STEP 4u  /* old slots moved per insert: twice what the new table's room needs */
 #define RT_TOMB 0xffu    /* in an old table's family: an entry was there; probing goes on */
 
-/* The slots in pages of their own: zeroed by the kernel, and in huge pages
- * where the kernel has them, since a million routes make a table of 96 MB
- * that each route's lookup hits at random (a TLB miss a route on 4 KB pages). */
+/* The slots in pages of their own, zeroed by the kernel as they are first
+ * touched. Not MADV_HUGEPAGE: a huge page's fault may compact memory in
+ * place (the kernel's `defrag = madvise`), which stopped the loop for over
+ * 100 ms on a busy machine. */
 static struct sup_rte *rt_alloc(size_t cap)
 {
-    size_t len = cap * sizeof(struct sup_rte);
-    void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED)
-        return NULL;
-    if (len >= (2u << 20))
-        (void)madvise(p, len, MADV_HUGEPAGE); /* a hint: without it, 4 KB pages */
-    return p;
+    void *p = mmap(NULL, cap * sizeof(struct sup_rte), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
 }
 
 static void rt_release(struct sup_rte *e, size_t cap)

@@ -152,10 +152,13 @@ static void batch_end(struct rr_proc *p)
 }
 
 /* Start a dump of every route (both families; rn.c keeps our table's). */
+static void nl_drain(struct rr_proc *p);
+
 static void dump_start(struct rr_proc *p)
 {
     if (rtc_room(p->chan, p->prod) < 2)
         return; /* SYNC_BEGIN and a batch end must fit: later */
+    nl_drain(p);
     struct {
         struct nlmsghdr h;
         struct rtmsg r;
@@ -181,7 +184,7 @@ static void dump_start(struct rr_proc *p)
 
 /* Read netlink into the buffers: 0 when a message came (or something was
  * dealt with), -1 when the socket is empty. */
-static int nl_read(struct rr_proc *p)
+static void nl_bufs(struct rr_proc *p)
 {
     for (unsigned i = 0; i < RR_MSGS; i++) {
         p->iov[i] = (struct iovec){.iov_base = p->buf[i], .iov_len = RR_MSG_BUF};
@@ -189,6 +192,11 @@ static int nl_read(struct rr_proc *p)
                                            .msg_iov = &p->iov[i], .msg_iovlen = 1};
         p->mm[i].msg_len = 0;
     }
+}
+
+static int nl_read(struct rr_proc *p)
+{
+    nl_bufs(p);
     int n = recvmmsg(p->tc->nl_fd, p->mm, RR_MSGS, MSG_DONTWAIT, NULL);
     if (n < 0) {
         if (errno == ENOBUFS) { /* notifications were lost: the table is to be read again */
@@ -204,6 +212,28 @@ static int nl_read(struct rr_proc *p)
     p->cur = 0;
     p->off = 0;
     return 0;
+}
+
+/*
+ * Before a dump: drop every notification read or queued. They are older
+ * than the dump, which says the table as it is; parsed after its
+ * SYNC_BEGIN, an add whose delete was lost would count as named and stay.
+ * And the kernel reports an overflow (ENOBUFS) once until the queue has
+ * been empty: a dump started on a queue still full would lose later
+ * notifications without a word, and the table and the FIB would differ
+ * for good. Emptied, a later overflow is reported, and dumped again.
+ */
+static void nl_drain(struct rr_proc *p)
+{
+    p->cur = p->nmsg;
+    p->off = 0;
+    for (unsigned i = 0; i < 65536; i++) {
+        nl_bufs(p);
+        int n = recvmmsg(p->tc->nl_fd, p->mm, RR_MSGS, MSG_DONTWAIT, NULL);
+        if (n < 0 && errno != ENOBUFS)
+            break; /* EAGAIN: empty */
+    }
+    p->nmsg = p->cur = 0;
 }
 
 /* Is message @i one to parse? The kernel's, and whole. */
