@@ -26,6 +26,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <signal.h>
+#include <stddef.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
@@ -54,6 +55,7 @@ const char *const sup_rts_names[RTS_NCTR] = {
     [RTS_SOURCES_LOST] = "sources_lost",
     [RTS_GRACE_EXPIRED] = "routes_grace_expired",
     [RTS_CHAN_LIES] = "channel_lies",
+    [RTS_GEN_SWITCHES] = "fib_switches",
 };
 
 enum { SW_SYNC_END, SW_STALE, SW_EXPIRE };
@@ -292,6 +294,7 @@ static void rt_del_now(struct sup *s, uint8_t family, const uint8_t *dst, uint8_
 static void sweep_start(int kind, int src)
 {
     struct sup_rtm *r = &sup_rtm;
+    sup_rtmap_settle(&r->map); /* the sweep walks m->e alone */
     r->sweep.on = true;
     r->sweep.kind = kind;
     r->sweep.src = src;
@@ -334,6 +337,9 @@ static void batch_end(struct sup *s)
         }
         r->npend = 0;
     }
+    /* The batch's one generation switch, for all it retired (fib_gen_defer). */
+    if (fib_gen_commit(&s->fib, &s->fib6))
+        r->ctr[RTS_GEN_SWITCHES]++;
     if (r->fib_dirty) {
         fib_reclaim(&s->fib);
         fib6_reclaim(&s->fib6);
@@ -447,11 +453,40 @@ static void self_wake(void)
     }
 }
 
+/* Start loading what record @c will touch: its map slot, its prefix's FIB
+ * hash slot and tbl24 entry, so that a slice's cache and TLB misses overlap
+ * (each of those tables is tens of MB). A hint from a record not checked
+ * yet: the addresses are masked into the tables, and a prefetch never
+ * faults. */
+static void rt_prefetch(struct sup *s, const struct rtc_rec *c)
+{
+    struct rtc_rec h;
+    memcpy(&h, c, offsetof(struct rtc_rec, nh)); /* the header alone */
+    sup_rtmap_prefetch(&sup_rtm.map, h.family, h.dst, h.plen);
+    if (h.family == AF_INET)
+        fib_prefetch(&s->fib, host4(h.dst), h.plen);
+}
+
+#define RT_PREFETCH_AHEAD 8u
+
+static void routes_tick(struct sup *s, uint64_t now);
+
 void sup_routes_tick(struct sup *s, uint64_t now)
 {
-    struct sup_rtm *r = &sup_rtm;
-    if (!r->on)
+    if (!sup_rtm.on)
         return;
+    /* What this turn retires waits for its batch's one switch (batch_end);
+     * other writers between turns switch as they always did. */
+    fib_gen_defer(&s->fib, true);
+    fib6_gen_defer(&s->fib6, true);
+    routes_tick(s, now);
+    fib_gen_defer(&s->fib, false);
+    fib6_gen_defer(&s->fib6, false);
+}
+
+static void routes_tick(struct sup *s, uint64_t now)
+{
+    struct sup_rtm *r = &sup_rtm;
     if (!r->registered) {
         struct epoll_event ev = {.events = EPOLLIN, .data.u64 = (uint64_t)RT_POLL_KEY << 32};
         r->registered = epoll_ctl(s->ep_fd, EPOLL_CTL_ADD, r->wake_fd, &ev) == 0;
@@ -503,7 +538,10 @@ void sup_routes_tick(struct sup *s, uint64_t now)
             more = true;
             break;
         }
-        struct rtc_rec rec = r->chan->rec[r->cons & (RTC_SLOTS - 1)]; /* a copy: the producer may write on */
+        if (prod - r->cons > RT_PREFETCH_AHEAD)
+            rt_prefetch(s, &r->chan->rec[(r->cons + RT_PREFETCH_AHEAD) & (RTC_SLOTS - 1)]);
+        struct rtc_rec rec; /* a copy: the producer may write on */
+        rtc_rec_copy(&rec, &r->chan->rec[r->cons & (RTC_SLOTS - 1)]);
         if (rt_record(s, &rec) == RT_RETRY) {
             more = true;
             break;
@@ -545,7 +583,8 @@ void sup_routes_show(struct sup *s, FILE *f, bool json)
     /* The FIB's size as the tables' counters say it (bench/routes reports it). */
     struct fib_stats st4;
     fib_get_stats(&s->fib, &st4);
-    uint64_t tbl8_bytes = (uint64_t)st4.tbl8_used * 256u * 4u, map_bytes = r->map.cap * sizeof(struct sup_rte);
+    uint64_t tbl8_bytes = (uint64_t)st4.tbl8_used * 256u * 4u;
+    uint64_t map_bytes = (r->map.cap + r->map.old_cap) * sizeof(struct sup_rte);
     if (json) {
         fprintf(f, "{\"enabled\": %s", r->on ? "true" : "false");
         if (r->on) {
@@ -558,6 +597,7 @@ void sup_routes_show(struct sup *s, FILE *f, bool json)
             fprintf(f, ", \"fib_prefixes\": %u, \"fib_tbl8_bytes\": %llu, \"fib_region_bytes\": %llu, \"map_bytes\": %llu",
                     st4.prefixes, (unsigned long long)tbl8_bytes, (unsigned long long)st4.region_bytes,
                     (unsigned long long)map_bytes);
+            fprintf(f, ", \"fib_gen\": %llu", (unsigned long long)st4.gen);
         }
         fprintf(f, "}\n");
         return;

@@ -74,7 +74,9 @@ struct sup_rte {
 
 struct sup_rtmap {
     struct sup_rte *e;
-    size_t cap, n; /* cap a power of two, or 0 */
+    size_t cap, n;         /* cap a power of two, or 0; n: the entries of both tables */
+    struct sup_rte *old;   /* while it grows: the table before, moving into e (routes_map.c) */
+    size_t old_cap, moved; /* its size; its slots before `moved` have moved */
 };
 
 struct sup_rte *sup_rtmap_find(const struct sup_rtmap *m, uint8_t family, const uint8_t *dst, uint8_t plen);
@@ -85,6 +87,11 @@ struct sup_rte *sup_rtmap_insert(struct sup_rtmap *m, uint8_t family, const uint
  * address afterwards, so that a sweep looks at that slot again. */
 void sup_rtmap_remove(struct sup_rtmap *m, struct sup_rte *e);
 void sup_rtmap_free(struct sup_rtmap *m);
+/* Finish a grow under way: afterwards every entry is in m->e[0..cap), for a
+ * walk over the slots. */
+void sup_rtmap_settle(struct sup_rtmap *m);
+/* A hint: start loading the slot where @dst/@plen's search begins. */
+void sup_rtmap_prefetch(const struct sup_rtmap *m, uint8_t family, const uint8_t *dst, uint8_t plen);
 
 /* ---- routes_setup.c ---- */
 

@@ -25,6 +25,7 @@ enum sup_rtc_ctr {
     RTS_SOURCES_LOST,
     RTS_GRACE_EXPIRED,
     RTS_CHAN_LIES,
+    RTS_GEN_SWITCHES, /* the FIB's generation switches: one per batch that retired something */
     RTS_NCTR
 };
 

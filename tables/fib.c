@@ -109,6 +109,7 @@ void fib_map_bind(struct fib_map *m, void *base, size_t size, const struct fib_l
     m->tbl8 = (_Atomic uint32_t *)(b + l->off_tbl8);
     m->nh = (_Atomic uint64_t *)(b + l->off_nh);
     m->mp = (_Atomic uint32_t *)(b + l->off_mp);
+    m->pfx = b + l->off_pfx;
     m->lim = (struct fib_limits){.max_prefixes = l->max_prefixes,
                                  .tbl8_groups = l->tbl8_groups,
                                  .max_nh = l->max_nh,

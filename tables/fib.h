@@ -53,7 +53,11 @@
  *    >= R loaded gen after the unlink, so its loads see the unlink; a slot
  *    the writer reads as 0 is outside a batch, or its announcement is ordered
  *    after the writer's fence (R2/W2 are the Dekker pair), so its lookups
- *    too see the unlink. A reader that dies inside a batch would pin its
+ *    too see the unlink. A batch of updates may share one bump
+ *    (fib_gen_defer): each object is stamped with the generation that bump
+ *    will make, and the bump follows every unlink of the batch; until it no
+ *    slot can read >= the stamp, so only slots at 0 let the object be
+ *    reused, as above. A reader that dies inside a batch would pin its
  *    slot: the supervisor resets it (fib_reader_reset) as it reclaims the
  *    dead router (supervisor/policy.c), and the next instance's attach
  *    clears it again.
@@ -149,6 +153,9 @@ struct fib_map {
     struct fib_reader_slot *slot; /* readers only */
     struct fib_limits lim;        /* writer only */
     uint64_t corrupt;             /* writer only: bounds checks that failed */
+    uint8_t *pfx;                 /* writer only: the prefix hash's slots (fib_prefetch) */
+    bool gen_defer;               /* writer only: retirements wait for one switch (fib_gen_defer) */
+    bool gen_pending;             /* writer only: a retirement waits for that switch */
 };
 
 /* An IPv4 FIB, as mapped by this process. */

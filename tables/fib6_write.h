@@ -64,6 +64,9 @@ int fib6_iterate(struct fib6 *fib, int (*cb)(void *arg, const uint8_t *addr, uns
 /** Recycle retired groups and next hops no reader can hold; returns how many. */
 unsigned fib6_reclaim(struct fib6 *fib);
 
+/** fib_gen_defer for the IPv6 FIB (tables/fib_write.h; fib_gen_commit switches both). */
+void fib6_gen_defer(struct fib6 *fib, bool on);
+
 /** As fib_snapshot (tables/fib_write.h), for an IPv6 FIB. */
 int fib6_snapshot(int fd, int (*cb)(void *arg, const uint8_t *addr, unsigned len, const struct fib6_nh *nh),
                   void *arg, bool *dirty, struct ipc_err *err);

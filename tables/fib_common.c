@@ -110,6 +110,23 @@ unsigned fib6_reclaim(struct fib6 *fib)
     return fib->writer ? fib_map_reclaim(&fib_family6, &fib->m) : 0;
 }
 
+void fib_gen_defer(struct fib *fib, bool on)
+{
+    fib->m.gen_defer = on && fib->writer;
+}
+
+void fib6_gen_defer(struct fib6 *fib, bool on)
+{
+    fib->m.gen_defer = on && fib->writer;
+}
+
+bool fib_gen_commit(struct fib *fib, struct fib6 *fib6)
+{
+    if (!fib->writer)
+        return false;
+    return fib_map_gen_commit(&fib->m, fib6 && fib6->writer ? &fib6->m : NULL);
+}
+
 void fib_reader_reset(struct fib *fib, unsigned slot)
 {
     fib_map_reader_reset(&fib->m, slot);
@@ -174,9 +191,35 @@ bool fib_map_state_ok(struct fib_map *m)
 
 /* ---- deferred reuse ---- */
 
+/* The switch (W2's bump) itself: every stamp handed out so far is <= the
+ * new generation, so one switch covers a deferred batch's retirements. */
+static uint64_t fib_gen_switch(struct fib_map *m)
+{
+    m->gen_pending = false;
+    return atomic_fetch_add_explicit(&m->sh->gen, 1, memory_order_seq_cst) + 1;
+}
+
 uint64_t fib_retire_gen(struct fib_map *m)
 {
-    return atomic_fetch_add_explicit(&m->sh->gen, 1, memory_order_seq_cst) + 1;
+    if (!m->gen_defer)
+        return fib_gen_switch(m);
+    /* Deferred: stamped with the generation the next switch makes. Until
+     * it, no reader can announce that stamp, so only slots at 0 (outside
+     * a batch, W2/R2) let the object be reused: safe, as before. */
+    m->gen_pending = true;
+    return ipc_ld_rlx(&m->sh->gen) + 1;
+}
+
+bool fib_map_gen_commit(struct fib_map *m, struct fib_map *also)
+{
+    bool any = m->gen_pending || (also && also->gen_pending);
+    if (any)
+        fib_gen_switch(m);
+    if (also && also->sh == m->sh)
+        also->gen_pending = false; /* the same readers' region: the same switch */
+    else if (also && also->gen_pending)
+        fib_gen_switch(also);
+    return any;
 }
 
 /* Can an object retired at @g be reused? */
@@ -236,6 +279,8 @@ static bool fib_rq_wait_free(struct fib_map *m, const struct fib_rq *q, uint32_t
             return true;
         if (*q->len == 0)
             return false;
+        if (m->gen_pending) /* what waits for a deferred switch is needed now */
+            fib_gen_switch(m);
         fib_rq_reclaim(m, q);
         if (m->corrupt != bad)
             return false; /* the queue failed a check: the caller says -EUCLEAN */

@@ -127,8 +127,13 @@ struct fib_w fib_map_w(const struct fib_family *f, struct fib_map *m);
 /** The layout page's counters, checked against the writer's own sizes. */
 bool fib_map_state_ok(struct fib_map *m);
 
-/** Unlinking is done: bump gen (W2 side) and return the retire stamp. */
+/** Unlinking is done: bump gen (W2 side) and return the retire stamp; while
+ * m->gen_defer, the stamp of the next switch (fib_map_gen_commit makes it). */
 uint64_t fib_retire_gen(struct fib_map *m);
+
+/** The one switch for what @m (and @also, if not NULL) retired while
+ * deferring; true if one was needed. */
+bool fib_map_gen_commit(struct fib_map *m, struct fib_map *also);
 
 /** Retire object @i of @q, stamped @gen; false (counted) if the queue is corrupt. */
 bool fib_rq_push(struct fib_map *m, const struct fib_rq *q, uint32_t i, uint64_t gen);

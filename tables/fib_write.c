@@ -321,6 +321,17 @@ int fib_get(const struct fib *fib, uint32_t addr, unsigned len, struct fib_nh *n
     return 0;
 }
 
+void fib_prefetch(const struct fib *fib, uint32_t addr, unsigned len)
+{
+    if (!fib->writer || len > 32)
+        return;
+    addr &= fib_mask(len);
+    uint64_t key = fib_pfx_key(addr, len);
+    uint32_t i = fib4_hash(&key) & fib->m.lim.pfx_mask;
+    __builtin_prefetch(fib->m.pfx + (size_t)i * sizeof(struct fib_hslot), 1);
+    __builtin_prefetch((const void *)&fib->m.tbl24[addr >> 8], 1);
+}
+
 int fib_match(const struct fib *fib, uint32_t addr, uint32_t *pfx, unsigned *len, struct fib_nh *nh)
 {
     /* The writer's own tables: nothing changes them under this read. */

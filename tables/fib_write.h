@@ -76,6 +76,28 @@ int fib_snapshot(int fd, int (*cb)(void *arg, uint32_t addr, unsigned len, const
 /** Recycle retired groups and next hops no reader can hold; returns how many. */
 unsigned fib_reclaim(struct fib *fib);
 
+/*
+ * Batches. Each group or next hop an update unlinks is retired with a
+ * generation switch (fib.h, W2): a bump of the readers' gen. While @on,
+ * the updates of @fib retire theirs for one switch instead, which
+ * fib_gen_commit makes at the batch's end: a batch of a thousand
+ * withdrawals is one switch, not a thousand. Nothing is reused early: an
+ * object stamped for a switch not made yet is reused only when no reader
+ * is inside a batch (and an update that needs one makes the switch now).
+ */
+void fib_gen_defer(struct fib *fib, bool on);
+
+struct fib6;
+/** The switch for what @fib and @fib6 (NULL: none; it shares @fib's
+ * readers' region) retired while deferring: one bump for both. True if
+ * there was anything to switch for. */
+bool fib_gen_commit(struct fib *fib, struct fib6 *fib6);
+
+/** Start loading the cache lines an add or delete of @addr/@len touches
+ * first (its prefix's hash slot, its tbl24 entry), so that a caller with
+ * many updates overlaps their misses. A hint: any arguments are safe. */
+void fib_prefetch(const struct fib *fib, uint32_t addr, unsigned len);
+
 /** Supervisor, after the router using reader @slot died: it holds nothing. */
 void fib_reader_reset(struct fib *fib, unsigned slot);
 

@@ -27,6 +27,8 @@
  * record out before it looks at it, and checks every field
  * (supervisor/routes_check.c) before a record reaches the FIB. Memory is
  * bounded by the ring: RTC_SLOTS records of sizeof(struct rtc_rec) bytes.
+ * Both ends copy only a record's header and its nnh next hops
+ * (rtc_rec_copy); the consumer bounds the count it copies by its own copy.
  *
  * Batches: records between two RTC_BATCH_END are one batch; the supervisor
  * applies a batch in slices (so that the control socket and the health
@@ -41,7 +43,9 @@
 #ifndef TABLES_RTCHAN_H
 #define TABLES_RTCHAN_H
 
+#include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "ipc/atomic.h"
 #include "ipc/shm.h"
@@ -115,6 +119,23 @@ static inline uint32_t rtc_room(struct rtc_shared *c, uint32_t prod)
 static inline struct rtc_rec *rtc_slot(struct rtc_shared *c, uint32_t prod)
 {
     return &c->rec[prod & (RTC_SLOTS - 1)];
+}
+
+/** The bytes of a record with @nnh next hops that mean anything: its
+ * header and those next hops (at most RTC_NH_MAX). The rest of a slot is
+ * stale, and neither end reads it: a route is a cache line, not seven. */
+static inline size_t rtc_rec_len(uint8_t nnh)
+{
+    return offsetof(struct rtc_rec, nh) + (nnh < RTC_NH_MAX ? nnh : RTC_NH_MAX) * sizeof(struct rtc_nh);
+}
+
+/** Copy record @src into @dst: the header, then as many next hops as
+ * @dst's own copy of the count says, so that a count changed in @src
+ * meanwhile cannot make the copy longer. */
+static inline void rtc_rec_copy(struct rtc_rec *dst, const struct rtc_rec *src)
+{
+    memcpy(dst, src, offsetof(struct rtc_rec, nh));
+    memcpy(dst->nh, src->nh, rtc_rec_len(dst->nnh) - offsetof(struct rtc_rec, nh));
 }
 
 /** Publish every record up to @prod. */

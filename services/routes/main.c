@@ -16,7 +16,9 @@
  * malformed one, ENOBUFS, an interrupted dump) it dumps the table,
  * bracketed by RTC_SYNC_BEGIN and RTC_SYNC_END. While the channel is full
  * it reads nothing: the netlink socket may overflow meanwhile, which the
- * next dump repairs; a TCP source is pushed back.
+ * next dump repairs; a TCP source is pushed back. In a burst it gathers:
+ * it sleeps a millisecond on a timer, not on its sources, and then reads
+ * what the millisecond brought (RR_GATHER_NS).
  */
 #include <errno.h>
 #include <linux/netlink.h>
@@ -28,6 +30,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -36,13 +39,34 @@
 #include "services/routes/rn.h"
 #include "tables/rtchan.h"
 
-#define RR_BUF (64u * 1024u)
+/* Netlink: up to RR_MSGS messages a system call (recvmmsg), each in a
+ * buffer of RR_MSG_BUF: a notification is one route, a dump's message at
+ * most 32 KiB (the kernel sizes them by the largest read it has seen,
+ * capped there). */
+#define RR_MSGS 64u
+#define RR_MSG_BUF (32u * 1024u)
 #define RR_BATCH_MAX 2048u
 #define RR_SETTLE_NS 5000000ull /* a flush's deletions arrive within this of each other */
+/* In a burst (something read within RR_BURST_NS) we sleep RR_GATHER_NS on
+ * a timer, not on the sources: with no one waiting on the socket the
+ * kernel queues each notification without a wake-up, which it would
+ * otherwise make (an IPI, in the system call of the process writing the
+ * table) for every route. The first message of a burst still wakes us. */
+#define RR_BURST_NS 2000000ull
+#define RR_GATHER_NS 1000000ull
 
 static volatile sig_atomic_t stop;
 
-enum rr_ctr { RR_RESYNCS = RN_NCTR, RR_DUMPS, RR_ENOBUFS, RR_BATCHES, RR_CHAN_FULL, RR_FOREIGN, RR_NCTR_OWN };
+enum rr_ctr {
+    RR_RESYNCS = RN_NCTR,
+    RR_DUMPS,
+    RR_ENOBUFS,
+    RR_BATCHES,
+    RR_CHAN_FULL,
+    RR_FOREIGN,
+    RR_NL_READS, /* recvmmsg calls that brought messages */
+    RR_NCTR_OWN
+};
 
 struct rr_proc {
     struct ipc_svc svc;
@@ -51,11 +75,18 @@ struct rr_proc {
     uint32_t prod;         /* our head: published at each batch end */
     uint32_t in_batch;     /* records since the last batch end */
     uint64_t batch_t0;     /* when the open batch's first record came */
+    uint64_t last_rx;      /* when a source last had something */
     struct rn_parser nl;
     struct rr_fpm fpm;
     bool dumping, dump_bad, need_dump;
-    uint8_t buf[RR_BUF];
-    size_t have, off; /* netlink bytes read and not yet parsed: [off, have) */
+    /* Netlink messages read and not yet parsed: message cur from byte
+     * off, then those up to nmsg. */
+    unsigned nmsg, cur;
+    size_t off;
+    struct mmsghdr mm[RR_MSGS];
+    struct iovec iov[RR_MSGS];
+    struct sockaddr_nl from[RR_MSGS];
+    _Alignas(8) uint8_t buf[RR_MSGS][RR_MSG_BUF];
     _Atomic uint64_t *ctr;
     uint64_t own[RR_NCTR_OWN - RN_NCTR];
 };
@@ -84,7 +115,7 @@ static int put(void *arg, const struct rtc_rec *r)
     struct rr_proc *p = arg;
     if (rtc_room(p->chan, p->prod) < 2)
         return -1;
-    *rtc_slot(p->chan, p->prod) = *r;
+    rtc_rec_copy(rtc_slot(p->chan, p->prod), r);
     p->prod++;
     if (p->in_batch++ == 0)
         p->batch_t0 = ipc_svc_now_ns();
@@ -121,10 +152,13 @@ static void batch_end(struct rr_proc *p)
 }
 
 /* Start a dump of every route (both families; rn.c keeps our table's). */
+static void nl_drain(struct rr_proc *p);
+
 static void dump_start(struct rr_proc *p)
 {
     if (rtc_room(p->chan, p->prod) < 2)
         return; /* SYNC_BEGIN and a batch end must fit: later */
+    nl_drain(p);
     struct {
         struct nlmsghdr h;
         struct rtmsg r;
@@ -148,48 +182,101 @@ static void dump_start(struct rr_proc *p)
     p->need_dump = false;
 }
 
+/* Read netlink into the buffers: 0 when a message came (or something was
+ * dealt with), -1 when the socket is empty. */
+static void nl_bufs(struct rr_proc *p)
+{
+    for (unsigned i = 0; i < RR_MSGS; i++) {
+        p->iov[i] = (struct iovec){.iov_base = p->buf[i], .iov_len = RR_MSG_BUF};
+        p->mm[i].msg_hdr = (struct msghdr){.msg_name = &p->from[i], .msg_namelen = sizeof(p->from[i]),
+                                           .msg_iov = &p->iov[i], .msg_iovlen = 1};
+        p->mm[i].msg_len = 0;
+    }
+}
+
+static int nl_read(struct rr_proc *p)
+{
+    nl_bufs(p);
+    int n = recvmmsg(p->tc->nl_fd, p->mm, RR_MSGS, MSG_DONTWAIT, NULL);
+    if (n < 0) {
+        if (errno == ENOBUFS) { /* notifications were lost: the table is to be read again */
+            OWN(p, RR_ENOBUFS)++;
+            p->need_dump = true;
+            p->dump_bad = p->dumping;
+            return 0;
+        }
+        return -1; /* EAGAIN */
+    }
+    OWN(p, RR_NL_READS)++;
+    p->nmsg = (unsigned)n;
+    p->cur = 0;
+    p->off = 0;
+    return 0;
+}
+
+/*
+ * Before a dump: drop every notification read or queued. They are older
+ * than the dump, which says the table as it is; parsed after its
+ * SYNC_BEGIN, an add whose delete was lost would count as named and stay.
+ * And the kernel reports an overflow (ENOBUFS) once until the queue has
+ * been empty: a dump started on a queue still full would lose later
+ * notifications without a word, and the table and the FIB would differ
+ * for good. Emptied, a later overflow is reported, and dumped again.
+ */
+static void nl_drain(struct rr_proc *p)
+{
+    p->cur = p->nmsg;
+    p->off = 0;
+    for (unsigned i = 0; i < 65536; i++) {
+        nl_bufs(p);
+        int n = recvmmsg(p->tc->nl_fd, p->mm, RR_MSGS, MSG_DONTWAIT, NULL);
+        if (n < 0 && errno != ENOBUFS)
+            break; /* EAGAIN: empty */
+    }
+    p->nmsg = p->cur = 0;
+}
+
+/* Is message @i one to parse? The kernel's, and whole. */
+static bool nl_msg_ok(struct rr_proc *p, unsigned i)
+{
+    const struct msghdr *h = &p->mm[i].msg_hdr;
+    if (h->msg_namelen != sizeof(p->from[i]) || p->from[i].nl_family != AF_NETLINK || p->from[i].nl_pid != 0) {
+        OWN(p, RR_FOREIGN)++; /* only the kernel speaks here */
+        return false;
+    }
+    if ((h->msg_flags & MSG_TRUNC) || p->mm[i].msg_len > RR_MSG_BUF) { /* truncated: its tail is lost */
+        p->nl.ctr[RN_MALFORMED]++;
+        p->need_dump = true;
+        p->dump_bad = p->dumping;
+        return false;
+    }
+    return true;
+}
+
 /* Read and parse netlink until it is empty or the channel is full. Returns
  * true if it made progress. */
 static bool nl_pump(struct rr_proc *p)
 {
     bool any = false;
-    for (unsigned rounds = 0; rounds < 64; rounds++) {
-        if (p->off == p->have) {
-            struct sockaddr_nl from;
-            socklen_t fl = sizeof(from);
-            ssize_t n = recvfrom(p->tc->nl_fd, p->buf, sizeof(p->buf), MSG_DONTWAIT | MSG_TRUNC,
-                                 (struct sockaddr *)&from, &fl);
-            if (n < 0) {
-                if (errno == ENOBUFS) { /* notifications were lost: the table is to be read again */
-                    OWN(p, RR_ENOBUFS)++;
-                    p->need_dump = true;
-                    p->dump_bad = p->dumping;
-                    continue;
-                }
-                break; /* EAGAIN */
-            }
-            if (fl != sizeof(from) || from.nl_family != AF_NETLINK || from.nl_pid != 0) {
-                OWN(p, RR_FOREIGN)++; /* only the kernel speaks here */
-                continue;
-            }
-            if ((size_t)n > sizeof(p->buf)) { /* truncated: its tail is lost */
-                p->nl.ctr[RN_MALFORMED]++;
-                p->need_dump = true;
-                p->dump_bad = p->dumping;
-                continue;
-            }
-            p->have = (size_t)n;
-            p->off = 0;
+    for (unsigned reads = 0;;) {
+        if (p->cur == p->nmsg) {
+            if (reads++ == 8 || nl_read(p) < 0)
+                break; /* eight reads (512 messages) a turn: the loop's other work gets its turn */
             any = true;
+            continue;
         }
-        size_t used;
-        unsigned f = rn_parse(&p->nl, p->buf + p->off, p->have - p->off, put, p, &used);
+        if (p->off == 0 && !nl_msg_ok(p, p->cur)) {
+            p->cur++;
+            continue;
+        }
+        size_t have = p->mm[p->cur].msg_len, used;
+        unsigned f = rn_parse(&p->nl, p->buf[p->cur] + p->off, have - p->off, put, p, &used);
         p->off += used;
         if (f & (RN_F_BAD | RN_F_INTR)) {
             p->need_dump = true;
             p->dump_bad = p->dumping;
         }
-        if ((f & RN_F_DONE) && p->dumping && p->off == p->have) {
+        if ((f & RN_F_DONE) && p->dumping && p->off == have) {
             p->dumping = false;
             if (!p->dump_bad && put_op(p, RTC_SYNC_END, RTC_SRC_NETLINK) == 0) {
                 batch_end(p);
@@ -198,10 +285,12 @@ static bool nl_pump(struct rr_proc *p)
                 OWN(p, RR_RESYNCS)++;
             }
         }
-        if (p->off < p->have) { /* the channel is full */
+        if (p->off < have) { /* the channel is full */
             OWN(p, RR_CHAN_FULL)++;
             break;
         }
+        p->cur++;
+        p->off = 0;
     }
     return any;
 }
@@ -227,7 +316,8 @@ static int rr_setup(struct rr_proc *p, struct ipc_err *err)
     unsigned n = 0;
     for (unsigned i = 0; i < RN_NCTR; i++)
         rr_names[n++] = rn_ctr_names[i];
-    static const char *const own[] = {"resyncs", "dumps", "nl_enobufs", "batches", "chan_full", "nl_foreign"};
+    static const char *const own[] = {"resyncs", "dumps",      "nl_enobufs", "batches",
+                                      "chan_full", "nl_foreign", "nl_reads"};
     for (unsigned i = 0; i < RR_NCTR_OWN - RN_NCTR; i++)
         rr_names[n++] = own[i];
     for (unsigned i = 0; i < RR_FPM_NCTR; i++)
@@ -245,8 +335,9 @@ static int rr_setup(struct rr_proc *p, struct ipc_err *err)
     return 0;
 }
 
-/* Sleep until a source has something, the supervisor made room, or @ms. */
-static void rr_sleep(struct rr_proc *p, bool full, int ms)
+/* Sleep until a source has something (@sources), the supervisor made
+ * room, or @ns. */
+static void rr_sleep(struct rr_proc *p, bool full, bool sources, uint64_t ns)
 {
     struct pollfd fds[5];
     unsigned n = 0;
@@ -261,12 +352,12 @@ static void rr_sleep(struct rr_proc *p, bool full, int ms)
             ipc_st_rlx(&p->chan->prod_wait, 0);
             return;
         }
-    } else {
+    } else if (sources) {
         if (p->tc->nl_fd >= 0)
             fds[n++] = (struct pollfd){.fd = p->tc->nl_fd, .events = POLLIN};
         n += rr_fpm_pollfds(&p->fpm, &fds[n]);
     }
-    struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L};
+    struct timespec ts = {.tv_sec = (time_t)(ns / 1000000000ull), .tv_nsec = (long)(ns % 1000000000ull)};
     int r = ppoll(fds, n, &ts, NULL);
     ipc_count(&p->svc.stats->sleeps, 1);
     if (r > 0 && (fds[0].revents & POLLIN)) {
@@ -290,22 +381,26 @@ static void rr_run(struct rr_proc *p)
         if (p->tc->nl_fd >= 0)
             moved |= nl_pump(p);
         moved |= rr_fpm_pump(&p->fpm, put, p);
+        uint64_t now = ipc_svc_now_ns();
+        if (moved)
+            p->last_rx = now;
         if (p->fpm.lost && put_op(p, RTC_SOURCE_LOST, RTC_SRC_FPM) == 0) /* else again once there is room */
             p->fpm.lost = false;
         /* A flush arrives as a train of deletions: a batch closes once
          * the source has been quiet since RR_SETTLE_NS after its first
          * record, so that the supervisor sees the train whole. */
-        if (p->in_batch && !moved && ipc_svc_now_ns() - p->batch_t0 >= RR_SETTLE_NS)
+        if (p->in_batch && !moved && now - p->batch_t0 >= RR_SETTLE_NS)
             batch_end(p);
         publish_ctr(p);
         ipc_svc_beat(&p->svc);
         bool full = rtc_room(p->chan, p->prod) < 2;
         if (moved && !full)
             continue;
-        int ms = p->in_batch ? 1 : idle;
+        uint64_t ms = p->in_batch ? 1 : (uint64_t)idle;
         if (p->need_dump && !p->dumping)
             ms = 1; /* waiting for room to start a dump */
-        rr_sleep(p, full, ms);
+        bool burst = now - p->last_rx < RR_BURST_NS;
+        rr_sleep(p, full, !burst, burst ? RR_GATHER_NS : ms * 1000000ull);
     }
 }
 

@@ -20,8 +20,11 @@
 #     changed while it was down is there (an add) or gone (a delete);
 #   - `ip route flush table 100`: the routes stay (routes in grace), then
 #     leave after grace_s;
+#   - 64 withdrawals that each retire a second-level group: one FIB
+#     generation switch a batch at most (routes --json fib_gen, batches);
 #   - 200,000 routes added with `ip -batch`: all in the FIB, and `status`
 #     answers within 100 ms each time while they load; no service restarted;
+#     rr-routes read at least 2 messages a read (nl_reads);
 #   - rr-routes runs as its own uid, under its seccomp filter (3 filters).
 set -u
 . "$(dirname "$0")/../lib/router.sh"
@@ -142,6 +145,27 @@ el=$(((RR_NOW - t0) / 1000))
 [ "$(routes_json 'd["routes_grace_expired"] >= 2')" = True ] || rr_fail "routes_grace_expired not counted"
 rr_ok "ip route flush table 100: the routes stayed in grace and left after $el ms (grace_s $GRACE)"
 
+# ---- a batch of withdrawals: one FIB generation switch, not one a route ----
+# 64 /25s, each in a /24 of its own (a second-level group each, which its
+# withdrawal retires), and a /24 that stays (so that this is no flush).
+"$RR_PY" - "$RR_HOST_B" >"$RR_T/b25" <<'EOF'
+import sys
+for i in range(64):
+    print("route add 20.%d.0.0/25 via %s table 100" % (i, sys.argv[1]))
+EOF
+sed 's/^route add \([^ ]*\) .*/route del \1 table 100/' "$RR_T/b25" >"$RR_T/b25del"
+cpr add "20.200.0.0/24" via "$RR_HOST_B"
+ip -n "$CP" -batch "$RR_T/b25" || rr_fail "ip -batch of 64 /25s in $CP"
+have() { [ "$(routes_json 'd["routes"]')" = "$1" ]; }
+rr_wait 5 have 65 || rr_fail "64 /25s and a /24 added, $(routes_json 'd["routes"]') in the FIB"
+read -r g0 b0 <<<"$(routes_json 'd["fib_gen"], d["batches"]')"
+ip -n "$CP" -batch "$RR_T/b25del" || rr_fail "ip -batch deleting the /25s in $CP"
+rr_wait 5 have 1 || rr_fail "the /25s withdrawn, $(routes_json 'd["routes"]') in the FIB 5 s later"
+read -r g1 b1 <<<"$(routes_json 'd["fib_gen"], d["batches"]')"
+[ $((g1 - g0)) -ge 1 ] && [ $((g1 - g0)) -le $((b1 - b0)) ] ||
+    rr_fail "64 withdrawals in $((b1 - b0)) batches made $((g1 - g0)) FIB generation switches (one a batch at most)"
+rr_ok "64 withdrawals that each retire a group: $((b1 - b0)) batches, $((g1 - g0)) FIB generation switches"
+
 # ---- a big load: status answers within 100 ms, nothing hangs ----
 "$RR_PY" - "$BIG" "$RR_HOST_B" >"$RR_T/batch" <<'EOF'
 import sys
@@ -180,6 +204,8 @@ EOF
 "$RR_PY" "$RR_T/poll.py" "$RR_SOCK" "$RR_T/poll.stop" >"$RR_T/poll.out" 2>&1 &
 poller=$!
 RR_EXTRA_PIDS+=("$poller")
+rr_stats || rr_fail "stats"
+msgs0=$(rr_ctr routes.nl_route_msgs) reads0=$(rr_ctr routes.nl_reads)
 ip -n "$CP" -batch "$RR_T/batch" &
 batch=$!
 RR_EXTRA_PIDS+=("$batch")
@@ -199,7 +225,13 @@ rr_no_restarts_but_routes() {
     [ "${RR_RESTARTS[routes]}" = 1 ] || rr_fail "routes restarted ${RR_RESTARTS[routes]} times (1: the inject)"
 }
 rr_no_restarts_but_routes
-rr_ok "$BIG routes by ip -batch: all in the FIB; status answered $polls times meanwhile, the slowest in $((worst / 1000)) ms (p99 $((p99 / 1000)) ms); nothing restarted"
+# rr-routes reads a burst's notifications many at a time (it gathers them
+# for a millisecond, then recvmmsg), not one a wake-up.
+rr_stats || rr_fail "stats"
+msgs=$(($(rr_ctr routes.nl_route_msgs) - msgs0)) reads=$(($(rr_ctr routes.nl_reads) - reads0))
+[ "$reads" -gt 0 ] && [ "$msgs" -ge $((2 * reads)) ] ||
+    rr_fail "rr-routes read $msgs route messages in $reads reads (at least 2 a read expected)"
+rr_ok "$BIG routes by ip -batch: all in the FIB; status answered $polls times meanwhile, the slowest in $((worst / 1000)) ms (p99 $((p99 / 1000)) ms); nothing restarted; rr-routes read $msgs messages in $reads reads"
 
 # ---- privilege ----
 pid=${RR_PIDS[routes]}

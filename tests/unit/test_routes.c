@@ -329,6 +329,34 @@ static void test_routes_map(void **state)
         }
     }
     assert_null(sup_rtmap_find(&m, AF_INET6, d, 32));
+    /* 20,000 stopped half-way through moving the last grow's old table:
+     * the removals above took entries from both tables. Again, with the
+     * even ones back, then the move finished. */
+    assert_non_null(m.old);
+    for (uint32_t i = 0; i < 20000; i += 2) {
+        memcpy(d, &i, 4);
+        struct sup_rte *e = sup_rtmap_insert(&m, AF_INET, d, 32);
+        assert_non_null(e);
+        assert_int_equal(e->used, 1);
+        e->port = (uint16_t)(i & 0xffff);
+    }
+    for (unsigned pass = 0; pass < 2; pass++) {
+        assert_int_equal(m.n, 20000);
+        size_t seen = 0;
+        for (size_t k = 0; k < m.cap; k++)
+            seen += m.e[k].used != 0;
+        for (size_t k = 0; k < m.old_cap; k++)
+            seen += m.old[k].used != 0;
+        assert_int_equal(seen, 20000);
+        for (uint32_t i = 0; i < 20000; i++) {
+            memcpy(d, &i, 4);
+            struct sup_rte *e = sup_rtmap_find(&m, AF_INET, d, 32);
+            assert_non_null(e);
+            assert_int_equal(e->port, i & 0xffff);
+        }
+        sup_rtmap_settle(&m);
+        assert_null(m.old);
+    }
     sup_rtmap_free(&m);
 }
 

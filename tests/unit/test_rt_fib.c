@@ -330,6 +330,72 @@ static void test_rt_fib_nh_dedup_and_capacity(void **state)
     t_fib_free(f);
 }
 
+/* Batches (fib_gen_defer): a batch's withdrawals retire for one generation
+ * switch, made at its end (fib_gen_commit), where each makes its own
+ * otherwise; what they retired is not reused while a reader that began
+ * before the switch is inside a batch; and an update that needs such an
+ * object makes the switch at once instead of waiting for the batch's end. */
+static void test_rt_fib_gen_batch(void **state)
+{
+    (void)state;
+    struct t_fib *f = t_fib_new(64, 8, 16);
+    struct fib_stats st;
+    struct fib_nh a = t_nh(1, T_IP(10, 1, 0, 2));
+    for (unsigned round = 0; round < 2; round++) {
+        for (unsigned i = 0; i < 8; i++) { /* a group and a next hop each */
+            struct fib_nh x = t_nh(1, T_IP(10, 1, 0, 10 + i));
+            assert_int_equal(fib_add(&f->w, T_IP(30, 0, i, 0), 25, &x), 0);
+        }
+        fib_get_stats(&f->w, &st);
+        uint64_t g0 = st.gen;
+        fib_gen_defer(&f->w, round == 1);
+        fib_read_begin(&f->r); /* a reader inside a batch since before the withdrawals */
+        for (unsigned i = 0; i < 8; i++)
+            assert_int_equal(fib_del(&f->w, T_IP(30, 0, i, 0), 25), 0);
+        fib_get_stats(&f->w, &st);
+        assert_int_equal(st.tbl8_retired, 8);
+        if (round == 0) {
+            assert_int_equal(st.gen, g0 + 8); /* one switch a withdrawal */
+            assert_false(fib_gen_commit(&f->w, NULL));
+        } else {
+            assert_int_equal(st.gen, g0); /* none yet */
+            assert_true(fib_gen_commit(&f->w, NULL));
+            fib_get_stats(&f->w, &st);
+            assert_int_equal(st.gen, g0 + 1); /* one for the eight */
+            assert_false(fib_gen_commit(&f->w, NULL));
+        }
+        /* The reader pins what was retired after it began. */
+        assert_int_equal(fib_add(&f->w, T_IP(31, 0, 0, 0), 25, &a), -EAGAIN);
+        fib_read_end(&f->r);
+        assert_int_equal(fib_add(&f->w, T_IP(31, 0, 0, 0), 25, &a), 0);
+        t_expect(f, T_IP(31, 0, 0, 1), &a);
+        assert_int_equal(fib_del(&f->w, T_IP(31, 0, 0, 0), 25), 0);
+        fib_gen_commit(&f->w, NULL);
+        fib_reclaim(&f->w);
+    }
+    fib_gen_defer(&f->w, false);
+    t_fib_free(f);
+
+    /* One group: the update that needs the one a batch retired switches now. */
+    f = t_fib_new(16, 1, 8);
+    assert_int_equal(fib_add(&f->w, T_IP(40, 0, 0, 0), 25, &a), 0);
+    fib_gen_defer(&f->w, true);
+    assert_int_equal(fib_del(&f->w, T_IP(40, 0, 0, 0), 25), 0);
+    fib_get_stats(&f->w, &st);
+    uint64_t g = st.gen;
+    fib_read_begin(&f->r); /* after the unlink, before any switch: its slot is g */
+    assert_int_equal(fib_add(&f->w, T_IP(40, 0, 1, 0), 25, &a), -EAGAIN);
+    fib_get_stats(&f->w, &st);
+    assert_int_equal(st.gen, g + 1); /* the switch the add needed */
+    fib_read_end(&f->r);
+    fib_read_begin(&f->r); /* a batch from after the switch pins nothing of it */
+    assert_int_equal(fib_add(&f->w, T_IP(40, 0, 1, 0), 25, &a), 0);
+    fib_read_end(&f->r);
+    t_expect(f, T_IP(40, 0, 1, 1), &a);
+    assert_false(fib_gen_commit(&f->w, NULL));
+    t_fib_free(f);
+}
+
 /* What a new supervisor reads back from a dead one's FIB (supervisor/adopt.c):
  * every prefix with its next hop, through a read-only mapping of the sealed
  * region, and a truncated or foreign region refused. */
@@ -822,6 +888,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_rt_fib_overlap_delete_restores, t_time_setup, t_time_teardown),
         cmocka_unit_test_setup_teardown(test_rt_fib_nh_dedup_and_capacity, t_time_setup, t_time_teardown),
+        cmocka_unit_test_setup_teardown(test_rt_fib_gen_batch, t_time_setup, t_time_teardown),
         cmocka_unit_test_setup_teardown(test_rt_fib_attach_checks, t_time_setup, t_time_teardown),
         cmocka_unit_test_setup_teardown(test_rt_fib_snapshot, t_time_setup, t_time_teardown),
 #ifndef T_TSAN /* 16M-entry /0 writes are slow under TSan and race nothing */
