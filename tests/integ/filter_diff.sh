@@ -24,7 +24,7 @@
 # else the test fails with a table of them. Skips (77) without nft.
 set -u
 . "$(dirname "$0")/../lib/filter.sh"
-command -v nft >/dev/null 2>&1 || { echo "SKIP: needs nft"; exit 77; }
+command -v nft >/dev/null 2>&1 || { RR_NAME=filter_diff; rr_skip "needs nft (nftables)"; }
 flt_init filter_diff
 DIFF=$RR_ROOT/tests/lib/filter_diff.py
 
