@@ -132,49 +132,35 @@ def handshake_seqs(cap, sport):
     return syn, synack
 
 
-def tcp(name, src, sport, dst, dport, oow=False):
-    s = socket.socket()
+def oow_marker(cap, src, sport, dst, dport):
+    """The segment half the sequence space ahead of the connection's."""
+    syn, synack = handshake_seqs(cap, sport)
+    if syn is None or synack is None:
+        return False
+    raw_send(src, dst, socket.IPPROTO_TCP,
+             tcp_seg(src, sport, dst, dport, syn + 1 + (1 << 31), synack + 1, 0x18, b"OOW!"))
+    time.sleep(0.2)  # the marker first, on its own
+    return True
+
+
+def client(name, kind, src, sport, dst, dport, oow=False):
+    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM if kind == "tcp" else socket.SOCK_DGRAM)
     s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     s.bind((src, sport))
     s.settimeout(3)
-    cap = None
-    if oow:
-        cap = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
+    cap = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL)) if oow else None
     res = "answered"
     try:
         s.connect((dst, dport))
-        if oow:
-            syn, synack = handshake_seqs(cap, sport)
-            if syn is None or synack is None:
-                print("%s: no handshake captured" % name, file=sys.stderr)
-                return 1
-            raw_send(src, dst, socket.IPPROTO_TCP,
-                     tcp_seg(src, sport, dst, dport, syn + 1 + (1 << 31), synack + 1, 0x18, b"OOW!"))
-            time.sleep(0.2)  # the marker first, on its own
+        if oow and not oow_marker(cap, src, sport, dst, dport):
+            print("%s: no handshake captured" % name, file=sys.stderr)
+            return 1
         s.sendall(b"hello")
         if s.recv(16) != b"hello":
             res = "refused"
     except socket.timeout:
         res = "none"
-    except OSError:
-        res = "refused"
-    print(name, res)
-    return 0
-
-
-def udp(name, src, sport, dst, dport):
-    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-    s.bind((src, sport))
-    s.settimeout(3)
-    s.connect((dst, dport))
-    res = "answered"
-    try:
-        s.send(b"hello")
-        if s.recv(16) != b"hello":
-            res = "refused"
-    except socket.timeout:
-        res = "none"
-    except ConnectionRefusedError:
+    except OSError:  # reset, or (UDP) a port unreachable
         res = "refused"
     print(name, res)
     return 0
@@ -208,10 +194,8 @@ def main(a):
     cmd = a[0]
     if cmd == "sniff":
         sniff(a[1], a[2])
-    elif cmd == "tcp":
-        return tcp(a[1], a[2], int(a[3]), a[4], int(a[5]), len(a) > 6 and a[6] == "oow")
-    elif cmd == "udp":
-        return udp(a[1], a[2], int(a[3]), a[4], int(a[5]))
+    elif cmd in ("tcp", "udp"):
+        return client(a[1], cmd, a[2], int(a[3]), a[4], int(a[5]), len(a) > 6 and a[6] == "oow")
     elif cmd == "raw":
         return raw(a[1], int(a[2]), a[3], int(a[4]), a[5])
     elif cmd == "scan":
