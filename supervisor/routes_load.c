@@ -355,6 +355,18 @@ static const struct sup_route *manifest_rt(const struct sup *s, uint32_t addr, u
     return NULL;
 }
 
+/* A million-line load holds the loop for seconds. The services must still
+ * see their supervisor, or each says it has none and starts its orphan
+ * grace (ipc_svc_orphan_check): the pulse goes on every LOAD_PULSE_EVERY
+ * lines read and routes written. */
+#define LOAD_PULSE_EVERY 16384u
+
+static void load_pulse(struct sup *s, size_t i)
+{
+    if (i % LOAD_PULSE_EVERY == 0)
+        sup_pulse(s, sup_now_ns());
+}
+
 bool sup_route_load(struct sup *s, char **argv, int argc, FILE *f)
 {
     bool merge = argc == 2 && strcmp(argv[1], "merge") == 0;
@@ -384,7 +396,7 @@ bool sup_route_load(struct sup *s, char **argv, int argc, FILE *f)
     unsigned lineno = 0;
     bool ok = true;
     while (ok && getline(&line, &llen, in) >= 0) {
-        lineno++;
+        load_pulse(s, ++lineno);
         char e[240];
         struct load_route r;
         int k = load_line(s, line, &r, e, sizeof(e));
@@ -472,6 +484,7 @@ bool sup_route_load(struct sup *s, char **argv, int argc, FILE *f)
         deleted++;
     }
     for (size_t i = 0; i < n; i++) {
+        load_pulse(s, i + 1);
         if (rs[i].v6) {
             bool had;
             int ret = sup_route6_load_set(s, rs[i].addr6, rs[i].len, &rs[i].nh6, &had);
