@@ -126,7 +126,7 @@ uint16_t csum_fold(uint32_t sum);
 void csum_replace(uint8_t *cs, const uint8_t *old, const uint8_t *new_, size_t n);
 /* rewrite the packet (parsed as pp) from its tuple to target's fields */
 void nat_rewrite(uint8_t *d, const struct flt_parsed *pp, const struct flt_tuple *target, bool src, bool dst);
-void nat_icmp_error(uint8_t *d, const struct flt_parsed *pp, const struct ct_entry *e, int dir);
+void nat_icmp_error(uint8_t *d, const struct flt_parsed *pp, const struct ct_entry *e, int dir, bool src_side);
 /* pick the reply tuple's dst (SNAT) keeping the port if free; -1 if none */
 int nat_snat(struct ct_table *ct, struct ct_entry *e, const uint8_t addr[16], uint16_t port_lo, uint16_t port_hi,
              uint64_t now);

@@ -133,29 +133,38 @@ static void ip4_fix(uint8_t *d, uint32_t l3)
 
 /* An ICMP error for a translated flow: the outer addresses that are the
  * flow's end points and the whole quoted header become what the host on
- * this side sent or expects. Errors are rare: the ICMP checksum is summed
- * anew over the message. */
-void nat_icmp_error(uint8_t *d, const struct flt_parsed *pp, const struct ct_entry *e, int dir)
+ * this side sent or expects. As Linux does, each side at its own hook:
+ * before routing (@src_side false) the outer destination and the quoted
+ * source, the destination NAT's half, so that the error is routed to the
+ * host it is for; after routing (@src_side true) the outer source and the
+ * quoted destination, the source NAT's half, so that an error a host
+ * behind a masquerade sends leaves from the router's address without
+ * having entered the router with it. Errors are rare: the ICMP checksum is
+ * summed anew over the message. */
+void nat_icmp_error(uint8_t *d, const struct flt_parsed *pp, const struct ct_entry *e, int dir, bool src_side)
 {
     const struct flt_tuple *q = &e->t[!dir]; /* the quoted packet, as its sender saw it */
     int fam = pp->family;
     uint32_t n = fam == 4 ? 4 : 16, so = fam == 4 ? 12 : 8, dof = fam == 4 ? 16 : 24;
     const uint8_t *qs = fam == 4 ? q->src + 12 : q->src, *qd = fam == 4 ? q->dst + 12 : q->dst;
     const uint8_t *is = fam == 4 ? pp->in.src + 12 : pp->in.src, *id = fam == 4 ? pp->in.dst + 12 : pp->in.dst;
-    /* outer: to the quoted packet's sender, maybe from its destination */
-    if (!memcmp(d + pp->l3 + dof, is, n))
+    if (!src_side && !memcmp(d + pp->l3 + dof, is, n)) /* to the quoted packet's sender */
         memcpy(d + pp->l3 + dof, qs, n);
-    if (!memcmp(d + pp->l3 + so, id, n))
+    if (src_side && !memcmp(d + pp->l3 + so, id, n)) /* from its destination */
         memcpy(d + pp->l3 + so, qd, n);
     if (fam == 4)
         ip4_fix(d, pp->l3);
     /* inner: its L4 checksum first, while the old bytes are still there */
     uint32_t il3 = pp->in_l3, il4 = pp->in_l4, iend = pp->in_end;
-    set_addr(d, il3, il4, iend, pp->in.proto, fam, true, q->src);
-    set_addr(d, il3, il4, iend, pp->in.proto, fam, false, q->dst);
-    set_port(d, il4, iend, pp->in.proto, fam, true, q->sport);
-    if (pp->in.proto == 6 || pp->in.proto == 17)
-        set_port(d, il4, iend, pp->in.proto, fam, false, q->dport);
+    bool ported = pp->in.proto == 6 || pp->in.proto == 17;
+    if (!src_side) {
+        set_addr(d, il3, il4, iend, pp->in.proto, fam, true, q->src);
+        set_port(d, il4, iend, pp->in.proto, fam, true, q->sport);
+    } else {
+        set_addr(d, il3, il4, iend, pp->in.proto, fam, false, q->dst);
+        if (ported)
+            set_port(d, il4, iend, pp->in.proto, fam, false, q->dport);
+    }
     if (fam == 4 && il3 + 20 <= iend)
         ip4_fix(d, il3);
     flt_fix_l4_full(d, pp);

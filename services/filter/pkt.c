@@ -323,7 +323,9 @@ static void apply_nat(struct flt *f, uint8_t *d, const struct flt_parsed *pp, ui
     int dir = !!(w & CT_REPLY);
     if (w & CT_RELATED) {
         if (h == FLT_PRE)
-            nat_icmp_error(d, pp, e, dir);
+            nat_icmp_error(d, pp, e, dir, false);
+        else if (h == FLT_POST || h == FLT_INPUT)
+            nat_icmp_error(d, pp, e, dir, true);
         return;
     }
     struct flt_tuple target;
