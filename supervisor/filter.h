@@ -57,6 +57,15 @@ uint64_t sup_filter_ct_size(void);
  * filter's config anew and a planned restart (the table stays). 0, or -1
  * with the error written to @f and nothing changed. */
 int sup_filter_reload(struct sup *s, struct sup_svc *v, FILE *f);
+/* `reload`: true (and why) if the new manifest's [filter], or its ports,
+ * changed in a way that needs `up`. */
+bool sup_filter_reload_refused(const struct sup_manifest *o, const struct sup_manifest *n, char *why, size_t len);
+/* `reload`: -1 if the new manifest's rules do not compile (said on @f,
+ * nothing changes), 1 if they differ from the running ones, else 0. */
+int sup_filter_reload_check(const struct sup *s, const struct sup_manifest *n, const char *cmd, FILE *f);
+/* `reload`, once the new manifest runs: the filter restarts on its rules,
+ * its connections kept (sup_filter_reload). */
+void sup_filter_reload_apply(struct sup *s, FILE *f);
 /* `conntrack flush`: the filter restarts on a table wiped before it starts. */
 void sup_filter_flush(struct sup *s, struct sup_svc *v);
 

@@ -364,3 +364,68 @@ void sup_filter_flush(struct sup *s, struct sup_svc *v)
     sup_log("%s: conntrack flush requested", v->name);
     restart_on_config(s, v);
 }
+
+/* `reload` (reload.c). Changes to [filter] other than its rules change the
+ * filter's rings or its table's size: they need `up`. So do ports added or
+ * removed while it runs, since every port, or the ones it names, must pass
+ * it, and a reload builds a new port's rings without it. */
+bool sup_filter_reload_refused(const struct sup_manifest *o, const struct sup_manifest *n, char *why, size_t len)
+{
+    bool had = o->filter.src.line, has = n->filter.src.line;
+    if (had != has) {
+        snprintf(why, len, "[filter] %s", has ? "added" : "removed");
+        return true;
+    }
+    if (!has)
+        return false;
+    const struct sup_filter *a = &o->filter, *b = &n->filter;
+    if (a->conntrack_max != b->conntrack_max) {
+        snprintf(why, len, "[filter] conntrack_max changed (%u -> %u): the connection table's size", a->conntrack_max,
+                 b->conntrack_max);
+        return true;
+    }
+    bool ports = a->ports.n != b->ports.n;
+    for (unsigned i = 0; !ports && i < b->ports.n; i++)
+        ports = strcmp(a->ports.name[i], b->ports.name[i]) != 0;
+    if (ports) {
+        snprintf(why, len, "[filter] ports changed: the filtered ports' rings");
+        return true;
+    }
+    if (o->nports != n->nports) {
+        snprintf(why, len, "ports added or removed with a [filter]: a new port's rings would not pass it");
+        return true;
+    }
+    for (size_t p = 0; p < n->nports; p++)
+        if (strcmp(o->ports[p].name, n->ports[p].name) != 0) {
+            snprintf(why, len, "port %s replaced by %s with a [filter]: its rings would not pass it", o->ports[p].name,
+                     n->ports[p].name);
+            return true;
+        }
+    return false;
+}
+
+int sup_filter_reload_check(const struct sup *s, const struct sup_manifest *n, const char *cmd, FILE *f)
+{
+    if (!n->filter.src.line)
+        return 0;
+    char *buf = malloc(TBL_FLT_RULES_MAX);
+    if (!buf) {
+        fprintf(f, "%s: [filter] rules: out of memory; nothing changed\n", cmd);
+        return -1;
+    }
+    int len = compile_rules(n, s->manifest_name, buf, TBL_FLT_RULES_MAX, f);
+    int ret = len < 0 ? -1 : (uint32_t)len != flt_sup.len || memcmp(buf, flt_sup.rules, (size_t)len) != 0;
+    free(buf);
+    if (ret < 0)
+        fprintf(f, "%s: nothing changed\n", cmd);
+    return ret;
+}
+
+void sup_filter_reload_apply(struct sup *s, FILE *f)
+{
+    for (int i = 0; i < s->nsvcs; i++)
+        if (s->svcs[i].kind == IPC_SVC_FILTER) {
+            sup_filter_reload(s, &s->svcs[i], f);
+            return;
+        }
+}

@@ -12,7 +12,10 @@
  *   2. what only a new `up` can change (a port's device changed, a port
  *      removed while one after it stays, the pool's and rings' geometry,
  *      users, directories) refuses the whole reload, and nothing changes;
- *      so does a TAP port's new MTU that its device refuses (live.c);
+ *      so does a TAP port's new MTU that its device refuses (live.c), and
+ *      a [filter] added, removed or resized, or ports changed under one;
+ *      new [filter] rules must compile, and the filter then restarts on
+ *      them with its connections kept (filter_setup.c);
  *   3. the new manifest becomes the running one; a new TAP port's services,
  *      rings, device and connected networks are made (add_ports); routes go
  *      into the FIB and persist onto the TAP fds at once; a removed port's
@@ -41,6 +44,7 @@
  */
 #include "supervisor/reload_impl.h"
 #include "supervisor/cp.h"
+#include "supervisor/filter.h"
 #include "supervisor/zones.h"
 
 #include <errno.h>
@@ -532,12 +536,18 @@ bool sup_reload_manifest(struct sup *s, struct sup_manifest *nmp, const char *cm
     sup_reload_carry(&s->m, &nm);
     char why[600];
     if (sup_vlan_reload_refused(&s->m, &nm, why, sizeof(why)) || sup_reload_refused(s, &s->m, &nm, why, sizeof(why)) ||
-        sup_zones_reload_refused(&s->m, &nm, why, sizeof(why)) || sup_cp_reload_refused(&s->m, &nm, why, sizeof(why))) {
+        sup_zones_reload_refused(&s->m, &nm, why, sizeof(why)) || sup_cp_reload_refused(&s->m, &nm, why, sizeof(why)) ||
+        sup_filter_reload_refused(&s->m, &nm, why, sizeof(why))) {
         fprintf(f, "%s: needs `ringrouter up` again: %s; nothing changed\n", cmd, why);
         sup_manifest_free(&nm);
         return false;
     }
     if ((!diff && !ids_free(s, &nm, f)) || !sup_trust_reload(s, &nm, cmd, f)) {
+        sup_manifest_free(&nm);
+        return false;
+    }
+    int new_rules = sup_filter_reload_check(s, &nm, cmd, f); /* the rules file is read again */
+    if (new_rules < 0) {
         sup_manifest_free(&nm);
         return false;
     }
@@ -549,6 +559,10 @@ bool sup_reload_manifest(struct sup *s, struct sup_manifest *nmp, const char *cm
         unsigned nrs = 0;
         for (int i = 0; i < s->nsvcs; i++)
             nrs += rs[i].on;
+        if (new_rules > 0) {
+            fprintf(f, "[filter] rules: changed: rr-filter restarts on them, its connections kept\n");
+            c.changes++;
+        }
         if (c.changes == 0)
             fprintf(f, "no change");
         else
@@ -620,6 +634,10 @@ bool sup_reload_manifest(struct sup *s, struct sup_manifest *nmp, const char *cm
     if (j->ngone)
         retire_services(s, j);
     reload_shapers(s, j);
+    if (new_rules > 0) {
+        sup_filter_reload_apply(s, j->out);
+        c.changes++;
+    }
     j->changes = c.changes;
     j->failed += c.failed;
     sup_retick(s);

@@ -25,6 +25,7 @@
 #     filter's egress (fo-a, ft-a) for what comes in by b;
 #   - filter show (a rule's counter), conntrack show (a UDP flow) and count;
 #   - filter reload: a bad ruleset refused with its line, nothing restarted;
+#   - reload reads the rules again as well; [filter] conntrack_max needs up;
 #     a good one in force (TCP 7002 now accepted, UDP 9999 dropped) through
 #     a planned restart that adopts the connections;
 #   - conntrack flush: the next instance starts empty, traffic flows;
@@ -160,6 +161,32 @@ flt_verdict "$RR_NS_B" udp "$RR_HOST_A" 9999 2 "after reload: new from b to UDP 
 grep -qE '^filter\[[0-9]+\]: filter: adopted the connection table: [1-9][0-9]* connections$' "$RR_LOG" ||
     rr_fail "the reloaded filter did not adopt the table's connections"
 rr_ok "filter reload: the new rules in force, the connections kept"
+
+# `ringrouter reload` reads the rules again too: a ruleset that does not
+# compile refuses the whole reload; a new one restarts the filter on it,
+# its connections kept; [filter] conntrack_max needs `up`.
+rr_status || rr_fail "status"
+fpid=${RR_PIDS[filter]}
+cp "$RR_T/rules.nft" "$RR_T/rules.now"
+sed -i 's/iif "a" ct state new accept/iif "dmz" ct state new accept/' "$RR_T/rules.nft"
+rr_c reload
+[ "$rc" != 0 ] && grep -qE "unknown port 'dmz'" <<<"$out$err" && grep -q "nothing changed" <<<"$out$err" ||
+    rr_fail "reload with a bad ruleset: exit $rc: $out $err"
+rr_status && [ "${RR_PIDS[filter]}" = "$fpid" ] || rr_fail "a refused reload restarted the filter"
+sed 's/ct state new tcp dport 7002 accept/ct state new udp dport 9999 accept/' "$RR_T/rules.now" >"$RR_T/rules.nft"
+rr_c reload
+[ "$rc" = 0 ] && grep -q "rules reloaded\|restarts on it" <<<"$out" || rr_fail "reload with new rules: exit $rc: $out $err"
+rr_wait 10 eval 'rr_status && [ "${RR_STATE[filter]}" = up ] && [ "${RR_PIDS[filter]}" != "$fpid" ]' ||
+    rr_fail "reload with new rules: no new filter instance up within 10 s"
+flt_verdict "$RR_NS_B" udp "$RR_HOST_A" 9999 0 "after reload: new from b to UDP 9999 accepted again"
+flt_verdict "$RR_NS_B" tcp "$RR_HOST_A" 7002 2 "after reload: new from b to TCP 7002 dropped again"
+cp "$RR_T/m.ini" "$RR_T/m.keep"
+sed -i 's/^conntrack_max = 4096$/conntrack_max = 8192/' "$RR_T/m.ini"
+rr_c reload
+[ "$rc" != 0 ] && grep -q "needs \`ringrouter up\` again: \[filter\] conntrack_max changed" <<<"$out$err" ||
+    rr_fail "reload with another conntrack_max: exit $rc: $out $err"
+cp "$RR_T/m.keep" "$RR_T/m.ini"
+rr_ok "reload: a bad ruleset refused, new rules in force, conntrack_max refused (needs up)"
 
 # conntrack flush: the next instance starts empty.
 rr_status || rr_fail "status"
