@@ -8,40 +8,10 @@
 
 BLOCK="192.0.2.0/24, 198.18.0.0/24, 198.19.7.0/24" # TEST-NET-1 and benchmarking space: no traffic here uses them
 
-nft_rules() { # NAT(0|1): the ruleset in nft's language for the nftables dut
-    local net=${NET[nftables]} b=${BDEV[nftables]}
+# edge_rules NET: the set and the forward chain, in the words nft and
+# rr-filter share (docs/filter.md), towards NET.2.0/24 (the sink's side).
+edge_rules() {
     cat <<EOF
-table inet rrfl {
-    set blocklist {
-        type ipv4_addr; flags interval
-        elements = { $BLOCK }
-    }
-    chain forward {
-        type filter hook forward priority filter; policy drop;
-        ct state established,related accept
-        ct state invalid drop
-        ip saddr @blocklist drop
-        ip daddr @blocklist drop
-        ip daddr $net.2.0/24 ct state new tcp dport { 22, 80, 443, 5201 } accept
-        ip daddr $net.2.0/24 ct state new udp dport { 9, 53, 123, 5201 } accept
-        icmp type echo-request accept
-    }
-}
-EOF
-    [ "$1" = 0 ] || cat <<EOF
-table ip rrflnat {
-    chain postrouting {
-        type nat hook postrouting priority srcnat; policy accept;
-        oifname "$b" masquerade
-    }
-}
-EOF
-}
-
-rr_rules() { # NAT(0|1): the same in rr-filter's language (docs/filter.md)
-    local net=${NET[ringrouter]}
-    cat <<EOF
-# bench/filter: issue 47's ruleset
 set blocklist {
     type ipv4_addr; flags interval
     elements = { $BLOCK }
@@ -52,11 +22,19 @@ chain forward {
     ct state invalid drop
     ip saddr @blocklist drop
     ip daddr @blocklist drop
-    ip daddr $net.2.0/24 ct state new tcp dport { 22, 80, 443, 5201 } accept
-    ip daddr $net.2.0/24 ct state new udp dport { 9, 53, 123, 5201 } accept
+    ip daddr $1.2.0/24 ct state new tcp dport { 22, 80, 443, 5201 } accept
+    ip daddr $1.2.0/24 ct state new udp dport { 9, 53, 123, 5201 } accept
     icmp type echo-request accept
 }
 EOF
+}
+nft_rules() { # NAT(0|1): for the nftables dut, in a table of its own
+    printf 'table inet rrfl {\n%s\n}\n' "$(edge_rules "${NET[nftables]}")"
+    [ "$1" = 0 ] || printf 'table ip rrflnat {\n    chain postrouting {\n        type nat hook postrouting priority srcnat; policy accept;\n        oifname "%s" masquerade\n    }\n}\n' "${BDEV[nftables]}"
+}
+rr_rules() { # NAT(0|1): for rr-filter
+    echo "# bench/filter: issue 47's ruleset"
+    edge_rules "${NET[ringrouter]}"
     [ "$1" = 0 ] || printf 'chain postrouting {\n    oif "b" masquerade\n}\n'
 }
 
