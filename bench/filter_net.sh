@@ -80,11 +80,11 @@ ceiling() { window ceiling max1 "$1" 1 0 "gzp$id" "szp$id" 10.69.1.2 10.69.1.1 "
 # does not inflate: ringrouter's processes, and for every kind the NAPI
 # threads of its veths (where Linux forwards, nftables included, and where
 # ringrouter's copy-mode AF_XDP receive runs). The ceiling has none.
-dut_tids() { # VARIANT
+dut_tids() { dut_tids_all "$1" | sort -u; } # VARIANT; status may list a pid that RR_PIDS has too
+dut_tids_all() {
     [ "$1" != ceiling ] || return 0
-    local m p
+    local m p t
     m=$(kind_of "$1")
-    local t
     if [ "$m" = ringrouter ]; then
         for p in $RR_PIDS; do
             for t in /proc/"$p"/task/*; do [ -d "$t" ] && echo "${t#/proc/}"; done

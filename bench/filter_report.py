@@ -96,7 +96,7 @@ def get(d, v):
 out = [
     ("filter_max_vs_nft", ratio(get(max1, "rr-filter"), get(full, "nft"), "filter_max_vs_nft")),
     ("nat_max_vs_nft_masquerade", ratio(get(max1, "rr-nat"), get(full, "nft-nat"), "nat_max_vs_nft_masquerade")),
-    ("filter_cost_vs_nofilter", ratio(get(max1, "rr"), get(max1, "rr-filter"), "filter_cost_vs_nofilter", False)),
+    ("filter_cost_vs_nofilter", ratio(get(cpu, "rr-filter"), get(cpu, "rr"), "filter_cost_vs_nofilter", False)),
     ("filter_cpu_per_pkt_vs_nft", ratio(get(cpu, "rr-filter"), get(cpu, "nft"), "filter_cpu_per_pkt_vs_nft", False)),
 ]
 print("# filter_new_conn_per_s_vs_nft: not measured (no generator of new connections at a rate yet)")
