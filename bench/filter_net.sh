@@ -92,12 +92,18 @@ dut_tids_all() {
     fi
     for p in $(napi_pids "${ADEV[$m]}" "${BDEV[$m]}"); do echo "$p/task/$p"; done
 }
-dut_ns() { # TIDS...: their nanoseconds on CPU
-    local t=0 f
-    for f in "$@"; do
-        [ -r "/proc/$f/schedstat" ] && t=$((t + $(cut -d' ' -f1 "/proc/$f/schedstat" 2>/dev/null || echo 0)))
-    done
-    echo "$t"
+# dut_ns TIDS...: "NOW NS": the time and their nanoseconds on CPU, read in
+# one process, so that the interval the CPU time is divided by is its own
+# (a fork a thread, on a loaded machine, stretched the reading by seconds).
+dut_ns() {
+    python3 -c 'import sys, time
+t = 0
+for f in sys.argv[1:]:
+    try:
+        t += int(open("/proc/%s/schedstat" % f).read().split()[0])
+    except OSError:
+        pass
+print("%.6f %d" % (time.time(), t))' "$@"
 }
 sending() { [ "$(offered "$ns_gen" "$1")" -gt "$2" ]; }
 # window VARIANT TEST RUN FLOWS PPS GDEV SDEV SRC DST DMAC: trainsend on
@@ -122,7 +128,7 @@ window() {
     unset 'bg_pids[${#bg_pids[@]}-1]'
     # shellcheck disable=SC2046 # two words
     record "$v" "$t" "$run" $(python3 -c "dt = $t1 - $t0; print('%.1f %.1f' % (($p1 - $p0) / dt, ($o1 - $o0) / dt))") \
-        "$(busy_cores "$c0" "$c1" "$t0" "$t1")" "$(python3 -c "print('%.4f' % (($d1 - $d0) / 1e9 / ($t1 - $t0)))")"
+        "$(busy_cores "$c0" "$c1" "$t0" "$t1")" "$(python3 -c "a, b = '$d0'.split(), '$d1'.split(); print('%.4f' % ((int(b[1]) - int(a[1])) / 1e9 / (float(b[0]) - float(a[0]))))")"
     sleep 0.3 # what is still on its way
 }
 udp_var() { # VARIANT TEST RUN FLOWS PPS
