@@ -1,0 +1,105 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""bench/filter_report.py RESULTS.TSV BUSY_MIN: bench/filter's table and
+last lines from its results (VARIANT TEST RUN VALUE OFFERED CPU1 DUT a line: pps
+at the sink, pps offered, CPU 1's busy cores, the dut's threads' cores;
+for `ping` VALUE is p50 and OFFERED p99, in µs). Medians (min-max) over
+the runs; ratios per run, a baseline's run left out when its threads were
+under BUSY_MIN cores busy at its maximum (starved, or held back by the
+generator)."""
+import math
+import statistics
+import sys
+
+rows = {}
+for line in open(sys.argv[1]):
+    f = line.rstrip("\n").split("\t")
+    if len(f) < 7:
+        continue
+    v, t, run = f[0], f[1], int(f[2])
+    rows[(v, t, run)] = tuple(float(x) for x in f[3:7])
+busy_min = float(sys.argv[2])
+runs = sorted({k[2] for k in rows})
+variants = [v for v in ["linux", "nft", "nft-nat", "rr", "rr-filter", "rr-nat"] if any(k[0] == v for k in rows)]
+
+
+def per_run(v, t, fn):
+    """{run: fn(value, offered, cpu1, dut)} where there is a figure"""
+    out = {}
+    for r in runs:
+        x = rows.get((v, t, r))
+        if x is not None:
+            y = fn(*x)
+            if y is not None and not math.isnan(y):
+                out[r] = y
+    return out
+
+
+def fmt(vals, scale=1.0, prec=0):
+    if not vals:
+        return "-"
+    s = sorted(x * scale for x in vals)
+    return "%.*f (%.*f-%.*f)" % (prec, statistics.median(s), prec, s[0], prec, s[-1])
+
+
+kpps = lambda val, off, cpu1, dut: val / 1000
+cpu_us = lambda val, off, cpu1, dut: (dut / val * 1e6) if val > 0 and val >= 0.99 * off else None
+figs = [
+    ("64 B max kpps, 1 flow", "max1", kpps, 0),
+    ("the dut's threads' cores at it", "max1", lambda v, o, c, d: d, 2),
+    ("CPU 1's busy cores (all load)", "max1", lambda v, o, c, d: c, 2),
+    ("64 B max kpps, 16 flows", "max16", kpps, 0),
+    ("the dut's threads' cores at it", "max16", lambda v, o, c, d: d, 2),
+    ("the dut's threads' µs a packet, fixed rate", "fix", cpu_us, 2),
+    ("delivered % at the fixed rate", "fix", lambda v, o, c, d: 100 * v / o if o else None, 1),
+    ("ping p50 µs, idle", "ping", lambda v, o, c, d: v, 0),
+    ("ping p99 µs, idle", "ping", lambda v, o, c, d: o, 0),
+]
+ceil = per_run("ceiling", "max1", kpps)
+print("generator ceiling (a bare veth pair): %s kpps; %d run(s)" % (fmt(list(ceil.values())), len(runs)))
+print()
+print("| | " + " | ".join(variants) + " |")
+print("|---" * (len(variants) + 1) + "|")
+for label, t, fn, prec in figs:
+    print("| %s | %s |" % (label, " | ".join(fmt(list(per_run(v, t, fn).values()), 1, prec) for v in variants)))
+print()
+
+max1 = {v: per_run(v, "max1", kpps) for v in variants}
+full = {v: per_run(v, "max1", lambda val, off, c, d: val / 1000 if d >= busy_min else None) for v in variants}
+cpu = {v: per_run(v, "fix", cpu_us) for v in variants}
+
+
+def ratio(num, den, name, base_full=True):
+    """the median over runs of num[r] / den[r]; den from `full` when
+    base_full (a starved baseline's run left out)"""
+    a, b = num, den
+    rs = [a[r] / b[r] for r in runs if r in a and r in b and b[r] > 0]
+    if not rs:
+        why = "no run with both figures"
+        if base_full:
+            why += " and the baseline's threads at least %.2f cores busy at its maximum" % busy_min
+        print("# %s: nan, %s" % (name, why))
+        if base_full:
+            ks = [k for k, d in full.items() if d is b]
+            allb = max1.get(ks[0], {}) if ks else {}
+            rs = [a[r] / allb[r] for r in runs if r in a and r in allb and allb[r] > 0]
+            if rs:
+                print("#   over every run, the baseline not at full strength (not a ratio to quote): %s" % fmt(rs, 1, 3))
+        return float("nan")
+    return statistics.median(rs)
+
+
+def get(d, v):
+    return d.get(v, {})
+
+
+out = [
+    ("filter_max_vs_nft", ratio(get(max1, "rr-filter"), get(full, "nft"), "filter_max_vs_nft")),
+    ("nat_max_vs_nft_masquerade", ratio(get(max1, "rr-nat"), get(full, "nft-nat"), "nat_max_vs_nft_masquerade")),
+    ("filter_cost_vs_nofilter", ratio(get(cpu, "rr-filter"), get(cpu, "rr"), "filter_cost_vs_nofilter", False)),
+    ("filter_cpu_per_pkt_vs_nft", ratio(get(cpu, "rr-filter"), get(cpu, "nft"), "filter_cpu_per_pkt_vs_nft", False)),
+]
+print("# filter_new_conn_per_s_vs_nft: not measured (no generator of new connections at a rate yet)")
+for k, x in out:
+    print("%s %s" % (k, "nan" if math.isnan(x) else "%.3f" % x))
+print("filter_new_conn_per_s_vs_nft nan")
