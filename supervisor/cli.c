@@ -65,13 +65,15 @@ static const struct cli_cmd cli_cmds[] = {
     {"stats", NULL, NULL, "counters of every service and ring (or of one port's)",
      "usage: ringrouter stats [PORT] [--json] [--all]\n"
      "       ringrouter stats --stages [--json]\n"
+     "       ringrouter stats --rate SECONDS [--json] [--all]\n"
      "\n"
      "Every service's named counters, every ring's occupancy and counters, the\n"
      "pool's failure counters, read from shared memory without interrupting\n"
      "anyone. With PORT, only that port's driver instances, shaper, rings and\n"
      "steering program. The text leaves out zero counters unless --all; --json\n"
      "has them all. --stages: CPU cycles per packet in each stage of each service\n"
-     "(needs `stages = on` in the manifest's [router]).\n"
+     "(needs `stages = on` in the manifest's [router]). --rate: every counter a\n"
+     "second, from two samples SECONDS apart (0.1 to 3600).\n"
      "Every counter: docs/stats.md.\n"},
     {"link", NULL, NULL, "each port: device, MAC, MTU, state, rx/tx packets, bytes, drops; link set",
      "usage: ringrouter link [PORT] [--json]\n"

@@ -41,7 +41,7 @@ int sup_ctl_client(const char *sock, int argc, char **argv);
 
 /* The command line, options taken out wherever they stood. */
 struct cli_line {
-    const char *socket, *config, *binary, *listen, *user;
+    const char *socket, *config, *binary, *listen, *user, *rate;
     bool json, all, stages, force, help, version, diff, once, merge;
     const char *pos[CLI_POS_MAX];
     int npos;
@@ -56,11 +56,13 @@ static int usage_error(const char *fmt, const char *arg)
 }
 
 static const char *const cli_long[] = {"--socket", "--config", "--json", "--all", "--stages", "--force", "--help",
-                                       "--version", "--diff", "--binary", "--listen", "--user", "--once", "--merge"};
+                                       "--version", "--diff", "--binary", "--listen", "--user", "--once", "--merge",
+                                       "--rate"};
 enum { L_SOCKET, L_CONFIG, L_JSON, L_ALL, L_STAGES, L_FORCE, L_HELP, L_VERSION, L_DIFF, L_BINARY, L_LISTEN, L_USER,
-       L_ONCE, L_MERGE, L_N };
+       L_ONCE, L_MERGE, L_RATE, L_N };
 /* The options that take a value. */
-#define L_VALUED(w) ((w) == L_SOCKET || (w) == L_CONFIG || (w) == L_BINARY || (w) == L_LISTEN || (w) == L_USER)
+#define L_VALUED(w)                                                                                                    \
+    ((w) == L_SOCKET || (w) == L_CONFIG || (w) == L_BINARY || (w) == L_LISTEN || (w) == L_USER || (w) == L_RATE)
 
 /* Parse argv into @l. Returns 0, or an exit code after saying what is wrong. */
 static int cli_parse(int argc, char **argv, struct cli_line *l)
@@ -110,7 +112,7 @@ static int cli_parse(int argc, char **argv, struct cli_line *l)
                 val = argv[++i];
             }
             const char **to[] = {[L_SOCKET] = &l->socket, [L_CONFIG] = &l->config, [L_BINARY] = &l->binary,
-                                 [L_LISTEN] = &l->listen, [L_USER] = &l->user};
+                                 [L_LISTEN] = &l->listen, [L_USER] = &l->user, [L_RATE] = &l->rate};
             *to[which] = val;
         }
         l->json |= which == L_JSON;
@@ -192,7 +194,7 @@ static int refuse_options(const char *cmd, const struct cli_line *l)
     if (!bad && l->diff && strcmp(cmd, "check") != 0)
         bad = "--diff";
     if (!bad && strcmp(cmd, "stats") != 0)
-        bad = l->all ? "--all" : l->stages ? "--stages" : NULL;
+        bad = l->all ? "--all" : l->stages ? "--stages" : l->rate ? "--rate" : NULL;
     if (!bad && (strcmp(cmd, "inject") == 0 || strcmp(cmd, "upgrade") == 0) && l->json)
         bad = "--json"; /* restart's is the supervisor's to refuse (ctl.c), as before */
     if (!bad && strcmp(cmd, "route") != 0 && strcmp(cmd, "neigh") != 0 && l->force)
@@ -412,6 +414,17 @@ int main(int argc, char **argv)
         return c->name[0] == 'm' ? sup_cmd_metrics(sock)
                : c->name[0] == 'e' ? sup_cmd_exporter(sock, l.listen, l.user)
                                    : sup_cmd_top(sock, l.json, l.once);
+    }
+    if (strcmp(c->name, "stats") == 0 && l.rate) {
+        if (l.npos > 1 || l.stages) {
+            fprintf(stderr, "ringrouter stats: --rate takes %s: every counter, two samples apart\n",
+                    l.stages ? "no --stages" : "no PORT");
+            return SUP_EXIT_USAGE;
+        }
+        char sock[256];
+        if ((rc = find_socket(&l, sock, sizeof(sock))))
+            return rc;
+        return sup_cmd_stats_rate(sock, l.rate, l.json, l.all);
     }
     if (strcmp(c->name, "check") == 0 || strcmp(c->name, "up") == 0) {
         if (l.npos > 1) {

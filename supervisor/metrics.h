@@ -119,4 +119,8 @@ int sup_cmd_metrics(const char *sock);
 int sup_cmd_exporter(const char *sock, const char *listen, const char *user);
 int sup_cmd_top(const char *sock, bool json, bool once);
 
+/* `ringrouter stats --rate SECONDS [--json] [--all]`: every counter a
+ * second, from two `stats --json` answers SECONDS apart (stats_rate.c). */
+int sup_cmd_stats_rate(const char *sock, const char *secs, bool json, bool all);
+
 #endif

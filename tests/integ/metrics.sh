@@ -132,6 +132,7 @@ PING=$!
 RR_EXTRA_PIDS+=("$PING")
 rr_msleep 1000
 out=$("$RR" top --once --json -S "$RR_SOCK" 2>&1) || rr_fail "top --once --json under traffic: $out"
+srate=$("$RR" stats --rate 1 --json -S "$RR_SOCK" 2>&1) || rr_fail "stats --rate 1 --json under traffic: $srate"
 wait "$PING" || rr_fail "the paced ping: $(cat "$RR_T/paced")"
 ms=$(sed -n 's/.* \([0-9]*\)ms$/\1/p' "$RR_T/paced" | head -1)
 [ -n "$ms" ] && [ "$ms" -gt 0 ] || rr_fail "no time in ping's summary: $(cat "$RR_T/paced")"
@@ -148,6 +149,16 @@ for r in "$ra" "$tb" "$rb" "$ta"; do
         t_timing_fail "top: $r packets/s on a port, the stream $want (ping: 400 in $ms ms): beyond 10 %"
 done
 rr_ok "top under 400 pings at $want a second: a rx $ra, b tx $tb, b rx $rb, a tx $ta packets/s (within 10 %)"
+# stats --rate: every counter a second over the same stream; the router
+# forwards each ping and its reply.
+fwd=$("$RR_PY" -c 'import json, sys; print(json.loads(sys.argv[1])["rates"]["services/router/counters/forwarded"])' "$srate") ||
+    rr_fail "stats --rate 1 --json: no rate of the router's forwarded: $srate"
+awk -v r="$fwd" -v w="$want" 'BEGIN { exit !(r >= 1.8 * w && r <= 2.2 * w) }' ||
+    t_timing_fail "stats --rate: the router forwarded $fwd a second, the stream twice $want: beyond 10 %"
+out=$("$RR" stats --rate x -S "$RR_SOCK" 2>&1) && rr_fail "stats --rate x was taken: $out"
+grep -q "0.1 to 3600" <<<"$out" || rr_fail "stats --rate x: $out"
+out=$("$RR" stats a --rate 1 -S "$RR_SOCK" 2>&1) && rr_fail "stats PORT --rate was taken: $out"
+rr_ok "stats --rate 1: the router forwarded $fwd a second (twice $want, within 10 %); --rate x and a PORT refused"
 
 # ---- the exporter ----
 out=$("$RR" exporter --listen 127.0.0.1:1 -S "$RR_SOCK" 2>&1)
