@@ -465,6 +465,7 @@ void cli_help(FILE *f, const struct cli_cmd *c)
                "                     neigh show, shaper show, top)\n"
                "  -a, --all          stats: the zero counters too\n"
                "      --stages       stats: CPU cycles per packet by stage\n"
+               "      --rate SECONDS stats: every counter a second, two samples apart\n"
                "  -f, --force        route del, neigh del: a manifest route or neighbour\n"
                "      --diff         check: what a reload of the running supervisor would do\n"
                "      --listen ADDR:PORT  exporter: where to serve the metrics\n"
