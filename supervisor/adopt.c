@@ -446,6 +446,21 @@ static int keep_route6(void *arg, const uint8_t *addr, unsigned len, const struc
     return 0;
 }
 
+/* The old FIBs' last references, once the old supervisor is gone, are
+ * this fd and the adopted router's mappings: if the router's exit dropped
+ * the last one, it would free their pages (tens of MB) in the exit that
+ * its standby waits for, with the path stopped. So we hold them until
+ * that router is gone (sup_old_fibs_tick). */
+static void old_fib_keep(struct sup *s, int fd, pid_t reader)
+{
+    if (s->n_old_fibs >= 2 || reader <= 0) {
+        close(fd);
+        return;
+    }
+    s->old_fib_fd[s->n_old_fibs++] = fd;
+    s->old_fib_reader = reader;
+}
+
 int sup_adopt_routes(struct sup *s, int router, int fd_fib, int fd_fib6, struct ipc_err *err)
 {
     int fd = sup_adopt_fd(s, router, fd_fib, "the FIB", err);
@@ -456,14 +471,14 @@ int sup_adopt_routes(struct sup *s, int router, int fd_fib, int fd_fib6, struct 
         pace->pid[pace->npid++] = s->adopt->st.svc[i].pid;
     bool dirty = false;
     int ret = fib_snapshot_multi(fd, keep_route4, s, &dirty, err);
-    close(fd);
+    old_fib_keep(s, fd, s->adopt->st.svc[router].pid);
     if (ret < 0)
         return ret;
     bool dirty6 = false;
     if ((fd = sup_adopt_fd(s, router, fd_fib6, "the IPv6 FIB", err)) < 0)
         return fd;
     ret = fib6_snapshot_multi(fd, keep_route6, s, &dirty6, err);
-    close(fd);
+    old_fib_keep(s, fd, s->adopt->st.svc[router].pid);
     if (ret < 0)
         return ret;
     if (dirty || dirty6)

@@ -472,6 +472,7 @@ int sup_run(struct sup *s)
         sup_svclog_tick(s, now);
         sup_routes_tick(s, now); /* routes from a daemon, a slice at a time */
         router_handover(s, now, adopted_ns);
+        sup_old_fibs_tick(s);
         if (s->m.text_hash != s->state_hash && !s->reload && !s->shutting_down)
             sup_state_save(s); /* a reload applied another manifest: adopt under it */
         if (s->upgrade_self && sup_ctl_idle(s)) {

@@ -21,6 +21,9 @@
  * sup_pace: between slices of a long loop (the FIB rebuild of an adoption)
  * the supervisor naps briefly while a service is runnable, so that a
  * raised set-up does not hold a CPU for whole scheduler slices.
+ *
+ * sup_old_fibs_tick: the old FIBs an adoption read are freed in an idle
+ * thread of ours, not in the exit of the router that read them last.
  */
 #include "supervisor/sup.h"
 
@@ -29,6 +32,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdatomic.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/syscall.h>
@@ -145,4 +149,53 @@ void sup_pace(struct sup_pace *p)
         now = after;
     }
     p->slice_ns = now;
+}
+
+/*
+ * The old FIBs an adoption held (adopt.c): their last close frees every
+ * page of them, tens of MB, which takes the closing thread tens of ms of
+ * CPU. A thread of its own in SCHED_IDLE does it, so it takes only a CPU
+ * that nothing on the path wants; the loop goes on meanwhile.
+ */
+static void *old_fibs_main(void *arg)
+{
+    int *fd = arg;
+    struct sched_param sp = {.sched_priority = 0};
+    (void)sched_setscheduler(0, SCHED_IDLE, &sp); /* this thread only: a tid's class */
+    for (int i = 0; i < 2; i++)
+        if (fd[i] >= 0)
+            close(fd[i]); /* the pages go on our way back from it */
+    free(fd);
+    return NULL;
+}
+
+void sup_old_fibs_tick(struct sup *s)
+{
+    if (!s->n_old_fibs)
+        return;
+    bool gone = s->shutting_down;
+    for (int i = 0; i < s->nsvcs && !gone; i++)
+        if (s->svcs[i].kind == IPC_SVC_ROUTER)
+            gone = s->svcs[i].pid != s->old_fib_reader || sup_proc_state(s->old_fib_reader) == '?';
+    if (!gone)
+        return;
+    int n = s->n_old_fibs;
+    s->n_old_fibs = 0;
+    int *fd = malloc(2 * sizeof(int));
+    pthread_t th;
+    pthread_attr_t at;
+    bool threaded = fd && pthread_attr_init(&at) == 0;
+    if (threaded) {
+        fd[0] = s->old_fib_fd[0];
+        fd[1] = n > 1 ? s->old_fib_fd[1] : -1;
+        pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+        threaded = pthread_create(&th, &at, old_fibs_main, fd) == 0;
+        pthread_attr_destroy(&at);
+    }
+    if (!threaded) { /* no thread: close them here, on the loop */
+        free(fd);
+        for (int i = 0; i < n; i++)
+            close(s->old_fib_fd[i]);
+    }
+    sup_log("adoption: the old FIBs let go (the router that read them is gone)%s", threaded ? "" : ", on the loop");
 }

@@ -286,6 +286,11 @@ struct sup {
     struct sup_rt_route6 *rt6_routes; /* runtime IPv6 routes, unordered */
     size_t n_rt6_routes, cap_rt6_routes;
     int fib6_fd; /* the IPv6 FIB's tables; its readers are the IPv4 FIB's (fib_readers_fd) */
+    /* An adoption's old FIBs (adopt.c), held until the router that reads
+     * them is gone, then let go off the path's CPU (sched_self.c). */
+    int old_fib_fd[2];
+    int n_old_fibs;
+    pid_t old_fib_reader;
     struct fib6 fib6;
     int neigh6_fd;
     struct neigh6_table neigh6;
@@ -423,6 +428,9 @@ struct sup_pace {
     uint64_t slice_ns, napped_ns;
 };
 void sup_pace(struct sup_pace *p);
+/* Once the router that read an adoption's old FIBs is gone (a new pid, or
+ * none), close them on a SCHED_IDLE thread: their pages are freed there. */
+void sup_old_fibs_tick(struct sup *s);
 
 /* policy.c */
 enum sup_event { SUP_EV_EXIT, SUP_EV_READY, SUP_EV_TIMEOUT, SUP_EV_HANG, SUP_EV_STOP, SUP_EV_RESTART, SUP_NEVENTS };
