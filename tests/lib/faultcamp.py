@@ -53,7 +53,10 @@ its report (tests/integ/fault_campaign.sh, bench/faults).
       are its loss (not if that fault is of a shared kind, exhaust, whose
       losses never count). With SAMPLES (`sample`), every window where a flow lost
       datagrams names the drop counters that rose in it, and `dropped_by`
-      lines total each counter over the run. Prints the table (one row per
+      lines total each counter over the run; and a window whose other-flow
+      loss came with STEAL_UNJUDGED_MS or more of host/steal_ms is not an
+      isolation break but unjudged (listed, and counted apart, as are such
+      placebo windows). Prints the table (one row per
       kind x service) with --table, and the `faults_*` lines.
 """
 import bisect
@@ -69,6 +72,10 @@ KINDS = ["kill", "stop", "crash", "corrupt-ring", "corrupt-meta", "double-free",
          "exhaust"]
 SHARED = {"exhaust"}  # hurts every service that allocates, by design
 SAMPLE_LAG_US = 100000  # report: a counter's rise is charged to a window this long after it ends
+# A window in which the hypervisor took this many ms from our CPUs
+# (host/steal_ms) while the other flow lost is not judged: no queue on the
+# path lasts that long, so nothing the services do could have saved it.
+STEAL_UNJUDGED_MS = 50
 QUIET = 16  # packets in a queue: at most this many, and the path has drained
 QUIET_GAP = 0.005  # s between the three looks that must all find it drained
 QUEUES = ("tx_held", "backlog_depth", "backlog")  # services' queue gauges (docs/stats.md)
@@ -498,6 +505,13 @@ def read_samples(path):
     return rises
 
 
+def stolen_in(rises, r):
+    """The ms the hypervisor took from our CPUs while r's window lost."""
+    if rises is None:
+        return 0
+    return sum(risen(rises, t0, t1 + SAMPLE_LAG_US).get("host/steal_ms", 0) for _, t0, t1 in r.get("lost_span", []))
+
+
 def risen(rises, t0, t1):
     """What rose in [t0, t1), by counter."""
     out = {}
@@ -674,6 +688,9 @@ def report(a):
                 r["other_lost"] += lost
     for r in rows:
         r["lost"] = r.pop("own") or 0
+        r["stolen"] = stolen_in(rises, r) if r["other_lost"] and r["iso"] == "-" else 0
+        if r["stolen"] >= STEAL_UNJUDGED_MS:
+            r["unjudged"], r["other_lost"] = r["other_lost"], 0
     control = [r for r in rows if r["kind"] == "none"]
     rows = [r for r in rows if r["kind"] != "none"]
     cells = {}
@@ -738,6 +755,10 @@ def report(a):
     for r in control:
         if r["other_lost"]:
             print("control window: %s: other flow lost %d%s" % (r["svc"], r["other_lost"], where(r)))
+    for r in rows + control:
+        if r.get("unjudged"):
+            print("unjudged: %s %s %s: other flow lost %d while the host took %d ms from our CPUs%s" % (
+                r["svc"], r["kind"], r.get("args", ""), r["unjudged"], r["stolen"], where(r)))
     if rises is not None:
         # The whole run: every datagram lost has to be in some counter.
         # (A gauge's rises add up to nothing: it is left out here.)
@@ -748,6 +769,7 @@ def report(a):
         # is what the traffic loses on this machine without any fault.
         print("control_windows %d" % len(control))
         print("control_other_flow_loss_windows %d" % sum(1 for r in control if r["other_lost"]))
+    print("faults_unjudged_host_steal %d" % sum(1 for r in rows + control if r.get("unjudged")))
     # The headline lines last, in the order bench/README.md gives them.
     print("faults_not_carried_out %d" % sum(1 for r in rows if r["ok"] != "1"))
     print("faults_lost_per_fault_p99 %d" % pct(all_lost, 99))
