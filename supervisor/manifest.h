@@ -320,6 +320,11 @@ enum sup_sched { SUP_SCHED_NORMAL, SUP_SCHED_BATCH };
  * rr-tap of its own (supervisor/cp.c). SUP_SVC_ROUTES: rr-routes, the
  * parser of a routing daemon's messages (supervisor/routes.c). */
 enum sup_service_kind { SUP_SVC_ROUTER, SUP_SVC_DRIVER, SUP_SVC_SHAPER, SUP_SVC_CP, SUP_SVC_ROUTES, SUP_SVC_FILTER };
+/* The nice of a data-path service (router, driver, shaper, filter) whose
+ * manifest does not set one: the path runs before the machine's ordinary
+ * work, as the kernel's own forwarding (softirq) does. The control plane's
+ * services (cp-*, routes) keep 0. */
+#define SUP_PATH_NICE (-10)
 
 enum sup_service_key {
     SUP_SERVICE_RESTART,

@@ -527,6 +527,8 @@ static int sup_check_services(struct sup_pctx *pc)
         s->kind = kind;
         s->port = port;
         s->queue = queue;
+        if (!KLINE(s, SUP_SERVICE_NICE) && kind != SUP_SVC_CP && kind != SUP_SVC_ROUTES)
+            s->nice = SUP_PATH_NICE;
     }
     m->nservices = total;
     return 0;

@@ -3,8 +3,9 @@
 # tests/integ/sup_sched.sh: how a service is started on its CPU, from the
 # manifest's [service] keys (supervisor/spawn.c), with the stand-ins:
 #   - nice = -5 on driver-a: its nice value is -5 (/proc/PID/stat), the
-#     router's stays 0; so is the instance that replaces it after a kill -9
-#     (its warm standby, started the same way);
+#     router's, which sets none, the data path's default (-10,
+#     SUP_PATH_NICE); so is the instance that replaces driver-a after a
+#     kill -9 (its warm standby, started the same way);
 #   - cpu = 1 on driver-b (with 2 CPUs or more): it may run on CPU 1 only;
 #   - sched = batch on the router: SCHED_BATCH (policy 3).
 set -u
@@ -23,9 +24,9 @@ sup_start "$SUP_NS" "$SUP_T/m.ini"
 sup_status || sup_fail "status"
 a=${SUP_PIDS[driver-a]} r=${SUP_PIDS[router]} b=${SUP_PIDS[driver-b]}
 [ "$(field "$a" 19)" = -5 ] || sup_fail "driver-a (nice = -5) runs at nice $(field "$a" 19)"
-[ "$(field "$r" 19)" = 0 ] || sup_fail "the router (no nice) runs at nice $(field "$r" 19)"
+[ "$(field "$r" 19)" = -10 ] || sup_fail "the router (no nice: the data path's -10) runs at nice $(field "$r" 19)"
 [ "$(field "$r" 41)" = 3 ] || sup_fail "the router (sched = batch) has policy $(field "$r" 41), not 3 (SCHED_BATCH)"
-echo "ok: driver-a at nice -5, the router at nice 0 and SCHED_BATCH"
+echo "ok: driver-a at nice -5, the router at nice -10 and SCHED_BATCH"
 if [ "$cpus" -ge 2 ]; then
     allowed=$(awk '/^Cpus_allowed_list:/ { print $2 }' "/proc/$b/status")
     [ "$allowed" = 1 ] || sup_fail "driver-b (cpu = 1) may run on CPUs $allowed"
