@@ -209,7 +209,22 @@ struct sup_port {
     bool untagged_parent; /* a parent's: untagged frames are its own (untagged = parent), not dropped */
 };
 
-enum sup_route_key { SUP_ROUTE_VIA, SUP_ROUTE_PORT, SUP_ROUTE_NKEYS };
+enum sup_route_key { SUP_ROUTE_VIA, SUP_ROUTE_PORT, SUP_ROUTE_NEXTHOP, SUP_ROUTE_NKEYS };
+
+/* A route's `nexthop` lines: as many as a FIB group holds (FIB_MP_MAX and
+ * FIB_MP_WEIGHT_MAX, tables/fib_group.h; supervisor/route_mpath.c checks). */
+#define SUP_ROUTE_NH_MAX 16
+#define SUP_ROUTE_WEIGHT_MAX 256
+
+/* One `nexthop = ADDRESS [port NAME] [weight W]` of a multipath route. */
+struct sup_route_nh {
+    uint32_t via;    /* IPv4, host order */
+    uint8_t via6[16];
+    int port;        /* resolved by the checks: given, or the port whose network holds the address */
+    uint16_t weight; /* 1..SUP_ROUTE_WEIGHT_MAX */
+    unsigned line;
+    char port_name[SUP_NAME_MAX + 1]; /* "" until the checks, unless given */
+};
 
 struct sup_route {
     struct sup_src src;
@@ -223,6 +238,10 @@ struct sup_route {
     bool v6;
     struct sup_prefix6 prefix6;
     uint8_t via6[16];
+    /* Several next hops (ECMP, supervisor/manifest_routes.c): nnh `nexthop`
+     * lines instead of via and port, which then hold the first's. */
+    uint8_t nnh;
+    struct sup_route_nh nh[SUP_ROUTE_NH_MAX];
 };
 
 enum sup_neigh_key { SUP_NEIGH_MAC, SUP_NEIGH_PORT, SUP_NEIGH_NKEYS };
@@ -429,6 +448,12 @@ const char *sup_vlan_str(const struct sup_port *p, char *buf, size_t len);
 /* A reload that adds, removes or retags a VLAN port, or changes a parent's
  * `untagged`: refused, with @why (vlan_manifest.c). */
 bool sup_vlan_reload_refused(const struct sup_manifest *o, const struct sup_manifest *n, char *why, size_t len);
+
+/* A route's next hops as `route add` words ("via A", "port P", "via A
+ * weight 2 via B weight 1"), into @buf; whether two routes' next hops are
+ * the same (a multipath route's as a set, weights included). */
+const char *sup_route_nh_str(const struct sup_route *r, char *buf, size_t len);
+bool sup_route_same_nh(const struct sup_route *a, const struct sup_route *b);
 
 /* Lookups by name; -1 when there is none. */
 int sup_manifest_port(const struct sup_manifest *m, const char *name);

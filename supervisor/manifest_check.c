@@ -232,6 +232,8 @@ static int sup_check_route(struct sup_pctx *pc, void *obj, size_t i)
 {
     struct sup_manifest *m = pc->m;
     struct sup_route *r = obj;
+    if (KLINE(r, SUP_ROUTE_NEXTHOP))
+        return sup_check_route_mp(pc, r); /* several next hops: manifest_routes.c */
     if (r->v6)
         return sup_check_route6(pc, r);
     unsigned lvia = KLINE(r, SUP_ROUTE_VIA), lport = KLINE(r, SUP_ROUTE_PORT);

@@ -134,6 +134,8 @@ int sup_missing(struct sup_pctx *pc, const struct sup_section_type *t, const str
 int sup_check(struct sup_pctx *pc);
 /* [routes] (manifest_routes.c): a source named. */
 int sup_check_routes(struct sup_pctx *pc);
+/* A [route] with nexthop lines (manifest_routes.c): each member resolved and checked. */
+int sup_check_route_mp(struct sup_pctx *pc, struct sup_route *r);
 /* [filter] (filter_manifest.c): what the filter's place on the path needs. */
 int sup_check_filter(struct sup_pctx *pc);
 /* [filter] ports = NAME[, NAME]... (filter_manifest.c) */
@@ -157,7 +159,7 @@ const char *sup_martian(uint32_t a);
 sup_parse_fn sup_p_u32, sup_p_i32, sup_p_pow2, sup_p_frame, sup_p_enum, sup_p_bool, sup_p_ident, sup_p_ifname,
     sup_p_netns, sup_p_user, sup_p_uids, sup_p_path, sup_p_binary, sup_p_addr, sup_p_host_prefix, sup_p_mac,
     sup_p_port_mac, sup_p_rate, sup_p_size, sup_p_duration, sup_p_offloads, sup_p_match, sup_p_rt_table, sup_p_fpm_addr,
-    sup_p_vlan, sup_p_port_name;
+    sup_p_vlan, sup_p_port_name, sup_p_route_nexthop;
 
 /* ---- VLAN sub-interfaces (vlan_manifest.c) ---- */
 

@@ -190,6 +190,9 @@ static const struct sup_key sup_route_keys[] = {
     /* the whole route: IPv4 or IPv6, as its prefix */
     [SUP_ROUTE_VIA] = {"via", sup_p_route_via, .off = 0},
     [SUP_ROUTE_PORT] = {"port", sup_p_port_name, KEY(struct sup_route, port_name), 1, SUP_NAME_MAX},
+    /* one next hop of several (ECMP), repeated: manifest_routes.c */
+    [SUP_ROUTE_NEXTHOP] = {"nexthop", sup_p_route_nexthop, .off = 0, .multi = true,
+                           .expect = "ADDRESS [port NAME] [weight W]"},
 };
 
 static const struct sup_key sup_neigh_keys[] = {

@@ -35,6 +35,7 @@
 #include <string.h>
 
 #include "supervisor/route6.h"
+#include "supervisor/route_multi.h"
 #include "supervisor/shaper_ctl.h"
 #include "tables/neigh.h"
 
@@ -78,28 +79,6 @@ void sup_reload_restart(struct rl_ctx *c, const char *svc, const char *fmt, ...)
 
 /* ---- routes ---- */
 
-static const char *nh4(const struct sup_manifest *m, const struct sup_route *r, char *buf, size_t len)
-{
-    char a[20];
-    if (r->direct)
-        snprintf(buf, len, "port %s", m->ports[r->port].name);
-    else
-        snprintf(buf, len, "via %s", sup_ip_str(r->via, a, sizeof(a)));
-    return buf;
-}
-
-static const char *nh6(const struct sup_manifest *m, const struct sup_route *r, char *buf, size_t len)
-{
-    char a[64];
-    if (r->direct)
-        snprintf(buf, len, "port %s", m->ports[r->port].name);
-    else if (sup_ll6(r->via6))
-        snprintf(buf, len, "via %s port %s", sup_addr6_str(r->via6, a, sizeof(a)), m->ports[r->port].name);
-    else
-        snprintf(buf, len, "via %s", sup_addr6_str(r->via6, a, sizeof(a)));
-    return buf;
-}
-
 static bool same_prefix(const struct sup_route *a, const struct sup_route *b)
 {
     if (a->v6 != b->v6)
@@ -107,15 +86,6 @@ static bool same_prefix(const struct sup_route *a, const struct sup_route *b)
     if (a->v6)
         return a->prefix6.len == b->prefix6.len && memcmp(a->prefix6.addr, b->prefix6.addr, 16) == 0;
     return a->prefix.addr == b->prefix.addr && a->prefix.len == b->prefix.len;
-}
-
-static bool same_nexthop(const struct sup_route *a, const struct sup_route *b)
-{
-    if (a->direct != b->direct || a->port != b->port)
-        return false;
-    if (a->direct)
-        return true;
-    return a->v6 ? memcmp(a->via6, b->via6, 16) == 0 : a->via == b->via;
 }
 
 static const struct sup_route *find_route(const struct sup_manifest *m, const struct sup_route *r)
@@ -136,34 +106,19 @@ static const char *prefix_str(const struct sup_route *r, char *buf, size_t len)
     return buf;
 }
 
-/* Route @r (of c->n) into the FIB: added, or over what is there. */
+/* Route @r (of c->n) into the FIB: added, or over what is there, each
+ * entry of its range from the old next hop (or group) to the new in one
+ * atomic store, so that no packet finds no route (tables/fib_write.c). */
 static int route_put(struct rl_ctx *c, const struct sup_route *r, bool *over_runtime)
 {
     struct sup *s = c->s;
     *over_runtime = false;
-    int ret;
-    if (r->v6) {
-        struct fib6_nh nh = {.port = (uint16_t)r->port}, old;
-        if (!r->direct)
-            memcpy(nh.gw, r->via6, 16);
-        bool there = fib6_get(&s->fib6, r->prefix6.addr, r->prefix6.len, &old) == 0;
-        ret = there ? fib6_replace(&s->fib6, r->prefix6.addr, r->prefix6.len, &nh)
-                    : fib6_add(&s->fib6, r->prefix6.addr, r->prefix6.len, &nh);
-        fib6_reclaim(&s->fib6);
-        if (ret == 0 && sup_route6_runtime(s, r->prefix6.addr, r->prefix6.len)) {
-            sup_route6_forget(s, r->prefix6.addr, r->prefix6.len);
-            *over_runtime = true;
-        }
-        return ret;
+    int ret = sup_mroute_put(s, r); /* route_mpath.c: one next hop or several */
+    if (ret == 0 && r->v6 && sup_route6_runtime(s, r->prefix6.addr, r->prefix6.len)) {
+        sup_route6_forget(s, r->prefix6.addr, r->prefix6.len);
+        *over_runtime = true;
     }
-    struct fib_nh nh = {.gw = r->direct ? 0 : r->via, .port = (uint16_t)r->port}, old;
-    bool there = fib_get(&s->fib, r->prefix.addr, r->prefix.len, &old) == 0;
-    /* Replace: each entry of the range goes from the old next hop to the
-     * new in one atomic store, so no packet finds no route (tables/fib_write.c). */
-    ret = there ? fib_replace(&s->fib, r->prefix.addr, r->prefix.len, &nh)
-                : fib_add(&s->fib, r->prefix.addr, r->prefix.len, &nh);
-    fib_reclaim(&s->fib);
-    if (ret == 0 && sup_route_runtime(s, r->prefix.addr, r->prefix.len)) {
+    if (ret == 0 && !r->v6 && sup_route_runtime(s, r->prefix.addr, r->prefix.len)) {
         sup_route_forget(s, r->prefix.addr, r->prefix.len);
         *over_runtime = true;
     }
@@ -187,13 +142,7 @@ static int route_drop(struct rl_ctx *c, const struct sup_route *r, const char **
         *note = " (the runtime route for it stays)";
         return 0;
     }
-    if (r->v6) {
-        ret = fib6_del(&s->fib6, r->prefix6.addr, r->prefix6.len);
-        fib6_reclaim(&s->fib6);
-    } else {
-        ret = fib_del(&s->fib, r->prefix.addr, r->prefix.len);
-        fib_reclaim(&s->fib);
-    }
+    ret = r->v6 ? fib6_del(&s->fib6, r->prefix6.addr, r->prefix6.len) : fib_del(&s->fib, r->prefix.addr, r->prefix.len);
     if (ret == -ENOENT) {
         *note = " (it was deleted already)";
         return 0;
@@ -210,9 +159,20 @@ void sup_reload_route_failed(struct rl_ctx *c, const char *pfx, int ret)
         fprintf(c->f, "route %s: not applied: %s\n", pfx, strerror(-ret));
 }
 
+/*
+ * The routes' part of a reload: removed, added and changed (one next hop
+ * or several, members and weights) in one pass, and one generation switch
+ * of both FIBs for all that it retired (fib_gen_defer), as a batch from a
+ * routing daemon makes (supervisor/routes.c), then one reclaim.
+ */
 static void walk_routes(struct rl_ctx *c)
 {
-    char p[64], h1[96], h2[96];
+    char p[64], h1[SUP_ROUTE_NH_MAX * 72], h2[SUP_ROUTE_NH_MAX * 72];
+    struct sup *s = c->s;
+    if (c->job) {
+        fib_gen_defer(&s->fib, true);
+        fib6_gen_defer(&s->fib6, true);
+    }
     for (size_t i = 0; i < c->o->nroutes; i++) {
         const struct sup_route *r = &c->o->routes[i];
         if (find_route(c->n, r))
@@ -231,7 +191,7 @@ static void walk_routes(struct rl_ctx *c)
     for (size_t i = 0; i < c->n->nroutes; i++) {
         const struct sup_route *r = &c->n->routes[i];
         const struct sup_route *was = find_route(c->o, r);
-        if (was && same_nexthop(was, r))
+        if (was && sup_route_same_nh(was, r))
             continue;
         prefix_str(r, p, sizeof(p));
         bool over = false;
@@ -243,11 +203,19 @@ static void walk_routes(struct rl_ctx *c)
         if (ret < 0)
             sup_reload_route_failed(c, p, ret);
         else if (was)
-            fprintf(c->f, "route %s: %s -> %s%s\n", p, r->v6 ? nh6(c->o, was, h1, sizeof(h1)) : nh4(c->o, was, h1, sizeof(h1)),
-                    r->v6 ? nh6(c->n, r, h2, sizeof(h2)) : nh4(c->n, r, h2, sizeof(h2)), note);
+            fprintf(c->f, "route %s: %s -> %s%s\n", p, sup_route_nh_str(was, h1, sizeof(h1)),
+                    sup_route_nh_str(r, h2, sizeof(h2)), note);
         else
-            fprintf(c->f, "route %s: added, %s%s\n", p, r->v6 ? nh6(c->n, r, h2, sizeof(h2)) : nh4(c->n, r, h2, sizeof(h2)),
-                    note);
+            fprintf(c->f, "route %s: added, %s%s\n", p, sup_route_nh_str(r, h2, sizeof(h2)), note);
+    }
+    if (c->job) {
+        fib_gen_commit(&s->fib, &s->fib6);
+        fib_gen_defer(&s->fib, false);
+        fib6_gen_defer(&s->fib6, false);
+        if (s->fib.writer)
+            fib_reclaim(&s->fib);
+        if (s->fib6.writer)
+            fib6_reclaim(&s->fib6);
     }
 }
 

@@ -92,7 +92,7 @@ int sup_route4_connected(const struct sup *s, uint32_t addr, unsigned len)
 static const struct sup_route *manifest_route(const struct sup *s, uint32_t addr, unsigned len)
 {
     for (size_t i = 0; i < s->m.nroutes; i++)
-        if (s->m.routes[i].prefix.addr == addr && s->m.routes[i].prefix.len == len)
+        if (!s->m.routes[i].v6 && s->m.routes[i].prefix.addr == addr && s->m.routes[i].prefix.len == len)
             return &s->m.routes[i];
     return NULL;
 }
@@ -725,12 +725,6 @@ void sup_routes_load(struct sup *s)
     sup_log("%s: %u saved routes added%s", path, added, bad ? ", some lines skipped (above)" : "");
 }
 
-/* The manifest's [route] @r's next hop, as the FIB has it. */
-static struct fib_nh manifest_nh(const struct sup_route *r)
-{
-    return (struct fib_nh){.gw = r->direct ? 0 : r->via, .port = (uint16_t)r->port};
-}
-
 /*
  * `route flush [all] [port NAME]`: the FIB back to the manifest's routes
  * (those out of port NAME): every runtime route deleted, a manifest route
@@ -760,8 +754,7 @@ static bool route_flush(struct sup *s, char **argv, int argc, FILE *f)
         if (port >= 0 && (r.mp ? !sup_mp_on_port(r.mp, false, port) : r.nh.port != port))
             continue;
         const struct sup_route *mr = manifest_route(s, r.addr, r.len);
-        struct fib_nh mnh = mr ? manifest_nh(mr) : r.nh;
-        int ret = mr ? fib_replace(&s->fib, r.addr, r.len, &mnh) : fib_del(&s->fib, r.addr, r.len);
+        int ret = mr ? sup_mroute_put(s, mr) : fib_del(&s->fib, r.addr, r.len);
         if (ret < 0 && ret != -ENOENT) {
             fprintf(f, "route flush: %s: %s\n", pfx_str(r.addr, r.len, b1, sizeof(b1)), strerror(-ret));
             n.failed++;
@@ -773,10 +766,11 @@ static bool route_flush(struct sup *s, char **argv, int argc, FILE *f)
     }
     for (size_t i = 0; i < s->m.nroutes; i++) {
         const struct sup_route *r = &s->m.routes[i];
-        struct fib_nh nh = manifest_nh(r), old;
-        if (r->v6 || (port >= 0 && r->port != port) || fib_get(&s->fib, r->prefix.addr, r->prefix.len, &old) == 0)
+        struct fib_nh old;
+        if (r->v6 || (port >= 0 && !sup_mroute_on_port(r, port)) ||
+            fib_get(&s->fib, r->prefix.addr, r->prefix.len, &old) == 0)
             continue;
-        int ret = fib_add(&s->fib, r->prefix.addr, r->prefix.len, &nh);
+        int ret = sup_mroute_put(s, r);
         if (ret < 0) {
             fprintf(f, "route flush: %s: %s\n", pfx_str(r->prefix.addr, r->prefix.len, b1, sizeof(b1)), strerror(-ret));
             n.failed++;

@@ -476,10 +476,7 @@ static int fib6_set_retry(struct sup *s, const uint8_t *addr, unsigned len, cons
 static int rt6_drop(struct sup *s, const uint8_t *addr, unsigned len)
 {
     const struct sup_route *mr = manifest_route6(s, addr, len);
-    struct fib6_nh mnh = {.port = mr ? (uint16_t)mr->port : 0};
-    if (mr && !mr->direct)
-        memcpy(mnh.gw, mr->via6, 16);
-    int ret = fib6_set_retry(s, addr, len, mr ? &mnh : NULL);
+    int ret = mr ? sup_mroute_put(s, mr) : fib6_set_retry(s, addr, len, NULL); /* route_mpath.c */
     if (ret < 0 && ret != -ENOENT)
         return ret;
     sup_route6_forget(s, addr, len);
@@ -545,12 +542,11 @@ void sup_route6_flush(struct sup *s, int port, struct sup_rt_flush *n, FILE *f)
     }
     for (size_t i = 0; i < s->m.nroutes; i++) {
         const struct sup_route *r = &s->m.routes[i];
-        struct fib6_nh nh = {.port = (uint16_t)r->port}, old;
-        if (!r->v6 || (port >= 0 && r->port != port) || fib6_get(&s->fib6, r->prefix6.addr, r->prefix6.len, &old) == 0)
+        struct fib6_nh old;
+        if (!r->v6 || (port >= 0 && !sup_mroute_on_port(r, port)) ||
+            fib6_get(&s->fib6, r->prefix6.addr, r->prefix6.len, &old) == 0)
             continue;
-        if (!r->direct)
-            memcpy(nh.gw, r->via6, 16);
-        int ret = fib6_add(&s->fib6, r->prefix6.addr, r->prefix6.len, &nh);
+        int ret = sup_mroute_put(s, r);
         if (ret < 0) {
             fprintf(f, "route flush: %s/%u: %s\n", A6(r->prefix6.addr), r->prefix6.len, strerror(-ret));
             n->failed++;

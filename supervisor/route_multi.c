@@ -12,8 +12,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include "supervisor/route6.h"
+#include "supervisor/routes.h"
 #include "supervisor/sup.h"
 
 #define A6(a) sup_addr6_str((a), (char[INET6_ADDRSTRLEN]){0}, INET6_ADDRSTRLEN)
@@ -159,14 +161,12 @@ static int check_prefix(struct sup *s, bool v6, const void *addr, unsigned len, 
     return 0;
 }
 
-/* Check, resolve and install; the resolved next hops in @mp. *@existed: a
- * route for the prefix was there. */
-static int route_install(struct sup *s, bool v6, const void *addr, unsigned len, const struct sup_nexthop *nhs,
-                         unsigned n, bool replace, struct sup_mp *mp, bool *existed, char *e, size_t elen)
+/* Check the prefix and resolve the next hops into @mp, as `route add`
+ * checks them: the prefix in host order into *@a4p or @a6. */
+static int route_check(struct sup *s, bool v6, const void *addr, unsigned len, const struct sup_nexthop *nhs,
+                       unsigned n, struct sup_mp *mp, uint32_t *a4p, uint8_t *a6, char *e, size_t elen)
 {
-    uint32_t a = 0;
-    uint8_t a6[16] = {0};
-    int ret = check_prefix(s, v6, addr, len, &a, a6, e, elen);
+    int ret = check_prefix(s, v6, addr, len, a4p, a6, e, elen);
     if (ret < 0)
         return ret;
     if (n < 1 || n > FIB_MP_MAX) {
@@ -190,6 +190,19 @@ static int route_install(struct sup *s, bool v6, const void *addr, unsigned len,
                 return -EINVAL;
             }
     }
+    return 0;
+}
+
+/* Check, resolve and install; the resolved next hops in @mp. *@existed: a
+ * route for the prefix was there. */
+static int route_install(struct sup *s, bool v6, const void *addr, unsigned len, const struct sup_nexthop *nhs,
+                         unsigned n, bool replace, struct sup_mp *mp, bool *existed, char *e, size_t elen)
+{
+    uint32_t a = 0;
+    uint8_t a6[16] = {0};
+    int ret = route_check(s, v6, addr, len, nhs, n, mp, &a, a6, e, elen);
+    if (ret < 0)
+        return ret;
     if (v6) {
         struct fib6_nh old;
         *existed = fib6_get(&s->fib6, a6, len, &old) == 0;
@@ -348,6 +361,30 @@ void sup_route_save_mp(struct sup *s, bool v6, const struct sup_mp *mp, FILE *ou
     fputc('\n', out);
 }
 
+/* PREFIX (@w) of @cmd: network order into @addr, host order into @pf4 or
+ * @pf6, written into @pfx; false with the error on @f. */
+static bool mp_prefix(bool v6, const char *cmd, const char *w, uint8_t *addr, struct sup_prefix *pf4,
+                      struct sup_prefix6 *pf6, char *pfx, size_t plen, FILE *f)
+{
+    char e[256];
+    if (v6) {
+        if (!sup_route6_prefix(cmd, w, pf6, f))
+            return false;
+        memcpy(addr, pf6->addr, 16);
+        snprintf(pfx, plen, "%s/%u", A6(pf6->addr), pf6->len);
+        return true;
+    }
+    if (!sup_route4_prefix(w, pf4, e, sizeof(e))) {
+        fprintf(f, "%s\n", e);
+        return false;
+    }
+    uint32_t n = htonl(pf4->addr);
+    memcpy(addr, &n, 4);
+    char b[24];
+    snprintf(pfx, plen, "%s/%u", a4(pf4->addr, b, sizeof(b)), pf4->len);
+    return true;
+}
+
 bool sup_route_multi_cmd(struct sup *s, bool v6, char **argv, int argc, bool replace, FILE *f)
 {
     const char *cmd = replace ? "route replace" : "route add";
@@ -359,21 +396,8 @@ bool sup_route_multi_cmd(struct sup *s, bool v6, char **argv, int argc, bool rep
         fprintf(f, "%s: expected PREFIX via GATEWAY ...\n", cmd);
         return false;
     }
-    if (v6) {
-        if (!sup_route6_prefix(cmd, argv[0], &pf6, f))
-            return false;
-        memcpy(addr, pf6.addr, 16);
-        snprintf(pfx, sizeof(pfx), "%s/%u", A6(pf6.addr), pf6.len);
-    } else {
-        if (!sup_route4_prefix(argv[0], &pf4, e, sizeof(e))) {
-            fprintf(f, "%s\n", e);
-            return false;
-        }
-        uint32_t n = htonl(pf4.addr);
-        memcpy(addr, &n, 4);
-        char b[24];
-        snprintf(pfx, sizeof(pfx), "%s/%u", a4(pf4.addr, b, sizeof(b)), pf4.len);
-    }
+    if (!mp_prefix(v6, cmd, argv[0], addr, &pf4, &pf6, pfx, sizeof(pfx), f))
+        return false;
     unsigned len = v6 ? pf6.len : pf4.len;
     struct sup_nexthop nhs[FIB_MP_MAX];
     unsigned n;
@@ -459,4 +483,103 @@ bool sup_route_show_group(struct sup *s, bool v6, const void *hdr, const char *p
     if (json)
         fprintf(f, "]}");
     return true;
+}
+
+/* ---- route load's lines with several next hops (routes_load.c) ---- */
+
+int sup_route_mp_line(struct sup *s, char **argv, int argc, struct sup_mp_line *out, char *e, size_t elen)
+{
+    bool v6 = strchr(argv[0], ':') != NULL;
+    *out = (struct sup_mp_line){.v6 = v6};
+    struct sup_prefix pf4 = {0};
+    struct sup_prefix6 pf6 = {0};
+    struct sup_nexthop nhs[FIB_MP_MAX];
+    unsigned n = 0;
+    uint8_t addr[16] = {0};
+    char pfx[64], *msg = NULL;
+    size_t mlen = 0;
+    FILE *f = open_memstream(&msg, &mlen);
+    if (!f) {
+        snprintf(e, elen, "out of memory");
+        return -1;
+    }
+    sup_iproute_words(argv, argc); /* ip's dev is our port */
+    bool ok = mp_prefix(v6, "route load", argv[0], addr, &pf4, &pf6, pfx, sizeof(pfx), f) &&
+              parse_members(s, v6, argv[0], argv, argc, nhs, &n, f);
+    fclose(f);
+    if (!ok) {
+        snprintf(e, elen, "%.*s", (int)(mlen && msg[mlen - 1] == '\n' ? mlen - 1 : mlen), msg ? msg : "");
+        free(msg);
+        return -1;
+    }
+    free(msg);
+    struct sup_mp mp;
+    out->len = (uint8_t)(v6 ? pf6.len : pf4.len);
+    char why[200];
+    if (route_check(s, v6, addr, out->len, nhs, n, &mp, &out->addr, out->addr6, why, sizeof(why)) < 0) {
+        snprintf(e, elen, "%s: %s", pfx, why);
+        return -1;
+    }
+    if (sup_routes_has(s, v6 ? AF_INET6 : AF_INET, addr, out->len)) { /* supervisor/routes.c */
+        snprintf(e, elen, "%s is a daemon's route ([routes]): it is the daemon's to change", pfx);
+        return -1;
+    }
+    if (!(out->mp = sup_mp_dup(&mp))) {
+        snprintf(e, elen, "out of memory");
+        return -1;
+    }
+    return 1;
+}
+
+int sup_mp_put(struct sup *s, bool v6, uint32_t addr, const uint8_t *addr6, unsigned len, const struct sup_mp *mp)
+{
+    for (int tries = 0;; tries++) {
+        int ret = v6 ? fib6_replace_multi(&s->fib6, addr6, len, mp->nh6, mp->weight, mp->n)
+                     : fib_replace_multi(&s->fib, addr, len, mp->nh, mp->weight, mp->n);
+        if (ret != -EAGAIN || tries == 2000)
+            return ret;
+        fib_reclaim(&s->fib);
+        fib6_reclaim(&s->fib6);
+        usleep(50);
+    }
+}
+
+/* Has the FIB's route (header @h) the members of @mp, weights included? */
+static bool mp_same(struct sup *s, bool v6, const void *h, const struct sup_mp *mp)
+{
+    struct sup_mp cur = {0};
+    int n = v6 ? fib6_group_members(&s->fib6, h, cur.nh6, cur.weight) : fib_group_members(&s->fib, h, cur.nh, cur.weight);
+    if (n != (int)mp->n)
+        return false;
+    for (unsigned k = 0; k < mp->n; k++) {
+        bool found = false;
+        for (int j = 0; j < n && !found; j++)
+            found = cur.weight[j] == mp->weight[k] &&
+                    (v6 ? cur.nh6[j].port == mp->nh6[k].port && memcmp(cur.nh6[j].gw, mp->nh6[k].gw, 16) == 0
+                        : cur.nh[j].port == mp->nh[k].port && cur.nh[j].gw == mp->nh[k].gw);
+        if (!found)
+            return false;
+    }
+    return true;
+}
+
+int sup_route_mp_load_set(struct sup *s, const struct sup_mp_line *l, bool *had)
+{
+    bool same;
+    if (l->v6) {
+        struct fib6_nh h;
+        *had = fib6_get(&s->fib6, l->addr6, l->len, &h) == 0;
+        same = *had && (h.flags & FIB_NH_F_GROUP) && mp_same(s, true, &h, l->mp);
+    } else {
+        struct fib_nh h;
+        *had = fib_get(&s->fib, l->addr, l->len, &h) == 0;
+        same = *had && (h.flags & FIB_NH_F_GROUP) && mp_same(s, false, &h, l->mp);
+    }
+    int ret = same ? 0 : sup_mp_put(s, l->v6, l->addr, l->addr6, l->len, l->mp);
+    if (ret < 0)
+        return ret;
+    /* IPv6: recorded as it goes in, as sup_route6_load_set does; IPv4: by the caller */
+    if (l->v6 && sup_route6_keep_rt(s, l->addr6, l->len, &l->mp->nh6[0], l->mp) < 0)
+        return -ENOMEM;
+    return !same;
 }

@@ -103,4 +103,45 @@ int sup_route4_keep(struct sup *s, uint32_t addr, unsigned len, const struct fib
 int sup_route6_keep_rt(struct sup *s, const uint8_t *addr, unsigned len, const struct fib6_nh *nh,
                        const struct sup_mp *mp);
 
+/** @mp at @addr (IPv4, host order) or @addr6 (@v6)/@len: added, or over
+ * what is there in place; -EAGAIN retried a while. 0 or -errno; no reclaim. */
+int sup_mp_put(struct sup *s, bool v6, uint32_t addr, const uint8_t *addr6, unsigned len, const struct sup_mp *mp);
+
+/* A `route load` line with several next hops (supervisor/routes_load.c). */
+struct sup_mp_line {
+    bool v6;
+    uint32_t addr; /* IPv4, host order */
+    uint8_t addr6[16];
+    uint8_t len;
+    struct sup_mp *mp; /* malloc'd: the caller's to free (sup_mp_free) */
+};
+
+/**
+ * `route load`'s line from PREFIX on (@argv; as `route add` takes it, ip's
+ * `dev` for `port`), checked as `route add` checks it, and not a daemon's
+ * prefix: 1 with @out, or -1 with the error in @e.
+ */
+int sup_route_mp_line(struct sup *s, char **argv, int argc, struct sup_mp_line *out, char *e, size_t elen);
+/** Into the FIB (an IPv6 one also recorded as runtime; an IPv4 one is the
+ * caller's to record): 0 it was so already, 1 set, or -errno. */
+int sup_route_mp_load_set(struct sup *s, const struct sup_mp_line *l, bool *had);
+
+/* ---- the manifest's routes (supervisor/route_mpath.c) ---- */
+
+struct ipc_err;
+struct run_text;
+struct sup_route;
+
+/** Manifest route @r (one next hop or its `nexthop` members) into its FIB:
+ * added, or over what is there in place. 0 or -errno; no reclaim. */
+int sup_mroute_put(struct sup *s, const struct sup_route *r);
+/** Has @r a next hop on port @port? */
+bool sup_mroute_on_port(const struct sup_route *r, int port);
+/** `up`: the manifest's routes of one family (@v6) into its FIB. */
+int sup_mroutes_setup(struct sup *s, bool v6, struct ipc_err *err);
+/** The running manifest's [route ADDR/LEN] section, with a `nexthop` line
+ * per member, for a runtime route with several next hops @mp. */
+int sup_text_add_mp(struct run_text *t, unsigned after, struct sup *s, bool v6, const char *addr, unsigned len,
+                    const struct sup_mp *mp);
+
 #endif

@@ -13,8 +13,10 @@
  * a route to a port; rows of origin connected or manifest are skipped, the
  * header too), or what `ip route` prints and takes: [route] [add|replace]
  * PREFIX [via GATEWAY] [dev|port NAME], with proto, metric, scope, src,
- * table, pref, expires and onlink taken and ignored. Blank lines and #
- * comments are skipped. An IPv6 line is checked as `route replace` checks
+ * table, pref, expires and onlink taken and ignored; or a route with
+ * several next hops, as `route add` and `route save` have it (PREFIX via A
+ * weight W via B ..., or ip's nexthop via A dev P weight W ...: route_multi.c).
+ * Blank lines and # comments are skipped. An IPv6 line is checked as `route replace` checks
  * one (route6.c), and its runtime record is made as it goes in: the list
  * of runtime IPv6 routes is searched linearly, so IPv6 loads are meant for
  * thousands of routes, not a full table.
@@ -23,6 +25,7 @@
  * through /proc: a regular file in memory, which no read can block on.
  */
 #include "supervisor/route6.h"
+#include "supervisor/route_multi.h"
 #include "supervisor/routes.h"
 #include "supervisor/sup.h"
 
@@ -37,7 +40,7 @@
 #include <unistd.h>
 
 #define LOAD_MAX (512ull << 20) /* bytes of routes one load takes */
-#define LOAD_WORDS 16
+#define LOAD_WORDS 128 /* a route of 16 next hops, each `nexthop via A dev P weight W` */
 
 int sup_route_load_memfd(const char *file)
 {
@@ -99,6 +102,7 @@ struct load_route {
     struct fib_nh nh;
     uint8_t addr6[16]; /* IPv6 */
     struct fib6_nh nh6;
+    struct sup_mp *mp; /* several next hops (route_multi.c); else NULL */
 };
 
 /* A `route show` row's ORIGIN: 1 a route to load, 0 the manifest's (skipped), -1 an error. */
@@ -203,6 +207,7 @@ static int load_line(struct sup *s, char *line, struct load_route *r, char *e, s
         w[n++] = t;
     }
     int i = 0;
+    *r = (struct load_route){0};
     if (n == 0 || strcmp(w[0], "PREFIX") == 0)
         return 0;
     if (strcmp(w[i], "route") == 0)
@@ -215,6 +220,14 @@ static int load_line(struct sup *s, char *line, struct load_route *r, char *e, s
     }
     const char *pw = w[i++];
     struct sup_prefix pfx;
+    struct sup_mp_line ml;
+    if (sup_route_multi_args(w + i - 1, n - i + 1)) { /* several next hops: route_multi.c */
+        if (sup_route_mp_line(s, w + i - 1, n - i + 1, &ml, e, elen) < 0)
+            return -1;
+        *r = (struct load_route){.addr = ml.addr, .len = ml.len, .v6 = ml.v6, .nh = ml.mp->nh[0], .mp = ml.mp};
+        memcpy(r->addr6, ml.addr6, 16);
+        return 1;
+    }
     if (strchr(pw, ':'))
         return load_line6(s, w, i, n, pw, r, e, elen);
     if (strcmp(pw, "default") == 0) {
@@ -282,6 +295,13 @@ static int load_line(struct sup *s, char *line, struct load_route *r, char *e, s
     }
     *r = (struct load_route){.addr = pfx.addr, .len = (uint8_t)pfx.len, .nh = {.gw = have_gw ? gw : 0, .port = (uint16_t)port}};
     return 1;
+}
+
+static void load_free(struct load_route *rs, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        sup_mp_free(rs[i].mp);
+    free(rs);
 }
 
 static void key_of(uint32_t addr, uint8_t d[16])
@@ -442,8 +462,9 @@ bool sup_route_load(struct sup *s, char **argv, int argc, FILE *f)
     }
     free(line);
     fclose(in);
+    size_t parsed = n;
     if (!ok) {
-        free(rs);
+        load_free(rs, parsed);
         sup_rtmap_free(&seen);
         return false;
     }
@@ -454,8 +475,10 @@ bool sup_route_load(struct sup *s, char **argv, int argc, FILE *f)
         const struct sup_rt_route *o = &s->rt_routes[i];
         uint8_t d[16];
         key_of(o->addr, d);
-        if (sup_rtmap_find(&seen, AF_INET, d, o->len))
+        if (sup_rtmap_find(&seen, AF_INET, d, o->len)) {
+            sup_mp_free(o->mp);
             continue; /* the file's now */
+        }
         if (merge) {
             s->rt_routes[keep++] = *o;
             continue;
@@ -464,7 +487,8 @@ bool sup_route_load(struct sup *s, char **argv, int argc, FILE *f)
         struct fib_nh mnh;
         if (mr)
             mnh = (struct fib_nh){.gw = mr->direct ? 0 : mr->via, .port = (uint16_t)mr->port};
-        int ret = load_fib(s, o->addr, o->len, mr ? &mnh : NULL);
+        int ret = mr && mr->nnh ? sup_mroute_put(s, mr) : load_fib(s, o->addr, o->len, mr ? &mnh : NULL);
+        sup_mp_free(o->mp);
         if (ret < 0 && ret != -ENOENT) {
             char b[24];
             sup_err("route load: %s/%u: %s", ip4(o->addr, b, sizeof(b)), o->len, strerror(-ret));
@@ -485,12 +509,16 @@ bool sup_route_load(struct sup *s, char **argv, int argc, FILE *f)
     }
     for (size_t i = 0; i < n; i++) {
         load_pulse(s, i + 1);
-        if (rs[i].v6) {
+        if (rs[i].v6 || rs[i].mp) {
             bool had;
-            int ret = sup_route6_load_set(s, rs[i].addr6, rs[i].len, &rs[i].nh6, &had);
+            struct sup_mp_line ml = {.v6 = rs[i].v6, .addr = rs[i].addr, .len = rs[i].len, .mp = rs[i].mp};
+            memcpy(ml.addr6, rs[i].addr6, 16);
+            int ret = rs[i].mp ? sup_route_mp_load_set(s, &ml, &had)
+                               : sup_route6_load_set(s, rs[i].addr6, rs[i].len, &rs[i].nh6, &had);
             if (ret < 0) {
                 char b[INET6_ADDRSTRLEN];
-                fprintf(f, "route load: %s/%u: %s; %zu of %zu routes loaded\n", sup_addr6_str(rs[i].addr6, b, sizeof(b)),
+                fprintf(f, "route load: %s/%u: %s; %zu of %zu routes loaded\n",
+                        rs[i].v6 ? sup_addr6_str(rs[i].addr6, b, sizeof(b)) : ip4(rs[i].addr, b, sizeof(b)),
                         rs[i].len, strerror(-ret), i, n);
                 n = i;
                 ok = false;
@@ -535,12 +563,15 @@ bool sup_route_load(struct sup *s, char **argv, int argc, FILE *f)
         }
     }
     for (size_t i = 0; i < n; i++)
-        if (!rs[i].v6) /* the IPv6 ones are recorded as they go in (sup_route6_load_set) */
-            s->rt_routes[s->n_rt_routes++] = (struct sup_rt_route){.addr = rs[i].addr, .len = rs[i].len, .nh = rs[i].nh};
+        if (!rs[i].v6) { /* the IPv6 ones are recorded as they go in (sup_route6_load_set) */
+            s->rt_routes[s->n_rt_routes++] =
+                (struct sup_rt_route){.addr = rs[i].addr, .len = rs[i].len, .nh = rs[i].nh, .mp = rs[i].mp};
+            rs[i].mp = NULL; /* the list's now */
+        }
     fib_reclaim(&s->fib);
     fib6_reclaim(&s->fib6);
     sup_rt_index_rebuild(s);
-    free(rs);
+    load_free(rs, parsed);
     sup_rtmap_free(&seen);
     sup_log("route load%s: %zu routes: %u added, %u changed, %u unchanged, %u deleted", merge ? " --merge" : "", n,
             added, changed, same, deleted);

@@ -13,8 +13,8 @@
  *   - shaper rates: the rate and class rates and ceilings `shaper set`
  *     changed, as the shaper reports them, in their keys' lines.
  * The result is checked as `ringrouter check` would before it is shown or
- * written: what it prints, `up` runs. A runtime ECMP route has no manifest
- * form: it is a comment, and `route save` keeps it.
+ * written: what it prints, `up` runs. A runtime route with several next
+ * hops is written with a `nexthop` line for each (route_mpath.c).
  */
 #include "supervisor/running.h"
 
@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "supervisor/route6.h"
+#include "supervisor/route_multi.h"
 #include "supervisor/shaper_ctl.h"
 
 /* ---- what changed at run time ---- */
@@ -56,8 +57,7 @@ static int routes_now(struct sup *s, struct run_text *t)
         const struct sup_rt_route *r = &s->rt_routes[i];
         sup_ip_str(r->addr, a, sizeof(a));
         if (r->mp)
-            ret = sup_text_add(t, end, "\n# route %s/%u: several next hops, set at run time (route save keeps it)", a,
-                               r->len);
+            ret = sup_text_add_mp(t, end, s, false, a, r->len, r->mp);
         else if (r->nh.gw)
             ret = sup_text_add(t, end, "\n[route %s/%u]\nvia = %s", a, r->len, sup_ip_str(r->nh.gw, g, sizeof(g)));
         else
@@ -70,8 +70,7 @@ static int routes_now(struct sup *s, struct run_text *t)
         const char *port = r->nh.port < s->m.nports ? s->m.ports[r->nh.port].name : "?";
         sup_addr6_str(r->addr, a, sizeof(a));
         if (r->mp)
-            ret = sup_text_add(t, end, "\n# route %s/%u: several next hops, set at run time (route save keeps it)", a,
-                               r->len);
+            ret = sup_text_add_mp(t, end, s, true, a, r->len, r->mp);
         else if (memcmp(r->nh.gw, zero, 16) == 0)
             ret = sup_text_add(t, end, "\n[route %s/%u]\nport = %s", a, r->len, port);
         else if (sup_ll6(r->nh.gw))

@@ -33,6 +33,7 @@
 #include "ipc/wake.h"
 #include "supervisor/adopt.h"
 #include "supervisor/cp.h"
+#include "supervisor/route_multi.h"
 #include "supervisor/routes.h"
 #include "tables/config.h"
 #include "supervisor/shaper_ctl.h"
@@ -544,16 +545,8 @@ static int setup_tables6(struct sup *s, struct ipc_err *err)
     for (size_t p = 0; p < s->m.nports; p++)
         if ((ret = connected6(s, (int)p, err)) < 0)
             return ret;
-    for (size_t i = 0; i < s->m.nroutes; i++) {
-        const struct sup_route *r = &s->m.routes[i];
-        if (!r->v6)
-            continue;
-        struct fib6_nh nh = {.port = (uint16_t)r->port};
-        if (!r->direct)
-            memcpy(nh.gw, r->via6, 16);
-        if ((ret = fib6_add_logged(s, &r->prefix6, &nh, r->src.section, err)) < 0)
-            return ret;
-    }
+    if ((ret = sup_mroutes_setup(s, true, err)) < 0) /* supervisor/route_mpath.c */
+        return ret;
     if (s->adopt) { /* the router's, with what it learnt */
         int router = svc_index(s, "router");
         if ((s->neigh6_fd = sup_adopt_fd(s, router, FD_KIND4, "the IPv6 neighbour table", err)) < 0)
@@ -589,14 +582,8 @@ static int setup_tables(struct sup *s, struct ipc_err *err)
     for (size_t p = 0; p < s->m.nports; p++)
         if ((ret = connected4(s, (int)p, err)) < 0)
             return ret;
-    for (size_t i = 0; i < s->m.nroutes; i++) {
-        const struct sup_route *r = &s->m.routes[i];
-        if (r->v6)
-            continue; /* setup_tables6 */
-        struct fib_nh nh = {.gw = r->direct ? 0 : r->via, .port = (uint16_t)r->port};
-        if ((ret = fib_add_logged(s, r->prefix.addr, r->prefix.len, &nh, r->src.section, err)) < 0)
-            return ret;
-    }
+    if ((ret = sup_mroutes_setup(s, false, err)) < 0) /* IPv6: setup_tables6 */
+        return ret;
     if (s->adopt) {
         int router = svc_index(s, "router");
         if ((s->neigh_fd = sup_adopt_fd(s, router, FD_KIND2, "the neighbour table", err)) < 0)

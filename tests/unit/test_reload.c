@@ -17,6 +17,7 @@
 
 #include "supervisor/reload_impl.h"
 #include "supervisor/route6.h"
+#include "supervisor/route_multi.h"
 
 /* What reload_plan.c and shaper_ctl.c use from the rest of the supervisor,
  * stubbed: a dry run applies nothing, and no route is runtime here. */
@@ -50,6 +51,12 @@ void sup_route6_forget(struct sup *s, const uint8_t *addr, unsigned len)
     (void)s;
     (void)addr;
     (void)len;
+}
+int sup_mroute_put(struct sup *s, const struct sup_route *r)
+{
+    (void)s;
+    (void)r;
+    return 0;
 }
 int sup_tap_persist(int fd, bool on)
 {
@@ -225,6 +232,18 @@ static void test_reload_diff_lines(void **state)
          "neigh fe80::7: removed\n"
          "neigh fe80::9: mac 02:00:00:00:00:09 port a -> mac 02:00:00:00:00:0a port a\n"
          "neigh fe80::8: added, mac 02:00:00:00:00:08 port b\n");
+    /* Several next hops: one to several, members and weights changed, the
+     * same set in another order (nothing), added. */
+    diff(PORTS "[route 10.7.0.0/16]\nvia = 10.2.0.2\n"
+               "[route 10.8.0.0/16]\nnexthop = 10.2.0.2\nnexthop = 10.2.0.3 weight 2\n"
+               "[route 10.6.0.0/16]\nnexthop = 10.2.0.2\nnexthop = 10.1.0.2\n",
+         PORTS "[route 10.7.0.0/16]\nnexthop = 10.2.0.2\nnexthop = 10.1.0.2\n"
+               "[route 10.8.0.0/16]\nnexthop = 10.2.0.2\nnexthop = 10.2.0.4 weight 3\n"
+               "[route 10.6.0.0/16]\nnexthop = 10.1.0.2\nnexthop = 10.2.0.2\n"
+               "[route 2001:db8:5::/48]\nnexthop = fe80::1 port b\nnexthop = fe80::2 port a weight 2\n",
+         "route 10.7.0.0/16: via 10.2.0.2 -> via 10.2.0.2 weight 1 via 10.1.0.2 weight 1\n"
+         "route 10.8.0.0/16: via 10.2.0.2 weight 1 via 10.2.0.3 weight 2 -> via 10.2.0.2 weight 1 via 10.2.0.4 weight 3\n"
+         "route 2001:db8:5::/48: added, via fe80::1 port b weight 1 via fe80::2 port a weight 2\n");
     /* The same manifest, its sections moved: nothing. */
     diff(PORTS "[route 10.8.0.0/16]\nvia = 10.2.0.2\n[neigh 10.1.0.9]\nmac = 02:00:00:00:00:09\n",
          "[neigh 10.1.0.9]\nmac = 02:00:00:00:00:09\n[route 10.8.0.0/16]\nvia = 10.2.0.2\n" PORTS, "");
