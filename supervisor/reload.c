@@ -278,6 +278,48 @@ static void reload_shapers(struct sup *s, struct sup_reload *j)
     }
 }
 
+/*
+ * A VLAN port added to a running parent: a ring from the router to each of
+ * the parent's driver instances, as sup_vlan_attach makes them at up. One
+ * removed: its rings go (retired: released once neither instance that used
+ * them runs). The router and the parent's drivers restart on their new
+ * configs (the walk marked them); a VLAN port's shaper is refused.
+ */
+static void reload_vlans(struct sup *s, struct sup_reload *j)
+{
+    struct ipc_err err;
+    int router = sup_reload_svc(s, "router");
+    for (size_t p = 0; p < s->m.nports && router >= 0; p++) {
+        const struct sup_port *np = &s->m.ports[p];
+        if (np->vacant || !np->vlan_ntags || sup_manifest_port(j->old, np->name) >= 0 ||
+            sup_manifest_port(j->old, np->parent_name) < 0)
+            continue;
+        for (int i = 0; i < s->nsvcs; i++) {
+            const struct sup_service *ms = s->svcs[i].m;
+            if (j->gone[i] || ms->kind != SUP_SVC_DRIVER || ms->port != np->vlan_parent)
+                continue;
+            if (sup_ring_add(s, "tx", (int)p, ms->queue, router, i, &err) < 0) {
+                j->failed++;
+                fprintf(j->out, "port %s: its ring to %s: %s\n", np->name, s->svcs[i].name, err.msg);
+            }
+        }
+    }
+    for (size_t p = 0; p < j->old->nports; p++) {
+        const struct sup_port *op = &j->old->ports[p];
+        if (op->vacant || !op->vlan_ntags || sup_manifest_port(&s->m, op->name) >= 0)
+            continue;
+        for (int r = 0; r < s->nrings; r++) {
+            struct sup_ring *g = &s->rings[r];
+            if (g->port != (int)p || j->retired[r] || j->gone[g->prod] || j->gone[g->cons])
+                continue;
+            j->retired[r] = true;
+            j->nretired++;
+            list_drop(s->svcs[g->prod].out, &s->svcs[g->prod].n_out, r);
+            list_drop(s->svcs[g->cons].in, &s->svcs[g->cons].n_in, r);
+        }
+    }
+}
+
 static void close_fd(int *fd)
 {
     if (*fd >= 0)
@@ -376,13 +418,15 @@ static void release_gone(struct sup *s, struct sup_reload *j)
             continue;
         int drained = 0;
         for (int k = 0; k < n; k++)
-            if (s->rings[idx[k]].port == (int)p && !j->retired[idx[k]]) {
+            if (s->rings[idx[k]].port == (int)p && (!j->retired[idx[k]] || op->vlan_ntags)) {
                 drained += ipc_pool_drain(sup_ring_pool(s, idx[k]), &s->ring_ref[idx[k]]);
                 done[k] = true;
             }
         fprintf(j->out, "port %s: released, %d packet%s drained from its rings, ", op->name, drained,
                 drained == 1 ? "" : "s");
-        if (op->driver == SUP_DRIVER_TAP) {
+        if (op->vlan_ntags) {
+            fprintf(j->out, "VLAN of %s\n", op->parent_name); /* no device of its own */
+        } else if (op->driver == SUP_DRIVER_TAP) {
             fprintf(j->out, "TAP %s %s\n", op->ifname, op->persist ? "kept (persist = yes)" : "removed");
         } else {
             uint32_t lent = sup_xsk_release_port(s, (int)p, op);
@@ -637,6 +681,7 @@ bool sup_reload_manifest(struct sup *s, struct sup_manifest *nmp, const char *cm
     if (j->ngone)
         retire_services(s, j);
     reload_shapers(s, j);
+    reload_vlans(s, j);
     if (new_rules > 0) {
         sup_filter_reload_apply(s, j->out);
         c.changes++;

@@ -99,7 +99,7 @@ bool sup_reload_refused(const struct sup *s, const struct sup_manifest *o, const
         if (np->vacant || has_port(o, np->name))
             continue;
         moved = true;
-        if (np->driver != SUP_DRIVER_TAP)
+        if (np->driver != SUP_DRIVER_TAP && !np->vlan_ntags) /* a VLAN port: its parent's driver (vlan_manifest.c) */
             sup_reload_why(ports, sizeof(ports), "added %s: an AF_XDP port is added only at up", np->name);
     }
     for (size_t i = 0; i < o->nports; i++)
@@ -150,6 +150,26 @@ void sup_reload_carry(const struct sup_manifest *o, struct sup_manifest *n)
     }
 }
 
+static void restart_drivers(struct rl_ctx *c, size_t p, bool first, const char *why);
+
+/* A VLAN port added or removed (@what): the router and its parent's drivers,
+ * which serve it, restart (on its rings: reload.c, reload_vlans). */
+static void walk_vlan(struct rl_ctx *c, const struct sup_port *pt, const char *what)
+{
+    char a[20], tags[16];
+    c->changes++;
+    fprintf(c->f, "port %s: %s, VLAN %s of %s", pt->name, what, sup_vlan_str(pt, tags, sizeof(tags)), pt->parent_name);
+    if (strcmp(what, "added") == 0)
+        fprintf(c->f, ", address %s/%u", sup_ip_str(pt->address.addr, a, sizeof(a)), pt->address.len);
+    fprintf(c->f, " (restarts router and %s's drivers)\n", pt->parent_name);
+    sup_reload_restart(c, "router", "port %s %s: the router takes its rings at start", pt->name, what);
+    int parent = sup_manifest_port(c->n, pt->parent_name);
+    char why[80];
+    snprintf(why, sizeof(why), "VLAN port %s %s", pt->name, what);
+    if (parent >= 0)
+        restart_drivers(c, (size_t)parent, false, why);
+}
+
 /* New ports: their services start, and the router, which takes its rings
  * only at start, restarts. Removed ports (their slots vacant): their services
  * stop and the router restarts without their rings (reload.c releases them
@@ -161,6 +181,10 @@ void sup_reload_walk_ports(struct rl_ctx *c)
         const struct sup_port *op = &c->o->ports[p];
         if (op->vacant || has_port(c->n, op->name))
             continue;
+        if (op->vlan_ntags) {
+            walk_vlan(c, op, "removed");
+            continue;
+        }
         c->changes++;
         fprintf(c->f, "port %s: removed, %s %s%s%s (stops", op->name, op->driver == SUP_DRIVER_TAP ? "tap" : "afxdp",
                 op->ifname, op->netns[0] ? " in netns " : "", op->netns);
@@ -178,6 +202,10 @@ void sup_reload_walk_ports(struct rl_ctx *c)
         char a[20];
         if (np->vacant || has_port(c->o, np->name))
             continue;
+        if (np->vlan_ntags) {
+            walk_vlan(c, np, "added");
+            continue;
+        }
         c->changes++;
         fprintf(c->f, "port %s: added, %s %s%s%s, address %s/%u (starts", np->name,
                 np->driver == SUP_DRIVER_TAP ? "tap" : "afxdp", np->ifname, np->netns[0] ? " in netns " : "", np->netns,
