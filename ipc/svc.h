@@ -101,6 +101,9 @@ struct ipc_svc_port {
 /* a VLAN sub-interface: no device of its own, its parent's driver serves it
  * (drivers/common/vlan.h) */
 #define IPC_PORT_F_VLAN 16u
+/* a vacant slot: its port was removed while others stayed after it; the
+ * router forgets its neighbours and sends nothing there */
+#define IPC_PORT_F_VACANT 32u
 
 struct ipc_svc_config {
     struct ipc_shm_hdr shm;

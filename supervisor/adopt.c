@@ -5,7 +5,8 @@
  *
  * While it runs, the supervisor keeps a state file, run_dir/state (root's,
  * 0600, written whole and renamed into place): the manifest's hash, the
- * layout stamp, each service's pid and the kernel's start time of that pid,
+ * layout stamp, the ports' slots (port_slots.c: a reload may have left
+ * one vacant), each service's pid and the kernel's start time of that pid,
  * and its own trusted copies of what services can write (the pool's header,
  * each ring's geometry and owners, each stats region's header). It is
  * written when a service becomes ready (a new pid) and removed at a clean
@@ -55,13 +56,15 @@
 #include <unistd.h>
 
 #include "supervisor/adopt.h"
+#include "supervisor/port_slots.h"
 #include "supervisor/route6.h"
 #include "supervisor/route_multi.h"
 #include "tables/layout.h"
 
 #define STATE_FILE "state"
 #define STATE_MAGIC 0x5252535455504552ull /* "REPUTSRR" */
-#define STATE_VERSION 4 /* 2: planned restarts and ready_ns; 3: trust zones' pools; 4: restarts by cause */
+/* 2: planned restarts and ready_ns; 3: trust zones' pools; 4: restarts by cause; 5: port slots */
+#define STATE_VERSION 5
 
 struct state_svc {
     char name[SUP_SERVICE_MAX + 1];
@@ -69,6 +72,7 @@ struct state_svc {
     uint64_t start_ticks; /* /proc/PID/stat field 22 */
     uint16_t owner;
     uint32_t kind;
+    uint32_t uid, gid; /* a reload that removed a service before it leaves these off its index's */
     uint32_t restarts, planned;
     uint32_t by_cause[SUP_NCAUSES]; /* restarts_by: the metrics' counters go on across an adoption */
     uint64_t ready_ns; /* CLOCK_MONOTONIC, the machine's: the same boot, as the pid's start time proves */
@@ -96,6 +100,7 @@ struct state_file {
     uint32_t nsvcs, nrings;
     struct state_svc svc[SUP_MAX_SERVICES];
     struct state_ring ring[SUP_MAX_RINGS];
+    struct sup_slots slots; /* the running ports' slots, which the services' configs name (port_slots.c) */
     uint64_t sum; /* FNV-1a of everything before it */
 };
 
@@ -169,6 +174,8 @@ void sup_state_save(struct sup *s)
         o->start_ticks = o->pid ? start_ticks(v->pid) : 0;
         o->owner = v->owner;
         o->kind = v->kind;
+        o->uid = v->uid;
+        o->gid = v->gid;
         o->restarts = v->restarts;
         o->planned = v->planned;
         for (int c = 0; c < SUP_NCAUSES; c++)
@@ -185,6 +192,7 @@ void sup_state_save(struct sup *s)
                                          .cons_owner = r->cons_owner};
         memcpy(f->ring[i].name, r->name, sizeof(f->ring[i].name));
     }
+    sup_slots_save(&s->m, &f->slots);
     f->sum = fnv(f, offsetof(struct state_file, sum));
 
     char path[SUP_PATH_MAX + 16];
@@ -309,6 +317,10 @@ int sup_adopt_begin(struct sup *s, struct ipc_err *err)
             why = whybuf;
         }
     }
+    /* The file lists the ports in its own order; the services know them by
+     * the slots a reload may have moved them to. */
+    if (!why && sup_slots_restore(&s->m, &f->slots) < 0)
+        why = "the state file's ports are not the manifest's";
     s->adopt = a;
     if (why) {
         ret = ipc_errf(err, -ESRCH, "cannot adopt the running services: %s; ending them and starting afresh", why);
@@ -341,9 +353,13 @@ int sup_adopt_svc(struct sup *s, struct sup_svc *v, int idx, int fd_wake, int fd
                   struct ipc_err *err)
 {
     const struct state_svc *o = &s->adopt->st.svc[idx];
-    if (o->owner != v->owner || o->kind != v->kind)
-        return ipc_errf(err, -EPROTO, "adoption: %s: owner %u kind %u in the state file, %u and %u here", v->name,
-                        o->owner, o->kind, v->owner, v->kind);
+    if (o->kind != v->kind)
+        return ipc_errf(err, -EPROTO, "adoption: %s: kind %u in the state file, %u here", v->name, o->kind, v->kind);
+    /* The running instance's owner id and uid, which are its index's only
+     * until a reload removes a service before it (reload.c, free_slot). */
+    v->owner = o->owner;
+    v->uid = o->uid;
+    v->gid = o->gid;
     int ret;
     if ((v->wake_fd = sup_adopt_fd(s, idx, fd_wake, "its eventfd", err)) < 0)
         return v->wake_fd;

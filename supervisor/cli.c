@@ -7,7 +7,8 @@
  * (`"st" is ambiguous: status, stats`) unless one of them begins the other
  * (`ro` is `route`, not `routes`), and a word that is no prefix gets
  * the nearest name when it is within two edits (`did you mean "status"?`).
- * iproute2's `list` and `ls` are `show` (cli_subcommand). The parsing of
+ * iproute2's `list` and `ls` are `show` (cli_subcommand), and `sh` is
+ * `show` as a router's CLI takes it (`sha` is `shaper`). The parsing of
  * the whole line is main.c's.
  */
 #include "supervisor/cli.h"
@@ -403,6 +404,8 @@ const struct cli_cmd *cli_command(const char *word, char *err, size_t len)
     const char *names[CLI_NCMDS];
     for (size_t i = 0; i < CLI_NCMDS; i++)
         names[i] = cli_cmds[i].name;
+    if (strcmp(word, "sh") == 0)
+        word = "show"; /* else ambiguous with shaper, where a router's user means show */
     int i = cli_match(word, names, CLI_NCMDS, "command", err, len);
     if (i < 0)
         return NULL;

@@ -247,7 +247,7 @@ void sup_ctl_link(struct sup *s, int port, bool json, FILE *f)
     }
     bool first = true;
     for (size_t p = 0; p < s->m.nports; p++) {
-        if (port >= 0 && (int)p != port)
+        if ((port >= 0 && (int)p != port) || s->m.ports[p].vacant)
             continue;
         link_one(s, (int)p, json, first, f);
         first = false;

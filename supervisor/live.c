@@ -111,7 +111,8 @@ static int port_arg(struct sup *s, const char *cmd, char **argv, int argc, FILE 
     if (p < 0) {
         fprintf(f, "%s: no port \"%s\"; the ports are:", cmd, argv[1]);
         for (size_t i = 0; i < s->m.nports; i++)
-            fprintf(f, " %s", s->m.ports[i].name);
+            if (!s->m.ports[i].vacant)
+                fprintf(f, " %s", s->m.ports[i].name);
         fprintf(f, "\n");
     }
     return p;
@@ -144,7 +145,7 @@ static void addr_show(struct sup *s, int only, FILE *f)
 {
     char a[64];
     for (size_t p = 0; p < s->m.nports; p++) {
-        if (only >= 0 && (int)p != only)
+        if ((only >= 0 && (int)p != only) || s->m.ports[p].vacant)
             continue;
         const struct sup_port *pt = &s->m.ports[p];
         fprintf(f, "%-16s %s/%u", pt->name, sup_ip_str(pt->address.addr, a, sizeof(a)), pt->address.len);

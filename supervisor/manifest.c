@@ -180,7 +180,7 @@ void sup_manifest_free(struct sup_manifest *m)
 int sup_manifest_port(const struct sup_manifest *m, const char *name)
 {
     for (size_t i = 0; i < m->nports; i++)
-        if (strcmp(m->ports[i].name, name) == 0)
+        if (!m->ports[i].vacant && strcmp(m->ports[i].name, name) == 0)
             return (int)i;
     return -1;
 }

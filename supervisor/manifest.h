@@ -207,6 +207,9 @@ struct sup_port {
     uint8_t vlan_ntags; /* 1: 802.1Q (vlan = ID); 2: 802.1ad (vlan = OUTER.INNER) */
     uint16_t vlan_id[2]; /* outer first */
     bool untagged_parent; /* a parent's: untagged frames are its own (untagged = parent), not dropped */
+    /* The running manifest's only: a slot whose port a reload removed while
+     * others stayed after it (supervisor/port_slots.c). No name, no network. */
+    bool vacant;
 };
 
 enum sup_route_key { SUP_ROUTE_VIA, SUP_ROUTE_PORT, SUP_ROUTE_NEXTHOP, SUP_ROUTE_NKEYS };

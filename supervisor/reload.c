@@ -2,15 +2,16 @@
 /*
  * supervisor/reload.c: `ringrouter reload`, `ringrouter check --diff` and
  * SIGHUP. The manifest file the supervisor was started with is read and
- * checked again, compared with the running one (reload_plan.c), and the
+ * checked again, laid out in the running one's port slots (port_slots.c),
+ * compared with it (reload_plan.c), and the
  * difference applied live, each change through the path that already makes
  * it at run time; every service that did not change keeps running.
  *
  * In order:
  *   1. the file must check, as `ringrouter check` would: if not, the
  *      answer is check's error (file, line, key) and nothing changes;
- *   2. what only a new `up` can change (a port's device changed, a port
- *      removed while one after it stays, the pool's and rings' geometry,
+ *   2. what only a new `up` can change (a port's device changed, an AF_XDP
+ *      port added, the pool's and rings' geometry,
  *      users, directories) refuses the whole reload, and nothing changes;
  *      so does a TAP port's new MTU that its device refuses (live.c), and
  *      a [filter] added, removed or resized, or ports changed under one;
@@ -159,13 +160,14 @@ static void add_ports(struct sup *s, struct sup_reload *j)
     }
 }
 
-/* New ports' connected networks, once the walk has taken out what a port
- * removed in the same reload left in the FIBs (its index may be theirs). */
+/* New ports' connected networks, once the walk has taken out what a
+ * removed port left in the FIBs. */
 static void add_connected(struct sup *s, struct sup_reload *j)
 {
     struct ipc_err err;
     for (size_t p = 0; p < s->m.nports; p++)
-        if (sup_manifest_port(j->old, s->m.ports[p].name) < 0 && sup_port_connected(s, (int)p, &err) < 0) {
+        if (!s->m.ports[p].vacant && sup_manifest_port(j->old, s->m.ports[p].name) < 0 &&
+            sup_port_connected(s, (int)p, &err) < 0) {
             j->failed++;
             fprintf(j->out, "port %s: its connected network: %s\n", s->m.ports[p].name, err.msg);
         }
@@ -276,6 +278,48 @@ static void reload_shapers(struct sup *s, struct sup_reload *j)
     }
 }
 
+/*
+ * A VLAN port added to a running parent: a ring from the router to each of
+ * the parent's driver instances, as sup_vlan_attach makes them at up. One
+ * removed: its rings go (retired: released once neither instance that used
+ * them runs). The router and the parent's drivers restart on their new
+ * configs (the walk marked them); a VLAN port's shaper is refused.
+ */
+static void reload_vlans(struct sup *s, struct sup_reload *j)
+{
+    struct ipc_err err;
+    int router = sup_reload_svc(s, "router");
+    for (size_t p = 0; p < s->m.nports && router >= 0; p++) {
+        const struct sup_port *np = &s->m.ports[p];
+        if (np->vacant || !np->vlan_ntags || sup_manifest_port(j->old, np->name) >= 0 ||
+            sup_manifest_port(j->old, np->parent_name) < 0)
+            continue;
+        for (int i = 0; i < s->nsvcs; i++) {
+            const struct sup_service *ms = s->svcs[i].m;
+            if (j->gone[i] || ms->kind != SUP_SVC_DRIVER || ms->port != np->vlan_parent)
+                continue;
+            if (sup_ring_add(s, "tx", (int)p, ms->queue, router, i, &err) < 0) {
+                j->failed++;
+                fprintf(j->out, "port %s: its ring to %s: %s\n", np->name, s->svcs[i].name, err.msg);
+            }
+        }
+    }
+    for (size_t p = 0; p < j->old->nports; p++) {
+        const struct sup_port *op = &j->old->ports[p];
+        if (op->vacant || !op->vlan_ntags || sup_manifest_port(&s->m, op->name) >= 0)
+            continue;
+        for (int r = 0; r < s->nrings; r++) {
+            struct sup_ring *g = &s->rings[r];
+            if (g->port != (int)p || j->retired[r] || j->gone[g->prod] || j->gone[g->cons])
+                continue;
+            j->retired[r] = true;
+            j->nretired++;
+            list_drop(s->svcs[g->prod].out, &s->svcs[g->prod].n_out, r);
+            list_drop(s->svcs[g->cons].in, &s->svcs[g->cons].n_in, r);
+        }
+    }
+}
+
 static void close_fd(int *fd)
 {
     if (*fd >= 0)
@@ -370,17 +414,19 @@ static void release_gone(struct sup *s, struct sup_reload *j)
     bool done[SUP_MAX_RINGS] = {false};
     for (size_t p = 0; p < o->nports; p++) {
         const struct sup_port *op = &o->ports[p];
-        if (sup_manifest_port(&s->m, op->name) >= 0)
+        if (op->vacant || sup_manifest_port(&s->m, op->name) >= 0)
             continue;
         int drained = 0;
         for (int k = 0; k < n; k++)
-            if (s->rings[idx[k]].port == (int)p && !j->retired[idx[k]]) {
+            if (s->rings[idx[k]].port == (int)p && (!j->retired[idx[k]] || op->vlan_ntags)) {
                 drained += ipc_pool_drain(sup_ring_pool(s, idx[k]), &s->ring_ref[idx[k]]);
                 done[k] = true;
             }
         fprintf(j->out, "port %s: released, %d packet%s drained from its rings, ", op->name, drained,
                 drained == 1 ? "" : "s");
-        if (op->driver == SUP_DRIVER_TAP) {
+        if (op->vlan_ntags) {
+            fprintf(j->out, "VLAN of %s\n", op->parent_name); /* no device of its own */
+        } else if (op->driver == SUP_DRIVER_TAP) {
             fprintf(j->out, "TAP %s %s\n", op->ifname, op->persist ? "kept (persist = yes)" : "removed");
         } else {
             uint32_t lent = sup_xsk_release_port(s, (int)p, op);
@@ -535,7 +581,8 @@ bool sup_reload_manifest(struct sup *s, struct sup_manifest *nmp, const char *cm
     }
     sup_reload_carry(&s->m, &nm);
     char why[600];
-    if (sup_vlan_reload_refused(&s->m, &nm, why, sizeof(why)) || sup_reload_refused(s, &s->m, &nm, why, sizeof(why)) ||
+    if (sup_reload_slots(&s->m, &nm, why, sizeof(why)) || sup_vlan_reload_refused(&s->m, &nm, why, sizeof(why)) ||
+        sup_reload_refused(s, &s->m, &nm, why, sizeof(why)) ||
         sup_zones_reload_refused(&s->m, &nm, why, sizeof(why)) || sup_cp_reload_refused(&s->m, &nm, why, sizeof(why)) ||
         sup_filter_reload_refused(&s->m, &nm, why, sizeof(why))) {
         fprintf(f, "%s: needs `ringrouter up` again: %s; nothing changed\n", cmd, why);
@@ -589,7 +636,7 @@ bool sup_reload_manifest(struct sup *s, struct sup_manifest *nmp, const char *cm
     }
     /* From here on the new manifest is the running one: every service has
      * its entry in it (by name: a new port's services come before the
-     * shapers), and the ports the old one had keep their indices. */
+     * shapers), and the ports the old one had keep their slots. */
     j->old = malloc(sizeof(*j->old));
     if (!j->old) {
         job_free(j);
@@ -634,6 +681,7 @@ bool sup_reload_manifest(struct sup *s, struct sup_manifest *nmp, const char *cm
     if (j->ngone)
         retire_services(s, j);
     reload_shapers(s, j);
+    reload_vlans(s, j);
     if (new_rules > 0) {
         sup_filter_reload_apply(s, j->out);
         c.changes++;

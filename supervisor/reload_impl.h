@@ -91,10 +91,14 @@ void sup_reload_route_failed(struct rl_ctx *c, const char *pfx, int ret);
 
 /* reload_ports.c */
 
-/* What only a new `up` can change, in @why ("ports changed (removed c)");
- * false if nothing. Before anything is applied. TAP ports added after the
- * others are not refused: sup_reload_add_ports makes them; nor a port's
- * address, address6, mtu and ra (sup_reload_walk_live). */
+/* @n laid out in @o's port slots (port_slots.c), before anything else
+ * compares them; true, with @why, when it cannot be: the reload is refused. */
+bool sup_reload_slots(const struct sup_manifest *o, struct sup_manifest *n, char *why, size_t len);
+/* What only a new `up` can change, in @why ("ports changed (...)"); false
+ * if nothing. Before anything is applied, on @n laid out by
+ * sup_reload_slots. TAP ports added and any port removed are not refused:
+ * reload.c makes and releases them; nor a port's address, address6, mtu
+ * and ra (sup_reload_walk_live). */
 bool sup_reload_refused(const struct sup *s, const struct sup_manifest *o, const struct sup_manifest *n, char *why,
                         size_t len);
 /* What the setup found out and wrote into the running manifest (an AF_XDP

@@ -13,17 +13,18 @@
  *   - a restart: what a service reads from its config blob only at start
  *     (hang_ms, cpu, poll_us, binary, sched, the router's icmp_rate and
  *     icmp_burst, a shaper's burst, overhead and classes);
- *   - a new port (TAP, after the others): its services start, and the
- *     router restarts to take its rings (reload.c makes them);
- *   - a port removed (TAP or AF_XDP, with every port after it): its routes
- *     leave the FIBs here, its services stop, the router restarts without
- *     its rings, and reload.c releases them and its device;
+ *   - a new port (TAP, in a vacant slot or after the others: port_slots.c):
+ *     its services start, and the router restarts to take its rings
+ *     (reload.c makes them);
+ *   - a port removed (TAP or AF_XDP, any: its slot stays vacant): its
+ *     routes leave the FIBs here, its services stop, the router restarts
+ *     without its rings, and reload.c releases them and its device;
  *   - a port that stays with a new address, address6, mtu or ra, or a
  *     shaper added or removed: the router (and the port's drivers, for an
  *     mtu or a shaper) restart on the new config;
  *   - refused: what the pool, the rings or the devices were made from, and
  *     so only a new `up` can change (sup_reload_refused): a port's device
- *     changed, or a port removed while one after it stays.
+ *     changed, an AF_XDP port added.
  * Runtime routes (route add|replace) and rates (shaper set) stay unless the
  * new manifest changes what it says for them: the manifest's then applies.
  */
@@ -288,9 +289,9 @@ static void walk_neighs(struct rl_ctx *c)
         if (sup_manifest_port(c->n, c->o->ports[nb->port].name) < 0) {
             fprintf(c->f, "neigh %s: removed with port %s\n", neigh_addr(nb, a, sizeof(a)),
                     c->o->ports[nb->port].name);
-            /* The new router forgets every entry of a port it does not
-             * have; one that took the removed port's index is told. */
-            if (nb->port < (int)c->n->nports)
+            /* The new router forgets every entry of a port whose slot is
+             * vacant or gone (port_slots.c); one that took it is told. */
+            if (nb->port < (int)c->n->nports && !c->n->ports[nb->port].vacant)
                 neigh_op(c, nb->v6 ? NEIGH_OP_DEL6 : NEIGH_OP_DEL, nb);
             continue;
         }
@@ -547,8 +548,8 @@ static void walk_persist(struct rl_ctx *c)
 {
     for (size_t p = 0; p < c->o->nports && p < c->n->nports; p++) {
         bool was = c->o->ports[p].persist, now = c->n->ports[p].persist;
-        if (was == now)
-            continue;
+        if (was == now || strcmp(c->o->ports[p].name, c->n->ports[p].name) != 0)
+            continue; /* (a port added in a vacant slot: walk_ports) */
         c->changes++;
         int ret = 0;
         for (int i = 0; c->job && i < c->s->nsvcs; i++) {

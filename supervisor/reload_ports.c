@@ -3,9 +3,9 @@
  * supervisor/reload_ports.c: what a reload does to the ports, beside the
  * routes, neighbours, shapers and services (reload_plan.c):
  *   - refused (sup_reload_refused): a port's device changed (driver,
- *     ifname, netns, MAC, queues, offloads, ...), a port removed while one
- *     after it stays, a port added before another: the pool, the rings and
- *     the devices were made from these, and the ports' indices name them;
+ *     ifname, netns, MAC, queues, offloads, ...), an AF_XDP port added,
+ *     any port added or removed with a control namespace: the pool, the
+ *     rings and the devices were made from these;
  *   - live (sup_reload_walk_live): a port's address, address6 and mtu. The
  *     router reads them from its config blob at start: it restarts through
  *     its warm standby, and the other ports' packets wait in their rings
@@ -14,8 +14,9 @@
  *     are sized for it), once reload.c has set the device's (live.c);
  *   - a shaper added to or removed from a port that stays: the router and
  *     the port's first driver restart on the rings reload.c makes;
- *   - added (TAP, after the others) and removed (the last ports; both in
- *     one reload, the new port taking the removed one's index):
+ *   - added (TAP) and removed (any port; both in one reload): the new
+ *     manifest is laid out in the running one's slots first
+ *     (port_slots.c), so that a port keeps its index for its life, then
  *     sup_reload_walk_ports and sup_reload_withdraw.
  */
 #include "supervisor/reload_impl.h"
@@ -24,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "supervisor/port_slots.h"
 #include "supervisor/route6.h"
 
 /* The first key in which two ports of the same name differ that only a
@@ -65,14 +67,14 @@ static bool has_port(const struct sup_manifest *m, const char *name)
     return sup_manifest_port(m, name) >= 0;
 }
 
-/* How many of @o's ports @n keeps: the first ones, if the removed ones are
- * the last (the only removal a reload makes). */
-static size_t kept_ports(const struct sup_manifest *o, const struct sup_manifest *n)
+bool sup_reload_slots(const struct sup_manifest *o, struct sup_manifest *n, char *why, size_t len)
 {
-    size_t k = 0;
-    while (k < o->nports && has_port(n, o->ports[k].name))
-        k++;
-    return k;
+    char slots[300];
+    why[0] = '\0';
+    if (!sup_slots_layout(o, n, slots, sizeof(slots)))
+        return false;
+    sup_reload_why(why, len, "ports changed (%s)", slots);
+    return true;
 }
 
 bool sup_reload_refused(const struct sup *s, const struct sup_manifest *o, const struct sup_manifest *n, char *why,
@@ -80,31 +82,31 @@ bool sup_reload_refused(const struct sup *s, const struct sup_manifest *o, const
 {
     why[0] = '\0';
     char ports[300] = "";
-    /* The ports that stay keep their indices, which the FIBs' next hops, the
-     * neighbour tables and the router's rings name: so only the last ports
-     * go, and new ones come after those that stay. A new port may take a
-     * removed one's index in the same reload: the removed one's routes
-     * leave the FIBs first, and the old router, until its standby takes
-     * over, sends only into the removed port's own rings. */
-    size_t keep = kept_ports(o, n);
-    for (size_t i = keep; i < o->nports; i++) {
-        const struct sup_port *op = &o->ports[i];
-        if (has_port(n, op->name))
-            sup_reload_why(ports, sizeof(ports), "removed %s, but %s after it stays: a port is removed live only with "
-                    "every port after it", o->ports[keep].name, op->name);
+    /* @n is laid out in @o's slots (sup_reload_slots): a port both have is
+     * at the same index in each. */
+    bool moved = false;
+    for (size_t i = 0; i < o->nports && i < n->nports && !ports[0]; i++) {
+        const struct sup_port *op = &o->ports[i], *np = &n->ports[i];
+        if (op->vacant || np->vacant || strcmp(op->name, np->name) != 0)
+            continue;
+        const char *k = port_differs(op, np);
+        if (k)
+            sup_reload_why(ports, sizeof(ports), "port %s: %s changed (or remove the port in one reload and add it "
+                    "back in the next)", np->name, k);
     }
-    for (size_t i = 0; i < keep && !ports[0]; i++) {
-        const char *k = strcmp(o->ports[i].name, n->ports[i].name) != 0 ? "order" : port_differs(&o->ports[i], &n->ports[i]);
-        if (k && strcmp(k, "order") == 0)
-            sup_reload_why(ports, sizeof(ports), "added %s before %s: new ports go after the others", n->ports[i].name,
-                    o->ports[i].name);
-        else if (k)
-            sup_reload_why(ports, sizeof(ports), "port %s: %s changed (or remove the port, with every port after it, in "
-                    "one reload and add it back in the next)", n->ports[i].name, k);
+    for (size_t i = 0; i < n->nports && !ports[0]; i++) {
+        const struct sup_port *np = &n->ports[i];
+        if (np->vacant || has_port(o, np->name))
+            continue;
+        moved = true;
+        if (np->driver != SUP_DRIVER_TAP && !np->vlan_ntags) /* a VLAN port: its parent's driver (vlan_manifest.c) */
+            sup_reload_why(ports, sizeof(ports), "added %s: an AF_XDP port is added only at up", np->name);
     }
-    for (size_t i = keep; i < n->nports && !ports[0]; i++)
-        if (n->ports[i].driver != SUP_DRIVER_TAP)
-            sup_reload_why(ports, sizeof(ports), "added %s: an AF_XDP port is added only at up", n->ports[i].name);
+    for (size_t i = 0; i < o->nports; i++)
+        moved |= !o->ports[i].vacant && !has_port(n, o->ports[i].name);
+    /* A host-side port's index follows the number of ports (cp.h). */
+    if (!ports[0] && moved && n->router.control_netns[0])
+        sup_reload_why(ports, sizeof(ports), "ports added or removed with a control namespace");
     if (ports[0])
         sup_reload_why(why, len, "ports changed (%s)", ports);
     size_t added = 0;
@@ -124,11 +126,14 @@ bool sup_reload_refused(const struct sup *s, const struct sup_manifest *o, const
         if (diff[i])
             sup_reload_why(why, len, "[router] %s changed", keys[i]);
     /* Whatever else changed the service set (a port's queues) is a port
-     * change above; a shaper goes with its [shaper] section. */
-    for (size_t i = 0; i < o->nservices && !why[0]; i++)
-        if (sup_manifest_service(n, o->services[i].name) < 0 && o->services[i].port < (int)keep &&
-            o->services[i].kind != SUP_SVC_SHAPER)
-            sup_reload_why(why, len, "service %s removed", o->services[i].name);
+     * change above; a shaper goes with its [shaper] section, a driver with
+     * its port. */
+    for (size_t i = 0; i < o->nservices && !why[0]; i++) {
+        const struct sup_service *ms = &o->services[i];
+        bool port_stays = ms->port < 0 || (ms->port < (int)o->nports && has_port(n, o->ports[ms->port].name));
+        if (sup_manifest_service(n, ms->name) < 0 && port_stays && ms->kind != SUP_SVC_SHAPER)
+            sup_reload_why(why, len, "service %s removed", ms->name);
+    }
     return why[0] != '\0';
 }
 
@@ -145,8 +150,28 @@ void sup_reload_carry(const struct sup_manifest *o, struct sup_manifest *n)
     }
 }
 
+static void restart_drivers(struct rl_ctx *c, size_t p, bool first, const char *why);
+
+/* A VLAN port added or removed (@what): the router and its parent's drivers,
+ * which serve it, restart (on its rings: reload.c, reload_vlans). */
+static void walk_vlan(struct rl_ctx *c, const struct sup_port *pt, const char *what)
+{
+    char a[20], tags[16];
+    c->changes++;
+    fprintf(c->f, "port %s: %s, VLAN %s of %s", pt->name, what, sup_vlan_str(pt, tags, sizeof(tags)), pt->parent_name);
+    if (strcmp(what, "added") == 0)
+        fprintf(c->f, ", address %s/%u", sup_ip_str(pt->address.addr, a, sizeof(a)), pt->address.len);
+    fprintf(c->f, " (restarts router and %s's drivers)\n", pt->parent_name);
+    sup_reload_restart(c, "router", "port %s %s: the router takes its rings at start", pt->name, what);
+    int parent = sup_manifest_port(c->n, pt->parent_name);
+    char why[80];
+    snprintf(why, sizeof(why), "VLAN port %s %s", pt->name, what);
+    if (parent >= 0)
+        restart_drivers(c, (size_t)parent, false, why);
+}
+
 /* New ports: their services start, and the router, which takes its rings
- * only at start, restarts. Removed ports (the last ones): their services
+ * only at start, restarts. Removed ports (their slots vacant): their services
  * stop and the router restarts without their rings (reload.c releases them
  * once it has); their connected networks, and any runtime route through
  * them, leave the FIBs (sup_reload_withdraw). */
@@ -154,8 +179,12 @@ void sup_reload_walk_ports(struct rl_ctx *c)
 {
     for (size_t p = 0; p < c->o->nports; p++) {
         const struct sup_port *op = &c->o->ports[p];
-        if (has_port(c->n, op->name))
+        if (op->vacant || has_port(c->n, op->name))
             continue;
+        if (op->vlan_ntags) {
+            walk_vlan(c, op, "removed");
+            continue;
+        }
         c->changes++;
         fprintf(c->f, "port %s: removed, %s %s%s%s (stops", op->name, op->driver == SUP_DRIVER_TAP ? "tap" : "afxdp",
                 op->ifname, op->netns[0] ? " in netns " : "", op->netns);
@@ -171,8 +200,12 @@ void sup_reload_walk_ports(struct rl_ctx *c)
     for (size_t p = 0; p < c->n->nports; p++) {
         const struct sup_port *np = &c->n->ports[p];
         char a[20];
-        if (has_port(c->o, np->name))
+        if (np->vacant || has_port(c->o, np->name))
             continue;
+        if (np->vlan_ntags) {
+            walk_vlan(c, np, "added");
+            continue;
+        }
         c->changes++;
         fprintf(c->f, "port %s: added, %s %s%s%s, address %s/%u (starts", np->name,
                 np->driver == SUP_DRIVER_TAP ? "tap" : "afxdp", np->ifname, np->netns[0] ? " in netns " : "", np->netns,
@@ -255,7 +288,7 @@ void sup_reload_withdraw(struct rl_ctx *c)
     struct gone_list g = {0};
     int first = -1;
     for (size_t p = 0; p < c->o->nports && p < IPC_MAX_PORTS; p++)
-        if ((g.gone[p] = !has_port(c->n, c->o->ports[p].name)) && first < 0)
+        if ((g.gone[p] = !c->o->ports[p].vacant && !has_port(c->n, c->o->ports[p].name)) && first < 0)
             first = (int)p;
     if (first < 0)
         return;
@@ -414,8 +447,8 @@ void sup_reload_walk_live(struct rl_ctx *c)
     char a1[20], a2[20];
     for (size_t p = 0; p < both; p++) {
         const struct sup_port *op = &c->o->ports[p], *np = &c->n->ports[p];
-        if (strcmp(op->name, np->name) != 0)
-            continue; /* refused before */
+        if (op->vacant || strcmp(op->name, np->name) != 0)
+            continue; /* a vacant slot, or a port removed and another added */
         const struct sup_prefix *x = &op->address, *y = &np->address;
         if (x->addr != y->addr || x->len != y->len) {
             c->changes++;

@@ -38,6 +38,7 @@
 #include "tables/config.h"
 #include "supervisor/shaper_ctl.h"
 #include "supervisor/filter.h"
+#include "supervisor/port_slots.h"
 #include "supervisor/vlan.h"
 #include "tables/filter.h"
 #include "supervisor/xsk.h"
@@ -240,26 +241,6 @@ out_fd:
     return ret;
 }
 
-static void fill_port(const struct sup *s, int i, struct ipc_svc_port *o)
-{
-    const struct sup_port *p = &s->m.ports[i];
-    snprintf(o->name, sizeof(o->name), "%s", p->name);
-    snprintf(o->ifname, sizeof(o->ifname), "%s", p->ifname);
-    snprintf(o->netns, sizeof(o->netns), "%s", p->netns);
-    sup_port_mac(&s->m, i, o->mac); /* manifest_v6.c: the link-local address derives from it */
-    o->mtu = (uint16_t)p->mtu;
-    o->addr = p->address.addr;
-    o->plen = p->address.len;
-    o->driver = p->driver == SUP_DRIVER_TAP ? IPC_DRV_TAP : IPC_DRV_AFXDP;
-    /* busy_poll = yes, and a socket that names a NAPI to poll (xsk.c) */
-    bool busy = p->driver == SUP_DRIVER_AFXDP && !p->vlan_ntags && p->busy_poll && sup_xsk_busy_poll_ok(s, i);
-    o->flags = (uint16_t)((p->shaper >= 0 ? IPC_PORT_F_SHAPER : 0) | (busy ? IPC_PORT_F_BUSY_POLL : 0) |
-                          (p->vlan_ntags ? IPC_PORT_F_VLAN : 0) |
-                          (p->driver == SUP_DRIVER_AFXDP && p->xdp_mode == SUP_XDP_SKB ? IPC_PORT_F_RX_PARTIAL : 0));
-    o->offloads = p->offloads;
-    o->rx_inflight = p->rx_inflight;
-}
-
 /* The kind's part of the blob (tables/config.h) in @x; returns its size, 0 for
  * a kind that has none (the test stand-ins). */
 static uint32_t typed_config(const struct sup *s, const struct sup_svc *v, void *x)
@@ -367,7 +348,7 @@ static int write_config(struct sup *s, struct sup_svc *v, struct ipc_err *err)
     c->cap_fd = v->cap_fd > 0 ? next++ : -1; /* last: sup_svc_fds */
     c->nports = (uint32_t)s->m.nports;
     for (size_t i = 0; i < s->m.nports && i < IPC_MAX_PORTS; i++) {
-        fill_port(s, (int)i, &c->ports[i]);
+        sup_port_fill(s, (int)i, &c->ports[i]);
         c->port_zone[i] = (uint8_t)s->m.ports[i].zone;
     }
     sup_filter_svc_config(s, v, c); /* filter_setup.c: the router's rings and ports on the filter's path */
@@ -510,6 +491,8 @@ static int connected6(struct sup *s, int p, struct ipc_err *err)
 static int connected4(struct sup *s, int p, struct ipc_err *err)
 {
     const struct sup_port *sp = &s->m.ports[p];
+    if (sp->vacant)
+        return 0; /* port_slots.c */
     uint32_t mask = sp->address.len ? ~0u << (32 - sp->address.len) : 0;
     struct fib_nh nh = {.gw = 0, .port = (uint16_t)p};
     return fib_add_logged(s, sp->address.addr & mask, sp->address.len, &nh, sp->src.section, err);

@@ -172,7 +172,7 @@ bool sup_ctl_trace(struct sup *s, char **w, int nw, FILE *f, int conn_fd)
         fprintf(f, " %s", s->svcs[cur.svc[i]].name);
     fprintf(f, "\nports");
     for (size_t p = 0; p < s->m.nports; p++)
-        fprintf(f, " %s", s->m.ports[p].name);
+        fprintf(f, " %s", s->m.ports[p].vacant ? "-" : s->m.ports[p].name); /* a vacant slot: port_slots.c */
     fprintf(f, "\n");
     return true;
 }

@@ -237,9 +237,10 @@ int sup_check_vlans(struct sup_pctx *pc)
     return pc->rc;
 }
 
-/* Ports keep their indices across a reload and a VLAN port has no device of
- * its own to start or stop: its parent's drivers carry its rings and its
- * map (tables/config.h), made once at up. */
+/* A VLAN port has no device of its own to start or stop: its parent's
+ * drivers carry its rings and its map (tables/config.h). One added to a
+ * running parent, or removed, without a [shaper] of its own: the parent's
+ * drivers restart on the new map (reload.c); the rest only at up. */
 bool sup_vlan_reload_refused(const struct sup_manifest *o, const struct sup_manifest *n, char *why, size_t len)
 {
     char a[16], b[16];
@@ -253,8 +254,11 @@ bool sup_vlan_reload_refused(const struct sup_manifest *o, const struct sup_mani
         if (op && np->vlan_ntags && was && strcmp(op->parent_name, np->parent_name) == 0 &&
             op->vlan_ntags == np->vlan_ntags && memcmp(op->vlan_id, np->vlan_id, sizeof(op->vlan_id)) == 0)
             continue;
-        if (!op)
-            snprintf(why, len, "VLAN port %s added: VLAN ports are set up at up only", np->name);
+        if (!op && np->vlan_ntags && np->shaper < 0 && sup_manifest_port(o, np->parent_name) >= 0)
+            continue;
+        if (!op && np->vlan_ntags)
+            snprintf(why, len, "VLAN port %s added %s: only at up", np->name,
+                     np->shaper >= 0 ? "with a [shaper]" : "with its parent");
         else if (!np->vlan_ntags && !was)
             snprintf(why, len, "port %s: untagged changed: a parent's VLAN map is set up at up only", np->name);
         else
@@ -264,8 +268,8 @@ bool sup_vlan_reload_refused(const struct sup_manifest *o, const struct sup_mani
         return true;
     }
     for (size_t i = 0; i < o->nports; i++)
-        if (o->ports[i].vlan_ntags && sup_manifest_port(n, o->ports[i].name) < 0) {
-            snprintf(why, len, "VLAN port %s removed: VLAN ports are set up at up only", o->ports[i].name);
+        if (o->ports[i].vlan_ntags && o->ports[i].shaper >= 0 && sup_manifest_port(n, o->ports[i].name) < 0) {
+            snprintf(why, len, "VLAN port %s removed with its [shaper]: only at up", o->ports[i].name);
             return true;
         }
     return false;

@@ -145,7 +145,7 @@ static void name_counters(struct rt_proc *r)
     static const char *const per_port[RT_PORT_CTRS] = {"rx_pkts", "rx_bytes", "tx_pkts", "tx_bytes"};
     for (unsigned p = 0; p < RT_MAX_PORTS; p++)
         for (unsigned k = 0; k < RT_PORT_CTRS; k++, n++)
-            if (p < cfg->nports)
+            if (p < cfg->nports && !(cfg->ports[p].flags & IPC_PORT_F_VACANT))
                 snprintf(rt_names[n], IPC_CTR_NAME, "%.15s.%s", cfg->ports[p].name, per_port[k]);
             else
                 rt_names[n][0] = 0; /* unused: `stats` skips nameless counters */
@@ -220,8 +220,12 @@ static int rt_setup(struct rt_proc *r, struct ipc_err *err)
     if (ret < 0)
         return ret;
     /* A port a reload removed: its neighbours go with it, before a port
-     * added later could take its index. The tables' one writer is here. */
-    rt_neigh_forget_ports(&r->neigh, cfg->nports);
+     * added later could take its slot (vacant meanwhile). The tables' one
+     * writer is here. */
+    uint32_t vacant = 0;
+    for (unsigned p = 0; p < cfg->nports && p < 32; p++)
+        vacant |= cfg->ports[p].flags & IPC_PORT_F_VACANT ? 1u << p : 0;
+    rt_neigh_forget_ports(&r->neigh, cfg->nports, vacant);
     if (tc->fib6_fd >= 0) {
         /* The same slot in the same readers' region as the IPv4 FIB. */
         ret = fib6_attach(&r->fib6, tc->fib6_fd, tc->fib_readers_fd, FIB_ROUTER_SLOT, err);
@@ -230,7 +234,7 @@ static int rt_setup(struct rt_proc *r, struct ipc_err *err)
         ret = rt_nd_attach_router(&r->neigh6, tc->neigh6_fd, &r->ctr, err);
         if (ret < 0)
             return ret;
-        rt_nd_forget_ports(&r->neigh6, cfg->nports);
+        rt_nd_forget_ports(&r->neigh6, cfg->nports, vacant);
         r->v6 = true;
     }
     /* A command a predecessor left unanswered is the first loop's to apply. */

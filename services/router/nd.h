@@ -28,7 +28,7 @@
 /** Router start: map the table and forget a predecessor's pending queues (as rt_neigh_attach_router). */
 int rt_nd_attach_router(struct neigh6_table *nt, int fd, struct rt_counters *ctr, struct ipc_err *err);
 /** As rt_neigh_forget_ports, for the IPv6 table. */
-int rt_nd_forget_ports(struct neigh6_table *nt, unsigned nports);
+int rt_nd_forget_ports(struct neigh6_table *nt, unsigned nports, uint32_t vacant);
 
 /** Clean stop: free every packet still waiting for ND (drop_pending_restart). */
 void rt_nd_free_pending(struct rt_ctx *ctx);

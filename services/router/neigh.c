@@ -39,11 +39,11 @@ int rt_neigh_attach_router(struct neigh_table *nt, int fd, struct rt_counters *c
     return 0;
 }
 
-int rt_neigh_forget_ports(struct neigh_table *nt, unsigned nports)
+int rt_neigh_forget_ports(struct neigh_table *nt, unsigned nports, uint32_t vacant)
 {
     int n = 0;
     for (uint32_t i = 0; i <= nt->mask; i++)
-        while (nt->e[i].ip && nt->e[i].port >= nports) {
+        while (nt->e[i].ip && (nt->e[i].port >= nports || (nt->e[i].port < 32 && (vacant >> nt->e[i].port & 1)))) {
             neigh_remove(nt, &nt->e[i]); /* what follows may move into i: look again */
             n++;
         }

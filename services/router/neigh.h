@@ -20,8 +20,9 @@
  */
 int rt_neigh_attach_router(struct neigh_table *nt, int fd, struct rt_counters *ctr, struct ipc_err *err);
 /** Router start, after attach: remove every entry (static too) of a port
- * from @nports on, which a reload removed; returns how many. */
-int rt_neigh_forget_ports(struct neigh_table *nt, unsigned nports);
+ * a reload removed: one from @nports on, or one whose bit in @vacant is
+ * set (its slot vacant: supervisor/port_slots.c); returns how many. */
+int rt_neigh_forget_ports(struct neigh_table *nt, unsigned nports, uint32_t vacant);
 
 /**
  * Clean stop: free every packet still waiting in a pending queue (counted as

@@ -136,11 +136,13 @@ run "$RR" li a --json -S "$SOCK"
 expect 100 'ringrouter: "st" is ambiguous: status, stats (see ringrouter --help)' "$RR" st -S "$SOCK"
 expect 100 'ringrouter: "stat" is ambiguous: status, stats (see ringrouter --help)' "$RR" stat -S "$SOCK"
 expect 100 'ringrouter: route: "s" is ambiguous: show, save (see ringrouter help route)' "$RR" route s -S "$SOCK"
+[ "$("$RR" sh --help)" = "$("$RR" help show)" ] && [ "$("$RR" sha --help)" = "$("$RR" help shaper)" ] ||
+    sup_bad "sh is not show, or sha not shaper"
 expect 100 'ringrouter: unknown command "rotue"; did you mean "route"? (see ringrouter --help)' "$RR" rotue show -S "$SOCK"
 expect 100 'ringrouter: unknown route subcommand "shwo"; did you mean "show"? (see ringrouter help route)' "$RR" route shwo -S "$SOCK"
 expect 100 'ringrouter: unknown option "--jsn"; did you mean "--json"? (see ringrouter --help)' "$RR" status --jsn -S "$SOCK"
 expect 100 'ringrouter: unknown command "frobnicate" (see ringrouter --help)' "$RR" frobnicate
-echo "abbreviations: ro sh = route show, li a = link a; st, stat, route s ambiguous (both named); rotue, shwo, --jsn: did you mean"
+echo "abbreviations: ro sh = route show, li a = link a, sh = show, sha = shaper; st, stat, route s ambiguous (both named); rotue, shwo, --jsn: did you mean"
 
 run "$RR" help
 top=$out

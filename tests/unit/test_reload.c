@@ -11,10 +11,12 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "supervisor/port_slots.h"
 #include "supervisor/reload_impl.h"
 #include "supervisor/route6.h"
 #include "supervisor/route_multi.h"
@@ -112,7 +114,8 @@ static void refused(const char *old, const char *new, const char *want)
     struct t_run r;
     t_load(&r, old, new);
     char why[600];
-    bool no = sup_reload_refused(r.s, &r.s->m, &r.n, why, sizeof(why));
+    bool no = sup_reload_slots(&r.s->m, &r.n, why, sizeof(why)) ||
+              sup_reload_refused(r.s, &r.s->m, &r.n, why, sizeof(why));
     if (want) {
         assert_true(no);
         assert_string_equal(why, want);
@@ -128,7 +131,7 @@ static void diff(const char *old, const char *new, const char *want)
     struct t_run r;
     t_load(&r, old, new);
     char why[600];
-    if (sup_reload_refused(r.s, &r.s->m, &r.n, why, sizeof(why)))
+    if (sup_reload_slots(&r.s->m, &r.n, why, sizeof(why)) || sup_reload_refused(r.s, &r.s->m, &r.n, why, sizeof(why)))
         fail_msg("refused: %s", why);
     char *text = NULL;
     size_t len = 0;
@@ -147,21 +150,20 @@ static void diff(const char *old, const char *new, const char *want)
 static void test_reload_refusals(void **state)
 {
     (void)state;
-    refused(PORTS, "[port b]\ndriver = tap\nifname = rr-b\naddress = 10.2.0.1/24\n",
-            "ports changed (removed a, but b after it stays: a port is removed live only with every port after it)");
     refused(PORTS, "[port a]\ndriver = tap\nifname = rr-b2\naddress = 10.1.0.1/24\n"
                    "[port b]\ndriver = tap\nifname = rr-b\naddress = 10.2.0.1/24\n",
-            "ports changed (port a: ifname changed (or remove the port, with every port after it, in one reload and "
-            "add it back in the next))");
-    refused(PORTS, "[port a]\ndriver = tap\nifname = rr-a\naddress = 10.1.0.1/24\n"
-                   "[port c]\ndriver = tap\nifname = rr-c\naddress = 10.3.0.1/24\n"
-                   "[port b]\ndriver = tap\nifname = rr-b\naddress = 10.2.0.1/24\n",
-            "ports changed (added c before b: new ports go after the others)");
+            "ports changed (port a: ifname changed (or remove the port in one reload and add it back in the next))");
     refused(PORTS, PORTS "[port c]\ndriver = afxdp\nifname = eth9\naddress = 10.3.0.1/24\n",
             "ports changed (added c: an AF_XDP port is added only at up)");
     refused(PORTS, "[router]\npool_buffers = 8192\n" PORTS, "[router] pool_buffers changed");
     /* What a reload does itself: not refused. A port's address, address6 and
-     * mtu; a shaper added; the last port swapped for another. */
+     * mtu; a shaper added; any port removed (a before b), a port added
+     * before another in the file, the last port swapped for another. */
+    refused(PORTS, "[port b]\ndriver = tap\nifname = rr-b\naddress = 10.2.0.1/24\n", NULL);
+    refused(PORTS, "[port a]\ndriver = tap\nifname = rr-a\naddress = 10.1.0.1/24\n"
+                   "[port c]\ndriver = tap\nifname = rr-c\naddress = 10.3.0.1/24\n"
+                   "[port b]\ndriver = tap\nifname = rr-b\naddress = 10.2.0.1/24\n",
+            NULL);
     refused(PORTS, PORTS "[shaper b]\nrate = 10mbit\n", NULL);
     refused(PORTS, "[port a]\ndriver = tap\nifname = rr-a\naddress = 10.1.0.1/24\n"
                    "[port c]\ndriver = tap\nifname = rr-c\naddress = 10.3.0.1/24\n",
@@ -286,10 +288,101 @@ static void test_reload_diff_restarts(void **state)
          "port a: persist no -> yes\n");
 }
 
+#define PORT_A "[port a]\ndriver = tap\nifname = rr-a\naddress = 10.1.0.1/24\n"
+#define PORT_C "[port c]\ndriver = tap\nifname = rr-c\naddress = 10.3.0.1/24\n"
+#define PORT_D "[port d]\ndriver = tap\nifname = rr-d\naddress = 10.4.0.1/24\n"
+
+static void slots_load(struct sup_manifest *m, const char *text)
+{
+    struct sup_manifest_err err;
+    if (sup_manifest_load_string("t.ini", text, m, &err) < 0)
+        fail_msg("%s", err.msg);
+}
+
+/* The new manifest laid out in the running one's slots: a port keeps its
+ * index for its life, whatever is removed before it or added. */
+static void test_reload_slots(void **state)
+{
+    (void)state;
+    char why[600];
+    struct sup_manifest o, n, n2;
+    slots_load(&o, PORTS PORT_C);
+    /* b, a middle port, removed: c stays at 2, b's slot is vacant; c's
+     * route, neighbour and driver name slot 2. */
+    slots_load(&n, PORT_A PORT_C "[route 10.9.0.0/16]\nvia = 10.3.0.2\n[neigh 10.3.0.9]\nmac = 02:00:00:00:00:09\n");
+    assert_false(sup_slots_layout(&o, &n, why, sizeof(why)));
+    assert_int_equal(n.nports, 3);
+    assert_string_equal(n.ports[0].name, "a");
+    assert_true(n.ports[1].vacant && !n.ports[1].name[0]);
+    assert_string_equal(n.ports[2].name, "c");
+    assert_int_equal(n.routes[0].port, 2);
+    assert_int_equal(n.neighs[0].port, 2);
+    assert_int_equal(n.services[sup_manifest_service(&n, "driver-c")].port, 2);
+    assert_int_equal(sup_manifest_port(&n, ""), -1);
+    assert_int_equal(sup_manifest_port(&n, "c"), 2);
+    /* The same ports in another order in the file: nothing moves. */
+    slots_load(&n2, PORT_C PORT_A);
+    assert_false(sup_slots_layout(&n, &n2, why, sizeof(why)));
+    assert_int_equal(n2.nports, 3);
+    assert_true(!strcmp(n2.ports[0].name, "a") && n2.ports[1].vacant && !strcmp(n2.ports[2].name, "c"));
+    sup_manifest_free(&n2);
+    /* A swap, a removed and d added in one reload: d takes b's slot, vacant
+     * since the reload before, never a's, freed in this one. */
+    slots_load(&n2, PORT_C PORT_D);
+    assert_false(sup_slots_layout(&n, &n2, why, sizeof(why)));
+    assert_int_equal(n2.nports, 3);
+    assert_true(n2.ports[0].vacant && !strcmp(n2.ports[1].name, "d") && !strcmp(n2.ports[2].name, "c"));
+    assert_int_equal(n2.services[sup_manifest_service(&n2, "driver-d")].port, 1);
+    sup_manifest_free(&n2);
+    /* The last port removed: its slot goes, with the vacant ones before it. */
+    slots_load(&n2, PORT_A);
+    assert_false(sup_slots_layout(&n, &n2, why, sizeof(why)));
+    assert_int_equal(n2.nports, 1);
+    sup_manifest_free(&n2);
+    /* The adoption's record of the slots lays the file's order out again. */
+    struct sup_slots rec;
+    sup_slots_save(&n, &rec);
+    slots_load(&n2, PORT_A PORT_C);
+    assert_int_equal(sup_slots_restore(&n2, &rec), 0);
+    assert_true(n2.nports == 3 && n2.ports[1].vacant && !strcmp(n2.ports[2].name, "c"));
+    sup_manifest_free(&n2);
+    slots_load(&n2, PORT_A PORT_D);
+    assert_int_equal(sup_slots_restore(&n2, &rec), -ESRCH);
+    sup_manifest_free(&n2);
+    sup_manifest_free(&n);
+    sup_manifest_free(&o);
+    /* Sixteen slots at most: a port added while the first is removed. */
+    char text[4096] = "", *p = text;
+    for (int i = 0; i < IPC_MAX_PORTS; i++)
+        p += sprintf(p, "[port p%d]\ndriver = tap\nifname = rr-p%d\naddress = 10.%d.0.1/24\n", i, i, i + 1);
+    slots_load(&o, text);
+    p = text;
+    for (int i = 1; i <= IPC_MAX_PORTS; i++)
+        p += sprintf(p, "[port p%d]\ndriver = tap\nifname = rr-p%d\naddress = 10.%d.0.1/24\n", i, i, i + 1);
+    slots_load(&n, text);
+    assert_true(sup_slots_layout(&o, &n, why, sizeof(why)));
+    assert_string_equal(why, "added p16: the ports would take more than 16 slots (a removed port's slot is free "
+                             "again from the reload after the one that removes it)");
+    sup_manifest_free(&n);
+    sup_manifest_free(&o);
+    /* A middle port removed: c's route and neighbour, at c's slot in both,
+     * do not change; then a swap: b removed, d added after the others. */
+    diff(PORTS PORT_C "[route 10.9.0.0/16]\nvia = 10.3.0.2\n[neigh 10.3.0.9]\nmac = 02:00:00:00:00:09\n",
+         PORT_A PORT_C "[route 10.9.0.0/16]\nvia = 10.3.0.2\n[neigh 10.3.0.9]\nmac = 02:00:00:00:00:09\n",
+         "port b: removed, tap rr-b (stops driver-b; its device goes; restarts router)\n"
+         "restart router: port b removed: the router takes its rings at start\n");
+    diff(PORTS PORT_C, PORT_A PORT_C PORT_D,
+         "port b: removed, tap rr-b (stops driver-b; its device goes; restarts router)\n"
+         "port d: added, tap rr-d, address 10.4.0.1/24 (starts driver-d; restarts router)\n"
+         "restart router: port b removed: the router takes its rings at start; port d added: the router takes its "
+         "rings at start\n");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_reload_refusals),
+        cmocka_unit_test(test_reload_slots),
         cmocka_unit_test(test_reload_diff_lines),
         cmocka_unit_test(test_reload_diff_restarts),
     };

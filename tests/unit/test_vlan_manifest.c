@@ -148,7 +148,8 @@ static void test_good(void **state)
     assert_true(service(&m, "shaper-wan.7") >= 0);
     assert_int_equal(m.nservices, 1 + 3 + 1);
 
-    /* A reload: adding, removing or retagging a VLAN port is refused. */
+    /* A reload: adding or removing a VLAN port with a shaper of its own, or
+     * retagging one, is refused; one without, on a running parent, not. */
     char why[300];
     struct sup_manifest n;
     assert_false(sup_vlan_reload_refused(&m, &m, why, sizeof why));
@@ -159,10 +160,17 @@ static void test_good(void **state)
              "[port lan.10]\nparent = lan\nvlan = 10\naddress = 10.10.0.1/24\nmtu = 1400\n");
     assert_int_equal(sup_manifest_load_string("t.ini", fewer, &n, &err), 0);
     assert_true(sup_vlan_reload_refused(&m, &n, why, sizeof why));
-    assert_non_null(strstr(why, "VLAN port lan.s removed"));
+    assert_non_null(strstr(why, "VLAN port wan.7 removed with its [shaper]: only at up"));
     assert_true(sup_vlan_reload_refused(&n, &m, why, sizeof why));
-    assert_non_null(strstr(why, "VLAN port lan.s added"));
+    assert_non_null(strstr(why, "VLAN port wan.7 added with a [shaper]: only at up"));
     assert_false(sup_vlan_reload_refused(&n, &n, why, sizeof why));
+    sup_manifest_free(&n);
+    char more[800];
+    snprintf(more, sizeof more, "%s[port wan.7]\nparent = wan\nvlan = 7\naddress = 10.70.0.1/24\n"
+             "[shaper wan.7]\nrate = 10mbit\n", fewer);
+    assert_int_equal(sup_manifest_load_string("t.ini", more, &n, &err), 0);
+    assert_false(sup_vlan_reload_refused(&m, &n, why, sizeof why)); /* lan.s removed */
+    assert_false(sup_vlan_reload_refused(&n, &m, why, sizeof why)); /* lan.s added */
     sup_manifest_free(&n);
     strstr(fewer, "vlan = 10")[8] = '1'; /* vlan = 11 */
     assert_int_equal(sup_manifest_load_string("t.ini", fewer, &n, &err), 0);
