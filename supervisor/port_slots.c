@@ -64,8 +64,11 @@ static int permute(struct sup_manifest *n, const int *map, size_t nslots, const 
     for (size_t k = 0; k < nslots; k++)
         if (ports[k].vlan_parent >= 0)
             ports[k].vlan_parent = moved(ports[k].vlan_parent, map, old);
-    for (size_t i = 0; i < n->nroutes; i++)
+    for (size_t i = 0; i < n->nroutes; i++) {
         n->routes[i].port = moved(n->routes[i].port, map, old);
+        for (uint8_t j = 0; j < n->routes[i].nnh; j++) /* a multipath route's members */
+            n->routes[i].nh[j].port = moved(n->routes[i].nh[j].port, map, old);
+    }
     for (size_t i = 0; i < n->nneighs; i++)
         n->neighs[i].port = moved(n->neighs[i].port, map, old);
     for (size_t i = 0; i < n->nshapers; i++)
