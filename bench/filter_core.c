@@ -29,22 +29,28 @@ static uint32_t rnd(void)
 
 static void put16(uint8_t *p, uint32_t v) { p[0] = (uint8_t)(v >> 8); p[1] = (uint8_t)v; }
 
-/* an IPv4 TCP frame; checksums are not checked on this path */
-static uint32_t frame(uint8_t *b, uint32_t src, uint32_t dst, uint16_t sp, uint16_t dp, uint8_t flags, uint32_t seq,
-                      uint32_t ack)
+/* Ethernet and an IPv4 header of @proto, @iplen bytes long; the L4 header's start */
+static uint8_t *ip4(uint8_t *b, uint32_t src, uint32_t dst, uint8_t proto, uint16_t iplen)
 {
     memset(b, 0, 64);
     put16(b + 12, 0x0800);
     uint8_t *ip = b + 14;
     ip[0] = 0x45;
-    put16(ip + 2, 40);
+    put16(ip + 2, iplen);
     ip[8] = 64;
-    ip[9] = 6;
+    ip[9] = proto;
     for (int i = 0; i < 4; i++) {
         ip[12 + i] = (uint8_t)(src >> (24 - 8 * i));
         ip[16 + i] = (uint8_t)(dst >> (24 - 8 * i));
     }
-    uint8_t *t = ip + 20;
+    return ip + 20;
+}
+
+/* an IPv4 TCP frame; checksums are not checked on this path */
+static uint32_t frame(uint8_t *b, uint32_t src, uint32_t dst, uint16_t sp, uint16_t dp, uint8_t flags, uint32_t seq,
+                      uint32_t ack)
+{
+    uint8_t *t = ip4(b, src, dst, 6, 40);
     put16(t, sp);
     put16(t + 2, dp);
     for (int i = 0; i < 4; i++) {
@@ -60,21 +66,11 @@ static uint32_t frame(uint8_t *b, uint32_t src, uint32_t dst, uint16_t sp, uint1
 /* an IPv4 UDP frame to port 9, as bench/filter's load */
 static uint32_t frame_udp(uint8_t *b, uint32_t src, uint32_t dst, uint16_t sp)
 {
-    memset(b, 0, 64);
-    put16(b + 12, 0x0800);
-    uint8_t *ip = b + 14;
-    ip[0] = 0x45;
-    put16(ip + 2, 46);
-    ip[8] = 64;
-    ip[9] = 17;
-    for (int i = 0; i < 4; i++) {
-        ip[12 + i] = (uint8_t)(src >> (24 - 8 * i));
-        ip[16 + i] = (uint8_t)(dst >> (24 - 8 * i));
-    }
-    put16(ip + 20, sp);
-    put16(ip + 22, 9);
-    put16(ip + 24, 26);
-    put16(ip + 26, 0x1234);
+    uint8_t *u = ip4(b, src, dst, 17, 46);
+    put16(u, sp);
+    put16(u + 2, 9);
+    put16(u + 4, 26);
+    put16(u + 6, 0x1234);
     return 60;
 }
 
