@@ -29,22 +29,28 @@ static uint32_t rnd(void)
 
 static void put16(uint8_t *p, uint32_t v) { p[0] = (uint8_t)(v >> 8); p[1] = (uint8_t)v; }
 
-/* an IPv4 TCP frame; checksums are not checked on this path */
-static uint32_t frame(uint8_t *b, uint32_t src, uint32_t dst, uint16_t sp, uint16_t dp, uint8_t flags, uint32_t seq,
-                      uint32_t ack)
+/* Ethernet and an IPv4 header of @proto, @iplen bytes long; the L4 header's start */
+static uint8_t *ip4(uint8_t *b, uint32_t src, uint32_t dst, uint8_t proto, uint16_t iplen)
 {
     memset(b, 0, 64);
     put16(b + 12, 0x0800);
     uint8_t *ip = b + 14;
     ip[0] = 0x45;
-    put16(ip + 2, 40);
+    put16(ip + 2, iplen);
     ip[8] = 64;
-    ip[9] = 6;
+    ip[9] = proto;
     for (int i = 0; i < 4; i++) {
         ip[12 + i] = (uint8_t)(src >> (24 - 8 * i));
         ip[16 + i] = (uint8_t)(dst >> (24 - 8 * i));
     }
-    uint8_t *t = ip + 20;
+    return ip + 20;
+}
+
+/* an IPv4 TCP frame; checksums are not checked on this path */
+static uint32_t frame(uint8_t *b, uint32_t src, uint32_t dst, uint16_t sp, uint16_t dp, uint8_t flags, uint32_t seq,
+                      uint32_t ack)
+{
+    uint8_t *t = ip4(b, src, dst, 6, 40);
     put16(t, sp);
     put16(t + 2, dp);
     for (int i = 0; i < 4; i++) {
@@ -55,6 +61,67 @@ static uint32_t frame(uint8_t *b, uint32_t src, uint32_t dst, uint16_t sp, uint1
     t[13] = flags;
     put16(t + 14, 1000);
     return 54;
+}
+
+/* an IPv4 UDP frame to port 9, as bench/filter's load */
+static uint32_t frame_udp(uint8_t *b, uint32_t src, uint32_t dst, uint16_t sp)
+{
+    uint8_t *u = ip4(b, src, dst, 17, 46);
+    put16(u, sp);
+    put16(u + 2, 9);
+    put16(u + 4, 26);
+    put16(u + 6, 0x1234);
+    return 60;
+}
+
+static uint64_t cycles(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    return __builtin_ia32_rdtsc();
+#else
+    return ns_now();
+#endif
+}
+
+/* bench/filter's load through rr-filter's two passes, as main.c makes
+ * them: prerouting over a burst of 32 at the ingress (flt_process_many),
+ * the connection word carried in the buffer, then forward and postrouting
+ * at the egress (flt_process_out); 64-byte UDP to port 9 from @flows
+ * source ports in turn, one way, so that every packet is `ct state new`
+ * to the rules (Linux's view of a flow with no reply) and walks the chain
+ * to its `udp dport` accept. @percall: as rr-filter did before, one
+ * flt_process a hook and packet (the baseline). Returns ns a packet; *cyc
+ * cycles. */
+static double path_ns(struct flt *f, unsigned n, unsigned flows, bool percall, double *cyc)
+{
+    static uint8_t b[32][64];
+    struct flt_pkt q[32];
+    uint64_t t0 = ns_now(), c0 = cycles();
+    for (unsigned i = 0; i < n; i += 32) {
+        for (unsigned j = 0; j < 32; j++) {
+            unsigned fl = (i + j) % flows;
+            q[j] = (struct flt_pkt){ .data = b[j], .cap = 64, .iif = 0, .oif = 0xffff };
+            q[j].len = frame_udp(b[j], 0x0a000102u + (fl >> 14), 0xac100202u, (uint16_t)(10000 + (fl & 16383)));
+        }
+        if (percall) {
+            for (unsigned j = 0; j < 32; j++)
+                if (flt_process(f, &q[j], FLT_PRE, 5) != FLT_ACCEPT)
+                    goto refused;
+        } else if (flt_process_many(f, q, 32, FLT_PRE, 5, NULL, NULL) != 32) {
+            goto refused;
+        }
+        for (unsigned j = 0; j < 32; j++) {
+            q[j].oif = 1;
+            if (percall ? flt_process(f, &q[j], FLT_FWD, 5) != FLT_ACCEPT || flt_process(f, &q[j], FLT_POST, 5) != FLT_ACCEPT
+                        : flt_process_out(f, &q[j], 5) != FLT_ACCEPT)
+                goto refused;
+        }
+    }
+    *cyc = (double)(cycles() - c0) / n;
+    return (double)(ns_now() - t0) / n;
+refused:
+    fprintf(stderr, "bench_filter: the UDP load was refused\n");
+    exit(1);
 }
 
 static int cmp_d(const void *a, const void *b)
@@ -149,12 +216,20 @@ int main(int argc, char **argv)
         " ct state new ip daddr 172.16.0.0/16 udp dport { 9, 53, 123, 5201 } accept\n"
         " icmp type echo-request accept\n}\n";
     struct flt_rules *er = compile(edge, sizeof edge - 1);
+    /* ... and with masquerade on the egress port */
+    char nat[sizeof edge + 64];
+    snprintf(nat, sizeof nat, "%schain postrouting {\n oif \"wan\" masquerade\n}\n", edge);
+    struct flt_rules *nr = compile(nat, strlen(nat));
     size_t rsz = flt_ct_region_size(65536);
     void *region = aligned_alloc(64, (rsz + 63) & ~(size_t)63);
 
-    double res[5][15];
-    const char *names[5] = { "rules_vmap_ns", "rules_linear_ns", "rules_set_ns", "pkt_established_ns",
-                             "pkt_new_conn_ns" };
+    enum { NFIG = 17 };
+    double res[NFIG][15];
+    const char *names[NFIG] = { "rules_vmap_ns", "rules_linear_ns", "rules_set_ns", "pkt_established_ns",
+                                "pkt_new_conn_ns", "path_udp1_ns", "path_udp1_cycles", "path_udp1024_ns",
+                                "path_udp1024_cycles", "path_nat1_ns", "path_nat1_cycles", "path_udp32k_ns",
+                                "path_udp32k_cycles", "path_udp1_percall_cyc", "path_udp32k_percall_cyc",
+                                "path_nat1_percall_cyc", "path_udp1024_percall_cyc" };
     for (unsigned run = 0; run < runs; run++) {
         res[0][run] = eval_ns(mapped, lookups);
         res[1][run] = eval_ns(walked, lookups / 50 + 1);
@@ -201,12 +276,30 @@ int main(int argc, char **argv)
         }
         res[4][run] = (double)(ns_now() - t0) / nc;
         flt_free(f);
+
+        /* rr-filter's whole path, 1 and 1024 flows, then with masquerade */
+        flt_ct_format(region, rsz, 65536, run);
+        f = flt_new(region, ports, 2, er);
+        unsigned np = lookups / 4;
+        res[5][run] = path_ns(f, np, 1, false, &res[6][run]);
+        path_ns(f, np, 1, true, &res[13][run]);
+        res[7][run] = path_ns(f, np, 1024, false, &res[8][run]);
+        path_ns(f, np, 1024, true, &res[16][run]);
+        path_ns(f, 32768, 32768, false, &res[12][run]); /* the entries made, then looked up */
+        res[11][run] = path_ns(f, np, 32768, false, &res[12][run]);
+        path_ns(f, np, 32768, true, &res[14][run]);
+        flt_free(f);
+        flt_ct_format(region, rsz, 65536, run);
+        f = flt_new(region, ports, 2, nr);
+        res[9][run] = path_ns(f, np, 1, false, &res[10][run]);
+        path_ns(f, np, 1, true, &res[15][run]);
+        flt_free(f);
     }
-    double med[5], lo[5], hi[5];
+    double med[NFIG], lo[NFIG], hi[NFIG];
     printf("bench_filter: %u rules, %u runs, %u lookups (linear walk: %u)\n", nrules, runs, lookups,
            lookups / 50 + 1);
     printf("%-22s %12s %12s %12s\n", "figure", "median", "min", "max");
-    for (int k = 0; k < 5; k++) {
+    for (int k = 0; k < NFIG; k++) {
         qsort(res[k], runs, sizeof(double), cmp_d);
         med[k] = res[k][runs / 2];
         lo[k] = res[k][0];
@@ -216,12 +309,17 @@ int main(int argc, char **argv)
     printf("filter_pkt_established_ns %.1f\n", med[3]);
     printf("filter_new_conn_per_s %.0f\n", 1e9 / med[4]);
     printf("filter_set_lookup_ns %.1f\n", med[2]);
+    printf("filter_path_udp_cycles %.0f\n", med[6]);
+    printf("filter_path_nat_cycles %.0f\n", med[10]);
+    printf("filter_path_udp32k_vs_percall %.3f\n", med[12] / med[14]);
+    printf("filter_path_udp1_vs_percall %.3f\n", med[6] / med[13]);
     printf("filter_rules_%u_linear_vs_vmap %.1f\n", nrules, med[1] / med[0]);
     free(text);
     flt_rules_free(mapped);
     flt_rules_free(walked);
     flt_rules_free(set);
     flt_rules_free(er);
+    flt_rules_free(nr);
     free(region);
     return 0;
 }

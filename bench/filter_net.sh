@@ -106,29 +106,33 @@ for f in sys.argv[1:]:
 print("%.6f %d" % (time.time(), t))' "$@"
 }
 sending() { [ "$(offered "$ns_gen" "$1")" -gt "$2" ]; }
-# window VARIANT TEST RUN FLOWS PPS GDEV SDEV SRC DST DMAC: trainsend on
-# CPU 0, as fast as it can (PPS 0: trains of 256 back to back) or paced
-# (trains of 32 evenly spaced); after it is sending and 1 s more,
-# FILTER_SECONDS of sink's packets, offered frames and CPU 1's busy cores.
+# window VARIANT TEST RUN FLOWS PPS GDEV SDEV SRC DST DMAC: trainsend (with
+# bench/filter's GEN_ARGS: the XDP generator's, or none) on CPU 0, as fast
+# as it can (PPS 0: trains of 256 back to back) or paced (trains of 32
+# evenly spaced); after it is sending and 1 s more, FILTER_SECONDS of
+# sink's packets, offered frames, CPU 1's busy cores, the dut's threads'
+# and CPU 0's (the generator's and the sink's: 1.00 says they held the
+# maximum).
 window() {
-    local v=$1 t=$2 run=$3 n=$4 pps=$5 g=$6 s=$7 train=256 gap=1ns o gpid t0 t1 c0 c1 p0 p1 o0 o1 d0 d1 tids
+    local v=$1 t=$2 run=$3 n=$4 pps=$5 g=$6 s=$7 train=256 gap=1ns o gpid t0 t1 c0 c1 g0 g1 p0 p1 o0 o1 d0 d1 tids
     [ "$pps" -eq 0 ] || train=32 gap="$((32 * 1000000000 / pps))ns"
     o=$(offered "$ns_gen" "$g")
-    ip netns exec "$ns_gen" taskset -c 0 build/bin/trainsend "$g" "${10}" "$8" "$9" "$train" 0 "$gap" "$n" \
+    ip netns exec "$ns_gen" taskset -c 0 build/bin/trainsend ${GEN_ARGS[@]+"${GEN_ARGS[@]}"} "$g" "${10}" "$8" "$9" "$train" 0 "$gap" "$n" \
         >"$tmp/tg.out" 2>&1 &
     gpid=$!
     bg_pids+=("$gpid")
     wait_for 100 sending "$g" $((o + 100)) || die "$v $t: the generator sent nothing in 10 s: $(cat "$tmp/tg.out")"
     sleep 1
     mapfile -t tids < <(dut_tids "$v")
-    t0=$(now_s) c0=$(cpu_ticks 1) p0=$(rx_packets "$ns_sink" "$s") o0=$(offered "$ns_gen" "$g") d0=$(dut_ns "${tids[@]}")
+    t0=$(now_s) c0=$(cpu_ticks 1) g0=$(cpu_ticks 0) p0=$(rx_packets "$ns_sink" "$s") o0=$(offered "$ns_gen" "$g") d0=$(dut_ns "${tids[@]}")
     sleep "$SECS"
-    t1=$(now_s) c1=$(cpu_ticks 1) p1=$(rx_packets "$ns_sink" "$s") o1=$(offered "$ns_gen" "$g") d1=$(dut_ns "${tids[@]}")
+    t1=$(now_s) c1=$(cpu_ticks 1) g1=$(cpu_ticks 0) p1=$(rx_packets "$ns_sink" "$s") o1=$(offered "$ns_gen" "$g") d1=$(dut_ns "${tids[@]}")
     stop "$gpid" INT
     unset 'bg_pids[${#bg_pids[@]}-1]'
     # shellcheck disable=SC2046 # two words
     record "$v" "$t" "$run" $(python3 -c "dt = $t1 - $t0; print('%.1f %.1f' % (($p1 - $p0) / dt, ($o1 - $o0) / dt))") \
-        "$(busy_cores "$c0" "$c1" "$t0" "$t1")" "$(python3 -c "a, b = '$d0'.split(), '$d1'.split(); print('%.4f' % ((int(b[1]) - int(a[1])) / 1e9 / (float(b[0]) - float(a[0]))))")"
+        "$(busy_cores "$c0" "$c1" "$t0" "$t1")" "$(python3 -c "a, b = '$d0'.split(), '$d1'.split(); print('%.4f' % ((int(b[1]) - int(a[1])) / 1e9 / (float(b[0]) - float(a[0]))))")" \
+        "$(busy_cores "$g0" "$g1" "$t0" "$t1")"
     sleep 0.3 # what is still on its way
 }
 udp_var() { # VARIANT TEST RUN FLOWS PPS

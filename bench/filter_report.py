@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 """bench/filter_report.py RESULTS.TSV BUSY_MIN: bench/filter's table and
-last lines from its results (VARIANT TEST RUN VALUE OFFERED CPU1 DUT a line: pps
-at the sink, pps offered, CPU 1's busy cores, the dut's threads' cores;
-for `ping` VALUE is p50 and OFFERED p99, in µs). Medians (min-max) over
+last lines from its results (VARIANT TEST RUN VALUE OFFERED CPU1 DUT [CPU0] a
+line: pps at the sink, pps offered, CPU 1's busy cores, the dut's threads'
+cores, CPU 0's busy cores (the generator and the sink; older results have
+none); for `ping` VALUE is p50 and OFFERED p99, in µs). Medians (min-max) over
 the runs; ratios per run, a baseline's run left out when its threads were
 under BUSY_MIN cores busy at its maximum (starved, or held back by the
 generator)."""
@@ -12,12 +13,15 @@ import statistics
 import sys
 
 rows = {}
+cpu0 = {}
 for line in open(sys.argv[1]):
     f = line.rstrip("\n").split("\t")
     if len(f) < 7:
         continue
     v, t, run = f[0], f[1], int(f[2])
     rows[(v, t, run)] = tuple(float(x) for x in f[3:7])
+    if len(f) >= 8:
+        cpu0[(v, t, run)] = float(f[7])
 busy_min = float(sys.argv[2])
 runs = sorted({k[2] for k in rows})
 variants = [v for v in ["linux", "nft", "nft-nat", "rr", "rr-filter", "rr-nat"] if any(k[0] == v for k in rows)]
@@ -56,17 +60,34 @@ figs = [
     ("ping p99 µs, idle", "ping", lambda v, o, c, d: o, 0),
 ]
 ceil = per_run("ceiling", "max1", kpps)
+c0_of = lambda v, t: fmt([cpu0[k] for k in sorted(cpu0) if k[0] == v and k[1] == t], 1, 2)
 print("generator ceiling (a bare veth pair): %s kpps; %d run(s)" % (fmt(list(ceil.values())), len(runs)))
 print()
 print("| | " + " | ".join(variants) + " |")
 print("|---" * (len(variants) + 1) + "|")
 for label, t, fn, prec in figs:
     print("| %s | %s |" % (label, " | ".join(fmt(list(per_run(v, t, fn).values()), 1, prec) for v in variants)))
+    if t == "max1" and label.startswith("CPU 1") and cpu0:
+        print("| CPU 0's busy cores (generator and sink) | %s |" % " | ".join(c0_of(v, "max1") for v in variants))
 print()
 
 max1 = {v: per_run(v, "max1", kpps) for v in variants}
 full = {v: per_run(v, "max1", lambda val, off, c, d: val / 1000 if d >= busy_min else None) for v in variants}
 cpu = {v: per_run(v, "fix", cpu_us) for v in variants}
+
+
+def why_not_full(v):
+    """per run, why baseline v's maximum did not count"""
+    for r in runs:
+        x = rows.get((v, "max1", r))
+        if x is None or x[3] >= busy_min:
+            continue
+        val, off, c1, dut = x
+        c0 = cpu0.get((v, "max1", r))
+        held = "the generator and the sink (CPU 0 at %.2f cores)" % c0 if c0 is not None and c0 >= 0.95 else (
+            "its offered load (%.0f%% of it delivered)" % (100 * val / off) if off and val >= 0.97 * off else "not found")
+        print("#   run %d: %s %.0f kpps of %.0f offered, its threads %.2f cores, CPU 1 %.2f%s: held by %s" % (
+            r, v, val / 1000, off / 1000, dut, c1, "" if c0 is None else ", CPU 0 %.2f" % c0, held))
 
 
 def ratio(num, den, name, base_full=True):
@@ -81,11 +102,17 @@ def ratio(num, den, name, base_full=True):
         print("# %s: nan, %s" % (name, why))
         if base_full:
             ks = [k for k, d in full.items() if d is b]
+            if ks:
+                why_not_full(ks[0])
             allb = max1.get(ks[0], {}) if ks else {}
             rs = [a[r] / allb[r] for r in runs if r in a and r in allb and allb[r] > 0]
             if rs:
                 print("#   over every run, the baseline not at full strength (not a ratio to quote): %s" % fmt(rs, 1, 3))
         return float("nan")
+    ks = [k for k, d in full.items() if d is b] if base_full else []
+    if ks and len(full[ks[0]]) < len(max1.get(ks[0], {})):
+        print("# %s: %s's runs under %.2f cores at its maximum are left out:" % (name, ks[0], busy_min))
+        why_not_full(ks[0])
     return statistics.median(rs)
 
 

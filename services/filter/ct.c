@@ -100,6 +100,37 @@ static uint32_t tuple_hash(const struct ct_hdr *h, const struct flt_tuple *t)
     return (uint32_t)x & (h->nbuckets - 1);
 }
 
+uint32_t ct_bucket(const struct ct_table *ct, const struct flt_tuple *t)
+{
+    return tuple_hash(ct->h, t);
+}
+
+/* Hints for a burst's lookups, so that their cache misses overlap: they
+ * follow no link they have not bounded, and a wrong hint costs a load. */
+void ct_prefetch_bucket(const struct ct_table *ct, uint32_t b)
+{
+    if (!ct->corrupt)
+        __builtin_prefetch(&ct->buckets[b & (ct->h->nbuckets - 1)]);
+}
+
+void ct_prefetch_ref(const struct ct_table *ct, uint32_t ref)
+{
+    if (ct->corrupt || ref == 0 || ref > ct->h->nentries)
+        return;
+    const uint8_t *e = (const uint8_t *)&ct->e[ref - 1];
+    for (size_t off = 0; off < sizeof(struct ct_entry); off += 64)
+        __builtin_prefetch(e + off, 1);
+}
+
+void ct_prefetch_chain(const struct ct_table *ct, uint32_t b)
+{
+    if (ct->corrupt)
+        return;
+    uint32_t v = ct->buckets[b & (ct->h->nbuckets - 1)];
+    if (v && v <= 2 * ct->h->nentries)
+        ct_prefetch_ref(ct, (v - 1) / 2 + 1);
+}
+
 static bool tuple_eq(const struct flt_tuple *a, const struct flt_tuple *b)
 {
     return a->sport == b->sport && a->dport == b->dport && a->proto == b->proto && a->family == b->family &&

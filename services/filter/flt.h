@@ -136,6 +136,19 @@ struct flt_pkt {
 };
 
 enum flt_verdict flt_process(struct flt *f, struct flt_pkt *p, enum flt_hook hook, uint64_t now_ms);
+/* Forward, then postrouting if forward accepted: flt_process at each, the
+ * frame parsed once where forward left it as it was. */
+enum flt_verdict flt_process_out(struct flt *f, struct flt_pkt *p, uint64_t now_ms);
+/* flt_process at @hook for each of a burst's packets, in order, with the
+ * burst's connection lookups prefetched; every verdict in p[i].verdict.
+ * @input (or NULL): a packet @hook accepted that it calls the router's
+ * goes through FLT_INPUT too, before the next packet. Returns how many
+ * were accepted. */
+unsigned flt_process_many(struct flt *f, struct flt_pkt *p, unsigned n, enum flt_hook hook, uint64_t now_ms,
+                          _Bool (*input)(void *ctx, const struct flt_pkt *p), void *ctx);
+/* A hint: the connection a ct word names (a packet's between two hooks)
+ * is about to be read. */
+void flt_prefetch_ct(struct flt *f, uint32_t ct);
 /* A burst: every packet's verdict in p[i].verdict; returns how many were
  * accepted. Also expires a bounded number of idle connections. */
 unsigned flt_process_burst(struct flt *f, struct flt_pkt *p, unsigned n, enum flt_hook hook, uint64_t now_ms);

@@ -103,6 +103,12 @@ struct ct_table {
 
 int ct_bind(struct ct_table *ct, void *region);
 struct ct_entry *ct_get(struct ct_table *ct, uint32_t ref);
+/* the bucket t hashes to, and hints that prefetch a bucket, the entry at
+ * its chain's head, or an entry by ref (a burst's misses overlap) */
+uint32_t ct_bucket(const struct ct_table *ct, const struct flt_tuple *t);
+void ct_prefetch_bucket(const struct ct_table *ct, uint32_t b);
+void ct_prefetch_chain(const struct ct_table *ct, uint32_t b);
+void ct_prefetch_ref(const struct ct_table *ct, uint32_t ref);
 /* ref of the entry holding t (either direction, *dir), or 0 */
 uint32_t ct_find(struct ct_table *ct, const struct flt_tuple *t, uint64_t now, int *dir);
 /* a new unconfirmed entry for orig (reply = its inverse); 0 when full */

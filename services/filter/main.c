@@ -45,7 +45,12 @@ _Static_assert(offsetof(struct ct_hdr, total_size) == offsetof(struct tbl_flt_ct
 
 #define FL_BURST 64u
 #define FL_MARK 0x52464c54u /* "RFLT" */
-#define FL_SWEEP 128u       /* idle entries looked at per loop */
+/* The sweep passes over the whole table once every FL_SWEEP_MS, at most
+ * FL_SWEEP_MAX entries a loop: a pace that follows the clock, not the
+ * loops, so that a busy loop does not walk cold entries on every batch
+ * (lookups expire what they meet anyway, and a full table drops early). */
+#define FL_SWEEP_MS 1000u
+#define FL_SWEEP_MAX 4096u
 
 static volatile sig_atomic_t stop;
 
@@ -89,6 +94,7 @@ struct fl_proc {
     unsigned nrules;
     uint64_t verdicts[3]; /* per packet: accepted, dropped, rejected */
     uint64_t full_drops, adopted, rebuilt;
+    uint64_t swept_ms, published_ms; /* the loop's last sweep and publish */
     uint32_t npend[IPC_SVC_MAX_RINGS];
     ipc_buf pend[IPC_SVC_MAX_RINGS][FL_BURST]; /* accepted, not yet taken by the output ring */
 };
@@ -288,50 +294,83 @@ static uint32_t send_out(struct fl_proc *p, unsigned o)
     return sent;
 }
 
-/* One packet of input ring @i: its verdict, and where it goes. */
-static void one(struct fl_proc *p, unsigned i, ipc_buf b, uint64_t now_ms)
+/* A packet of input ring @i with its verdict @v: where it goes. */
+static void route(struct fl_proc *p, unsigned i, ipc_buf b, const struct flt_pkt *pk, enum flt_verdict v)
 {
     struct ipc_pool *pool = &p->svc.pool;
-    struct ipc_meta *m = ipc_pool_meta(pool, b);
-    struct flt_pkt pk = {.data = ipc_pool_data(pool, b), .len = m->len, .cap = pool->frame_size - m->off};
-    bool ingress = p->tc->role[i] == TBL_FLT_INGRESS;
-    enum flt_verdict v;
-    if (ingress) {
-        pk.iif = m->in_port;
-        pk.oif = IPC_PORT_NONE;
-        v = flt_process(p->f, &pk, FLT_PRE, now_ms);
-        if (v == FLT_ACCEPT && is_router_addr(p, pk.data, pk.len, false))
-            v = flt_process(p->f, &pk, FLT_INPUT, now_ms);
-        uint64_t w = (uint64_t)pk.ctgen << 32 | pk.ct;
-        m->user[0] = w;
-        m->mark = ct_key(w);
-    } else {
-        pk.iif = m->in_port;
-        pk.oif = m->out_port;
-        bool local = is_router_addr(p, pk.data, pk.len, true);
-        if (!local && m->mark == ct_key(m->user[0])) {
-            pk.ct = (uint32_t)m->user[0];
-            pk.ctgen = (uint32_t)(m->user[0] >> 32);
-        }
-        v = local ? FLT_ACCEPT : flt_process(p->f, &pk, FLT_FWD, now_ms);
-        if (v == FLT_ACCEPT)
-            v = flt_process(p->f, &pk, FLT_POST, now_ms);
-        m->mark = 0;
-    }
     p->verdicts[(unsigned)v % 3u]++;
     if (v == FLT_ACCEPT) {
         emit(p, p->tc->pair[i], b);
         return;
     }
-    if (v == FLT_REJECT && pk.iif < IPC_MAX_PORTS && p->tc->reject_out[pk.iif] < p->svc.n_out) {
-        m->len = (uint16_t)pk.len;
-        m->pkt_len = pk.len;
-        m->out_port = pk.iif;
+    if (v == FLT_REJECT && pk->iif < IPC_MAX_PORTS && p->tc->reject_out[pk->iif] < p->svc.n_out) {
+        struct ipc_meta *m = ipc_pool_meta(pool, b);
+        m->len = (uint16_t)pk->len;
+        m->pkt_len = pk->len;
+        m->out_port = pk->iif;
         m->mark = 0;
-        emit(p, p->tc->reject_out[pk.iif], b);
+        emit(p, p->tc->reject_out[pk->iif], b);
         return;
     }
     ipc_pool_free(pool, &b, 1);
+}
+
+static bool for_router(void *ctx, const struct flt_pkt *pk)
+{
+    return is_router_addr(ctx, pk->data, pk->len, false);
+}
+
+/* A burst of input ring @i: prerouting over the whole burst at once (its
+ * lookups prefetched together), input for what is the router's; or, at
+ * an egress, forward and postrouting, each connection's entry prefetched
+ * a burst ahead. */
+static void burst(struct fl_proc *p, unsigned i, const ipc_buf *b, uint32_t n, uint64_t now_ms)
+{
+    struct ipc_pool *pool = &p->svc.pool;
+    struct flt_pkt pk[FL_BURST];
+    bool local[FL_BURST];
+    if (p->tc->role[i] == TBL_FLT_INGRESS) {
+        for (uint32_t k = 0; k < n; k++) {
+            struct ipc_meta *m = ipc_pool_meta(pool, b[k]);
+            pk[k] = (struct flt_pkt){.data = ipc_pool_data(pool, b[k]), .len = m->len,
+                                     .cap = pool->frame_size - m->off, .iif = m->in_port, .oif = IPC_PORT_NONE};
+        }
+        flt_process_many(p->f, pk, n, FLT_PRE, now_ms, for_router, p);
+        for (uint32_t k = 0; k < n; k++) {
+            enum flt_verdict v = (enum flt_verdict)pk[k].verdict;
+            struct ipc_meta *m = ipc_pool_meta(pool, b[k]);
+            uint64_t w = (uint64_t)pk[k].ctgen << 32 | pk[k].ct;
+            m->user[0] = w;
+            m->mark = ct_key(w);
+            route(p, i, b[k], &pk[k], v);
+        }
+        return;
+    }
+    for (uint32_t k = 0; k < n; k++) {
+        struct ipc_meta *m = ipc_pool_meta(pool, b[k]);
+        pk[k] = (struct flt_pkt){.data = ipc_pool_data(pool, b[k]), .len = m->len, .cap = pool->frame_size - m->off,
+                                 .iif = m->in_port, .oif = m->out_port};
+        local[k] = is_router_addr(p, pk[k].data, pk[k].len, true);
+        if (!local[k] && m->mark == ct_key(m->user[0])) {
+            pk[k].ct = (uint32_t)m->user[0];
+            pk[k].ctgen = (uint32_t)(m->user[0] >> 32);
+            flt_prefetch_ct(p->f, pk[k].ct);
+        }
+        m->mark = 0;
+    }
+    for (uint32_t k = 0; k < n; k++) {
+        enum flt_verdict v = local[k] ? flt_process(p->f, &pk[k], FLT_POST, now_ms) : flt_process_out(p->f, &pk[k], now_ms);
+        route(p, i, b[k], &pk[k], v);
+    }
+}
+
+static void sweep(struct fl_proc *p, uint64_t now_ms)
+{
+    if (now_ms == p->swept_ms)
+        return;
+    uint64_t n = (now_ms - p->swept_ms) * p->tc->ct_entries / FL_SWEEP_MS + 1;
+    p->swept_ms = now_ms;
+    flt_ct_sweep(p->f, now_ms, n < FL_SWEEP_MAX ? (unsigned)n : FL_SWEEP_MAX);
 }
 
 static void fl_run(struct fl_proc *p)
@@ -354,8 +393,7 @@ static void fl_run(struct fl_proc *p)
             uint32_t n = ipc_ring_recv(&svc->in[i], &svc->pool, b, FL_BURST);
             if (!n)
                 continue;
-            for (uint32_t k = 0; k < n; k++)
-                one(p, i, b[k], now_ms);
+            burst(p, i, b, n, now_ms);
             moved += n;
             more |= n == FL_BURST;
             c = ipc_stage_end(svc, p->tc->role[i] == TBL_FLT_INGRESS ? FL_ST_INGRESS : FL_ST_EGRESS, c, n);
@@ -364,17 +402,23 @@ static void fl_run(struct fl_proc *p)
                 sent += send_out(p, k);
             c = ipc_stage_end(svc, FL_ST_HANDOFF, c, sent);
         }
-        flt_ct_sweep(p->f, now_ms, FL_SWEEP);
+        sweep(p, now_ms);
         if (ipc_unlikely(flt_get_stats(p->f)->reason[FLT_R_CORRUPT])) {
             fprintf(stderr, "%s: the connection table is corrupt (an index out of its bounds): ending, so that "
                             "the next instance rebuilds it\n", svc->cfg->name);
             abort();
         }
-        publish(p);
+        bool again = more || (moved && !held);
+        /* Counters once a millisecond while busy, and always before a
+         * sleep: what a reader sees is never older than the last batch. */
+        if (!again || now_ms != p->published_ms) {
+            publish(p);
+            p->published_ms = now_ms;
+        }
         c = ipc_stage_end(svc, FL_ST_PUBLISH, c, 0);
         ipc_stage_flush(svc, FL_ST_WAKE, c);
         ipc_svc_beat(svc);
-        if (more || (moved && !held))
+        if (again)
             continue;
         ipc_svc_wait(svc, held ? 1 : idle);
     }

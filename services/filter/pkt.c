@@ -336,7 +336,7 @@ static void apply_nat(struct flt *f, uint8_t *d, const struct flt_parsed *pp, ui
         nat_rewrite(d, pp, &target, true, false);
 }
 
-static int do_nat_rule(struct flt *f, uint8_t *d, struct flt_parsed *pp, uint32_t w, const struct rule *r,
+static int do_nat_rule(struct flt *f, uint8_t *d, const struct flt_parsed *pp, uint32_t w, const struct rule *r,
                        const struct flt_pkt *p, uint64_t now)
 {
     uint32_t ref = w & CT_REF_MASK;
@@ -383,22 +383,26 @@ static int do_nat_rule(struct flt *f, uint8_t *d, struct flt_parsed *pp, uint32_
     return 0;
 }
 
-enum flt_verdict flt_process(struct flt *f, struct flt_pkt *p, enum flt_hook hook, uint64_t now)
+/* One hook over a packet parsed as @pp_in (NULL: malformed). *@nat_rule:
+ * whether a NAT rule rewrote the frame (its parse no longer holds). */
+static enum flt_verdict process_parsed(struct flt *f, struct flt_pkt *p, enum flt_hook hook, uint64_t now,
+                                       const struct flt_parsed *pp_in, bool *nat_rule)
 {
-    struct flt_parsed pp;
+    const struct flt_parsed *pp = pp_in;
     p->reason = FLT_R_NONE;
-    if ((unsigned)hook >= FLT_NHOOKS || !p->data || flt_parse(p->data, p->len, &pp) < 0) {
+    *nat_rule = false;
+    if (!pp) {
         p->verdict = FLT_DROP;
         p->reason = FLT_R_MALFORMED;
         goto out;
     }
-    if (pp.family == 0) {
+    if (pp->family == 0) {
         p->ctstate = FLT_CT_UNTRACKED;
         p->verdict = FLT_ACCEPT;
         goto out;
     }
     if (p->ct == 0) {
-        p->ct = track(f, p->data, &pp, now, p->len);
+        p->ct = track(f, p->data, pp, now, p->len);
         struct ct_entry *te = ct_get(&f->ct, p->ct & CT_REF_MASK);
         p->ctgen = te ? te->gen : 0;
     } else if (!(p->ct & (CT_INVALID | CT_UNTRACKED))) {
@@ -418,12 +422,12 @@ enum flt_verdict flt_process(struct flt *f, struct flt_pkt *p, enum flt_hook hoo
     struct ct_entry *e = (p->ct & (CT_INVALID | CT_UNTRACKED)) ? NULL : ct_get(&f->ct, ref);
     bool fresh = e && !(e->flags & CTF_CONFIRMED) && !(p->ct & (CT_RELATED | CT_REPLY));
     if (!fresh && e)
-        apply_nat(f, p->data, &pp, p->ct, hook);
+        apply_nat(f, p->data, pp, p->ct, hook);
 
     int ri = -1;
     uint8_t act = A_ACCEPT;
     if (f->rules) {
-        struct eval_in in = { .pp = &pp, .iif = p->iif, .oif = p->oif, .ctstate = p->ctstate,
+        struct eval_in in = { .pp = pp, .iif = p->iif, .oif = p->oif, .ctstate = p->ctstate,
                               .nat_ok = fresh, .bytes = p->len, .now = now };
         ri = flt_eval(f->rules, hook, &in);
         act = ri >= 0 ? f->rules->c[hook].r[ri].act : f->rules->c[hook].policy;
@@ -432,7 +436,8 @@ enum flt_verdict flt_process(struct flt *f, struct flt_pkt *p, enum flt_hook hoo
     case A_SNAT:
     case A_DNAT:
     case A_MASQ:
-        if (do_nat_rule(f, p->data, &pp, p->ct, &f->rules->c[hook].r[ri], p, now) < 0) {
+        *nat_rule = true;
+        if (do_nat_rule(f, p->data, pp, p->ct, &f->rules->c[hook].r[ri], p, now) < 0) {
             p->verdict = FLT_DROP;
             p->reason = FLT_R_NAT_PORTS;
         } else {
@@ -446,7 +451,7 @@ enum flt_verdict flt_process(struct flt *f, struct flt_pkt *p, enum flt_hook hoo
     case A_REJECT:
     case A_REJECT_RST: {
         const struct flt_port *ip = p->iif < f->nports ? &f->ports[p->iif] : NULL;
-        if (flt_build_reject(p, &pp, act == A_REJECT_RST, ip) == 0) {
+        if (flt_build_reject(p, pp, act == A_REJECT_RST, ip) == 0) {
             p->verdict = FLT_REJECT;
         } else {
             p->verdict = FLT_DROP;
@@ -471,11 +476,90 @@ out:
     return (enum flt_verdict)p->verdict;
 }
 
-unsigned flt_process_burst(struct flt *f, struct flt_pkt *p, unsigned n, enum flt_hook hook, uint64_t now)
+enum flt_verdict flt_process(struct flt *f, struct flt_pkt *p, enum flt_hook hook, uint64_t now)
+{
+    struct flt_parsed pp;
+    bool bad = (unsigned)hook >= FLT_NHOOKS || !p->data || flt_parse(p->data, p->len, &pp) < 0, nat_rule;
+    return process_parsed(f, p, hook, now, bad ? NULL : &pp, &nat_rule);
+}
+
+enum flt_verdict flt_process_out(struct flt *f, struct flt_pkt *p, uint64_t now)
+{
+    struct flt_parsed pp;
+    bool bad = !p->data || flt_parse(p->data, p->len, &pp) < 0, nat_rule;
+    enum flt_verdict v = process_parsed(f, p, FLT_FWD, now, bad ? NULL : &pp, &nat_rule);
+    if (v != FLT_ACCEPT)
+        return v;
+    /* Forward rewrites the frame only by a NAT rule's action: otherwise the
+     * parse still describes it, and postrouting need not parse it again. */
+    if (nat_rule)
+        return flt_process(f, p, FLT_POST, now);
+    return process_parsed(f, p, FLT_POST, now, &pp, &nat_rule);
+}
+
+/* Packets of a burst in chunks: all parsed, their buckets prefetched, then
+ * the entries at those buckets' heads (or the entries their ct words
+ * name), then each processed in order, as flt_process would. A lookup of a
+ * table larger than the caches so waits for one miss a chunk, not two a
+ * packet. */
+#define CHUNK 16u
+
+unsigned flt_process_many(struct flt *f, struct flt_pkt *p, unsigned n, enum flt_hook hook, uint64_t now,
+                          bool (*input)(void *ctx, const struct flt_pkt *p), void *ctx)
 {
     unsigned acc = 0;
-    for (unsigned i = 0; i < n; i++)
-        acc += flt_process(f, &p[i], hook, now) == FLT_ACCEPT;
+    if ((unsigned)hook >= FLT_NHOOKS) {
+        for (unsigned i = 0; i < n; i++)
+            acc += flt_process(f, &p[i], hook, now) == FLT_ACCEPT;
+        return acc;
+    }
+    struct flt_parsed pp[CHUNK];
+    uint32_t bucket[CHUNK];
+    bool ok[CHUNK], hashed[CHUNK];
+    for (unsigned at = 0; at < n; at += CHUNK) {
+        unsigned k = n - at < CHUNK ? n - at : CHUNK;
+        for (unsigned i = 0; i < k; i++) {
+            const struct flt_pkt *q = &p[at + i];
+            ok[i] = q->data && flt_parse(q->data, q->len, &pp[i]) == 0;
+            hashed[i] = false;
+            if (!ok[i] || pp[i].family == 0)
+                continue;
+            if (q->ct) {
+                if (!(q->ct & (CT_INVALID | CT_UNTRACKED)))
+                    ct_prefetch_ref(&f->ct, q->ct & CT_REF_MASK);
+                continue;
+            }
+            bool req, icmp = pp[i].proto == 1 || pp[i].proto == 58;
+            if (pp[i].frag || pp[i].icmp_err || (icmp && !icmp_is_echo(pp[i].family, pp[i].icmp_type, &req)))
+                continue;
+            bucket[i] = ct_bucket(&f->ct, &pp[i].t);
+            hashed[i] = true;
+            ct_prefetch_bucket(&f->ct, bucket[i]);
+        }
+        for (unsigned i = 0; i < k; i++)
+            if (hashed[i])
+                ct_prefetch_chain(&f->ct, bucket[i]);
+        for (unsigned i = 0; i < k; i++) {
+            bool nat_rule;
+            struct flt_pkt *q = &p[at + i];
+            enum flt_verdict v = process_parsed(f, q, hook, now, ok[i] ? &pp[i] : NULL, &nat_rule);
+            if (v == FLT_ACCEPT && input && input(ctx, q))
+                v = flt_process(f, q, FLT_INPUT, now);
+            acc += v == FLT_ACCEPT;
+        }
+    }
+    return acc;
+}
+
+void flt_prefetch_ct(struct flt *f, uint32_t ct)
+{
+    if (!(ct & (CT_INVALID | CT_UNTRACKED)))
+        ct_prefetch_ref(&f->ct, ct & CT_REF_MASK);
+}
+
+unsigned flt_process_burst(struct flt *f, struct flt_pkt *p, unsigned n, enum flt_hook hook, uint64_t now)
+{
+    unsigned acc = flt_process_many(f, p, n, hook, now, NULL, NULL);
     flt_ct_sweep(f, now, 2 * n + 8);
     return acc;
 }
