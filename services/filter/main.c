@@ -14,6 +14,8 @@
  * returned, and mark a key derived from them, so that a buffer whose
  * user[0] another packet left (the router's fragments and segments copy
  * mark, not user[]) is tracked afresh rather than taken for another flow.
+ * user[1] holds the mark a prerouting rule set (meta mark set); the egress
+ * leaves the packet's mark in mark, for a shaper after it to classify by.
  *
  * The connection table lives in a region the supervisor keeps (tables/
  * filter.h): a new instance (a restart, a standby's promotion, an
@@ -304,6 +306,7 @@ static void one(struct fl_proc *p, unsigned i, ipc_buf b, uint64_t now_ms)
             v = flt_process(p->f, &pk, FLT_INPUT, now_ms);
         uint64_t w = (uint64_t)pk.ctgen << 32 | pk.ct;
         m->user[0] = w;
+        m->user[1] = pk.mark; /* a prerouting meta mark set, for the egress */
         m->mark = ct_key(w);
     } else {
         pk.iif = m->in_port;
@@ -312,11 +315,12 @@ static void one(struct fl_proc *p, unsigned i, ipc_buf b, uint64_t now_ms)
         if (!local && m->mark == ct_key(m->user[0])) {
             pk.ct = (uint32_t)m->user[0];
             pk.ctgen = (uint32_t)(m->user[0] >> 32);
+            pk.mark = (uint32_t)m->user[1];
         }
         v = local ? FLT_ACCEPT : flt_process(p->f, &pk, FLT_FWD, now_ms);
         if (v == FLT_ACCEPT)
             v = flt_process(p->f, &pk, FLT_POST, now_ms);
-        m->mark = 0;
+        m->mark = pk.mark; /* the shaper's class match after us (tables/shaper.h), 0: unmarked */
     }
     p->verdicts[(unsigned)v % 3u]++;
     if (v == FLT_ACCEPT) {

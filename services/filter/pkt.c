@@ -424,7 +424,7 @@ enum flt_verdict flt_process(struct flt *f, struct flt_pkt *p, enum flt_hook hoo
     uint8_t act = A_ACCEPT;
     if (f->rules) {
         struct eval_in in = { .pp = &pp, .iif = p->iif, .oif = p->oif, .ctstate = p->ctstate,
-                              .nat_ok = fresh, .bytes = p->len, .now = now };
+                              .nat_ok = fresh, .bytes = p->len, .now = now, .mark = &p->mark };
         ri = flt_eval(f->rules, hook, &in);
         act = ri >= 0 ? f->rules->c[hook].r[ri].act : f->rules->c[hook].policy;
     }
