@@ -103,9 +103,6 @@ int sup_check_filter(struct sup_pctx *pc)
         return sup_fail(pc, f->src.line, f->src.section, NULL,
                         "%zu rings into the filter (each filtered port's queues plus one, one for any other port); "
                         "it takes at most %d", rings, IPC_SVC_MAX_RINGS);
-    if (m->router.control_netns[0])
-        return sup_fail(pc, f->src.line, f->src.section, NULL,
-                        "[router] control_netns and [filter]: not supported yet");
     return 0;
 }
 
