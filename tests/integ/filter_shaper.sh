@@ -58,19 +58,7 @@ grep -Eq "^  marked .*  mark 1\$" <<<"$out" || rr_fail "shaper show b does not s
 rr_ok "router up: A -- [filter, then shaper b at 20mbit: marked (mark 1), pre (mark 2), rest] -- B"
 
 declare -A C0 C1
-classes() { # classes ARRAY: every class of b's tx_pkts and tx_bytes
-    local out name p b
-    out=$("$RR" shaper show b --json -S "$RR_SOCK" 2>&1) || rr_fail "shaper show --json: $out"
-    out=$("$RR_PY" -c '
-import json, sys
-for c in json.loads(sys.argv[1])["shapers"][0]["classes"]:
-    print(c["name"], c["tx_pkts"], c["tx_bytes"])' "$out") || rr_fail "shaper show --json: $out"
-    local -n arr=$1
-    arr=()
-    while read -r name p b; do
-        arr[$name]=$p arr[$name.bytes]=$b
-    done <<<"$out"
-}
+classes() { rr_shaper_classes b "$1"; } # classes ARRAY: every class of b's tx_pkts and tx_bytes
 moved() { [ $((${C1[$1]} - ${C0[$1]})) -ge "$2" ]; }
 # counted LABEL CLASS=N... [rest]: the first reaches its N (bounded), then
 # each moved by exactly its N; rest, if named, by at least the first's N
