@@ -1,11 +1,10 @@
 # SPDX-License-Identifier: MIT
 # shellcheck shell=bash disable=SC2154 # the globals are bench/filter's
 # bench/filter_net.sh: bench/filter's measuring, sourced by it: the helpers
-# bench/forward_dut.sh expects of its host script (die, wait_for, rps,
-# napi_pin, mac_of, stop; bench/forward defines them inline, so they cannot
-# be sourced from it), the generator's windows (bench/trainsend.c) and the
-# pings. CPU busy time as bench/forward counts it: the time since boot less
-# idle and iowait, or the tick-sampled busy columns, whichever is larger.
+# bench/forward_dut.sh expects of its host script (die and stop here;
+# wait_for, rps, napi_pin and mac_of from bench/lib_net.sh, which
+# bench/forward sources too), the generator's windows (bench/trainsend.c)
+# and the pings. CPU busy time as bench/forward counts it (lib_net.sh).
 HZ=$(getconf CLK_TCK)
 die() { echo "bench/filter: $*" >&2; exit 111; }
 record() { local IFS=$'\t'; echo "$*" >>"$res"; }
@@ -23,38 +22,7 @@ cleanup() {
     for ns in "${all_ns[@]}"; do ip netns del "$ns" 2>/dev/null; done
     rm -rf "$tmp"
 }
-wait_for() { # TENTHS CMD...
-    local n=$1
-    shift
-    for _ in $(seq "$n"); do "$@" && return 0; sleep 0.1; done
-    return 1
-}
-cpu_ticks() { awk -v hz="$HZ" -v c="cpu$1" 'FNR == NR {up = $1; next} $1 == c {printf "%d %d\n", up * hz - $5 - $6 - $9, $2 + $3 + $4 + $7 + $8; exit}' /proc/uptime /proc/stat; }
-busy_cores() { # "C0" "C1" T0 T1
-    python3 -c "import sys; a, b = (list(map(int, x.split())) for x in sys.argv[1:3])
-print('%.4f' % (max(b[0] - a[0], b[1] - a[1]) / $HZ / (float(sys.argv[4]) - float(sys.argv[3]))))" "$@"
-}
-now_s() { date +%s.%N; }
-rx_packets() { ip netns exec "$1" cat "/sys/class/net/$2/statistics/rx_packets"; }
-offered() { ip netns exec "$1" sh -c "cd /sys/class/net/$2/statistics && echo \$((\$(cat tx_packets) + \$(cat tx_dropped)))"; }
-mac_of() { ip netns exec "$1" cat "/sys/class/net/$2/address"; }
-rps() { ip netns exec "$1" sh -c "echo $((1 << $3)) > /sys/class/net/$2/queues/rx-0/rps_cpus"; }
-napi_pids() {
-    local d comm
-    for d in "$@"; do
-        comm="napi/$d-"
-        ps -e -o pid=,comm= | awk -v c="${comm:0:15}" 'index($2, c) == 1 {print $1}'
-    done
-}
-napi_pin() { # NS DEV CPU PRIO
-    ip netns exec "$1" sh -c "echo 1 > /sys/class/net/$2/threaded" || die "cannot make $2's NAPI threaded"
-    local p n=0
-    for p in $(napi_pids "$2"); do
-        taskset -pc "$3" "$p" >/dev/null && n=$((n + 1))
-        if [ "$4" = 0 ]; then chrt -o -p 0 "$p"; else chrt -f -p "$4" "$p"; fi
-    done
-    [ "$n" -gt 0 ] || die "no NAPI thread for $2"
-}
+. bench/lib_net.sh # cpu_ticks, busy_cores, now_s, wait_for, rx_packets, offered, mac_of, rps, napi_pin
 xdp_load() { # NS PROG DEV...
     local ns=$1
     shift

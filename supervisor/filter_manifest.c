@@ -11,7 +11,10 @@
  * to the port's first driver. So:
  *   - its rings fit a service;
  *   - the ports share one pool (trust zones would need one filter each);
- *   - no port has a shaper (the shaper would need a second input ring);
+ *   - a shaped port's shaper comes after the filter's egress (Linux's
+ *     forward and postrouting hooks, then the egress qdisc): the filter
+ *     feeds it, and a class's `match = mark N` takes what a rule marked;
+ *     without a [filter], such a match could never hold and is refused;
  *   - TAP ports take no offloads: the filter reads and rewrites whole
  *     frames with complete checksums, never a 64 KB GSO chain. Ports that
  *     do not name offloads get none; a port that asks for some is refused.
@@ -23,6 +26,7 @@
 #include <string.h>
 
 #include "ipc/svc.h"
+#include "tables/shaper.h"
 #include "tables/filter.h"
 #include "supervisor/filter.h"
 #include "supervisor/manifest_impl.h"
@@ -62,6 +66,11 @@ int sup_check_filter(struct sup_pctx *pc)
 {
     struct sup_manifest *m = pc->m;
     struct sup_filter *f = &m->filter;
+    for (size_t i = 0; !f->src.line && i < m->nclasses; i++) /* only the filter's rules set a mark */
+        if (m->classes[i].match.fields & SHP_MATCH_MARK)
+            return sup_fail(pc, KLINE(&m->classes[i], SUP_CLASS_MATCH), m->classes[i].src.section, "match",
+                            "mark: only a [filter] rule's `meta mark set` gives a packet one, and there is no "
+                            "[filter]");
     if (!f->src.line)
         return 0;
     if (sup_missing(pc, &sup_sections[SUP_SEC_FILTER], &f->src))
@@ -79,9 +88,6 @@ int sup_check_filter(struct sup_pctx *pc)
         struct sup_port *pt = &m->ports[p];
         /* a filtered port: in by each queue, out by the first; any other: out only */
         rings += f->port_mask >> p & 1 ? (pt->queues ? pt->queues : 1) + 1 : 1; /* a TAP port's queues: 1 */
-        if (pt->shaper >= 0)
-            return sup_fail(pc, m->shapers[pt->shaper].src.line, m->shapers[pt->shaper].src.section, NULL,
-                            "a shaper and [filter] (line %u) on one router: not supported yet", f->src.line);
         if (pt->zone != 0)
             return sup_fail(pc, KLINE(pt, SUP_PORT_ZONE), pt->src.section, "zone",
                             "trust zones and [filter] (line %u): the filter takes one pool", f->src.line);
@@ -97,9 +103,6 @@ int sup_check_filter(struct sup_pctx *pc)
         return sup_fail(pc, f->src.line, f->src.section, NULL,
                         "%zu rings into the filter (each filtered port's queues plus one, one for any other port); "
                         "it takes at most %d", rings, IPC_SVC_MAX_RINGS);
-    if (m->router.control_netns[0])
-        return sup_fail(pc, f->src.line, f->src.section, NULL,
-                        "[router] control_netns and [filter]: not supported yet");
     return 0;
 }
 

@@ -13,11 +13,13 @@
  *
  * The path. A filtered port P's drivers hand their frames to the filter
  * ("rx-P"), it hands them to the router ("fi-P"), and the router's frames
- * for P go to it ("fo-P") and from it to P's first driver ("tx-P"). Any
- * other port Q keeps its own rings with the router, and has one more pair
- * through the filter's egress ("fo-Q", "ft-Q") that the router uses for
- * what came in by a filtered port. Input ring i of the filter pairs with
- * its output ring i.
+ * for P go to it ("fo-P") and from it to P's first driver ("tx-P"), or to
+ * P's shaper ("sh-P"), which feeds the driver ("tx-P"). Any other port Q
+ * keeps its own rings with the router, and has one more pair through the
+ * filter's egress ("fo-Q", "ft-Q") that the router uses for what came in
+ * by a filtered port ("ft-Q" ends at Q's shaper if it has one: a second
+ * input beside the router's). Input ring i of the filter pairs with its
+ * output ring i.
  *
  * The connection table. A memfd of flt_ct_region_size(conntrack_max) bytes,
  * sealed against growing and shrinking, made once at `up` and kept by the
@@ -229,6 +231,15 @@ int sup_filter_add(struct sup *s, struct sup_svc *v, int idx, int fd_kind0, stru
     return 0;
 }
 
+/* Port @p's shaper, -1: none. */
+static int shaper_index(const struct sup *s, int p)
+{
+    for (int i = 0; i < s->nsvcs; i++)
+        if (s->svcs[i].kind == IPC_SVC_SHAPER && s->svcs[i].port == p)
+            return i;
+    return -1;
+}
+
 int sup_filter_rings(struct sup *s, int drv, int router, struct ipc_err *err)
 {
     int f = filter_index(s);
@@ -236,18 +247,27 @@ int sup_filter_rings(struct sup *s, int drv, int router, struct ipc_err *err)
         return 0;
     const struct sup_service *ms = s->svcs[drv].m;
     int p = ms->port, q = ms->queue, ret;
+    /* A shaped port's egress qdisc comes after the filter's forward and
+     * postrouting hooks, as in Linux: what the filter lets out goes to the
+     * shaper, which feeds the driver. */
+    int shp = q == 0 ? shaper_index(s, p) : -1;
     if (!(s->m.filter.port_mask >> p & 1)) {
         /* Not filtered: the port's own rings, and a way through the
-         * filter's egress for what comes in by a filtered port. */
+         * filter's egress for what comes in by a filtered port (to the
+         * shaper, a second input beside the router's). */
         if (q == 0 && ((ret = sup_ring_add(s, "fo", p, 0, router, f, err)) < 0 ||
-                       (ret = sup_ring_add(s, "ft", p, 0, f, drv, err)) < 0))
+                       (ret = sup_ring_add(s, "ft", p, 0, f, shp >= 0 ? shp : drv, err)) < 0))
             return ret;
         return 0;
     }
     if ((ret = sup_ring_add(s, "rx", p, q, drv, f, err)) < 0 || (ret = sup_ring_add(s, "fi", p, q, f, router, err)) < 0)
         return ret;
-    if (q == 0 && ((ret = sup_ring_add(s, "fo", p, 0, router, f, err)) < 0 ||
-                   (ret = sup_ring_add(s, "tx", p, 0, f, drv, err)) < 0))
+    if (q == 0 && (ret = sup_ring_add(s, "fo", p, 0, router, f, err)) < 0)
+        return ret;
+    if (q == 0 && shp >= 0 &&
+        ((ret = sup_ring_add(s, "sh", p, 0, f, shp, err)) < 0 || (ret = sup_ring_add(s, "tx", p, 0, shp, drv, err)) < 0))
+        return ret;
+    if (q == 0 && shp < 0 && (ret = sup_ring_add(s, "tx", p, 0, f, drv, err)) < 0)
         return ret;
     return 1;
 }
@@ -399,6 +419,10 @@ bool sup_filter_reload_refused(const struct sup_manifest *o, const struct sup_ma
         if (strcmp(o->ports[p].name, n->ports[p].name) != 0) {
             snprintf(why, len, "port %s replaced by %s with a [filter]: its rings would not pass it", o->ports[p].name,
                      n->ports[p].name);
+            return true;
+        } else if ((o->ports[p].shaper >= 0) != (n->ports[p].shaper >= 0)) {
+            snprintf(why, len, "port %s: a shaper %s with a [filter]: the filter's egress feeds it", n->ports[p].name,
+                     n->ports[p].shaper >= 0 ? "added" : "removed");
             return true;
         }
     return false;

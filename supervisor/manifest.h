@@ -282,6 +282,7 @@ struct sup_match {
     uint16_t dport_lo, dport_hi;
     struct sup_prefix src, dst;    /* no host bits */
     struct sup_prefix6 src6, dst6; /* SHP_MATCH_SRC6/DST6: IPv6 prefixes, no host bits */
+    uint32_t mark;                 /* SHP_MATCH_MARK: the filter's mark */
 };
 
 enum sup_class_key {

@@ -707,7 +707,7 @@ static int sup_match_term(struct sup_pctx *pc, const struct sup_key *k, const ch
     static const struct sup_word fields[] = {
         {"dscp", SHP_MATCH_DSCP}, {"proto", SHP_MATCH_PROTO}, {"sport", SHP_MATCH_SPORT},
         {"dport", SHP_MATCH_DPORT}, {"src", SHP_MATCH_SRC},  {"dst", SHP_MATCH_DST},
-        {NULL, 0},
+        {"mark", SHP_MATCH_MARK},   {NULL, 0},
     };
     struct sup_match *m = dst;
     char field[16];
@@ -723,10 +723,10 @@ static int sup_match_term(struct sup_pctx *pc, const struct sup_key *k, const ch
             if (strcmp(w->word, field) == 0)
                 break;
     } else {
-        w = &fields[6];
+        w = &fields[sizeof(fields) / sizeof(fields[0]) - 1];
     }
     if (!w->word)
-        return sup_vfail(pc, k, "\"%s\" is not a match term: expected dscp, proto, sport, dport, src or dst",
+        return sup_vfail(pc, k, "\"%s\" is not a match term: expected dscp, proto, sport, dport, src, dst or mark",
                          term);
     if (*arg == '\0')
         return sup_vfail(pc, k, "\"%s\" needs a value", term);
@@ -743,6 +743,11 @@ static int sup_match_term(struct sup_pctx *pc, const struct sup_key *k, const ch
         if (sup_int(arg, &x) || x < 0 || x > 63)
             return sup_vfail(pc, k, "\"%s\": expected a DSCP value 0..63", term);
         m->dscp = (uint8_t)x;
+        return 0;
+    case SHP_MATCH_MARK:
+        if (sup_int(arg, &x) || x < 1 || x > UINT32_MAX)
+            return sup_vfail(pc, k, "\"%s\": expected a mark 1..4294967295 (a [filter] rule's meta mark set)", term);
+        m->mark = (uint32_t)x;
         return 0;
     case SHP_MATCH_PROTO:
         if (strcmp(arg, "tcp") == 0)

@@ -74,6 +74,7 @@ void sup_shaper_cfg(const struct sup_manifest *m, int port, struct shp_cfg *out)
             .dport_hi = c->match.dport_hi,
             .src = c->match.src.addr,
             .dst = c->match.dst.addr,
+            .mark = c->match.mark,
         };
         if (c->match.fields & SHP_MATCH_SRC6) {
             memcpy(o->match.src6, c->match.src6.addr, 16);
@@ -182,6 +183,10 @@ static const char *match_str(const struct shp_cfg *cfg, uint32_t c, char *buf, s
     const char *sep = "";
     if (m->fields & SHP_MATCH_DSCP) {
         TERM("dscp %u", m->dscp);
+        sep = ", ";
+    }
+    if (m->fields & SHP_MATCH_MARK) {
+        TERM("%smark %u", sep, m->mark);
         sep = ", ";
     }
     if (m->fields & SHP_MATCH_PROTO) {

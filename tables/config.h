@@ -93,7 +93,7 @@ struct tbl_driver_cfg {
     struct tbl_vlan vlan[TBL_VLAN_MAX];
 };
 
-#define TBL_SHAPER_CFG_VERSION 2u /* 2: IPv6 prefixes in a class's match */
+#define TBL_SHAPER_CFG_VERSION 3u /* 2: IPv6 prefixes in a class's match; 3: the filter's mark */
 
 struct tbl_shaper_cfg {
     struct tbl_cfg_hdr hdr;

@@ -44,6 +44,10 @@
  * prefixes only (the manifest refuses a mix), and takes that family only. */
 #define SHP_MATCH_SRC6 0x40u
 #define SHP_MATCH_DST6 0x80u
+/* The mark a [filter] rule set (`meta mark set N`), as tc's fw filter
+ * takes nftables' mark: the filter's egress hands it on in the buffer's
+ * metadata (ipc_meta.mark); 0 when no rule set one. */
+#define SHP_MATCH_MARK 0x100u
 #define SHP_MATCH_V4 (SHP_MATCH_SRC | SHP_MATCH_DST)
 #define SHP_MATCH_V6 (SHP_MATCH_SRC6 | SHP_MATCH_DST6)
 
@@ -56,6 +60,7 @@ struct shp_match {
     uint16_t dport_lo, dport_hi;
     uint32_t src, dst;         /* host byte order, no host bits */
     uint8_t src6[16], dst6[16]; /* network byte order, no host bits */
+    uint32_t mark;              /* SHP_MATCH_MARK */
 };
 
 struct shp_cfg_class {

@@ -431,12 +431,14 @@ static bool packet_key(const struct match *m, const struct eval_in *in, uint64_t
     }
 }
 
-/* a matched rule: count it; its verdict ends the chain, a bare counter or
- * a NAT rule not applicable does not */
+/* a matched rule: count it, set its mark; its verdict ends the chain, a
+ * bare counter or mark, or a NAT rule not applicable, does not */
 static bool fire(struct rule *r, const struct eval_in *in)
 {
     r->pkts++;
     r->bytes += in->bytes;
+    if (r->set_mark && in->mark)
+        *in->mark = r->mark;
     return r->act != A_NONE;
 }
 

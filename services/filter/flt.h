@@ -133,6 +133,7 @@ struct flt_pkt {
     uint8_t verdict;  /* out: enum flt_verdict */
     uint8_t reason;   /* out: enum flt_reason when dropped */
     uint8_t pad;
+    uint32_t mark;    /* in/out: the packet's mark, as a rule's meta mark set left it */
 };
 
 enum flt_verdict flt_process(struct flt *f, struct flt_pkt *p, enum flt_hook hook, uint64_t now_ms);

@@ -181,6 +181,8 @@ struct rule {
     uint8_t counter;
     uint8_t nat_has_port;
     uint8_t primed; /* limit's bucket filled to its burst once */
+    uint8_t set_mark; /* meta mark set: a statement, not a verdict */
+    uint32_t mark;
     uint8_t nat_addr[16];
     uint16_t nat_port_lo, nat_port_hi;
     uint32_t line;
@@ -228,6 +230,7 @@ struct eval_in {
     bool nat_ok; /* a connection's first packet: NAT rules may apply */
     uint32_t bytes;
     uint64_t now;
+    uint32_t *mark; /* the packet's mark: a matched rule's meta mark set writes it */
 };
 /* the rule that decides (its index, or -1 for the policy) */
 int flt_eval(struct flt_rules *r, enum flt_hook h, const struct eval_in *in);

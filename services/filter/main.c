@@ -14,6 +14,8 @@
  * returned, and mark a key derived from them, so that a buffer whose
  * user[0] another packet left (the router's fragments and segments copy
  * mark, not user[]) is tracked afresh rather than taken for another flow.
+ * user[1] holds the mark a prerouting rule set (meta mark set); the egress
+ * leaves the packet's mark in mark, for a shaper after it to classify by.
  *
  * The connection table lives in a region the supervisor keeps (tables/
  * filter.h): a new instance (a restart, a standby's promotion, an
@@ -341,6 +343,7 @@ static void burst(struct fl_proc *p, unsigned i, const ipc_buf *b, uint32_t n, u
             struct ipc_meta *m = ipc_pool_meta(pool, b[k]);
             uint64_t w = (uint64_t)pk[k].ctgen << 32 | pk[k].ct;
             m->user[0] = w;
+            m->user[1] = pk[k].mark; /* a prerouting meta mark set, for the egress */
             m->mark = ct_key(w);
             route(p, i, b[k], &pk[k], v);
         }
@@ -354,12 +357,15 @@ static void burst(struct fl_proc *p, unsigned i, const ipc_buf *b, uint32_t n, u
         if (!local[k] && m->mark == ct_key(m->user[0])) {
             pk[k].ct = (uint32_t)m->user[0];
             pk[k].ctgen = (uint32_t)(m->user[0] >> 32);
+            pk[k].mark = (uint32_t)m->user[1];
             flt_prefetch_ct(p->f, pk[k].ct);
         }
         m->mark = 0;
     }
     for (uint32_t k = 0; k < n; k++) {
         enum flt_verdict v = local[k] ? flt_process(p->f, &pk[k], FLT_POST, now_ms) : flt_process_out(p->f, &pk[k], now_ms);
+        /* the shaper's class match after us (tables/shaper.h), 0: unmarked */
+        ipc_pool_meta(pool, b[k])->mark = pk[k].mark;
         route(p, i, b[k], &pk[k], v);
     }
 }

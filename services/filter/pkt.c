@@ -233,6 +233,22 @@ static uint32_t tcp_paylen(const uint8_t *d, const struct flt_parsed *pp)
     return pp->end - pp->l4 - (d[pp->l4 + 12] >> 4) * 4u;
 }
 
+/* An ICMP error the router made between the two halves of a connection's
+ * NAT (after prerouting, before postrouting: TTL exceeded, fragmentation
+ * needed) quotes the packet as it was then: for a source-NATed flow, its
+ * original tuple itself, which the inverse lookup cannot find. Linux
+ * attaches the quoted packet's connection to such an error (nf_ct_attach);
+ * here, for a packet whose first hook is postrouting (the router's own),
+ * the quote is looked up as it stands, and the error, going the other way,
+ * is related in the opposite direction. Another error stays invalid, as
+ * Linux's conntrack finds only the inverse of what a host quotes. */
+static uint32_t track_own_error(struct flt *f, const struct flt_parsed *pp, uint64_t now)
+{
+    int dir = 0;
+    uint32_t ref = pp->icmp_err && !pp->frag ? ct_find(&f->ct, &pp->in, now, &dir) : 0;
+    return ref ? ref | CT_RELATED | (dir ? 0 : CT_REPLY) : CT_INVALID;
+}
+
 /* Track a packet at its first hook: the p->ct word for it. */
 static uint32_t track(struct flt *f, const uint8_t *d, const struct flt_parsed *pp, uint64_t now, uint32_t bytes)
 {
@@ -403,6 +419,8 @@ static enum flt_verdict process_parsed(struct flt *f, struct flt_pkt *p, enum fl
     }
     if (p->ct == 0) {
         p->ct = track(f, p->data, pp, now, p->len);
+        if (p->ct == CT_INVALID && hook == FLT_POST)
+            p->ct = track_own_error(f, pp, now);
         struct ct_entry *te = ct_get(&f->ct, p->ct & CT_REF_MASK);
         p->ctgen = te ? te->gen : 0;
     } else if (!(p->ct & (CT_INVALID | CT_UNTRACKED))) {
@@ -428,7 +446,7 @@ static enum flt_verdict process_parsed(struct flt *f, struct flt_pkt *p, enum fl
     uint8_t act = A_ACCEPT;
     if (f->rules) {
         struct eval_in in = { .pp = pp, .iif = p->iif, .oif = p->oif, .ctstate = p->ctstate,
-                              .nat_ok = fresh, .bytes = p->len, .now = now };
+                              .nat_ok = fresh, .bytes = p->len, .now = now, .mark = &p->mark };
         ri = flt_eval(f->rules, hook, &in);
         act = ri >= 0 ? f->rules->c[hook].r[ri].act : f->rules->c[hook].policy;
     }

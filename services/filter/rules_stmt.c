@@ -284,6 +284,26 @@ static void parse_nat_target(struct lex *l, struct rule *r, bool addr_needed)
     lx_next(l);
 }
 
+/* meta mark set N: the packet's mark, which a shaper's class can match
+ * (tables/shaper.h); a statement: the rule goes on to its verdict, if any */
+static void parse_mark_set(struct lex *l, struct rule *r)
+{
+    unsigned long n;
+    if (!lx_expect_word(l, "set"))
+        return;
+    if (l->t != T_WORD || !lx_parse_num(l->w, 0xfffffffful, &n)) {
+        lx_expected(l, "a mark (0..4294967295)");
+        return;
+    }
+    if (r->set_mark) {
+        lx_fail(l, "the rule sets its mark twice");
+        return;
+    }
+    r->set_mark = 1;
+    r->mark = (uint32_t)n;
+    lx_next(l);
+}
+
 static int rule_family(const struct rule *r)
 {
     for (unsigned i = 0; i < r->nm; i++)
@@ -396,8 +416,10 @@ static void parse_rule(struct lex *l, struct rule *r, enum flt_hook h)
                     imply(l, r, M_FAMILY, (uint64_t)fam);
                     lx_next(l);
                 }
+            } else if (lx_accept_word(l, "mark")) {
+                parse_mark_set(l, r);
             } else {
-                lx_expected(l, "'l4proto' or 'nfproto'");
+                lx_expected(l, "'l4proto', 'nfproto' or 'mark set'");
             }
         } else if (lx_is_word(l, "tcp") || lx_is_word(l, "udp")) {
             bool tcp = l->w[0] == 't';
@@ -457,7 +479,7 @@ static void parse_rule(struct lex *l, struct rule *r, enum flt_hook h)
         lx_expected(l, r->act ? "the end of the rule after its verdict" : "a match, counter or a verdict");
         return;
     }
-    if (r->act == A_NONE && !r->counter && r->nm == 0)
+    if (r->act == A_NONE && !r->counter && !r->set_mark && r->nm == 0)
         lx_expected(l, "a match, counter or a verdict");
 }
 

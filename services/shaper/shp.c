@@ -147,6 +147,8 @@ static bool match_fits(const struct shp_match *m, const struct shp_pkt *pk)
         return false;
     if ((m->fields & SHP_MATCH_DSCP) && pk->dscp != m->dscp)
         return false;
+    if ((m->fields & SHP_MATCH_MARK) && pk->mark != m->mark)
+        return false;
     if ((m->fields & SHP_MATCH_PROTO) && pk->proto != m->proto)
         return false;
     bool l4 = pk->proto == PKT_IP_PROTO_TCP || pk->proto == PKT_IP_PROTO_UDP;
@@ -468,6 +470,7 @@ void shp_enqueue(struct shp *s, const ipc_buf *bufs, uint32_t n, uint64_t now)
         struct ipc_meta *m = ipc_pool_meta(s->pool, b);
         struct shp_pkt pk;
         shp_parse(ipc_pool_data(s->pool, b), m->len, &pk);
+        pk.mark = m->mark; /* before the mark becomes the flow index below */
         uint32_t c = shp_classify(s, &pk);
         uint32_t fi = shp_flow_of(&pk, c);
         uint64_t wire = shp_wire_bytes(s, m, &pk);

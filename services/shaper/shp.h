@@ -121,6 +121,7 @@ struct shp_pkt {
     uint8_t src6[16], dst6[16]; /* IPv6: the addresses, network order */
     uint32_t l3off;        /* offset of the IPv4 or IPv6 header in the first frame */
     uint32_t hdr_end;      /* end of the L4 header (GSO: the bytes each segment repeats), 0: unknown */
+    uint32_t mark;         /* the filter's mark (ipc_meta.mark on enqueue; shp_parse leaves it 0) */
 };
 
 /** Check @cfg and set @s up (every queue empty, buckets full at @now). Returns 0 or -EINVAL with @err. */

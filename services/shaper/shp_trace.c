@@ -29,6 +29,7 @@ void shp_trace_enqueue(struct shp *s, const ipc_buf *bufs, uint32_t n, uint64_t 
             break;
         struct shp_pkt pk;
         shp_parse(ipc_pool_data(s->pool, bufs[i]), m->len, &pk);
+        pk.mark = m->mark;
         uint32_t c = shp_classify(s, &pk);
         r->verdict = IPC_TV_QUEUED;
         r->port = port;

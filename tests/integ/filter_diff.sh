@@ -7,17 +7,21 @@
 # once as rr-filter's rules file, each router between its own A (inside)
 # and B (uplink) namespaces with the same addresses:
 #   - an interval set blocklist (B's second address 10.62.N.200 is in it),
-#     dropped as source and as destination;
+#     and one for IPv6 (B's fd00:62:N::c8), dropped as source and as
+#     destination;
 #   - ct state new accepts for TCP 22, 80 and UDP 53, 123, both ways;
 #   - established/related accepted, invalid dropped, default drop;
-#   - masquerade on the uplink b.
+#   - masquerade on the uplink b, IPv4 and IPv6 (nft's inet table).
 # The same traffic through both (tests/lib/filter_diff.py): TCP and UDP both
 # ways, accepted and dropped; a port unreachable for an allowed UDP flow
 # each way (related); a segment half the sequence space out of an
 # established connection's window, bare RSTs and ACKs with no connection,
 # a port unreachable quoting no flow (invalid, or a new connection by loose
 # pick-up); a port scan (SYN and UDP to 9 ports) each way; a blocked source
-# and destination. A sniffer on each host records every packet that
+# and destination. Then IPv6: TCP and UDP both ways, accepted and dropped,
+# port unreachables of allowed flows, the out-of-window segment, strays,
+# an ICMPv6 error quoting no flow, a scan each way, the blocklist. A
+# sniffer on each host records every packet that
 # reaches it (its tuple, as NAT left it, and its kind), each client its
 # outcome. Both records must be the same, line for line, except the
 # differences named in EXPECTED below (docs/filter.md, "Against nftables");
@@ -30,6 +34,8 @@ DIFF=$RR_ROOT/tests/lib/filter_diff.py
 
 n=$(($$ % 250 + 1)) # rr_topology's addresses, known before it runs
 H_A=10.61.$n.2 H_B=10.62.$n.2 GW_A=10.61.$n.1 GW_B=10.62.$n.1 BL=10.62.$n.200
+P6A=fd00:61:$n P6B=fd00:62:$n # n's decimal digits are hex digits too
+H6_A=$P6A::2 H6_B=$P6B::2 GW6_A=$P6A::1 GW6_B=$P6B::1 BL6=$P6B::c8
 
 # The policy once; nft wraps it in a table.
 cat >"$RR_T/policy" <<EOF
@@ -37,12 +43,18 @@ set blocklist {
     type ipv4_addr; flags interval
     elements = { 192.0.2.0/24, 198.18.0.0/24, 10.62.$n.192/26 }
 }
+set blocklist6 {
+    type ipv6_addr; flags interval
+    elements = { 2001:db8:bad::/48, $P6B::c0/122 }
+}
 chain forward {
     type filter hook forward priority 0; policy drop;
     ct state established,related accept
     ct state invalid drop
     ip saddr @blocklist drop
     ip daddr @blocklist drop
+    ip6 saddr @blocklist6 drop
+    ip6 daddr @blocklist6 drop
     ct state new tcp dport { 22, 80 } accept
     ct state new udp dport { 53, 123 } accept
 }
@@ -52,7 +64,7 @@ chain postrouting {
 }
 EOF
 flt_rules "$RR_T/rules.nft" <"$RR_T/policy"
-{ printf 'table ip nftdiff {\n'; cat "$RR_T/policy"; printf '}\n'; } >"$RR_T/ref.nft"
+{ printf 'table inet nftdiff {\n'; cat "$RR_T/policy"; printf '}\n'; } >"$RR_T/ref.nft"
 
 # The known differences (docs/filter.md, "Against nftables"): "NAME|record"
 # lines, each record present in exactly one of the two runs ("nft: ..." or
@@ -71,12 +83,12 @@ sniff_start() {
     rr_wait 5 grep -q '^ready$' "$RR_T/$3.rec" || rr_fail "the sniffer on $2 in $1 did not start"
 }
 
-# serve NS TAG: TCP 22 and 80 and UDP 53 on every address of NS
+# serve NS TAG: TCP 22 and 80 and UDP 53 on every address of NS, both families
 serve() {
     local k p
     for k in tcp:22 tcp:80 udp:53; do
         p=${k#*:}
-        ip netns exec "$1" "$RR_PY" "$PROBE" "serve-${k%:*}" 0.0.0.0 "$p" "$RR_T/$2-$p.log" 2>>"$RR_T/serve.err" &
+        ip netns exec "$1" "$RR_PY" "$PROBE" "serve-${k%:*}" :: "$p" "$RR_T/$2-$p.log" 2>>"$RR_T/serve.err" &
         RR_EXTRA_PIDS+=($!)
         local flag=-Hltn
         [ "${k%:*}" = udp ] && flag=-Hlun
@@ -94,7 +106,7 @@ traffic() {
     # error meets neither limit.
     local ns
     for ns in "$na" "$nb"; do
-        rr_in "$ns" sysctl -qw net.ipv4.icmp_ratemask=0 || rr_fail "icmp_ratemask in $ns"
+        rr_in "$ns" sysctl -qw net.ipv4.icmp_ratemask=0 net.ipv6.icmp.ratelimit=0 || rr_fail "icmp rate limits in $ns"
     done
     serve "$na" "$t-a"
     serve "$nb" "$t-b"
@@ -116,6 +128,18 @@ traffic() {
         rr_in "$nb" "${pa[@]}" udp b2a_udp123_unreach "$H_B" 42004 "$H_A" 123
         rr_in "$nb" "${pa[@]}" tcp bl2a_tcp22_blocked "$BL" 42005 "$H_A" 22
         rr_in "$nb" "${pa[@]}" udp bl2a_udp53_blocked "$BL" 42009 "$H_A" 53
+        # The same over IPv6
+        rr_in "$na" "${pa[@]}" tcp a2b6_tcp22 "$H6_A" 41101 "$H6_B" 22
+        rr_in "$na" "${pa[@]}" tcp a2b6_tcp80_oow "$H6_A" 41102 "$H6_B" 80 oow
+        rr_in "$na" "${pa[@]}" tcp a2b6_tcp8080 "$H6_A" 41103 "$H6_B" 8080
+        rr_in "$na" "${pa[@]}" udp a2b6_udp53 "$H6_A" 41104 "$H6_B" 53
+        rr_in "$na" "${pa[@]}" udp a2b6_udp123_unreach "$H6_A" 41105 "$H6_B" 123
+        rr_in "$na" "${pa[@]}" tcp a2bl6_tcp80_blocked "$H6_A" 41106 "$BL6" 80
+        rr_in "$nb" "${pa[@]}" tcp b2a6_tcp80 "$H6_B" 42101 "$H6_A" 80
+        rr_in "$nb" "${pa[@]}" tcp b2a6_tcp8080 "$H6_B" 42102 "$H6_A" 8080
+        rr_in "$nb" "${pa[@]}" udp b2a6_udp53 "$H6_B" 42103 "$H6_A" 53
+        rr_in "$nb" "${pa[@]}" udp b2a6_udp123_unreach "$H6_B" 42104 "$H6_A" 123
+        rr_in "$nb" "${pa[@]}" tcp bl2a6_tcp22_blocked "$BL6" 42105 "$H6_A" 22
     } >>"$o" 2>>"$RR_T/client.err"
     # Strays: no connection owns them.
     rr_in "$nb" "${pa[@]}" raw "$H_B" 42006 "$H_A" 80 R
@@ -125,9 +149,15 @@ traffic() {
     rr_in "$na" "${pa[@]}" raw "$H_A" 41008 "$H_B" 22 A
     rr_in "$nb" "${pa[@]}" icmperr "$H_B" "$H_A" "$H_A" 41009 "$H_B" 53
     rr_in "$na" "${pa[@]}" icmperr "$H_A" "$H_B" "$H_B" 42010 "$GW_B" 53
+    rr_in "$nb" "${pa[@]}" raw "$H6_B" 42106 "$H6_A" 80 R
+    rr_in "$nb" "${pa[@]}" raw "$H6_B" 42107 "$H6_A" 80 A
+    rr_in "$na" "${pa[@]}" raw "$H6_A" 41107 "$H6_B" 80 R
+    rr_in "$nb" "${pa[@]}" icmperr "$H6_B" "$H6_A" "$H6_A" 41109 "$H6_B" 53
     # Port scans, each way.
     rr_in "$nb" "${pa[@]}" scan "$H_B" 43000 "$H_A" 21 22 23 53 79 80 81 123 443
     rr_in "$na" "${pa[@]}" scan "$H_A" 44000 "$H_B" 21 22 23 53 79 80 81 123 443
+    rr_in "$nb" "${pa[@]}" scan "$H6_B" 45000 "$H6_A" 21 22 53 80 123
+    rr_in "$na" "${pa[@]}" scan "$H6_A" 46000 "$H6_B" 21 22 53 80 123
     # Last, an answered flow each way: its answer comes after everything above.
     {
         rr_in "$na" "${pa[@]}" udp end_a2b "$H_A" 41999 "$H_B" 53
@@ -159,18 +189,32 @@ done
 rr_host_side "$NR_A" eth0 "$H_A" "$GW_A"
 rr_host_side "$NR_B" eth0 "$H_B" "$GW_B"
 ip -n "$NR_B" addr add "$BL/24" dev eth0 || rr_fail "B's blocked address"
-rr_in "$NR_R" sysctl -qw net.ipv4.ip_forward=1 || rr_fail "ip_forward in $NR_R"
+rr_in "$NR_R" sysctl -qw net.ipv4.ip_forward=1 net.ipv6.conf.all.forwarding=1 || rr_fail "forwarding in $NR_R"
+for x in "$NR_A eth0 $P6A::2/64 $P6A::1" "$NR_B eth0 $P6B::2/64 $P6B::1" "$NR_B eth0 $BL6/64 -" \
+    "$NR_R a $P6A::1/64 -" "$NR_R b $P6B::1/64 -"; do
+    read -r ns dev a gw <<<"$x"
+    rr_in "$ns" sysctl -qw "net.ipv6.conf.$dev.accept_dad=0" || rr_fail "accept_dad on $dev in $ns"
+    # the blocked address deprecated: B's answers leave from its first one, as with IPv4
+    ip -n "$ns" -6 addr add "$a" dev "$dev" nodad $([ "$a" != "$BL6/64" ] || echo preferred_lft 0) ||
+        rr_fail "$a on $dev in $ns"
+    [ "$gw" = - ] || ip -n "$ns" -6 route add default via "$gw" dev "$dev" || rr_fail "the default route via $gw in $ns"
+done
 o=$(rr_in "$NR_R" nft -f "$RR_T/ref.nft" 2>&1) || rr_fail "nft -f: $o"
 rr_wait 5 rr_in "$NR_A" ping -c1 -W1 "$GW_A" >/dev/null || rr_fail "no path to the reference router"
+rr_wait 5 rr_in "$NR_A" ping -6 -c1 -W1 "$GW6_A" >/dev/null || rr_fail "no IPv6 path to the reference router"
 rr_ok "reference: A $H_A -- [Linux, nftables] -- B $H_B (+ blocked $BL)"
 traffic "$NR_A" eth0 "$NR_B" eth0 nft
 rr_ok "reference run: $(wc -l <"$RR_T/nft.all") records"
 
 # ringrouter with rr-filter on the same policy.
+RR_ADDR6_A=$P6A::1/64 RR_ADDR6_B=$P6B::1/64
 rr_topology "$(printf '[filter]\nrules = %s' "$RR_T/rules.nft")"
 [ "$RR_HOST_A" = "$H_A" ] || rr_fail "the topology's A is $RR_HOST_A, the test assumed $H_A"
 rr_start
 ip -n "$RR_NS_B" addr add "$BL/24" dev "$RR_IF_B" || rr_fail "B's blocked address"
+rr_hosts_ipv6 "$P6A" "$P6B" routes
+ip -n "$RR_NS_B" -6 addr add "$BL6/64" dev "$RR_IF_B" nodad preferred_lft 0 || rr_fail "B's blocked IPv6 address"
+rr_wait 5 rr_in "$RR_NS_A" ping -6 -c1 -W1 "$GW6_A" >/dev/null || rr_fail "no IPv6 path to ringrouter"
 rr_ok "ringrouter: A $H_A -- [router + filter] -- B $H_B (+ blocked $BL)"
 traffic "$RR_NS_A" "$RR_IF_A" "$RR_NS_B" "$RR_IF_B" rr
 rr_ok "ringrouter run: $(wc -l <"$RR_T/rr.all") records"
@@ -191,6 +235,10 @@ if [ -s "$RR_T/diff" ]; then
 fi
 if ! grep -q '^outcome: a2b_tcp22 answered$' "$RR_T/rr.all" || ! grep -q "^at B: tcp $GW_B 41001 $H_B 22 " "$RR_T/rr.all"; then
     rr_fail "the accepted, masqueraded flow is not in the records: the comparison saw nothing"
+fi
+if ! grep -q '^outcome: a2b6_tcp22 answered$' "$RR_T/rr.all" || ! grep -q '^outcome: a2b6_udp53 answered$' "$RR_T/rr.all" ||
+    ! grep -q "^at B: tcp $GW6_B 41101 $H6_B 22 " "$RR_T/rr.all"; then
+    rr_fail "the accepted, masqueraded IPv6 flow is not in the records: the comparison saw no IPv6"
 fi
 
 rr_stats || rr_fail "stats"

@@ -62,19 +62,7 @@ grep -Eq "^  rest .*  default\$" <<<"$out" || rr_fail "shaper show b does not sh
 rr_ok "router up, port b shaped at 20mbit: classes ef (dscp 46), from3 (src $A3), to3 (dst $B3), net6 (src $P6_A::/64), hi/lo (udp 5301/5302, prio 1/6), rest"
 
 declare -A C0 C1
-classes() { # classes ARRAY: every class's tx_pkts and tx_bytes
-    local out name p b
-    out=$("$RR" shaper show b --json -S "$RR_SOCK" 2>&1) || rr_fail "shaper show --json: $out"
-    out=$("$RR_PY" -c '
-import json, sys
-for c in json.loads(sys.argv[1])["shapers"][0]["classes"]:
-    print(c["name"], c["tx_pkts"], c["tx_bytes"])' "$out") || rr_fail "shaper show --json: $out"
-    local -n arr=$1
-    arr=()
-    while read -r name p b; do
-        arr[$name]=$p arr[$name.bytes]=$b
-    done <<<"$out"
-}
+classes() { rr_shaper_classes b "$1"; } # classes ARRAY: every class's tx_pkts and tx_bytes
 moved() { [ $((${C1[$1]} - ${C0[$1]})) -ge "$2" ]; } # after classes C1
 reached() { classes C1 && moved "$1" "$2"; }
 # expect LABEL CLASS=N...: the first reaches its N (bounded), then each moved exactly by its N

@@ -6,13 +6,14 @@ nftables. Each client prints one outcome line "NAME answered|none|refused";
 the sniffer records what reaches a host, so that both routers' verdicts
 can be compared packet for packet:
 
-  sniff IFNAME OUT            every IPv4 TCP, UDP or ICMP packet that
-                              arrives on IFNAME (not the host's own), one
-                              line each: "proto src sport dst dport kind",
-                              kind a TCP segment's class (S, SA, R, X for
-                              the out-of-window marker, . the rest), or an
-                              ICMP error's type/code and the tuple it quotes;
-                              until SIGTERM
+  sniff IFNAME OUT            every IPv4 or IPv6 TCP, UDP or ICMP packet
+                              that arrives on IFNAME (not the host's own),
+                              one line each: "proto src sport dst dport
+                              kind", kind a TCP segment's class (S, SA, R,
+                              X for the out-of-window marker, . the rest),
+                              or an ICMP error's type/code and the tuple
+                              it quotes (ICMPv6: "icmp6", neighbour
+                              discovery and MLD left out); until SIGTERM
   tcp NAME SRC SPORT DST DPORT [oow]
                               connect from SRC:SPORT, send, read the echo
                               (3 s). oow: after the handshake, first a raw
@@ -30,6 +31,7 @@ can be compared packet for packet:
   icmperr SRC DST QSRC QSPORT QDST QDPORT
                               a port unreachable quoting a UDP packet
                               QSRC:QSPORT -> QDST:QDPORT that nobody sent
+Addresses with a ':' are IPv6: the same traffic, over ICMPv6.
 """
 import os
 import signal
@@ -46,11 +48,18 @@ PACKET_OUTGOING = 4
 
 
 def l4_tuple(ip):
-    """(proto, src, sport, dst, dport, rest) of an IPv4 header and what follows."""
-    ihl = (ip[0] & 15) * 4
-    proto = ip[9]
-    src, dst = socket.inet_ntoa(ip[12:16]), socket.inet_ntoa(ip[16:20])
-    l4 = ip[ihl:]
+    """(proto, src, sport, dst, dport, rest) of an IPv4 or IPv6 header and
+    what follows (IPv6: no extension headers)."""
+    if ip[0] >> 4 == 6:
+        proto = ip[6]
+        src = socket.inet_ntop(socket.AF_INET6, ip[8:24])
+        dst = socket.inet_ntop(socket.AF_INET6, ip[24:40])
+        l4 = ip[40:]
+    else:
+        ihl = (ip[0] & 15) * 4
+        proto = ip[9]
+        src, dst = socket.inet_ntoa(ip[12:16]), socket.inet_ntoa(ip[16:20])
+        l4 = ip[ihl:]
     if proto in (6, 17) and len(l4) >= 4:
         sp, dp = struct.unpack("!HH", l4[:4])
         return proto, src, sp, dst, dp, l4
@@ -72,6 +81,13 @@ def describe(ip):
             q = l4_tuple(l4[8:])
             return "icmp %s 0 %s 0 err%d/%d[%d %s:%d>%s:%d]" % (src, dst, t, c, q[0], q[1], q[2], q[3], q[4])
         return "icmp %s 0 %s 0 type%d" % (src, dst, t)
+    if proto == 58 and len(l4) >= 8:
+        t, c = l4[0], l4[1]
+        if t < 128 and len(l4) >= 48:
+            q = l4_tuple(l4[8:])
+            return "icmp6 %s 0 %s 0 err%d/%d[%d %s:%d>%s:%d]" % (src, dst, t, c, q[0], q[1], q[2], q[3], q[4])
+        if t in (128, 129):  # not neighbour discovery, MLD, router adverts: the routers' own
+            return "icmp6 %s 0 %s 0 type%d" % (src, dst, t)
     return None
 
 
@@ -83,27 +99,38 @@ def sniff(ifname, out):
         f.write("ready\n")
         while True:
             fr, addr = s.recvfrom(65536)
-            if addr[2] == PACKET_OUTGOING or len(fr) < 34 or fr[12:14] != b"\x08\x00":
+            if addr[2] == PACKET_OUTGOING or len(fr) < (34 if fr[12:14] == b"\x08\x00" else 54) or \
+                    fr[12:14] not in (b"\x08\x00", b"\x86\xdd"):
                 continue
             d = describe(fr[14:])
             if d:
                 f.write(d + "\n")
 
 
+def fam(a):
+    return socket.AF_INET6 if ":" in a else socket.AF_INET
+
+
+def pseudo(src, dst, proto, n):
+    if fam(src) == socket.AF_INET6:
+        return (socket.inet_pton(socket.AF_INET6, src) + socket.inet_pton(socket.AF_INET6, dst) +
+                struct.pack("!I3xB", n, proto))
+    return ip4(src) + ip4(dst) + struct.pack("!BBH", 0, proto, n)
+
+
 def tcp_seg(src, sp, dst, dp, seq, ack, flags, pay=b""):
     hdr = struct.pack("!HHIIBBHHH", sp, dp, seq & 0xFFFFFFFF, ack & 0xFFFFFFFF, 5 << 4, flags, 65535, 0, 0) + pay
-    pseudo = ip4(src) + ip4(dst) + struct.pack("!BBH", 0, 6, len(hdr))
-    return hdr[:16] + struct.pack("!H", csum(pseudo + hdr)) + hdr[18:]
+    return hdr[:16] + struct.pack("!H", csum(pseudo(src, dst, 6, len(hdr)) + hdr)) + hdr[18:]
 
 
 def udp_dgram(src, sp, dst, dp, pay):
     hdr = struct.pack("!HHHH", sp, dp, 8 + len(pay), 0) + pay
-    pseudo = ip4(src) + ip4(dst) + struct.pack("!BBH", 0, 17, len(hdr))
-    return hdr[:6] + struct.pack("!H", csum(pseudo + hdr) or 0xFFFF) + hdr[8:]
+    return hdr[:6] + struct.pack("!H", csum(pseudo(src, dst, 17, len(hdr)) + hdr) or 0xFFFF) + hdr[8:]
 
 
 def raw_send(src, dst, proto, body):
-    r = socket.socket(socket.AF_INET, socket.SOCK_RAW, proto)
+    """IPv6: the kernel writes the header, and sums only ICMPv6's checksum."""
+    r = socket.socket(fam(src), socket.SOCK_RAW, proto)
     r.bind((src, 0))
     r.sendto(body, (dst, 0))
     r.close()
@@ -120,9 +147,11 @@ def handshake_seqs(cap, sport):
             fr = cap.recv(65536)
         except socket.timeout:
             break
-        if len(fr) < 54 or fr[12:14] != b"\x08\x00" or fr[23] != 6:
+        if len(fr) < 54 or fr[12:14] not in (b"\x08\x00", b"\x86\xdd"):
             continue
-        l4 = fr[14 + (fr[14] & 15) * 4:]
+        proto, _, _, _, _, l4 = l4_tuple(fr[14:])
+        if proto != 6 or len(l4) < 20:
+            continue
         sp, dp, seq = struct.unpack("!HHI", l4[:8])
         fl = l4[13]
         if sp == sport and fl & 0x12 == 0x02:
@@ -144,7 +173,7 @@ def oow_marker(cap, src, sport, dst, dport):
 
 
 def client(name, kind, src, sport, dst, dport, oow=False):
-    s = socket.socket(socket.AF_INET, socket.SOCK_STREAM if kind == "tcp" else socket.SOCK_DGRAM)
+    s = socket.socket(fam(src), socket.SOCK_STREAM if kind == "tcp" else socket.SOCK_DGRAM)
     s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     s.bind((src, sport))
     s.settimeout(3)
@@ -183,6 +212,11 @@ def scan(src, sport0, dst, ports):
 
 def icmperr(src, dst, qsrc, qsport, qdst, qdport):
     udph = struct.pack("!HHHH", qsport, qdport, 12, 0) + b"quot"
+    if fam(src) == socket.AF_INET6:  # the kernel sums ICMPv6
+        inner = (struct.pack("!IHBB", 6 << 28, len(udph), 17, 64) + socket.inet_pton(socket.AF_INET6, qsrc) +
+                 socket.inet_pton(socket.AF_INET6, qdst) + udph)
+        raw_send(src, dst, socket.IPPROTO_ICMPV6, struct.pack("!BBHI", 1, 4, 0, 0) + inner)
+        return 0
     inner = ipv4(qsrc, qdst, 17, udph)
     body = struct.pack("!BBHI", 3, 3, 0, 0) + inner
     body = body[:2] + struct.pack("!H", csum(body)) + body[4:]

@@ -5,6 +5,7 @@
 
   serve-tcp ADDR PORT LOG    accept connections; log "PEER_IP PEER_PORT" per
                              connection, echo what comes, until SIGTERM
+                             (ADDR "::": IPv6 and IPv4)
   serve-udp ADDR PORT LOG    the same per datagram (logged once per peer)
   tcp DST PORT [TIMEOUT_S]   connect, send, read the echo: exit 0; 2 when
                              nothing answered in time; 3 when refused or reset
@@ -43,9 +44,18 @@ def stop_on_term():
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
 
 
+def listener(addr, kind):
+    """A socket for ADDR: "::" takes IPv6 and IPv4 both."""
+    fam = socket.AF_INET6 if ":" in addr else socket.AF_INET
+    s = socket.socket(fam, kind)
+    if fam == socket.AF_INET6:
+        s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0)
+    return s
+
+
 def serve_tcp(addr, port, log):
     stop_on_term()
-    s = socket.socket()
+    s = listener(addr, socket.SOCK_STREAM)
     s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     s.bind((addr, port))
     s.listen(16)
@@ -65,7 +75,7 @@ def serve_tcp(addr, port, log):
 
 def serve_udp(addr, port, log):
     stop_on_term()
-    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s = listener(addr, socket.SOCK_DGRAM)
     s.bind((addr, port))
     seen = set()
     with open(log, "a", buffering=1) as f:

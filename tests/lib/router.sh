@@ -226,6 +226,22 @@ rr_afxdp_init() {
     chmod 644 "$RR_T/bin/steer.bpf.o"
 }
 
+# rr_shaper_classes PORT ARRAY: each class of PORT's shaper into the
+# associative ARRAY: NAME its tx_pkts, NAME.bytes its tx_bytes
+rr_shaper_classes() {
+    local out name p b
+    out=$("$RR" shaper show "$1" --json -S "$RR_SOCK" 2>&1) || rr_fail "shaper show --json: $out"
+    out=$("$RR_PY" -c '
+import json, sys
+for c in json.loads(sys.argv[1])["shapers"][0]["classes"]:
+    print(c["name"], c["tx_pkts"], c["tx_bytes"])' "$out") || rr_fail "shaper show --json: $out"
+    local -n arr=$2
+    arr=()
+    while read -r name p b; do
+        arr[$name]=$p arr[$name.bytes]=$b
+    done <<<"$out"
+}
+
 rr_shaper_init() {
     [ -x "$RR_BIN_DIR/rr-shaper" ] || rr_fail "$RR_BIN_DIR/rr-shaper is missing: build with ninja first"
     cp "$RR_BIN_DIR/rr-shaper" "$RR_T/bin/" && chmod 755 "$RR_T/bin/rr-shaper" || rr_fail "cannot copy rr-shaper"

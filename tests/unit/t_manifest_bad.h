@@ -178,7 +178,7 @@ static const struct t_bad t_bad_cases[] = {
     {SHAPER_B "[class b voice]\nrate = 1mbit\n",
      "t.ini:11: [class b voice] match: missing, expected match rules (or default = yes)"},
     {SHAPER_B "[class b voice]\nrate = 1mbit\nmatch = tos 5\n",
-     "t.ini:13: [class b voice] match: \"tos 5\" is not a match term: expected dscp, proto, sport, dport, src or dst"},
+     "t.ini:13: [class b voice] match: \"tos 5\" is not a match term: expected dscp, proto, sport, dport, src, dst or mark"},
     {SHAPER_B "[class b voice]\nrate = 1mbit\nmatch = dscp 64\n",
      "t.ini:13: [class b voice] match: \"dscp 64\": expected a DSCP value 0..63"},
     {SHAPER_B "[class b voice]\nrate = 1mbit\nmatch = proto icmp, dport 53\n",

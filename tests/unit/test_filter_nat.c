@@ -3,7 +3,8 @@
  * tests/unit/test_filter_nat.c: NAT in services/filter/: masquerade and
  * source NAT that keep the flow's port unless taken, collisions, port
  * ranges running out, destination NAT, ICMP errors translated (the quoted
- * header too), ICMP echo identifiers, hairpin, and reject's replies. Every
+ * header too; the router's own errors as well), ICMP echo identifiers,
+ * hairpin, and reject's replies. Every
  * rewritten frame's checksums are summed anew (t_csums_ok).
  */
 #include <setjmp.h>
@@ -263,6 +264,54 @@ static void test_icmp_error_v6(void **state)
     icmp_error_translation(6);
 }
 
+/* The router's own errors, made between prerouting and postrouting (their
+ * first hook here is postrouting): for a destination-NATed flow the quote
+ * is the rewritten packet, translated back to what the sender sent; for a
+ * masqueraded one it is the packet before source NAT, which only its own
+ * tuple finds, and it is related too. The same quote from a host
+ * (prerouting first) stays invalid, as in Linux. */
+static void test_own_errors(void **state)
+{
+    (void)state;
+    struct tfix x;
+    assert_int_equal(t_fix_init(&x, 64, dnat), 0);
+    uint8_t q[256], e[512];
+    struct tpkt s = { .fam = 4, .proto = 6, .src = "198.51.100.7", .dst = "203.0.113.1", .sport = 5555,
+                      .dport = 8080, .flags = TH_SYN, .seq = 10, .win = 1000, .wscale = -1 };
+    struct flt_pkt p = { .data = q, .len = t_build(q, &s), .cap = sizeof q, .iif = 1, .oif = 0xffff };
+    assert_int_equal(flt_process(x.f, &p, FLT_PRE, 1000), FLT_ACCEPT); /* the router then drops it: TTL */
+    assert_string_equal(addr_of(q, false), "10.0.0.10");
+    uint32_t len = t_build_error(e, 4, "203.0.113.1", "198.51.100.7", 11, 0, q, p.len);
+    struct flt_pkt pe = { .data = e, .len = len, .cap = sizeof e, .iif = 0xffff, .oif = 1 };
+    assert_int_equal(flt_process(x.f, &pe, FLT_POST, 1001), FLT_ACCEPT);
+    assert_int_equal(pe.ctstate, FLT_CT_REL);
+    assert_true(t_csums_ok(e, pe.len));
+    assert_string_equal(addr_of(e, true), "203.0.113.1");
+    const uint8_t *qi = e + 14 + 20 + 8;
+    char a[64];
+    inet_ntop(AF_INET, qi + 16, a, sizeof a);
+    assert_string_equal(a, "203.0.113.1"); /* the quoted destination, as the sender sent it */
+    assert_int_equal(t_rd16(qi + 20 + 2), 8080);
+
+    /* masqueraded: the mapping made, then a packet the router drops */
+    struct tpkt u = { .fam = 4, .proto = 17, .src = "10.0.0.2", .dst = "198.51.100.7", .sport = 40000, .dport = 53,
+                      .paylen = 20 };
+    assert_int_equal(send_pkt(&x, &u, 0, 1, 1002), FLT_ACCEPT);
+    assert_string_equal(addr_of(buf, true), "203.0.113.1");
+    p = (struct flt_pkt){ .data = q, .len = t_build(q, &u), .cap = sizeof q, .iif = 0, .oif = 0xffff };
+    assert_int_equal(flt_process(x.f, &p, FLT_PRE, 1003), FLT_ACCEPT);
+    for (int own = 1; own >= 0; own--) {
+        len = t_build_error(e, 4, "10.0.0.1", "10.0.0.2", 3, 4, q, p.len);
+        pe = (struct flt_pkt){ .data = e, .len = len, .cap = sizeof e, .iif = own ? 0xffff : 1, .oif = 0 };
+        assert_int_equal(flt_process(x.f, &pe, own ? FLT_POST : FLT_PRE, 1004), FLT_ACCEPT);
+        assert_int_equal(pe.ctstate, own ? FLT_CT_REL : FLT_CT_INV);
+        assert_true(t_csums_ok(e, pe.len));
+        assert_string_equal(addr_of(e, false), "10.0.0.2");
+        assert_int_equal(t_icmp_error_inner_sport(e), 40000); /* the quote untouched: the host's own */
+    }
+    t_fix_fini(&x);
+}
+
 static void test_reject(void **state)
 {
     (void)state;
@@ -348,6 +397,7 @@ int main(void)
         cmocka_unit_test(test_hairpin),
         cmocka_unit_test(test_icmp_error_v4),
         cmocka_unit_test(test_icmp_error_v6),
+        cmocka_unit_test(test_own_errors),
         cmocka_unit_test(test_reject),
         cmocka_unit_test(test_incremental_checksums),
     };

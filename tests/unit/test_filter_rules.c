@@ -144,6 +144,60 @@ static void test_matches(void **state)
     t_fix_fini(&x);
 }
 
+/* meta mark set: a statement the chain goes on after, the last one that
+ * matched wins, a verdict after it still decides; a prerouting mark stays
+ * with the packet to the later hooks (rr-filter carries it between them) */
+static void test_mark(void **state)
+{
+    (void)state;
+    struct tfix x;
+    const char *r = "chain prerouting {\n"
+                    "  iif wan udp dport 53 meta mark set 9\n"
+                    "}\n"
+                    "chain forward {\n"
+                    "  policy drop\n"
+                    "  tcp dport 5201 meta mark set 1\n"
+                    "  tcp dport 5201 ip daddr 10.0.0.7 meta mark set 2 accept\n"
+                    "  tcp dport { 5201, 22 } accept\n"
+                    "  udp dport 53 accept\n"
+                    "  udp dport 99 meta mark set 4 drop\n"
+                    "}\n";
+    int rc = t_fix_init(&x, 256, r);
+    if (rc)
+        fprintf(stderr, "%s\n", x.err);
+    assert_int_equal(rc, 0);
+    struct tpkt t = { .fam = 4, .proto = 6, .src = "10.0.0.2", .dst = "198.51.100.7", .sport = 5, .dport = 5201,
+                      .flags = TH_SYN, .win = 9, .wscale = -1 };
+    struct flt_pkt p = { .data = buf, .cap = sizeof buf };
+#define RUN(tp, i, h) (p.len = t_build(buf, tp), p.iif = (i), p.oif = !(i), p.ct = 0, p.mark = 0, \
+                       flt_process(x.f, &p, (h), 1))
+    assert_int_equal(RUN(&t, 0, FLT_FWD), FLT_ACCEPT);
+    assert_int_equal(p.mark, 1); /* the bare mark, then the set's accept */
+    t.dst = "10.0.0.7";
+    t.sport = 6;
+    assert_int_equal(RUN(&t, 1, FLT_FWD), FLT_ACCEPT);
+    assert_int_equal(p.mark, 2); /* the later mark overrides */
+    t.dport = 22;
+    t.sport = 7;
+    assert_int_equal(RUN(&t, 0, FLT_FWD), FLT_ACCEPT);
+    assert_int_equal(p.mark, 0);
+    struct tpkt u = { .fam = 4, .proto = 17, .src = "198.51.100.7", .dst = "10.0.0.2", .sport = 5, .dport = 99 };
+    assert_int_equal(RUN(&u, 1, FLT_FWD), FLT_DROP);
+    assert_int_equal(p.mark, 4);
+    u.dport = 53;
+    assert_int_equal(RUN(&u, 1, FLT_PRE), FLT_ACCEPT);
+    assert_int_equal(p.mark, 9);
+    assert_int_equal(flt_process(x.f, &p, FLT_FWD, 1), FLT_ACCEPT);
+    assert_int_equal(p.mark, 9); /* kept through a hook that sets none */
+    assert_int_equal(RUN(&u, 0, FLT_PRE), FLT_ACCEPT);
+    assert_int_equal(p.mark, 0); /* not from wan */
+#undef RUN
+    uint64_t pk, by;
+    assert_int_equal(flt_rules_counter(x.rules, FLT_FWD, 0, &pk, &by), 0);
+    assert_int_equal(pk, 2); /* a bare mark counts what it marked */
+    t_fix_fini(&x);
+}
+
 static void test_parse_errors(void **state)
 {
     (void)state;
@@ -183,6 +237,10 @@ static void test_parse_errors(void **state)
           "line 2, column 31: an IPv6 address in a rule for IPv4" },
         { "table inet filter {\n}\n", "line 1, column 1: expected 'set' or 'chain', got 'table'" },
         { "chain input {\n  tcp dport 22 $ accept\n}\n", "line 2, column 16: unexpected character '$'" },
+        { "chain forward {\n  meta mark set x accept\n}\n",
+          "line 2, column 17: expected a mark (0..4294967295), got 'x'" },
+        { "chain forward {\n  meta mark set 1 meta mark set 2\n}\n",
+          "line 2, column 33: the rule sets its mark twice" },
         { "chain input {\n  frobnicate\n}\n",
           "line 2, column 3: expected a match (iif, oif, ip, ip6, meta, tcp, udp, icmp, icmpv6, ct, limit), counter "
           "or a verdict (accept, drop, reject, dnat, snat, masquerade), got 'frobnicate'" },
@@ -300,6 +358,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_policy),
         cmocka_unit_test(test_matches),
+        cmocka_unit_test(test_mark),
         cmocka_unit_test(test_parse_errors),
         cmocka_unit_test(test_big_sets),
     };

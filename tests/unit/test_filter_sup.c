@@ -20,6 +20,7 @@
 #include "supervisor/filter.h"
 #include "supervisor/manifest.h"
 #include "tables/filter.h"
+#include "tables/shaper.h"
 
 #define BASE                                                                                        \
     "[port a]\n"                                                                                    \
@@ -46,8 +47,13 @@ static void test_manifest_bad(void **state)
          "[port b]\ndriver = tap\nifname = rr-b\naddress = 10.2.0.1/24\n[filter]\nrules = /etc/r\n",
          "t.ini:5: [port a] offloads: with [filter] (line 10), none: the filter takes whole frames with their "
          "checksums"},
-        {BASE "[shaper b]\nrate = 100mbit\n[filter]\nrules = /etc/r\n",
-         "t.ini:9: [shaper b] a shaper and [filter] (line 11) on one router: not supported yet"},
+        {BASE "[shaper b]\nrate = 100mbit\n[class b x]\nrate = 10mbit\nmatch = mark 1\n"
+              "[class b rest]\nrate = 10mbit\ndefault = yes\n",
+         "t.ini:13: [class b x] match: mark: only a [filter] rule's `meta mark set` gives a packet one, and there "
+         "is no [filter]"},
+        {BASE "[shaper b]\nrate = 100mbit\n[class b x]\nrate = 10mbit\nmatch = mark 0\n"
+              "[class b rest]\nrate = 10mbit\ndefault = yes\n[filter]\nrules = /etc/r\n",
+         "t.ini:13: [class b x] match: \"mark 0\": expected a mark 1..4294967295 (a [filter] rule's meta mark set)"},
         {BASE "[filter]\nrules = /etc/r\nports = b, dmz\n", "t.ini:11: [filter] ports: no port \"dmz\""},
         {BASE "[filter]\nrules = /etc/r\nports = b b\n", "t.ini:11: [filter] ports: port b named twice"},
         {BASE "[filter]\nrules = /etc/r\nports = ,\n",
@@ -91,6 +97,18 @@ static void test_manifest_good(void **state)
     if (rc)
         fail_msg("%s", err.msg);
     assert_int_equal(m.filter.port_mask, 2);
+    sup_manifest_free(&m);
+    /* A shaper beside the filter, its class on the filter's mark; a
+     * control namespace beside it too. */
+    rc = sup_manifest_load_string("t.ini", BASE "[shaper b]\nrate = 100mbit\n[class b x]\nrate = 10mbit\n"
+                                                "match = mark 7, proto tcp\n[class b rest]\nrate = 10mbit\n"
+                                                "default = yes\n[filter]\nrules = /etc/r\n", &m, &err);
+    if (rc)
+        fail_msg("%s", err.msg);
+    assert_int_equal(m.nclasses, 2);
+    assert_int_equal(m.classes[0].match.fields, SHP_MATCH_MARK | SHP_MATCH_PROTO);
+    assert_int_equal(m.classes[0].match.mark, 7);
+    assert_int_equal(m.nservices, 5);
     sup_manifest_free(&m);
     rc = sup_manifest_load_string("t.ini", BASE, &m, &err);
     assert_int_equal(rc, 0);

@@ -682,6 +682,50 @@ static void test_classify(void **state)
     assert_int_equal(pkt_get32(h6), 6u << 28);
 }
 
+/* The filter's mark (ipc_meta.mark on enqueue): a class on mark 5 takes
+ * marked packets of either family, another mark or none goes on down the
+ * classes; the enqueue reads the mark before it makes it the flow index. */
+static void test_classify_mark(void **state)
+{
+    struct t_shp *t = *state;
+    struct shp_cfg cfg;
+    struct shp_cfg_class *c = t_cfg_five(&cfg);
+    snprintf(c[0].name, SHP_NAME_MAX, "marked");
+    c[0].match.fields = SHP_MATCH_MARK;
+    c[0].match.mark = 5;
+    snprintf(c[1].name, SHP_NAME_MAX, "marked-udp");
+    c[1].match.fields = SHP_MATCH_MARK | SHP_MATCH_PROTO;
+    c[1].match.mark = 6;
+    c[1].match.proto = 17;
+    t_init(t, &cfg);
+    struct {
+        uint32_t mark;
+        uint8_t proto;
+        uint32_t want;
+    } cases[] = {{5, 6, 0}, {5, 17, 0}, {6, 17, 1}, {6, 6, 4}, {0, 17, 4}, {7, 17, 4}};
+    for (unsigned i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct t_pkt p = {T_IP(1, 2, 3, 4), T_IP(5, 6, 7, 8), cases[i].proto, 0, 1, 2, 100};
+        ipc_buf b = t_frame(t, &p);
+        ipc_pool_meta(&t->pool, b)->mark = cases[i].mark;
+        uint32_t before = t->s.cls[cases[i].want].pkts;
+        shp_enqueue(&t->s, &b, 1, 0);
+        if (t->s.cls[cases[i].want].pkts != before + 1)
+            fail_msg("case %u (mark %u, proto %u): not in class %u", i, cases[i].mark, cases[i].proto,
+                     cases[i].want);
+    }
+    uint8_t f[14 + 40 + 20] = {0};
+    f[12] = 0x86;
+    f[13] = 0xdd;
+    pkt_put32(f + 14, 6u << 28);
+    f[14 + 6] = 17;
+    struct shp_pkt pk;
+    shp_parse(f, sizeof(f), &pk);
+    assert_int_equal(pk.mark, 0);
+    assert_int_equal(shp_classify(&t->s, &pk), 4);
+    pk.mark = 5;
+    assert_int_equal(shp_classify(&t->s, &pk), 0);
+}
+
 /* An Ethernet + IPv6 + UDP/TCP header, on the stack: classification reads no more. */
 static void t_frame6(uint8_t f[74], const char *src, const char *dst, uint8_t nxt, uint8_t tc, uint16_t dport)
 {
@@ -883,6 +927,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_ecn_checksum, t_setup, t_teardown),
         cmocka_unit_test_setup_teardown(test_classify, t_setup, t_teardown),
         cmocka_unit_test_setup_teardown(test_classify6, t_setup, t_teardown),
+        cmocka_unit_test_setup_teardown(test_classify_mark, t_setup, t_teardown),
         cmocka_unit_test_setup_teardown(test_gso_cost, t_setup, t_teardown),
         cmocka_unit_test_setup_teardown(test_set_rate, t_setup, t_teardown),
         cmocka_unit_test_setup_teardown(test_drain, t_setup, t_teardown),
