@@ -16,25 +16,7 @@
 #include <unistd.h>
 
 #include "tables/fib6_write.h"
-
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define T_SLOW 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define T_SLOW 1
-#endif
-#endif
-#ifndef T_SLOW
-#define T_SLOW 0
-#endif
-
-static inline uint64_t t_rand64(uint64_t *s)
-{
-    *s ^= *s << 13;
-    *s ^= *s >> 7;
-    *s ^= *s << 17;
-    return *s;
-}
+#include "t_slow.h"
 
 /* The run's seed: RR_TEST_SEED (tests/run.sh sets and prints it), else 1. */
 static inline uint64_t t_seed(void)

@@ -26,27 +26,9 @@
 
 #include "tables/fib_write.h"
 #include "t_reader.h"
-
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#define T_SLOW 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-#define T_SLOW 1
-#endif
-#endif
-#ifndef T_SLOW
-#define T_SLOW 0
-#endif
+#include "t_slow.h"
 
 #define T_IP(a, b, c, d) ((uint32_t)(a) << 24 | (uint32_t)(b) << 16 | (uint32_t)(c) << 8 | (uint32_t)(d))
-
-static uint64_t t_rand64(uint64_t *s)
-{
-    *s ^= *s << 13;
-    *s ^= *s >> 7;
-    *s ^= *s << 17;
-    return *s;
-}
 
 static uint32_t t_mask(unsigned len)
 {
