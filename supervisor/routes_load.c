@@ -4,10 +4,12 @@
  * whole set of runtime routes, IPv4 and IPv6, at once (docs/routing.md,
  * "route load"). Every line is read and checked before anything changes: an error
  * names its line, and the FIB is left as it was. Then the FIB moves to the
- * new set in one pass (each entry switching in one atomic store, as `route
- * replace` does), with one reclaim at its end: without --merge the runtime
- * routes the file does not name are deleted (a replaced manifest route gets
- * its own next hop back, as `route flush` does), with --merge they stay.
+ * new set (each entry switching in one atomic store, as `route replace`
+ * does), with one generation switch and one reclaim at its end: without
+ * --merge the runtime routes the file does not name are deleted (a
+ * replaced manifest route gets its own next hop back, as `route flush`
+ * does), with --merge they stay. All of it a slice at a time between the
+ * event loop's other work (the job, below).
  *
  * A line is what `route show` prints (PREFIX VIA PORT ORIGIN, VIA "-" for
  * a route to a port; rows of origin connected or manifest are skipped, the
@@ -19,10 +21,12 @@
  * of runtime IPv6 routes is searched linearly, so IPv6 loads are meant for
  * thousands of routes, not a full table.
  *
- * The client hands the text over in a memfd of its own (ctl.c), read here
- * through /proc: a regular file in memory, which no read can block on.
+ * The client hands the text over in a memfd of its own (ctl.c,
+ * routes_index.c), read here through /proc: a regular file in memory,
+ * which no read can block on.
  */
 #include "supervisor/route6.h"
+#include "supervisor/route_multi.h"
 #include "supervisor/routes.h"
 #include "supervisor/sup.h"
 
@@ -31,45 +35,13 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define LOAD_MAX (512ull << 20) /* bytes of routes one load takes */
 #define LOAD_WORDS 16
-
-int sup_route_load_memfd(const char *file)
-{
-    int in = strcmp(file, "-") == 0 ? 0 : open(file, O_RDONLY | O_CLOEXEC);
-    if (in < 0) {
-        fprintf(stderr, "ringrouter route load: %s: %s\n", file, strerror(errno));
-        return -1;
-    }
-    int m = memfd_create("route-load", MFD_CLOEXEC);
-    if (m < 0) {
-        fprintf(stderr, "ringrouter route load: memfd: %s\n", strerror(errno));
-        return -1;
-    }
-    char buf[65536];
-    unsigned long long total = 0;
-    ssize_t n;
-    while ((n = read(in, buf, sizeof(buf))) > 0) {
-        total += (unsigned long long)n;
-        if (total > LOAD_MAX || write(m, buf, (size_t)n) != n) {
-            fprintf(stderr, "ringrouter route load: %s: %s\n", file,
-                    total > LOAD_MAX ? "larger than 512 MiB" : strerror(errno));
-            return -1;
-        }
-    }
-    if (n < 0) {
-        fprintf(stderr, "ringrouter route load: %s: %s\n", file, strerror(errno));
-        return -1;
-    }
-    if (in)
-        close(in);
-    return m; /* open until the answer: the supervisor reads it by /proc/PID/fd/N */
-}
 
 static uint32_t mask_of(unsigned len)
 {
@@ -284,13 +256,6 @@ static int load_line(struct sup *s, char *line, struct load_route *r, char *e, s
     return 1;
 }
 
-static void key_of(uint32_t addr, uint8_t d[16])
-{
-    memset(d, 0, 16);
-    uint32_t be = htonl(addr);
-    memcpy(d, &be, 4);
-}
-
 /* A FIB change, retried while the FIB's retired groups are still held by a reader. */
 static int load_fib(struct sup *s, uint32_t addr, unsigned len, const struct fib_nh *nh)
 {
@@ -304,49 +269,6 @@ static int load_fib(struct sup *s, uint32_t addr, unsigned len, const struct fib
     return ret;
 }
 
-/* The runtime routes' index: the map of routes_map.c, each entry's epoch
- * the row's number in s->rt_routes. One supervisor, one index. */
-static struct sup_rtmap rt_index;
-
-struct sup_rt_route *sup_rt_index_find(struct sup *s, uint32_t addr, unsigned len)
-{
-    uint8_t d[16];
-    key_of(addr, d);
-    const struct sup_rte *e = sup_rtmap_find(&rt_index, AF_INET, d, (uint8_t)len);
-    if (!e || e->epoch >= s->n_rt_routes)
-        return NULL;
-    struct sup_rt_route *r = &s->rt_routes[e->epoch];
-    return r->addr == addr && r->len == len ? r : NULL;
-}
-
-int sup_rt_index_put(struct sup *s, size_t i)
-{
-    uint8_t d[16];
-    key_of(s->rt_routes[i].addr, d);
-    struct sup_rte *e = sup_rtmap_insert(&rt_index, AF_INET, d, s->rt_routes[i].len);
-    if (!e)
-        return -ENOMEM;
-    e->epoch = (uint32_t)i;
-    return 0;
-}
-
-void sup_rt_index_del(uint32_t addr, unsigned len)
-{
-    uint8_t d[16];
-    key_of(addr, d);
-    struct sup_rte *e = sup_rtmap_find(&rt_index, AF_INET, d, (uint8_t)len);
-    if (e)
-        sup_rtmap_remove(&rt_index, e);
-}
-
-void sup_rt_index_rebuild(struct sup *s)
-{
-    sup_rtmap_free(&rt_index);
-    for (size_t i = 0; i < s->n_rt_routes; i++)
-        if (sup_rt_index_put(s, i) < 0)
-            sup_err("route: out of memory indexing the runtime routes");
-}
-
 static const struct sup_route *manifest_rt(const struct sup *s, uint32_t addr, unsigned len)
 {
     for (size_t i = 0; i < s->m.nroutes; i++)
@@ -355,23 +277,421 @@ static const struct sup_route *manifest_rt(const struct sup *s, uint32_t addr, u
     return NULL;
 }
 
-/* A million-line load holds the loop for seconds. The services must still
- * see their supervisor, or each says it has none and starts its orphan
- * grace (ipc_svc_orphan_check): the pulse goes on every LOAD_PULSE_EVERY
- * lines read and routes written. */
-#define LOAD_PULSE_EVERY 16384u
+/*
+ * The load is a job that the event loop runs a slice at a time
+ * (LOAD_SLICE_NS a turn, from sup_routes_tick), so that `status`, the
+ * services' pulse and the health checks go on between slices however long
+ * the file is: read and check every line (PARSE: nothing has changed
+ * yet), delete the runtime routes the file does not name (DROP4, DROP6;
+ * not with --merge), write the file's routes (APPLY), make the list of
+ * runtime routes (LIST, one pass of copies) and its index, built beside
+ * the one in use and swapped in whole (INDEX). Whatever the FIB writes
+ * retire waits for one generation switch at the end of APPLY
+ * (fib_gen_defer). Until the answer, `route add|replace|del|flush|load`
+ * are refused (sup_route_load_busy): the job owns the runtime list.
+ *
+ * Memory: one job at a time. It holds, per route of the file, a struct
+ * load_route and two to four slots of its `seen` map (sizeof(struct
+ * sup_rte) each), then the new index beside the old; and it takes at most
+ * as many routes as the two FIBs hold (their max_prefixes), so that is
+ * the bound, whatever the file's size.
+ */
+#define LOAD_SLICE_NS 4000000ull
+#define LOAD_POLL_KEY 0x7201u /* our eventfd's epoll key type: the loop's switch skips it */
+#define LOAD_SKIPPED 0xffu    /* a route's len once a daemon took its prefix meanwhile */
 
-static void load_pulse(struct sup *s, size_t i)
+enum { LD_PARSE, LD_DROP4, LD_DROP6, LD_APPLY, LD_LIST, LD_INDEX, LD_DONE };
+
+struct load_job {
+    int phase;
+    bool merge, ok;
+    FILE *in;
+    int wake_fd;
+    char *line;
+    size_t llen;
+    unsigned lineno;
+    struct load_route *rs;
+    size_t n, cap, i, max;
+    struct sup_rtmap seen, index;
+    uint8_t *drop; /* per runtime IPv4 row: it leaves the list (DROP4) */
+    size_t nrows;  /* the runtime IPv4 rows DROP4 walks */
+    unsigned added, changed, same, deleted, daemon;
+    uint64_t gen0, gens, t0, last_end, gap_max, slice_max;
+    unsigned slices;
+    FILE *out; /* the answer, into text */
+    char *text;
+    size_t len;
+};
+
+static struct load_job *job;
+
+static void load_wake(void)
 {
-    if (i % LOAD_PULSE_EVERY == 0)
-        sup_pulse(s, sup_now_ns());
+    uint64_t one = 1;
+    if (job->wake_fd >= 0 && write(job->wake_fd, &one, sizeof(one)) < 0) {
+        /* EAGAIN: it is readable already */
+    }
 }
 
-bool sup_route_load(struct sup *s, char **argv, int argc, FILE *f)
+static bool load_time(unsigned k, uint64_t until)
+{
+    return (k & 63) == 63 && sup_now_ns() >= until;
+}
+
+/* PARSE: true when every line is read (or one failed: !ok). */
+static bool load_parse(struct sup *s, struct load_job *j, uint64_t until)
+{
+    for (unsigned k = 0;; k++) {
+        if (load_time(k, until))
+            return false;
+        if (getline(&j->line, &j->llen, j->in) < 0)
+            return true;
+        j->lineno++;
+        char e[240];
+        struct load_route r;
+        int kind = load_line(s, j->line, &r, e, sizeof(e));
+        if (kind < 0) {
+            fprintf(j->out, "route load: line %u: %s; nothing changed\n", j->lineno, e);
+            j->ok = false;
+            return true;
+        }
+        if (kind == 0)
+            continue;
+        uint8_t d[16];
+        int fam = r.v6 ? AF_INET6 : AF_INET;
+        if (r.v6)
+            memcpy(d, r.addr6, 16);
+        else
+            sup_rt_key4(r.addr, d);
+        struct sup_rte *x = sup_rtmap_find(&j->seen, (uint8_t)fam, d, r.len);
+        if (x) {
+            char b[INET6_ADDRSTRLEN];
+            fprintf(j->out, "route load: line %u: %s/%u again (first on line %u); nothing changed\n", j->lineno,
+                    r.v6 ? sup_addr6_str(r.addr6, b, sizeof(b)) : ip4(r.addr, b, sizeof(b)), r.len, x->epoch);
+            j->ok = false;
+            return true;
+        }
+        if (j->n == j->max) {
+            fprintf(j->out, "route load: line %u: more than %zu routes, what the FIBs hold; nothing changed\n",
+                    j->lineno, j->max);
+            j->ok = false;
+            return true;
+        }
+        if (!(x = sup_rtmap_insert(&j->seen, (uint8_t)fam, d, r.len))) {
+            fprintf(j->out, "route load: out of memory\n");
+            j->ok = false;
+            return true;
+        }
+        x->epoch = j->lineno;
+        if (j->n == j->cap) {
+            size_t c = j->cap ? j->cap * 2 : 1024;
+            struct load_route *nr = realloc(j->rs, c * sizeof(*nr));
+            if (!nr) {
+                fprintf(j->out, "route load: out of memory\n");
+                j->ok = false;
+                return true;
+            }
+            j->rs = nr;
+            j->cap = c;
+        }
+        j->rs[j->n++] = r;
+    }
+}
+
+/* DROP4: each runtime IPv4 row the file names leaves the list (the file's
+ * now); without --merge, so does every other, and its FIB entry goes (a
+ * manifest route gets its own next hop back). */
+static bool load_drop4(struct sup *s, struct load_job *j, uint64_t until)
+{
+    for (unsigned k = 0; j->i < j->nrows; j->i++, k++) {
+        if (load_time(k, until))
+            return false;
+        const struct sup_rt_route *o = &s->rt_routes[j->i];
+        uint8_t d[16];
+        sup_rt_key4(o->addr, d);
+        if (sup_rtmap_find(&j->seen, AF_INET, d, o->len)) {
+            j->drop[j->i] = 1;
+            continue;
+        }
+        if (j->merge)
+            continue;
+        const struct sup_route *mr = manifest_rt(s, o->addr, o->len);
+        struct fib_nh mnh;
+        if (mr)
+            mnh = (struct fib_nh){.gw = mr->direct ? 0 : mr->via, .port = (uint16_t)mr->port};
+        int ret = load_fib(s, o->addr, o->len, mr ? &mnh : NULL);
+        if (ret < 0 && ret != -ENOENT) {
+            char b[24];
+            sup_err("route load: %s/%u: %s", ip4(o->addr, b, sizeof(b)), o->len, strerror(-ret));
+        }
+        j->drop[j->i] = 1;
+        j->deleted++;
+    }
+    return true;
+}
+
+/* DROP6: without --merge, the runtime IPv6 routes the file does not name,
+ * downwards (a drop moves the last row into its place). */
+static bool load_drop6(struct sup *s, struct load_job *j, uint64_t until)
+{
+    for (unsigned k = 0; j->i > 0 && !j->merge; k++) {
+        if (load_time(k, until))
+            return false;
+        const struct sup_rt_route6 o = s->rt6_routes[--j->i];
+        if (sup_rtmap_find(&j->seen, AF_INET6, o.addr, o.len))
+            continue;
+        int ret = sup_route6_drop(s, o.addr, o.len);
+        if (ret < 0) {
+            char b[INET6_ADDRSTRLEN];
+            sup_err("route load: %s/%u: %s", sup_addr6_str(o.addr, b, sizeof(b)), o.len, strerror(-ret));
+        }
+        j->deleted++;
+    }
+    return true;
+}
+
+/* One route of the file into the FIB: 0, or -errno. A prefix a daemon
+ * took since its line was checked stays the daemon's. */
+static int load_apply_one(struct sup *s, struct load_job *j, struct load_route *r)
+{
+    uint8_t d[16];
+    if (r->v6)
+        memcpy(d, r->addr6, 16);
+    else
+        sup_rt_key4(r->addr, d);
+    if (sup_routes_has(s, r->v6 ? AF_INET6 : AF_INET, d, r->len)) {
+        r->len = LOAD_SKIPPED;
+        j->daemon++;
+        return 0;
+    }
+    if (r->v6) {
+        bool had;
+        int ret = sup_route6_load_set(s, r->addr6, r->len, &r->nh6, &had);
+        if (ret < 0)
+            return ret;
+        j->same += ret == 0;
+        j->changed += ret == 1 && had;
+        j->added += ret == 1 && !had;
+        return 0;
+    }
+    struct fib_nh cur;
+    bool had = fib_get(&s->fib, r->addr, r->len, &cur) == 0;
+    if (had && cur.gw == r->nh.gw && cur.port == r->nh.port) {
+        j->same++;
+        return 0;
+    }
+    int ret = load_fib(s, r->addr, r->len, &r->nh);
+    if (ret < 0)
+        return ret;
+    if (had)
+        j->changed++;
+    else
+        j->added++;
+    return 0;
+}
+
+static bool load_apply(struct sup *s, struct load_job *j, uint64_t until)
+{
+    for (unsigned k = 0; j->i < j->n; j->i++, k++) {
+        if (load_time(k, until))
+            return false;
+        const struct load_route *r = &j->rs[j->i];
+        int ret = load_apply_one(s, j, &j->rs[j->i]);
+        if (ret < 0) {
+            char b[INET6_ADDRSTRLEN];
+            fprintf(j->out, "route load: %s/%u: %s; %zu of %zu routes loaded\n",
+                    r->v6 ? sup_addr6_str(r->addr6, b, sizeof(b)) : ip4(r->addr, b, sizeof(b)), r->len,
+                    strerror(-ret), j->i, j->n);
+            j->n = j->i; /* what is in the FIB is what we keep */
+            j->ok = false;
+            break;
+        }
+    }
+    return true;
+}
+
+/* LIST: the rows that stay, then the file's IPv4 routes (the IPv6 ones are
+ * recorded as they go in: sup_route6_load_set). One pass of copies. */
+static void load_list(struct sup *s, struct load_job *j)
+{
+    size_t keep = 0, add = 0;
+    for (size_t i = 0; i < s->n_rt_routes; i++) {
+        if (i < j->nrows && j->drop[i]) {
+            sup_mp_free(s->rt_routes[i].mp);
+            continue;
+        }
+        s->rt_routes[keep++] = s->rt_routes[i];
+    }
+    s->n_rt_routes = keep;
+    for (size_t i = 0; i < j->n; i++)
+        add += !j->rs[i].v6 && j->rs[i].len != LOAD_SKIPPED;
+    if (keep + add > s->cap_rt_routes) {
+        struct sup_rt_route *nr = realloc(s->rt_routes, (keep + add) * sizeof(*nr));
+        if (!nr) {
+            fprintf(j->out, "route load: out of memory keeping the list of runtime routes\n");
+            j->ok = false;
+            return;
+        }
+        s->rt_routes = nr;
+        s->cap_rt_routes = keep + add;
+    }
+    for (size_t i = 0; i < j->n; i++)
+        if (!j->rs[i].v6 && j->rs[i].len != LOAD_SKIPPED)
+            s->rt_routes[s->n_rt_routes++] =
+                (struct sup_rt_route){.addr = j->rs[i].addr, .len = j->rs[i].len, .nh = j->rs[i].nh};
+}
+
+/* INDEX: the new list's index beside the old one, then swapped in. */
+static bool load_index(struct sup *s, struct load_job *j, uint64_t until)
+{
+    for (unsigned k = 0; j->i < s->n_rt_routes; j->i++, k++) {
+        if (load_time(k, until))
+            return false;
+        uint8_t d[16];
+        sup_rt_key4(s->rt_routes[j->i].addr, d);
+        struct sup_rte *e = sup_rtmap_insert(&j->index, AF_INET, d, s->rt_routes[j->i].len);
+        if (!e) { /* the old index stays: rt_find checks each row it names */
+            sup_err("route load: out of memory indexing the runtime routes");
+            return true;
+        }
+        e->epoch = (uint32_t)j->i;
+    }
+    sup_rt_index_swap(&j->index);
+    return true;
+}
+
+static uint64_t fib_gen_now(struct sup *s)
+{
+    struct fib_stats st;
+    fib_get_stats(&s->fib, &st);
+    return st.gen;
+}
+
+/* The job's end: its memory back, the answer written, and the log line. */
+static void load_end(struct load_job *j)
+{
+    if (j->in)
+        fclose(j->in);
+    j->in = NULL;
+    free(j->line);
+    free(j->rs);
+    free(j->drop);
+    j->line = NULL;
+    j->rs = NULL;
+    j->drop = NULL;
+    sup_rtmap_free(&j->seen);
+    sup_rtmap_free(&j->index);
+    if (j->phase > LD_PARSE) {
+        sup_log("route load%s: %zu routes: %u added, %u changed, %u unchanged, %u deleted; %u slices in %.1f s, "
+                "the longest %.1f ms, the loop's longest turn between two %.1f ms; %llu FIB generation switches",
+                j->merge ? " --merge" : "", j->n, j->added, j->changed, j->same, j->deleted, j->slices + 1,
+                (double)(sup_now_ns() - j->t0) / 1e9, (double)j->slice_max / 1e6, (double)j->gap_max / 1e6,
+                (unsigned long long)j->gens);
+        if (j->ok)
+            fprintf(j->out, "loaded %zu routes%s: %u added, %u changed, %u unchanged, %u deleted\n", j->n,
+                    j->merge ? " (merge)" : "", j->added, j->changed, j->same, j->deleted);
+        if (j->daemon)
+            fprintf(j->out, "%u of them a daemon took meanwhile: they stay the daemon's\n", j->daemon);
+    }
+    j->phase = LD_DONE;
+}
+
+/* A slice of the job: phases follow each other while its time lasts. */
+static void load_step(struct sup *s)
+{
+    struct load_job *j = job;
+    uint64_t t = sup_now_ns(), until = t + LOAD_SLICE_NS;
+    if (j->last_end && t - j->last_end > j->gap_max)
+        j->gap_max = t - j->last_end;
+    fib_gen_defer(&s->fib, true);
+    fib6_gen_defer(&s->fib6, true);
+    for (bool more = true; more && j->phase != LD_DONE;) {
+        switch (j->phase) {
+        case LD_PARSE:
+            if (!(more = load_parse(s, j, until)))
+                break;
+            if (!j->ok) {
+                load_end(j);
+                break;
+            }
+            fclose(j->in);
+            j->in = NULL;
+            j->phase = LD_DROP4;
+            j->i = 0;
+            j->nrows = s->n_rt_routes;
+            j->gen0 = fib_gen_now(s);
+            if (!(j->drop = calloc(j->nrows + 1, 1))) {
+                fprintf(j->out, "route load: out of memory; nothing changed\n");
+                j->ok = false;
+                j->phase = LD_PARSE;
+                load_end(j);
+            }
+            break;
+        case LD_DROP4:
+            if ((more = load_drop4(s, j, until))) {
+                j->phase = LD_DROP6;
+                j->i = s->n_rt6_routes;
+            }
+            break;
+        case LD_DROP6:
+            if ((more = load_drop6(s, j, until))) {
+                j->phase = LD_APPLY;
+                j->i = 0;
+            }
+            break;
+        case LD_APPLY:
+            if (!(more = load_apply(s, j, until)))
+                break;
+            /* The load's one switch, for all that it retired. */
+            fib_gen_commit(&s->fib, &s->fib6);
+            fib_reclaim(&s->fib);
+            fib6_reclaim(&s->fib6);
+            j->gens = fib_gen_now(s) - j->gen0;
+            j->phase = LD_LIST;
+            break;
+        case LD_LIST:
+            load_list(s, j);
+            sup_rtmap_free(&j->seen);
+            j->phase = LD_INDEX;
+            j->i = 0;
+            break;
+        case LD_INDEX:
+            if ((more = load_index(s, j, until)))
+                load_end(j);
+            break;
+        }
+    }
+    fib_gen_defer(&s->fib, false);
+    fib6_gen_defer(&s->fib6, false);
+    j->last_end = sup_now_ns();
+    j->slices++;
+    if (j->last_end - t > j->slice_max)
+        j->slice_max = j->last_end - t;
+}
+
+/* The answer, into @f; the job gone. */
+static bool load_take(FILE *f)
+{
+    fclose(job->out);
+    fwrite(job->text, 1, job->len, f);
+    bool ok = job->ok;
+    if (job->wake_fd >= 0)
+        close(job->wake_fd); /* out of the loop's epoll set with it */
+    free(job->text);
+    free(job);
+    job = NULL;
+    return ok;
+}
+
+bool sup_route_load(struct sup *s, char **argv, int argc, FILE *f, struct sup_ctl_wait *w)
 {
     bool merge = argc == 2 && strcmp(argv[1], "merge") == 0;
     if (argc < 1 || argc > 2 || (argc == 2 && !merge)) {
         fprintf(f, "route load: usage: route load FILE|- [--merge]\n");
+        return false;
+    }
+    if (job) {
+        fprintf(f, "route load: another route load is under way; try again once it has answered\n");
         return false;
     }
     int fd = open(argv[0], O_RDONLY | O_NONBLOCK | O_CLOEXEC);
@@ -383,169 +703,79 @@ bool sup_route_load(struct sup *s, char **argv, int argc, FILE *f)
         return false;
     }
     FILE *in = fdopen(fd, "r");
-    if (!in) {
-        close(fd);
+    struct load_job *j = in ? calloc(1, sizeof(*j)) : NULL;
+    if (j && !(j->out = open_memstream(&j->text, &j->len))) {
+        free(j);
+        j = NULL;
+    }
+    if (!j) {
         fprintf(f, "route load: %s\n", strerror(errno));
-        return false;
-    }
-    struct load_route *rs = NULL;
-    size_t n = 0, cap = 0;
-    struct sup_rtmap seen = {0};
-    char *line = NULL;
-    size_t llen = 0;
-    unsigned lineno = 0;
-    bool ok = true;
-    while (ok && getline(&line, &llen, in) >= 0) {
-        load_pulse(s, ++lineno);
-        char e[240];
-        struct load_route r;
-        int k = load_line(s, line, &r, e, sizeof(e));
-        if (k < 0) {
-            fprintf(f, "route load: line %u: %s; nothing changed\n", lineno, e);
-            ok = false;
-            break;
-        }
-        if (k == 0)
-            continue;
-        uint8_t d[16];
-        int fam = r.v6 ? AF_INET6 : AF_INET;
-        if (r.v6)
-            memcpy(d, r.addr6, 16);
+        if (in)
+            fclose(in);
         else
-            key_of(r.addr, d);
-        struct sup_rte *x = sup_rtmap_find(&seen, (uint8_t)fam, d, r.len);
-        if (x) {
-            char b[INET6_ADDRSTRLEN];
-            fprintf(f, "route load: line %u: %s/%u again (first on line %u); nothing changed\n", lineno,
-                    r.v6 ? sup_addr6_str(r.addr6, b, sizeof(b)) : ip4(r.addr, b, sizeof(b)), r.len, x->epoch);
-            ok = false;
-            break;
-        }
-        if (!(x = sup_rtmap_insert(&seen, (uint8_t)fam, d, r.len))) {
-            fprintf(f, "route load: out of memory\n");
-            ok = false;
-            break;
-        }
-        x->epoch = lineno;
-        if (n == cap) {
-            size_t c = cap ? cap * 2 : 1024;
-            struct load_route *nr = realloc(rs, c * sizeof(*nr));
-            if (!nr) {
-                fprintf(f, "route load: out of memory\n");
-                ok = false;
-                break;
-            }
-            rs = nr;
-            cap = c;
-        }
-        rs[n++] = r;
-    }
-    free(line);
-    fclose(in);
-    if (!ok) {
-        free(rs);
-        sup_rtmap_free(&seen);
+            close(fd);
         return false;
     }
-    unsigned added = 0, changed = 0, same = 0, deleted = 0;
-    /* Without --merge, the runtime routes the file does not name go first. */
-    size_t keep = 0;
-    for (size_t i = 0; i < s->n_rt_routes; i++) {
-        const struct sup_rt_route *o = &s->rt_routes[i];
-        uint8_t d[16];
-        key_of(o->addr, d);
-        if (sup_rtmap_find(&seen, AF_INET, d, o->len))
-            continue; /* the file's now */
-        if (merge) {
-            s->rt_routes[keep++] = *o;
-            continue;
-        }
-        const struct sup_route *mr = manifest_rt(s, o->addr, o->len);
-        struct fib_nh mnh;
-        if (mr)
-            mnh = (struct fib_nh){.gw = mr->direct ? 0 : mr->via, .port = (uint16_t)mr->port};
-        int ret = load_fib(s, o->addr, o->len, mr ? &mnh : NULL);
-        if (ret < 0 && ret != -ENOENT) {
-            char b[24];
-            sup_err("route load: %s/%u: %s", ip4(o->addr, b, sizeof(b)), o->len, strerror(-ret));
-        }
-        deleted++;
+    j->in = in;
+    j->merge = merge;
+    j->ok = true;
+    j->t0 = sup_now_ns();
+    j->max = (size_t)s->fib.m.lim.max_prefixes + s->fib6.m.lim.max_prefixes;
+    j->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    struct epoll_event ev = {.events = EPOLLIN, .data.u64 = (uint64_t)LOAD_POLL_KEY << 32};
+    if (j->wake_fd >= 0 && (!w || epoll_ctl(s->ep_fd, EPOLL_CTL_ADD, j->wake_fd, &ev) < 0)) {
+        close(j->wake_fd); /* the loop's timer drives it then */
+        j->wake_fd = -1;
     }
-    s->n_rt_routes = keep;
-    for (size_t i = s->n_rt6_routes; i-- > 0 && !merge;) { /* downwards: a drop moves the last row here */
-        const struct sup_rt_route6 o = s->rt6_routes[i];
-        if (sup_rtmap_find(&seen, AF_INET6, o.addr, o.len))
-            continue;
-        int ret = sup_route6_drop(s, o.addr, o.len);
-        if (ret < 0) {
-            char b[INET6_ADDRSTRLEN];
-            sup_err("route load: %s/%u: %s", sup_addr6_str(o.addr, b, sizeof(b)), o.len, strerror(-ret));
-        }
-        deleted++;
+    job = j;
+    if (!w) { /* no connection to answer later: the whole load now */
+        while (job->phase != LD_DONE)
+            load_step(s);
+        return load_take(f);
     }
-    for (size_t i = 0; i < n; i++) {
-        load_pulse(s, i + 1);
-        if (rs[i].v6) {
-            bool had;
-            int ret = sup_route6_load_set(s, rs[i].addr6, rs[i].len, &rs[i].nh6, &had);
-            if (ret < 0) {
-                char b[INET6_ADDRSTRLEN];
-                fprintf(f, "route load: %s/%u: %s; %zu of %zu routes loaded\n", sup_addr6_str(rs[i].addr6, b, sizeof(b)),
-                        rs[i].len, strerror(-ret), i, n);
-                n = i;
-                ok = false;
-                break;
-            }
-            same += ret == 0;
-            changed += ret == 1 && had;
-            added += ret == 1 && !had;
-            continue;
-        }
-        struct fib_nh cur;
-        bool had = fib_get(&s->fib, rs[i].addr, rs[i].len, &cur) == 0;
-        if (had && cur.gw == rs[i].nh.gw && cur.port == rs[i].nh.port) {
-            same++;
-        } else {
-            int ret = load_fib(s, rs[i].addr, rs[i].len, &rs[i].nh);
-            if (ret < 0) {
-                char b[24];
-                fprintf(f, "route load: %s/%u: %s; %zu of %zu routes loaded\n", ip4(rs[i].addr, b, sizeof(b)),
-                        rs[i].len, strerror(-ret), i, n);
-                n = i; /* what is in the FIB is what we keep */
-                ok = false;
-                break;
-            }
-            if (had)
-                changed++;
-            else
-                added++;
-        }
+    *w = (struct sup_ctl_wait){.pending = true, .kind = SUP_WAIT_ROUTE_LOAD};
+    load_wake();
+    return true;
+}
+
+void sup_route_load_tick(struct sup *s)
+{
+    if (!job)
+        return;
+    uint64_t v;
+    if (job->wake_fd >= 0 && read(job->wake_fd, &v, sizeof(v)) < 0) {
+        /* EAGAIN: the timer brought us */
     }
-    /* The runtime list: what stayed, then the file's routes. */
-    if (s->n_rt_routes + n > s->cap_rt_routes) {
-        size_t c = s->n_rt_routes + n;
-        struct sup_rt_route *nr = realloc(s->rt_routes, c * sizeof(*nr));
-        if (!nr) {
-            fprintf(f, "route load: out of memory keeping the list of runtime routes\n");
-            ok = false;
-            n = 0;
-        } else {
-            s->rt_routes = nr;
-            s->cap_rt_routes = c;
-        }
+    if (job->phase == LD_DONE)
+        return; /* the answer waits for its connection's turn (sup_ctl_tick) */
+    load_step(s);
+    load_wake(); /* more to do, or the answer to give */
+}
+
+bool sup_route_load_poll(struct sup *s, struct sup_ctl_wait *w, FILE *f, bool *ok)
+{
+    (void)s;
+    if (job && job->phase != LD_DONE)
+        return false;
+    w->pending = false;
+    if (!job) {
+        fprintf(f, "route load: its state is gone\n");
+        *ok = false;
+        return true;
     }
-    for (size_t i = 0; i < n; i++)
-        if (!rs[i].v6) /* the IPv6 ones are recorded as they go in (sup_route6_load_set) */
-            s->rt_routes[s->n_rt_routes++] = (struct sup_rt_route){.addr = rs[i].addr, .len = rs[i].len, .nh = rs[i].nh};
-    fib_reclaim(&s->fib);
-    fib6_reclaim(&s->fib6);
-    sup_rt_index_rebuild(s);
-    free(rs);
-    sup_rtmap_free(&seen);
-    sup_log("route load%s: %zu routes: %u added, %u changed, %u unchanged, %u deleted", merge ? " --merge" : "", n,
-            added, changed, same, deleted);
-    if (ok)
-        fprintf(f, "loaded %zu routes%s: %u added, %u changed, %u unchanged, %u deleted\n", n, merge ? " (merge)" : "",
-                added, changed, same, deleted);
-    return ok;
+    *ok = load_take(f);
+    return true;
+}
+
+bool sup_route_load_busy(const char *sub, FILE *f)
+{
+    static const char *const reads[] = {"show", "json", "get", "save"};
+    if (!job || job->phase == LD_DONE)
+        return false;
+    for (size_t i = 0; sub && i < sizeof(reads) / sizeof(reads[0]); i++)
+        if (strcmp(sub, reads[i]) == 0)
+            return false;
+    if (f)
+        fprintf(f, "route %s: a route load is under way; try again once it has answered\n", sub ? sub : "");
+    return true;
 }
