@@ -142,7 +142,7 @@ int sup_route_load_memfd(const char *file);
 /* The index of s->rt_routes by prefix (route.c's runtime routes): the row
  * of @addr/@len or NULL; row @i indexed (0, or -ENOMEM); @addr/@len out of
  * it; the whole index made again from the rows; @next, made from them,
- * in place of the index (and emptied). */
+ * in place of the index, and the index before in @next. */
 struct sup_rt_route *sup_rt_index_find(struct sup *s, uint32_t addr, unsigned len);
 int sup_rt_index_put(struct sup *s, size_t i);
 void sup_rt_index_del(uint32_t addr, unsigned len);

@@ -94,7 +94,7 @@ void sup_rt_index_rebuild(struct sup *s)
 
 void sup_rt_index_swap(struct sup_rtmap *next)
 {
-    sup_rtmap_free(&rt_index);
+    struct sup_rtmap old = rt_index;
     rt_index = *next;
-    memset(next, 0, sizeof(*next));
+    *next = old;
 }

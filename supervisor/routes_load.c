@@ -37,6 +37,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -299,6 +300,7 @@ static const struct sup_route *manifest_rt(const struct sup *s, uint32_t addr, u
 #define LOAD_SLICE_NS 4000000ull
 #define LOAD_POLL_KEY 0x7201u /* our eventfd's epoll key type: the loop's switch skips it */
 #define LOAD_SKIPPED 0xffu    /* a route's len once a daemon took its prefix meanwhile */
+#define LOAD_UNMAP (8u << 20)
 
 enum { LD_PARSE, LD_DROP4, LD_DROP6, LD_APPLY, LD_LIST, LD_INDEX, LD_DONE };
 
@@ -318,6 +320,16 @@ struct load_job {
     unsigned added, changed, same, deleted, daemon;
     uint64_t gen0, gens, t0, last_end, gap_max, slice_max;
     unsigned slices;
+    int slice_max_phase; /* where the longest slice began */
+    struct {
+        uint8_t *p;
+        size_t len;
+    } grave[4]; /* maps to unmap, LOAD_UNMAP bytes a slice: tens of MB at once take tens of ms */
+    unsigned ngrave;
+    bool swapped; /* the new index is in place */
+    bool listed;  /* LIST kept the rows that stay */
+    size_t keep;  /* LIST: the rows kept so far */
+    uint64_t cpu_max;    /* the most CPU a slice took: the rest of its length was the machine's */
     FILE *out; /* the answer, into text */
     char *text;
     size_t len;
@@ -331,6 +343,36 @@ static void load_wake(void)
     if (job->wake_fd >= 0 && write(job->wake_fd, &one, sizeof(one)) < 0) {
         /* EAGAIN: it is readable already */
     }
+}
+
+/* Map @m's tables to be unmapped a slice at a time (load_dig); @m empty. */
+static void load_bury(struct load_job *j, struct sup_rtmap *m)
+{
+    struct sup_rte *t[2] = {m->e, m->old};
+    size_t n[2] = {m->cap, m->old_cap};
+    for (int i = 0; i < 2; i++) {
+        if (!t[i])
+            continue;
+        if (j->ngrave == sizeof(j->grave) / sizeof(j->grave[0])) {
+            munmap(t[i], n[i] * sizeof(struct sup_rte));
+            continue;
+        }
+        j->grave[j->ngrave].p = (uint8_t *)t[i];
+        j->grave[j->ngrave++].len = n[i] * sizeof(struct sup_rte);
+    }
+    memset(m, 0, sizeof(*m));
+}
+
+/* Unmap LOAD_UNMAP bytes of what is buried; true when nothing is left. */
+static bool load_dig(struct load_job *j)
+{
+    if (!j->ngrave)
+        return true;
+    size_t k = j->ngrave - 1, len = j->grave[k].len < LOAD_UNMAP ? j->grave[k].len : LOAD_UNMAP;
+    munmap(j->grave[k].p + j->grave[k].len - len, len);
+    j->grave[k].len -= len;
+    j->ngrave -= j->grave[k].len == 0;
+    return false;
 }
 
 static bool load_time(unsigned k, uint64_t until)
@@ -511,34 +553,46 @@ static bool load_apply(struct sup *s, struct load_job *j, uint64_t until)
 }
 
 /* LIST: the rows that stay, then the file's IPv4 routes (the IPv6 ones are
- * recorded as they go in: sup_route6_load_set). One pass of copies. */
-static void load_list(struct sup *s, struct load_job *j)
+ * recorded as they go in: sup_route6_load_set), a slice at a time: the
+ * rows kept move down (j->i read, j->keep written), then the file's are
+ * added after them (j->i in the file). */
+static bool load_list(struct sup *s, struct load_job *j, uint64_t until)
 {
-    size_t keep = 0, add = 0;
-    for (size_t i = 0; i < s->n_rt_routes; i++) {
-        if (i < j->nrows && j->drop[i]) {
-            sup_mp_free(s->rt_routes[i].mp);
+    unsigned k = 0;
+    for (; !j->listed && j->i < s->n_rt_routes; j->i++, k++) {
+        if (load_time(k, until))
+            return false;
+        if (j->i < j->nrows && j->drop[j->i]) {
+            sup_mp_free(s->rt_routes[j->i].mp);
             continue;
         }
-        s->rt_routes[keep++] = s->rt_routes[i];
+        s->rt_routes[j->keep++] = s->rt_routes[j->i];
     }
-    s->n_rt_routes = keep;
-    for (size_t i = 0; i < j->n; i++)
-        add += !j->rs[i].v6 && j->rs[i].len != LOAD_SKIPPED;
-    if (keep + add > s->cap_rt_routes) {
-        struct sup_rt_route *nr = realloc(s->rt_routes, (keep + add) * sizeof(*nr));
-        if (!nr) {
-            fprintf(j->out, "route load: out of memory keeping the list of runtime routes\n");
-            j->ok = false;
-            return;
+    if (!j->listed) {
+        size_t add = j->n; /* at most: the IPv6 ones and those a daemon took are not added */
+        s->n_rt_routes = j->keep;
+        j->listed = true;
+        j->i = 0;
+        if (j->keep + add > s->cap_rt_routes) {
+            struct sup_rt_route *nr = realloc(s->rt_routes, (j->keep + add) * sizeof(*nr));
+            if (!nr) {
+                fprintf(j->out, "route load: out of memory keeping the list of runtime routes\n");
+                j->ok = false;
+                j->i = j->n;
+                return true;
+            }
+            s->rt_routes = nr;
+            s->cap_rt_routes = j->keep + add;
         }
-        s->rt_routes = nr;
-        s->cap_rt_routes = keep + add;
     }
-    for (size_t i = 0; i < j->n; i++)
-        if (!j->rs[i].v6 && j->rs[i].len != LOAD_SKIPPED)
-            s->rt_routes[s->n_rt_routes++] =
-                (struct sup_rt_route){.addr = j->rs[i].addr, .len = j->rs[i].len, .nh = j->rs[i].nh};
+    for (; j->i < j->n; j->i++, k++) {
+        if (load_time(k, until))
+            return false;
+        const struct load_route *r = &j->rs[j->i];
+        if (!r->v6 && r->len != LOAD_SKIPPED)
+            s->rt_routes[s->n_rt_routes++] = (struct sup_rt_route){.addr = r->addr, .len = r->len, .nh = r->nh};
+    }
+    return true;
 }
 
 /* INDEX: the new list's index beside the old one, then swapped in. */
@@ -556,7 +610,11 @@ static bool load_index(struct sup *s, struct load_job *j, uint64_t until)
         }
         e->epoch = (uint32_t)j->i;
     }
-    sup_rt_index_swap(&j->index);
+    if (!j->swapped) {
+        sup_rt_index_swap(&j->index);
+        load_bury(j, &j->index); /* the index before */
+        j->swapped = true;
+    }
     return true;
 }
 
@@ -581,11 +639,17 @@ static void load_end(struct load_job *j)
     j->drop = NULL;
     sup_rtmap_free(&j->seen);
     sup_rtmap_free(&j->index);
+    while (!load_dig(j))
+        ;
     if (j->phase > LD_PARSE) {
         sup_log("route load%s: %zu routes: %u added, %u changed, %u unchanged, %u deleted; %u slices in %.1f s, "
-                "the longest %.1f ms, the loop's longest turn between two %.1f ms; %llu FIB generation switches",
+                "the longest %.1f ms (from %s; %.1f ms of CPU at most), the loop's longest turn between two %.1f ms; "
+                "%llu FIB generation switches",
                 j->merge ? " --merge" : "", j->n, j->added, j->changed, j->same, j->deleted, j->slices + 1,
-                (double)(sup_now_ns() - j->t0) / 1e9, (double)j->slice_max / 1e6, (double)j->gap_max / 1e6,
+                (double)(sup_now_ns() - j->t0) / 1e9, (double)j->slice_max / 1e6,
+                (const char *const[]){"parse", "drop", "drop6", "apply", "list", "index", "end"}[j->slice_max_phase],
+                (double)j->cpu_max / 1e6,
+                (double)j->gap_max / 1e6,
                 (unsigned long long)j->gens);
         if (j->ok)
             fprintf(j->out, "loaded %zu routes%s: %u added, %u changed, %u unchanged, %u deleted\n", j->n,
@@ -601,6 +665,9 @@ static void load_step(struct sup *s)
 {
     struct load_job *j = job;
     uint64_t t = sup_now_ns(), until = t + LOAD_SLICE_NS;
+    int phase0 = j->phase;
+    struct timespec c0, c1;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
     if (j->last_end && t - j->last_end > j->gap_max)
         j->gap_max = t - j->last_end;
     fib_gen_defer(&s->fib, true);
@@ -648,16 +715,25 @@ static void load_step(struct sup *s)
             fib6_reclaim(&s->fib6);
             j->gens = fib_gen_now(s) - j->gen0;
             j->phase = LD_LIST;
+            j->i = j->keep = 0;
             break;
         case LD_LIST:
-            load_list(s, j);
-            sup_rtmap_free(&j->seen);
-            j->phase = LD_INDEX;
-            j->i = 0;
+            if ((more = load_list(s, j, until))) {
+                j->phase = LD_INDEX;
+                j->i = 0;
+            }
             break;
         case LD_INDEX:
-            if ((more = load_index(s, j, until)))
+            if (j->seen.cap)
+                load_bury(j, &j->seen);
+            if (!load_dig(j)) {
+                more = false;
+                break;
+            }
+            if ((more = load_index(s, j, until)) && load_dig(j))
                 load_end(j);
+            else
+                more = false;
             break;
         }
     }
@@ -665,8 +741,14 @@ static void load_step(struct sup *s)
     fib6_gen_defer(&s->fib6, false);
     j->last_end = sup_now_ns();
     j->slices++;
-    if (j->last_end - t > j->slice_max)
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
+    uint64_t cpu = (uint64_t)((c1.tv_sec - c0.tv_sec) * 1000000000ll + (c1.tv_nsec - c0.tv_nsec));
+    if (cpu > j->cpu_max)
+        j->cpu_max = cpu;
+    if (j->last_end - t > j->slice_max) {
         j->slice_max = j->last_end - t;
+        j->slice_max_phase = phase0;
+    }
 }
 
 /* The answer, into @f; the job gone. */
