@@ -35,33 +35,8 @@ with open(both, "w") as f:
         f.write("30.%d.%d.0/25 via %s\n" % (i // 256, i % 256, gw))
 PY
 
-# The poller: `status` every 20 ms, each timed from connect to the end of
-# its answer; prints the polls, the slowest and the p99 in us.
-cat >"$RR_T/poll.py" <<'PY'
-import os, socket, sys, time
-sock, stop = sys.argv[1], sys.argv[2]
-times = []
-while not os.path.exists(stop):
-    t0 = time.monotonic()
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    s.connect(sock)
-    s.sendall(b"status\n")
-    buf = b""
-    while True:
-        b = s.recv(65536)
-        if not b:
-            break
-        buf += b
-    s.close()
-    times.append(time.monotonic() - t0)
-    if not (buf.startswith(b"OK\n") or buf.startswith(b"FAILED\n")):
-        print("bad answer", buf[:80])
-        sys.exit(1)
-    time.sleep(0.02)
-times.sort()
-print(len(times), int(times[-1] * 1e6), int(times[int(len(times) * 0.99)] * 1e6))
-PY
-"$RR_PY" "$RR_T/poll.py" "$RR_SOCK" "$RR_T/poll.stop" >"$RR_T/poll.out" 2>&1 &
+# The poller: `status` every 20 ms, timed (tests/lib/status_poll.py).
+"$RR_PY" "$RR_ROOT/tests/lib/status_poll.py" "$RR_SOCK" "$RR_T/poll.stop" >"$RR_T/poll.out" 2>&1 &
 poller=$!
 RR_EXTRA_PIDS+=("$poller")
 
@@ -111,7 +86,10 @@ cpu=${BASH_REMATCH[5]}
 [ "${cpu%.*}" -lt 20 ] || rr_fail "a slice of the load took $cpu ms of CPU (its budget is 4 ms)"
 rr_ok "the /24s again: $N unchanged, 2,001 deleted (2,000 /25s, each a group retired) in $gens FIB generation switch(es); $slices slices in $secs s, the longest $longest, the loop's longest turn between two $gap ms"
 
-[ "$worst" -le 100000 ] || rr_fail "status took $((worst / 1000)) ms during the loads (at most 100; p99 $((p99 / 1000)) ms, $polls polls)"
+# The wall-clock bound is the machine's too (timing-bound: exit 75, rerun
+# alone); the CPU bound above is the supervisor's alone.
+[ "$worst" -le 100000 ] ||
+    t_timing_fail "status took $((worst / 1000)) ms during the loads (at most 100; p99 $((p99 / 1000)) ms, $polls polls)"
 ! grep -q "no supervisor for" "$RR_LOG" || rr_fail "a service lost its supervisor during the load: $(grep "no supervisor for" "$RR_LOG")"
 rr_no_restarts
 rr_ok "status answered $polls times during three loads of a million routes, the slowest in $((worst / 1000)) ms (p99 $((p99 / 1000)) ms); no service lost its supervisor or restarted"

@@ -175,34 +175,8 @@ for i in range(n):
     a = (11 << 24) + (i << 8)
     print("route add %d.%d.%d.0/24 via %s table 100" % (a >> 24, (a >> 16) & 255, (a >> 8) & 255, gw))
 EOF
-# The poller: `status` over the control socket every 20 ms, each answer
-# timed from connect to the end of its text (no process start in the
-# measure); prints the polls, the slowest and the p99 in us.
-cat >"$RR_T/poll.py" <<'EOF'
-import os, socket, sys, time
-sock, stop = sys.argv[1], sys.argv[2]
-times = []
-while not os.path.exists(stop):
-    t0 = time.monotonic()
-    s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    s.connect(sock)
-    s.sendall(b"status\n")
-    buf = b""
-    while True:
-        b = s.recv(65536)
-        if not b:
-            break
-        buf += b
-    s.close()
-    times.append(time.monotonic() - t0)
-    if not (buf.startswith(b"OK\n") or buf.startswith(b"FAILED\n")):
-        print("bad answer", buf[:80])
-        sys.exit(1)
-    time.sleep(0.02)
-times.sort()
-print(len(times), int(times[-1] * 1e6), int(times[int(len(times) * 0.99)] * 1e6))
-EOF
-"$RR_PY" "$RR_T/poll.py" "$RR_SOCK" "$RR_T/poll.stop" >"$RR_T/poll.out" 2>&1 &
+# The poller: `status` every 20 ms, timed (tests/lib/status_poll.py).
+"$RR_PY" "$RR_ROOT/tests/lib/status_poll.py" "$RR_SOCK" "$RR_T/poll.stop" >"$RR_T/poll.out" 2>&1 &
 poller=$!
 RR_EXTRA_PIDS+=("$poller")
 rr_stats || rr_fail "stats"
