@@ -319,7 +319,8 @@ static int load_apply_one(struct sup *s, struct load_job *j, struct sup_load_rou
     }
     struct fib_nh cur;
     bool had = fib_get(&s->fib, r->addr, r->len, &cur) == 0;
-    if (had && cur.gw == r->nh.gw && cur.port == r->nh.port) {
+    /* A group's header is {gw = its index, port 0}: group 0 would pass for `P port <port 0>` */
+    if (had && !(cur.flags & FIB_NH_F_GROUP) && cur.gw == r->nh.gw && cur.port == r->nh.port) {
         j->same++;
         return 0;
     }
