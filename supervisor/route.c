@@ -97,7 +97,7 @@ static const struct sup_route *manifest_route(const struct sup *s, uint32_t addr
     return NULL;
 }
 
-/* By a hash index (routes_load.c): `route load` makes a million of them. */
+/* By a hash index (routes_index.c): `route load` makes a million of them. */
 static struct sup_rt_route *rt_find(struct sup *s, uint32_t addr, unsigned len)
 {
     return sup_rt_index_find(s, addr, len);
