@@ -392,6 +392,8 @@ static bool ctl_dispatch(struct sup *s, char **words, int nw, FILE *f, struct su
         fprintf(f, "empty request\n");
         return false;
     }
+    if (strcmp(cmd, "route") == 0 && nw > 1 && strcmp(words[1], "load") == 0) /* a slice at a time: routes_load.c */
+        return sup_route_load(s, words + 2, nw - 2, f, wait);
     if (strcmp(cmd, "route") == 0)
         return sup_ctl_route(s, words + 1, nw - 1, f);
     if (strcmp(cmd, "neigh") == 0)

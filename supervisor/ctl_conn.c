@@ -38,6 +38,7 @@
 
 #include "supervisor/inject.h"
 #include "supervisor/reload.h"
+#include "supervisor/routes.h"
 #include "supervisor/shaper_ctl.h"
 
 /* The answer phase's own deadline: a client that stops reading is dropped. */
@@ -269,6 +270,7 @@ void sup_ctl_tick(struct sup *s, uint64_t now)
                         : c->wait.kind == SUP_WAIT_NEIGH   ? sup_neigh_poll(s, &c->wait, now, c->out, &ok)
                         : c->wait.kind == SUP_WAIT_UPGRADE ? sup_upgrade_poll(s, &c->wait, now, c->out, &ok)
                         : c->wait.kind == SUP_WAIT_RELOAD  ? sup_reload_poll(s, &c->wait, c->out, &ok)
+                        : c->wait.kind == SUP_WAIT_ROUTE_LOAD ? sup_route_load_poll(s, &c->wait, c->out, &ok)
                                                            : sup_shaper_set_poll(s, &c->wait, now, c->out, &ok);
             if (done) {
                 fflush(c->out);

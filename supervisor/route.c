@@ -97,7 +97,7 @@ static const struct sup_route *manifest_route(const struct sup *s, uint32_t addr
     return NULL;
 }
 
-/* By a hash index (routes_load.c): `route load` makes a million of them. */
+/* By a hash index (routes_index.c): `route load` makes a million of them. */
 static struct sup_rt_route *rt_find(struct sup *s, uint32_t addr, unsigned len)
 {
     return sup_rt_index_find(s, addr, len);
@@ -794,6 +794,8 @@ bool sup_ctl_route(struct sup *s, char **argv, int argc, FILE *f)
     sup_iproute_words(argv, argc);
     if (argc == 0 || strcmp(argv[0], "show") == 0)
         return route_show(s, argv + (argc ? 1 : 0), argc ? argc - 1 : 0, f);
+    if (sup_route_load_busy(argv[0], f)) /* the load owns the runtime routes until it answers */
+        return false;
     if (strcmp(argv[0], "json") == 0)
         return route_show(s, argv, argc, f);
     /* An IPv6 prefix goes to route6.c: add, replace, del and get; several
@@ -813,7 +815,7 @@ bool sup_ctl_route(struct sup *s, char **argv, int argc, FILE *f)
     if (strcmp(argv[0], "replace") == 0)
         return route_add(s, argv + 1, argc - 1, true, f);
     if (strcmp(argv[0], "load") == 0) /* supervisor/routes_load.c */
-        return sup_route_load(s, argv + 1, argc - 1, f);
+        return sup_route_load(s, argv + 1, argc - 1, f, NULL);
     if (strcmp(argv[0], "get") == 0)
         return route_get(s, argv + 1, argc - 1, f);
     if (strcmp(argv[0], "save") == 0)

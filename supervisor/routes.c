@@ -201,7 +201,8 @@ static int sup_routes_apply(struct sup *s, const struct rtc_rec *rec, int port, 
         ret = replace ? fib_replace(&s->fib, a, rec->plen, &f) : fib_add(&s->fib, a, rec->plen, &f);
         /* After an adoption the old FIB's routes came back as runtime
          * ones (adopt.c): those the daemon names are its own again. */
-        if (ret == -EEXIST && sup_now_ns() < r->claim_until_ns && sup_route_runtime(s, a, rec->plen)) {
+        if (ret == -EEXIST && sup_now_ns() < r->claim_until_ns && !sup_route_load_busy(NULL, NULL) &&
+            sup_route_runtime(s, a, rec->plen)) {
             sup_route_forget(s, a, rec->plen);
             replace = true;
             ret = fib_replace(&s->fib, a, rec->plen, &f);
@@ -294,8 +295,8 @@ static void rt_del_now(struct sup *s, uint8_t family, const uint8_t *dst, uint8_
 static void sweep_start(int kind, int src)
 {
     struct sup_rtm *r = &sup_rtm;
-    sup_rtmap_settle(&r->map); /* the sweep walks m->e alone */
-    r->sweep.on = true;
+    r->sweep.on = true; /* its first slices finish a grow of the map under way: it walks m->e alone */
+    r->sweep.next = 0;
     r->sweep.kind = kind;
     r->sweep.src = src;
     r->sweep.pos = 0;
@@ -405,16 +406,29 @@ static int rt_record(struct sup *s, const struct rtc_rec *rec)
     }
 }
 
+/* The sweep passed @e, which stays: the next expiry is no later than its. */
+static void sweep_next(const struct sup_rte *e, uint32_t grace)
+{
+    struct sup_rtm *r = &sup_rtm;
+    if (e->stale_ms && (!r->sweep.next || e->stale_ms + grace < r->sweep.next))
+        r->sweep.next = e->stale_ms + grace;
+}
+
 /* One slice of the sweep under way; true when it is done. */
 static bool sweep_run(struct sup *s, uint64_t now, uint64_t until)
 {
     struct sup_rtm *r = &sup_rtm;
     uint32_t ns = now_ms(now), grace = s->m.daemon.grace_s * 1000u;
+    while (!sup_rtmap_settle_some(&r->map, 4096)) /* half a million entries may be left to move */
+        if (sup_now_ns() >= until)
+            return false;
     for (unsigned n = 0; r->sweep.pos < r->map.cap; n++) {
         if ((n & 1023) == 1023 && sup_now_ns() >= until)
             return false;
         struct sup_rte *e = &r->map.e[r->sweep.pos];
         if (!e->used || (r->sweep.kind != SW_EXPIRE && e->src != r->sweep.src)) {
+            if (e->used)
+                sweep_next(e, grace);
             r->sweep.pos++;
             continue;
         }
@@ -430,17 +444,14 @@ static bool sweep_run(struct sup *s, uint64_t now, uint64_t until)
             rt_withdraw(s, e);
             continue; /* another entry may have moved into this slot */
         }
+        sweep_next(e, grace);
         r->sweep.pos++;
     }
     r->sweep.on = false;
-    if (r->sweep.kind == SW_STALE || r->sweep.kind == SW_EXPIRE) {
-        /* The next expiry: the earliest stale route's. */
-        uint64_t next = 0;
-        for (size_t i = 0; r->nstale && i < r->map.cap; i++)
-            if (r->map.e[i].used && r->map.e[i].stale_ms && (!next || r->map.e[i].stale_ms + grace < next))
-                next = r->map.e[i].stale_ms + grace;
-        r->next_expiry_ms = next;
-    }
+    /* The next expiry: the earliest stale route's, met on the way (a
+     * second walk of a map of millions of slots would hold the loop). */
+    if (r->sweep.kind == SW_STALE || r->sweep.kind == SW_EXPIRE)
+        r->next_expiry_ms = r->nstale ? r->sweep.next : 0;
     batch_end(s);
     return true;
 }
@@ -448,6 +459,7 @@ static bool sweep_run(struct sup *s, uint64_t now, uint64_t until)
 static void self_wake(void)
 {
     uint64_t one = 1;
+    sup_rtm.woke = true;
     if (write(sup_rtm.wake_fd, &one, sizeof(one)) < 0) {
         /* EAGAIN: it is readable already */
     }
@@ -473,8 +485,16 @@ static void routes_tick(struct sup *s, uint64_t now);
 
 void sup_routes_tick(struct sup *s, uint64_t now)
 {
-    if (!sup_rtm.on)
+    struct sup_rtm *r = &sup_rtm;
+    sup_route_load_tick(s); /* `route load`, a slice of it (routes_load.c) */
+    if (!r->on)
         return;
+    /* The loop's turn between two of our slices: its other work and the
+     * CPU it waited for ("busy_gap_max_us" in `routes --json`). */
+    uint64_t t0 = sup_now_ns();
+    if (r->more_at && t0 - r->more_at > r->gap_max_ns)
+        r->gap_max_ns = t0 - r->more_at;
+    r->more_at = 0;
     /* What this turn retires waits for its batch's one switch (batch_end);
      * other writers between turns switch as they always did. */
     fib_gen_defer(&s->fib, true);
@@ -482,6 +502,12 @@ void sup_routes_tick(struct sup *s, uint64_t now)
     routes_tick(s, now);
     fib_gen_defer(&s->fib, false);
     fib6_gen_defer(&s->fib6, false);
+    uint64_t t1 = sup_now_ns();
+    if (t1 - t0 > r->tick_max_ns)
+        r->tick_max_ns = t1 - t0;
+    if (r->woke)
+        r->more_at = t1;
+    r->woke = false;
 }
 
 static void routes_tick(struct sup *s, uint64_t now)
@@ -597,7 +623,9 @@ void sup_routes_show(struct sup *s, FILE *f, bool json)
             fprintf(f, ", \"fib_prefixes\": %u, \"fib_tbl8_bytes\": %llu, \"fib_region_bytes\": %llu, \"map_bytes\": %llu",
                     st4.prefixes, (unsigned long long)tbl8_bytes, (unsigned long long)st4.region_bytes,
                     (unsigned long long)map_bytes);
-            fprintf(f, ", \"fib_gen\": %llu", (unsigned long long)st4.gen);
+            fprintf(f, ", \"fib_gen\": %llu, \"tick_max_us\": %llu, \"busy_gap_max_us\": %llu",
+                    (unsigned long long)st4.gen, (unsigned long long)(r->tick_max_ns / 1000),
+                    (unsigned long long)(r->gap_max_ns / 1000));
         }
         fprintf(f, "}\n");
         return;

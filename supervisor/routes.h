@@ -21,6 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "ipc/shm.h"
 #include "supervisor/manifest.h"
@@ -90,6 +91,8 @@ void sup_rtmap_free(struct sup_rtmap *m);
 /* Finish a grow under way: afterwards every entry is in m->e[0..cap), for a
  * walk over the slots. */
 void sup_rtmap_settle(struct sup_rtmap *m);
+/* The same, @k old slots at most: true once it is finished. */
+bool sup_rtmap_settle_some(struct sup_rtmap *m, size_t k);
 /* A hint: start loading the slot where @dst/@plen's search begins. */
 void sup_rtmap_prefetch(const struct sup_rtmap *m, uint8_t family, const uint8_t *dst, uint8_t plen);
 
@@ -115,18 +118,45 @@ void sup_routes_show(struct sup *s, FILE *f, bool json);
 
 /* ---- routes_load.c: `route load FILE|- [--merge]` ---- */
 
+struct sup_ctl_wait;
+
+/** Supervisor side: the runtime routes (IPv4 and IPv6) replaced (merged)
+ * by @argv's, a slice at a time from the event loop: @w is set pending
+ * and sup_route_load_poll answers at the end (with @w NULL, the whole
+ * load runs now). false with the error in @f if it cannot start. */
+bool sup_route_load(struct sup *s, char **argv, int argc, FILE *f, struct sup_ctl_wait *w);
+/** The event loop's turn for a load under way: one slice of it. */
+void sup_route_load_tick(struct sup *s);
+/** The load's answer into @f once it has ended (true), else false. */
+bool sup_route_load_poll(struct sup *s, struct sup_ctl_wait *w, FILE *f, bool *ok);
+/** Is `route SUB` to be refused because a load is under way (said in @f,
+ * if not NULL)? The reads are not; SUB NULL: any change is. */
+bool sup_route_load_busy(const char *sub, FILE *f);
+
+/* ---- routes_index.c ---- */
+
 /** Client side: FILE (or stdin for "-") copied into a memfd; its fd, or -1
  * (said on stderr). */
 int sup_route_load_memfd(const char *file);
-/** Supervisor side: the runtime routes (IPv4 and IPv6) replaced (merged) by @argv's. */
-bool sup_route_load(struct sup *s, char **argv, int argc, FILE *f);
 
 /* The index of s->rt_routes by prefix (route.c's runtime routes): the row
  * of @addr/@len or NULL; row @i indexed (0, or -ENOMEM); @addr/@len out of
- * it; the whole index made again from the rows. */
+ * it; the whole index made again from the rows; @next, made from them,
+ * in place of the index, and the index before in @next. */
 struct sup_rt_route *sup_rt_index_find(struct sup *s, uint32_t addr, unsigned len);
 int sup_rt_index_put(struct sup *s, size_t i);
 void sup_rt_index_del(uint32_t addr, unsigned len);
 void sup_rt_index_rebuild(struct sup *s);
+void sup_rt_index_swap(struct sup_rtmap *next);
+
+/* An IPv4 address (host order) as a map key: network order, the rest 0. */
+static inline void sup_rt_key4(uint32_t addr, uint8_t d[16])
+{
+    memset(d, 0, 16);
+    d[0] = (uint8_t)(addr >> 24);
+    d[1] = (uint8_t)(addr >> 16);
+    d[2] = (uint8_t)(addr >> 8);
+    d[3] = (uint8_t)addr;
+}
 
 #endif

@@ -56,6 +56,7 @@ struct sup_rtm {
         int src;
         size_t pos;
         uint32_t epoch;
+        uint64_t next; /* SW_STALE, SW_EXPIRE: the earliest deadline of a stale route it passed */
     } sweep;
     size_t nstale;
     uint64_t next_expiry_ms; /* the earliest stale route's deadline, on stale_ms's clock */
@@ -64,6 +65,9 @@ struct sup_rtm {
     bool fib_dirty;         /* withdrawals since the last reclaim */
     bool adopt_checked;     /* the first tick looked for an adopted rr-routes */
     uint64_t claim_until_ns; /* after an adoption: the old FIB's routes (runtime now) are the daemon's to claim */
+    bool woke;               /* this turn left work for the next (self_wake) */
+    uint64_t more_at;        /* when such a turn ended; 0: the last one left none */
+    uint64_t tick_max_ns, gap_max_ns; /* the longest turn of ours, the longest wait for the next one */
     uint64_t ctr[RTS_NCTR];
 };
 

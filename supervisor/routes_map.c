@@ -13,7 +13,8 @@
  * half full. Meanwhile a lookup that misses the new table looks in the old
  * one, where a moved or removed entry leaves a tombstone (the old table
  * takes no insert, so its probe runs only shorten). A sweep (routes.c)
- * walks the one table: it finishes the move first (sup_rtmap_settle).
+ * walks the one table: it finishes the move first, a slice at a time
+ * (sup_rtmap_settle_some).
  */
 #include "supervisor/routes.h"
 
@@ -122,6 +123,12 @@ static void rt_move(struct sup_rtmap *m, size_t k)
 void sup_rtmap_settle(struct sup_rtmap *m)
 {
     rt_move(m, m->old_cap);
+}
+
+bool sup_rtmap_settle_some(struct sup_rtmap *m, size_t k)
+{
+    rt_move(m, k);
+    return !m->old;
 }
 
 static int rt_grow(struct sup_rtmap *m)

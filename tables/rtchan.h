@@ -12,8 +12,9 @@
  *  STORE.rel prod   (B)            STORE.rel cons   (D)
  *  (A) pairs with (D); (B) pairs with (C).
  *
- * Wake-ups: after publishing a batch's end the producer writes the
- * supervisor's eventfd (the typed config's sup_wake_fd), once per batch. A
+ * Wake-ups: after publishing (a batch's end, or what an open batch holds,
+ * at most once a turn of its loop) the producer writes the supervisor's
+ * eventfd (the typed config's sup_wake_fd). A
  * producer that finds the ring full sets prod_wait, fences, looks at cons
  * again, and sleeps on its own eventfd; the supervisor, after a release,
  * fences, and writes that eventfd if prod_wait is set (the Dekker pair of
@@ -31,8 +32,9 @@
  * (rtc_rec_copy); the consumer bounds the count it copies by its own copy.
  *
  * Batches: records between two RTC_BATCH_END are one batch; the supervisor
- * applies a batch in slices (so that the control socket and the health
- * checks keep running) and closes it at its end. RTC_SYNC_BEGIN and
+ * applies a batch in slices as its records are published (so that the
+ * control socket and the health checks keep running), holds its
+ * withdrawals, and closes it at its end. RTC_SYNC_BEGIN and
  * RTC_SYNC_END bracket a full dump of the source: a route the supervisor
  * mirrors that the dump did not name is withdrawn at its end (or, if the
  * dump named nothing at all, after the grace period: the source went away).

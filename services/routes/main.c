@@ -10,8 +10,9 @@
  * supervisor checks each record before the FIB sees it.
  *
  * The loop: read what the sources have, parse it (rn.c), put each route of
- * our table in the channel, and close a batch when the source has been
- * quiet for RR_SETTLE_NS or the batch holds RR_BATCH_MAX records. At start,
+ * our table in the channel, publish it at the end of the turn, and close
+ * a batch when the source has been quiet for RR_SETTLE_NS or the batch
+ * holds RR_BATCH_MAX records. At start,
  * after any restart, and after anything that may have lost a message (a
  * malformed one, ENOBUFS, an interrupted dump) it dumps the table,
  * bracketed by RTC_SYNC_BEGIN and RTC_SYNC_END. While the channel is full
@@ -72,7 +73,8 @@ struct rr_proc {
     struct ipc_svc svc;
     const struct tbl_routes_cfg *tc;
     struct rtc_shared *chan;
-    uint32_t prod;         /* our head: published at each batch end */
+    uint32_t prod;         /* our head */
+    uint32_t published;    /* the head the supervisor was last told of */
     uint32_t in_batch;     /* records since the last batch end */
     uint64_t batch_t0;     /* when the open batch's first record came */
     uint64_t last_rx;      /* when a source last had something */
@@ -133,6 +135,23 @@ static int put_op(struct rr_proc *p, uint8_t op, uint8_t src)
     return put(p, &r);
 }
 
+/* Publish what is written, a batch still open included, and wake the
+ * supervisor; once a turn of our loop at most. It applies an open batch's
+ * additions as they come and holds its withdrawals until the batch's end
+ * (where it tells a flush), so a route is in the FIB a turn after we read
+ * it, not when its batch closes (up to RR_SETTLE_NS later). */
+static void publish(struct rr_proc *p)
+{
+    if (p->prod == p->published)
+        return;
+    rtc_publish(p->chan, p->prod);
+    p->published = p->prod;
+    uint64_t one = 1;
+    if (write(p->tc->sup_wake_fd, &one, sizeof(one)) < 0) {
+        /* EAGAIN: the counter is at its limit, the supervisor is woken anyway. */
+    }
+}
+
 /* Close the open batch: publish it and wake the supervisor. */
 static void batch_end(struct rr_proc *p)
 {
@@ -143,11 +162,7 @@ static void batch_end(struct rr_proc *p)
     r->op = RTC_BATCH_END;
     p->prod++;
     p->in_batch = 0;
-    rtc_publish(p->chan, p->prod);
-    uint64_t one = 1;
-    if (write(p->tc->sup_wake_fd, &one, sizeof(one)) < 0) {
-        /* EAGAIN: the counter is at its limit, the supervisor is woken anyway. */
-    }
+    publish(p);
     OWN(p, RR_BATCHES)++;
 }
 
@@ -310,7 +325,7 @@ static int rr_setup(struct rr_proc *p, struct ipc_err *err)
     p->chan = base;
     /* Our head is the channel's: a predecessor's unpublished records are
      * overwritten, its published ones stand. */
-    p->prod = ipc_ld_acq(&p->chan->prod);
+    p->prod = p->published = ipc_ld_acq(&p->chan->prod);
     p->nl.table = p->tc->table;
     p->nl.src = RTC_SRC_NETLINK;
     unsigned n = 0;
@@ -391,6 +406,7 @@ static void rr_run(struct rr_proc *p)
          * record, so that the supervisor sees the train whole. */
         if (p->in_batch && !moved && now - p->batch_t0 >= RR_SETTLE_NS)
             batch_end(p);
+        publish(p);
         publish_ctr(p);
         ipc_svc_beat(&p->svc);
         bool full = rtc_room(p->chan, p->prod) < 2;

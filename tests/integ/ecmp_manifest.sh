@@ -16,6 +16,9 @@
 #   - `route load --merge` of a group in route save's form and one in ip's
 #     (`nexthop via A dev b weight 3 ...`): added, then unchanged; a member
 #     twice refused with its line;
+#   - `route load` without --merge: a bad line after two groups changes
+#     nothing; a group's members changed, a group not named deleted, a
+#     manifest group replaced by one next hop, then given its members back;
 #   - a runtime group (`route add ... via A via B weight 4`): `show running`
 #     writes it as a [route] with nexthop lines, and the text checks;
 #   - the supervisor killed and another adopting the services: `route show`
@@ -152,6 +155,26 @@ rr_c route load "$RR_T/twice.txt" --merge
 [ "$rc" != 0 ] && [[ "$out$err" == *"line 1: $L4: next hops 1 and 3 are the same; nothing changed"* ]] ||
     rr_fail "route load, a member twice: exit $rc: $out $err"
 rr_ok "route load takes groups in route save's form and ip's, and refuses a member twice"
+
+# ---- route load without --merge: groups changed, deleted, a manifest group given back ----
+printf '%s via %s weight 2 via %s\n%s via %s via %s\n10.99.0.1/24 via %s\n' \
+    "$L4" "$NB.12" "$NB.14" "$Q4" "$NB.11" "$NB.12" "$NB.12" >"$RR_T/bad.txt"
+rr_c route load "$RR_T/bad.txt"
+[ "$rc" != 0 ] && [[ "$err" == *"line 3: 10.99.0.1/24 has host bits set"*"; nothing changed"* ]] ||
+    rr_fail "route load, two groups then a bad line: exit $rc: $out $err"
+shows "$L4" runtime "$NB.12 1 $NB.13 2"
+printf '%s via %s\n%s via %s weight 2 via %s\n' "$P4" "$NB.12" "$L4" "$NB.12" "$NB.14" >"$RR_T/load2.txt"
+rr_c route load "$RR_T/load2.txt"
+rr_said "route load, a manifest group replaced and a group changed" \
+    "loaded 2 routes: 0 added, 2 changed, 0 unchanged, 1 deleted"
+shows "$L4" runtime "$NB.12 2 $NB.14 1"
+rr_c route show
+! grep -q "^$L6 " <<<"$out" || rr_fail "route load: $L6, not named, still shown: $out"
+printf '%s via %s weight 2 via %s\n' "$L4" "$NB.12" "$NB.14" >"$RR_T/load3.txt"
+rr_c route load "$RR_T/load3.txt"
+rr_said "route load, the manifest's prefix not named" "loaded 1 routes: 0 added, 0 changed, 1 unchanged, 1 deleted"
+shows "$P4" manifest "$NB.13 1 $NB.14 3"
+rr_ok "route load without --merge: a group changed, one deleted, a manifest group's members back; a bad line after groups changes nothing"
 
 # ---- a runtime group in show running ----
 rr_c route add "$R4" via "$NB.11" via "$NB.13" weight 4

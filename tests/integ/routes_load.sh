@@ -12,7 +12,7 @@
 #     --merge keeps them; from stdin (-);
 #   - a bad line: exit 100, the answer names the line, nothing changed;
 #     a prefix twice: both lines named;
-#   - 20,000 routes in one load;
+#   - 20,000 routes in one load; one next hop loaded over a group replaces it;
 #   - IPv6 (ports with address6): `ip -6 route` lines (pref, a link-local
 #     gateway with its dev) merged, runtime and forwarding; route show's
 #     output of both families loaded back changes nothing; a replacing load
@@ -90,6 +90,17 @@ load "$RR_T/big"
 [ "$rc" = 0 ] && [ "$out" = "loaded 20000 routes: 20000 added, 0 changed, 0 unchanged, 3 deleted" ] || rr_fail "20,000 routes: exit $rc: $out $err"
 [ "$(count runtime)" = 20000 ] || rr_fail "20,000 loaded, $(count runtime) runtime routes shown"
 rr_ok "20,000 routes in one load"
+
+# One next hop over a group: a group's header (its index, port 0) must not
+# pass for the route to port a, whatever index the group has.
+"$RR" route add "10.79.$n.0/24" via "$RR_HOST_B" via "$RR_NET_B.9" -S "$RR_SOCK" >/dev/null || rr_fail "route add, a group"
+printf '10.79.%s.0/24 port a\n' "$n" | "$RR" route load - --merge -S "$RR_SOCK" >"$RR_T/out" || rr_fail "load over a group"
+[ "$(cat "$RR_T/out")" = "loaded 1 routes (merge): 0 added, 1 changed, 0 unchanged, 0 deleted" ] ||
+    rr_fail "one next hop over a group: $(cat "$RR_T/out")"
+[ "$(rows route show "10.79.$n.0/24")" = "PREFIX VIA PORT ORIGIN
+10.79.$n.0/24 - a runtime" ] || rr_fail "one next hop over a group: $(rows route show "10.79.$n.0/24")"
+"$RR" route del "10.79.$n.0/24" -S "$RR_SOCK" >/dev/null || rr_fail "route del"
+rr_ok "a route load's one next hop replaces a group, not taken for it"
 
 # ---- IPv6 ----
 cat >"$RR_T/r6" <<EOF
