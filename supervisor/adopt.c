@@ -9,8 +9,8 @@
  * one vacant), each service's pid and the kernel's start time of that pid,
  * and its own trusted copies of what services can write (the pool's header,
  * each ring's geometry and owners, each stats region's header). It is
- * written when a service becomes ready (a new pid) and removed at a clean
- * exit. A supervisor killed, crashed or re-exec'd (`upgrade supervisor`)
+ * written when a standby takes over or a service becomes ready (a new
+ * pid) and removed at a clean exit. A supervisor killed, crashed or re-exec'd (`upgrade supervisor`)
  * leaves it behind, and its services forward on: nothing on their data path
  * needs it.
  *

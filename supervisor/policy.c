@@ -71,6 +71,9 @@ static void start(struct sup *s, struct sup_svc *v)
         if (sup_watch(s, v) < 0)
             sup_err("%s: cannot watch pid %d", v->name, (int)v->pid);
         sup_log("%s: standby pid %d takes over", v->name, (int)v->pid);
+        /* Its predecessor is gone: a successor of ours that read the old
+         * pid could adopt nothing, and would leave this one running. */
+        sup_state_save(s);
         return;
     }
     if (sup_spawn(s, v, false, &err) < 0) {
