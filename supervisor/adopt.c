@@ -10,9 +10,9 @@
  * and its own trusted copies of what services can write (the pool's header,
  * each ring's geometry and owners, each stats region's header). It is
  * written when a standby takes over or a service becomes ready (a new
- * pid) and removed at a clean exit. A supervisor killed, crashed or re-exec'd (`upgrade supervisor`)
- * leaves it behind, and its services forward on: nothing on their data path
- * needs it.
+ * pid) and removed at a clean exit. A supervisor killed, crashed or
+ * re-exec'd (`upgrade supervisor`) leaves it behind, and its services
+ * forward on: nothing on their data path needs it.
  *
  * `up` then finds the file and, when it was written for this very manifest
  * and layout, and every pid in it is the process that was started (the
