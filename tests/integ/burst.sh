@@ -146,54 +146,81 @@ LEN=$((LEN * 2)) TRAINS=$((TRAINS / 2)) trains tap2 "$RR_NS_A" "$RR_NS_B" "$RR_H
 no_drops tap driver-a.rx_drop_ring_full driver-b.tx_drop_backlog router.drop_tx_full
 
 # A receiver slower than the router: B's receive (which a TAP write runs,
-# in driver-b) through SLOW_FILTERS u32 filters that match nothing (no
-# action: this kernel may have no action modules), then one train of
-# SLOW_LEN datagrams, more than the router's input ring, hold queue and
-# output ring together (1,024 + 2,048 + 1,024). The router's backpressure
-# (services/router/main.c) leaves the excess in its input ring and A's TAP
-# queue, and what that queue cannot take the kernel drops there, before
-# ringrouter: the ring to driver-b drops none, nothing is dropped inside
-# ringrouter, and every datagram either arrives or is counted in A's TAP's
-# tx_dropped. rx_paused must grow; if it did not, B was no slower than the
-# router here (a timing failure: the check did not happen, not a wrong
-# result).
+# in driver-b) through u32 filters that match nothing (no action: this
+# kernel may have no action modules), then one train of SLOW_LEN datagrams,
+# more than the router's input ring, hold queue and output ring together
+# (1,024 + 2,048 + 1,024). The router's backpressure (services/router/
+# main.c) leaves the excess in its input ring and A's TAP queue, and what
+# that queue cannot take the kernel drops there, before ringrouter: the
+# ring to driver-b drops none, nothing is dropped inside ringrouter, and
+# every datagram either arrives or is counted in A's TAP's tx_dropped.
+# rx_paused must grow. How slow SLOW_FILTERS filters make B depends on the
+# machine, so an attempt where rx_paused did not grow (B no slower than the
+# router) adds SLOW_STEP filters and sends the train again, SLOW_TRIES
+# attempts in all; after the last, a timing failure (the check did not
+# happen, not a wrong result). Not too many: a B slower than the pause's
+# bound can drain (512 frames in 20 ms) overflows the hold queue by design.
 SLOW_FILTERS=${SLOW_FILTERS:-1500}
+SLOW_STEP=${SLOW_STEP:-750}
+SLOW_TRIES=${SLOW_TRIES:-3}
 SLOW_LEN=${SLOW_LEN:-7000}
 rr_in "$RR_NS_B" tc qdisc add dev "$RR_IF_B" ingress || rr_fail "tc ingress qdisc on $RR_IF_B"
-for i in $(seq "$SLOW_FILTERS"); do
-    echo "filter add dev $RR_IF_B parent ffff: protocol ip prio 1 u32 match ip src 198.51.$((100 + i / 250)).$((i % 250 + 1))/32 classid ffff:1"
-done >"$RR_T/slow.tc"
-rr_in "$RR_NS_B" tc -batch "$RR_T/slow.tc" >/dev/null || rr_fail "tc: $SLOW_FILTERS filters on $RR_IF_B"
+nfilters=0
+# add_filters N: N more filters on B's ingress, each on its own source.
+add_filters() {
+    local i
+    for i in $(seq $((nfilters + 1)) $((nfilters + $1))); do
+        echo "filter add dev $RR_IF_B parent ffff: protocol ip prio 1 u32 match ip src 198.$((51 + i / 62500)).$((i / 250 % 250 + 100)).$((i % 250 + 1))/32 classid ffff:1"
+    done >"$RR_T/slow.tc"
+    rr_in "$RR_NS_B" tc -batch "$RR_T/slow.tc" >/dev/null || rr_fail "tc: $1 filters on $RR_IF_B"
+    nfilters=$((nfilters + $1))
+}
 tap_tx_dropped() { rr_in "$RR_NS_A" cat "/sys/class/net/$RR_IF_A/statistics/tx_dropped"; }
 rr_stats || rr_fail "stats"
 [ -n "${RRS[router.rx_paused]+x}" ] || rr_fail "no counter router.rx_paused in stats --json"
-paused0=$(rr_ctr router.rx_paused) fd0=$(rr_ctr ring.tx-b.full_drops) tx0=$(rr_ctr driver-b.tx_pkts)
-inside0=$(inside_drops) td0=$(tap_tx_dropped)
-ip netns exec "$RR_NS_B" "$RR_T/bin/faultflow" recv "$RR_HOST_B" $UPORT "$RR_T/slow.bits" 2>"$RR_T/slow.recv" &
-recv=$!
-RR_EXTRA_PIDS+=("$recv")
-rr_wait 5 eval "rr_in $RR_NS_B ss -Hlun 'sport = :$UPORT' | grep -q ." || rr_fail "tap-slow: the sink did not bind"
-ip netns exec "$RR_NS_A" "$RR_T/bin/faultflow" train "$RR_HOST_B" $UPORT "$SLOW_LEN" 100 1 2>"$RR_T/slow.send" ||
-    rr_fail "tap-slow: faultflow train: $(cat "$RR_T/slow.send")"
-grep -q "^sent $SLOW_LEN errors 0$" "$RR_T/slow.send" || rr_fail "tap-slow: the sender did not send every datagram: $(cat "$RR_T/slow.send")"
-# Every datagram sent out by driver-b or dropped at A's TAP: the train is through.
-slow_done() { rr_stats && [ $(($(rr_ctr driver-b.tx_pkts) - tx0 + $(tap_tx_dropped) - td0)) -ge "$SLOW_LEN" ]; }
-rr_wait 10 slow_done
-kill -TERM "$recv"
-rr_wait 5 eval "! rr_alive $recv" || rr_fail "tap-slow: the sink did not stop"
-wait "$recv" || rr_fail "tap-slow: the sink exited with status $?"
-read -r got dup < <(awk '{ print $2, $6 }' "$RR_T/slow.recv")
-rr_stats || rr_fail "stats"
-td=$(($(tap_tx_dropped) - td0)) fd=$(($(rr_ctr ring.tx-b.full_drops) - fd0))
-[ "$fd" = 0 ] || rr_fail "tap-slow: the ring to driver-b dropped $fd at its full hold queue (held at most $(rr_ctr router.tx_held_max))"
-[ "$(inside_drops)" = "$inside0" ] || rr_fail "tap-slow: ringrouter dropped inside: [$inside0] -> [$(inside_drops)]"
-[ "$dup" = 0 ] && [ $((got + td)) = "$SLOW_LEN" ] ||
-    rr_fail "tap-slow: of $SLOW_LEN datagrams $got arrived ($dup twice) and A's TAP dropped $td: $((SLOW_LEN - got - td)) unaccounted for; $(drops)"
-if [ "$(rr_ctr router.rx_paused)" -gt "$paused0" ]; then
-    rr_ok "tap-slow: $got of $SLOW_LEN arrived, $td dropped by the kernel at A's TAP queue, none inside ringrouter; the router left A's ring unread $(($(rr_ctr router.rx_paused) - paused0)) times (at most $(rr_ctr router.tx_held_max) held)"
-else
-    t_timing_fail "tap-slow: rx_paused did not grow ($got arrived, $td dropped at A's TAP, at most $(rr_ctr router.tx_held_max) held): B's receive was not slower than the router on this machine, backpressure not exercised"
-fi
+# slow_train: one train into the slowed B; its accounting checks fail the
+# test, and it returns 0 if the router paused A's ring.
+slow_train() {
+    local paused0 fd0 tx0 inside0 td0 recv got dup td fd
+    paused0=$(rr_ctr router.rx_paused) fd0=$(rr_ctr ring.tx-b.full_drops) tx0=$(rr_ctr driver-b.tx_pkts)
+    inside0=$(inside_drops) td0=$(tap_tx_dropped)
+    ip netns exec "$RR_NS_B" "$RR_T/bin/faultflow" recv "$RR_HOST_B" $UPORT "$RR_T/slow.bits" 2>"$RR_T/slow.recv" &
+    recv=$!
+    RR_EXTRA_PIDS+=("$recv")
+    rr_wait 5 eval "rr_in $RR_NS_B ss -Hlun 'sport = :$UPORT' | grep -q ." || rr_fail "tap-slow: the sink did not bind"
+    ip netns exec "$RR_NS_A" "$RR_T/bin/faultflow" train "$RR_HOST_B" $UPORT "$SLOW_LEN" 100 1 2>"$RR_T/slow.send" ||
+        rr_fail "tap-slow: faultflow train: $(cat "$RR_T/slow.send")"
+    grep -q "^sent $SLOW_LEN errors 0$" "$RR_T/slow.send" || rr_fail "tap-slow: the sender did not send every datagram: $(cat "$RR_T/slow.send")"
+    # Every datagram sent out by driver-b or dropped at A's TAP: the train is through.
+    slow_done() { rr_stats && [ $(($(rr_ctr driver-b.tx_pkts) - tx0 + $(tap_tx_dropped) - td0)) -ge "$SLOW_LEN" ]; }
+    rr_wait 10 slow_done
+    kill -TERM "$recv"
+    rr_wait 5 eval "! rr_alive $recv" || rr_fail "tap-slow: the sink did not stop"
+    wait "$recv" || rr_fail "tap-slow: the sink exited with status $?"
+    read -r got dup < <(awk '{ print $2, $6 }' "$RR_T/slow.recv")
+    rr_stats || rr_fail "stats"
+    td=$(($(tap_tx_dropped) - td0)) fd=$(($(rr_ctr ring.tx-b.full_drops) - fd0))
+    [ "$fd" = 0 ] || rr_fail "tap-slow ($nfilters filters): the ring to driver-b dropped $fd at its full hold queue (held at most $(rr_ctr router.tx_held_max))"
+    [ "$(inside_drops)" = "$inside0" ] || rr_fail "tap-slow ($nfilters filters): ringrouter dropped inside: [$inside0] -> [$(inside_drops)]"
+    [ "$dup" = 0 ] && [ $((got + td)) = "$SLOW_LEN" ] ||
+        rr_fail "tap-slow ($nfilters filters): of $SLOW_LEN datagrams $got arrived ($dup twice) and A's TAP dropped $td: $((SLOW_LEN - got - td)) unaccounted for; $(drops)"
+    slow_what="$got of $SLOW_LEN arrived, $td dropped by the kernel at A's TAP queue"
+    slow_paused=$(($(rr_ctr router.rx_paused) - paused0))
+    [ "$slow_paused" -gt 0 ]
+}
+add_filters "$SLOW_FILTERS"
+try=1
+until slow_train; do
+    if [ "$try" -ge "$SLOW_TRIES" ]; then
+        t_timing_fail "tap-slow: rx_paused did not grow in $try trains, the last with $nfilters filters ($slow_what, at most $(rr_ctr router.tx_held_max) held): B's receive was not slower than the router on this machine, backpressure not exercised"
+        break
+    fi
+    echo "tap-slow: rx_paused did not grow with $nfilters filters ($slow_what): $SLOW_STEP more"
+    add_filters "$SLOW_STEP"
+    try=$((try + 1))
+done
+[ "$slow_paused" -gt 0 ] &&
+    rr_ok "tap-slow ($nfilters filters, train $try): $slow_what, none inside ringrouter; the router left A's ring unread $slow_paused times (at most $(rr_ctr router.tx_held_max) held)"
 rr_in "$RR_NS_B" tc qdisc del dev "$RR_IF_B" ingress || rr_fail "tc: removing the filters"
 rr_no_restarts
 rr_stop
