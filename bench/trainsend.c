@@ -22,6 +22,13 @@
  *       the clock again from there (counted as late) rather than making up
  *       every train it missed in one burst. Ends with "sent N refused R
  *       late L" on stdout.
+ *   trainsend -n IFNAME DST_MAC SRC_IP DST_IP TRAIN TRAINS [INTERVAL]
+ *       Every frame a connection of its own, for a stateful filter's cost of
+ *       a new connection: frame k of the run (counted across trains) comes
+ *       from UDP port 1024 + k mod 64512 of SRC_IP's /24, host 2 + (k /
+ *       64512) mod 252 (the generator's own address among them), so no
+ *       tuple comes twice in the first 16 million frames (the run stops
+ *       there rather than repeat one: "exhausted" on stderr, exit 1).
  *   trainsend -x OBJ IFNAME ...
  *       The same trains as XDP frames: each train is one run of the kernel's
  *       XDP traffic generator (BPF_PROG_RUN, BPF_F_TEST_XDP_LIVE_FRAMES) on
@@ -45,6 +52,7 @@
 #include <net/if.h>
 #include <netinet/ip.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -214,16 +222,37 @@ static int xdp_gen_train(int prog, int ifindex, uint8_t *frame, long n)
     return bpf_prog_test_run_opts(prog, &o);
 }
 
+/* -n: frame @f becomes new connection @k (above). Its checksums follow. */
+#define NEW_PORTS 64512u
+#define NEW_HOSTS 252u
+static void new_tuple(uint8_t *f, unsigned long long k)
+{
+    uint8_t *ip = f + 14, *udp = ip + 20;
+    unsigned port = 1024 + (unsigned)(k % NEW_PORTS);
+    ip[15] = (uint8_t)(2 + k / NEW_PORTS % NEW_HOSTS);
+    ip[10] = ip[11] = 0;
+    uint16_t c = ip_csum(ip, 20);
+    ip[10] = (uint8_t)(c >> 8);
+    ip[11] = (uint8_t)c;
+    udp[0] = (uint8_t)(port >> 8);
+    udp[1] = (uint8_t)port;
+}
+
 int main(int argc, char **argv)
 {
     const char *xdp_obj = NULL;
-    if (argc > 2 && !strcmp(argv[1], "-x")) {
+    bool fresh = false;
+    if (argc > 1 && !strcmp(argv[1], "-n")) {
+        fresh = true;
+        argv++;
+        argc--;
+    } else if (argc > 2 && !strcmp(argv[1], "-x")) {
         xdp_obj = argv[2];
         argv += 2;
         argc -= 2;
     }
     if (argc < 7 || argc > 9) {
-        fprintf(stderr, "usage: trainsend [-x OBJ] IFNAME DST_MAC SRC_IP DST_IP TRAIN TRAINS [INTERVAL [FLOWS]]\n");
+        fprintf(stderr, "usage: trainsend [-x OBJ | -n] IFNAME DST_MAC SRC_IP DST_IP TRAIN TRAINS [INTERVAL [FLOWS]]\n");
         return 100;
     }
     uint8_t dmac[6], smac[6];
@@ -240,6 +269,10 @@ int main(int argc, char **argv)
     long trains = parse_count(argv[6], "TRAINS", 0, 1000000000);
     long long interval = parse_interval(argc > 7 ? argv[7] : "100");
     long flows = argc > 8 ? parse_count(argv[8], "FLOWS", 1, 65536) : 16;
+    if (fresh && argc > 8) {
+        fprintf(stderr, "trainsend: -n makes every frame a flow of its own: no FLOWS\n");
+        return 100;
+    }
 
     int fd = socket(AF_PACKET, SOCK_RAW, 0); /* protocol 0: send only, receive nothing */
     if (fd < 0) {
@@ -287,6 +320,14 @@ int main(int argc, char **argv)
     unsigned long long sent = 0, refused = 0, late = 0;
     for (long t = 0; !stop && (trains == 0 || t < trains); t++) {
         long i = 0;
+        if (fresh) {
+            if (sent + refused + (unsigned long long)train > (unsigned long long)NEW_PORTS * NEW_HOSTS) {
+                fprintf(stderr, "trainsend: -n: exhausted, %llu new connections sent\n", sent);
+                return 1;
+            }
+            for (long j = 0; j < train; j++)
+                new_tuple(frames[j], sent + refused + (unsigned long long)j);
+        }
         if (xdp_prog >= 0) {
             if (xdp_gen_train(xdp_prog, ll.sll_ifindex, frames[0], train)) {
                 perror("trainsend: BPF_PROG_RUN");
