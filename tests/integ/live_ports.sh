@@ -55,7 +55,7 @@ rr_ok "up: A, B and C behind ports a, b and c; A pings C"
 
 # The router resolves B now: a stream's first datagrams to a neighbour
 # nobody resolved yet wait for its ARP answer, whatever port c does.
-p=$(rr_in "$RR_NS_A" ping -n -c 1 -W 2 "$RR_HOST_B" 2>&1) || rr_fail "ping A -> B: $p"
+p=$(rr_in "$RR_NS_A" ping -n -c 2 -i 0.2 -W 2 "$RR_HOST_B" 2>&1) || rr_fail "ping A -> B: $p"
 [ "$("$RR" neigh show "$RR_HOST_B" -S "$RR_SOCK" | awk 'NR == 2 { print $4 }')" = reachable ] ||
     rr_fail "B is not reachable in the router's table after a ping: $("$RR" neigh show "$RR_HOST_B" -S "$RR_SOCK")"
 ARPLOG=$RR_T/arp-b.log

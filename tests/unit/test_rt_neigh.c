@@ -380,6 +380,54 @@ static void test_rt_neigh_restart(void **state)
     close(rfd);
 }
 
+/*
+ * A router restart (a change of another port) while a stale entry is being
+ * re-validated: the next instance forwards with the entry at once, nothing
+ * waits for ARP, and the re-validation goes on by unicast probes, as
+ * Linux's STALE, DELAY, PROBE do; never a broadcast request, which would
+ * mean the entry was lost and resolved afresh.
+ */
+static void test_rt_neigh_restart_keeps_stale(void **state)
+{
+    struct t_rt *t = *state;
+    t_route(t);
+    t_in(t, t_frame(t, 0, T_IP(10, 0, 0, 5), T_IP(20, 0, 0, 1), 17, 64, 30, 0), 0);
+    t_in(t, t_arp(t, 1, 2, t_gw_mac, T_IP(10, 1, 0, 2), T_IP(10, 1, 0, 1), t->ctx.port[1].mac), 0);
+    t_tx_free(t);
+    rt_neigh_tick(&t->ctx, 30 * T_SEC, &t->tx);
+    t_in(t, t_frame(t, 0, T_IP(10, 0, 0, 5), T_IP(20, 0, 0, 1), 17, 64, 30, 0), 31 * T_SEC);
+    assert_int_equal(t->tx.n, 2); /* the packet and a unicast probe */
+    t_tx_free(t);
+    uint64_t req0 = t->ctr.c[RT_CTR_ARP_REQ_TX];
+
+    /* The old instance stops; the next maps the same table. */
+    rt_neigh_free_pending(&t->ctx);
+    struct neigh_table nt2;
+    struct ipc_err err = {{0}};
+    assert_int_equal(rt_neigh_attach_router(&nt2, t->neigh_fd, &t->ctr, &err), 0);
+    assert_int_equal(rt_neigh_forget_ports(&nt2, 3, 0), 0);
+    t->ctx.neigh = &nt2;
+    struct neigh_entry *e = neigh_find(&nt2, T_IP(10, 1, 0, 2));
+    assert_non_null(e);
+    assert_int_equal(e->state, NEIGH_STALE);
+    t_in(t, t_frame(t, 0, T_IP(10, 0, 0, 5), T_IP(20, 0, 0, 2), 17, 64, 30, 0), 31 * T_SEC + T_SEC / 2);
+    assert_int_equal(t->tx.n, 1);
+    assert_memory_equal(ipc_pool_data(&t->pool, t->tx.bufs[0]), t_gw_mac, 6);
+    t_tx_free(t);
+    assert_int_equal(t->ctr.pending, 0);
+    assert_int_equal(t->ctr.c[RT_CTR_ARP_REQ_TX], req0);
+    /* Its probe unanswered across the restart: the next is unicast too. */
+    rt_neigh_tick(&t->ctx, 32 * T_SEC, &t->tx);
+    assert_int_equal(t->tx.n, 1);
+    t_check_request(t, t->tx.bufs[0], 1, T_IP(10, 1, 0, 2), t_gw_mac);
+    t_tx_free(t);
+    t_in(t, t_arp(t, 1, 2, t_gw_mac, T_IP(10, 1, 0, 2), T_IP(10, 1, 0, 1), t->ctx.port[1].mac), 32 * T_SEC + 1);
+    assert_int_equal(e->state, NEIGH_REACHABLE);
+    assert_int_equal(t->ctr.c[RT_CTR_DROP_PENDING_FULL] + t->ctr.c[RT_CTR_DROP_PENDING_RESTART], 0);
+    t->ctx.neigh = &t->neigh;
+    neigh_detach(&nt2);
+}
+
 /* A router started without the ports a reload removed (the last, port 3,
  * and port 1, whose slot is vacant) forgets their entries, static ones
  * too, and keeps every other, however they collide in the table (the
@@ -673,6 +721,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_rt_neigh_ageing, t_rt_setup, t_rt_teardown),
         cmocka_unit_test_setup_teardown(test_rt_neigh_many_and_delete, t_rt_setup, t_rt_teardown),
         cmocka_unit_test_setup_teardown(test_rt_neigh_restart, t_rt_setup, t_rt_teardown),
+        cmocka_unit_test_setup_teardown(test_rt_neigh_restart_keeps_stale, t_rt_setup, t_rt_teardown),
         cmocka_unit_test_setup_teardown(test_rt_neigh_forget_ports, t_rt_setup, t_rt_teardown),
         cmocka_unit_test_setup_teardown(test_rt_neigh_free_pending_at_stop, t_rt_setup, t_rt_teardown),
         cmocka_unit_test_setup_teardown(test_rt_neigh_scan_bounded, t_rt_setup, t_rt_teardown),
