@@ -279,14 +279,20 @@ static void test_rt_neigh_queue_holds_round_trip(void **state)
     assert_int_equal(t->ctr.c[RT_CTR_DROP_PENDING_FULL], 1);
 }
 
+/* The gateway 10.1.0.2 resolved at t=0: a packet asks, its reply answers. */
+static void t_resolve_gw(struct t_rt *t)
+{
+    t_in(t, t_frame(t, 0, T_IP(10, 0, 0, 5), T_IP(20, 0, 0, 1), 17, 64, 30, 0), 0);
+    t_in(t, t_arp(t, 1, 2, t_gw_mac, T_IP(10, 1, 0, 2), T_IP(10, 1, 0, 1), t->ctx.port[1].mac), 0);
+    t_tx_free(t);
+}
+
 static void test_rt_neigh_ageing(void **state)
 {
     struct t_rt *t = *state;
     t_route(t);
     /* Resolve at t=0. */
-    t_in(t, t_frame(t, 0, T_IP(10, 0, 0, 5), T_IP(20, 0, 0, 1), 17, 64, 30, 0), 0);
-    t_in(t, t_arp(t, 1, 2, t_gw_mac, T_IP(10, 1, 0, 2), T_IP(10, 1, 0, 1), t->ctx.port[1].mac), 0);
-    t_tx_free(t);
+    t_resolve_gw(t);
     struct neigh_entry *e = neigh_find(&t->neigh, T_IP(10, 1, 0, 2));
     assert_int_equal(e->state, NEIGH_REACHABLE);
     rt_neigh_tick(&t->ctx, 29 * T_SEC, &t->tx);
@@ -391,9 +397,7 @@ static void test_rt_neigh_restart_keeps_stale(void **state)
 {
     struct t_rt *t = *state;
     t_route(t);
-    t_in(t, t_frame(t, 0, T_IP(10, 0, 0, 5), T_IP(20, 0, 0, 1), 17, 64, 30, 0), 0);
-    t_in(t, t_arp(t, 1, 2, t_gw_mac, T_IP(10, 1, 0, 2), T_IP(10, 1, 0, 1), t->ctx.port[1].mac), 0);
-    t_tx_free(t);
+    t_resolve_gw(t);
     rt_neigh_tick(&t->ctx, 30 * T_SEC, &t->tx);
     t_in(t, t_frame(t, 0, T_IP(10, 0, 0, 5), T_IP(20, 0, 0, 1), 17, 64, 30, 0), 31 * T_SEC);
     assert_int_equal(t->tx.n, 2); /* the packet and a unicast probe */
