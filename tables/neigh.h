@@ -47,8 +47,14 @@
 #include "ipc/shm.h"
 
 #define NEIGH_SHM_KIND IPC_SHM_NEIGH
-#define NEIGH_VERSION 0x4e420003u /* "NB" 3: the command mailbox in page 0, IPv6 ops */
-#define NEIGH_QMAX 16u
+#define NEIGH_VERSION 0x4e420004u /* "NB" 4: queues of 128 packets */
+/* A neighbour's pending queue: what a new flow sends during the ARP round
+ * trip (two wake-ups of the port's driver and one of the router) waits
+ * here, and a busy machine makes that trip long. Linux holds 200 KiB of
+ * packets (unres_qlen_bytes): a hundred full frames, more small ones;
+ * 128 are 64 ms of a flow of 2,000 packets a second. The router bounds it
+ * by the port's share too (rt_neigh_qlimit). */
+#define NEIGH_QMAX 128u
 #define NEIGH_HDR_BYTES 4096u /* page 0: struct neigh_shared; the entries follow */
 
 enum neigh_state {

@@ -35,7 +35,7 @@
 #include "tables/neigh.h" /* NEIGH_QMAX, NEIGH_HDR_BYTES, NEIGH_READ_BUDGET, neigh_seq_begin */
 
 #define NEIGH6_SHM_KIND IPC_SHM_NEIGH6
-#define NEIGH6_VERSION 0x4e360002u /* "N6" 2: neigh6_impl_hash folds before it multiplies */
+#define NEIGH6_VERSION 0x4e360003u /* "N6" 3: queues of NEIGH_QMAX (128) packets */
 
 enum neigh6_state {
     NEIGH6_FREE = 0,

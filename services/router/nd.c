@@ -637,7 +637,7 @@ void rt_nd_hold(struct rt_ctx *ctx, const uint8_t *ip, uint16_t port, ipc_buf b,
         rt_drop(ctx, b, RT_CTR_DROP_BAD_NEXTHOP); /* one entry per address: it lives on another port */
         return;
     }
-    if (e && e->qlen >= NEIGH_QMAX) {
+    if (e && e->qlen >= rt_neigh_qlimit(ctx)) {
         rt_drop(ctx, b, RT_CTR_DROP_PENDING_FULL);
         return;
     }

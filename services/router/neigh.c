@@ -394,7 +394,7 @@ void rt_neigh_hold(struct rt_ctx *ctx, uint32_t ip, uint16_t port, ipc_buf b, ui
 {
     struct neigh_table *nt = ctx->neigh;
     struct neigh_entry *e = neigh_find(nt, ip);
-    if (e && e->qlen >= NEIGH_QMAX) {
+    if (e && e->qlen >= rt_neigh_qlimit(ctx)) {
         rt_drop(ctx, b, RT_CTR_DROP_PENDING_FULL);
         return;
     }

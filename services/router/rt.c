@@ -159,11 +159,11 @@ void rt_ctx_init(struct rt_ctx *ctx, struct ipc_pool *pool, struct fib *fib, str
         /* A sixteenth of the pool, and at most half the neighbour table's
          * room, since each waiting neighbour takes an entry: the learned
          * neighbours keep the other half whatever a scan sends. */
-        uint32_t room = neigh ? (neigh->mask + 1) / 4 * 3 / 2 : NEIGH_QMAX;
-        uint32_t m = pool ? pool->nbufs / 16 : NEIGH_QMAX;
+        uint32_t room = neigh ? (neigh->mask + 1) / 4 * 3 / 2 : RT_PENDING_MIN;
+        uint32_t m = pool ? pool->nbufs / 16 : RT_PENDING_MIN;
         ctx->cfg.pending_max = m < room ? m : room;
-        if (ctx->cfg.pending_max < NEIGH_QMAX)
-            ctx->cfg.pending_max = NEIGH_QMAX;
+        if (ctx->cfg.pending_max < RT_PENDING_MIN)
+            ctx->cfg.pending_max = RT_PENDING_MIN;
     }
     rt_tb_init(&ctx->icmp_tb, ctx->cfg.icmp_interval_ns, ctx->cfg.icmp_burst, 0);
     for (unsigned i = 0; i < RT_ICMP6_TB_SLOTS; i++)

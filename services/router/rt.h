@@ -285,12 +285,26 @@ struct rt_ctx {
  * that many reads at most, whatever a scan sends. */
 #define RT_NEIGH_EVICT_SCAN 64u
 
+/* The least a port's share of the packets waiting for ARP and ND can be,
+ * and the least cfg.pending_max can be: a small pool still lets a port
+ * resolve a neighbour with a few packets held. */
+#define RT_PENDING_MIN 16u
+
 /* How many packets waiting for ARP one port's neighbours may hold: an even
- * share of cfg.pending_max, and at least one neighbour's whole queue. */
+ * share of cfg.pending_max, RT_PENDING_MIN at least. */
 static inline uint32_t rt_pending_share(const struct rt_ctx *ctx)
 {
     uint32_t s = ctx->cfg.pending_max / (ctx->nports ? ctx->nports : 1u);
-    return s > NEIGH_QMAX ? s : NEIGH_QMAX;
+    return s > RT_PENDING_MIN ? s : RT_PENDING_MIN;
+}
+
+/* How many packets one neighbour (ARP or ND) may hold: its queue, or its
+ * port's whole share if that is smaller (a small pool split between many
+ * ports). Past it a packet is dropped as drop_pending_full. */
+static inline uint32_t rt_neigh_qlimit(const struct rt_ctx *ctx)
+{
+    uint32_t s = rt_pending_share(ctx);
+    return s < NEIGH_QMAX ? s : NEIGH_QMAX;
 }
 
 /** Defaults for @cfg (RFC 1812 §4.3.2.8 rate limit, Linux-like ARP timers). */

@@ -21,7 +21,13 @@
 # Each change prints how long the C flow paused (its longest silence while
 # the change was under way). At the end: the stream A -> B lost, duplicated
 # and reordered nothing, driver-a and driver-b never restarted, and the
-# census is clean.
+# census is clean. B is resolved before the streams start (a ping A -> B),
+# so that nothing of A -> B waits for ARP: across the changes of c the
+# router sent no broadcast ARP request for B (tests/lib/arp_watch.py on B's
+# device: it kept B's entry through every restart), and no counter of
+# packets that waited for a neighbour, or were dropped waiting, moved. A
+# loss is charged to the change under way when it was sent
+# (bench/loss_where.py), with the router's drop counters.
 set -u
 . "$(dirname "$0")/../lib/router.sh"
 rr_init live_ports
@@ -47,14 +53,33 @@ rr_host_side "$NS_C" "$IF_C" "$HOST_C" "$GW_C"
 p=$(rr_in "$RR_NS_A" ping -n -c 2 -i 0.2 -W 2 "$HOST_C" 2>&1) || rr_fail "ping A -> C: $p"
 rr_ok "up: A, B and C behind ports a, b and c; A pings C"
 
+# The router resolves B now: a stream's first datagrams to a neighbour
+# nobody resolved yet wait for its ARP answer, whatever port c does.
+p=$(rr_in "$RR_NS_A" ping -n -c 2 -i 0.2 -W 2 "$RR_HOST_B" 2>&1) || rr_fail "ping A -> B: $p"
+[ "$("$RR" neigh show "$RR_HOST_B" -S "$RR_SOCK" | awk 'NR == 2 { print $4 }')" = reachable ] ||
+    rr_fail "B is not reachable in the router's table after a ping: $("$RR" neigh show "$RR_HOST_B" -S "$RR_SOCK")"
+ARPLOG=$RR_T/arp-b.log
+ip netns exec "$RR_NS_B" "$RR_PY" "$RR_ROOT/tests/lib/arp_watch.py" "$RR_IF_B" "$RR_HOST_B" "$ARPLOG" 2>"$RR_T/arp-b.err" &
+RR_EXTRA_PIDS+=($!)
+rr_wait 5 test -e "$ARPLOG" || rr_fail "arp_watch.py did not start: $(cat "$RR_T/arp-b.err")"
+
 qdrop() { rr_in "$RR_NS_A" cat "/sys/class/net/$RR_IF_A/statistics/tx_dropped"; }
 rcvbuf() { rr_in "$RR_NS_B" awk '$1 == "Udp:" && $2 ~ /^[0-9]+$/ { print $6 }' /proc/net/snmp; }
-QD0=$(qdrop) RB0=$(rcvbuf)
+# What a packet that waited for a neighbour can meet (docs/stats.md).
+NEIGH_CTRS=(router.drop_pending_full router.drop_pending_limit router.drop_neigh_table_full router.drop_neigh_failed
+    router.drop_neigh_evicted router.drop_neigh_removed router.drop_pending_restart)
+neigh_ctrs() { rr_stats || rr_fail "stats"; for k in "${NEIGH_CTRS[@]}"; do echo "$k $(rr_ctr "$k")"; done; }
+QD0=$(qdrop) RB0=$(rcvbuf) NC0=$(neigh_ctrs)
+rr_now
+T_FF=$RR_NOW
 rr_ff_start "$RR_NS_A" "$RR_NS_B" "$RR_HOST_B" 2000
 rr_flow_start "$NS_C" "$RR_NS_B" "$RR_HOST_B" 9100 1000
 rr_msleep 300
 rr_status || rr_fail "status"
 A0=${RR_PIDS[driver-a]} B0=${RR_PIDS[driver-b]}
+rr_now
+STEPS=$RR_T/steps
+echo "$T_FF $RR_NOW - start" >"$STEPS" # bench/loss_where.py: "T0_US T1_US GROUP STEP"
 
 # change WHAT CMD...: CMD (a ringrouter command) must succeed; then the C
 # flow must be back (a datagram sent after CMD answered has arrived), and
@@ -69,6 +94,7 @@ change() {
     [ "$rc" = 0 ] || rr_fail "$what: $* exit $rc: $err; said: $out"
     rr_now
     t1=$RR_NOW
+    echo "$t0 $t1 c ${what// /_}" >>"$STEPS"
     rr_wait 5 eval "awk -v t=$t1 '\$2 >= t { f = 1 } END { exit !f }' \"\$RR_FLOW_LOG\"" ||
         rr_fail "$what: the flow C -> B did not come back within 5 s"
     ms=$(awk -v a="$t0" '$3 >= a { if (p) { d = $3 - p; if (d > m) m = d } p = $3 } END { printf "%d", m / 1000 }' "$RR_FLOW_LOG")
@@ -129,6 +155,8 @@ p=$(rr_in "$RR_NS_B" ping -n -c 1 -W 2 -M do -s 1420 "$HOST_C" 2>&1) || rr_fail 
 rr_ok "mtu live: 1400 by reload (the TAP's, and the router's fragmentation needed), 1500 by link set; 60 refused"
 
 # ---- link set down, up ----
+rr_now
+T_LINK=$RR_NOW
 c link set c down
 [ "$rc" = 0 ] && ! ip -n "$NS_C" -o link show "$IF_C" | grep -q "[<,]UP[,>]" || rr_fail "link set c down: exit $rc: $err $out"
 c link set c up
@@ -136,6 +164,8 @@ c link set c up
 ip -n "$NS_C" route replace default via "$GW_C" || rr_fail "C's default route back" # the kernel drops it with the link
 rr_wait 5 eval "awk -v t=\$(date +%s%6N) '\$2 >= t { f = 1 } END { exit !f }' \"\$RR_FLOW_LOG\"" ||
     rr_fail "the flow C -> B did not come back within 5 s of link set c up"
+rr_now
+echo "$T_LINK $RR_NOW c link_set_c_down_up" >>"$STEPS"
 rr_ok "link set c down, up: the device followed"
 
 # ---- a shaper added to c and removed ----
@@ -155,18 +185,30 @@ rr_status || rr_fail "status"
 [ -z "${RR_STATE[shaper-c]:-}" ] || rr_fail "shaper-c is still listed after its removal"
 rr_ok "a shaper added to c (shaper-c started, rate 500mbit) and removed (stopped) by reload"
 
-# ---- the stream A -> B: nothing lost ----
+# ---- the stream A -> B: nothing lost, nothing waited for B ----
 rr_flow_stop
 rr_ff_counts
+# A broadcast request: the router had no usable entry for B and resolved
+# it afresh, with what it forwarded to B waiting meanwhile.
+fresh=$(awk -v gw="$RR_GW_B" '$2 == "broadcast" && $3 == gw' "$ARPLOG")
+[ -z "$fresh" ] || rr_fail "the router resolved B afresh under the changes of c (ARP requests: $(paste -sd ';' <<<"$fresh")); steps (us): $(paste -sd ';' "$STEPS")"
+NC1=$(neigh_ctrs)
+[ "$NC1" = "$NC0" ] || rr_fail "packets waited for a neighbour and were dropped under the changes of c: $(diff <(echo "$NC0") <(echo "$NC1") | sed -n 's/^> //p' | paste -sd ' ') (before: $(paste -sd ' ' <<<"$NC0"))"
+rr_ok "B stayed resolved through every change of c: no broadcast ARP request for it ($(grep -c unicast "$ARPLOG") unicast probes), no packet dropped waiting for a neighbour (${NEIGH_CTRS[*]#router.} unchanged)"
+# Where the losses were sent, step by step (start: the streams' first
+# 300 ms, before any change).
+where() { "$RR_PY" "$RR_ROOT/bench/loss_where.py" "$STEPS" "$RR_T/ab.send" "$RR_T/ab.bits" --sent "$RR_FF_SENT" --title "A -> B" 2>&1 | sed 's/^/    /'; }
 if [ -z "$RR_FF_WHOLE" ]; then
     qd=$(($(qdrop) - QD0)) rb=$(($(rcvbuf) - RB0)) missing=$((RR_FF_SENT - RR_FF_GOT))
     if [ "$RR_FF_DUP" = 0 ] && [ "$RR_FF_REORD" = 0 ] && [ "$missing" -le $((qd + rb)) ]; then
         t_timing_fail "the stream A -> B lost $missing datagrams, all in the hosts' queues (A's TAP queue $qd, B's socket $rb): not scheduled in time"
+        where
     else
         drops=$(rr_stats && for k in "${!RRS[@]}"; do
             [[ $k == *drop* || $k == *full* ]] && [ "${RRS[$k]}" != 0 ] && echo "$k ${RRS[$k]}"
         done | sort | paste -sd ' ')
-        rr_fail "the stream A -> B through the changes of port c: $RR_FF_SAID; A's TAP queue dropped $qd, B's socket $rb; drop counters: ${drops:-none}"
+        rr_fail "the stream A -> B through the changes of port c: $RR_FF_SAID; A's TAP queue dropped $qd, B's socket $rb; drop counters: ${drops:-none}
+$(where)"
     fi
 else
     rr_ok "the stream A -> B: all $RR_FF_SENT datagrams arrived, none twice, none out of order"

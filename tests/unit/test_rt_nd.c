@@ -528,15 +528,17 @@ static void test_rt_nd_failed(void **state)
 }
 
 /* A scan of one port's unused addresses: held packets stop at the port's
- * share (NEIGH_QMAX at least, cfg.pending_max / ports), counted with ARP's;
- * each address past it costs nothing. Another port still gets its share. */
+ * share (RT_PENDING_MIN at least, cfg.pending_max / ports), counted with
+ * ARP's; each address past it costs nothing. Another port still gets its
+ * share. */
 static void test_rt_nd_pending_bound(void **state)
 {
     struct t_rt6 *s = *state;
     struct t_rt *t = s->t;
-    t->ctx.cfg.pending_max = 3 * NEIGH_QMAX;
+    t->ctx.cfg.pending_max = 3 * RT_PENDING_MIN;
     uint32_t share = rt_pending_share(&t->ctx);
-    assert_int_equal(share, NEIGH_QMAX);
+    assert_int_equal(share, RT_PENDING_MIN);
+    const uint32_t qlim = rt_neigh_qlimit(&t->ctx); /* the share: smaller than NEIGH_QMAX */
     uint8_t dst[16];
     for (unsigned i = 0; i < share + 10; i++) {
         t6_addr(dst, false, 2, 0x1000 + i);
@@ -548,12 +550,12 @@ static void test_rt_nd_pending_bound(void **state)
     t_tx_free(t);
     /* One neighbour's own queue is bounded too. */
     t6_addr(dst, false, 1, 0x2000);
-    t_send(t, dst, NEIGH_QMAX + 3, 2000);
+    t_send(t, dst, qlim + 3, 2000);
     assert_int_equal(t->ctr.c[RT_CTR_DROP_PENDING_FULL], 3);
-    assert_int_equal(t->ctr.pending6, share + NEIGH_QMAX);
+    assert_int_equal(t->ctr.pending6, share + qlim);
     t_tx_free(t);
     /* The ARP side counts against the same pending_max. */
-    t->ctr.pending = NEIGH_QMAX; /* as if ARP held a neighbour's queue */
+    t->ctr.pending = qlim; /* as if ARP held a neighbour's queue */
     t6_addr(dst, false, 0, 0x3000);
     t_send(t, dst, 1, 3000);
     assert_int_equal(t->ctr.c[RT_CTR_DROP_PENDING_LIMIT], 11);
@@ -562,7 +564,7 @@ static void test_rt_nd_pending_bound(void **state)
     /* A clean stop frees what waits. */
     rt_nd_free_pending(&t->ctx);
     assert_int_equal(t->ctr.pending6, 0);
-    assert_int_equal(t->ctr.c[RT_CTR_DROP_PENDING_RESTART], share + NEIGH_QMAX);
+    assert_int_equal(t->ctr.c[RT_CTR_DROP_PENDING_RESTART], share + qlim);
     t_no_leak(t);
 }
 

@@ -3,7 +3,8 @@
  * tests/unit/test_rt_neigh.c: the neighbour table and ARP: resolution with
  * packets held and released on the reply, answering requests for our
  * addresses in place, learning from requests and gratuitous ARP (static
- * entries untouched), malformed ARP, the bounded pending queue, retries
+ * entries untouched), malformed ARP, the bounded pending queue (long enough
+ * for a slow ARP round trip of a fast flow), retries
  * ending in ICMP host unreachable, ageing and unicast re-validation on a
  * virtual clock, `neigh show` reads, and a router restart: the table
  * survives, the queued buffers are reclaimed and forgotten, the entries of
@@ -193,9 +194,12 @@ static void test_rt_neigh_queue_overflow_and_failure(void **state)
 {
     struct t_rt *t = *state;
     t_route(t);
-    for (unsigned i = 0; i < NEIGH_QMAX + 4; i++)
+    /* The fixture's small pool: the port's share is the bound, not the queue. */
+    const uint32_t qlim = rt_neigh_qlimit(&t->ctx);
+    assert_int_equal(qlim, RT_PENDING_MIN);
+    for (unsigned i = 0; i < qlim + 4; i++)
         t_in(t, t_frame(t, 0, T_IP(10, 0, 0, 5), T_IP(20, 0, 0, i), 17, 64, 30, 0), 0);
-    assert_int_equal(t->ctr.pending, NEIGH_QMAX);
+    assert_int_equal(t->ctr.pending, qlim);
     assert_int_equal(t->ctr.c[RT_CTR_DROP_PENDING_FULL], 4);
     assert_int_equal(t->tx.n, 1); /* the request */
     t_tx_free(t);
@@ -212,7 +216,7 @@ static void test_rt_neigh_queue_overflow_and_failure(void **state)
     assert_int_equal(t->ctr.c[RT_CTR_ARP_REQ_TX], 3);
     /* Given up: every waiting packet gets host unreachable, quoting it as received. */
     rt_neigh_tick(&t->ctx, 3 * T_SEC, &t->tx);
-    assert_int_equal(t->tx.n, NEIGH_QMAX);
+    assert_int_equal(t->tx.n, qlim);
     for (unsigned i = 0; i < t->tx.n; i++) {
         const uint8_t *ip = ipc_pool_data(&t->pool, t->tx.bufs[i]) + 14;
         assert_int_equal(pkt_get32(ip + PKT_IP_SRC), T_IP(10, 0, 0, 1));
@@ -223,10 +227,64 @@ static void test_rt_neigh_queue_overflow_and_failure(void **state)
         assert_int_equal(pkt_get32(ip + 28 + PKT_IP_DST), T_IP(20, 0, 0, i));
         assert_int_equal(pkt_csum(ip + 28, 20), 0);
     }
-    assert_int_equal(t->ctr.c[RT_CTR_ICMP_HOST_UNREACH_TX], NEIGH_QMAX);
-    assert_int_equal(t->ctr.c[RT_CTR_DROP_NEIGH_FAILED], NEIGH_QMAX);
+    assert_int_equal(t->ctr.c[RT_CTR_ICMP_HOST_UNREACH_TX], qlim);
+    assert_int_equal(t->ctr.c[RT_CTR_DROP_NEIGH_FAILED], qlim);
     assert_int_equal(t->ctr.pending, 0);
     assert_null(neigh_find(&t->neigh, T_IP(10, 1, 0, 2)));
+}
+
+/*
+ * A new flow to a neighbour nobody resolved yet, at 2,000 packets a second,
+ * while its ARP answer takes 50 ms (a busy machine: the port's driver and
+ * the router each wait for a CPU): with a
+ * port's share as large as a router's default pool gives (16384 buffers
+ * over 4 ports), the 100 packets that come before the answer all wait and
+ * leave in order once it comes, and the 101st goes straight through. Only
+ * past NEIGH_QMAX is one dropped.
+ */
+static void test_rt_neigh_queue_holds_round_trip(void **state)
+{
+    struct t_rt *t = *state;
+    t_route(t);
+    t->ctx.cfg.pending_max = 16384 / 16;
+    t->ctx.nports = 4;
+    assert_int_equal(rt_neigh_qlimit(&t->ctx), NEIGH_QMAX);
+    const uint64_t gap = T_SEC / 2000;
+    unsigned n = 0;
+    for (; n < 100; n++)
+        t_in(t, t_frame(t, 0, T_IP(10, 0, 0, 5), T_IP(20, 0, 0, n), 17, 64, 30, 0), T_SEC + n * gap);
+    assert_int_equal(t->tx.n, 1); /* the one broadcast request */
+    t_check_request(t, t->tx.bufs[0], 1, T_IP(10, 1, 0, 2), NULL);
+    t_tx_free(t);
+    assert_int_equal(t->ctr.pending, 100);
+    assert_int_equal(t->ctr.c[RT_CTR_DROP_PENDING_FULL], 0);
+    t_in(t, t_arp(t, 1, 2, t_gw_mac, T_IP(10, 1, 0, 2), T_IP(10, 1, 0, 1), t->ctx.port[1].mac), T_SEC + 50 * T_SEC / 1000);
+    t_in(t, t_frame(t, 0, T_IP(10, 0, 0, 5), T_IP(20, 0, 0, n), 17, 64, 30, 0), T_SEC + n * gap);
+    n++;
+    assert_int_equal(t->tx.n, n);
+    for (unsigned i = 0; i < n; i++) {
+        const uint8_t *f = ipc_pool_data(&t->pool, t->tx.bufs[i]);
+        assert_memory_equal(f, t_gw_mac, 6);
+        assert_int_equal(pkt_get32(f + 14 + PKT_IP_DST), T_IP(20, 0, 0, i));
+    }
+    t_tx_free(t);
+    assert_int_equal(t->ctr.pending, 0);
+    /* The bound: NEIGH_QMAX wait for another next hop, the next is dropped. */
+    struct fib_nh via = {.gw = T_IP(10, 1, 0, 3), .port = 1};
+    assert_int_equal(fib_add(&t->fibw, T_IP(30, 0, 0, 0), 8, &via), 0);
+    for (unsigned i = 0; i < NEIGH_QMAX + 1; i++)
+        t_in(t, t_frame(t, 0, T_IP(10, 0, 0, 5), T_IP(30, 0, 0, 1), 17, 64, 30, 0), 2 * T_SEC);
+    t_tx_free(t);
+    assert_int_equal(t->ctr.pending, NEIGH_QMAX);
+    assert_int_equal(t->ctr.c[RT_CTR_DROP_PENDING_FULL], 1);
+}
+
+/* The gateway 10.1.0.2 resolved at t=0: a packet asks, its reply answers. */
+static void t_resolve_gw(struct t_rt *t)
+{
+    t_in(t, t_frame(t, 0, T_IP(10, 0, 0, 5), T_IP(20, 0, 0, 1), 17, 64, 30, 0), 0);
+    t_in(t, t_arp(t, 1, 2, t_gw_mac, T_IP(10, 1, 0, 2), T_IP(10, 1, 0, 1), t->ctx.port[1].mac), 0);
+    t_tx_free(t);
 }
 
 static void test_rt_neigh_ageing(void **state)
@@ -234,9 +292,7 @@ static void test_rt_neigh_ageing(void **state)
     struct t_rt *t = *state;
     t_route(t);
     /* Resolve at t=0. */
-    t_in(t, t_frame(t, 0, T_IP(10, 0, 0, 5), T_IP(20, 0, 0, 1), 17, 64, 30, 0), 0);
-    t_in(t, t_arp(t, 1, 2, t_gw_mac, T_IP(10, 1, 0, 2), T_IP(10, 1, 0, 1), t->ctx.port[1].mac), 0);
-    t_tx_free(t);
+    t_resolve_gw(t);
     struct neigh_entry *e = neigh_find(&t->neigh, T_IP(10, 1, 0, 2));
     assert_int_equal(e->state, NEIGH_REACHABLE);
     rt_neigh_tick(&t->ctx, 29 * T_SEC, &t->tx);
@@ -328,6 +384,52 @@ static void test_rt_neigh_restart(void **state)
     fib_detach(&other);
     close(fd);
     close(rfd);
+}
+
+/*
+ * A router restart (a change of another port) while a stale entry is being
+ * re-validated: the next instance forwards with the entry at once, nothing
+ * waits for ARP, and the re-validation goes on by unicast probes, as
+ * Linux's STALE, DELAY, PROBE do; never a broadcast request, which would
+ * mean the entry was lost and resolved afresh.
+ */
+static void test_rt_neigh_restart_keeps_stale(void **state)
+{
+    struct t_rt *t = *state;
+    t_route(t);
+    t_resolve_gw(t);
+    rt_neigh_tick(&t->ctx, 30 * T_SEC, &t->tx);
+    t_in(t, t_frame(t, 0, T_IP(10, 0, 0, 5), T_IP(20, 0, 0, 1), 17, 64, 30, 0), 31 * T_SEC);
+    assert_int_equal(t->tx.n, 2); /* the packet and a unicast probe */
+    t_tx_free(t);
+    uint64_t req0 = t->ctr.c[RT_CTR_ARP_REQ_TX];
+
+    /* The old instance stops; the next maps the same table. */
+    rt_neigh_free_pending(&t->ctx);
+    struct neigh_table nt2;
+    struct ipc_err err = {{0}};
+    assert_int_equal(rt_neigh_attach_router(&nt2, t->neigh_fd, &t->ctr, &err), 0);
+    assert_int_equal(rt_neigh_forget_ports(&nt2, 3, 0), 0);
+    t->ctx.neigh = &nt2;
+    struct neigh_entry *e = neigh_find(&nt2, T_IP(10, 1, 0, 2));
+    assert_non_null(e);
+    assert_int_equal(e->state, NEIGH_STALE);
+    t_in(t, t_frame(t, 0, T_IP(10, 0, 0, 5), T_IP(20, 0, 0, 2), 17, 64, 30, 0), 31 * T_SEC + T_SEC / 2);
+    assert_int_equal(t->tx.n, 1);
+    assert_memory_equal(ipc_pool_data(&t->pool, t->tx.bufs[0]), t_gw_mac, 6);
+    t_tx_free(t);
+    assert_int_equal(t->ctr.pending, 0);
+    assert_int_equal(t->ctr.c[RT_CTR_ARP_REQ_TX], req0);
+    /* Its probe unanswered across the restart: the next is unicast too. */
+    rt_neigh_tick(&t->ctx, 32 * T_SEC, &t->tx);
+    assert_int_equal(t->tx.n, 1);
+    t_check_request(t, t->tx.bufs[0], 1, T_IP(10, 1, 0, 2), t_gw_mac);
+    t_tx_free(t);
+    t_in(t, t_arp(t, 1, 2, t_gw_mac, T_IP(10, 1, 0, 2), T_IP(10, 1, 0, 1), t->ctx.port[1].mac), 32 * T_SEC + 1);
+    assert_int_equal(e->state, NEIGH_REACHABLE);
+    assert_int_equal(t->ctr.c[RT_CTR_DROP_PENDING_FULL] + t->ctr.c[RT_CTR_DROP_PENDING_RESTART], 0);
+    t->ctx.neigh = &t->neigh;
+    neigh_detach(&nt2);
 }
 
 /* A router started without the ports a reload removed (the last, port 3,
@@ -619,9 +721,11 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_rt_neigh_arp_input, t_rt_setup, t_rt_teardown),
         cmocka_unit_test_setup_teardown(test_rt_neigh_port_route, t_rt_setup, t_rt_teardown),
         cmocka_unit_test_setup_teardown(test_rt_neigh_queue_overflow_and_failure, t_rt_setup, t_rt_teardown),
+        cmocka_unit_test_setup_teardown(test_rt_neigh_queue_holds_round_trip, t_rt_setup, t_rt_teardown),
         cmocka_unit_test_setup_teardown(test_rt_neigh_ageing, t_rt_setup, t_rt_teardown),
         cmocka_unit_test_setup_teardown(test_rt_neigh_many_and_delete, t_rt_setup, t_rt_teardown),
         cmocka_unit_test_setup_teardown(test_rt_neigh_restart, t_rt_setup, t_rt_teardown),
+        cmocka_unit_test_setup_teardown(test_rt_neigh_restart_keeps_stale, t_rt_setup, t_rt_teardown),
         cmocka_unit_test_setup_teardown(test_rt_neigh_forget_ports, t_rt_setup, t_rt_teardown),
         cmocka_unit_test_setup_teardown(test_rt_neigh_free_pending_at_stop, t_rt_setup, t_rt_teardown),
         cmocka_unit_test_setup_teardown(test_rt_neigh_scan_bounded, t_rt_setup, t_rt_teardown),
