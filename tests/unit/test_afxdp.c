@@ -70,6 +70,7 @@ static void t_instance(struct t_fix *f, struct afxdp *x, int gen)
     x->fs = f->pool.frame_size;
     x->fill_target = 256;
     x->bad = f->bad;
+    x->out = &f->svc.out[0];
     t_bind(&f->rings[0], &x->rx, AFXDP_RX_SIZE, false);
     t_bind(&f->rings[1], &x->tx, AFXDP_TX_SIZE, true);
     t_bind(&f->rings[2], &x->fq, AFXDP_FILL_SIZE, true);
