@@ -12,7 +12,11 @@
 #   - kill -9 of driver-g under the stream: it is restarted (its standby
 #     takes over both ports), and the stream resumes: its last datagram
 #     arrives, none twice;
-#   - stop: the census finds every buffer free (none lost to the kill, the
+#   - `inject driver-g crash` restarts it; `inject driver-g corrupt-meta`
+#     puts a scribbled buffer on one of its rings, which the router refuses;
+#   - the supervisor killed -9: the next `up` adopts driver-g (same pid)
+#     and both its sockets, and forwards both ways;
+#   - stop: the census finds every buffer free (none lost to the kills, the
 #     kernel's included).
 #
 #   ns A --veth gra0|gra1-- [ns R: router, driver-g] --veth grb1|grb0-- ns B
@@ -80,6 +84,43 @@ rr_ff_counts
     rr_fail "the stream did not resume after driver-g's kill: $RR_FF_SAID"
 out=$(rr_in "$NS_B" ping -n -c 2 -i 0.2 -W 2 "$HOST_A" 2>&1) || rr_fail "ping B -> A after the kill: $out"
 rr_ok "kill -9 of driver-g: restarted, the stream resumed ($RR_FF_SAID)"
+
+# 4. inject: the group is one target. A crash in its loop restarts it; a
+# scribbled buffer on one of its output rings is refused by the router.
+out=$("$RR" inject driver-g crash -S "$RR_SOCK" 2>&1) || rr_fail "inject driver-g crash: $out"
+grep -q "^driver-g: crash: SIGSEGV raised in its loop" <<<"$out" || rr_fail "inject driver-g crash: $out"
+rr_wait 5 eval 'rr_status && [ "${RR_STATE[driver-g]}" = up ] && [ "${RR_RESTARTS[driver-g]}" = 2 ]' ||
+    rr_fail "driver-g was not up again, restarts 2, within 5 s of its crash"
+out=$("$RR" inject driver-g corrupt-meta -S "$RR_SOCK" 2>&1) || rr_fail "inject driver-g corrupt-meta: $out"
+ring=$(sed -n 's/.* published on \([a-z.-]*\) at batch .*/\1/p' <<<"$out")
+[ "$ring" = rx-a ] || [ "$ring" = rx-b ] || rr_fail "inject driver-g corrupt-meta: not on the group's rings: $out"
+rr_wait 2 eval 'rr_stats && [ $(($(rr_ctr ring.$ring.drop_bad_frame) + $(rr_ctr ring.$ring.drop_bad_chain))) = 1 ]' ||
+    rr_fail "the router did not refuse the scribbled buffer on $ring: $out"
+out=$(rr_in "$NS_A" ping -n -c 2 -i 0.2 -W 2 "$HOST_B" 2>&1) || rr_fail "ping A -> B after the injections: $out"
+rr_ok "inject: driver-g crashed and restarted; its scribbled buffer refused on $ring"
+
+# 5. The supervisor killed: the next up adopts the group's driver, both
+# sockets taken over from its fds.
+rr_status || rr_fail "status"
+pid=${RR_PIDS[driver-g]}
+rr_remember_services
+kill -KILL "$RR_PID"
+wait "$RR_PID" 2>/dev/null
+RR_PID=
+: >"$RR_LOG"
+ip netns exec "$NS_R" "$RR" up -c "$RR_T/x.ini" 2>>"$RR_LOG" &
+RR_PID=$!
+rr_wait 10 eval 'rr_all_up || ! rr_alive $RR_PID' || rr_fail "the next up: not every service was up within 10 s"
+rr_alive "$RR_PID" || rr_fail "the next up exited: $(tail -n 3 "$RR_LOG")"
+for l in "adopting 2 running services" "port a: adopted the AF_XDP socket on gra1 queue 0" \
+    "port b: adopted the AF_XDP socket on grb1 queue 0"; do
+    grep -q "$l" "$RR_LOG" || rr_fail "the next up: no \"$l\" in the log: $(tail -n 5 "$RR_LOG")"
+done
+rr_status || rr_fail "status"
+[ "${RR_PIDS[driver-g]}" = "$pid" ] || rr_fail "driver-g's pid changed at adoption: $pid -> ${RR_PIDS[driver-g]}"
+out=$(rr_in "$NS_A" ping -n -c 2 -i 0.2 -W 2 "$HOST_B" 2>&1) || rr_fail "ping A -> B after adoption: $out"
+out=$(rr_in "$NS_B" ping -n -c 2 -i 0.2 -W 2 "$HOST_A" 2>&1) || rr_fail "ping B -> A after adoption: $out"
+rr_ok "supervisor killed: the next up adopted driver-g (pid $pid) and both its sockets"
 
 rr_stop
 rr_census_ok
