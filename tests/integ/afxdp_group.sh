@@ -56,6 +56,13 @@ l = json.loads(sys.argv[1])["links"][0]
 ok = [s["name"] for s in l["services"]] == ["driver-g"] and 0 < int(sys.argv[2]) <= l["rx"]["packets"] < int(sys.argv[3])
 sys.exit(0 if ok else 1)' "$out" "$(rr_ctr driver-g.b.rx_pkts)" "$(rr_ctr driver-g.rx_pkts)" ||
     rr_fail "link b: not driver-g's, or not b's own counters (b.rx_pkts $(rr_ctr driver-g.b.rx_pkts)): $out"
+# capture rx of a group's port: refused, naming the group (its one region holds both ports' frames).
+# (to a file that exists: the refusal must leave it, as it must /dev/null).
+: >"$RR_T/cap.keep"
+out=$(timeout 10 "$RR" capture a rx -c 1 -w "$RR_T/cap.keep" -S "$RR_SOCK" 2>&1)
+rc=$?
+[ $rc = 100 ] && grep -q "port a is in driver group g" <<<"$out" || rr_fail "capture a rx: exit $rc: $out"
+[ -f "$RR_T/cap.keep" ] || rr_fail "a refused capture removed its -w file, which was there before"
 rr_ok "one process (pid $pid, $nxsk sockets) serves a and b; pings both ways; per-port counters a.* and b.*"
 
 # 2. Upgrade under a stream: nothing lost.
