@@ -4,7 +4,8 @@
 # groups"): `group = g` on both AF_XDP ports puts them under one rr-afxdp
 # process, driver-g.
 #   - up: the services are router and driver-g (no driver-a, no driver-b),
-#     one process holds both ports' sockets, pings go both ways, and the
+#     one process holds both ports' sockets, under a uid of its own and
+#     seccomp, pings go both ways, and the
 #     group's per-port counters (driver-g.a.rx_pkts, driver-g.b.tx_pkts...)
 #     move with the traffic, as `link` shows them per port;
 #   - `upgrade driver-g` under a stream A -> B: a new pid, and every
@@ -40,6 +41,11 @@ pid=${RR_PIDS[driver-g]}
 [ "$(readlink /proc/"$pid"/exe)" = "$RR_T/bin/rr-afxdp" ] || rr_fail "driver-g (pid $pid) is not rr-afxdp"
 nxsk=$(find /proc/"$pid"/fd -lname 'socket:*' -printf . 2>/dev/null | wc -c)
 [ "$nxsk" -ge 2 ] || rr_fail "driver-g holds $nxsk sockets, expected both ports' XSKs"
+# Isolation as one service: its own uid (not root's, not the router's), under seccomp.
+uid_of() { awk '/^Uid:/ { print $2 }' /proc/"$1"/status; }
+guid=$(uid_of "$pid") ruid=$(uid_of "${RR_PIDS[router]}")
+[ "$guid" != 0 ] && [ "$guid" != "$ruid" ] || rr_fail "driver-g runs as uid $guid (the router as $ruid)"
+grep -q "^Seccomp:[[:space:]]*2" /proc/"$pid"/status || rr_fail "driver-g (pid $pid) is not under a seccomp filter"
 out=$(rr_in "$NS_B" ping -n -c 3 -i 0.2 -W 2 "$HOST_A" 2>&1) || rr_fail "ping B -> A: $out"
 out=$(rr_in "$NS_A" ping -n -c 3 -i 0.2 -W 2 "$HOST_B" 2>&1) || rr_fail "ping A -> B: $out"
 rr_stats || rr_fail "stats"
