@@ -128,6 +128,13 @@ bool sup_group_reload_refused(const struct sup_manifest *o, const struct sup_man
         const struct sup_port *np = &n->ports[i];
         int k = sup_manifest_port(o, np->name);
         const char *was = k >= 0 ? o->ports[k].group_name : "";
+        /* A shaper's rings to a group's port are rewired by its driver's
+         * restart, which reload.c does per port: not for groups yet. */
+        if (k >= 0 && np->group_name[0] && (o->ports[k].shaper >= 0) != (np->shaper >= 0)) {
+            snprintf(why, len, "port %s of group %s: [shaper] %s: a group's rings are set up at up only", np->name,
+                     np->group_name, np->shaper >= 0 ? "added" : "removed");
+            return true;
+        }
         if (strcmp(was, np->group_name) == 0 && (k >= 0 || !np->group_name[0]))
             continue;
         snprintf(why, len, "port %s: group changed (%s -> %s): a driver group is set up at up only", np->name,

@@ -133,6 +133,9 @@ static void test_reload(void **state)
          "port c: group changed (none -> g): a driver group is set up at up only"},
         {AB PORT("c", "3") PORT("d", "4") "group = g\n",
          "port d: group changed (no port -> g): a driver group is set up at up only"},
+        {AB PORT("c", "3") "[shaper b]\nrate = 10mbit\n",
+         "port b of group g: [shaper] added: a group's rings are set up at up only"},
+        {AB PORT("c", "3") "[shaper c]\nrate = 10mbit\n", NULL},
     };
     for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
         if (sup_manifest_load_string("n.ini", t[i].text, &n, &err))
