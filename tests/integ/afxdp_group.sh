@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # tests/integ/afxdp_group.sh: a driver group (docs/drivers.md, "Driver
 # groups"): `group = g` on both AF_XDP ports puts them under one rr-afxdp
-# process, driver-g.
+# process, driver-g; port b is shaped (shaper-b feeds the group's driver).
 #   - up: the services are router and driver-g (no driver-a, no driver-b),
 #     one process holds both ports' sockets, under a uid of its own and
 #     seccomp, pings go both ways, and the
@@ -20,17 +20,19 @@
 #   - stop: the census finds every buffer free (none lost to the kills, the
 #     kernel's included).
 #
-#   ns A --veth gra0|gra1-- [ns R: router, driver-g] --veth grb1|grb0-- ns B
+#   ns A --veth gra0|gra1-- [ns R: router, driver-g, shaper-b] --veth grb1|grb0-- ns B
 set -u
 . "$(dirname "$0")/../lib/router.sh"
 rr_init afxdp_group
 rr_afxdp_init
 rr_faultflow_init
+rr_shaper_init
 rr_need ss
 
-RR_SERVICES=(router driver-g)
+# Port b shaped: its egress comes to the group's driver from shaper-b.
+RR_SERVICES=(router driver-g shaper-b)
 RR_AFXDP_A_EXTRA='group = g'
-RR_AFXDP_B_EXTRA='group = g'
+RR_AFXDP_B_EXTRA='group = g\n\n[shaper b]\nrate = 1gbit\nburst = 256k'
 rr_afxdp_up 77 78 g gr
 
 # 1. One process for both ports.
@@ -59,7 +61,7 @@ out=$("$RR" link b --json -S "$RR_SOCK" 2>&1) || rr_fail "link b: $out"
 "$RR_PY" -c '
 import json, sys
 l = json.loads(sys.argv[1])["links"][0]
-ok = [s["name"] for s in l["services"]] == ["driver-g"] and 0 < int(sys.argv[2]) <= l["rx"]["packets"] < int(sys.argv[3])
+ok = [s["name"] for s in l["services"]] == ["driver-g", "shaper-b"] and 0 < int(sys.argv[2]) <= l["rx"]["packets"] < int(sys.argv[3])
 sys.exit(0 if ok else 1)' "$out" "$(rr_ctr driver-g.b.rx_pkts)" "$(rr_ctr driver-g.rx_pkts)" ||
     rr_fail "link b: not driver-g's, or not b's own counters (b.rx_pkts $(rr_ctr driver-g.b.rx_pkts)): $out"
 # capture rx of a group's port: refused, naming the group (its one region holds both ports' frames).
@@ -125,7 +127,7 @@ ip netns exec "$NS_R" "$RR" up -c "$RR_T/x.ini" 2>>"$RR_LOG" &
 RR_PID=$!
 rr_wait 10 eval 'rr_all_up || ! rr_alive $RR_PID' || rr_fail "the next up: not every service was up within 10 s"
 rr_alive "$RR_PID" || rr_fail "the next up exited: $(tail -n 3 "$RR_LOG")"
-for l in "adopting 2 running services" "port a: adopted the AF_XDP socket on gra1 queue 0" \
+for l in "adopting 3 running services" "port a: adopted the AF_XDP socket on gra1 queue 0" \
     "port b: adopted the AF_XDP socket on grb1 queue 0"; do
     grep -q "$l" "$RR_LOG" || rr_fail "the next up: no \"$l\" in the log: $(tail -n 5 "$RR_LOG")"
 done
