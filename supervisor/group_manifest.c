@@ -9,8 +9,7 @@
  *
  * What a group may hold, checked here: two to SUP_GROUP_MAX ports (their
  * devices are the driver's kind fds), each of one queue, with no VLAN
- * ports, in one trust zone (one pool: the UMEM they share), and no
- * [filter] in the manifest; a group's name is no port's, so driver-NAME is one
+ * ports, in one trust zone (one pool: the UMEM they share); a group's name is no port's, so driver-NAME is one
  * service's name. The driver key's own check (manifest_check.c) refuses
  * `group` on a TAP port, and vlan_manifest.c on a VLAN port.
  */
@@ -63,10 +62,6 @@ int sup_check_groups(struct sup_pctx *pc)
             return sup_fail(pc, line, sec, "group",
                             "port %s has VLAN port %s (line %u): a group's driver does not serve VLAN ports yet",
                             p->name, m->ports[vp].name, m->ports[vp].src.line);
-        if (m->filter.src.line) /* its rings pass the filter per port (filter_setup.c): not for groups yet */
-            return sup_fail(pc, line, sec, "group",
-                            "the manifest has a [filter] (line %u): driver groups do not work with the filter yet",
-                            m->filter.src.line);
         int first = sup_group_first(m, g);
         const struct sup_port *f = &m->ports[first];
         if (first != (int)i && f->zone != p->zone)

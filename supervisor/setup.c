@@ -675,7 +675,7 @@ static int attach_port(struct sup *s, int drv, int router, int p, int q, int fd_
     char sname[SUP_SERVICE_MAX + 1];
     snprintf(sname, sizeof(sname), "shaper-%s", s->m.ports[p].name);
     int shp = svc_index(s, sname);
-    int filtered = sup_filter_rings(s, drv, router, err); /* filter_setup.c: the rings through the filter */
+    int filtered = sup_filter_rings(s, drv, router, p, q, err); /* filter_setup.c: the rings through the filter */
     if (filtered < 0)
         return filtered;
     if (!filtered && (ret = sup_ring_add(s, "rx", p, q, drv, router, err)) < 0)
