@@ -665,7 +665,6 @@ static int port_init(struct afxdp_set *g, uint16_t port, int fd, uint16_t kown, 
     x->port = port;
     x->kown = kown;
     x->fs = svc->pool.frame_size;
-    x->idle_ms = g->idle_ms;
     x->busy = (cfg->ports[port].flags & IPC_PORT_F_BUSY_POLL) != 0;
     /* The fill stock: most of the ring, but the AF_XDP ports share at most
      * half the pool (a quarter each when there are two or fewer), so that

@@ -87,7 +87,6 @@ struct afxdp {
     uint16_t kown; /* the owner of what we lend the kernel: IPC_OWNER_KERNEL | our socket's number */
     uint32_t fs;
     uint32_t fill_target;
-    int idle_ms;
     struct xskq rx, tx, fq, cq;
     struct ipc_ring_shared *bad; /* take's drop counters for kernel descriptors */
     uint64_t loops;
