@@ -123,6 +123,9 @@ rr_up() {
     zone_a= zone_b=
     [ "${FWD_RR_ZONES:-0}" = 0 ] || { zone_a=$'zone = a\n' zone_b=$'zone = b\n'; }
     extra_s=$(printf '%b' "${FWD_RR_SERVICE_EXTRA:-}")
+    # FWD_RR_GROUP=1: both ports in one driver group, one rr-afxdp for both (docs/drivers.md, "Driver groups")
+    local grp= svcs="router driver-a driver-b"
+    [ "${FWD_RR_GROUP:-0}" = 0 ] || { grp=$'group = g\n' svcs="router driver-g"; }
     mkdir -p "$tmp/bin"
     cp build/bin/ringrouter build/bin/rr-afxdp build/bin/rr-router build/bin/steer.bpf.o "$tmp/bin/"
     chmod 755 "$tmp/bin" "$tmp/bin/ringrouter" "$tmp/bin/rr-afxdp" "$tmp/bin/rr-router"
@@ -131,13 +134,13 @@ rr_up() {
         printf '[router]\nname = fw%s\npool_buffers = %s\nring_size = %s\nrun_dir = %s/run\n' \
             "$id" "${FWD_POOL_BUFFERS:-16384}" "${FWD_RING_SIZE:-4096}" "$tmp"
         printf '%b\n' "${FWD_RR_ROUTER_EXTRA:-}"
-        printf '\n[port a]\ndriver = afxdp\nifname = %s\naddress = %s.1.1/24\n%s\n%s' "${ADEV[$m]}" "$net" "$extra_p" "${zone_a:-}"
-        printf '\n[port b]\ndriver = afxdp\nifname = %s\naddress = %s.2.1/24\n%s\n%s' "${BDEV[$m]}" "$net" "$extra_p" "${zone_b:-}"
+        printf '\n[port a]\ndriver = afxdp\nifname = %s\naddress = %s.1.1/24\n%s\n%s%s' "${ADEV[$m]}" "$net" "$extra_p" "${zone_a:-}" "$grp"
+        printf '\n[port b]\ndriver = afxdp\nifname = %s\naddress = %s.2.1/24\n%s\n%s%s' "${BDEV[$m]}" "$net" "$extra_p" "${zone_b:-}" "$grp"
         printf '\n[neigh %s.1.2]\nmac = %s\n' "$net" "$(mac_of "$ns_gen" "${GDEV[$m]}")"
         printf '\n[neigh %s.2.2]\nmac = %s\n' "$net" "$(mac_of "$ns_sink" "${SDEV[$m]}")"
         # hang_ms: a bench, not a hang test; on 2 noisy vCPUs a busy service
         # can miss the default heartbeat.
-        for s in router driver-a driver-b; do
+        for s in $svcs; do
             printf '\n[service %s]\ncpu = 1\n' "$s"
             [[ $extra_s == *sched* ]] || echo "sched = $SCHED"
             [[ $extra_s == *hang_ms* ]] || echo "hang_ms = 2000"

@@ -259,6 +259,12 @@ bool sup_ctl_capture(struct sup *s, char **w, int nw, FILE *f, int conn_fd)
         fprintf(f, "capture: busy: a capture of port %s runs; one at a time\n", cur.port);
         return false;
     }
+    if (dirs != IPC_CAP_DROP && s->m.ports[port].group_name[0]) {
+        /* One capture region per process: it would hold the whole group's. */
+        fprintf(f, "capture: port %s is in driver group %s, whose one capture region holds every port's frames: "
+                   "capture rx and tx of a group's port is not there yet (drop is)\n", w[1], s->m.ports[port].group_name);
+        return false;
+    }
     int fds[CAP_FDS_MAX + 1], n = 0;
     for (int i = 0; i < s->nsvcs && n < CAP_FDS_MAX; i++) {
         struct sup_svc *v = &s->svcs[i];

@@ -232,6 +232,9 @@ int sup_capture_main(int argc, char **argv)
     if ((rc = sup_cap_compile("ringrouter capture", o.filter, (unsigned)o.snap, prog, sizeof(prog))))
         return rc;
     FILE *out = stdout;
+    /* A refused capture removes the file it made, never one that was there
+     * (`-w /dev/null` must not unlink /dev/null). */
+    bool made = strcmp(o.out, "-") != 0 && access(o.out, F_OK) != 0;
     if (strcmp(o.out, "-") != 0 && !(out = fopen(o.out, "we"))) {
         fprintf(stderr, "ringrouter capture: -w %s: %s\n", o.out, strerror(errno));
         return SUP_EXIT_SYSTEM;
@@ -247,7 +250,8 @@ int sup_capture_main(int argc, char **argv)
     if (n < 0) {
         if (out != stdout) {
             fclose(out);
-            unlink(o.out);
+            if (made)
+                unlink(o.out);
         }
         return -n;
     }

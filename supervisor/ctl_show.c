@@ -172,7 +172,7 @@ static bool stats_svc_row(struct stats_ctx *c, int i, bool first)
 {
     const struct sup_svc *v = &c->s->svcs[i];
     FILE *f = c->f;
-    if (c->port >= 0 && v->port != c->port)
+    if (c->port >= 0 && !sup_svc_serves(v, c->port))
         return false;
     struct ipc_svc_stats *st = v->stats;
     uint32_t n = ipc_ld_acq(&st->nctr);

@@ -26,12 +26,13 @@ int sup_filter_check(const struct sup_manifest *m, const char *manifest_name, FI
  * @fd_kind0) and its rules. 0, or -errno with @err. */
 int sup_filter_add(struct sup *s, struct sup_svc *v, int idx, int fd_kind0, struct ipc_err *err);
 
-/* Driver @drv's rings when there is a filter. A filtered port: rx (driver
+/* Driver @drv's rings for port @p's queue @q (a driver group's driver
+ * serves several ports) when there is a filter. A filtered port: rx (driver
  * -> filter), fi (filter -> router) and, for its first queue, fo (router
  * -> filter) and tx (filter -> driver); 1. Any other port's first queue:
  * fo and ft (filter -> driver), for what comes in by a filtered port, and
  * 0: its own rings are setup.c's. 0 without a filter; -errno with @err. */
-int sup_filter_rings(struct sup *s, int drv, int router, struct ipc_err *err);
+int sup_filter_rings(struct sup *s, int drv, int router, int p, int q, struct ipc_err *err);
 
 /* The router's config: its rings to the filter's egress for the ports the
  * filter does not sit on (IPC_RING_F_FILTER), and the ports it does

@@ -240,13 +240,11 @@ static int shaper_index(const struct sup *s, int p)
     return -1;
 }
 
-int sup_filter_rings(struct sup *s, int drv, int router, struct ipc_err *err)
+int sup_filter_rings(struct sup *s, int drv, int router, int p, int q, struct ipc_err *err)
 {
-    int f = filter_index(s);
+    int f = filter_index(s), ret;
     if (f < 0)
         return 0;
-    const struct sup_service *ms = s->svcs[drv].m;
-    int p = ms->port, q = ms->queue, ret;
     /* A shaped port's egress qdisc comes after the filter's forward and
      * postrouting hooks, as in Linux: what the filter lets out goes to the
      * shaper, which feeds the driver. */

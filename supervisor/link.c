@@ -58,7 +58,7 @@ static bool is_driver(const struct sup_svc *v)
 static bool serves(const struct sup *s, const struct sup_svc *v, int p)
 {
     const struct sup_port *pt = &s->m.ports[p];
-    return v->port == p || (pt->vlan_ntags && v->port == pt->vlan_parent && is_driver(v) && v->m->kind != SUP_SVC_CP);
+    return sup_svc_serves(v, p) || (pt->vlan_ntags && v->port == pt->vlan_parent && is_driver(v) && v->m->kind != SUP_SVC_CP);
 }
 
 /* How bad a state is, for a port's one state: the worst of its services'. */
@@ -102,7 +102,7 @@ static void link_counters(const struct sup *s, int p, struct link_ctr *d, struct
         }
         if (!serves(s, v, p) || !is_driver(v) || v->m->kind == SUP_SVC_CP)
             continue;
-        if (s->m.ports[p].vlan_ntags) {
+        if (s->m.ports[p].vlan_ntags || v->m->members) { /* a VLAN's, or a group's: PORT.* */
             const char *vn = s->m.ports[p].name;
             char name[IPC_CTR_NAME];
             snprintf(name, sizeof(name), "%.15s.rx_pkts", vn);

@@ -28,6 +28,9 @@
 #define SUP_SECTION_MAX 48  /* the longest valid section header is "class NAME NAME" */
 #define SUP_PORTS_MAX 32    /* each port costs a driver (and maybe a shaper) process */
 #define SUP_SRC_KEYS 28
+/* The ports of one driver group ([port] group): each member's device is one
+ * of a driver's five kind fds (supervisor/setup.c). */
+#define SUP_GROUP_MAX 5
 #define SUP_DRIVERS_MAX 16 /* driver instances (ports x queues): the router takes a ring from each */
 /* With a control namespace each port has a second router port, its
  * host-side interface, after the manifest's (IPC_MAX_PORTS in all). */
@@ -160,6 +163,7 @@ enum sup_port_key {
     SUP_PORT_PARENT,
     SUP_PORT_VLAN,
     SUP_PORT_UNTAGGED,
+    SUP_PORT_GROUP,
     SUP_PORT_NKEYS
 };
 
@@ -207,6 +211,9 @@ struct sup_port {
     uint8_t vlan_ntags; /* 1: 802.1Q (vlan = ID); 2: 802.1ad (vlan = OUTER.INNER) */
     uint16_t vlan_id[2]; /* outer first */
     bool untagged_parent; /* a parent's: untagged frames are its own (untagged = parent), not dropped */
+    /* A driver group (supervisor/group_manifest.c): the ports of one group
+     * share one driver process, driver-GROUP; "": the port has its own. */
+    char group_name[SUP_NAME_MAX + 1];
     /* The running manifest's only: a slot whose port a reload removed while
      * others stayed after it (supervisor/port_slots.c). No name, no network. */
     bool vacant;
@@ -370,6 +377,9 @@ struct sup_service {
     enum sup_service_kind kind;
     int port; /* driver and shaper services: their port; -1 for the router */
     int queue; /* driver services: the port's queue (0..queues - 1); 0 otherwise */
+    /* A driver group's service (supervisor/group_manifest.c): bit P for
+     * each port P it serves, port its first; 0: a driver of one port. */
+    uint32_t members;
     enum sup_restart restart;
     uint32_t hang_ms;
     uint32_t restart_limit;
@@ -458,6 +468,15 @@ bool sup_vlan_reload_refused(const struct sup_manifest *o, const struct sup_mani
  * the same (a multipath route's as a set, weights included). */
 const char *sup_route_nh_str(const struct sup_route *r, char *buf, size_t len);
 bool sup_route_same_nh(const struct sup_route *a, const struct sup_route *b);
+
+/* Driver groups (group_manifest.c): the first port of group @name (-1:
+ * none), and the ports of port @p's group as a mask (bit P; 0: none). */
+int sup_group_first(const struct sup_manifest *m, const char *name);
+uint32_t sup_group_members(const struct sup_manifest *m, size_t p);
+
+/* A reload that adds, removes or moves a port of a driver group: refused,
+ * with @why (group_manifest.c). */
+bool sup_group_reload_refused(const struct sup_manifest *o, const struct sup_manifest *n, char *why, size_t len);
 
 /* Lookups by name; -1 when there is none. */
 int sup_manifest_port(const struct sup_manifest *m, const char *name);

@@ -399,6 +399,8 @@ static int sup_check_services(struct sup_pctx *pc)
     for (size_t p = 0; p < m->nports; p++)
         if (m->ports[p].queues == 0 && !m->ports[p].vlan_ntags)
             m->ports[p].queues = 1; /* a TAP port: its driver's keys (queues among them) get no defaults */
+    if (sup_check_groups(pc)) /* group_manifest.c: before the [service] names, which may be a group's */
+        return pc->rc;
     const struct sup_router *r = &m->router;
     if (r->restart_cpu_max_pct && r->restart_cpu_max_pct < 10)
         return sup_fail(pc, KLINE(r, SUP_ROUTER_RESTART_CPU_MAX), r->src.section, "restart_cpu_max_pct",
@@ -436,9 +438,18 @@ static int sup_check_services(struct sup_pctx *pc)
                                 "from 1) or shaper-PORT",
                                 n);
         }
-        int pi = sup_manifest_port(m, port);
+        bool group = false;
+        int pi = n[0] == 'd' ? sup_group_service_ref(pc, s, port, &group) : sup_manifest_port(m, port);
+        if (pc->rc)
+            return pc->rc;
         if (pi < 0)
             return sup_fail(pc, s->src.line, s->src.section, NULL, "no port \"%s\"", port);
+        if (group && q)
+            return sup_fail(pc, s->src.line, s->src.section, NULL,
+                            "group %s's driver serves one queue of each port: its only driver is driver-%s", port,
+                            port);
+        if (group)
+            continue;
         if (n[0] == 's' && m->ports[pi].shaper < 0)
             return sup_fail(pc, s->src.line, s->src.section, NULL, "port %s has no [shaper %s] section", port,
                             port);
@@ -471,17 +482,26 @@ static int sup_check_services(struct sup_pctx *pc)
                         "the ports' queues add up to %zu driver instances; the router takes at most %d", ndrv,
                         SUP_DRIVERS_MAX);
     }
+    /* A group's ports have one driver between them, listed at its first. */
+    size_t ndsvc = ndrv;
+    for (size_t p = 0; p < m->nports; p++)
+        ndsvc -= m->ports[p].group_name[0] && sup_group_first(m, m->ports[p].group_name) != (int)p;
     size_t ncp = m->router.control_netns[0] ? m->nports : 0;
-    size_t total = 1 + ndrv + m->nshapers + ncp + (m->daemon.src.line ? 1 : 0) + (m->filter.src.line ? 1 : 0);
+    size_t total = 1 + ndsvc + m->nshapers + ncp + (m->daemon.src.line ? 1 : 0) + (m->filter.src.line ? 1 : 0);
     m->services = calloc(total, sizeof *m->services);
     if (!m->services)
         return sup_oom(pc);
     /* The router, each port's drivers (queue 0, then 1..), the shapers. */
     size_t i = 0;
     m->services[i++] = (struct sup_service){.kind = SUP_SVC_ROUTER, .port = -1};
-    for (size_t p = 0; p < m->nports; p++)
+    for (size_t p = 0; p < m->nports; p++) {
+        uint32_t members = sup_group_members(m, p);
+        if (members && sup_group_first(m, m->ports[p].group_name) != (int)p)
+            continue;
         for (uint32_t q = 0; q < m->ports[p].queues; q++)
-            m->services[i++] = (struct sup_service){.kind = SUP_SVC_DRIVER, .port = (int)p, .queue = (int)q};
+            m->services[i++] =
+                (struct sup_service){.kind = SUP_SVC_DRIVER, .port = (int)p, .queue = (int)q, .members = members};
+    }
     for (size_t k = 0; k < m->nshapers; k++)
         m->services[i++] = (struct sup_service){.kind = SUP_SVC_SHAPER, .port = m->shapers[k].port};
     for (size_t p = 0; p < ncp; p++)
@@ -494,8 +514,11 @@ static int sup_check_services(struct sup_pctx *pc)
         struct sup_service *s = &m->services[i];
         enum sup_service_kind kind = s->kind;
         int port = s->port, queue = s->queue;
+        uint32_t members = s->members;
         if (kind == SUP_SVC_ROUTER || kind == SUP_SVC_ROUTES || kind == SUP_SVC_FILTER)
             snprintf(s->name, sizeof s->name, kind == SUP_SVC_ROUTER ? "router" : kind == SUP_SVC_ROUTES ? "routes" : "filter");
+        else if (members)
+            snprintf(s->name, sizeof s->name, "driver-%s", m->ports[port].group_name);
         else
             snprintf(s->name, sizeof s->name, "%s-%s",
                      kind == SUP_SVC_DRIVER ? "driver" : kind == SUP_SVC_CP ? "cp" : "shaper", m->ports[port].name);
@@ -529,6 +552,7 @@ static int sup_check_services(struct sup_pctx *pc)
         s->kind = kind;
         s->port = port;
         s->queue = queue;
+        s->members = members;
         if (!KLINE(s, SUP_SERVICE_NICE) && kind != SUP_SVC_CP && kind != SUP_SVC_ROUTES)
             s->nice = SUP_PATH_NICE;
     }

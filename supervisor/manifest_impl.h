@@ -161,6 +161,16 @@ sup_parse_fn sup_p_u32, sup_p_i32, sup_p_pow2, sup_p_frame, sup_p_enum, sup_p_bo
     sup_p_port_mac, sup_p_rate, sup_p_size, sup_p_duration, sup_p_offloads, sup_p_match, sup_p_rt_table, sup_p_fpm_addr,
     sup_p_vlan, sup_p_port_name, sup_p_route_nexthop;
 
+/* ---- driver groups (group_manifest.c) ---- */
+
+/* Each group: its ports' keys that a group's driver cannot serve, its
+ * name, its size. Before the services are built. */
+int sup_check_groups(struct sup_pctx *pc);
+/* The port [service driver-@name] names (*@group false) or the first port
+ * of the group @name (*@group true); -1 for neither, or with the error
+ * reported for a port in a group (it has no driver of its own). */
+int sup_group_service_ref(struct sup_pctx *pc, const struct sup_service *s, const char *name, bool *group);
+
 /* ---- VLAN sub-interfaces (vlan_manifest.c) ---- */
 
 /* Before the ports' own checks: each VLAN port's parent, tags and keys,

@@ -184,6 +184,10 @@ static const struct sup_key sup_port_keys[] = {
     /* a parent's: its untagged frames are its own, or dropped */
     [SUP_PORT_UNTAGGED] = {"untagged", sup_p_bool, KEY(struct sup_port, untagged_parent),
                            .words = sup_untagged_words, .def = "drop"},
+    /* a driver group: the ports of one share a driver process,
+     * driver-GROUP (supervisor/group_manifest.c) */
+    [SUP_PORT_GROUP] = {"group", sup_p_ident, KEY(struct sup_port, group_name), 1, SUP_NAME_MAX,
+                        .drivers = SUP_DRIVER_AFXDP},
 };
 
 static const struct sup_key sup_route_keys[] = {

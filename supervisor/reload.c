@@ -582,6 +582,7 @@ bool sup_reload_manifest(struct sup *s, struct sup_manifest *nmp, const char *cm
     sup_reload_carry(&s->m, &nm);
     char why[600];
     if (sup_reload_slots(&s->m, &nm, why, sizeof(why)) || sup_vlan_reload_refused(&s->m, &nm, why, sizeof(why)) ||
+        sup_group_reload_refused(&s->m, &nm, why, sizeof(why)) ||
         sup_reload_refused(s, &s->m, &nm, why, sizeof(why)) ||
         sup_zones_reload_refused(&s->m, &nm, why, sizeof(why)) || sup_cp_reload_refused(&s->m, &nm, why, sizeof(why)) ||
         sup_filter_reload_refused(&s->m, &nm, why, sizeof(why))) {

@@ -436,7 +436,7 @@ static void restart_drivers(struct rl_ctx *c, size_t p, bool first, const char *
 {
     for (int i = 0; i < c->s->nsvcs; i++) {
         const struct sup_svc *v = &c->s->svcs[i];
-        if (v->m && v->m->kind == SUP_SVC_DRIVER && v->m->port == (int)p && (!first || v->m->queue == 0))
+        if (v->m && v->m->kind == SUP_SVC_DRIVER && sup_svc_serves(v, (int)p) && (!first || v->m->queue == 0))
             sup_reload_restart(c, v->name, "%s", why);
     }
 }

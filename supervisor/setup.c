@@ -275,6 +275,12 @@ static uint32_t typed_config(const struct sup *s, const struct sup_svc *v, void 
         d->queue = (uint16_t)v->m->queue;
         d->kernel_owner = v->kown;
         sup_vlan_driver_cfg(s, v, d);
+        _Static_assert(SUP_GROUP_MAX == TBL_GROUP_MAX && FD_KIND0 + SUP_GROUP_MAX - 1 == FD_KIND4,
+                       "a group's devices are the kind fds");
+        d->ngroup = (uint16_t)v->ngrp;
+        for (int k = 0; k < v->ngrp; k++)
+            d->group[k] = (struct tbl_group_port){
+                .port = (uint16_t)v->grp_port[k], .kernel_owner = v->grp_kown[k], .dev_fd = FD_KIND0 + k};
         return sizeof(*d);
     }
     case IPC_SVC_SHAPER: {
@@ -332,9 +338,16 @@ static int write_config(struct sup *s, struct sup_svc *v, struct ipc_err *err)
                                          .peer_owner = s->ring_ref[v->out[i]].cons_owner,
                                          .zone = (uint16_t)r->zone};
     }
-    /* The consumers' eventfds, after the rings, in output-ring order. */
-    for (int i = 0; i < v->n_out; i++)
+    /* The consumers' eventfds, after the rings, in output-ring order. Rings
+     * into one consumer (a group's driver, a VLAN parent's) name its first
+     * one's number, so that the producer's flush, which tells consumers
+     * apart by that number, wakes it once a loop (ipc/wake.h). */
+    for (int i = 0; i < v->n_out; i++) {
         c->out[i].wake_fd = next++;
+        for (int j = 0; j < i; j++)
+            if (s->rings[v->out[j]].cons == s->rings[v->out[i]].cons)
+                c->out[i].wake_fd = c->out[j].wake_fd;
+    }
     /* Trust zones: a driver or shaper gets its port's pool at FD_POOL and
      * nothing else; the router zone 0's there, the others after the rings
      * (sup_svc_fds). */
@@ -405,6 +418,9 @@ int sup_svc_fds(const struct sup *s, const struct sup_svc *v, int notify_w, int 
         src[FD_KIND0] = v->mbox_fd;
     } else if (v->kind == IPC_SVC_ROUTES) {
         sup_routes_fds(s, src, FD_KIND0);
+    } else if (v->ngrp) {
+        for (int k = 0; k < v->ngrp; k++)
+            src[FD_KIND0 + k] = v->grp_fd[k];
     } else {
         src[FD_KIND0] = v->dev_fd;
     }
@@ -648,20 +664,18 @@ int sup_svc_add(struct sup *s, const struct sup_service *ms, struct ipc_err *err
  * Each driver instance (a port's queue) has a ring to the router and one
  * from the router, or, on a shaped port, from the shaper: the router feeds
  * the shaper, the shaper its port's first queue. Then its device: a TAP
- * made (or taken back) in the port's netns, or an AF_XDP socket.
+ * made (or taken back) in the port's netns, or an AF_XDP socket. A group's
+ * driver (docs/drivers.md, "Driver groups") has all of that for each of
+ * its ports, in port order, its devices at FD_KIND0 + k.
  */
-int sup_driver_attach(struct sup *s, int drv, struct ipc_err *err)
+static int attach_port(struct sup *s, int drv, int router, int p, int q, int fd_dev, int *dev_fd, uint16_t *kown,
+                       struct ipc_err *err)
 {
     int ret;
-    int router = svc_index(s, "router");
-    if (router < 0)
-        return ipc_errf(err, -EINVAL, "internal: no router service");
-    const struct sup_service *ms = s->svcs[drv].m;
-    int p = ms->port, q = ms->queue;
     char sname[SUP_SERVICE_MAX + 1];
     snprintf(sname, sizeof(sname), "shaper-%s", s->m.ports[p].name);
     int shp = svc_index(s, sname);
-    int filtered = sup_filter_rings(s, drv, router, err); /* filter_setup.c: the rings through the filter */
+    int filtered = sup_filter_rings(s, drv, router, p, q, err); /* filter_setup.c: the rings through the filter */
     if (filtered < 0)
         return filtered;
     if (!filtered && (ret = sup_ring_add(s, "rx", p, q, drv, router, err)) < 0)
@@ -677,7 +691,7 @@ int sup_driver_attach(struct sup *s, int drv, struct ipc_err *err)
     if ((ret = sup_vlan_attach(s, drv, router, err)) < 0) /* vlan.c: its VLAN ports' rings */
         return ret;
     if (s->adopt && s->m.ports[p].driver == SUP_DRIVER_TAP) {
-        int fd = sup_adopt_fd(s, drv, FD_KIND0, "its TAP device", err);
+        int fd = sup_adopt_fd(s, drv, fd_dev, "its TAP device", err);
         if (fd < 0)
             return fd;
         /* The driver could have put anything at that number: it must be
@@ -687,24 +701,52 @@ int sup_driver_attach(struct sup *s, int drv, struct ipc_err *err)
         if (ioctl(fd, TUNGETIFF, &ifr) < 0 || strncmp(ifr.ifr_name, s->m.ports[p].ifname, IFNAMSIZ) != 0) {
             close(fd);
             return ipc_errf(err, -EPROTO, "adoption: %s's fd %d is not the TAP device %s", s->svcs[drv].name,
-                            FD_KIND0, s->m.ports[p].ifname);
+                            fd_dev, s->m.ports[p].ifname);
         }
-        s->svcs[drv].dev_fd = fd;
+        *dev_fd = fd;
         return 0;
     }
     if (s->adopt)
-        return sup_xsk_adopt(s, p, q, drv, FD_KIND0, &s->svcs[drv].dev_fd, &s->svcs[drv].kown, err);
+        return sup_xsk_adopt(s, p, q, drv, fd_dev, dev_fd, kown, err);
     if (s->m.ports[p].driver == SUP_DRIVER_TAP) {
         struct tap_req tq = {.port = &s->m.ports[p], .fd = -1, .err = err};
         ret = sup_in_netns(s->m.ports[p].netns, tap_open, &tq, err);
         if (ret < 0)
             return ret;
-        s->svcs[drv].dev_fd = tq.fd;
+        *dev_fd = tq.fd;
         return 0;
     }
     if (q == 0 && (ret = sup_vlan_check_device(&s->m, p, err)) < 0)
         return ret;
-    return sup_xsk_open(s, p, q, &s->svcs[drv].dev_fd, &s->svcs[drv].kown, err); /* AF_XDP: xsk.c */
+    return sup_xsk_open(s, p, q, dev_fd, kown, err); /* AF_XDP: xsk.c */
+}
+
+int sup_driver_attach(struct sup *s, int drv, struct ipc_err *err)
+{
+    int router = svc_index(s, "router");
+    if (router < 0)
+        return ipc_errf(err, -EINVAL, "internal: no router service");
+    struct sup_svc *v = &s->svcs[drv];
+    const struct sup_service *ms = v->m;
+    if (!ms->members)
+        return attach_port(s, drv, router, ms->port, ms->queue, FD_KIND0, &v->dev_fd, &v->kown, err);
+    v->ngrp = 0;
+    for (int p = 0; p < (int)s->m.nports && p < 32; p++) {
+        if (!(ms->members >> p & 1))
+            continue;
+        if (v->ngrp >= SUP_GROUP_MAX)
+            return ipc_errf(err, -E2BIG, "internal: %s has more than %d ports", v->name, SUP_GROUP_MAX);
+        int k = v->ngrp;
+        v->grp_fd[k] = -1;
+        int ret = attach_port(s, drv, router, p, 0, FD_KIND0 + k, &v->grp_fd[k], &v->grp_kown[k], err);
+        if (ret < 0)
+            return ret;
+        v->grp_port[k] = p;
+        v->ngrp++;
+    }
+    v->dev_fd = v->grp_fd[0];
+    v->kown = v->grp_kown[0];
+    return 0;
 }
 
 int sup_setup(struct sup *s, struct ipc_err *err)

@@ -89,6 +89,12 @@ struct sup_svc {
     uid_t uid; /* what it runs as (uids.c): its own uid and gid, or [router] user's */
     gid_t gid;
     uint16_t kown; /* AF_XDP drivers: the pool owner id of their socket's kernel side */
+    /* A driver group (m->members): each port's device and kernel owner id,
+     * in port order; grp_fd[0] is dev_fd, grp_kown[0] kown. ngrp 0: none. */
+    int ngrp;
+    int grp_port[SUP_GROUP_MAX];
+    int grp_fd[SUP_GROUP_MAX];
+    uint16_t grp_kown[SUP_GROUP_MAX];
     int wake_fd;  /* its eventfd */
     int stats_fd;
     struct ipc_svc_stats *stats;
@@ -336,6 +342,12 @@ struct sup {
     enum sup_reload_result reload_last; /* and when (wall clock), for `status --json` */
     time_t reload_last_at;
 };
+
+/* Does service @v serve port @p: its own, or one of its driver group's? */
+static inline bool sup_svc_serves(const struct sup_svc *v, int p)
+{
+    return v->port == p || (v->m && p >= 0 && p < 32 && (v->m->members >> p & 1));
+}
 
 /* A reload ended with @r (reload.c). */
 static inline void sup_reload_note(struct sup *s, enum sup_reload_result r)

@@ -170,12 +170,27 @@ static uint32_t xsk_release_one(struct sup *s, struct sup_xsk_port *x, const str
             sup_warn("port %s: detaching the XDP program from %s: %s", p->name, p->ifname,
                      err.msg[0] ? err.msg : strerror(-ret));
     }
-    /* The socket is the driver's dev_fd: close it there, once. */
-    for (int v = 0; v < s->nsvcs; v++)
-        if (s->svcs[v].dev_fd == x->fd && x->fd >= 0) {
-            close(x->fd);
-            s->svcs[v].dev_fd = -1;
+    /* The socket is the driver's dev_fd (a group's: one of its grp_fd):
+     * close it there, once. */
+    bool closed = false;
+    for (int v = 0; v < s->nsvcs && x->fd >= 0; v++) {
+        struct sup_svc *sv = &s->svcs[v];
+        for (int k = 0; k < sv->ngrp; k++)
+            if (sv->grp_fd[k] == x->fd) {
+                sv->grp_fd[k] = -1;
+                if (k == 0)
+                    sv->dev_fd = -1;
+                if (!closed)
+                    close(x->fd);
+                closed = true;
+            }
+        if (sv->dev_fd == x->fd) {
+            if (!closed)
+                close(x->fd);
+            closed = true;
+            sv->dev_fd = -1;
         }
+    }
     x->fd = -1;
 
     /* No frame can arrive any more: what the kernel held is free. */

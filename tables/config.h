@@ -69,7 +69,17 @@ struct tbl_router_cfg {
     uint8_t cp_host[IPC_MAX_PORTS];
 };
 
-#define TBL_DRIVER_CFG_VERSION 2u /* 2: VLAN sub-interfaces (vlan[]) */
+#define TBL_DRIVER_CFG_VERSION 3u /* 2: VLAN sub-interfaces (vlan[]); 3: driver groups (group[]) */
+
+/* A driver group's ports (docs/drivers.md, "Driver groups"): at most the
+ * supervisor's SUP_GROUP_MAX, one device fd each. */
+#define TBL_GROUP_MAX 5
+
+struct tbl_group_port {
+    uint16_t port;         /* the port's index */
+    uint16_t kernel_owner; /* AF_XDP: the owner id of buffers lent to its socket */
+    int32_t dev_fd;        /* its device */
+};
 
 /* VLAN sub-interfaces a driver serves besides its own port
  * (drivers/common/vlan.h): at most one per other router port. */
@@ -91,6 +101,11 @@ struct tbl_driver_cfg {
     uint16_t nvlan;        /* entries in vlan[]; 0: every frame is the port's, tagged or not */
     uint16_t untagged;     /* with VLANs: 1 untagged frames go to the port itself, 0 dropped */
     struct tbl_vlan vlan[TBL_VLAN_MAX];
+    /* A driver group: every port it serves, group[0] the config's port
+     * (dev_fd and kernel_owner above repeat its); 0: the one port. */
+    uint16_t ngroup;
+    uint16_t pad;
+    struct tbl_group_port group[TBL_GROUP_MAX];
 };
 
 #define TBL_SHAPER_CFG_VERSION 3u /* 2: IPv6 prefixes in a class's match; 3: the filter's mark */

@@ -27,6 +27,15 @@
  * A TX ring that is full leaves packets in the backlog for the next loop (no
  * busy-wait); past DRV_BACKLOG (drivers/common/drv.h) packets we drop and count.
  *
+ * A driver group (docs/drivers.md, "Driver groups") serves several ports:
+ * each has its own socket, struct afxdp, output ring, input rings and
+ * backlog, and the loop runs steps 1-4 for each in turn, then sends the
+ * wake-ups it owes once for all of them (the supervisor gives rings into
+ * one consumer one eventfd number, so the router is woken once a loop, not
+ * once a port), and step 5 blocks in one ppoll on every port's XSK fd, our
+ * eventfd and the stop signalfd. Nothing below is shared between ports but
+ * the pool and the counters, so each argument holds per port.
+ *
  * Restart. The kernel keeps the rings and their indices; a new instance
  * binds to them as it finds them. Ordering makes every kill point safe:
  *   - lend (fill, TX): write the slots, give the buffers to the kernel
@@ -299,7 +308,7 @@ static uint32_t rx_step(struct afxdp *x)
     ipc_buf out[AFXDP_BURST * AFXDP_RX_BUDGET];
     uint32_t nout = 0;
     uint64_t bytes = 0;
-    struct ipc_ring_prod *p = &x->svc->out[0];
+    struct ipc_ring_prod *p = x->out;
     uint32_t room = ipc_ring_free_count(p, AFXDP_BURST * AFXDP_RX_BUDGET);
     struct rx_peek pk;
     x->rx_blocked = false;
@@ -366,6 +375,10 @@ static uint32_t rx_step(struct afxdp *x)
         }
         drv_ctr_add(&x->d, C_RX_PKTS, sent);
         drv_ctr_add(&x->d, C_RX_BYTES, bytes);
+        if (x->pc) {
+            drv_ctr_add(&x->d, x->pc + AFXDP_PC_RX_PKTS, sent);
+            drv_ctr_add(&x->d, x->pc + AFXDP_PC_RX_BYTES, bytes);
+        }
     }
     return total;
 }
@@ -419,6 +432,10 @@ static uint32_t tx_push(struct afxdp *x)
     }
     drv_ctr_add(&x->d, C_TX_PKTS, done);
     drv_ctr_add(&x->d, C_TX_BYTES, bytes);
+    if (x->pc && done) {
+        drv_ctr_add(&x->d, x->pc + AFXDP_PC_TX_PKTS, done);
+        drv_ctr_add(&x->d, x->pc + AFXDP_PC_TX_BYTES, bytes);
+    }
     return done;
 }
 
@@ -470,35 +487,52 @@ static uint32_t tx_kick(struct afxdp *x)
 
 /* ---- the loop ----------------------------------------------------------- */
 
-/* The kernel's counters for the socket, and the rates derived from ours:
- * every 1024 loops and when idle, not per loop. */
-static void xsk_stats(struct afxdp *x)
+/* The kernel's counters for the sockets, and the rates derived from ours:
+ * every 1024 loops and when idle, not per loop. A group's are its ports'
+ * sums. */
+static void xsk_stats(struct afxdp_set *g)
 {
+    struct afxdp *x0 = g->x[0];
     /* Every syscall that wakes a peer or the kernel, per thousand packets
      * moved either way: what batching and need_wakeup are there to keep low. */
-    uint64_t pkts = ipc_ld_rlx(&x->d.ctr[C_RX_PKTS]) + ipc_ld_rlx(&x->d.ctr[C_TX_PKTS]);
-    uint64_t calls = ipc_ld_rlx(&x->svc->stats->wakes_sent) + ipc_ld_rlx(&x->d.ctr[C_TX_WAKEUP]) +
-                     ipc_ld_rlx(&x->d.ctr[C_RX_WAKEUP]) + ipc_ld_rlx(&x->d.ctr[C_BUSY_POLLS]);
+    uint64_t pkts = ipc_ld_rlx(&x0->d.ctr[C_RX_PKTS]) + ipc_ld_rlx(&x0->d.ctr[C_TX_PKTS]);
+    uint64_t calls = ipc_ld_rlx(&g->svc->stats->wakes_sent) + ipc_ld_rlx(&x0->d.ctr[C_TX_WAKEUP]) +
+                     ipc_ld_rlx(&x0->d.ctr[C_RX_WAKEUP]) + ipc_ld_rlx(&x0->d.ctr[C_BUSY_POLLS]);
     if (pkts)
-        drv_ctr_set(&x->d, C_WAKEUP_SYSCALLS_PER_KPKT, calls * 1000 / pkts);
+        drv_ctr_set(&x0->d, C_WAKEUP_SYSCALLS_PER_KPKT, calls * 1000 / pkts);
 
-    struct xdp_statistics st;
-    socklen_t len = sizeof(st);
-    if (getsockopt(x->fd, SOL_XDP, XDP_STATISTICS, &st, &len) < 0)
+    uint64_t sum[6] = {0};
+    bool any = false, full = true;
+    for (unsigned i = 0; i < g->n; i++) {
+        struct xdp_statistics st;
+        socklen_t len = sizeof(st);
+        if (getsockopt(g->x[i]->fd, SOL_XDP, XDP_STATISTICS, &st, &len) < 0)
+            continue;
+        any = true;
+        full = full && len >= sizeof(st);
+        sum[0] += st.rx_dropped;
+        sum[1] += st.rx_invalid_descs;
+        sum[2] += st.tx_invalid_descs;
+        if (len >= sizeof(st)) {
+            sum[3] += st.rx_ring_full;
+            sum[4] += st.rx_fill_ring_empty_descs;
+            sum[5] += st.tx_ring_empty_descs;
+        }
+    }
+    if (!any)
         return;
-    drv_ctr_set(&x->d, C_XSK_RX_DROPPED, st.rx_dropped);
-    drv_ctr_set(&x->d, C_XSK_RX_INVALID, st.rx_invalid_descs);
-    drv_ctr_set(&x->d, C_XSK_TX_INVALID, st.tx_invalid_descs);
-    if (len >= sizeof(st)) {
-        drv_ctr_set(&x->d, C_XSK_RX_RING_FULL, st.rx_ring_full);
-        drv_ctr_set(&x->d, C_XSK_FILL_EMPTY, st.rx_fill_ring_empty_descs);
-        drv_ctr_set(&x->d, C_XSK_TX_EMPTY, st.tx_ring_empty_descs);
+    drv_ctr_set(&x0->d, C_XSK_RX_DROPPED, sum[0]);
+    drv_ctr_set(&x0->d, C_XSK_RX_INVALID, sum[1]);
+    drv_ctr_set(&x0->d, C_XSK_TX_INVALID, sum[2]);
+    if (full) {
+        drv_ctr_set(&x0->d, C_XSK_RX_RING_FULL, sum[3]);
+        drv_ctr_set(&x0->d, C_XSK_FILL_EMPTY, sum[4]);
+        drv_ctr_set(&x0->d, C_XSK_TX_EMPTY, sum[5]);
     }
 }
 
-static void gauges(struct afxdp *x)
+static void gauges(struct afxdp_set *g)
 {
-    drv_gauges(&x->d);
     /* Lent and not yet taken back, from the socket's own indices (they
      * count from the socket's creation, so this holds across restarts):
      * the fill stock, RX slots not yet consumed, and TX descriptors
@@ -506,90 +540,132 @@ static void gauges(struct afxdp *x)
      * mode completes each one exactly once). The kernel's indices as this
      * loop last read them (the caches): a gauge is no reason for more
      * reads of lines the kernel writes, and an idle loop has just looked. */
-    drv_ctr_set(&x->d, C_KERNEL_HELD,
-                xskq_prod_queued(&x->fq) + (uint32_t)(x->rx.cached - x->rx.head) + (uint32_t)(x->tx.head - x->cq.head));
+    uint64_t held = 0, stock = 0, depth = 0;
+    for (unsigned i = 0; i < g->n; i++) {
+        struct afxdp *x = g->x[i];
+        stock += xskq_prod_queued(&x->fq);
+        held += xskq_prod_queued(&x->fq) + (uint32_t)(x->rx.cached - x->rx.head) + (uint32_t)(x->tx.head - x->cq.head);
+        depth += drv_backlog_depth(&x->d);
+    }
+    struct drv *d = &g->x[0]->d;
+    drv_ctr_set(d, C_KERNEL_HELD, held);
+    drv_ctr_set(d, C_FILL_STOCK, stock);
+    drv_ctr_set(d, C_BACKLOG_DEPTH, depth);
+    if (depth > g->backlog_max) {
+        g->backlog_max = depth;
+        drv_ctr_set(d, C_BACKLOG_MAX, depth);
+    }
 }
 
-int afxdp_run(struct afxdp *x)
+/* Steps 1-4 for one port. Returns the work found; *pending: packets wait
+ * in its backlog for a TX ring that is not stuck. */
+static uint32_t port_step(struct afxdp *x, uint64_t *t, bool *pending)
 {
     struct ipc_svc *svc = x->svc;
+    *t = ipc_stage_end(svc, ST_BUSY_POLL, *t, rx_busy_poll(x));
+    uint32_t n = rx_step(x), work = n;
+    if (n)
+        x->bp_empty = 0;
+    *t = ipc_stage_end(svc, ST_RX, *t, n);
+    work += n = comp_step(x);
+    *t = ipc_stage_end(svc, ST_COMPLETE, *t, n);
+    work += drv_tx_pull(&x->d, tx_check);
+    drv_dead_flush(&x->d);
+    *t = ipc_stage_end(svc, ST_TX, *t, tx_push(x));
+    *t = ipc_stage_end(svc, ST_KICK, *t, tx_kick(x));
+    *t = ipc_stage_end(svc, ST_FILL, *t, fill_step(x));
+    *pending |= drv_backlog_depth(&x->d) && !x->tx_stuck;
+    return work;
+}
+
+int afxdp_run(struct afxdp_set *g)
+{
+    struct ipc_svc *svc = g->svc;
+    struct drv *d0 = &g->x[0]->d; /* the poll budget and the sleep: the service's */
     while (!afxdp_stop && !svc->orphan_stop) {
         uint64_t t = ipc_stage_start(svc);
-        t = ipc_stage_end(svc, ST_BUSY_POLL, t, rx_busy_poll(x));
-        uint32_t n = rx_step(x), work = n;
-        if (n)
-            x->bp_empty = 0;
-        t = ipc_stage_end(svc, ST_RX, t, n);
-        work += n = comp_step(x);
-        t = ipc_stage_end(svc, ST_COMPLETE, t, n);
-        work += drv_tx_pull(&x->d, tx_check);
-        drv_dead_flush(&x->d);
-        t = ipc_stage_end(svc, ST_TX, t, tx_push(x));
-        t = ipc_stage_end(svc, ST_KICK, t, tx_kick(x));
-        t = ipc_stage_end(svc, ST_FILL, t, fill_step(x));
+        uint32_t work = 0;
+        bool pending = false;
+        for (unsigned i = 0; i < g->n; i++)
+            work += port_step(g->x[i], &t, &pending);
         ipc_stage_flush(svc, ST_WAKE, t); /* the one wake-up we owe the router */
         ipc_svc_beat(svc);
-        if ((++x->loops & (AFXDP_XSTATS_LOOPS - 1)) == 0)
-            xsk_stats(x);
-        gauges(x);
+        if ((++g->loops & (AFXDP_XSTATS_LOOPS - 1)) == 0)
+            xsk_stats(g);
+        gauges(g);
 
-        bool pending = drv_backlog_depth(&x->d) && !x->tx_stuck;
         if (pending && !work)
             continue;
-        if (drv_polling(&x->d, work) || work)
+        if (drv_polling(d0, work) || work)
             continue;
         /* A stop signal that comes from here on keeps the stop signalfd
          * readable, which the ppoll below watches (ipc/svc.h). */
-        if (afxdp_stop || !drv_sleep_arm(&x->d))
+        if (afxdp_stop || !drv_sleep_arm(d0))
             continue; /* stopping, or work arrived while we armed */
-        int ms = x->tx_stuck || x->fill_short ? 1 : x->idle_ms;
-        struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000};
-        struct pollfd pfd[3] = {{.fd = x->fd, .events = POLLIN},
-                                {.fd = svc->wake_fd, .events = POLLIN},
-                                {.fd = ipc_svc_stop_fd(), .events = POLLIN}};
-        if (x->rx_blocked) {
-            /* The XSK is readable and will stay so until the router makes
-             * room, which it does not signal: look again in 200 us. */
-            pfd[0].fd = -1;
-            ts = (struct timespec){.tv_sec = 0, .tv_nsec = 200000};
+        bool slow = false, blocked = false;
+        struct pollfd pfd[TBL_GROUP_MAX + 2];
+        for (unsigned i = 0; i < g->n; i++) {
+            struct afxdp *x = g->x[i];
+            slow |= x->tx_stuck || x->fill_short;
+            /* A blocked port's XSK is readable and will stay so until the
+             * router makes room, which it does not signal: we look again
+             * in 200 us instead. */
+            blocked |= x->rx_blocked;
+            pfd[i] = (struct pollfd){.fd = x->rx_blocked ? -1 : x->fd, .events = POLLIN};
         }
-        int r = ppoll(pfd, 3, &ts, NULL);
-        if (r > 0 && (pfd[1].revents & POLLIN)) {
+        pfd[g->n] = (struct pollfd){.fd = svc->wake_fd, .events = POLLIN};
+        pfd[g->n + 1] = (struct pollfd){.fd = ipc_svc_stop_fd(), .events = POLLIN};
+        int ms = slow ? 1 : g->idle_ms;
+        struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000};
+        if (blocked)
+            ts = (struct timespec){.tv_sec = 0, .tv_nsec = 200000};
+        int r = ppoll(pfd, g->n + 2, &ts, NULL);
+        if (r > 0 && (pfd[g->n].revents & POLLIN)) {
             uint64_t v;
             ssize_t rr = read(svc->wake_fd, &v, sizeof(v));
             (void)rr;
         }
-        if (r > 0 && (pfd[2].revents & POLLIN))
+        if (r > 0 && (pfd[g->n + 1].revents & POLLIN))
             ipc_svc_stop_poll();
-        drv_sleep_end(&x->d, r == 0);
-        if (r == 0 && !x->rx_blocked)
-            xsk_stats(x); /* idle: the kernel's counters, at no cost to traffic */
+        drv_sleep_end(d0, r == 0);
+        if (r == 0 && !blocked)
+            xsk_stats(g); /* idle: the kernel's counters, at no cost to traffic */
     }
     return 0;
 }
 
-int afxdp_init(struct ipc_svc *svc, struct afxdp **out, struct ipc_err *err)
+static void port_unmap(struct afxdp *x)
 {
-    const struct ipc_svc_config *cfg = svc->cfg;
-    const struct tbl_driver_cfg *dc;
-    int ret = drv_config(svc, "XSK", &dc, err);
-    if (ret < 0)
-        return ret;
-    if (dc->kernel_owner < IPC_OWNER_KERNEL || dc->kernel_owner > IPC_OWNER_KERNEL_MAX)
-        return ipc_errf(err, -EINVAL, "%s: kernel owner id %#x is not one (%#x..%#x)", cfg->name, dc->kernel_owner,
-                        IPC_OWNER_KERNEL, IPC_OWNER_KERNEL_MAX);
+    xskq_unmap(&x->rx);
+    xskq_unmap(&x->tx);
+    xskq_unmap(&x->fq);
+    xskq_unmap(&x->cq);
+    free(x->bad);
+    free(x);
+}
 
+/* One port's socket: its rings mapped, its fill stock sized. */
+static int port_init(struct afxdp_set *g, uint16_t port, int fd, uint16_t kown, struct afxdp **out,
+                     struct ipc_err *err)
+{
+    struct ipc_svc *svc = g->svc;
+    const struct ipc_svc_config *cfg = svc->cfg;
+    int ret;
+    if (kown < IPC_OWNER_KERNEL || kown > IPC_OWNER_KERNEL_MAX)
+        return ipc_errf(err, -EINVAL, "%s: kernel owner id %#x is not one (%#x..%#x)", cfg->name, kown,
+                        IPC_OWNER_KERNEL, IPC_OWNER_KERNEL_MAX);
+    if (port >= cfg->nports || port >= IPC_MAX_PORTS || cfg->ports[port].driver != IPC_DRV_AFXDP)
+        return ipc_errf(err, -EINVAL, "%s: port %u is not an AF_XDP port (%u ports)", cfg->name, port, cfg->nports);
     struct afxdp *x = calloc(1, sizeof(*x));
     if (!x)
         return ipc_errf(err, -ENOMEM, "%s: out of memory", cfg->name);
     x->svc = svc;
     x->pool = &svc->pool;
-    x->fd = dc->dev_fd;
-    x->port = cfg->port;
-    x->kown = dc->kernel_owner;
+    x->fd = fd;
+    x->port = port;
+    x->kown = kown;
     x->fs = svc->pool.frame_size;
-    x->idle_ms = ipc_svc_idle_ms(svc);
-    x->busy = (cfg->ports[cfg->port].flags & IPC_PORT_F_BUSY_POLL) != 0;
+    x->busy = (cfg->ports[port].flags & IPC_PORT_F_BUSY_POLL) != 0;
     /* The fill stock: most of the ring, but the AF_XDP ports share at most
      * half the pool (a quarter each when there are two or fewer), so that
      * the packets in flight and the TAP ports have the rest. */
@@ -606,14 +682,15 @@ int afxdp_init(struct ipc_svc *svc, struct afxdp **out, struct ipc_err *err)
 
     x->bad = calloc(1, sizeof(*x->bad));
     if (!x->bad) {
-        ret = ipc_errf(err, -ENOMEM, "%s: out of memory", cfg->name);
-        goto out_free;
+        free(x);
+        return ipc_errf(err, -ENOMEM, "%s: out of memory", cfg->name);
     }
     struct xdp_mmap_offsets off;
     socklen_t optlen = sizeof(off);
     if (getsockopt(x->fd, SOL_XDP, XDP_MMAP_OFFSETS, &off, &optlen) < 0) {
         ret = ipc_errf(err, -errno, "%s: XDP_MMAP_OFFSETS on fd %d: %s", cfg->name, x->fd, strerror(errno));
-        goto out_free;
+        port_unmap(x);
+        return ret;
     }
     /* Each view continues from the indices the kernel keeps: we produce
      * fill and TX (never more than size - AFXDP_WINDOW published), and
@@ -625,62 +702,145 @@ int afxdp_init(struct ipc_svc *svc, struct afxdp **out, struct ipc_err *err)
                         AFXDP_FILL_SIZE - AFXDP_WINDOW)) < 0 ||
         (ret = xskq_map(&x->cq, x->fd, &off.cr, AFXDP_COMP_SIZE, sizeof(uint64_t),
                         (off_t)XDP_UMEM_PGOFF_COMPLETION_RING, 0)) < 0) {
-        ret = ipc_errf(err, ret, "%s: mapping the XSK rings: %s", cfg->name, strerror(-ret));
-        goto out_unmap;
+        ret = ipc_errf(err, ret, "%s: mapping the XSK rings of port %u: %s", cfg->name, port, strerror(-ret));
+        port_unmap(x);
+        return ret;
     }
-    if ((ret = drv_vlan_init(&x->vlan, cfg, dc, x->port, err)) < 0)
-        goto out_unmap;
-    const char *const *names;
-    unsigned nctr = drv_vlan_counter_names(&x->vlan, cfg, afxdp_ctr_names, C_N, &names);
-    drv_init(&x->d, svc, ipc_svc_counters(svc, names, nctr), &afxdp_drv_ids);
-    ipc_stage_names(svc, afxdp_stage_names, ST_N);
-
     *out = x;
     return 0;
+}
 
-out_unmap:
-    xskq_unmap(&x->rx);
-    xskq_unmap(&x->tx);
-    xskq_unmap(&x->fq);
-    xskq_unmap(&x->cq);
-out_free:
-    free(x->bad);
-    free(x);
+/*
+ * A group's port's rings: its output ring and its input rings, by the
+ * port each carries (the supervisor names it per ring).
+ */
+static int port_rings(struct afxdp *x, struct ipc_err *err)
+{
+    struct ipc_svc *svc = x->svc;
+    const struct ipc_svc_config *cfg = svc->cfg;
+    x->out = NULL;
+    for (unsigned i = 0; i < svc->n_out; i++)
+        if (cfg->out[i].port == x->port)
+            x->out = &svc->out[i];
+    if (!x->out)
+        return ipc_errf(err, -EINVAL, "%s: no output ring for port %u", cfg->name, x->port);
+    x->d.n_in = 0;
+    for (unsigned i = 0; i < svc->n_in; i++)
+        if (cfg->in[i].port == x->port)
+            x->d.in[x->d.n_in++] = &svc->in[i];
+    return 0;
+}
+
+/* The counter names: the driver's own (a group's: its ports' sums), then
+ * a group's per port, or a VLAN parent's (drivers/common/vlan.c). */
+static unsigned counter_names(struct afxdp_set *g, const char *const **names)
+{
+    const struct ipc_svc_config *cfg = g->svc->cfg;
+    if (g->n == 1)
+        return drv_vlan_counter_names(&g->x[0]->vlan, cfg, afxdp_ctr_names, C_N, names);
+    static const char *const per[AFXDP_PC_N] = {"rx_pkts", "rx_bytes", "tx_pkts", "tx_bytes"};
+    unsigned n = 0;
+    for (; n < C_N; n++)
+        g->names[n] = afxdp_ctr_names[n];
+    for (unsigned i = 0; i < g->n; i++) {
+        g->x[i]->pc = n;
+        for (unsigned c = 0; c < AFXDP_PC_N; c++) {
+            char *b = g->name_buf[i * AFXDP_PC_N + c];
+            snprintf(b, IPC_CTR_NAME, "%.15s.%s", cfg->ports[g->x[i]->port].name, per[c]);
+            g->names[n++] = b;
+        }
+    }
+    *names = g->names;
+    return n;
+}
+
+
+int afxdp_init(struct ipc_svc *svc, struct afxdp_set **out, struct ipc_err *err)
+{
+    const struct ipc_svc_config *cfg = svc->cfg;
+    const struct tbl_driver_cfg *dc;
+    int ret = drv_config(svc, "XSK", &dc, err);
+    if (ret < 0)
+        return ret;
+    if (dc->ngroup && dc->nvlan)
+        return ipc_errf(err, -EINVAL, "%s: a driver group serves no VLAN ports", cfg->name);
+    struct afxdp_set *g = calloc(1, sizeof(*g));
+    if (!g)
+        return ipc_errf(err, -ENOMEM, "%s: out of memory", cfg->name);
+    g->svc = svc;
+    g->idle_ms = ipc_svc_idle_ms(svc);
+    unsigned n = dc->ngroup ? dc->ngroup : 1;
+    for (unsigned i = 0; i < n; i++) {
+        uint16_t port = dc->ngroup ? dc->group[i].port : cfg->port;
+        for (unsigned j = 0; j < i; j++)
+            if (g->x[j]->port == port) {
+                ret = ipc_errf(err, -EINVAL, "%s: port %u twice in the group", cfg->name, port);
+                goto fail;
+            }
+        ret = port_init(g, port, dc->ngroup ? dc->group[i].dev_fd : dc->dev_fd,
+                        dc->ngroup ? dc->group[i].kernel_owner : dc->kernel_owner, &g->x[i], err);
+        if (ret < 0)
+            goto fail;
+        g->n++;
+    }
+    if ((ret = drv_vlan_init(&g->x[0]->vlan, cfg, dc, g->x[0]->port, err)) < 0)
+        goto fail;
+    const char *const *names;
+    unsigned nctr = counter_names(g, &names);
+    _Atomic uint64_t *ctr = ipc_svc_counters(svc, names, nctr);
+    for (unsigned i = 0; i < g->n; i++) {
+        struct afxdp *x = g->x[i];
+        drv_init(&x->d, svc, ctr, &afxdp_drv_ids); /* a group's ports share the counters: sums */
+        x->out = &svc->out[0];
+        if (dc->ngroup && (ret = port_rings(x, err)) < 0)
+            goto fail;
+    }
+    ipc_stage_names(svc, afxdp_stage_names, ST_N);
+    *out = g;
+    return 0;
+
+fail:
+    for (unsigned i = 0; i < g->n; i++)
+        port_unmap(g->x[i]);
+    free(g);
     return ret;
 }
 
 /*
  * Before anything is lent: the slots a predecessor took but did not release
  * (RX and completion: stale_desc), then the buffers it lent but did not
- * publish (limbo). Called by main after afxdp_init; with the standby scheme,
- * after the go signal (ipc_svc_open returns only then).
+ * publish (limbo), port by port. Called by main after afxdp_init; with the
+ * standby scheme, after the go signal (ipc_svc_open returns only then).
  */
-void afxdp_recover(struct afxdp *x)
+void afxdp_recover(struct afxdp_set *g)
 {
-    rx_step(x);
-    comp_step(x);
-    recover_limbo(x);
-    ipc_svc_flush(x->svc);
+    for (unsigned i = 0; i < g->n; i++) {
+        rx_step(g->x[i]);
+        comp_step(g->x[i]);
+        recover_limbo(g->x[i]);
+    }
+    ipc_svc_flush(g->svc);
 }
 
-void afxdp_fini(struct afxdp *x)
+void afxdp_fini(struct afxdp_set *g)
 {
-    struct ipc_svc *svc = x->svc;
+    struct ipc_svc *svc = g->svc;
     ipc_st_rlx(&svc->stats->state, IPC_SVC_STOPPING);
     /* What the router sent us and never reached the TX ring is ours to free;
      * what is in the kernel's rings stays lent. */
-    comp_step(x);
-    tx_push(x);
-    tx_kick(x);
+    for (unsigned i = 0; i < g->n; i++) {
+        comp_step(g->x[i]);
+        tx_push(g->x[i]);
+        tx_kick(g->x[i]);
+    }
     ipc_svc_flush(svc);
-    drv_backlog_drop(&x->d, C_TX_DROP_BACKLOG);
-    drv_dead_flush(&x->d);
-    gauges(x);
-    xsk_stats(x);
-    xskq_unmap(&x->rx);
-    xskq_unmap(&x->tx);
-    xskq_unmap(&x->fq);
-    xskq_unmap(&x->cq);
-    free(x->bad);
-    free(x);
+    for (unsigned i = 0; i < g->n; i++) {
+        drv_backlog_drop(&g->x[i]->d, C_TX_DROP_BACKLOG);
+        drv_dead_flush(&g->x[i]->d);
+    }
+    gauges(g);
+    xsk_stats(g);
+    for (unsigned i = 0; i < g->n; i++)
+        port_unmap(g->x[i]);
+    free(g);
 }

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * drivers/afxdp/afxdp.h: the AF_XDP driver, one process per AF_XDP port.
+ * drivers/afxdp/afxdp.h: the AF_XDP driver, one process per AF_XDP port, or
+ * for the ports of a driver group (docs/drivers.md, "Driver groups"): each
+ * port's socket is then served as below, one loop for all of them.
  *
  * The supervisor creates the XSK with the geometry of tables/xsk.h and
  * passes the fd as the driver's dev_fd. The driver
@@ -33,24 +35,24 @@
 #define AFXDP_WINDOW 64u
 #define AFXDP_POISON UINT64_MAX
 
-struct afxdp;
+struct afxdp_set;
 
 /**
  * Set up the driver on the service @svc (already opened): map the XSK rings
  * from dev_fd, recover what a predecessor left half done, name the counters.
  * Returns 0 with *out, or -errno with @err naming what failed.
  */
-int afxdp_init(struct ipc_svc *svc, struct afxdp **out, struct ipc_err *err);
+int afxdp_init(struct ipc_svc *svc, struct afxdp_set **out, struct ipc_err *err);
 
 /**
  * Before anything is lent: handle the RX and completion slots a predecessor
  * took but did not release, and take back the buffers it lent the kernel but
  * never published. Call once, after afxdp_init.
  */
-void afxdp_recover(struct afxdp *x);
+void afxdp_recover(struct afxdp_set *g);
 
 /** Run until SIGTERM or SIGINT. Returns 0 on a clean stop. */
-int afxdp_run(struct afxdp *x);
+int afxdp_run(struct afxdp_set *g);
 
 /* Set by a stop signal (ipc_svc_catch_stop, which main calls first): afxdp_run returns. */
 extern volatile sig_atomic_t afxdp_stop;
@@ -60,6 +62,6 @@ extern volatile sig_atomic_t afxdp_stop;
  * kernel stay lent (the socket lives on in the supervisor) for the next
  * instance, or for the supervisor to free at shutdown.
  */
-void afxdp_fini(struct afxdp *x);
+void afxdp_fini(struct afxdp_set *g);
 
 #endif

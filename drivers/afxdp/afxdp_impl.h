@@ -15,6 +15,7 @@
 #include "afxdp.h"
 #include "drivers/common/drv.h"
 #include "drivers/common/vlan.h"
+#include "tables/config.h"
 #include "xskq.h"
 
 #ifndef SOL_XDP
@@ -68,17 +69,24 @@ enum afxdp_ctr {
     C_N
 };
 
+/* A driver group's counters for each of its ports, after the group's own
+ * (afxdp_init): PORT.rx_pkts and so on, the VLAN ports' names. */
+enum { AFXDP_PC_RX_PKTS, AFXDP_PC_RX_BYTES, AFXDP_PC_TX_PKTS, AFXDP_PC_TX_BYTES, AFXDP_PC_N };
+
+/* One port's socket and its share of the loop: a driver serves one, or
+ * (a driver group) up to TBL_GROUP_MAX, each its own struct afxdp. */
 struct afxdp {
     struct drv d; /* counters, TX backlog, idle: drivers/common/drv.h */
     struct drv_vlan vlan; /* the VLAN sub-interfaces we serve (drivers/common/vlan.h) */
     struct ipc_svc *svc;
     struct ipc_pool *pool;
+    struct ipc_ring_prod *out; /* the ring to the router that carries this port's frames */
+    unsigned pc;               /* a group's: this port's first AFXDP_PC_* counter; 0: none */
     int fd;
     uint16_t port;
     uint16_t kown; /* the owner of what we lend the kernel: IPC_OWNER_KERNEL | our socket's number */
     uint32_t fs;
     uint32_t fill_target;
-    int idle_ms;
     struct xskq rx, tx, fq, cq;
     struct ipc_ring_shared *bad; /* take's drop counters for kernel descriptors */
     uint64_t loops;
@@ -88,6 +96,18 @@ struct afxdp {
     bool rx_blocked;   /* frames wait in the RX ring and the router's ring is full */
     bool rx_skip;      /* dropping the rest of a frame longer than IPC_CHAIN_MAX buffers */
     uint32_t bp_empty; /* busy polls in a row that brought no frame */
+};
+
+/* The process: its ports, and what the loop keeps for all of them. */
+struct afxdp_set {
+    struct ipc_svc *svc;
+    unsigned n;
+    struct afxdp *x[TBL_GROUP_MAX];
+    int idle_ms;
+    uint64_t loops;
+    uint64_t backlog_max;
+    const char *names[IPC_SVC_MAX_CTR];
+    char name_buf[TBL_GROUP_MAX * AFXDP_PC_N][IPC_CTR_NAME];
 };
 
 static inline void fill_poison(struct afxdp *x, uint32_t from, uint32_t n)

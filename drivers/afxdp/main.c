@@ -2,7 +2,8 @@
 /*
  * drivers/afxdp/main.c: rr-afxdp, the AF_XDP driver process. Started by the
  * supervisor with its config blob on fd 3 (ipc/svc.h) and the XSK as its
- * dev_fd; exit 0 after SIGTERM, 111 when setup fails.
+ * dev_fd (a driver group: each port's XSK); exit 0 after SIGTERM, 111 when
+ * setup fails.
  */
 #include <stdio.h>
 
@@ -13,7 +14,7 @@ int main(void)
 {
     struct ipc_svc svc;
     struct ipc_err err = {{0}};
-    struct afxdp *x;
+    struct afxdp_set *x;
 
     if (ipc_svc_catch_stop(&afxdp_stop) < 0) {
         fprintf(stderr, "rr-afxdp: blocking SIGTERM and SIGINT for the signalfd: %m\n");

@@ -20,8 +20,13 @@ int drv_config(struct ipc_svc *svc, const char *what, const struct tbl_driver_cf
         return -EPROTO;
     if (dc->dev_fd < 0)
         return ipc_errf(err, -EINVAL, "%s: no %s fd in the config", cfg->name, what);
-    if (svc->n_out != 1)
-        return ipc_errf(err, -EINVAL, "%s: a driver has one output ring, the config gives %u", cfg->name, svc->n_out);
+    /* One output ring per port served: a driver group serves several. */
+    unsigned nout = dc->ngroup ? dc->ngroup : 1;
+    if (dc->ngroup > TBL_GROUP_MAX)
+        return ipc_errf(err, -EINVAL, "%s: a group of %u ports, at most %u", cfg->name, dc->ngroup, TBL_GROUP_MAX);
+    if (svc->n_out != nout)
+        return ipc_errf(err, -EINVAL, "%s: a driver has one output ring per port (%u), the config gives %u", cfg->name,
+                        nout, svc->n_out);
     if (cfg->port >= cfg->nports || cfg->port >= IPC_MAX_PORTS)
         return ipc_errf(err, -EINVAL, "%s: port %u out of range (%u ports)", cfg->name, cfg->port, cfg->nports);
     *out = dc;
@@ -36,6 +41,9 @@ void drv_init(struct drv *d, struct ipc_svc *svc, _Atomic uint64_t *ctr, const s
     d->ctr = ctr;
     d->id = *ids;
     d->poll_ns = (uint64_t)svc->cfg->poll_us * 1000u;
+    d->n_in = svc->n_in;
+    for (unsigned r = 0; r < svc->n_in && r < IPC_SVC_MAX_RINGS; r++)
+        d->in[r] = &svc->in[r];
     d->last_work = ipc_svc_now_ns();
 }
 

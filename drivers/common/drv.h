@@ -64,6 +64,11 @@ struct drv {
     uint64_t backlog_max;
     uint32_t bl_head, bl_tail; /* free-running backlog indices */
     uint32_t n_dead;
+    /* The input rings drv_tx_pull takes from: all of the service's (drv_init),
+     * or the ones of this driver's port when one process serves several
+     * (an AF_XDP driver group: drivers/afxdp/afxdp.c). */
+    unsigned n_in;
+    struct ipc_ring_cons *in[IPC_SVC_MAX_RINGS];
     ipc_buf backlog[DRV_BACKLOG];
     ipc_buf dead[DRV_DEAD_MAX];
 };
@@ -194,13 +199,13 @@ static inline uint32_t drv_tx_pull(struct drv *d, drv_tx_check_fn *check)
 {
     ipc_buf bufs[DRV_BURST];
     uint32_t total = 0;
-    for (unsigned r = 0; r < d->svc->n_in; r++) {
+    for (unsigned r = 0; r < d->n_in; r++) {
         /* At most a backlog's worth a ring, whatever the check refuses: a
          * producer that keeps the ring full of refused packets cannot hold
          * us here. */
         for (uint32_t taken = 0; taken < DRV_BACKLOG;) {
             uint32_t room = DRV_BACKLOG - drv_backlog_depth(d);
-            uint32_t n = ipc_ring_recv(&d->svc->in[r], d->pool, bufs, room < DRV_BURST ? room : DRV_BURST);
+            uint32_t n = ipc_ring_recv(d->in[r], d->pool, bufs, room < DRV_BURST ? room : DRV_BURST);
             if (ipc_cap_on(IPC_CAP_TX | IPC_CAP_TRACE))
                 drv_cap_hook(d, bufs, n, IPC_CAP_TX);
             for (uint32_t i = 0; i < n; i++) {

@@ -7,7 +7,8 @@
  * published, completion slots a predecessor took but never released
  * (refused as stale, released, not freed twice), multi-buffer frames
  * (XDP_PKT_CONTD) chained, and malformed ones dropped whole with every
- * buffer back in the pool, and the census throughout.
+ * buffer back in the pool, a driver group's ports each on their own rings,
+ * and the census throughout.
  * The driver's ring views (drivers/afxdp/xskq.h) are bound to these rings
  * through xskq_bind, the call the driver makes on the mmapped ones.
  */
@@ -70,6 +71,7 @@ static void t_instance(struct t_fix *f, struct afxdp *x, int gen)
     x->fs = f->pool.frame_size;
     x->fill_target = 256;
     x->bad = f->bad;
+    x->out = &f->svc.out[0];
     t_bind(&f->rings[0], &x->rx, AFXDP_RX_SIZE, false);
     t_bind(&f->rings[1], &x->tx, AFXDP_TX_SIZE, true);
     t_bind(&f->rings[2], &x->fq, AFXDP_FILL_SIZE, true);
@@ -430,6 +432,76 @@ static void test_afxdp_rx_chains(void **state)
     close(rfd);
 }
 
+/* A driver group: each port's instance sends on the output ring of its own
+ * port and pulls only the input rings of its own port (port_rings maps
+ * them by the port the config names for each ring), so a packet for one
+ * port never leaves by another's socket. */
+static void test_afxdp_group_rings(void **state)
+{
+    struct t_fix *f = *state;
+    struct ipc_ring_shared *sh[4];
+    struct ipc_ring_prod to[2];
+    struct ipc_err err;
+    int rfd[4];
+    for (uint32_t i = 0; i < 4; i++)
+        assert_int_equal(ipc_ring_create("t-afxdp-group", 256, i, T_SELF, T_SELF, 0, &rfd[i], &sh[i], &err), 0);
+    /* Input rings for ports 1 and 2; output rings listed as 2, then 1. */
+    f->svc.cfg = f->cfg;
+    f->svc.n_in = f->svc.n_out = 2;
+    for (uint32_t k = 0; k < 2; k++) {
+        ipc_ring_prod_init(&to[k], sh[k], -1);
+        ipc_ring_cons_init(&f->svc.in[k], sh[k]);
+        f->cfg->in[k].port = (uint16_t)(1 + k);
+        ipc_ring_prod_init(&f->svc.out[k], sh[2 + k], -1);
+        f->cfg->out[k].port = (uint16_t)(2 - k);
+    }
+    struct afxdp x, y;
+    t_instance(f, &x, 0);
+    t_instance(f, &y, 1);
+    y.port = 2;
+    assert_int_equal(x.d.n_in, 2); /* drv_init: every ring, until port_rings */
+    assert_int_equal(port_rings(&x, &err), 0);
+    assert_int_equal(port_rings(&y, &err), 0);
+    assert_ptr_equal(x.out, &f->svc.out[1]);
+    assert_ptr_equal(y.out, &f->svc.out[0]);
+    assert_int_equal(x.d.n_in, 1);
+    assert_ptr_equal(x.d.in[0], &f->svc.in[0]);
+    assert_int_equal(y.d.n_in, 1);
+    assert_ptr_equal(y.d.in[0], &f->svc.in[1]);
+
+    ipc_buf b[5];
+    assert_int_equal(ipc_pool_alloc(&f->pool, b, 5), 5);
+    for (uint32_t i = 0; i < 5; i++) {
+        ipc_pool_meta(&f->pool, b[i])->len = 60;
+        ipc_pool_meta(&f->pool, b[i])->off = IPC_HEADROOM;
+        ipc_pool_meta(&f->pool, b[i])->next = IPC_BUF_NONE;
+    }
+    assert_int_equal(ipc_ring_enq_burst(&to[0], b, 3), 3);
+    assert_int_equal(ipc_ring_enq_burst(&to[1], b + 3, 2), 2);
+    assert_int_equal(drv_tx_pull(&y.d, tx_check), 2);
+    assert_int_equal(drv_backlog_depth(&y.d), 2);
+    assert_int_equal(drv_backlog_peek(&y.d, 0), b[3]);
+    assert_int_equal(drv_tx_pull(&x.d, tx_check), 3);
+    assert_int_equal(drv_backlog_peek(&x.d, 0), b[0]);
+    assert_int_equal(drv_tx_pull(&y.d, tx_check), 0);
+
+    /* A port with no ring of its own in the config is refused. */
+    struct afxdp z = y;
+    z.port = 3;
+    assert_int_equal(port_rings(&z, &err), -EINVAL);
+
+    drv_backlog_drop(&x.d, C_TX_DROP_BACKLOG);
+    drv_backlog_drop(&y.d, C_TX_DROP_BACKLOG);
+    drv_dead_flush(&x.d);
+    drv_dead_flush(&y.d);
+    assert_int_equal(ipc_ld_rlx(&f->pool.hdr->free_bad), 0);
+    for (uint32_t i = 0; i < 4; i++) {
+        ipc_ring_detach(sh[i]);
+        close(rfd[i]);
+    }
+    f->svc.n_in = f->svc.n_out = 0;
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -441,6 +513,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_afxdp_tx_backlog_when_full, t_setup, t_teardown),
         cmocka_unit_test_setup_teardown(test_afxdp_cached_indices, t_setup, t_teardown),
         cmocka_unit_test_setup_teardown(test_afxdp_rx_chains, t_setup, t_teardown),
+        cmocka_unit_test_setup_teardown(test_afxdp_group_rings, t_setup, t_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
