@@ -403,8 +403,10 @@ int sup_exec_verify(const struct sup_svc *v, pid_t pid, int pidfd, bool ready, c
 /* sup_exec_verify, and if it fails: log it, naming the service, the
  * binary and what was missing, and SIGKILL the instance. True if refused. */
 bool sup_exec_refuse(const struct sup_svc *v, pid_t pid, int pidfd, bool ready, const char *binary);
-/* TUNSETPERSIST on a TAP fd: 0 or -errno. */
+/* tap_dev.c: TUNSETPERSIST on a TAP fd: 0 or -errno. */
 int sup_tap_persist(int fd, bool on);
+/* tap_dev.c: port @p's TAP device, made in its namespace, in *@fd. */
+int sup_tap_create(const struct sup_port *p, int *fd, struct ipc_err *err);
 
 /* uids.c */
 int sup_ids_resolve(struct sup *s, struct ipc_err *err);
