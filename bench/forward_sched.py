@@ -13,9 +13,12 @@
 #     threads, the forwarders of the other modes): from a wake-up, or a
 #     preemption, to the switch to it, who ran meanwhile, and inside a slow
 #     ping or not;
+#   - who ran while the path waited, in all (the mode's own tasks by name);
 #   - the slowest pings one by one: their three largest occupants of CPU 1
 #     and their path's longest wait.
-# Tasks are named by comm, a NAPI thread's without its NAPI id.
+# Tasks are named by comm, a NAPI thread's without its NAPI id; those not of
+# the mode (NAME.pids: its namespace's threads and its NAPI threads) as
+# "other:COMM" (this machine is shared).
 import collections
 import glob
 import math
@@ -45,11 +48,16 @@ def events(data):
             yield int(m.group(3)), float(m.group(4)), m.group(5), m.group(6)
 
 
-def timeline(data):
+def timeline(data, ours):
     """CPU 1's segments (start, end, task, prio) and the path's waits
-    (woken, ran, task, [(task, seconds) who ran meanwhile])."""
+    (woken, ran, task). A task not of the mode (ours: its thread ids, None
+    when not known) is named "other:" and its comm."""
     segs, waits, woken = [], [], {}
     cur, since, prio = None, None, None
+
+    def path(comm, pid):
+        return PATH.match(comm) and (ours is None or pid in ours)
+
     for cpu, t, ev, rest in events(data):
         if ev.endswith("sched_switch") and cpu == 1:
             m = SW.search(rest)
@@ -57,16 +65,18 @@ def timeline(data):
                 continue
             if cur is not None:
                 segs.append((since, t, cur, prio))
-            if m.group(4).startswith("R") and PATH.match(m.group(1)):  # preempted: it waits from here
+            if m.group(4).startswith("R") and path(m.group(1), m.group(2)):  # preempted: it waits from here
                 woken.setdefault(m.group(2), t)
-            cur, since, prio = name(m.group(5)), t, int(m.group(7))
             pid = m.group(6)
+            cur, since, prio = name(m.group(5)), t, int(m.group(7))
+            if ours is not None and pid not in ours and not cur.startswith("swapper"):
+                cur = "other:" + cur
             if pid in woken:
                 w = woken.pop(pid)
                 waits.append((w, t, cur))
         elif ev.endswith(("sched_wakeup", "sched_wakeup_new")):
             m = WK.search(rest)
-            if m and int(m.group(4)) == 1 and PATH.match(m.group(1)) and m.group(2) not in woken:
+            if m and int(m.group(4)) == 1 and path(m.group(1), m.group(2)) and m.group(2) not in woken:
                 woken[m.group(2)] = t
     return segs, waits
 
@@ -100,8 +110,13 @@ def pings(path, off):
 
 
 def fmt_share(d, total, n=6):
+    """The n largest, the tasks not of the mode ("other:") also summed."""
     top = sorted(d.items(), key=lambda kv: -kv[1])[:n]
-    return ", ".join(f"{k} {100 * v / total:.1f} %" for k, v in top) if total > 0 else "-"
+    if total <= 0:
+        return "-"
+    other = sum(v for k, v in d.items() if k.startswith("other:"))
+    return ", ".join(f"{k} {100 * v / total:.1f} %" for k, v in top) + (
+        f"; all others {100 * other / total:.1f} %" if other else "")
 
 
 def report(base, slow_us):
@@ -115,7 +130,8 @@ def report(base, slow_us):
     thr = slow_us / 1e6
     if 300e-6 < p99 < thr:
         thr = p99
-    segs, waits = timeline(base + ".data")
+    ours = set(open(base + ".pids").read().split()) if os.path.exists(base + ".pids") else None
+    segs, waits = timeline(base + ".data", ours)
     slow = [p for p in ps if p[1] >= thr]
     print(f"## {os.path.basename(base)}: {len(ps)} pings answered, p50 {1e6 * rtts[len(rtts) // 2]:.0f} µs, "
           f"p99 {1e6 * p99:.0f} µs; slow (≥ {1e6 * thr:.0f} µs): {len(slow)}")
@@ -141,6 +157,11 @@ def report(base, slow_us):
                        f"meanwhile {fmt_share(mw, ran - w, 3)}"
                        for w, ran, who in long
                        for mw in [occ(segs, w, ran)]) or "none"))
+    behind = collections.Counter()
+    for w, ran, _ in waits:
+        occupancy(segs, w, ran, behind)
+    print("the path's waits on CPU 1 in all, behind whom: " + fmt_share(behind, sum(behind.values()), 8)
+          + f" (of {1e3 * sum(behind.values()):.1f} ms)")
     byw = collections.defaultdict(list)
     for w, ran, who in waits:
         byw[who].append(ran - w)
@@ -154,6 +175,9 @@ def report(base, slow_us):
         print(f"  ping {seq}: {1e6 * r:.0f} µs, arrived {t:.6f}: {fmt_share(o, r, 3)}; "
               f"the path's longest wait {1e6 * max(pw, default=0):.0f} µs")
     longest = sorted((s - e, task, s) for s, e, task, _ in segs if not task.startswith("swapper"))[:5]
+    print("CPU 1's longest runs of the mode's own tasks: " + ", ".join(
+        f"{task} {1e6 * -d:.0f} µs at {s:.6f}" for d, task, s in
+        sorted((s - e, task, s) for s, e, task, _ in segs if not task.startswith(("swapper", "other:")))[:5]))
     print("CPU 1's longest runs: " + ", ".join(f"{task} {1e6 * -d:.0f} µs at {s:.6f}" for d, task, s in longest))
 
 
