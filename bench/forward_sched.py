@@ -167,8 +167,13 @@ def report(base, slow_us):
         byw[who].append(ran - w)
     for who, d in sorted(byw.items()):
         d.sort()
-        print(f"  {who}: {len(d)} wake-ups, wait p50 {1e6 * d[len(d) // 2]:.0f} µs, "
-              f"p99 {1e6 * d[max(0, math.ceil(0.99 * len(d)) - 1)]:.0f} µs, max {1e6 * d[-1]:.0f} µs")
+        b = collections.Counter()
+        for w, ran, x in waits:
+            if x == who:
+                occupancy(segs, w, ran, b)
+        print(f"  {who}: {len(d)} waits, p50 {1e6 * d[len(d) // 2]:.0f} µs, "
+              f"p99 {1e6 * d[max(0, math.ceil(0.99 * len(d)) - 1)]:.0f} µs, max {1e6 * d[-1]:.0f} µs; "
+              f"behind {fmt_share(b, sum(b.values()), 4)}")
     for t, r, seq in sorted(slow, key=lambda p: -p[1])[:10]:
         o = occ(segs, t - r, t)
         pw = [ran - w for w, ran, _ in waits if t - r <= w and ran <= t]
