@@ -132,7 +132,7 @@ rr_pids() { rr_status "$1" | python3 -c 'import json,sys; print(" ".join(str(s["
 # lines appended to its every [service], to try a setting against the
 # defaults (unset, the mode is the defaults).
 rr_manifest() {
-    local m=$1 net=${NET[$1]} extra_p extra_s s zone_a= zone_b=
+    local m=$1 net=${NET[$1]} extra_p extra_s s zone_a='' zone_b=''
     if [ "$m" = ringrouter ]; then
         extra_p=$(printf '%b' "${FWD_RR_PORT_EXTRA:-}")
         # FWD_RR_ZONES=1: a trust zone per port, so every packet is copied once (docs/security.md)
@@ -142,7 +142,7 @@ rr_manifest() {
             "$id" "${FWD_POOL_BUFFERS:-16384}" "${FWD_RING_SIZE:-4096}" "$tmp" "$m"
         printf '%b\n' "${FWD_RR_ROUTER_EXTRA:-}"
     else
-        extra_p= extra_s=$(printf '%b' "${FWD_RR_DEFAULT_EXTRA:-}")
+        extra_p='' extra_s=$(printf '%b' "${FWD_RR_DEFAULT_EXTRA:-}")
         printf '[router]\nname = fwd%s\nrun_dir = %s/run-%s\n' "$id" "$tmp" "$m"
     fi
     printf '\n[port a]\ndriver = afxdp\nifname = %s\naddress = %s.1.1/24\n%s\n%s' "${ADEV[$m]}" "$net" "$extra_p" "${zone_a:-}"
