@@ -5,9 +5,12 @@
 # namespace, veths, addresses and static neighbours (mk_mode), nftables'
 # ruleset, and starting and stopping ringrouter, the one-process AF_XDP
 # forwarders (onexsk, twoxsk) and DPDK's testpmd. The globals it reads and
-# sets (tmp, sock, ns_gen, ns_sink, the device maps) are bench/forward's.
+# sets (tmp, ns_gen, ns_sink, the device maps, RR_SUP, RR_PIDS) are bench/forward's.
 ep_xdp() { [ "$1" = xdp ]; } # XDP_PASS on the endpoints: XDP_REDIRECT into a veth needs it
-dut_xdp() { [ "$1" = ringrouter ] || [ "$1" = onexsk ] || [ "$1" = twoxsk ] || [ "$1" = xdp ] || [ "$1" = dpdk ]; } # XDP on the dut's veths
+# ringrouter's modes: its tuned manifest (ringrouter) and the defaults a user
+# gets with only `cpu` set (ringrouter-default; rr_up).
+rr_mode() { [ "$1" = ringrouter ] || [ "$1" = ringrouter-default ]; }
+dut_xdp() { rr_mode "$1" || [ "$1" = onexsk ] || [ "$1" = twoxsk ] || [ "$1" = xdp ] || [ "$1" = dpdk ]; } # XDP on the dut's veths
 # Linux forwarding has two placements: the veths' receive into CPU 1's
 # backlog by RPS (LNAPI=0), one IPI per batch that finds CPU 1 idle; and a
 # NAPI per veth (GRO on), a thread on CPU 1 at each NAPI priority, with the
@@ -40,6 +43,7 @@ place() { # MODE CPU: the mode's endpoints (receive side) on CPU; its dut on CPU
 
 mk_mode() { # MODE: namespace, veths, addresses, routes, static neighbours
     local m=$1 k=${K[$1]} c=${1:0:1}
+    [ "$m" != ringrouter-default ] || c=u # r is ringrouter's
     local ns=rrfw$id-$m net=10.6$k
     DUT[$m]=$ns NET[$m]=$net
     GDEV[$m]=g$c$id SDEV[$m]=s$c$id ADEV[$m]=a$c$id BDEV[$m]=b$c$id
@@ -78,14 +82,14 @@ mk_mode() { # MODE: namespace, veths, addresses, routes, static neighbours
     case $m in
     nftables) nft_setup ;;
     xdp) xdp_load "$ns" xdp_fwd "${ADEV[$m]}" "${BDEV[$m]}" ;;
-    ringrouter)
+    ringrouter | ringrouter-default)
         # Generic XDP alone gives a veth no NAPI to pin: GRO on does (GRO
         # itself is skipped while a generic XDP program is attached).
-        if [[ ${FWD_RR_PORT_EXTRA:-} == *"xdp_mode = skb"* ]]; then
+        if [ "$m" = ringrouter ] && [[ ${FWD_RR_PORT_EXTRA:-} == *"xdp_mode = skb"* ]]; then
             ip netns exec "$ns" ethtool -K "${ADEV[$m]}" gro on >/dev/null
             ip netns exec "$ns" ethtool -K "${BDEV[$m]}" gro on >/dev/null
         fi
-        rr_up
+        rr_up "$m"
         ;;
     onexsk) onexsk_up onexsk xskfwd ;;
     twoxsk) onexsk_up twoxsk xsksplit ;;
@@ -110,48 +114,66 @@ table inet rrfw {
 EOF
 }
 
-rr_status() { "$tmp/bin/ringrouter" status --json -S "$sock" 2>/dev/null; }
-rr_all_up() {
-    kill -0 "$sup_pid" 2>/dev/null || die "the supervisor exited: $(cat "$tmp/sup.log")"
-    rr_status | python3 -c 'import json,sys; s=json.load(sys.stdin)["services"]; sys.exit(0 if s and all(x["state"]=="up" for x in s) else 1)' 2>/dev/null
+# Each of ringrouter's modes is an instance of its own: its run_dir (and so
+# its control socket), manifest, log, supervisor (RR_SUP) and processes
+# (RR_PIDS: the supervisor's and its services').
+rr_sock() { echo "$tmp/run-$1/control.sock"; } # MODE
+rr_status() { "$tmp/bin/ringrouter" status --json -S "$(rr_sock "$1")" 2>/dev/null; } # MODE
+rr_all_up() { # MODE
+    kill -0 "${RR_SUP[$1]}" 2>/dev/null || die "the supervisor of $1 exited: $(cat "$tmp/sup-$1.log")"
+    rr_status "$1" | python3 -c 'import json,sys; s=json.load(sys.stdin)["services"]; sys.exit(0 if s and all(x["state"]=="up" for x in s) else 1)' 2>/dev/null
 }
-rr_pids() { rr_status | python3 -c 'import json,sys; print(" ".join(str(s["pid"]) for s in json.load(sys.stdin)["services"]))'; }
-rr_up() {
-    local m=ringrouter net=${NET[ringrouter]} extra_p extra_s s zone_a zone_b
-    extra_p=$(printf '%b' "${FWD_RR_PORT_EXTRA:-}")
-    # FWD_RR_ZONES=1: a trust zone per port, so every packet is copied once (docs/security.md)
-    zone_a= zone_b=
-    [ "${FWD_RR_ZONES:-0}" = 0 ] || { zone_a=$'zone = a\n' zone_b=$'zone = b\n'; }
-    extra_s=$(printf '%b' "${FWD_RR_SERVICE_EXTRA:-}")
-    # FWD_RR_GROUP=1: both ports in one driver group, one rr-afxdp for both (docs/drivers.md, "Driver groups")
-    local grp= svcs="router driver-a driver-b"
-    [ "${FWD_RR_GROUP:-0}" = 0 ] || { grp=$'group = g\n' svcs="router driver-g"; }
-    mkdir -p "$tmp/bin"
-    cp build/bin/ringrouter build/bin/rr-afxdp build/bin/rr-router build/bin/steer.bpf.o "$tmp/bin/"
-    chmod 755 "$tmp/bin" "$tmp/bin/ringrouter" "$tmp/bin/rr-afxdp" "$tmp/bin/rr-router"
-    chmod 644 "$tmp/bin/steer.bpf.o"
-    {
-        printf '[router]\nname = fw%s\npool_buffers = %s\nring_size = %s\nrun_dir = %s/run\n' \
-            "$id" "${FWD_POOL_BUFFERS:-16384}" "${FWD_RING_SIZE:-4096}" "$tmp"
+rr_pids() { rr_status "$1" | python3 -c 'import json,sys; print(" ".join(str(s["pid"]) for s in json.load(sys.stdin)["services"]))'; } # MODE
+# rr_manifest MODE: the mode's manifest on stdout. ringrouter: the bench's
+# tuning (pool_buffers, ring_size, FWD_SCHED, the FWD_RR_*_EXTRA lines).
+# ringrouter-default: what a user gets from docs/manifest.md's defaults with
+# only what the other harness of issue 49 added: `cpu = 1` and `hang_ms =
+# 2000` per service and the hosts' static neighbours. FWD_RR_DEFAULT_EXTRA:
+# lines appended to its every [service], to try a setting against the
+# defaults (unset, the mode is the defaults).
+rr_manifest() {
+    local m=$1 net=${NET[$1]} extra_p extra_s s zone_a='' zone_b='' grp='' svcs="router driver-a driver-b"
+    if [ "$m" = ringrouter ]; then
+        extra_p=$(printf '%b' "${FWD_RR_PORT_EXTRA:-}")
+        # FWD_RR_GROUP=1: both ports in one driver group, one rr-afxdp for both (docs/drivers.md, "Driver groups")
+        [ "${FWD_RR_GROUP:-0}" = 0 ] || { grp=$'group = g\n' svcs="router driver-g"; }
+        # FWD_RR_ZONES=1: a trust zone per port, so every packet is copied once (docs/security.md)
+        [ "${FWD_RR_ZONES:-0}" = 0 ] || { zone_a=$'zone = a\n' zone_b=$'zone = b\n'; }
+        extra_s=$(printf '%b' "${FWD_RR_SERVICE_EXTRA:-}")
+        printf '[router]\nname = fw%s\npool_buffers = %s\nring_size = %s\nrun_dir = %s/run-%s\n' \
+            "$id" "${FWD_POOL_BUFFERS:-16384}" "${FWD_RING_SIZE:-4096}" "$tmp" "$m"
         printf '%b\n' "${FWD_RR_ROUTER_EXTRA:-}"
-        printf '\n[port a]\ndriver = afxdp\nifname = %s\naddress = %s.1.1/24\n%s\n%s%s' "${ADEV[$m]}" "$net" "$extra_p" "${zone_a:-}" "$grp"
-        printf '\n[port b]\ndriver = afxdp\nifname = %s\naddress = %s.2.1/24\n%s\n%s%s' "${BDEV[$m]}" "$net" "$extra_p" "${zone_b:-}" "$grp"
-        printf '\n[neigh %s.1.2]\nmac = %s\n' "$net" "$(mac_of "$ns_gen" "${GDEV[$m]}")"
-        printf '\n[neigh %s.2.2]\nmac = %s\n' "$net" "$(mac_of "$ns_sink" "${SDEV[$m]}")"
-        # hang_ms: a bench, not a hang test; on 2 noisy vCPUs a busy service
-        # can miss the default heartbeat.
-        for s in $svcs; do
-            printf '\n[service %s]\ncpu = 1\n' "$s"
-            [[ $extra_s == *sched* ]] || echo "sched = $SCHED"
-            [[ $extra_s == *hang_ms* ]] || echo "hang_ms = 2000"
-            printf '%s\n' "$extra_s"
-        done
-    } >"$tmp/m.ini"
-    "$tmp/bin/ringrouter" check -c "$tmp/m.ini" >/dev/null || die "the manifest $tmp/m.ini is refused"
-    ip netns exec "${DUT[$m]}" taskset -c 1 "$tmp/bin/ringrouter" up -c "$tmp/m.ini" 2>"$tmp/sup.log" &
-    sup_pid=$!
-    wait_for 100 rr_all_up || die "ringrouter did not come up in 10 s: $(cat "$tmp/sup.log")"
-    RR_PIDS="$sup_pid $(rr_pids)"
+    else
+        extra_p='' extra_s=$(printf '%b' "${FWD_RR_DEFAULT_EXTRA:-}")
+        printf '[router]\nname = fwd%s\nrun_dir = %s/run-%s\n' "$id" "$tmp" "$m"
+    fi
+    printf '\n[port a]\ndriver = afxdp\nifname = %s\naddress = %s.1.1/24\n%s\n%s%s' "${ADEV[$m]}" "$net" "$extra_p" "${zone_a:-}" "$grp"
+    printf '\n[port b]\ndriver = afxdp\nifname = %s\naddress = %s.2.1/24\n%s\n%s%s' "${BDEV[$m]}" "$net" "$extra_p" "${zone_b:-}" "$grp"
+    printf '\n[neigh %s.1.2]\nmac = %s\n' "$net" "$(mac_of "$ns_gen" "${GDEV[$m]}")"
+    printf '\n[neigh %s.2.2]\nmac = %s\n' "$net" "$(mac_of "$ns_sink" "${SDEV[$m]}")"
+    # hang_ms: a bench, not a hang test; on 2 noisy vCPUs a busy service
+    # can miss the default heartbeat.
+    for s in $svcs; do
+        printf '\n[service %s]\ncpu = 1\n' "$s"
+        [ "$m" != ringrouter ] || [[ $extra_s == *sched* ]] || echo "sched = $SCHED"
+        [[ $extra_s == *hang_ms* ]] || echo "hang_ms = 2000"
+        printf '%s\n' "$extra_s"
+    done
+}
+rr_up() { # MODE
+    local m=$1
+    mkdir -p "$tmp/bin"
+    if [ ! -x "$tmp/bin/rr-router" ]; then
+        cp build/bin/ringrouter build/bin/rr-afxdp build/bin/rr-router build/bin/steer.bpf.o "$tmp/bin/"
+        chmod 755 "$tmp/bin" "$tmp/bin/ringrouter" "$tmp/bin/rr-afxdp" "$tmp/bin/rr-router"
+        chmod 644 "$tmp/bin/steer.bpf.o"
+    fi
+    rr_manifest "$m" >"$tmp/$m.ini"
+    "$tmp/bin/ringrouter" check -c "$tmp/$m.ini" >/dev/null || die "the manifest $tmp/$m.ini is refused"
+    ip netns exec "${DUT[$m]}" taskset -c 1 "$tmp/bin/ringrouter" up -c "$tmp/$m.ini" 2>"$tmp/sup-$m.log" &
+    RR_SUP[$m]=$!
+    wait_for 100 rr_all_up "$m" || die "$m did not come up in 10 s: $(cat "$tmp/sup-$m.log")"
+    RR_PIDS[$m]="${RR_SUP[$m]} $(rr_pids "$m")"
 }
 
 # onexsk_up MODE BIN: bench/xskfwd (onexsk) or bench/xsksplit (twoxsk) on

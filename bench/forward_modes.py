@@ -5,7 +5,8 @@
 # lines from its results file: one line per test and run, tab-separated:
 #   mode test run value offered cpu1_cores delivered [target]
 # mode: ringrouter@50 for ringrouter with its dut's NAPI threads at
-# SCHED_FIFO 50 (@0: SCHED_OTHER); linux with its veths' receive in CPU 1's
+# SCHED_FIFO 50 (@0: SCHED_OTHER), ringrouter-default@50 for it with the
+# default manifest; linux with its veths' receive in CPU 1's
 # backlog (RPS), linux@50 and linux@0 with a NAPI thread per veth at that
 # priority and interrupt coalescing; nftables as it is; pair-plain
 # and pair-xdp the bare veth pairs (ceiling, solo); nothing, machine and
@@ -39,8 +40,9 @@ import forward_sweep
 
 path, outdir, secs, runs, rate = sys.argv[1:6]
 RATE = float(rate)
-BASES = ["ringrouter", "onexsk", "twoxsk", "linux", "nftables", "xdp", "dpdk"]
-LABEL = {"ringrouter": "ringrouter (AF_XDP)", "linux": "Linux forwarding",
+BASES = ["ringrouter", "ringrouter-default", "onexsk", "twoxsk", "linux", "nftables", "xdp", "dpdk"]
+LABEL = {"ringrouter": "ringrouter (AF_XDP)", "ringrouter-default": "ringrouter, default manifest",
+         "linux": "Linux forwarding",
          "nftables": "nftables + conntrack", "xdp": "XDP (fib_lookup)", "dpdk": "DPDK testpmd",
          "onexsk": "one-process AF_XDP", "twoxsk": "two-process AF_XDP"}
 PAIR = {"xdp": "pair-xdp"}  # the modes whose sink has XDP_PASS (bench/forward: ep_xdp)
@@ -419,6 +421,14 @@ def lines():
                     per[f"{m} {cond}"] = vs_linux(f"rtt_{p}_vs_linux {m} {cond}",
                                                   lambda b: rtt_ratio(m, b, cond, p), False)
         res[f"rtt_{p}_vs_linux"] = worse(f"rtt_{p}_vs_linux", per, False)
+    # The default manifest's tail against Linux, idle and loaded apart
+    # (issue 49: each at most 2).
+    for cond in ("idle", "load"):
+        name = f"rtt_default_p99_vs_linux_{cond}"
+        per = {m: vs_linux(f"{name} {m}", lambda b: rtt_ratio(m, b, cond, "p99"), False)
+               for m in cols if base(m) == "ringrouter-default" and (m, f"rtt_{cond}_p99") in data}
+        if per and have_linux:
+            res[name] = worse(name, per, False)
     extra = {}
     first = rr[:1]
     for m in first:
@@ -493,6 +503,6 @@ for k, x in extra.items():
     print(f"{k} {x:.3f}")
 for k in ("fwd64_max_vs_linux", "fwd64_sweep_min_delivered_pct", "fwd64_livelock_drop_pct",
           "fwd64_cpu_per_pkt_vs_linux", "fwd64_cpu_per_pkt_vs_linux_16", "idle_cpu_percent",
-          "rtt_p50_vs_linux", "rtt_p99_vs_linux"):
+          "rtt_p50_vs_linux", "rtt_p99_vs_linux", "rtt_default_p99_vs_linux_idle", "rtt_default_p99_vs_linux_load"):
     x = res.get(k, float("nan"))
     print(f"{k} {x:.{2 if k.endswith(('pct', 'percent')) else 3}f}")

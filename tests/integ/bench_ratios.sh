@@ -10,7 +10,8 @@
 #     priority with no run that counts makes it nan;
 #   - CPU per packet: the better Linux is the one with less CPU per packet;
 #     a run under 99 % delivered counts for no CPU ratio;
-#   - RTT: against the better Linux, worse of idle and loaded;
+#   - RTT: against the better Linux, worse of idle and loaded; the default
+#     manifest's p99 (ringrouter-default) idle and loaded apart;
 #   - the floor (onexsk): its CPU and idle ping against the better Linux,
 #     ringrouter's and twoxsk's against it at the same NAPI priority, the
 #     worse kept;
@@ -261,5 +262,32 @@ python3 bench/forward_tapperf.py report "$T/k2.tsv" "$T/k2.metric" >/dev/null ||
 [ "$(metric "$T/k2.metric" tap_udp64_bound_vs_linux)" = nan ] ||
     fail "tap bound without Linux's udp1: want nan, got $(cat "$T/k2.metric")"
 echo "ok: the TAP bound is per run over udp1, the median, nan without Linux"
+
+# 9. The default manifest's tail (ringrouter-default): its ping p99 over
+#    the best Linux's, idle and loaded apart, the worse priority. Idle:
+#    300/150 (FIFO) and 400/150 (SCHED_OTHER) against linux (150) and
+#    linux@50 (200): 2.667; loaded: 900/300 and 600/300, 3.000. The tuned
+#    ringrouter's rtt_p99_vs_linux does not take them in, and without the
+#    mode both lines are nan.
+{
+    cat "$T/a.tsv"
+    row linux rtt_idle_p99 150 0 0 1 0
+    row linux@50 rtt_idle_p99 200 0 0 1 0
+    row linux rtt_load_p99 300 200000 0 1 200000
+    row linux@50 rtt_load_p99 400 200000 0 1 200000
+    row ringrouter@50 rtt_idle_p99 300 0 0 1 0
+    row ringrouter@50 rtt_load_p99 600 200000 0 1 200000
+    row ringrouter-default@50 rtt_idle_p99 300 0 0 1 0
+    row ringrouter-default@0 rtt_idle_p99 400 0 0 1 0
+    row ringrouter-default@50 rtt_load_p99 900 200000 0 1 200000
+    row ringrouter-default@0 rtt_load_p99 600 200000 0 1 200000
+} >"$T/m.tsv"
+report "$T/m.tsv" "$T/m.out"
+wants "$T/m.out" "default manifest" rtt_default_p99_vs_linux_idle:2.667 rtt_default_p99_vs_linux_load:3.000 \
+    rtt_p99_vs_linux:2.000
+grep -q "| ringrouter, default manifest, NAPI FIFO 50 | ringrouter, default manifest, NAPI SCHED_OTHER |" "$T/m.out" ||
+    fail "default manifest: its columns are not in the table: $(grep '^| test' "$T/m.out")"
+wants "$T/a.out" "without the default manifest" rtt_default_p99_vs_linux_idle:nan rtt_default_p99_vs_linux_load:nan
+echo "ok: the default manifest's p99 against the best Linux, idle and loaded apart, the worse priority"
 
 t_pass bench_ratios
