@@ -20,8 +20,12 @@
 # the exceptions: MODE alone (its timing bounds need the machine to
 # itself: it runs alone, after the others) or heavy (it loads the machine
 # but bears load: only unit tests, which have no timing bound, run beside
-# it). tests/background names tests (a build: CPU, no timing) that run from
-# the start beside the others, at idle CPU priority, in no slot. With
+# it), or timed (a unit test that asserts a wall-clock bound: it runs in a
+# slot, never at idle priority). tests/background names tests (a build:
+# CPU, no timing) that run from the start beside the others, at idle CPU
+# priority, in no slot. Unit tests (CPU, no timing bound) run the same way,
+# RR_TEST_IDLE_JOBS (default 2) at a time, and take a slot only when no
+# namespace test can have it (beside a heavy one, or at the end). With
 # RR_TEST_JOBS=1 every test runs alone. A line is printed as each test ends.
 # tests/expected pins the test list (one label per line, sorted, as printed
 # here): a label it names that is not built, or a test it does not name,
@@ -32,6 +36,9 @@ suite=${1:-all}
 default_timeout=${TEST_TIMEOUT:-300}
 jobs=${RR_TEST_JOBS:-2}
 [[ $jobs =~ ^[1-9][0-9]*$ ]] || { echo "run.sh: RR_TEST_JOBS must be a positive integer, not \"$jobs\"" >&2; exit 2; }
+idle_jobs=${RR_TEST_IDLE_JOBS:-2}
+[[ $idle_jobs =~ ^[0-9]+$ ]] || { echo "run.sh: RR_TEST_IDLE_JOBS must be a number, not \"$idle_jobs\"" >&2; exit 2; }
+[ "$jobs" -gt 1 ] || idle_jobs=0
 log_dir=build/test-logs
 mkdir -p "$log_dir"
 t_begin=$EPOCHREALTIME
@@ -53,8 +60,8 @@ declare -A serial=() background=()
 while read -r name mode _; do
     case $name in '' | '#'*) continue ;; esac
     case $mode in
-    alone | heavy) serial[$name]=$mode ;;
-    *) echo "run.sh: tests/serial: $name: mode \"$mode\", expected alone or heavy" >&2; exit 2 ;;
+    alone | heavy | timed) serial[$name]=$mode ;;
+    *) echo "run.sh: tests/serial: $name: mode \"$mode\", expected alone, heavy or timed" >&2; exit 2 ;;
     esac
 done < <(cat tests/serial 2>/dev/null)
 while read -r name _; do
@@ -93,7 +100,7 @@ run_isolated() { # run_isolated LOG CMD...
 }
 
 # The tests to run: T_LABEL[i], T_CMD[i] (one path), T_MODE[i] (alone,
-# heavy, background, or empty: parallel).
+# heavy, timed, background, or empty: parallel).
 T_LABEL=() T_CMD=() T_MODE=()
 # The pinned list: every label of the suites we run must be in
 # tests/expected and every expected one must exist. A test that was not
@@ -169,50 +176,61 @@ done | sort -s -k1,1gr)
 
 is_unit() { [[ ${T_LABEL[$1]} != integ/* ]]; }
 # May test I start now in a free slot? Beside a heavy test only unit
-# tests; a heavy test only beside unit tests.
+# tests without a wall-clock bound; a heavy test only beside those.
 may_start() {
     if [ "$running_heavy" -gt 0 ]; then
-        is_unit "$1"
+        is_unit "$1" && [ "${T_MODE[$1]}" != timed ]
     elif [ "${T_MODE[$1]}" = heavy ]; then
-        [ "$running_integ" = 0 ]
+        [ "$running_integ" = 0 ] && [ "$running_timed" = 0 ]
     fi
 }
 
 log_of() { echo "$log_dir/$(echo "$1" | tr '/ ' '__').log"; }
 
-declare -A J_TEST=() J_START=() J_BG=()
-running=0 alone='' sum_secs=0 serial_secs=0
-running_integ=0 running_heavy=0 # in the slots: not unit tests; heavy ones
+# A unit test the idle runner may take: CPU and no wall-clock bound.
+idle_ok() { is_unit "$1" && [ -z "${T_MODE[$1]}" ]; }
+
+declare -A J_TEST=() J_START=() J_BG=() J_IDLE=()
+running=0 alone='' sum_secs=0 serial_secs=0 idle_secs=0
+running_integ=0 running_heavy=0 running_timed=0 # in the slots: not unit tests; heavy ones; timed ones
+running_idle=0                  # unit tests at idle priority, in no slot
 declare -A first_secs=() durations=()
 
-start() { # start I:ATTEMPT
+start() { # start I:ATTEMPT [idle]
     local i=${1%:*} a=${1#*:} label log t pid
     label=${T_LABEL[i]}
     log=$(log_of "$label")
     t=$(timeout_for "${T_CMD[i]##*/}")
     [ "$a" = 2 ] && mv "$log" "$log.first"
-    if [ "${T_MODE[i]}" = background ] && [ "$a" = 1 ]; then
+    if { [ "${T_MODE[i]}" = background ] && [ "$a" = 1 ]; } || [ "${2:-}" = idle ]; then
         # SCHED_IDLE: it takes only the CPU no other test wants, so that
         # it cannot delay anything timed beside it.
         run_isolated "$log" chrt --idle 0 timeout --kill-after=10 "$t" "${T_CMD[i]}" &
         pid=$!
         J_BG[$pid]=1
+        if [ "${2:-}" = idle ]; then
+            J_IDLE[$pid]=1
+            running_idle=$((running_idle + 1))
+        fi
     else
         run_isolated "$log" timeout --kill-after=10 "$t" "${T_CMD[i]}" &
         pid=$!
         running=$((running + 1))
         is_unit "$i" || running_integ=$((running_integ + 1))
         [ "${T_MODE[i]}" != heavy ] || running_heavy=$((running_heavy + 1))
+        [ "${T_MODE[i]}" != timed ] || running_timed=$((running_timed + 1))
     fi
     J_TEST[$pid]=$1 J_START[$pid]=$EPOCHREALTIME
 }
 
 # A test ended with status RC after SECS: count it and print its line.
-finish() { # finish I:ATTEMPT RC SECS
+finish() { # finish I:ATTEMPT RC SECS [idle]
     local i=${1%:*} a=${1#*:} rc=$2 secs=$3 label log t note=""
+    shift 3
     label=${T_LABEL[i]}
     log=$(log_of "$label")
     sum_secs=$(awk -v a="$sum_secs" -v b="$secs" 'BEGIN { print a + b }')
+    [ "${1:-}" != idle ] || idle_secs=$(awk -v a="$idle_secs" -v b="$secs" 'BEGIN { print a + b }')
     [ "${T_MODE[i]}" = alone ] || [ "$a" = 2 ] && serial_secs=$(awk -v a="$serial_secs" -v b="$secs" 'BEGIN { print a + b }')
     if [ "$rc" -eq 75 ] && [ "$a" = 1 ]; then
         # Only timing-bound checks failed: once more, same seed, alone
@@ -281,22 +299,45 @@ stop_all() {
 trap stop_all INT TERM
 
 # Three queues: the background tests, started at once; the parallel one,
-# RR_TEST_JOBS at a time; then the serial one (tests/serial, and every
-# rerun), one at a time with nothing beside it but the background.
+# RR_TEST_JOBS at a time in the slots, its unit tests also
+# RR_TEST_IDLE_JOBS at a time at idle priority; then the serial one
+# (tests/serial, and every rerun), one at a time with nothing beside it
+# but the background.
 for b in "${bg_queue[@]}"; do start "$b"; done
 while :; do
     while [ -z "$alone" ] && [ "$running" -lt "$jobs" ] && [ ${#queue[@]} -gt 0 ]; do
-        pick='' held=''
+        pick='' held='' spare=''
         for k in "${!queue[@]}"; do
             i=${queue[k]%:*}
             # A heavy test waiting for the integration tests in the slots
             # to end holds back the ones after it, or it would wait to the end.
             [ -n "$held" ] && ! is_unit "$i" && continue
-            may_start "$i" && { pick=$k; break; }
+            if may_start "$i"; then
+                # A unit test the idle runner can take waits for it: it
+                # takes a slot beside a heavy test (which no other test may
+                # have), or at the very end.
+                if [ "$idle_jobs" -gt 0 ] && [ "$running_heavy" = 0 ] && idle_ok "$i"; then
+                    [ -n "$spare" ] || spare=$k
+                    continue
+                fi
+                pick=$k
+                break
+            fi
             [ "${T_MODE[i]}" = heavy ] && held=1
         done
+        [ -n "$pick" ] || [ ${#serial_queue[@]} -gt 0 ] || pick=$spare
         [ -n "$pick" ] || break
         start "${queue[pick]}"
+        unset "queue[pick]"
+        queue=("${queue[@]}")
+    done
+    while [ "$running_idle" -lt "$idle_jobs" ]; do
+        pick=''
+        for k in "${!queue[@]}"; do
+            idle_ok "${queue[k]%:*}" && { pick=$k; break; }
+        done
+        [ -n "$pick" ] || break
+        start "${queue[pick]}" idle
         unset "queue[pick]"
         queue=("${queue[@]}")
     done
@@ -312,17 +353,24 @@ while :; do
     if [ -z "$done_pid" ] || [ -z "${J_TEST[$done_pid]+x}" ]; then continue; fi
     job=${J_TEST[$done_pid]}
     secs=$(awk -v a="${J_START[$done_pid]}" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')
+    how=
     if [ -n "${J_BG[$done_pid]+x}" ]; then
         unset "J_BG[$done_pid]"
+        how=idle
+        if [ -n "${J_IDLE[$done_pid]+x}" ]; then
+            unset "J_IDLE[$done_pid]"
+            running_idle=$((running_idle - 1))
+        fi
     else
         running=$((running - 1))
         i=${job%:*}
         is_unit "$i" || running_integ=$((running_integ - 1))
         [ "${T_MODE[i]}" != heavy ] || running_heavy=$((running_heavy - 1))
+        [ "${T_MODE[i]}" != timed ] || running_timed=$((running_timed - 1))
     fi
     unset "J_TEST[$done_pid]" "J_START[$done_pid]"
     [ "$running" = 0 ] && alone=
-    finish "$job" "$rc" "$secs"
+    finish "$job" "$rc" "$secs" $how
 done
 
 # Each test's time, for the next run's order (a test not run this time
@@ -335,7 +383,7 @@ echo
 [ "$fail" -gt 0 ] && echo "failed: ${failed[*]} (logs in $log_dir/)"
 [ "$flaky" -gt 0 ] && echo "flaky (passed only when rerun with RR_TEST_SEED=$RR_TEST_SEED): ${flakies[*]}"
 [ "$skip" -gt 0 ] && echo "skipped: ${skipped[*]}"
-awk -v b="$t_begin" -v e="$EPOCHREALTIME" -v s="$sum_secs" -v a="$serial_secs" -v j="$jobs" \
-    'BEGIN { printf "run.sh: wall time %.0f s; the tests'"'"' own times add up to %.0f s, %.0f s of it alone (tests/serial, reruns); %d at a time\n", e - b, s, a, j }'
+awk -v b="$t_begin" -v e="$EPOCHREALTIME" -v s="$sum_secs" -v a="$serial_secs" -v d="$idle_secs" -v j="$jobs" \
+    'BEGIN { printf "run.sh: wall time %.0f s; the tests'"'"' own times add up to %.0f s, %.0f s of it alone (tests/serial, reruns), %.0f s at idle priority (tests/background, unit tests); %d at a time\n", e - b, s, a, d, j }'
 echo "tests: $pass passed, $fail failed, $flaky flaky, $skip skipped"
 [ "$fail" -eq 0 ] && [ "$pass" -gt 0 ]
