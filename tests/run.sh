@@ -18,15 +18,17 @@
 # RR_TEST_JOBS (default 2) tests run at once, each in its own session with
 # its own namespaces and temp dir. tests/serial ("NAME MODE reason") names
 # the exceptions: MODE alone (its timing bounds need the machine to
-# itself: it runs alone, after the others) or heavy (it loads the machine
+# itself: it runs alone, after the others), heavy (it loads the machine
 # but bears load: only unit tests, which have no timing bound, run beside
-# it), or timed (a unit test that asserts a wall-clock bound: it runs in a
+# it) or timed (a unit test that asserts a wall-clock bound: it runs in a
 # slot, never at idle priority). tests/background names tests (a build:
 # CPU, no timing) that run from the start beside the others, at idle CPU
 # priority, in no slot. Unit tests (CPU, no timing bound) run the same way,
 # RR_TEST_IDLE_JOBS (default 2) at a time, and take a slot only when no
 # namespace test can have it (beside a heavy one, or at the end). With
-# RR_TEST_JOBS=1 every test runs alone. A line is printed as each test ends.
+# RR_TEST_JOBS=1 every test runs alone. RR_TEST_BUILD (./run test): the
+# rest of the build, the ASan and TSan unit tests, at idle priority beside
+# the first tests (below). A line is printed as each test ends.
 # tests/expected pins the test list (one label per line, sorted, as printed
 # here): a label it names that is not built, or a test it does not name,
 # fails the run.
@@ -136,13 +138,44 @@ add_test() { # add_test LABEL PATH
     T_LABEL+=("$1") T_CMD+=("$2") T_MODE+=("$m")
 }
 
-if [ "$suite" = all ] || [ "$suite" = unit ]; then
-    for variant in tests asan tsan; do
+# RR_TEST_BUILD (./run test sets it to "ninja"): the rest of a build, run
+# at idle priority beside the first tests. ./run builds everything but the
+# ASan and TSan unit tests before it starts run.sh; nothing else needs
+# them, and they join the run (and the check against tests/expected) once
+# the build is done. The background tests start after it.
+build_cmd=${RR_TEST_BUILD:-}
+[ "$suite" != integ ] || build_cmd=
+late_variants=() # the unit variants the build still makes
+[ -z "$build_cmd" ] || late_variants=(asan tsan)
+
+add_units() { # add_units VARIANT...
+    local variant t
+    for variant in "$@"; do
         for t in build/bin/$variant/test_*; do
             [ -x "$t" ] || continue
             add_test "$variant/$(basename "$t")" "$t"
         done
     done
+}
+# missing skip|only [VARIANT...]: fail what tests/expected names and
+# nothing built, but for (or only for) the labels of those variants.
+missing() {
+    local how=$1 label p late
+    shift
+    for label in "${!expected[@]}"; do
+        [ -n "${seen[$label]+x}" ] && continue
+        late=skip # (not one of them: reported by "skip")
+        for p in "$@"; do [[ $label == "$p"/* ]] && late=only; done
+        [ "$late" = "$how" ] || continue
+        printf 'FAIL %-44s in tests/expected but not built or not executable\n' "$label"
+        fail=$((fail + 1))
+        failed+=("$label")
+    done
+}
+
+if [ "$suite" = all ] || [ "$suite" = unit ]; then
+    add_units tests
+    [ -n "$build_cmd" ] || add_units asan tsan
 fi
 if [ "$suite" = all ] || [ "$suite" = integ ]; then
     for t in tests/integ/*.sh; do
@@ -150,29 +183,26 @@ if [ "$suite" = all ] || [ "$suite" = integ ]; then
         add_test "integ/$(basename "$t")" "$t"
     done
 fi
-
-for label in "${!expected[@]}"; do
-    [ -n "${seen[$label]+x}" ] && continue
-    printf 'FAIL %-44s in tests/expected but not built or not executable\n' "$label"
-    fail=$((fail + 1))
-    failed+=("$label")
-done
+missing skip "${late_variants[@]}"
 
 # The longest first, so that the last to end is a short one: each test's
 # time in the last run (build/test-logs/durations), else its timeout.
 declare -A last=()
 [ -f "$log_dir/durations" ] && while read -r label secs; do last[$label]=$secs; done <"$log_dir/durations"
 queue=() serial_queue=() bg_queue=()
-while read -r _ i; do
-    case ${T_MODE[i]} in
-    alone) serial_queue+=("$i:1") ;;
-    background) bg_queue+=("$i:1") ;;
-    *) queue+=("$i:1") ;;
-    esac
-done < <(for i in "${!T_LABEL[@]}"; do
-    l=${T_LABEL[i]}
-    printf '%s %s\n' "${last[$l]:-$(timeout_for "${T_CMD[i]##*/}")}" "$i"
-done | sort -s -k1,1gr)
+enqueue() { # enqueue FIRST: tests FIRST.. of T_LABEL into their queues
+    local i
+    while read -r _ i; do
+        case ${T_MODE[i]} in
+        alone) serial_queue+=("$i:1") ;;
+        background) bg_queue+=("$i:1") ;;
+        *) queue+=("$i:1") ;;
+        esac
+    done < <(for ((i = $1; i < ${#T_LABEL[@]}; i++)); do
+        printf '%s %s\n' "${last[${T_LABEL[i]}]:-$(timeout_for "${T_CMD[i]##*/}")}" "$i"
+    done | sort -s -k1,1gr)
+}
+enqueue 0
 
 is_unit() { [[ ${T_LABEL[$1]} != integ/* ]]; }
 # May test I start now in a free slot? Beside a heavy test only unit
@@ -291,7 +321,7 @@ finish() { # finish I:ATTEMPT RC SECS [idle]
 
 stop_all() {
     local p
-    for p in "${!J_TEST[@]}"; do kill -TERM "$p" 2>/dev/null; done
+    for p in "${!J_TEST[@]}" $build_pid; do kill -TERM "$p" 2>/dev/null; done
     wait
     echo "run.sh: stopped by a signal, with ${#J_TEST[@]} tests running"
     exit 130
@@ -303,7 +333,15 @@ trap stop_all INT TERM
 # RR_TEST_IDLE_JOBS at a time at idle priority; then the serial one
 # (tests/serial, and every rerun), one at a time with nothing beside it
 # but the background.
-for b in "${bg_queue[@]}"; do start "$b"; done
+build_pid=
+if [ -n "$build_cmd" ]; then
+    echo "run.sh: $build_cmd: the ASan and TSan unit tests build at idle priority beside the first tests"
+    # shellcheck disable=SC2086 # a command and its arguments
+    run_isolated "$log_dir/build.log" chrt --idle 0 $build_cmd &
+    build_pid=$!
+else
+    for b in "${bg_queue[@]}"; do start "$b"; done
+fi
 while :; do
     while [ -z "$alone" ] && [ "$running" -lt "$jobs" ] && [ ${#queue[@]} -gt 0 ]; do
         pick='' held='' spare=''
@@ -346,10 +384,26 @@ while :; do
         start "${serial_queue[0]}"
         serial_queue=("${serial_queue[@]:1}")
     fi
-    [ ${#J_TEST[@]} = 0 ] && break
+    [ ${#J_TEST[@]} = 0 ] && [ -z "$build_pid" ] && break
     done_pid=
     wait -n -p done_pid
     rc=$?
+    if [ -n "$build_pid" ] && [ "$done_pid" = "$build_pid" ]; then
+        build_pid=
+        if [ "$rc" != 0 ]; then
+            printf 'FAIL %-44s exit %d\n' "build: $build_cmd" "$rc"
+            sed 's/^/    | /' "$log_dir/build.log" | tail -n 40
+            fail=$((fail + 1))
+            failed+=("build")
+        fi
+        n=${#T_LABEL[@]}
+        add_units "${late_variants[@]}"
+        enqueue "$n"
+        missing only "${late_variants[@]}"
+        late_variants=()
+        for b in "${bg_queue[@]}"; do start "$b"; done
+        continue
+    fi
     if [ -z "$done_pid" ] || [ -z "${J_TEST[$done_pid]+x}" ]; then continue; fi
     job=${J_TEST[$done_pid]}
     secs=$(awk -v a="${J_START[$done_pid]}" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')
