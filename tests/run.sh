@@ -20,8 +20,8 @@
 # the exceptions: MODE alone (its timing bounds need the machine to
 # itself: it runs alone, after the others), heavy (it loads the machine
 # but bears load: only unit tests, which have no timing bound, run beside
-# it) or timed (a unit test that asserts a wall-clock bound: it runs in a
-# slot, never at idle priority). tests/background names tests (a build:
+# it) or slot (a unit test that asserts a wall-clock bound or its
+# scheduling class: it runs in a slot, never at idle priority). tests/background names tests (a build:
 # CPU, no timing) that run from the start beside the others, at idle CPU
 # priority, in no slot. Unit tests (CPU, no timing bound) run the same way,
 # RR_TEST_IDLE_JOBS (default 2) at a time, and take a slot only when no
@@ -62,8 +62,8 @@ declare -A serial=() background=()
 while read -r name mode _; do
     case $name in '' | '#'*) continue ;; esac
     case $mode in
-    alone | heavy | timed) serial[$name]=$mode ;;
-    *) echo "run.sh: tests/serial: $name: mode \"$mode\", expected alone, heavy or timed" >&2; exit 2 ;;
+    alone | heavy | slot) serial[$name]=$mode ;;
+    *) echo "run.sh: tests/serial: $name: mode \"$mode\", expected alone, heavy or slot" >&2; exit 2 ;;
     esac
 done < <(cat tests/serial 2>/dev/null)
 while read -r name _; do
@@ -102,7 +102,7 @@ run_isolated() { # run_isolated LOG CMD...
 }
 
 # The tests to run: T_LABEL[i], T_CMD[i] (one path), T_MODE[i] (alone,
-# heavy, timed, background, or empty: parallel).
+# heavy, slot, background, or empty: parallel).
 T_LABEL=() T_CMD=() T_MODE=()
 # The pinned list: every label of the suites we run must be in
 # tests/expected and every expected one must exist. A test that was not
@@ -209,9 +209,9 @@ is_unit() { [[ ${T_LABEL[$1]} != integ/* ]]; }
 # tests without a wall-clock bound; a heavy test only beside those.
 may_start() {
     if [ "$running_heavy" -gt 0 ]; then
-        is_unit "$1" && [ "${T_MODE[$1]}" != timed ]
+        is_unit "$1" && [ "${T_MODE[$1]}" != slot ]
     elif [ "${T_MODE[$1]}" = heavy ]; then
-        [ "$running_integ" = 0 ] && [ "$running_timed" = 0 ]
+        [ "$running_integ" = 0 ] && [ "$running_slot" = 0 ]
     fi
 }
 
@@ -222,7 +222,7 @@ idle_ok() { is_unit "$1" && [ -z "${T_MODE[$1]}" ]; }
 
 declare -A J_TEST=() J_START=() J_BG=() J_IDLE=()
 running=0 alone='' sum_secs=0 serial_secs=0 idle_secs=0
-running_integ=0 running_heavy=0 running_timed=0 # in the slots: not unit tests; heavy ones; timed ones
+running_integ=0 running_heavy=0 running_slot=0 # in the slots: not unit tests; heavy ones; "slot" ones
 running_idle=0                  # unit tests at idle priority, in no slot
 declare -A first_secs=() durations=()
 
@@ -248,7 +248,7 @@ start() { # start I:ATTEMPT [idle]
         running=$((running + 1))
         is_unit "$i" || running_integ=$((running_integ + 1))
         [ "${T_MODE[i]}" != heavy ] || running_heavy=$((running_heavy + 1))
-        [ "${T_MODE[i]}" != timed ] || running_timed=$((running_timed + 1))
+        [ "${T_MODE[i]}" != slot ] || running_slot=$((running_slot + 1))
     fi
     J_TEST[$pid]=$1 J_START[$pid]=$EPOCHREALTIME
 }
@@ -420,7 +420,7 @@ while :; do
         i=${job%:*}
         is_unit "$i" || running_integ=$((running_integ - 1))
         [ "${T_MODE[i]}" != heavy ] || running_heavy=$((running_heavy - 1))
-        [ "${T_MODE[i]}" != timed ] || running_timed=$((running_timed - 1))
+        [ "${T_MODE[i]}" != slot ] || running_slot=$((running_slot - 1))
     fi
     unset "J_TEST[$done_pid]" "J_START[$done_pid]"
     [ "$running" = 0 ] && alone=
