@@ -332,7 +332,7 @@ trap stop_all INT TERM
 # RR_TEST_JOBS at a time in the slots, its unit tests also
 # RR_TEST_IDLE_JOBS at a time at idle priority; then the serial one
 # (tests/serial, and every rerun), one at a time with nothing beside it
-# but the background.
+# but the background, once the parallel one is done.
 build_pid=
 if [ -n "$build_cmd" ]; then
     echo "run.sh: $build_cmd: the ASan and TSan unit tests build at idle priority beside the first tests"
@@ -344,7 +344,10 @@ else
 fi
 while :; do
     while [ -z "$alone" ] && [ "$running" -lt "$jobs" ] && [ ${#queue[@]} -gt 0 ]; do
-        pick='' held='' spare=''
+        pick='' held='' spare='' integ_left=''
+        for k in "${!queue[@]}"; do
+            is_unit "${queue[k]%:*}" || integ_left=1
+        done
         for k in "${!queue[@]}"; do
             i=${queue[k]%:*}
             # A heavy test waiting for the integration tests in the slots
@@ -353,7 +356,7 @@ while :; do
             if may_start "$i"; then
                 # A unit test the idle runner can take waits for it: it
                 # takes a slot beside a heavy test (which no other test may
-                # have), or at the very end.
+                # have), or once every namespace test of the queue started.
                 if [ "$idle_jobs" -gt 0 ] && [ "$running_heavy" = 0 ] && idle_ok "$i"; then
                     [ -n "$spare" ] || spare=$k
                     continue
@@ -363,7 +366,7 @@ while :; do
             fi
             [ "${T_MODE[i]}" = heavy ] && held=1
         done
-        [ -n "$pick" ] || [ ${#serial_queue[@]} -gt 0 ] || pick=$spare
+        [ -n "$pick" ] || [ -n "$integ_left" ] || pick=$spare
         [ -n "$pick" ] || break
         start "${queue[pick]}"
         unset "queue[pick]"
@@ -379,7 +382,11 @@ while :; do
         unset "queue[pick]"
         queue=("${queue[@]}")
     done
-    if [ "$running" = 0 ] && [ ${#serial_queue[@]} -gt 0 ]; then
+    # The alone tests once everything else is done, the unit tests too:
+    # nothing but the background beside them (a new instance of a service
+    # sets up at idle priority, and would share that CPU with them).
+    if [ "$running" = 0 ] && [ "$running_idle" = 0 ] && [ ${#queue[@]} = 0 ] && [ -z "$build_pid" ] &&
+        [ ${#serial_queue[@]} -gt 0 ]; then
         alone=1
         start "${serial_queue[0]}"
         serial_queue=("${serial_queue[@]:1}")
