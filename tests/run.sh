@@ -18,11 +18,17 @@
 # RR_TEST_JOBS (default 2) tests run at once, each in its own session with
 # its own namespaces and temp dir. tests/serial ("NAME MODE reason") names
 # the exceptions: MODE alone (its timing bounds need the machine to
-# itself: it runs alone, after the others) or heavy (it loads the machine
+# itself: it runs alone, after the others), heavy (it loads the machine
 # but bears load: only unit tests, which have no timing bound, run beside
-# it). tests/background names tests (a build: CPU, no timing) that run from
-# the start beside the others, at idle CPU priority, in no slot. With
-# RR_TEST_JOBS=1 every test runs alone. A line is printed as each test ends.
+# it) or slot (a unit test that asserts a wall-clock bound or its
+# scheduling class: it runs in a slot, never at idle priority). tests/background names tests (a build:
+# CPU, no timing) that run from the start beside the others, at idle CPU
+# priority, in no slot. Unit tests (CPU, no timing bound) run the same way,
+# RR_TEST_IDLE_JOBS (default 2) at a time, and take a slot only when no
+# namespace test can have it (beside a heavy one, or at the end). With
+# RR_TEST_JOBS=1 every test runs alone. RR_TEST_BUILD (./run test): the
+# rest of the build, the ASan and TSan unit tests, at idle priority beside
+# the first tests (below). A line is printed as each test ends.
 # tests/expected pins the test list (one label per line, sorted, as printed
 # here): a label it names that is not built, or a test it does not name,
 # fails the run.
@@ -32,6 +38,9 @@ suite=${1:-all}
 default_timeout=${TEST_TIMEOUT:-300}
 jobs=${RR_TEST_JOBS:-2}
 [[ $jobs =~ ^[1-9][0-9]*$ ]] || { echo "run.sh: RR_TEST_JOBS must be a positive integer, not \"$jobs\"" >&2; exit 2; }
+idle_jobs=${RR_TEST_IDLE_JOBS:-2}
+[[ $idle_jobs =~ ^[0-9]+$ ]] || { echo "run.sh: RR_TEST_IDLE_JOBS must be a number, not \"$idle_jobs\"" >&2; exit 2; }
+[ "$jobs" -gt 1 ] || idle_jobs=0
 log_dir=build/test-logs
 mkdir -p "$log_dir"
 t_begin=$EPOCHREALTIME
@@ -53,8 +62,8 @@ declare -A serial=() background=()
 while read -r name mode _; do
     case $name in '' | '#'*) continue ;; esac
     case $mode in
-    alone | heavy) serial[$name]=$mode ;;
-    *) echo "run.sh: tests/serial: $name: mode \"$mode\", expected alone or heavy" >&2; exit 2 ;;
+    alone | heavy | slot) serial[$name]=$mode ;;
+    *) echo "run.sh: tests/serial: $name: mode \"$mode\", expected alone, heavy or slot" >&2; exit 2 ;;
     esac
 done < <(cat tests/serial 2>/dev/null)
 while read -r name _; do
@@ -93,7 +102,7 @@ run_isolated() { # run_isolated LOG CMD...
 }
 
 # The tests to run: T_LABEL[i], T_CMD[i] (one path), T_MODE[i] (alone,
-# heavy, background, or empty: parallel).
+# heavy, slot, background, or empty: parallel).
 T_LABEL=() T_CMD=() T_MODE=()
 # The pinned list: every label of the suites we run must be in
 # tests/expected and every expected one must exist. A test that was not
@@ -129,13 +138,44 @@ add_test() { # add_test LABEL PATH
     T_LABEL+=("$1") T_CMD+=("$2") T_MODE+=("$m")
 }
 
-if [ "$suite" = all ] || [ "$suite" = unit ]; then
-    for variant in tests asan tsan; do
+# RR_TEST_BUILD (./run test sets it to "ninja"): the rest of a build, run
+# at idle priority beside the first tests. ./run builds everything but the
+# ASan and TSan unit tests before it starts run.sh; nothing else needs
+# them, and they join the run (and the check against tests/expected) once
+# the build is done. The background tests start after it.
+build_cmd=${RR_TEST_BUILD:-}
+[ "$suite" != integ ] || build_cmd=
+late_variants=() # the unit variants the build still makes
+[ -z "$build_cmd" ] || late_variants=(asan tsan)
+
+add_units() { # add_units VARIANT...
+    local variant t
+    for variant in "$@"; do
         for t in build/bin/$variant/test_*; do
             [ -x "$t" ] || continue
             add_test "$variant/$(basename "$t")" "$t"
         done
     done
+}
+# missing skip|only [VARIANT...]: fail what tests/expected names and
+# nothing built, but for (or only for) the labels of those variants.
+missing() {
+    local how=$1 label p late
+    shift
+    for label in "${!expected[@]}"; do
+        [ -n "${seen[$label]+x}" ] && continue
+        late=skip # (not one of them: reported by "skip")
+        for p in "$@"; do [[ $label == "$p"/* ]] && late=only; done
+        [ "$late" = "$how" ] || continue
+        printf 'FAIL %-44s in tests/expected but not built or not executable\n' "$label"
+        fail=$((fail + 1))
+        failed+=("$label")
+    done
+}
+
+if [ "$suite" = all ] || [ "$suite" = unit ]; then
+    add_units tests
+    [ -n "$build_cmd" ] || add_units asan tsan
 fi
 if [ "$suite" = all ] || [ "$suite" = integ ]; then
     for t in tests/integ/*.sh; do
@@ -143,76 +183,84 @@ if [ "$suite" = all ] || [ "$suite" = integ ]; then
         add_test "integ/$(basename "$t")" "$t"
     done
 fi
-
-for label in "${!expected[@]}"; do
-    [ -n "${seen[$label]+x}" ] && continue
-    printf 'FAIL %-44s in tests/expected but not built or not executable\n' "$label"
-    fail=$((fail + 1))
-    failed+=("$label")
-done
+missing skip "${late_variants[@]}"
 
 # The longest first, so that the last to end is a short one: each test's
 # time in the last run (build/test-logs/durations), else its timeout.
 declare -A last=()
 [ -f "$log_dir/durations" ] && while read -r label secs; do last[$label]=$secs; done <"$log_dir/durations"
 queue=() serial_queue=() bg_queue=()
-while read -r _ i; do
-    case ${T_MODE[i]} in
-    alone) serial_queue+=("$i:1") ;;
-    background) bg_queue+=("$i:1") ;;
-    *) queue+=("$i:1") ;;
-    esac
-done < <(for i in "${!T_LABEL[@]}"; do
-    l=${T_LABEL[i]}
-    printf '%s %s\n' "${last[$l]:-$(timeout_for "${T_CMD[i]##*/}")}" "$i"
-done | sort -s -k1,1gr)
+enqueue() { # enqueue FIRST: tests FIRST.. of T_LABEL into their queues
+    local i
+    while read -r _ i; do
+        case ${T_MODE[i]} in
+        alone) serial_queue+=("$i:1") ;;
+        background) bg_queue+=("$i:1") ;;
+        *) queue+=("$i:1") ;;
+        esac
+    done < <(for ((i = $1; i < ${#T_LABEL[@]}; i++)); do
+        printf '%s %s\n' "${last[${T_LABEL[i]}]:-$(timeout_for "${T_CMD[i]##*/}")}" "$i"
+    done | sort -s -k1,1gr)
+}
+enqueue 0
 
 is_unit() { [[ ${T_LABEL[$1]} != integ/* ]]; }
 # May test I start now in a free slot? Beside a heavy test only unit
-# tests; a heavy test only beside unit tests.
+# tests without a wall-clock bound; a heavy test only beside those.
 may_start() {
     if [ "$running_heavy" -gt 0 ]; then
-        is_unit "$1"
+        is_unit "$1" && [ "${T_MODE[$1]}" != slot ]
     elif [ "${T_MODE[$1]}" = heavy ]; then
-        [ "$running_integ" = 0 ]
+        [ "$running_integ" = 0 ] && [ "$running_slot" = 0 ]
     fi
 }
 
 log_of() { echo "$log_dir/$(echo "$1" | tr '/ ' '__').log"; }
 
-declare -A J_TEST=() J_START=() J_BG=()
-running=0 alone='' sum_secs=0 serial_secs=0
-running_integ=0 running_heavy=0 # in the slots: not unit tests; heavy ones
+# A unit test the idle runner may take: CPU and no wall-clock bound.
+idle_ok() { is_unit "$1" && [ -z "${T_MODE[$1]}" ]; }
+
+declare -A J_TEST=() J_START=() J_BG=() J_IDLE=()
+running=0 alone='' sum_secs=0 serial_secs=0 idle_secs=0
+running_integ=0 running_heavy=0 running_slot=0 # in the slots: not unit tests; heavy ones; "slot" ones
+running_idle=0                  # unit tests at idle priority, in no slot
 declare -A first_secs=() durations=()
 
-start() { # start I:ATTEMPT
+start() { # start I:ATTEMPT [idle]
     local i=${1%:*} a=${1#*:} label log t pid
     label=${T_LABEL[i]}
     log=$(log_of "$label")
     t=$(timeout_for "${T_CMD[i]##*/}")
     [ "$a" = 2 ] && mv "$log" "$log.first"
-    if [ "${T_MODE[i]}" = background ] && [ "$a" = 1 ]; then
+    if { [ "${T_MODE[i]}" = background ] && [ "$a" = 1 ]; } || [ "${2:-}" = idle ]; then
         # SCHED_IDLE: it takes only the CPU no other test wants, so that
         # it cannot delay anything timed beside it.
         run_isolated "$log" chrt --idle 0 timeout --kill-after=10 "$t" "${T_CMD[i]}" &
         pid=$!
         J_BG[$pid]=1
+        if [ "${2:-}" = idle ]; then
+            J_IDLE[$pid]=1
+            running_idle=$((running_idle + 1))
+        fi
     else
         run_isolated "$log" timeout --kill-after=10 "$t" "${T_CMD[i]}" &
         pid=$!
         running=$((running + 1))
         is_unit "$i" || running_integ=$((running_integ + 1))
         [ "${T_MODE[i]}" != heavy ] || running_heavy=$((running_heavy + 1))
+        [ "${T_MODE[i]}" != slot ] || running_slot=$((running_slot + 1))
     fi
     J_TEST[$pid]=$1 J_START[$pid]=$EPOCHREALTIME
 }
 
 # A test ended with status RC after SECS: count it and print its line.
-finish() { # finish I:ATTEMPT RC SECS
+finish() { # finish I:ATTEMPT RC SECS [idle]
     local i=${1%:*} a=${1#*:} rc=$2 secs=$3 label log t note=""
+    shift 3
     label=${T_LABEL[i]}
     log=$(log_of "$label")
     sum_secs=$(awk -v a="$sum_secs" -v b="$secs" 'BEGIN { print a + b }')
+    [ "${1:-}" != idle ] || idle_secs=$(awk -v a="$idle_secs" -v b="$secs" 'BEGIN { print a + b }')
     [ "${T_MODE[i]}" = alone ] || [ "$a" = 2 ] && serial_secs=$(awk -v a="$serial_secs" -v b="$secs" 'BEGIN { print a + b }')
     if [ "$rc" -eq 75 ] && [ "$a" = 1 ]; then
         # Only timing-bound checks failed: once more, same seed, alone
@@ -273,7 +321,7 @@ finish() { # finish I:ATTEMPT RC SECS
 
 stop_all() {
     local p
-    for p in "${!J_TEST[@]}"; do kill -TERM "$p" 2>/dev/null; done
+    for p in "${!J_TEST[@]}" $build_pid; do kill -TERM "$p" 2>/dev/null; done
     wait
     echo "run.sh: stopped by a signal, with ${#J_TEST[@]} tests running"
     exit 130
@@ -281,48 +329,109 @@ stop_all() {
 trap stop_all INT TERM
 
 # Three queues: the background tests, started at once; the parallel one,
-# RR_TEST_JOBS at a time; then the serial one (tests/serial, and every
-# rerun), one at a time with nothing beside it but the background.
-for b in "${bg_queue[@]}"; do start "$b"; done
+# RR_TEST_JOBS at a time in the slots, its unit tests also
+# RR_TEST_IDLE_JOBS at a time at idle priority; then the serial one
+# (tests/serial, and every rerun), one at a time with nothing beside it
+# but the background, once the parallel one is done.
+build_pid=
+if [ -n "$build_cmd" ]; then
+    echo "run.sh: $build_cmd: the ASan and TSan unit tests build at idle priority beside the first tests"
+    # shellcheck disable=SC2086 # a command and its arguments
+    run_isolated "$log_dir/build.log" chrt --idle 0 $build_cmd &
+    build_pid=$!
+else
+    for b in "${bg_queue[@]}"; do start "$b"; done
+fi
 while :; do
     while [ -z "$alone" ] && [ "$running" -lt "$jobs" ] && [ ${#queue[@]} -gt 0 ]; do
-        pick='' held=''
+        pick='' held='' spare='' integ_left=''
+        for k in "${!queue[@]}"; do
+            is_unit "${queue[k]%:*}" || integ_left=1
+        done
         for k in "${!queue[@]}"; do
             i=${queue[k]%:*}
             # A heavy test waiting for the integration tests in the slots
             # to end holds back the ones after it, or it would wait to the end.
             [ -n "$held" ] && ! is_unit "$i" && continue
-            may_start "$i" && { pick=$k; break; }
+            if may_start "$i"; then
+                # A unit test the idle runner can take waits for it: it
+                # takes a slot beside a heavy test (which no other test may
+                # have), or once every namespace test of the queue started.
+                if [ "$idle_jobs" -gt 0 ] && [ "$running_heavy" = 0 ] && idle_ok "$i"; then
+                    [ -n "$spare" ] || spare=$k
+                    continue
+                fi
+                pick=$k
+                break
+            fi
             [ "${T_MODE[i]}" = heavy ] && held=1
         done
+        [ -n "$pick" ] || [ -n "$integ_left" ] || pick=$spare
         [ -n "$pick" ] || break
         start "${queue[pick]}"
         unset "queue[pick]"
         queue=("${queue[@]}")
     done
-    if [ "$running" = 0 ] && [ ${#serial_queue[@]} -gt 0 ]; then
+    while [ "$running_idle" -lt "$idle_jobs" ]; do
+        pick=''
+        for k in "${!queue[@]}"; do
+            idle_ok "${queue[k]%:*}" && { pick=$k; break; }
+        done
+        [ -n "$pick" ] || break
+        start "${queue[pick]}" idle
+        unset "queue[pick]"
+        queue=("${queue[@]}")
+    done
+    # The alone tests once everything else is done, the unit tests too:
+    # nothing but the background beside them (a new instance of a service
+    # sets up at idle priority, and would share that CPU with them).
+    if [ "$running" = 0 ] && [ "$running_idle" = 0 ] && [ ${#queue[@]} = 0 ] && [ -z "$build_pid" ] &&
+        [ ${#serial_queue[@]} -gt 0 ]; then
         alone=1
         start "${serial_queue[0]}"
         serial_queue=("${serial_queue[@]:1}")
     fi
-    [ ${#J_TEST[@]} = 0 ] && break
+    [ ${#J_TEST[@]} = 0 ] && [ -z "$build_pid" ] && break
     done_pid=
     wait -n -p done_pid
     rc=$?
+    if [ -n "$build_pid" ] && [ "$done_pid" = "$build_pid" ]; then
+        build_pid=
+        if [ "$rc" != 0 ]; then
+            printf 'FAIL %-44s exit %d\n' "build: $build_cmd" "$rc"
+            sed 's/^/    | /' "$log_dir/build.log" | tail -n 40
+            fail=$((fail + 1))
+            failed+=("build")
+        fi
+        n=${#T_LABEL[@]}
+        add_units "${late_variants[@]}"
+        enqueue "$n"
+        missing only "${late_variants[@]}"
+        late_variants=()
+        for b in "${bg_queue[@]}"; do start "$b"; done
+        continue
+    fi
     if [ -z "$done_pid" ] || [ -z "${J_TEST[$done_pid]+x}" ]; then continue; fi
     job=${J_TEST[$done_pid]}
     secs=$(awk -v a="${J_START[$done_pid]}" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')
+    how=
     if [ -n "${J_BG[$done_pid]+x}" ]; then
         unset "J_BG[$done_pid]"
+        how=idle
+        if [ -n "${J_IDLE[$done_pid]+x}" ]; then
+            unset "J_IDLE[$done_pid]"
+            running_idle=$((running_idle - 1))
+        fi
     else
         running=$((running - 1))
         i=${job%:*}
         is_unit "$i" || running_integ=$((running_integ - 1))
         [ "${T_MODE[i]}" != heavy ] || running_heavy=$((running_heavy - 1))
+        [ "${T_MODE[i]}" != slot ] || running_slot=$((running_slot - 1))
     fi
     unset "J_TEST[$done_pid]" "J_START[$done_pid]"
     [ "$running" = 0 ] && alone=
-    finish "$job" "$rc" "$secs"
+    finish "$job" "$rc" "$secs" $how
 done
 
 # Each test's time, for the next run's order (a test not run this time
@@ -335,7 +444,7 @@ echo
 [ "$fail" -gt 0 ] && echo "failed: ${failed[*]} (logs in $log_dir/)"
 [ "$flaky" -gt 0 ] && echo "flaky (passed only when rerun with RR_TEST_SEED=$RR_TEST_SEED): ${flakies[*]}"
 [ "$skip" -gt 0 ] && echo "skipped: ${skipped[*]}"
-awk -v b="$t_begin" -v e="$EPOCHREALTIME" -v s="$sum_secs" -v a="$serial_secs" -v j="$jobs" \
-    'BEGIN { printf "run.sh: wall time %.0f s; the tests'"'"' own times add up to %.0f s, %.0f s of it alone (tests/serial, reruns); %d at a time\n", e - b, s, a, j }'
+awk -v b="$t_begin" -v e="$EPOCHREALTIME" -v s="$sum_secs" -v a="$serial_secs" -v d="$idle_secs" -v j="$jobs" \
+    'BEGIN { printf "run.sh: wall time %.0f s; the tests'"'"' own times add up to %.0f s, %.0f s of it alone (tests/serial, reruns), %.0f s at idle priority (tests/background, unit tests); %d at a time\n", e - b, s, a, d, j }'
 echo "tests: $pass passed, $fail failed, $flaky flaky, $skip skipped"
 [ "$fail" -eq 0 ] && [ "$pass" -gt 0 ]

@@ -112,35 +112,43 @@ traffic() {
     serve "$nb" "$t-b"
     sniff_start "$na" "$2" "$t-a"
     sniff_start "$nb" "$4" "$t-b"
-    local pa=("$RR_PY" "$DIFF")
+    local pa=("$RR_PY" "$DIFF") cpids=()
+    # The clients run at once: each is a flow of its own ports, recorded
+    # apart and compared sorted, so their order changes no record; one
+    # after another, the dropped ones' 3 s timeouts took most of the test.
+    client() { # client NS ARGS...: one client in the background
+        rr_in "$1" "${pa[@]}" "${@:2}" >>"$o" 2>>"$RR_T/client.err" &
+        cpids+=($!)
+    }
     {
         # A (inside) to B: new connections, masqueraded
-        rr_in "$na" "${pa[@]}" tcp a2b_tcp22 "$H_A" 41001 "$H_B" 22
-        rr_in "$na" "${pa[@]}" tcp a2b_tcp80_oow "$H_A" 41002 "$H_B" 80 oow
-        rr_in "$na" "${pa[@]}" tcp a2b_tcp8080 "$H_A" 41003 "$H_B" 8080
-        rr_in "$na" "${pa[@]}" udp a2b_udp53 "$H_A" 41004 "$H_B" 53
-        rr_in "$na" "${pa[@]}" udp a2b_udp123_unreach "$H_A" 41005 "$H_B" 123
-        rr_in "$na" "${pa[@]}" tcp a2bl_tcp80_blocked "$H_A" 41006 "$BL" 80
+        client "$na" tcp a2b_tcp22 "$H_A" 41001 "$H_B" 22
+        client "$na" tcp a2b_tcp80_oow "$H_A" 41002 "$H_B" 80 oow
+        client "$na" tcp a2b_tcp8080 "$H_A" 41003 "$H_B" 8080
+        client "$na" udp a2b_udp53 "$H_A" 41004 "$H_B" 53
+        client "$na" udp a2b_udp123_unreach "$H_A" 41005 "$H_B" 123
+        client "$na" tcp a2bl_tcp80_blocked "$H_A" 41006 "$BL" 80
         # B (uplink) to A: no NAT
-        rr_in "$nb" "${pa[@]}" tcp b2a_tcp80 "$H_B" 42001 "$H_A" 80
-        rr_in "$nb" "${pa[@]}" tcp b2a_tcp8080 "$H_B" 42002 "$H_A" 8080
-        rr_in "$nb" "${pa[@]}" udp b2a_udp53 "$H_B" 42003 "$H_A" 53
-        rr_in "$nb" "${pa[@]}" udp b2a_udp123_unreach "$H_B" 42004 "$H_A" 123
-        rr_in "$nb" "${pa[@]}" tcp bl2a_tcp22_blocked "$BL" 42005 "$H_A" 22
-        rr_in "$nb" "${pa[@]}" udp bl2a_udp53_blocked "$BL" 42009 "$H_A" 53
+        client "$nb" tcp b2a_tcp80 "$H_B" 42001 "$H_A" 80
+        client "$nb" tcp b2a_tcp8080 "$H_B" 42002 "$H_A" 8080
+        client "$nb" udp b2a_udp53 "$H_B" 42003 "$H_A" 53
+        client "$nb" udp b2a_udp123_unreach "$H_B" 42004 "$H_A" 123
+        client "$nb" tcp bl2a_tcp22_blocked "$BL" 42005 "$H_A" 22
+        client "$nb" udp bl2a_udp53_blocked "$BL" 42009 "$H_A" 53
         # The same over IPv6
-        rr_in "$na" "${pa[@]}" tcp a2b6_tcp22 "$H6_A" 41101 "$H6_B" 22
-        rr_in "$na" "${pa[@]}" tcp a2b6_tcp80_oow "$H6_A" 41102 "$H6_B" 80 oow
-        rr_in "$na" "${pa[@]}" tcp a2b6_tcp8080 "$H6_A" 41103 "$H6_B" 8080
-        rr_in "$na" "${pa[@]}" udp a2b6_udp53 "$H6_A" 41104 "$H6_B" 53
-        rr_in "$na" "${pa[@]}" udp a2b6_udp123_unreach "$H6_A" 41105 "$H6_B" 123
-        rr_in "$na" "${pa[@]}" tcp a2bl6_tcp80_blocked "$H6_A" 41106 "$BL6" 80
-        rr_in "$nb" "${pa[@]}" tcp b2a6_tcp80 "$H6_B" 42101 "$H6_A" 80
-        rr_in "$nb" "${pa[@]}" tcp b2a6_tcp8080 "$H6_B" 42102 "$H6_A" 8080
-        rr_in "$nb" "${pa[@]}" udp b2a6_udp53 "$H6_B" 42103 "$H6_A" 53
-        rr_in "$nb" "${pa[@]}" udp b2a6_udp123_unreach "$H6_B" 42104 "$H6_A" 123
-        rr_in "$nb" "${pa[@]}" tcp bl2a6_tcp22_blocked "$BL6" 42105 "$H6_A" 22
-    } >>"$o" 2>>"$RR_T/client.err"
+        client "$na" tcp a2b6_tcp22 "$H6_A" 41101 "$H6_B" 22
+        client "$na" tcp a2b6_tcp80_oow "$H6_A" 41102 "$H6_B" 80 oow
+        client "$na" tcp a2b6_tcp8080 "$H6_A" 41103 "$H6_B" 8080
+        client "$na" udp a2b6_udp53 "$H6_A" 41104 "$H6_B" 53
+        client "$na" udp a2b6_udp123_unreach "$H6_A" 41105 "$H6_B" 123
+        client "$na" tcp a2bl6_tcp80_blocked "$H6_A" 41106 "$BL6" 80
+        client "$nb" tcp b2a6_tcp80 "$H6_B" 42101 "$H6_A" 80
+        client "$nb" tcp b2a6_tcp8080 "$H6_B" 42102 "$H6_A" 8080
+        client "$nb" udp b2a6_udp53 "$H6_B" 42103 "$H6_A" 53
+        client "$nb" udp b2a6_udp123_unreach "$H6_B" 42104 "$H6_A" 123
+        client "$nb" tcp bl2a6_tcp22_blocked "$BL6" 42105 "$H6_A" 22
+        wait "${cpids[@]}"
+    }
     # Strays: no connection owns them.
     rr_in "$nb" "${pa[@]}" raw "$H_B" 42006 "$H_A" 80 R
     rr_in "$nb" "${pa[@]}" raw "$H_B" 42007 "$H_A" 80 A

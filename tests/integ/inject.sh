@@ -112,7 +112,9 @@ fault() { # fault SVC KIND [ARGS]
     case $kind in kill | crash) dies=1 ;; stop) [ "$n" -ge $HANG_MS ] && dies=1 ;; esac
     rr_wait 10 rr_all_up || rr_fail "$what: not every service is up before the fault"
     [ $dies = 0 ] || rr_wait 5 rr_standby_parked "$svc" || rr_fail "$what: no parked standby"
-    rr_msleep 150 # past the stable period: a death restarts at once
+    # Past the stable period, so that a death restarts at once (a kind that
+    # does not kill has no restart to delay).
+    [ $dies = 0 ] && [ "$kind" != leak ] || rr_msleep 150
     rr_status || rr_fail "status"
     for s in "${RR_SERVICES[@]}"; do pids[$s]=${RR_PIDS[$s]} rst[$s]=${RR_RESTARTS[$s]}; done
     old=${pids[$svc]} restarts=${rst[$svc]}
@@ -265,7 +267,7 @@ standin() { # standin SVC KIND [ARGS]: answer, recovery and isolation
     declare -A pids=()
     case $kind in kill | crash) dies=1 ;; esac
     rr_wait 10 rr_all_up || rr_fail "$what: not every stand-in is up"
-    rr_msleep 150
+    [ $dies = 0 ] || rr_msleep 150 # past the stable period
     rr_status || rr_fail "status"
     for s in "${RR_SERVICES[@]}"; do pids[$s]=${RR_PIDS[$s]}; done
     old=${pids[$svc]}

@@ -11,14 +11,15 @@
 # TAP driver under an iperf3 TCP stream: the driver is replaced and the
 # stream carries on. Then an unpaced 64-byte flood (trafgen): no frame is
 # read only to be dropped at the router's full ring.
-# RR_IPERF_SECS (default 3) sets each run's length; RR_FRAME_SIZE the pool's
-# frame_size (tap_large_frames.sh runs this with 32768).
+# RR_IPERF_SECS (default 2: two of iperf3's one-second reports) sets each
+# run's length; RR_FRAME_SIZE the pool's frame_size (tap_large_frames.sh
+# runs this with 32768).
 set -u
 . "$(dirname "$0")/../lib/router.sh"
 rr_init router_iperf
 rr_need iperf3 ss trafgen
 
-SECS=${RR_IPERF_SECS:-3}
+SECS=${RR_IPERF_SECS:-2}
 MIN_MBIT=${RR_IPERF_MIN_MBIT:-20}
 PORT=5201
 
@@ -136,7 +137,7 @@ for victim in driver-a driver-b; do
     rr_stats || rr_fail "stats"
     gso0=$(rr_ctr driver-b.tx_gso_pkts)
     j=$RR_T/kill-$victim.json
-    rr_in "$RR_NS_A" timeout 60 iperf3 -c "$RR_HOST_B" -p $PORT -t 4 --connect-timeout 3000 -J >"$j" 2>&1 &
+    rr_in "$RR_NS_A" timeout 60 iperf3 -c "$RR_HOST_B" -p $PORT -t 3 --connect-timeout 3000 -J >"$j" 2>&1 &
     ipid=$!
     rr_wait 5 streaming $((gso0 + 2000)) || rr_fail "kill $victim: the iperf3 stream did not get going: $(head -c 2000 "$j")"
     kill -KILL "$old" || rr_fail "kill -9 $victim (pid $old) failed"
@@ -146,7 +147,7 @@ for victim in driver-a driver-b; do
         rr_fail "iperf3 across the kill of $victim: cannot read $j"
     awk -v r="$rx" -v m="$MIN_MBIT" 'BEGIN { exit !(r >= m) }' ||
         rr_fail "iperf3 across the kill of $victim: $rx Mbit/s, expected >= $MIN_MBIT"
-    rr_ok "kill -9 $victim (pid $old) under iperf3 TCP: replaced by pid ${RR_PIDS[$victim]}, the stream carried on ($rx Mbit/s over 4 s)"
+    rr_ok "kill -9 $victim (pid $old) under iperf3 TCP: replaced by pid ${RR_PIDS[$victim]}, the stream carried on ($rx Mbit/s over 3 s)"
 done
 
 # An unpaced 64-byte flood from trafgen (on this machine more than the

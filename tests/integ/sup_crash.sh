@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # tests/integ/sup_crash.sh: under traffic (the rr-null drivers generate ~64
 # packets/ms each through rr-passthru), kill -9 a random service at a random
-# moment (50..250 ms apart) 100 times. Each time:
+# moment (50..250 ms apart) 50 times. Each time:
 #   - the killed service is ready again within 50 ms of its death, as the
 #     supervisor measures it ("ready, pid N, X ms after its predecessor
 #     died"); a death the restart policy backs off (killed again within its
@@ -17,12 +17,15 @@
 # The ready-within-bound check is the one timing-bound check (t_timing_fail:
 # exit 75 if it alone fails); any other failure exits 1. Victims and gaps
 # come from RR_TEST_SEED (tests/run.sh sets it, the same on a rerun), so
-# RR_TEST_SEED=N reproduces a run. SUP_KILLS (default 100) overrides.
+# RR_TEST_SEED=N reproduces a run. SUP_KILLS (default 50) overrides: every
+# death is checked on its own, and 50 give each of the three services some
+# 17 deaths at random moments (a few within the stable period, backed
+# off); more kills make a longer soak, not a stricter check.
 set -u
 . "$(dirname "$0")/../lib/sup.sh"
 sup_init sup_crash
 
-KILLS=${SUP_KILLS:-100}
+KILLS=${SUP_KILLS:-50}
 BOUND_MS=50
 t_seed # victims and gaps
 
@@ -109,7 +112,7 @@ for ((k = 1; k <= KILLS; k++)); do
     done
     [ "${SUP_RESTARTS[$victim]}" = "$((before_restarts[$victim] + 1))" ] ||
         bad "$victim restarts ${before_restarts[$victim]} -> ${SUP_RESTARTS[$victim]}, expected +1"
-    [ $((k % 20)) -eq 0 ] && echo "$k kills done"
+    [ $((k % 10)) -eq 0 ] && echo "$k kills done"
 done
 
 echo "kill-to-ready, as the supervisor measures it (death seen -> ready), ms:"

@@ -56,7 +56,10 @@ unset NOTIFY_SOCKET WATCHDOG_USEC JOURNAL_STREAM
 
 sup_wait 5 grep -q '^READY=1' "$MSGS" || sup_fail "no READY=1 within 5 s of every service being up"
 echo "notify: $(grep -m1 '^READY=1' "$MSGS")"
-n=$(grep -c '^AT-READY ' "$MSGS")
+# The listener writes READY=1 first, then runs `status`: its lines follow.
+at_ready() { grep -c '^AT-READY ' "$MSGS"; }
+sup_wait 5 eval '[ "$(at_ready)" -ge 4 ]'
+n=$(at_ready)
 [ "$n" = 4 ] || sup_bad "status at READY=1: $n lines, expected a header and 3 services"
 not_up=$(grep '^AT-READY ' "$MSGS" | awk '$2 != "SERVICE" && $3 != "up"')
 [ -z "$not_up" ] || sup_bad "READY=1 came before every service was up: $not_up"

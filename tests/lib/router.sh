@@ -524,19 +524,19 @@ $2"
 }
 
 # One status query: fills RR_STATE, RR_PIDS, RR_RESTARTS, RR_PLANNED. 1 if no answer.
+# The human table, as tests/lib/sup.sh sup_status reads it: the same fields
+# as --json's, without a Python start for every poll (tests poll it often).
 rr_status() {
     local out
     local rc
-    out=$("$RR" status --json -S "$RR_SOCK" 2>/dev/null)
+    out=$("$RR" status -S "$RR_SOCK" 2>/dev/null)
     rc=$?
     [ "$rc" = 0 ] || [ "$rc" = 3 ] || return 1 # 3: a service is failed
-    out=$("$RR_PY" -c '
-import json, sys
-for s in json.load(sys.stdin)["services"]:
-    print(s["name"], s["state"], s["pid"], s["restarts"], s["planned_restarts"])' <<<"$out") || return 1
+    [[ $out == SERVICE* ]] || return 1
     RR_STATE=() RR_PIDS=() RR_RESTARTS=() RR_PLANNED=()
-    local name state pid restarts planned
-    while read -r name state pid restarts planned; do
+    local name state pid standby restarts planned
+    while read -r name state pid standby restarts planned _; do
+        [ "$name" = SERVICE ] && continue
         RR_STATE[$name]=$state
         RR_PIDS[$name]=$pid
         RR_RESTARTS[$name]=$restarts
