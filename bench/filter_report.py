@@ -191,7 +191,7 @@ for p in placements:
             if d[v]:
                 cpu_med[(tab, p, v)] = statistics.median(d[v].values())
     for k, (a, b, tab, _) in LINES.items():
-        if tab == "cpux" and not any(cpux.values()):
+        if tab == "cpux" and not any(k[1] == "fixxdp" for k in rows):
             continue  # not measured (FILTER_GEN=socket, FILTER_FIXXDP=0, older results)
         if tab == "max":
             num, den = get(max1, a), get(full, b)
