@@ -45,19 +45,19 @@ ceiling_pair() {
 ceiling() { window ceiling max1 "$1" 1 0 "gzp$id" "szp$id" 10.69.1.2 10.69.1.1 "$(mac_of "$ns_sink" "szp$id")"; }
 
 # The dut's own threads, for CPU time that other load on this shared CPU 1
-# does not inflate: ringrouter's processes, and for every kind the NAPI
-# threads of its veths (where Linux forwards, nftables included, and where
-# ringrouter's copy-mode AF_XDP receive runs). The ceiling has none.
+# does not inflate: ringrouter's processes or xskfwd's (onexsk_up's
+# ox_pid), and for every kind the NAPI threads of its veths (where Linux
+# forwards, nftables included, and where the copy-mode AF_XDP receive
+# runs). The ceiling has none.
 dut_tids() { dut_tids_all "$1" | sort -u; } # VARIANT; status may list a pid that RR_PIDS has too
 dut_tids_all() {
     [ "$1" != ceiling ] || return 0
-    local m p t
+    local m p t procs=
     m=$(kind_of "$1")
-    if [ "$m" = ringrouter ]; then
-        for p in $RR_PIDS; do
-            for t in /proc/"$p"/task/*; do [ -d "$t" ] && echo "${t#/proc/}"; done
-        done
-    fi
+    case $m in ringrouter) procs=$RR_PIDS ;; onexsk) procs=$ox_pid ;; esac
+    for p in $procs; do
+        for t in /proc/"$p"/task/*; do [ -d "$t" ] && echo "${t#/proc/}"; done
+    done
     for p in $(napi_pids "${ADEV[$m]}" "${BDEV[$m]}"); do echo "$p/task/$p"; done
 }
 # dut_ns TIDS...: "NOW NS": the time and their nanoseconds on CPU, read in
@@ -74,7 +74,8 @@ for f in sys.argv[1:]:
 print("%.6f %d" % (time.time(), t))' "$@"
 }
 sending() { [ "$(offered "$ns_gen" "$1")" -gt "$2" ]; }
-# window VARIANT TEST RUN FLOWS PPS GDEV SDEV SRC DST DMAC: trainsend (with
+# window VARIANT TEST RUN FLOWS PPS GDEV SDEV SRC DST DMAC, recorded as
+# VARIANT$tag (bench/filter's placement): trainsend (with
 # bench/filter's GEN_ARGS: the XDP generator's, or none) on CPU 0, as fast
 # as it can (PPS 0: trains of 256 back to back) or paced (trains of 32
 # evenly spaced); after it is sending and 1 s more, FILTER_SECONDS of
@@ -98,7 +99,7 @@ window() {
     stop "$gpid" INT
     unset 'bg_pids[${#bg_pids[@]}-1]'
     # shellcheck disable=SC2046 # two words
-    record "$v" "$t" "$run" $(python3 -c "dt = $t1 - $t0; print('%.1f %.1f' % (($p1 - $p0) / dt, ($o1 - $o0) / dt))") \
+    record "$v$tag" "$t" "$run" $(python3 -c "dt = $t1 - $t0; print('%.1f %.1f' % (($p1 - $p0) / dt, ($o1 - $o0) / dt))") \
         "$(busy_cores "$c0" "$c1" "$t0" "$t1")" "$(python3 -c "a, b = '$d0'.split(), '$d1'.split(); print('%.4f' % ((int(b[1]) - int(a[1])) / 1e9 / (float(b[0]) - float(a[0]))))")" \
         "$(busy_cores "$g0" "$g1" "$t0" "$t1")"
     sleep 0.3 # what is still on its way
@@ -117,7 +118,7 @@ ping_var() {
         sed -n 's/.*time=\([0-9.]*\) ms.*/\1/p') || true
     [ -n "$rtts" ] || { echo "bench/filter: $1: no ping came back" >&2; return 0; }
     # shellcheck disable=SC2046 # two words
-    record "$1" ping "$2" $(python3 -c "import sys
+    record "$1$tag" ping "$2" $(python3 -c "import sys
 r = sorted(float(x) * 1000 for x in sys.argv[1].split())
 q = lambda p: r[min(len(r) - 1, int(p * len(r)))]
 print('%.1f %.1f' % (q(0.5), q(0.99)))" "$rtts") 0 0

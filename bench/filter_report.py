@@ -4,27 +4,46 @@
 last lines from its results (VARIANT TEST RUN VALUE OFFERED CPU1 DUT [CPU0] a
 line: pps at the sink, pps offered, CPU 1's busy cores, the dut's threads'
 cores, CPU 0's busy cores (the generator and the sink; older results have
-none); for `ping` VALUE is p50 and OFFERED p99, in µs). Medians (min-max) over
-the runs; ratios per run, a baseline's run left out when its threads were
-under BUSY_MIN cores busy at its maximum (starved, or held back by the
-generator)."""
+none); for `ping` VALUE is p50 and OFFERED p99, in µs). VARIANT is
+VARIANT@PRIO, its placement (the dut's NAPI threads at PRIO; older results
+have one, unnamed). A table a placement, medians (min-max) over the runs;
+ratios per run and placement, a baseline's run left out when its threads
+were under BUSY_MIN cores busy at its maximum (starved, or held back by the
+generator), and the worse placement's median printed."""
 import math
 import statistics
 import sys
 
-rows = {}
-cpu0 = {}
+ALL_ROWS = {}  # (variant, placement, test, run) -> figures
+ALL_CPU0 = {}
+placements = []  # in the order run
 for line in open(sys.argv[1]):
     f = line.rstrip("\n").split("\t")
     if len(f) < 7:
         continue
-    v, t, run = f[0], f[1], int(f[2])
-    rows[(v, t, run)] = tuple(float(x) for x in f[3:7])
+    v, _, p = f[0].partition("@")
+    t, run = f[1], int(f[2])
+    if v != "ceiling" and p not in placements:
+        placements.append(p)
+    ALL_ROWS[(v, p, t, run)] = tuple(float(x) for x in f[3:7])
     if len(f) >= 8:
-        cpu0[(v, t, run)] = float(f[7])
+        ALL_CPU0[(v, p, t, run)] = float(f[7])
 busy_min = float(sys.argv[2])
-runs = sorted({k[2] for k in rows})
-variants = [v for v in ["linux", "nft", "nft-nat", "rr", "rr-filter", "rr-nat"] if any(k[0] == v for k in rows)]
+runs = sorted({k[3] for k in ALL_ROWS})
+variants = [v for v in ["linux", "nft", "nft-nat", "onexsk", "rr", "rr-filter", "rr-nat"] if any(k[0] == v for k in ALL_ROWS)]
+rows, cpu0 = {}, {}  # (variant, test, run) -> figures, of one placement (use)
+
+
+def use(p):
+    """rows and cpu0 of placement p ("": the ceiling's, which has none)"""
+    global rows, cpu0
+    rows = {(k[0], k[2], k[3]): x for k, x in ALL_ROWS.items() if k[1] == p}
+    cpu0 = {(k[0], k[2], k[3]): x for k, x in ALL_CPU0.items() if k[1] == p}
+
+
+def place_name(p):
+    return "one placement" if p == "" else "the dut's NAPI threads at %s" % (
+        "SCHED_OTHER" if p == "0" else "SCHED_FIFO " + p)
 
 
 def per_run(v, t, fn):
@@ -54,26 +73,48 @@ figs = [
     ("CPU 1's busy cores (all load)", "max1", lambda v, o, c, d: c, 2),
     ("64 B max kpps, 16 flows", "max16", kpps, 0),
     ("the dut's threads' cores at it", "max16", lambda v, o, c, d: d, 2),
+    ("CPU 0's busy cores (generator and sink)", "max16", None, 2),
     ("the dut's threads' µs a packet, fixed rate", "fix", cpu_us, 2),
     ("delivered % at the fixed rate", "fix", lambda v, o, c, d: 100 * v / o if o else None, 1),
+    ("the same µs, XDP frames (the maxima's kind)", "fixxdp", cpu_us, 2),
+    ("delivered % at it", "fixxdp", lambda v, o, c, d: 100 * v / o if o else None, 1),
     ("ping p50 µs, idle", "ping", lambda v, o, c, d: v, 0),
     ("ping p99 µs, idle", "ping", lambda v, o, c, d: o, 0),
 ]
+use("")
 ceil = per_run("ceiling", "max1", kpps)
 c0_of = lambda v, t: fmt([cpu0[k] for k in sorted(cpu0) if k[0] == v and k[1] == t], 1, 2)
 print("generator ceiling (a bare veth pair): %s kpps; %d run(s)" % (fmt(list(ceil.values())), len(runs)))
-print()
-print("| | " + " | ".join(variants) + " |")
-print("|---" * (len(variants) + 1) + "|")
-for label, t, fn, prec in figs:
-    print("| %s | %s |" % (label, " | ".join(fmt(list(per_run(v, t, fn).values()), 1, prec) for v in variants)))
-    if t == "max1" and label.startswith("CPU 1") and cpu0:
-        print("| CPU 0's busy cores (generator and sink) | %s |" % " | ".join(c0_of(v, "max1") for v in variants))
+for p in placements:
+    use(p)
+    print()
+    if len(placements) > 1 or p:
+        print("%s:" % place_name(p))
+        print()
+    print("| | " + " | ".join(variants) + " |")
+    print("|---" * (len(variants) + 1) + "|")
+    for label, t, fn, prec in figs:
+        if not any(k[1] == t for k in rows):
+            continue
+        if fn is None:
+            if cpu0:
+                print("| %s | %s |" % (label, " | ".join(c0_of(v, t) for v in variants)))
+            continue
+        print("| %s | %s |" % (label, " | ".join(fmt(list(per_run(v, t, fn).values()), 1, prec) for v in variants)))
+        if t == "max1" and label.startswith("CPU 1") and cpu0:
+            print("| CPU 0's busy cores (generator and sink) | %s |" % " | ".join(c0_of(v, "max1") for v in variants))
 print()
 
-max1 = {v: per_run(v, "max1", kpps) for v in variants}
-full = {v: per_run(v, "max1", lambda val, off, c, d: val / 1000 if d >= busy_min else None) for v in variants}
-cpu = {v: per_run(v, "fix", cpu_us) for v in variants}
+max1, full, cpu, cpux = {}, {}, {}, {}  # variant -> {run: figure}, of one placement (figures_of)
+
+
+def figures_of(p):
+    global max1, full, cpu, cpux
+    use(p)
+    max1 = {v: per_run(v, "max1", kpps) for v in variants}
+    full = {v: per_run(v, "max1", lambda val, off, c, d: val / 1000 if d >= busy_min else None) for v in variants}
+    cpu = {v: per_run(v, "fix", cpu_us) for v in variants}
+    cpux = {v: per_run(v, "fixxdp", cpu_us) for v in variants}
 
 
 def why_not_full(v):
@@ -120,13 +161,76 @@ def get(d, v):
     return d.get(v, {})
 
 
-out = [
-    ("filter_max_vs_nft", ratio(get(max1, "rr-filter"), get(full, "nft"), "filter_max_vs_nft")),
-    ("nat_max_vs_nft_masquerade", ratio(get(max1, "rr-nat"), get(full, "nft-nat"), "nat_max_vs_nft_masquerade")),
-    ("filter_cost_vs_nofilter", ratio(get(cpu, "rr-filter"), get(cpu, "rr"), "filter_cost_vs_nofilter", False)),
-    ("filter_cpu_per_pkt_vs_nft", ratio(get(cpu, "rr-filter"), get(cpu, "nft"), "filter_cpu_per_pkt_vs_nft", False)),
-]
+# name: (numerator, denominator, the figures (max: the maxima, the
+# denominator's at full strength; cpu, cpux: µs a packet at the fixed rate,
+# socket or XDP frames), higher is better for ringrouter). The floor's
+# lines: onexsk's CPU a packet over nftables'; above 1.0 no filter on
+# AF_XDP ports matches nftables' maximum at full strength, whatever it
+# costs itself. XDP frames are the maxima's kind: their twins (`#` lines
+# only) are the closer bound.
+LINES = {
+    "filter_max_vs_nft": ("rr-filter", "nft", "max", True),
+    "nat_max_vs_nft_masquerade": ("rr-nat", "nft-nat", "max", True),
+    "filter_cost_vs_nofilter": ("rr-filter", "rr", "cpu", False),
+    "filter_cpu_per_pkt_vs_nft": ("rr-filter", "nft", "cpu", False),
+    "filter_floor_cpu_per_pkt_vs_nft": ("onexsk", "nft", "cpu", False),
+    "nat_floor_cpu_per_pkt_vs_nft_masquerade": ("onexsk", "nft-nat", "cpu", False),
+    "filter_floor_cpu_per_pkt_vs_nft, XDP frames": ("onexsk", "nft", "cpux", False),
+    "nat_floor_cpu_per_pkt_vs_nft_masquerade, XDP frames": ("onexsk", "nft-nat", "cpux", False),
+}
+BOUND = {"filter_floor_cpu_per_pkt_vs_nft": "filter_max_vs_nft",
+         "nat_floor_cpu_per_pkt_vs_nft_masquerade": "nat_max_vs_nft_masquerade",
+         "filter_floor_cpu_per_pkt_vs_nft, XDP frames": "filter_max_vs_nft",
+         "nat_floor_cpu_per_pkt_vs_nft_masquerade, XDP frames": "nat_max_vs_nft_masquerade"}
+per_place = {k: {} for k in LINES}  # name -> {placement: median ratio}
+cpu_med = {}  # (figures, placement, variant) -> median µs a packet at the fixed rate
+for p in placements:
+    figures_of(p)
+    for tab, d in (("cpu", cpu), ("cpux", cpux)):
+        for v in variants:
+            if d[v]:
+                cpu_med[(tab, p, v)] = statistics.median(d[v].values())
+    for k, (a, b, tab, _) in LINES.items():
+        if tab == "cpux" and not any(k[1] == "fixxdp" for k in rows):
+            continue  # not measured (FILTER_GEN=socket, FILTER_FIXXDP=0, older results)
+        if tab == "max":
+            num, den = get(max1, a), get(full, b)
+        else:
+            d = cpu if tab == "cpu" else cpux
+            num, den = get(d, a), get(d, b)
+        per_place[k][p] = ratio(num, den, k + ("@" + p if p else ""), tab == "max")
+
+
+def worse(name):
+    """the worse placement's ratio for ringrouter; nan (said why) when a
+    placement has none"""
+    d = per_place[name]
+    if len(d) > 1:
+        print("# %s by placement: %s" % (name, ", ".join(
+            "@%s %s" % (p, "nan" if math.isnan(x) else "%.3f" % x) for p, x in d.items())))
+    if not d or any(math.isnan(x) for x in d.values()):
+        return float("nan")
+    return (min if LINES[name][3] else max)(d.values())
+
+
+out = {k: worse(k) for k in LINES}
+for k, bound in BOUND.items():
+    _, base, tab, _ = LINES[k]
+    over = [p for p, x in per_place[k].items() if not math.isnan(x) and x > 1.0]
+    if k.endswith("XDP frames") and per_place[k]:
+        print("# %s: %s" % (k, "nan" if math.isnan(out[k]) else "%.3f" % out[k]))
+    if not over:
+        continue
+    at = lambda p: "%sonexsk %.2f µs a packet, %s %.2f" % (
+        "@" + p + ": " if p else "", cpu_med.get((tab, p, "onexsk"), math.nan), base,
+        cpu_med.get((tab, p, base), math.nan))
+    print("# the floor misses %s ≥ 1.0 by CPU a packet%s%s (%s)" % (
+        bound, ", XDP frames" if tab == "cpux" else "",
+        "" if len(over) == len(per_place[k]) else " at " + ", ".join("@" + p for p in over),
+        "; ".join(at(p) for p in over)))
 print("# filter_new_conn_per_s_vs_nft: not measured (no generator of new connections at a rate yet)")
-for k, x in out:
-    print("%s %s" % (k, "nan" if math.isnan(x) else "%.3f" % x))
+for k in ["filter_max_vs_nft", "nat_max_vs_nft_masquerade", "filter_cost_vs_nofilter", "filter_cpu_per_pkt_vs_nft"]:
+    print("%s %s" % (k, "nan" if math.isnan(out[k]) else "%.3f" % out[k]))
 print("filter_new_conn_per_s_vs_nft nan")
+for k in ["filter_floor_cpu_per_pkt_vs_nft", "nat_floor_cpu_per_pkt_vs_nft_masquerade"]:
+    print("%s %s" % (k, "nan" if math.isnan(out[k]) else "%.3f" % out[k]))
