@@ -21,16 +21,12 @@
 #include <string.h>
 
 #include "supervisor/manifest.h"
+#include "t_manifest_refused.h"
 
 /* An AF_XDP port NAME on interface gNAME, network 10.N.0.0/24. */
 #define PORT(name, n) "[port " name "]\ndriver = afxdp\nifname = g" name "\naddress = 10." n ".0.1/24\n"
 /* Lines 1-10: ports a and b in group g. */
 #define AB PORT("a", "1") "group = g\n" PORT("b", "2") "group = g\n"
-
-struct t_bad {
-    const char *text;
-    const char *error; /* the message's beginning */
-};
 
 static const struct t_bad t_bad[] = {
     {AB "[port c]\ndriver = tap\nifname = gc\naddress = 10.3.0.1/24\ngroup = g\n",
@@ -63,18 +59,7 @@ static const struct t_bad t_bad[] = {
 static void test_bad(void **state)
 {
     (void)state;
-    size_t failed = 0;
-    for (size_t i = 0; i < sizeof t_bad / sizeof t_bad[0]; i++) {
-        struct sup_manifest m;
-        struct sup_manifest_err err;
-        int rc = sup_manifest_load_string("t.ini", t_bad[i].text, &m, &err);
-        if (rc != -EINVAL || strncmp(err.msg, t_bad[i].error, strlen(t_bad[i].error)) != 0) {
-            print_error("case %zu: rc %d\n  want: %s...\n  got:  %s\n", i, rc, t_bad[i].error, err.msg);
-            failed++;
-        }
-        sup_manifest_free(&m);
-    }
-    assert_int_equal(failed, 0);
+    t_manifest_refused(t_bad, sizeof t_bad / sizeof t_bad[0]);
 }
 
 static void test_good(void **state)

@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "supervisor/manifest.h"
+#include "t_manifest_refused.h"
 
 /* Lines 1-12: a parent, a plain port, and VLAN 10 of the parent. */
 #define BASE                                                                                                           \
@@ -30,11 +31,6 @@
     "[port lan.10]\nparent = lan\n"
 
 #define V10 BASE "vlan = 10\naddress = 10.10.0.1/24\n"
-
-struct t_bad {
-    const char *text;
-    const char *error; /* the message's beginning */
-};
 
 static const struct t_bad t_bad[] = {
     {BASE "vlan = 4095\naddress = 10.10.0.1/24\n",
@@ -77,18 +73,7 @@ static const struct t_bad t_bad[] = {
 static void test_bad(void **state)
 {
     (void)state;
-    size_t failed = 0;
-    for (size_t i = 0; i < sizeof t_bad / sizeof t_bad[0]; i++) {
-        struct sup_manifest m;
-        struct sup_manifest_err err;
-        int rc = sup_manifest_load_string("t.ini", t_bad[i].text, &m, &err);
-        if (rc != -EINVAL || strncmp(err.msg, t_bad[i].error, strlen(t_bad[i].error)) != 0) {
-            print_error("case %zu: rc %d\n  want: %s...\n  got:  %s\n", i, rc, t_bad[i].error, err.msg);
-            failed++;
-        }
-        sup_manifest_free(&m);
-    }
-    assert_int_equal(failed, 0);
+    t_manifest_refused(t_bad, sizeof t_bad / sizeof t_bad[0]);
 }
 
 static int service(const struct sup_manifest *m, const char *name)
