@@ -9,7 +9,9 @@
 ep_xdp() { [ "$1" = xdp ]; } # XDP_PASS on the endpoints: XDP_REDIRECT into a veth needs it
 # ringrouter's modes: its tuned manifest (ringrouter) and the defaults a user
 # gets with only `cpu` set (ringrouter-default; rr_up).
-rr_mode() { [ "$1" = ringrouter ] || [ "$1" = ringrouter-default ]; }
+# ringrouter-group: the tuned manifest with both ports in one driver group.
+rr_mode() { [ "$1" = ringrouter ] || [ "$1" = ringrouter-group ] || [ "$1" = ringrouter-default ]; }
+rr_tuned() { [ "$1" = ringrouter ] || [ "$1" = ringrouter-group ]; }
 dut_xdp() { rr_mode "$1" || [ "$1" = onexsk ] || [ "$1" = twoxsk ] || [ "$1" = xdp ] || [ "$1" = dpdk ]; } # XDP on the dut's veths
 # Linux forwarding has two placements: the veths' receive into CPU 1's
 # backlog by RPS (LNAPI=0), one IPI per batch that finds CPU 1 idle; and a
@@ -44,6 +46,7 @@ place() { # MODE CPU: the mode's endpoints (receive side) on CPU; its dut on CPU
 mk_mode() { # MODE: namespace, veths, addresses, routes, static neighbours
     local m=$1 k=${K[$1]} c=${1:0:1}
     [ "$m" != ringrouter-default ] || c=u # r is ringrouter's
+    [ "$m" != ringrouter-group ] || c=k
     local ns=rrfw$id-$m net=10.6$k
     DUT[$m]=$ns NET[$m]=$net
     GDEV[$m]=g$c$id SDEV[$m]=s$c$id ADEV[$m]=a$c$id BDEV[$m]=b$c$id
@@ -82,10 +85,10 @@ mk_mode() { # MODE: namespace, veths, addresses, routes, static neighbours
     case $m in
     nftables) nft_setup ;;
     xdp) xdp_load "$ns" xdp_fwd "${ADEV[$m]}" "${BDEV[$m]}" ;;
-    ringrouter | ringrouter-default)
+    ringrouter | ringrouter-group | ringrouter-default)
         # Generic XDP alone gives a veth no NAPI to pin: GRO on does (GRO
         # itself is skipped while a generic XDP program is attached).
-        if [ "$m" = ringrouter ] && [[ ${FWD_RR_PORT_EXTRA:-} == *"xdp_mode = skb"* ]]; then
+        if rr_tuned "$m" && [[ ${FWD_RR_PORT_EXTRA:-} == *"xdp_mode = skb"* ]]; then
             ip netns exec "$ns" ethtool -K "${ADEV[$m]}" gro on >/dev/null
             ip netns exec "$ns" ethtool -K "${BDEV[$m]}" gro on >/dev/null
         fi
@@ -133,15 +136,16 @@ rr_pids() { rr_status "$1" | python3 -c 'import json,sys; print(" ".join(str(s["
 # defaults (unset, the mode is the defaults).
 rr_manifest() {
     local m=$1 net=${NET[$1]} extra_p extra_s s zone_a='' zone_b='' grp='' svcs="router driver-a driver-b"
-    if [ "$m" = ringrouter ]; then
+    if rr_tuned "$m"; then
         extra_p=$(printf '%b' "${FWD_RR_PORT_EXTRA:-}")
-        # FWD_RR_GROUP=1: both ports in one driver group, one rr-afxdp for both (docs/drivers.md, "Driver groups")
-        [ "${FWD_RR_GROUP:-0}" = 0 ] || { grp=$'group = g\n' svcs="router driver-g"; }
+        # ringrouter-group, or FWD_RR_GROUP=1 for ringrouter: both ports in one
+        # driver group, one rr-afxdp for both (docs/drivers.md, "Driver groups")
+        [ "$m" = ringrouter ] && [ "${FWD_RR_GROUP:-0}" = 0 ] || { grp=$'group = g\n' svcs="router driver-g"; }
         # FWD_RR_ZONES=1: a trust zone per port, so every packet is copied once (docs/security.md)
         [ "${FWD_RR_ZONES:-0}" = 0 ] || { zone_a=$'zone = a\n' zone_b=$'zone = b\n'; }
         extra_s=$(printf '%b' "${FWD_RR_SERVICE_EXTRA:-}")
-        printf '[router]\nname = fw%s\npool_buffers = %s\nring_size = %s\nrun_dir = %s/run-%s\n' \
-            "$id" "${FWD_POOL_BUFFERS:-16384}" "${FWD_RING_SIZE:-4096}" "$tmp" "$m"
+        printf '[router]\nname = fw%s%s\npool_buffers = %s\nring_size = %s\nrun_dir = %s/run-%s\n' \
+            "$([ "$m" = ringrouter ] || echo k)" "$id" "${FWD_POOL_BUFFERS:-16384}" "${FWD_RING_SIZE:-4096}" "$tmp" "$m"
         printf '%b\n' "${FWD_RR_ROUTER_EXTRA:-}"
     else
         extra_p='' extra_s=$(printf '%b' "${FWD_RR_DEFAULT_EXTRA:-}")
@@ -155,7 +159,7 @@ rr_manifest() {
     # can miss the default heartbeat.
     for s in $svcs; do
         printf '\n[service %s]\ncpu = 1\n' "$s"
-        [ "$m" != ringrouter ] || [[ $extra_s == *sched* ]] || echo "sched = $SCHED"
+        ! rr_tuned "$m" || [[ $extra_s == *sched* ]] || echo "sched = $SCHED"
         [[ $extra_s == *hang_ms* ]] || echo "hang_ms = 2000"
         printf '%s\n' "$extra_s"
     done

@@ -40,8 +40,9 @@ import forward_sweep
 
 path, outdir, secs, runs, rate = sys.argv[1:6]
 RATE = float(rate)
-BASES = ["ringrouter", "ringrouter-default", "onexsk", "twoxsk", "linux", "nftables", "xdp", "dpdk"]
-LABEL = {"ringrouter": "ringrouter (AF_XDP)", "ringrouter-default": "ringrouter, default manifest",
+BASES = ["ringrouter", "ringrouter-group", "ringrouter-default", "onexsk", "twoxsk", "linux", "nftables", "xdp", "dpdk"]
+LABEL = {"ringrouter": "ringrouter (AF_XDP)", "ringrouter-group": "ringrouter, ports in one driver group",
+         "ringrouter-default": "ringrouter, default manifest",
          "linux": "Linux forwarding",
          "nftables": "nftables + conntrack", "xdp": "XDP (fib_lookup)", "dpdk": "DPDK testpmd",
          "onexsk": "one-process AF_XDP", "twoxsk": "two-process AF_XDP"}
@@ -459,7 +460,8 @@ def floor_lines(have_linux):
     """The one-process AF_XDP forwarder (onexsk, bench/xskfwd.c) as the floor:
     its maximum, CPU per packet and idle ping against Linux (what AF_XDP on
     these devices costs), and ringrouter's against it at the same NAPI
-    priority (what ringrouter's design costs above the sockets), and so the
+    priority (what ringrouter's design costs above the sockets; ringrouter-group:
+    with its ports in one driver group), and so the
     two-process split (twoxsk, bench/xsksplit.c: what a second address space
     on the path costs at least). Worse priority."""
     ox = [m for m in cols if base(m) == "onexsk"]
@@ -467,16 +469,16 @@ def floor_lines(have_linux):
     for key, test, f, hib in (("fwd64_max", "max1", max_ratio, True),
                               ("fwd64_cpu_per_pkt", "fix1", lambda a, b: cpu_ratio(a, b, "fix1"), False),
                               ("rtt_p50", "rtt_idle_p50", lambda a, b: rtt_ratio(a, b, "idle", "p50"), False),
-                              ("rtt_p99", "rtt_idle_p99", lambda a, b: rtt_ratio(a, b, "idle", "p99"), False)):
+                              ("rtt_p99", "rtt_idle_p99", lambda a, b: rtt_ratio(a, b, "idle", "p99"), False),
+                              ("rtt_p99_load", "rtt_load_p99", lambda a, b: rtt_ratio(a, b, "load", "p99"), False)):
         have = [m for m in ox if (m, test) in data]
         if not have:
             continue
-        if have_linux and key != "rtt_p99":
+        if have_linux and not key.startswith("rtt_p99"):
             out[f"{key}_onexsk_vs_linux"] = worse(f"{key}_onexsk_vs_linux", {
                 m: vs_linux(f"{key}_onexsk_vs_linux {m}", lambda b: f(m, b), hib) for m in have}, hib)
-        for who, name in (("ringrouter", f"{key}_vs_onexsk"), ("twoxsk", f"{key}_twoxsk_vs_onexsk")):
-            if key == "rtt_p99" and who == "ringrouter":
-                continue  # rtt_p99 against the floor: the split's line only
+        for who, name in (("ringrouter", f"{key}_vs_onexsk"), ("ringrouter-group", f"{key}_group_vs_onexsk"),
+                          ("twoxsk", f"{key}_twoxsk_vs_onexsk")):
             same = {m: x for m in cols if base(m) == who for x in have if m.split("@")[-1] == x.split("@")[-1]}
             if any((m, test) in data for m in same):
                 out[name] = worse(name, {m: f(m, x) for m, x in same.items() if (m, test) in data}, hib)
