@@ -18,10 +18,10 @@
 #   ncmax   as fast as the generator can: the most delivered, the dut's
 #           threads' cores (a baseline under FILTER_BUSY_MIN there was held
 #           by the generator or starved: bench/filter_report.py leaves it out)
-#   nc1..N  paced (FILTER_NC_STEPS, 4), a bisection between half and 1.25
-#           times ncmax's delivered rate for the highest rate of which the
-#           sink still receives 99 %: that rate is the figure (or ncmax's, if
-#           it delivered 99 % already)
+#   nc1..N  paced (FILTER_NC_STEPS, 4): the highest rate of which the sink
+#           still receives 99 % is the figure (nc_var's search), counted
+#           only where a paced step the generator offered above it lost
+#           more (else the paced generator held it: bench/filter_report.py)
 # The generator's ceiling with the same frames: `ceiling ncmax`.
 
 declare -A NC_NEXT=() # the kind's next tuple (trainsend -N)
@@ -105,16 +105,24 @@ nc_last() { # VARIANT TEST RUN: "DELIVERED OFFERED" of that window, pps
 }
 nc_ceiling() { nc_step ceiling ncmax "$1" 0; } # RUN
 nc_var() { # VARIANT RUN
-    local v=$1 run=$2 d o lo hi r i
+    local v=$1 run=$2 d o lo=0 hi=0 r i
     nc_step "$v" ncmax "$run" 0
     read -r d o < <(nc_last "$v" ncmax "$run")
     [ "$((d * 100))" -lt "$((o * 99))" ] || return 0 # 99 % at the generator's most
-    lo=$((d / 2)) hi=$((d * 5 / 4))
+    # From the most delivered, up by a quarter while 99 % arrives, down by
+    # one while it does not, then halving the bracket; over when the
+    # generator paces no faster than the dut forwards (held there).
+    r=$d
     for i in $(seq "$NC_STEPS"); do
-        r=$(((lo + hi) / 2))
         [ "$r" -ge 1000 ] || break
         nc_step "$v" "nc$i" "$run" "$r"
         read -r d o < <(nc_last "$v" "nc$i" "$run")
-        if [ "$((d * 100))" -ge "$((o * 99))" ]; then lo=$r; else hi=$r; fi
+        if [ "$((d * 100))" -ge "$((o * 99))" ]; then
+            lo=$r
+            [ "$((o * 10))" -ge "$((r * 9))" ] || break
+        else
+            hi=$r
+        fi
+        if [ "$hi" = 0 ]; then r=$((r * 5 / 4)); elif [ "$lo" = 0 ]; then r=$((r * 3 / 4)); else r=$(((lo + hi) / 2)); fi
     done
 }

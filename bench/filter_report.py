@@ -83,6 +83,7 @@ figs = [
     ("ping p50 µs, idle", "ping", lambda v, o, c, d: v, 0),
     ("ping p99 µs, idle", "ping", lambda v, o, c, d: o, 0),
     ("new connections/s at 99 % delivered, k", "nc99", None, 1),
+    ("the least paced offer above it that lost over 1 %, k", "ncfail", None, 1),
     ("new connections/s, the most delivered, k", "ncmax", kpps, 1),
     ("the dut's threads' cores at it", "ncmax", lambda v, o, c, d: d, 2),
     ("early drops/s at it, k", "ncmaxct", kpps, 1),
@@ -97,6 +98,17 @@ def nc99(v):
     for (vv, t, r), x in rows.items():
         if vv == v and (t == "ncmax" or (t[:2] == "nc" and t[2:].isdigit())) and x[1] > 0 and x[0] >= 0.99 * x[1]:
             out[r] = max(out.get(r, 0.0), x[0])
+    return out
+
+
+def nc_fail(v):
+    """{run: the least offer (pps) of v's paced windows above its nc99 that
+    lost over 1 %}: where there is none, the paced generator never offered
+    more than the dut took, and nc99 is the generator's, not the dut's"""
+    best, out = nc99(v), {}
+    for (vv, t, r), x in rows.items():
+        if vv == v and t[:2] == "nc" and t[2:].isdigit() and r in best and x[1] > best[r] and x[0] < 0.99 * x[1]:
+            out[r] = min(out.get(r, x[1]), x[1])
     return out
 use("")
 ceil = per_run("ceiling", "max1", kpps)
@@ -113,9 +125,10 @@ for p in placements:
     print("| | " + " | ".join(variants) + " |")
     print("|---" * (len(variants) + 1) + "|")
     for label, t, fn, prec in figs:
-        if t == "nc99":
+        if t in ("nc99", "ncfail"):
             if any(k[1] == "ncmax" for k in rows):
-                print("| %s | %s |" % (label, " | ".join(fmt(list(nc99(v).values()), 1 / 1000, prec) for v in variants)))
+                fig = nc99 if t == "nc99" else nc_fail
+                print("| %s | %s |" % (label, " | ".join(fmt(list(fig(v).values()), 1 / 1000, prec) for v in variants)))
             continue
         if not any(k[1] == t for k in rows):
             continue
@@ -257,16 +270,24 @@ def nc_ratio(p, most=False):
     """rr-filter's new connections a second over nft's, the median over the
     runs of placement p where nft's threads were at least busy_min cores
     busy at its most (else it was held by the generator, or starved):
-    at 99 % delivered, or (most) the most delivered"""
+    at 99 % delivered, where a paced offer above each side's figure lost
+    more (else the paced generator held it), or (most) the most delivered"""
     use(p)
     name = "filter_new_conn_per_s_vs_nft" + (", the most delivered" if most else "") + ("@" + p if p else "")
     fig = (lambda v: per_run(v, "ncmax", kpps)) if most else nc99
     num, den = fig("rr-filter"), fig("nft")
     strong = per_run("nft", "ncmax", lambda val, off, c, d: d >= busy_min or None)
+    if not most:
+        for v, held in (("nft", nc_fail("nft")), ("rr-filter", nc_fail("rr-filter"))):
+            for r in runs:
+                if r in num and r in den and r not in held:
+                    print("#   %s run %d: %s's %.0f k at 99 %% was the paced generator's: no offer above it was lost" % (
+                        name, r, v, fig(v)[r] / 1000))
+                    strong.pop(r, None)
     rs = [num[r] / den[r] for r in runs if r in num and r in den and r in strong and den[r] > 0]
     left = [r for r in runs if r in num and r in den and r not in strong]
     if left:
-        print("# %s: nft's runs under %.2f cores at its most are left out:" % (name, busy_min))
+        print("# %s: runs left out (nft under %.2f cores at its most, or a figure the generator's):" % (name, busy_min))
         why_not_full("nft", "ncmax")
     if not rs:
         print("# %s: nan, no run with both figures%s" % (name, " and nft at full strength" if left else ""))
