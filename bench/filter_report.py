@@ -295,19 +295,21 @@ def nc_ratio(p, most=False):
     return statistics.median(rs)
 
 
-nc = {}
+nc, ncm = {}, {}  # placement -> ratio at 99 %, of the most delivered
 if any(k[2] == "ncmax" for k in ALL_ROWS):
     for p in placements:
         nc[p] = nc_ratio(p)
-        x = nc_ratio(p, True)
-        print("# filter_new_conn_per_s_vs_nft, the most delivered%s: %s" % (
-            "@" + p if p else "", "nan" if math.isnan(x) else "%.3f" % x))
-    if len(nc) > 1:
-        print("# filter_new_conn_per_s_vs_nft by placement: %s" % ", ".join(
-            "@%s %s" % (p, "nan" if math.isnan(x) else "%.3f" % x) for p, x in nc.items()))
+        ncm[p] = nc_ratio(p, True)
+    for name, d in (("", nc), (", the most delivered", ncm)):
+        print("# filter_new_conn_per_s_vs_nft%s by placement: %s" % (name, ", ".join(
+            "@%s %s" % (p, "nan" if math.isnan(x) else "%.3f" % x) for p, x in d.items())))
 else:
     print("# filter_new_conn_per_s_vs_nft: not measured (FILTER_TESTS without newconn, or older results)")
 nc_worse = float("nan") if not nc or any(math.isnan(x) for x in nc.values()) else min(nc.values())
+if math.isnan(nc_worse) and ncm and not any(math.isnan(x) for x in ncm.values()):
+    # The brief's other measure: the most delivered, both duts saturated.
+    nc_worse = min(ncm.values())
+    print("# filter_new_conn_per_s_vs_nft below: the most delivered's (no 99 % rate found in every placement)")
 for k in ["filter_max_vs_nft", "nat_max_vs_nft_masquerade", "filter_cost_vs_nofilter", "filter_cpu_per_pkt_vs_nft"]:
     print("%s %s" % (k, "nan" if math.isnan(out[k]) else "%.3f" % out[k]))
 print("filter_new_conn_per_s_vs_nft %s" % ("nan" if math.isnan(nc_worse) else "%.3f" % nc_worse))
