@@ -18,7 +18,7 @@
 #   ncmax   as fast as the generator can: the most delivered, the dut's
 #           threads' cores (a baseline under FILTER_BUSY_MIN there was held
 #           by the generator or starved: bench/filter_report.py leaves it out)
-#   nc1..N  paced (FILTER_NC_STEPS, 4): the highest rate of which the sink
+#   nc1..N  paced (FILTER_NC_STEPS, 5): the highest rate of which the sink
 #           still receives 99 % is the figure (nc_var's search), counted
 #           only where a paced step the generator offered above it lost
 #           more (else the paced generator held it: bench/filter_report.py)
