@@ -18,7 +18,7 @@ cleanup() {
     set +e
     local p
     for p in "${bg_pids[@]}"; do stop "$p" INT; done
-    [ -z "$sup_pid" ] || stop "$sup_pid" TERM
+    for p in "${RR_SUP[@]}"; do stop "$p" TERM; done
     for ns in "${all_ns[@]}"; do ip netns del "$ns" 2>/dev/null; done
     rm -rf "$tmp"
 }
@@ -54,7 +54,7 @@ dut_tids_all() {
     [ "$1" != ceiling ] || return 0
     local m p t procs=
     m=$(kind_of "$1")
-    case $m in ringrouter) procs=$RR_PIDS ;; onexsk) procs=$ox_pid ;; esac
+    case $m in ringrouter) procs=${RR_PIDS[ringrouter]:-} ;; onexsk) procs=$ox_pid ;; esac
     for p in $procs; do
         for t in /proc/"$p"/task/*; do [ -d "$t" ] && echo "${t#/proc/}"; done
     done
@@ -78,26 +78,34 @@ sending() { [ "$(offered "$ns_gen" "$1")" -gt "$2" ]; }
 # VARIANT$tag (bench/filter's placement): trainsend (with
 # bench/filter's GEN_ARGS: the XDP generator's, or none) on CPU 0, as fast
 # as it can (PPS 0: trains of 256 back to back) or paced (trains of 32
-# evenly spaced); after it is sending and 1 s more, FILTER_SECONDS of
-# sink's packets, offered frames, CPU 1's busy cores, the dut's threads'
-# and CPU 0's (the generator's and the sink's: 1.00 says they held the
-# maximum).
+# evenly spaced); after it is sending and 1 s more, FILTER_SECONDS
+# (WIN_SECS) of sink's packets, offered frames, CPU 1's busy cores, the
+# dut's threads' and CPU 0's (the generator's and the sink's: 1.00 says
+# they held the maximum). FLOWS -: none given (trainsend -N). WIN_HOOK,
+# if set, is called with warm (after that second), begin and end (around
+# the readings) and after (the generator stopped), and VARIANT.
 window() {
     local v=$1 t=$2 run=$3 n=$4 pps=$5 g=$6 s=$7 train=256 gap=1ns o gpid t0 t1 c0 c1 g0 g1 p0 p1 o0 o1 d0 d1 tids
+    local hook=${WIN_HOOK:-:} flows=("$4")
+    [ "$n" != - ] || flows=()
     [ "$pps" -eq 0 ] || train=32 gap="$((32 * 1000000000 / pps))ns"
     o=$(offered "$ns_gen" "$g")
-    ip netns exec "$ns_gen" taskset -c 0 build/bin/trainsend ${GEN_ARGS[@]+"${GEN_ARGS[@]}"} "$g" "${10}" "$8" "$9" "$train" 0 "$gap" "$n" \
-        >"$tmp/tg.out" 2>&1 &
+    ip netns exec "$ns_gen" taskset -c 0 build/bin/trainsend ${GEN_ARGS[@]+"${GEN_ARGS[@]}"} "$g" "${10}" "$8" "$9" "$train" 0 "$gap" \
+        ${flows[@]+"${flows[@]}"} >"$tmp/tg.out" 2>&1 &
     gpid=$!
     bg_pids+=("$gpid")
     wait_for 100 sending "$g" $((o + 100)) || die "$v $t: the generator sent nothing in 10 s: $(cat "$tmp/tg.out")"
     sleep 1
+    $hook warm "$v"
+    $hook begin "$v"
     mapfile -t tids < <(dut_tids "$v")
     t0=$(now_s) c0=$(cpu_ticks 1) g0=$(cpu_ticks 0) p0=$(rx_packets "$ns_sink" "$s") o0=$(offered "$ns_gen" "$g") d0=$(dut_ns "${tids[@]}")
-    sleep "$SECS"
+    sleep "${WIN_SECS:-$SECS}"
     t1=$(now_s) c1=$(cpu_ticks 1) g1=$(cpu_ticks 0) p1=$(rx_packets "$ns_sink" "$s") o1=$(offered "$ns_gen" "$g") d1=$(dut_ns "${tids[@]}")
+    $hook end "$v"
     stop "$gpid" INT
     unset 'bg_pids[${#bg_pids[@]}-1]'
+    $hook after "$v"
     # shellcheck disable=SC2046 # two words
     record "$v$tag" "$t" "$run" $(python3 -c "dt = $t1 - $t0; print('%.1f %.1f' % (($p1 - $p0) / dt, ($o1 - $o0) / dt))") \
         "$(busy_cores "$c0" "$c1" "$t0" "$t1")" "$(python3 -c "a, b = '$d0'.split(), '$d1'.split(); print('%.4f' % ((int(b[1]) - int(a[1])) / 1e9 / (float(b[0]) - float(a[0]))))")" \

@@ -4,7 +4,9 @@
 last lines from its results (VARIANT TEST RUN VALUE OFFERED CPU1 DUT [CPU0] a
 line: pps at the sink, pps offered, CPU 1's busy cores, the dut's threads'
 cores, CPU 0's busy cores (the generator and the sink; older results have
-none); for `ping` VALUE is p50 and OFFERED p99, in µs). VARIANT is
+none); for `ping` VALUE is p50 and OFFERED p99, in µs; for a window of new
+connections' table, TESTct, early drops and drops for a full table a
+second, the connections at its end, new connections a second). VARIANT is
 VARIANT@PRIO, its placement (the dut's NAPI threads at PRIO; older results
 have one, unnamed). A table a placement, medians (min-max) over the runs;
 ratios per run and placement, a baseline's run left out when its threads
@@ -80,11 +82,40 @@ figs = [
     ("delivered % at it", "fixxdp", lambda v, o, c, d: 100 * v / o if o else None, 1),
     ("ping p50 µs, idle", "ping", lambda v, o, c, d: v, 0),
     ("ping p99 µs, idle", "ping", lambda v, o, c, d: o, 0),
+    ("new connections/s at 99 % delivered, k", "nc99", None, 1),
+    ("the least paced offer above it that lost over 1 %, k", "ncfail", None, 1),
+    ("new connections/s, the most delivered, k", "ncmax", kpps, 1),
+    ("the dut's threads' cores at it", "ncmax", lambda v, o, c, d: d, 2),
+    ("early drops/s at it, k", "ncmaxct", kpps, 1),
+    ("drops for a full table/s at it, k", "ncmaxct", lambda v, o, c, d: o / 1000, 1),
 ]
+
+
+def nc99(v):
+    """{run: the highest rate (pps) the sink received of v's windows of new
+    connections that delivered 99 %}"""
+    out = {}
+    for (vv, t, r), x in rows.items():
+        if vv == v and (t == "ncmax" or (t[:2] == "nc" and t[2:].isdigit())) and x[1] > 0 and x[0] >= 0.99 * x[1]:
+            out[r] = max(out.get(r, 0.0), x[0])
+    return out
+
+
+def nc_fail(v):
+    """{run: the least offer (pps) of v's paced windows above its nc99 that
+    lost over 1 %}: where there is none, the paced generator never offered
+    more than the dut took, and nc99 is the generator's, not the dut's"""
+    best, out = nc99(v), {}
+    for (vv, t, r), x in rows.items():
+        if vv == v and t[:2] == "nc" and t[2:].isdigit() and r in best and x[1] > best[r] and x[0] < 0.99 * x[1]:
+            out[r] = min(out.get(r, x[1]), x[1])
+    return out
 use("")
 ceil = per_run("ceiling", "max1", kpps)
 c0_of = lambda v, t: fmt([cpu0[k] for k in sorted(cpu0) if k[0] == v and k[1] == t], 1, 2)
 print("generator ceiling (a bare veth pair): %s kpps; %d run(s)" % (fmt(list(ceil.values())), len(runs)))
+if any(k[1] == "ncmax" for k in rows):
+    print("generator ceiling, new connections (socket frames): %s kpps" % fmt(list(per_run("ceiling", "ncmax", kpps).values())))
 for p in placements:
     use(p)
     print()
@@ -94,6 +125,11 @@ for p in placements:
     print("| | " + " | ".join(variants) + " |")
     print("|---" * (len(variants) + 1) + "|")
     for label, t, fn, prec in figs:
+        if t in ("nc99", "ncfail"):
+            if any(k[1] == "ncmax" for k in rows):
+                fig = nc99 if t == "nc99" else nc_fail
+                print("| %s | %s |" % (label, " | ".join(fmt(list(fig(v).values()), 1 / 1000, prec) for v in variants)))
+            continue
         if not any(k[1] == t for k in rows):
             continue
         if fn is None:
@@ -117,14 +153,14 @@ def figures_of(p):
     cpux = {v: per_run(v, "fixxdp", cpu_us) for v in variants}
 
 
-def why_not_full(v):
-    """per run, why baseline v's maximum did not count"""
+def why_not_full(v, t="max1"):
+    """per run, why baseline v's maximum (of test t) did not count"""
     for r in runs:
-        x = rows.get((v, "max1", r))
+        x = rows.get((v, t, r))
         if x is None or x[3] >= busy_min:
             continue
         val, off, c1, dut = x
-        c0 = cpu0.get((v, "max1", r))
+        c0 = cpu0.get((v, t, r))
         held = "the generator and the sink (CPU 0 at %.2f cores)" % c0 if c0 is not None and c0 >= 0.95 else (
             "its offered load (%.0f%% of it delivered)" % (100 * val / off) if off and val >= 0.97 * off else "not found")
         print("#   run %d: %s %.0f kpps of %.0f offered, its threads %.2f cores, CPU 1 %.2f%s: held by %s" % (
@@ -228,9 +264,54 @@ for k, bound in BOUND.items():
         bound, ", XDP frames" if tab == "cpux" else "",
         "" if len(over) == len(per_place[k]) else " at " + ", ".join("@" + p for p in over),
         "; ".join(at(p) for p in over)))
-print("# filter_new_conn_per_s_vs_nft: not measured (no generator of new connections at a rate yet)")
+
+
+def nc_ratio(p, most=False):
+    """rr-filter's new connections a second over nft's, the median over the
+    runs of placement p where nft's threads were at least busy_min cores
+    busy at its most (else it was held by the generator, or starved):
+    at 99 % delivered, where a paced offer above each side's figure lost
+    more (else the paced generator held it), or (most) the most delivered"""
+    use(p)
+    name = "filter_new_conn_per_s_vs_nft" + (", the most delivered" if most else "") + ("@" + p if p else "")
+    fig = (lambda v: per_run(v, "ncmax", kpps)) if most else nc99
+    num, den = fig("rr-filter"), fig("nft")
+    strong = per_run("nft", "ncmax", lambda val, off, c, d: d >= busy_min or None)
+    if not most:
+        for v, held in (("nft", nc_fail("nft")), ("rr-filter", nc_fail("rr-filter"))):
+            for r in runs:
+                if r in num and r in den and r not in held:
+                    print("#   %s run %d: %s's %.0f k at 99 %% was the paced generator's: no offer above it was lost" % (
+                        name, r, v, fig(v)[r] / 1000))
+                    strong.pop(r, None)
+    rs = [num[r] / den[r] for r in runs if r in num and r in den and r in strong and den[r] > 0]
+    left = [r for r in runs if r in num and r in den and r not in strong]
+    if left:
+        print("# %s: runs left out (nft under %.2f cores at its most, or a figure the generator's):" % (name, busy_min))
+        why_not_full("nft", "ncmax")
+    if not rs:
+        print("# %s: nan, no run with both figures%s" % (name, " and nft at full strength" if left else ""))
+        return float("nan")
+    return statistics.median(rs)
+
+
+nc, ncm = {}, {}  # placement -> ratio at 99 %, of the most delivered
+if any(k[2] == "ncmax" for k in ALL_ROWS):
+    for p in placements:
+        nc[p] = nc_ratio(p)
+        ncm[p] = nc_ratio(p, True)
+    for name, d in (("", nc), (", the most delivered", ncm)):
+        print("# filter_new_conn_per_s_vs_nft%s by placement: %s" % (name, ", ".join(
+            "@%s %s" % (p, "nan" if math.isnan(x) else "%.3f" % x) for p, x in d.items())))
+else:
+    print("# filter_new_conn_per_s_vs_nft: not measured (FILTER_TESTS without newconn, or older results)")
+nc_worse = float("nan") if not nc or any(math.isnan(x) for x in nc.values()) else min(nc.values())
+if math.isnan(nc_worse) and ncm and not any(math.isnan(x) for x in ncm.values()):
+    # The brief's other measure: the most delivered, both duts saturated.
+    nc_worse = min(ncm.values())
+    print("# filter_new_conn_per_s_vs_nft below: the most delivered's (no 99 % rate found in every placement)")
 for k in ["filter_max_vs_nft", "nat_max_vs_nft_masquerade", "filter_cost_vs_nofilter", "filter_cpu_per_pkt_vs_nft"]:
     print("%s %s" % (k, "nan" if math.isnan(out[k]) else "%.3f" % out[k]))
-print("filter_new_conn_per_s_vs_nft nan")
+print("filter_new_conn_per_s_vs_nft %s" % ("nan" if math.isnan(nc_worse) else "%.3f" % nc_worse))
 for k in ["filter_floor_cpu_per_pkt_vs_nft", "nat_floor_cpu_per_pkt_vs_nft_masquerade"]:
     print("%s %s" % (k, "nan" if math.isnan(out[k]) else "%.3f" % out[k]))

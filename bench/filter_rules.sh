@@ -50,14 +50,15 @@ nft_load() { # nft | nft-nat
 
 # rr_variant rr | rr-filter | rr-nat: ringrouter restarted on a manifest
 # with no [filter], or with one on every port and its own service on CPU 1
-# beside the others (bench/forward_dut.sh's rr_up writes the rest).
+# beside the others (bench/forward_dut.sh's rr_up writes the rest), its
+# table bounded as nftables' (CT_MAX).
 rr_cur=rr # mk_mode's rr_up starts the plain one
 rr_variant() {
     [ "$1" != "$rr_cur" ] || return 0
     rr_cur=$1
-    if [ -n "$sup_pid" ]; then
-        stop "$sup_pid" TERM
-        sup_pid=
+    if [ -n "${RR_SUP[ringrouter]:-}" ]; then
+        stop "${RR_SUP[ringrouter]}" TERM
+        unset 'RR_SUP[ringrouter]'
     fi
     FWD_RR_ROUTER_EXTRA=
     if [ "$1" != rr ]; then
@@ -65,9 +66,9 @@ rr_variant() {
         chmod 644 "$tmp/$1.rules"
         mkdir -p "$tmp/bin"
         cp build/bin/rr-filter "$tmp/bin/" && chmod 755 "$tmp/bin/rr-filter"
-        FWD_RR_ROUTER_EXTRA="\n[filter]\nrules = $tmp/$1.rules\nconntrack_max = 65536\n\n[service filter]\ncpu = 1\nsched = $SCHED\nhang_ms = 2000\n"
+        FWD_RR_ROUTER_EXTRA="\n[filter]\nrules = $tmp/$1.rules\nconntrack_max = $CT_MAX\n\n[service filter]\ncpu = 1\nsched = $SCHED\nhang_ms = 2000\n"
     fi
-    rr_up
+    rr_up ringrouter
     place ringrouter 0
 }
 

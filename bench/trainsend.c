@@ -29,6 +29,13 @@
  *       64512) mod 252 (the generator's own address among them), so no
  *       tuple comes twice in the first 16 million frames (the run stops
  *       there rather than repeat one: "exhausted" on stderr, exit 1).
+ *   trainsend -N FIRST IFNAME DST_MAC SRC_IP DST_IP TRAIN TRAINS [INTERVAL]
+ *       The same from tuple FIRST, going round to tuple 0 after the last
+ *       rather than stopping (a tuple comes back after 16 million frames:
+ *       at 500 kpps, 32 s, beyond a UDP connection's 30 s unreplied); the
+ *       last line adds "next K", the FIRST that continues the sequence, so
+ *       that successive runs (bench/filter's new connections) never offer a
+ *       table a tuple it may still hold.
  *   trainsend -x OBJ IFNAME ...
  *       The same trains as XDP frames: each train is one run of the kernel's
  *       XDP traffic generator (BPF_PROG_RUN, BPF_F_TEST_XDP_LIVE_FRAMES) on
@@ -241,18 +248,31 @@ static void new_tuple(uint8_t *f, unsigned long long k)
 int main(int argc, char **argv)
 {
     const char *xdp_obj = NULL;
-    bool fresh = false;
+    bool fresh = false, wrap = false;
+    unsigned long long first = 0;
     if (argc > 1 && !strcmp(argv[1], "-n")) {
         fresh = true;
         argv++;
         argc--;
+    } else if (argc > 2 && !strcmp(argv[1], "-N")) {
+        char *end;
+        errno = 0;
+        first = strtoull(argv[2], &end, 10);
+        if (errno || end == argv[2] || *end || first >= (unsigned long long)NEW_PORTS * NEW_HOSTS) {
+            fprintf(stderr, "trainsend: -N FIRST must be 0..%llu, not \"%s\"\n",
+                    (unsigned long long)NEW_PORTS * NEW_HOSTS - 1, argv[2]);
+            return 100;
+        }
+        fresh = wrap = true;
+        argv += 2;
+        argc -= 2;
     } else if (argc > 2 && !strcmp(argv[1], "-x")) {
         xdp_obj = argv[2];
         argv += 2;
         argc -= 2;
     }
     if (argc < 7 || argc > 9) {
-        fprintf(stderr, "usage: trainsend [-x OBJ | -n] IFNAME DST_MAC SRC_IP DST_IP TRAIN TRAINS [INTERVAL [FLOWS]]\n");
+        fprintf(stderr, "usage: trainsend [-x OBJ | -n | -N FIRST] IFNAME DST_MAC SRC_IP DST_IP TRAIN TRAINS [INTERVAL [FLOWS]]\n");
         return 100;
     }
     uint8_t dmac[6], smac[6];
@@ -270,7 +290,7 @@ int main(int argc, char **argv)
     long long interval = parse_interval(argc > 7 ? argv[7] : "100");
     long flows = argc > 8 ? parse_count(argv[8], "FLOWS", 1, 65536) : 16;
     if (fresh && argc > 8) {
-        fprintf(stderr, "trainsend: -n makes every frame a flow of its own: no FLOWS\n");
+        fprintf(stderr, "trainsend: -n and -N make every frame a flow of its own: no FLOWS\n");
         return 100;
     }
 
@@ -321,12 +341,13 @@ int main(int argc, char **argv)
     for (long t = 0; !stop && (trains == 0 || t < trains); t++) {
         long i = 0;
         if (fresh) {
-            if (sent + refused + (unsigned long long)train > (unsigned long long)NEW_PORTS * NEW_HOSTS) {
+            const unsigned long long all = (unsigned long long)NEW_PORTS * NEW_HOSTS;
+            if (!wrap && sent + refused + (unsigned long long)train > all) {
                 fprintf(stderr, "trainsend: -n: exhausted, %llu new connections sent\n", sent);
                 return 1;
             }
             for (long j = 0; j < train; j++)
-                new_tuple(frames[j], sent + refused + (unsigned long long)j);
+                new_tuple(frames[j], (first + sent + refused + (unsigned long long)j) % all);
         }
         if (xdp_prog >= 0) {
             if (xdp_gen_train(xdp_prog, ll.sll_ifindex, frames[0], train)) {
@@ -359,6 +380,10 @@ int main(int argc, char **argv)
         while (!stop && clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &next, NULL) == EINTR) {
         }
     }
-    printf("sent %llu refused %llu late %llu\n", sent, refused, late);
+    if (wrap)
+        printf("sent %llu refused %llu late %llu next %llu\n", sent, refused, late,
+               (first + sent + refused) % ((unsigned long long)NEW_PORTS * NEW_HOSTS));
+    else
+        printf("sent %llu refused %llu late %llu\n", sent, refused, late);
     return 0;
 }

@@ -401,7 +401,8 @@ static bool ctl_dispatch(struct sup *s, char **words, int nw, FILE *f, struct su
     if (strcmp(cmd, "shaper") == 0) /* supervisor/shaper_ctl.c */
         return sup_ctl_shaper(s, words + 1, nw - 1, f, wait);
     if (strcmp(cmd, "filter") == 0 || strcmp(cmd, "conntrack") == 0) /* supervisor/filter_ctl.c */
-        return cmd[0] == 'f' ? sup_ctl_filter(s, words + 1, nw - 1, f) : sup_ctl_conntrack(s, words + 1, nw - 1, f);
+        return cmd[0] == 'f' ? sup_ctl_filter(s, words + 1, nw - 1, f, wait)
+                             : sup_ctl_conntrack(s, words + 1, nw - 1, f, wait);
     if (strcmp(cmd, "inject") == 0) /* supervisor/inject.c */
         return sup_ctl_inject(s, words + 1, nw - 1, f);
     if (strcmp(cmd, "upgrade") == 0) /* supervisor/upgrade.c */

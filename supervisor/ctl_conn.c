@@ -36,6 +36,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "supervisor/filter.h"
 #include "supervisor/inject.h"
 #include "supervisor/reload.h"
 #include "supervisor/routes.h"
@@ -271,6 +272,7 @@ void sup_ctl_tick(struct sup *s, uint64_t now)
                         : c->wait.kind == SUP_WAIT_UPGRADE ? sup_upgrade_poll(s, &c->wait, now, c->out, &ok)
                         : c->wait.kind == SUP_WAIT_RELOAD  ? sup_reload_poll(s, &c->wait, c->out, &ok)
                         : c->wait.kind == SUP_WAIT_ROUTE_LOAD ? sup_route_load_poll(s, &c->wait, c->out, &ok)
+                        : c->wait.kind == SUP_WAIT_FILTER  ? sup_filter_poll(s, &c->wait, now, c->out, &ok)
                                                            : sup_shaper_set_poll(s, &c->wait, now, c->out, &ok);
             if (done) {
                 fflush(c->out);

@@ -58,21 +58,29 @@ uint64_t sup_filter_ct_size(void);
  * filter's config anew and a planned restart (the table stays). 0, or -1
  * with the error written to @f and nothing changed. */
 int sup_filter_reload(struct sup *s, struct sup_svc *v, FILE *f);
+#define SUP_FILTER_WAIT_NS 10000000000ull
+/* `filter reload` and `conntrack flush`: @w waits (SUP_WAIT_FILTER) until
+ * filter @v is up on an instance other than @old, which runs what was asked
+ * (@what opens the answer), or fails. */
+void sup_filter_wait(struct sup *s, struct sup_svc *v, pid_t old, const char *what, struct sup_ctl_wait *w);
+/* That wait: true once it is over, the answer written to @f and *@ok set. */
+bool sup_filter_poll(struct sup *s, struct sup_ctl_wait *w, uint64_t now, FILE *f, bool *ok);
 /* `reload`: true (and why) if the new manifest's [filter], or its ports,
  * changed in a way that needs `up`. */
 bool sup_filter_reload_refused(const struct sup_manifest *o, const struct sup_manifest *n, char *why, size_t len);
 /* `reload`: -1 if the new manifest's rules do not compile (said on @f,
  * nothing changes), 1 if they differ from the running ones, else 0. */
 int sup_filter_reload_check(const struct sup *s, const struct sup_manifest *n, const char *cmd, FILE *f);
-/* `reload`, once the new manifest runs: the filter restarts on its rules,
- * its connections kept (sup_filter_reload). */
-void sup_filter_reload_apply(struct sup *s, FILE *f);
+/* `reload`, once the new manifest runs: its rules into the filter's config
+ * (the reload then restarts it, its connections kept, and waits for it).
+ * 0, or -1 with the error on @f and nothing changed. */
+int sup_filter_reload_apply(struct sup *s, FILE *f);
 /* `conntrack flush`: the filter restarts on a table wiped before it starts. */
 void sup_filter_flush(struct sup *s, struct sup_svc *v);
 
 /* The commands (filter_ctl.c): filter show|reload, conntrack show|count|flush. */
-bool sup_ctl_filter(struct sup *s, char **w, int nw, FILE *f);
-bool sup_ctl_conntrack(struct sup *s, char **w, int nw, FILE *f);
+bool sup_ctl_filter(struct sup *s, char **w, int nw, FILE *f, struct sup_ctl_wait *wait);
+bool sup_ctl_conntrack(struct sup *s, char **w, int nw, FILE *f, struct sup_ctl_wait *wait);
 
 /* The check itself, on a copy of the region's first bytes: NULL if the
  * head is sound (or zero: never formatted), else why not. */

@@ -9,11 +9,12 @@
  *   filter reload     the rules file read and compiled again; if it checks,
  *                     the filter restarts on it (a planned restart: the
  *                     connection table and its NAT mappings stay), else
- *                     nothing changes and the error names the line
+ *                     nothing changes and the error names the line; the
+ *                     answer comes once the new instance is up on them
  *   conntrack show    the connections, as `conntrack -L` lists them
  *   conntrack count   how many
  *   conntrack flush   every connection dropped: the filter restarts on an
- *                     empty table
+ *                     empty table, answered once it is up
  *
  * What the filter wrote (its counters, the table) is read as untrusted:
  * counter names compared within their bounds, entries copied out by
@@ -107,7 +108,32 @@ static bool filter_show(struct sup *s, struct sup_svc *v, FILE *f)
     return true;
 }
 
-bool sup_ctl_filter(struct sup *s, char **w, int nw, FILE *f)
+/* The filter restarts on what was asked: a command that returned sooner
+ * would let its caller send into the instance that is going (or into
+ * none), and see the old rules in force. */
+void sup_filter_wait(struct sup *s, struct sup_svc *v, pid_t old, const char *what, struct sup_ctl_wait *w)
+{
+    *w = (struct sup_ctl_wait){.pending = true, .kind = SUP_WAIT_FILTER, .svc = (int)(v - s->svcs),
+                               .seq = (uint64_t)old, .deadline_ns = sup_now_ns() + SUP_FILTER_WAIT_NS};
+    snprintf(w->what, sizeof(w->what), "%s", what);
+}
+
+bool sup_filter_poll(struct sup *s, struct sup_ctl_wait *w, uint64_t now, FILE *f, bool *ok)
+{
+    const struct sup_svc *v = &s->svcs[w->svc];
+    *ok = v->state == SUP_ST_UP && v->pid > 0 && v->pid != (pid_t)w->seq;
+    if (*ok)
+        fprintf(f, "%s, pid %d\n", w->what, (int)v->pid);
+    else if (v->state == SUP_ST_FAILED || v->state == SUP_ST_DOWN || now >= w->deadline_ns)
+        fprintf(f, "%s: not so: the filter is %s%s (the supervisor's log says why)\n", w->what,
+                sup_state_name(v->state), now >= w->deadline_ns ? " after 10 s" : "");
+    else
+        return false;
+    w->pending = false;
+    return true;
+}
+
+bool sup_ctl_filter(struct sup *s, char **w, int nw, FILE *f, struct sup_ctl_wait *wait)
 {
     struct sup_svc *v = filter_svc(s, f, "filter");
     if (!v)
@@ -119,8 +145,13 @@ bool sup_ctl_filter(struct sup *s, char **w, int nw, FILE *f)
     }
     if (strcmp(sub, "show") == 0)
         return filter_show(s, v, f);
-    if (strcmp(sub, "reload") == 0)
-        return sup_filter_reload(s, v, f) == 0;
+    if (strcmp(sub, "reload") == 0) {
+        pid_t old = v->pid;
+        if (sup_filter_reload(s, v, f) < 0)
+            return false;
+        sup_filter_wait(s, v, old, "filter reload: the new rules are in force", wait);
+        return true;
+    }
     fprintf(f, "filter: unknown subcommand \"%s\": expected show or reload\n", sub);
     return false;
 }
@@ -152,7 +183,7 @@ static void tuple_print(FILE *f, const struct flt_tuple *t)
         fprintf(f, " id=%u", t->sport);
 }
 
-bool sup_ctl_conntrack(struct sup *s, char **w, int nw, FILE *f)
+bool sup_ctl_conntrack(struct sup *s, char **w, int nw, FILE *f, struct sup_ctl_wait *wait)
 {
     struct sup_svc *v = filter_svc(s, f, "conntrack");
     if (!v)
@@ -163,8 +194,10 @@ bool sup_ctl_conntrack(struct sup *s, char **w, int nw, FILE *f)
         return false;
     }
     if (strcmp(sub, "flush") == 0) {
+        pid_t old = v->pid;
         sup_filter_flush(s, v);
         fprintf(f, "conntrack flush: every connection dropped; the filter restarts on an empty table\n");
+        sup_filter_wait(s, v, old, "conntrack flush: the filter runs on the empty table", wait);
         return true;
     }
     bool count = strcmp(sub, "count") == 0;

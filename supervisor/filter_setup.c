@@ -348,15 +348,17 @@ static void restart_on_config(struct sup *s, struct sup_svc *v)
     sup_event(s, v, SUP_EV_RESTART, 0);
 }
 
-int sup_filter_reload(struct sup *s, struct sup_svc *v, FILE *f)
+/* The rules file read and compiled again, into the filter's config: its
+ * length, or -1 with the error on @f (after @cmd) and nothing changed. */
+static int rules_anew(struct sup *s, struct sup_svc *v, const char *cmd, FILE *f)
 {
     static char buf[TBL_FLT_RULES_MAX];
     int len = compile_rules(&s->m, s->manifest_name, buf, sizeof(buf), f);
     if (len < 0) {
-        fprintf(f, "filter reload: nothing changed\n");
+        fprintf(f, "%s: nothing changed\n", cmd);
         return -1;
     }
-    char old[sizeof(flt_sup.rules)];
+    static char old[sizeof(flt_sup.rules)];
     uint32_t old_len = flt_sup.len;
     memcpy(old, flt_sup.rules, old_len);
     memcpy(flt_sup.rules, buf, (size_t)len);
@@ -365,14 +367,21 @@ int sup_filter_reload(struct sup *s, struct sup_svc *v, FILE *f)
     if (sup_svc_config(s, v, &err) < 0) {
         memcpy(flt_sup.rules, old, old_len);
         flt_sup.len = old_len;
-        fprintf(f, "filter reload: the filter's new config: %s; nothing changed\n", err.msg);
+        fprintf(f, "%s: the filter's new config: %s; nothing changed\n", cmd, err.msg);
         return -1;
     }
     sup_log("%s: rules reloaded from %s (%d bytes): restarting on them, its connections kept", v->name,
             s->m.filter.rules, len);
-    restart_on_config(s, v);
-    fprintf(f, "filter reload: %s compiled (%d bytes); the filter restarts on it, its connections kept\n",
+    fprintf(f, "%s: %s compiled (%d bytes); the filter restarts on it, its connections kept\n", cmd,
             s->m.filter.rules, len);
+    return len;
+}
+
+int sup_filter_reload(struct sup *s, struct sup_svc *v, FILE *f)
+{
+    if (rules_anew(s, v, "filter reload", f) < 0)
+        return -1;
+    restart_on_config(s, v);
     return 0;
 }
 
@@ -443,11 +452,8 @@ int sup_filter_reload_check(const struct sup *s, const struct sup_manifest *n, c
     return ret;
 }
 
-void sup_filter_reload_apply(struct sup *s, FILE *f)
+int sup_filter_reload_apply(struct sup *s, FILE *f)
 {
-    for (int i = 0; i < s->nsvcs; i++)
-        if (s->svcs[i].kind == IPC_SVC_FILTER) {
-            sup_filter_reload(s, &s->svcs[i], f);
-            return;
-        }
+    int i = filter_index(s);
+    return i < 0 ? -1 : rules_anew(s, &s->svcs[i], "[filter] rules", f) < 0 ? -1 : 0;
 }

@@ -683,9 +683,11 @@ bool sup_reload_manifest(struct sup *s, struct sup_manifest *nmp, const char *cm
         retire_services(s, j);
     reload_shapers(s, j);
     reload_vlans(s, j);
-    if (new_rules > 0) {
-        sup_filter_reload_apply(s, j->out);
+    if (new_rules > 0 && sup_filter_reload_apply(s, j->out) == 0) { /* restarted and waited for as the rest */
+        sup_reload_restart(&c, "filter", "[filter] rules changed");
         c.changes++;
+    } else if (new_rules > 0) {
+        c.failed++;
     }
     j->changes = c.changes;
     j->failed += c.failed;

@@ -187,7 +187,10 @@ enum sup_poll { SUP_POLL_SIGNAL = 1, SUP_POLL_TIMER, SUP_POLL_CTL, SUP_POLL_PIDF
 
 /* A request waiting for a service's answer through a mailbox: `shaper set`
  * (supervisor/shaper_ctl.c) or a neighbour command (supervisor/neigh_ctl.c). */
-enum sup_wait_kind { SUP_WAIT_SHAPER = 1, SUP_WAIT_NEIGH, SUP_WAIT_UPGRADE, SUP_WAIT_RELOAD, SUP_WAIT_ROUTE_LOAD };
+enum sup_wait_kind {
+    SUP_WAIT_SHAPER = 1, SUP_WAIT_NEIGH, SUP_WAIT_UPGRADE, SUP_WAIT_RELOAD, SUP_WAIT_ROUTE_LOAD,
+    SUP_WAIT_FILTER /* supervisor/filter_ctl.c: until the filter is up on what was asked */
+};
 
 struct sup_ctl_wait {
     bool pending;

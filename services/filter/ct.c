@@ -228,10 +228,14 @@ uint32_t ct_find(struct ct_table *ct, const struct flt_tuple *t, uint64_t now, i
     return 0;
 }
 
-/* Full: free an unconfirmed entry, else the non-assured one that expires
- * first, among a bounded window from the sweep cursor (Linux looks at a
- * bounded number of entries as well). Assured connections are never
- * dropped to make room: a flood of new ones cannot push them out. */
+/* Full: free an expired entry, else the confirmed, non-assured one that
+ * expires first, among a bounded window from the sweep cursor (Linux looks
+ * at a bounded number of entries as well). Assured connections are never
+ * dropped to make room: a flood of new ones cannot push them out. Nor is
+ * an unconfirmed one before its second is out: its first packet is between
+ * two hooks (under a flood, thousands are), and taking its entry would
+ * drop that packet as invalid at the next; Linux's table does not even
+ * hold such an entry. One whose packet was lost expires. */
 static bool early_drop(struct ct_table *ct, uint64_t now)
 {
     uint32_t n = ct->h->nentries, best = 0;
@@ -242,11 +246,11 @@ static bool early_drop(struct ct_table *ct, uint64_t now)
         struct ct_entry *e = &ct->e[i];
         if (!(e->flags & CTF_USED))
             continue;
-        if (!(e->flags & CTF_CONFIRMED) || e->expires_ms <= now) {
+        if (e->expires_ms <= now) {
             best = i + 1;
             break;
         }
-        if (!(e->flags & CTF_ASSURED) && e->expires_ms < best_exp) {
+        if ((e->flags & (CTF_CONFIRMED | CTF_ASSURED)) == CTF_CONFIRMED && e->expires_ms < best_exp) {
             best_exp = e->expires_ms;
             best = i + 1;
         }

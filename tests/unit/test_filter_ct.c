@@ -319,6 +319,45 @@ static void test_table_full(void **state)
     t_fix_fini(&x);
 }
 
+/* A first packet between its hooks holds an unconfirmed entry: a flood
+ * that fills the table must not take it from under the packet (it would
+ * be invalid at forward). */
+static void test_table_full_in_flight(void **state)
+{
+    (void)state;
+    struct tfix x;
+    uint8_t st;
+    assert_int_equal(t_fix_init(&x, 8, NULL), 0);
+    struct tpkt tp = { .fam = 4, .proto = 17, .src = "10.0.9.2", .dst = "198.51.100.7", .sport = 1000, .dport = 53,
+                       .paylen = 4 };
+    uint8_t pb[2048];
+    struct flt_pkt p = { .data = pb, .len = t_build(pb, &tp), .cap = sizeof pb, .iif = 0, .oif = 1 };
+    assert_int_equal(flt_process(x.f, &p, FLT_PRE, 1000), FLT_ACCEPT);
+    for (int i = 0; i < 7; i++)
+        assert_int_equal(udp_flow(&x, i, false, 1001 + (uint64_t)i, &st), FLT_ACCEPT);
+    assert_int_equal(flt_ct_count(x.region), 8);
+    for (int i = 10; i < 40; i++) { /* each pushes an unreplied one out */
+        assert_int_equal(udp_flow(&x, i, false, 1100, &st), FLT_ACCEPT);
+        assert_int_equal(st, FLT_CT_NEW);
+    }
+    assert_int_equal(flt_get_stats(x.f)->ct_early_drop, 30);
+    assert_int_equal(flt_process(x.f, &p, FLT_FWD, 1101), FLT_ACCEPT);
+    assert_int_equal(p.ctstate, FLT_CT_NEW);
+    assert_int_equal(flt_process(x.f, &p, FLT_POST, 1101), FLT_ACCEPT);
+    struct flt_tuple t0;
+    t_tuple(&t0, 4, 17, "10.0.9.2", "198.51.100.7", 1000, 53);
+    assert_int_not_equal(flt_ct_lookup(x.f, &t0, 1102), 0);
+    /* a first packet lost on its way: its entry goes once its second is out */
+    tp.src = "10.0.9.3";
+    p = (struct flt_pkt){ .data = pb, .len = t_build(pb, &tp), .cap = sizeof pb, .iif = 0, .oif = 1 };
+    assert_int_equal(flt_process(x.f, &p, FLT_PRE, 1200), FLT_ACCEPT);
+    for (int i = 60; i < 70; i++)
+        assert_int_equal(udp_flow(&x, i, false, 2300, &st), FLT_ACCEPT);
+    t_tuple(&t0, 4, 17, "10.0.9.3", "198.51.100.7", 1000, 53);
+    assert_int_equal(flt_ct_lookup(x.f, &t0, 2301), 0);
+    t_fix_fini(&x);
+}
+
 static void test_expiry_sweep(void **state)
 {
     (void)state;
@@ -534,6 +573,7 @@ int main(void)
         cmocka_unit_test(test_related_v4),
         cmocka_unit_test(test_related_v6),
         cmocka_unit_test(test_table_full),
+        cmocka_unit_test(test_table_full_in_flight),
         cmocka_unit_test(test_expiry_sweep),
         cmocka_unit_test(test_stale_ref),
         cmocka_unit_test(test_fork_reattach),
