@@ -183,16 +183,20 @@ rr_up() { # MODE
 # onexsk_up MODE BIN: bench/xskfwd (onexsk) or bench/xsksplit (twoxsk) on
 # the dut's veths, on CPU 1, up for the whole run (it sleeps in poll() when
 # idle), with the interrupt coalescing ringrouter's supervisor sets on its
-# devices by default.
+# devices by default. FWD_GEN_TSO=1: onexsk multi-buffer in generic XDP
+# (xskfwd -s), its veths with GRO on for a NAPI to pin, as ringrouter's
+# with xdp_mode = skb (mk_mode).
 ox_pid=""
 tx_pid=""
 onexsk_up() {
-    local m=$1 d
+    local m=$1 d sg=()
+    [ "${FWD_GEN_TSO:-0}" != 1 ] || [ "$m" != onexsk ] || sg=(-s build/bin/xskfwd.bpf.o)
     for d in "${ADEV[$m]}" "${BDEV[$m]}"; do
         ip netns exec "${DUT[$m]}" sh -c "echo 2 > /sys/class/net/$d/napi_defer_hard_irqs && echo 200000 > /sys/class/net/$d/gro_flush_timeout" ||
             die "cannot set $d's interrupt coalescing"
+        [ ${#sg[@]} -eq 0 ] || ip netns exec "${DUT[$m]}" ethtool -K "$d" gro on >/dev/null
     done
-    ip netns exec "${DUT[$m]}" taskset -c 1 "build/bin/$2" "${ADEV[$m]}" "$(mac_of "$ns_gen" "${GDEV[$m]}")" \
+    ip netns exec "${DUT[$m]}" taskset -c 1 "build/bin/$2" "${sg[@]}" "${ADEV[$m]}" "$(mac_of "$ns_gen" "${GDEV[$m]}")" \
         "${BDEV[$m]}" "$(mac_of "$ns_sink" "${SDEV[$m]}")" >"$tmp/$2.log" 2>&1 &
     ox_pid=$!
     [ "$m" != twoxsk ] || tx_pid=$ox_pid

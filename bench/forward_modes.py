@@ -453,6 +453,7 @@ def lines():
                  if data.get((dp[0], "max1"), {}).get(r, (0,))[0] > 0}
             extra["fwd64_max_vs_dpdk"] = median_or_nan(q)
     extra.update(floor_lines(have_linux))
+    extra.update(tcp_lines(have_linux))
     return res, extra
 
 
@@ -482,6 +483,45 @@ def floor_lines(have_linux):
             same = {m: x for m in cols if base(m) == who for x in have if m.split("@")[-1] == x.split("@")[-1]}
             if any((m, test) in data for m in same):
                 out[name] = worse(name, {m: f(m, x) for m, x in same.items() if (m, test) in data}, hib)
+    return out
+
+
+def tcp_lines(have_linux):
+    """TCP over AF_XDP against its floor (issue 49): ringrouter's iperf3
+    Gbit/s over the one-process forwarder's (onexsk, multi-buffer with
+    FWD_GEN_TSO=1) at the same NAPI priority, per run, the median, the worse
+    priority: tcpN_vs_onexsk; beside them each against the best Linux:
+    tcpN_onexsk_vs_linux and tcpN_vs_linux. A run where the baseline got
+    nothing (iperf3 failed) is left out; one where ringrouter got nothing
+    counts as 0."""
+    out = {}
+
+    def ratio(a, b, test):
+        q = {}
+        for r, x in sorted(data.get((a, test), {}).items()):
+            y = data.get((b, test), {}).get(r)
+            if y is None:
+                continue
+            if y[0] <= 0:
+                why.append(f"{test} run {r}: iperf3 through {b} failed: no {a} over {b} ratio")
+                continue
+            q[r] = x[0] / y[0]
+        return median_or_nan(q)
+
+    ox = [m for m in cols if base(m) == "onexsk"]
+    for n in ("1", "2", "4", "8"):
+        t = "tcp" + n
+        have = [m for m in ox if (m, t) in data]
+        rr_have = [m for m in rr if (m, t) in data]
+        same = {m: x for m in rr_have for x in have if m.split("@")[-1] == x.split("@")[-1]}
+        if same:
+            out[f"{t}_vs_onexsk"] = worse(f"{t}_vs_onexsk", {m: ratio(m, x, t) for m, x in same.items()}, True)
+        if not have_linux:
+            continue
+        for name, modes in ((f"{t}_onexsk_vs_linux", have), (f"{t}_vs_linux", rr_have)):
+            if modes:
+                out[name] = worse(name, {m: vs_linux(f"{name} {m}", lambda b: ratio(m, b, t), True)
+                                         for m in modes}, True)
     return out
 
 
