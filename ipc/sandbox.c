@@ -113,6 +113,7 @@ static const struct sbx_rule sbx_rules[] = {
     {__NR_write, S_BOTH, K_ALL, ARG_ANY},            /* eventfd wake-ups; lines on stderr */
     {__NR_recvfrom, S_BOTH, K_AFXDP, ARG_ANY},       /* busy poll, fill-ring kick */
     {__NR_getsockopt, S_BOTH, K_AFXDP, ARG_SOL_XDP}, /* XDP_STATISTICS; XDP_MMAP_OFFSETS at start */
+    {__NR_sched_yield, S_BOTH, K_AFXDP, ARG_ANY},    /* let a consumer on our CPU run after a wake-up */
     {__NR_recvmmsg, S_BOTH, K_ROUTES, ARG_ANY}, /* netlink messages, 64 a call */
     {__NR_recvfrom, S_BOTH, K_ROUTES, ARG_ANY}, /* FPM bytes */
     {__NR_sendto, S_BOTH, K_ROUTES, ARG_ANY},   /* the netlink dump request (its socket reaches the kernel only) */

@@ -11,7 +11,7 @@
  *
  * One loop:
  *   1. RX ring -> take from the kernel -> output ring (one submit, and the one
- *      wake-up we owe the router at the end of the loop);
+ *      wake-up we owe the router once step 2 is done);
  *   2. completion ring -> take from the kernel -> free;
  *   3. input rings -> backlog -> TX ring (lend to the kernel), then a kick
  *      (a zero-timeout ppoll on the XSK) only if the kernel's need_wakeup
@@ -20,6 +20,9 @@
  *      where the kernel lets the supervisor raise it, 32 otherwise, so we
  *      kick again while the ring has frames);
  *   4. fill ring topped up to its target, in batches of AFXDP_WINDOW;
+ *      (steps 1 and 2 run first for every port, then the wake-ups owed to
+ *      the router are sent, with a yield of the CPU if one was
+ *      (wake_and_yield), then steps 3 and 4 for every port)
  *   5. if none of that found work: arm the input rings' wake words and block
  *      in one ppoll on the XSK fd (RX), our eventfd and the stop signalfd
  *      (ipc/svc.h), for the idle period
@@ -29,10 +32,10 @@
  *
  * A driver group (docs/drivers.md, "Driver groups") serves several ports:
  * each has its own socket, struct afxdp, output ring, input rings and
- * backlog, and the loop runs steps 1-4 for each in turn, then sends the
+ * backlog, and the loop runs steps 1-2 for each in turn, sends the
  * wake-ups it owes once for all of them (the supervisor gives rings into
  * one consumer one eventfd number, so the router is woken once a loop, not
- * once a port), and step 5 blocks in one ppoll on every port's XSK fd, our
+ * once a port), runs steps 3-4 for each, and step 5 blocks in one ppoll on every port's XSK fd, our
  * eventfd and the stop signalfd. Nothing below is shared between ports but
  * the pool and the counters, so each argument holds per port.
  *
@@ -77,6 +80,7 @@
 #include <errno.h>
 #include <linux/if_xdp.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -126,6 +130,7 @@ static const char *const afxdp_ctr_names[C_N] = {
     [C_RX_MB_PKTS] = "rx_mb_pkts",
     [C_RX_MB_DESCS] = "rx_mb_descs",
     [C_RX_MB_BAD] = "rx_mb_bad",
+    [C_WAKE_YIELDS] = "wake_yields",
 };
 
 /* Stages of the loop, for `ringrouter stats --stages` (ipc/stage.h,
@@ -557,9 +562,8 @@ static void gauges(struct afxdp_set *g)
     }
 }
 
-/* Steps 1-4 for one port. Returns the work found; *pending: packets wait
- * in its backlog for a TX ring that is not stuck. */
-static uint32_t port_step(struct afxdp *x, uint64_t *t, bool *pending)
+/* Steps 1 and 2 for one port. Returns the work found. */
+static uint32_t port_rx(struct afxdp *x, uint64_t *t)
 {
     struct ipc_svc *svc = x->svc;
     *t = ipc_stage_end(svc, ST_BUSY_POLL, *t, rx_busy_poll(x));
@@ -569,13 +573,59 @@ static uint32_t port_step(struct afxdp *x, uint64_t *t, bool *pending)
     *t = ipc_stage_end(svc, ST_RX, *t, n);
     work += n = comp_step(x);
     *t = ipc_stage_end(svc, ST_COMPLETE, *t, n);
-    work += drv_tx_pull(&x->d, tx_check);
+    return work;
+}
+
+/* Steps 3 and 4 for one port. Returns the packets taken off its input rings;
+ * *pending: packets wait in its backlog for a TX ring that is not stuck. */
+static uint32_t port_tx(struct afxdp *x, uint64_t *t, bool *pending)
+{
+    struct ipc_svc *svc = x->svc;
+    uint32_t pulled = drv_tx_pull(&x->d, tx_check);
     drv_dead_flush(&x->d);
     *t = ipc_stage_end(svc, ST_TX, *t, tx_push(x));
     *t = ipc_stage_end(svc, ST_KICK, *t, tx_kick(x));
     *t = ipc_stage_end(svc, ST_FILL, *t, fill_step(x));
     *pending |= drv_backlog_depth(&x->d) && !x->tx_stuck;
-    return work;
+    return pulled;
+}
+
+/*
+ * The wake-ups we owe, sent between receive and transmit, then the CPU
+ * given up once if we woke a peer: a router on our CPU (a driver group's,
+ * whose ports' traffic comes back to us) routes now, and this pass sends
+ * what it routed. Otherwise it runs only once we sleep, and each burst costs
+ * a second sleep, its eventfd write and our read: three system calls for
+ * one. AFXDP_YIELD_FAILS yields in a row that bring nothing back (the
+ * router is on another CPU) turn them off for AFXDP_YIELD_PROBE wake-ups.
+ */
+static uint64_t wake_and_yield(struct afxdp_set *g, uint64_t t, bool *yielded)
+{
+    struct ipc_svc *svc = g->svc;
+    unsigned w = ipc_svc_flush(svc);
+    t = ipc_stage_end(svc, ST_WAKE, t, w);
+    *yielded = false;
+    if (!w)
+        return t;
+    if (g->yield_off) {
+        g->yield_off--;
+        return t;
+    }
+    sched_yield();
+    drv_ctr_add(&g->x[0]->d, C_WAKE_YIELDS, 1);
+    *yielded = true;
+    return ipc_stage_end(svc, ST_WAKE, t, 0);
+}
+
+/* After a yield: did it bring packets to send? */
+static void yield_result(struct afxdp_set *g, uint32_t pulled)
+{
+    if (pulled) {
+        g->yield_fails = 0;
+    } else if (++g->yield_fails >= AFXDP_YIELD_FAILS) {
+        g->yield_fails = 0;
+        g->yield_off = AFXDP_YIELD_PROBE;
+    }
 }
 
 int afxdp_run(struct afxdp_set *g)
@@ -584,11 +634,16 @@ int afxdp_run(struct afxdp_set *g)
     struct drv *d0 = &g->x[0]->d; /* the poll budget and the sleep: the service's */
     while (!afxdp_stop && !svc->orphan_stop) {
         uint64_t t = ipc_stage_start(svc);
-        uint32_t work = 0;
-        bool pending = false;
+        uint32_t work = 0, pulled = 0;
+        bool pending = false, yielded;
         for (unsigned i = 0; i < g->n; i++)
-            work += port_step(g->x[i], &t, &pending);
-        ipc_stage_flush(svc, ST_WAKE, t); /* the one wake-up we owe the router */
+            work += port_rx(g->x[i], &t);
+        t = wake_and_yield(g, t, &yielded);
+        for (unsigned i = 0; i < g->n; i++)
+            pulled += port_tx(g->x[i], &t, &pending);
+        work += pulled;
+        if (yielded)
+            yield_result(g, pulled);
         ipc_svc_beat(svc);
         if ((++g->loops & (AFXDP_XSTATS_LOOPS - 1)) == 0)
             xsk_stats(g);
@@ -753,7 +808,6 @@ static unsigned counter_names(struct afxdp_set *g, const char *const **names)
     *names = g->names;
     return n;
 }
-
 
 int afxdp_init(struct ipc_svc *svc, struct afxdp_set **out, struct ipc_err *err)
 {

@@ -30,6 +30,8 @@
 #define AFXDP_KICKS 8u     /* TX kicks per loop at most */
 #define AFXDP_XSTATS_LOOPS 1024u
 #define AFXDP_BP_IDLE 2u /* empty busy polls before we stop polling a quiet device */
+#define AFXDP_YIELD_FAILS 4u   /* yields in a row after which nothing came back to send: stop yielding */
+#define AFXDP_YIELD_PROBE 256u /* wake-ups sent without a yield before we try one again */
 
 enum afxdp_ctr {
     C_RX_PKTS,
@@ -66,6 +68,7 @@ enum afxdp_ctr {
     C_RX_MB_PKTS,
     C_RX_MB_DESCS,
     C_RX_MB_BAD,
+    C_WAKE_YIELDS,
     C_N
 };
 
@@ -106,6 +109,10 @@ struct afxdp_set {
     int idle_ms;
     uint64_t loops;
     uint64_t backlog_max;
+    /* The yield after a wake-up (afxdp_run): yields in a row that brought
+     * nothing to send, and wake-ups left to send without one. */
+    uint32_t yield_fails;
+    uint32_t yield_off;
     const char *names[IPC_SVC_MAX_CTR];
     char name_buf[TBL_GROUP_MAX * AFXDP_PC_N][IPC_CTR_NAME];
 };

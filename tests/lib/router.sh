@@ -292,8 +292,8 @@ rr_up_in() { # rr_up_in NS FILE
 # PFXb0/PFXb1 (the *1 ends in NS_R are the ports), a manifest in
 # $RR_T/x.ini, the supervisor started inside NS_R and every service up, and
 # a ping A -> B through it. RR_AFXDP_A_EXTRA, RR_AFXDP_B_EXTRA: manifest
-# lines for port a, b ("\n" separates them); RR_AFXDP_POOL: pool_buffers
-# (8192).
+# lines for port a, b ("\n" separates them); RR_AFXDP_SVC_EXTRA: for each
+# [service]; RR_AFXDP_POOL: pool_buffers (8192).
 rr_afxdp_up() { # rr_afxdp_up X Y TAG PFX
     local s out
     rr_three_ns "$1" "$2" "$3"
@@ -304,7 +304,7 @@ rr_afxdp_up() { # rr_afxdp_up X Y TAG PFX
         printf '[port a]\ndriver = afxdp\nifname = %sa1\naddress = %s/24\n%b\n\n' "$4" "$GW_A" "${RR_AFXDP_A_EXTRA:-}"
         printf '[port b]\ndriver = afxdp\nifname = %sb1\naddress = %s/24\n%b\n' "$4" "$GW_B" "${RR_AFXDP_B_EXTRA:-}"
         for s in "${RR_SERVICES[@]}"; do
-            printf '\n[service %s]\nhang_ms = 3000\n' "$s"
+            printf '\n[service %s]\nhang_ms = 3000\n%b\n' "$s" "${RR_AFXDP_SVC_EXTRA:-}"
         done
     } >"$RR_T/x.ini"
     "$RR" check -c "$RR_T/x.ini" >/dev/null || rr_fail "the AF_XDP manifest does not check: $(cat "$RR_T/x.ini")"

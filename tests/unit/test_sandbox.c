@@ -22,6 +22,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -274,6 +275,11 @@ static void a_getsockopt_xdp(void)
     getsockopt(t_efd, 283 /* SOL_XDP */, 7 /* XDP_STATISTICS */, &v, &l); /* ENOTSOCK: allowed, failing */
 }
 
+static void a_sched_yield(void)
+{
+    sched_yield();
+}
+
 #if defined(__x86_64__)
 static void a_x32(void)
 {
@@ -308,6 +314,7 @@ static void test_sandbox_loop_calls_pass(void **state)
             t_expect_ok((enum ipc_sandbox_profile)p, true, a_wake, "eventfd write, ppoll, read; clock_gettime");
     }
     t_expect_ok(IPC_SANDBOX_AFXDP, true, a_getsockopt_xdp, "getsockopt(SOL_XDP)");
+    t_expect_ok(IPC_SANDBOX_AFXDP, true, a_sched_yield, "sched_yield");
     close(t_efd);
 }
 
@@ -326,6 +333,7 @@ static void test_sandbox_escapes_die(void **state)
     t_efd = eventfd(0, EFD_NONBLOCK);
     t_expect_sig(IPC_SANDBOX_AFXDP, true, a_getsockopt_socket_level, SIGSYS, "getsockopt(SOL_SOCKET)");
     t_expect_sig(IPC_SANDBOX_ROUTER, true, a_getsockopt_xdp, SIGSYS, "getsockopt in the router");
+    t_expect_sig(IPC_SANDBOX_ROUTER, true, a_sched_yield, SIGSYS, "sched_yield in the router");
     close(t_efd);
 }
 
