@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 # shellcheck shell=bash
 # tests/lib/fuzz_verdict.sh: the verdict of one libFuzzer run, shared by
-# the fuzz scripts (tests/integ/fuzz_router.sh, fuzz_routes.sh).
+# the fuzz scripts (tests/integ/fuzz_router.sh, fuzz_routes.sh, fuzz_filter.sh).
 #
 #   fuzz_verdict NAME LOG RC DIR KEEP BIN ORACLE
 #
