@@ -84,6 +84,11 @@ enum sup_router_key {
     SUP_ROUTER_HOARD_MS,
     SUP_ROUTER_RESTART_CPU_MAX,
     SUP_ROUTER_CONTROL_NETNS,
+    SUP_ROUTER_NEIGH_REACHABLE,
+    SUP_ROUTER_NEIGH_RETRANS,
+    SUP_ROUTER_NEIGH_PROBES,
+    SUP_ROUTER_NEIGH_DELAY,
+    SUP_ROUTER_NEIGH_STALE,
     SUP_ROUTER_NKEYS
 };
 
@@ -124,6 +129,15 @@ struct sup_router {
     /* The control namespace (supervisor/cp.c): each port's host-side
      * interface there, served by its cp-PORT service; "": none. */
     char control_netns[SUP_NETNS_MAX + 1];
+    /* The neighbour timers of ARP and ND, as Linux's neigh parms
+     * (base_reachable_time_ms, retrans_time_ms, ucast_solicit,
+     * delay_first_probe_time, gc_stale_time): how soon a silent next hop
+     * is noticed, and an ECMP group moves its flows. */
+    uint32_t neigh_reachable_ms;
+    uint32_t neigh_retrans_ms;
+    uint32_t neigh_probes;
+    uint32_t neigh_delay_ms;
+    uint32_t neigh_stale_ms;
 };
 
 enum sup_driver { SUP_DRIVER_TAP = 1, SUP_DRIVER_AFXDP = 2 };

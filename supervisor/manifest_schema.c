@@ -112,6 +112,17 @@ static const struct sup_key sup_router_keys[] = {
      * interface, for routing daemons (supervisor/cp.c); none by default */
     [SUP_ROUTER_CONTROL_NETNS] = {"control_netns", sup_p_netns, KEY(struct sup_router, control_netns), 1,
                                   SUP_NETNS_MAX},
+    /* the neighbour timers (docs/routing.md, "Neighbours"); the router
+     * reads its entries every 100 ms, which bounds how fine they can be */
+    [SUP_ROUTER_NEIGH_REACHABLE] = {"neigh_reachable_ms", sup_p_u32, KEY(struct sup_router, neigh_reachable_ms), 100,
+                                    3600000, .def = "30000"},
+    [SUP_ROUTER_NEIGH_RETRANS] = {"neigh_retrans_ms", sup_p_u32, KEY(struct sup_router, neigh_retrans_ms), 100, 60000,
+                                  .def = "1000"},
+    [SUP_ROUTER_NEIGH_PROBES] = {"neigh_probes", sup_p_u32, KEY(struct sup_router, neigh_probes), 1, 20, .def = "3"},
+    [SUP_ROUTER_NEIGH_DELAY] = {"neigh_delay_ms", sup_p_u32, KEY(struct sup_router, neigh_delay_ms), 100, 60000,
+                                .def = "5000"},
+    [SUP_ROUTER_NEIGH_STALE] = {"neigh_stale_ms", sup_p_u32, KEY(struct sup_router, neigh_stale_ms), 1000, 86400000,
+                                .def = "60000"},
 };
 
 static const struct sup_word sup_driver_words[] = {{"tap", SUP_DRIVER_TAP}, {"afxdp", SUP_DRIVER_AFXDP}, {NULL, 0}};

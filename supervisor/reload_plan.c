@@ -32,6 +32,7 @@
 
 #include <errno.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -541,6 +542,26 @@ static void walk_services(struct rl_ctx *c)
         fprintf(c->f, "router: icmp_rate %u -> %u, icmp_burst %u -> %u (restarts router)\n", o->icmp_rate,
                 n->icmp_rate, o->icmp_burst, n->icmp_burst);
         sup_reload_restart(c, "router", "icmp_rate or icmp_burst changed");
+    }
+    static const struct {
+        const char *key;
+        size_t off;
+    } timers[] = {
+        {"neigh_reachable_ms", offsetof(struct sup_router, neigh_reachable_ms)},
+        {"neigh_retrans_ms", offsetof(struct sup_router, neigh_retrans_ms)},
+        {"neigh_probes", offsetof(struct sup_router, neigh_probes)},
+        {"neigh_delay_ms", offsetof(struct sup_router, neigh_delay_ms)},
+        {"neigh_stale_ms", offsetof(struct sup_router, neigh_stale_ms)},
+    };
+    for (size_t j = 0; j < sizeof(timers) / sizeof(timers[0]); j++) {
+        uint32_t a, b;
+        memcpy(&a, (const char *)o + timers[j].off, sizeof(a));
+        memcpy(&b, (const char *)n + timers[j].off, sizeof(b));
+        if (a == b)
+            continue;
+        c->changes++;
+        fprintf(c->f, "router: %s %u -> %u (restarts router)\n", timers[j].key, a, b);
+        sup_reload_restart(c, "router", "%s %u -> %u", timers[j].key, a, b);
     }
 }
 

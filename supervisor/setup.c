@@ -107,6 +107,11 @@ static uint32_t typed_config(const struct sup *s, const struct sup_svc *v, void 
         r->neigh_fd = FD_KIND2;
         r->icmp_rate = s->m.router.icmp_rate;
         r->icmp_burst = s->m.router.icmp_burst;
+        r->neigh_reachable_ms = s->m.router.neigh_reachable_ms;
+        r->neigh_retrans_ms = s->m.router.neigh_retrans_ms;
+        r->neigh_probes = s->m.router.neigh_probes;
+        r->neigh_delay_ms = s->m.router.neigh_delay_ms;
+        r->neigh_stale_ms = s->m.router.neigh_stale_ms;
         r->fib6_fd = FD_KIND3;
         r->neigh6_fd = FD_KIND4;
         for (size_t p = 0; p < s->m.nports && p < IPC_MAX_PORTS; p++) {

@@ -31,8 +31,9 @@ struct tbl_cfg_hdr {
 
 /* 3: the IPv6 FIB and neighbour table, and each port's IPv6 addresses.
  * 4: each port's Router Advertisement period.
- * 5: the ports' host-side interfaces in the control namespace (cp_pair). */
-#define TBL_ROUTER_CFG_VERSION 5u
+ * 5: the ports' host-side interfaces in the control namespace (cp_pair).
+ * 6: the neighbour timers (neigh_*). */
+#define TBL_ROUTER_CFG_VERSION 6u
 #define TBL_CP_NONE 0xffu
 
 /* IPv6 addresses per port, the link-local one included. */
@@ -67,6 +68,12 @@ struct tbl_router_cfg {
      * none), cp_host[p] is 1 for the host side. */
     uint8_t cp_pair[IPC_MAX_PORTS];
     uint8_t cp_host[IPC_MAX_PORTS];
+    /* The neighbour timers, ARP's and ND's (services/router/rt.h, rt_cfg). */
+    uint32_t neigh_reachable_ms;
+    uint32_t neigh_retrans_ms;
+    uint32_t neigh_probes;
+    uint32_t neigh_delay_ms;
+    uint32_t neigh_stale_ms;
 };
 
 #define TBL_DRIVER_CFG_VERSION 3u /* 2: VLAN sub-interfaces (vlan[]); 3: driver groups (group[]) */

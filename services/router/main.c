@@ -247,6 +247,17 @@ static int rt_setup(struct rt_proc *r, struct ipc_err *err)
     } else {
         rc.icmp_burst = 0; /* icmp_rate = 0: never send ICMP errors */
     }
+    /* 0 keeps the default: the manifest's ranges exclude it. */
+    if (tc->neigh_reachable_ms)
+        rc.reachable_ns = tc->neigh_reachable_ms * 1000000ull;
+    if (tc->neigh_retrans_ms)
+        rc.retrans_ns = tc->neigh_retrans_ms * 1000000ull;
+    if (tc->neigh_probes)
+        rc.max_retries = tc->neigh_probes;
+    if (tc->neigh_delay_ms)
+        rc.delay_ns = tc->neigh_delay_ms * 1000000ull;
+    if (tc->neigh_stale_ms)
+        rc.stale_gc_ns = tc->neigh_stale_ms * 1000000ull;
     rt_ctx_init(&r->ctx, &r->svc.pool, &r->fib, &r->neigh, &r->ctr, &rc);
     r->ctx.nzones = (uint8_t)r->svc.nzones;
     for (unsigned z = 0; z < r->svc.nzones; z++)

@@ -17,10 +17,12 @@
 #   - the supervisor killed and another adopting the services: the groups
 #     are rebuilt in the new FIBs, runtime, and every flow keeps its next hop;
 #   - NH2's link down: its neighbour fails (reachable, then stale, probes
-#     unanswered: the ARP and ND timers' bound, 50 s here), and from then on
-#     its flows arrive at the other three, each at one, while the other
-#     flows stay where they were; NH2's link up again: its flows come back
-#     (within 20 s: the router asks for it every retransmit round);
+#     unanswered: the manifest's short neighbour timers, neigh_reachable_ms
+#     2000, neigh_retrans_ms 300, neigh_delay_ms 500, bound it at about
+#     4 s; the test allows 12), and from then on its flows arrive at the
+#     other three, each at one, while the other flows stay where they were;
+#     NH2's link up again: its flows come back (within 10 s: the router asks
+#     for it every retransmit round);
 #   - `route del` removes both groups; a new `up` adds back what `route
 #     save` wrote, groups and all.
 set -u
@@ -31,6 +33,7 @@ rr_need ip
 n=$(($$ % 250 + 1))
 P4=10.70.$n.0/24 D4=10.70.$n.1 P6=2001:db8:70::/64 D6=2001:db8:70::1
 RR_ADDR6_A=2001:db8:61::1/64 RR_ADDR6_B=2001:db8:62::1/64
+RR_ROUTER_EXTRA='neigh_reachable_ms = 2000\nneigh_retrans_ms = 300\nneigh_delay_ms = 500'
 rr_topology
 rr_start
 rr_hosts_ipv6 2001:db8:61 2001:db8:62 routes
@@ -132,8 +135,8 @@ rounds_until() { # rounds_until SECS CHECK
 
 ip -n "${NH_NS[2]}" link set eth0 down
 # Every flow arrives again: NH2's at the others, each at one; the others stay.
-rounds_until 50 all128 ||
-    rr_fail "NH2's flows did not move within 50 s: $(wc -l <<<"$now_map") of 128 flows arrive; $("$RR" neigh show -S "$RR_SOCK")"
+rounds_until 12 all128 ||
+    rr_fail "NH2's flows did not move within 12 s: $(wc -l <<<"$now_map") of 128 flows arrive; $("$RR" neigh show -S "$RR_SOCK")"
 check_map "$now_map" "1 3 4" 1 "NH2 down"
 while read -r fam port nh; do
     was=$(awk -v f="$fam" -v p="$port" '$1 == f && $2 == p { print $3 }' <<<"$map4")
@@ -142,8 +145,8 @@ done <<<"$now_map"
 rr_ok "NH2's link down: its flows at the others within $took ms, the others' flows where they were"
 
 ip -n "${NH_NS[2]}" link set eth0 up
-rounds_until 20 as_before ||
-    rr_fail "NH2's flows did not come back within 20 s: $(diff <(echo "$map4") <(echo "$now_map") | head -5)"
+rounds_until 10 as_before ||
+    rr_fail "NH2's flows did not come back within 10 s: $(diff <(echo "$map4") <(echo "$now_map") | head -5)"
 rr_ok "NH2's link up: every flow back on its next hop within $took ms"
 
 rr_c route del "$P4"

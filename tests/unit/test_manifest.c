@@ -142,6 +142,11 @@ static void test_manifest_default(void **state)
     assert_int_equal(m.router.icmp_burst, 50);
     assert_int_equal(m.router.hoard_pct, 50);
     assert_int_equal(m.router.hoard_ms, 1000);
+    assert_int_equal(m.router.neigh_reachable_ms, 30000);
+    assert_int_equal(m.router.neigh_retrans_ms, 1000);
+    assert_int_equal(m.router.neigh_probes, 3);
+    assert_int_equal(m.router.neigh_delay_ms, 5000);
+    assert_int_equal(m.router.neigh_stale_ms, 60000);
     assert_false(m.router.stages);
     assert_string_equal(m.router.run_dir, "/run/ringrouter");
     assert_string_equal(m.router.state_dir, ""); /* run_dir's (supervisor/route.c) */

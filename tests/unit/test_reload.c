@@ -271,6 +271,10 @@ static void test_reload_diff_restarts(void **state)
          "router: icmp_rate 1000 -> 5, icmp_burst 50 -> 50 (restarts router)\n"
          "restart router: icmp_rate or icmp_burst changed\n"
          "restart driver-a: hang_ms 200 -> 500\n");
+    diff(PORTS, PORTS "[router]\nneigh_reachable_ms = 2000\nneigh_probes = 5\n",
+         "router: neigh_reachable_ms 30000 -> 2000 (restarts router)\n"
+         "router: neigh_probes 3 -> 5 (restarts router)\n"
+         "restart router: neigh_reachable_ms 30000 -> 2000; neigh_probes 3 -> 5\n");
     diff(PORTS, PORTS "[port c]\ndriver = tap\nifname = rr-c\nnetns = nc\naddress = 10.3.0.1/24\npersist = yes\n",
          "port c: added, tap rr-c in netns nc, address 10.3.0.1/24 (starts driver-c; restarts router)\n"
          "restart router: port c added: the router takes its rings at start\n");
