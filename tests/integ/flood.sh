@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # tests/integ/flood.sh: a flood must not hurt (issue 15). trafgen's maximum
-# rate of 64-byte UDP A -> B for FLOOD_SECS (15) seconds, beside a numbered
+# rate of 64-byte UDP A -> B for FLOOD_SECS (10) seconds, beside a numbered
 # stream of 1,000 datagrams a second A -> B (bench/faultflow); then the flood
 # stops and the stream goes on for 3 s:
 #   1. over TAP ports (rr_topology);
@@ -22,11 +22,11 @@ rr_init flood
 rr_need ss trafgen
 rr_faultflow_init
 
-# 15 s: five times the tests' hang_ms (3 s, tests/lib/router.sh) and
+# 10 s: over three times the tests' hang_ms (3 s, tests/lib/router.sh) and
 # millions of frames: a livelock shows as nothing forwarded, a starved
 # service as a restart within one hang_ms, a leak as a census short of
 # buffers, each well before the end; longer floods are bench/forward's.
-SECS=${FLOOD_SECS:-15}
+SECS=${FLOOD_SECS:-10}
 UPORT=9301
 
 # flood LABEL NS_SRC DEV DST_MAC NS_DST DST: the flood and the stream, then

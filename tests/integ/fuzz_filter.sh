@@ -6,14 +6,15 @@
 # its line, and a compiled ruleset runs over packets at every hook) and the
 # per-packet path (build/bin/fuzz/fuzz_filter_pkt, tests/fuzz/fuzz_filter_pkt.c:
 # every hook, NAT, rejects, a table that fills up, and after every input the
-# table must still pass the adoption check). Each runs RR_FUZZ_SECS (8) from
-# seeds written here: rulesets in the language docs/filter.md describes, and
-# TCP, UDP, ICMP and IPv6 packets at each hook. Fails on any crash,
+# table must still pass the adoption check). They run 600,000 and 300,000
+# inputs (RR_FUZZ_SECS: a time instead; fuzz_budget) from seeds written
+# here: rulesets in the language docs/filter.md describes, and TCP, UDP,
+# ICMP and IPv6 packets at each hook. Fails on any crash,
 # sanitizer report, timeout or failed oracle (an abort); a crashing input is
 # kept in build/test-logs/. Not a namespace test.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
-SECS=${RR_FUZZ_SECS:-8}
+. tests/lib/fuzz_verdict.sh
 KEEP=build/test-logs
 for b in fuzz_filter_rules fuzz_filter_pkt; do
     if [ ! -x "build/bin/fuzz/$b" ]; then
@@ -85,13 +86,14 @@ for i, s in enumerate(seeds):
 EOF
 [ "$(ls "$T/rules" | wc -l)" -ge 5 ] && [ "$(ls "$T/pkt" | wc -l)" -ge 6 ] || { echo "FAIL: fuzz_filter: the seeds were not written"; exit 1; }
 
-. tests/lib/fuzz_verdict.sh
 rc_all=0
-for b in fuzz_filter_rules:rules fuzz_filter_pkt:pkt; do
-    name=${b%%:*} dir=$T/${b##*:}
-    echo "$name: ${SECS}s over $(ls "$dir" | wc -l) seeds"
+for b in fuzz_filter_rules:rules:600000 fuzz_filter_pkt:pkt:300000; do
+    IFS=: read -r name dir runs <<<"$b"
+    dir=$T/$dir
+    fuzz_budget "$runs"
+    echo "$name: $FUZZ_SAID over $(ls "$dir" | wc -l) seeds"
     mkdir -p "$T/art-$name"
-    "$T/$name" -max_total_time="$SECS" -max_len=4096 -timeout=10 -rss_limit_mb=3072 \
+    "$T/$name" "${FUZZ_LIMITS[@]}" -max_len=4096 -timeout=10 -rss_limit_mb=3072 \
         -print_final_stats=1 -artifact_prefix="$T/art-$name/" "$dir" >"$T/$name.log" 2>&1
     rc=$?
     fuzz_verdict "$name" "$T/$name.log" "$rc" "$T/art-$name" "$KEEP" "build/bin/fuzz/$name" "$name: " || rc_all=1

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: MIT
 # tests/integ/fuzz_router.sh: run the libFuzzer target over the router's
-# per-packet path (build/bin/fuzz/fuzz_router, tests/fuzz/fuzz_router.c) for
-# 20 s from a seed corpus generated here: an ARP request and reply, pings to
+# per-packet path (build/bin/fuzz/fuzz_router, tests/fuzz/fuzz_router.c)
+# over 120,000 inputs from a seed corpus generated here: an ARP request and reply, pings to
 # the router (one frame and a chain), forwardable UDP (resolved, via a
 # gateway, and one that waits for ARP and is released by the reply), a first
 # and a non-first fragment, packets with IP options to be fragmented, DF set
@@ -10,12 +10,13 @@
 # of one flow. Fails on any crash, sanitizer report (ASan, UBSan, LSan),
 # timeout or failed oracle; a crashing input is kept in build/test-logs/.
 # Not a namespace test; it lives here because tests/run.sh runs every
-# tests/integ/*.sh. RR_FUZZ_SECS (default 20) sets the time: every seed
-# runs in the first second, and 20 s mutate them some 140,000 times; a
-# longer search is RR_FUZZ_SECS=600 bash tests/integ/fuzz_router.sh.
+# tests/integ/*.sh. Every seed runs first; RR_FUZZ_SECS sets a time
+# instead of the count (tests/lib/fuzz_verdict.sh, fuzz_budget): a longer
+# search is RR_FUZZ_SECS=600 bash tests/integ/fuzz_router.sh.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
-SECS=${RR_FUZZ_SECS:-20}
+. tests/lib/fuzz_verdict.sh
+fuzz_budget 120000
 BIN=build/bin/fuzz/fuzz_router
 KEEP=build/test-logs
 
@@ -156,11 +157,10 @@ seed("v6-chain", [pkt(eth(0, 0x86DD, ipv6(G0, "2001:db8:30::9", 17, udp(3000))),
 EOF
 [ "$(ls "$T/seeds" | wc -l)" -ge 20 ] || { echo "FAIL: fuzz_router: seed generation failed"; exit 1; }
 
-echo "fuzz_router: ${SECS}s over $(ls "$T/seeds" | wc -l) seeds"
+echo "fuzz_router: $FUZZ_SAID over $(ls "$T/seeds" | wc -l) seeds"
 # -max_len: big enough for a 64-frame chain's worth of GSO; -timeout: one
 # input taking 10 s is a hang; -rss_limit_mb: ASan's quarantine included.
-"$T/fuzz_router" -max_total_time="$SECS" -max_len=20000 -timeout=10 -rss_limit_mb=3072 \
+"$T/fuzz_router" "${FUZZ_LIMITS[@]}" -max_len=20000 -timeout=10 -rss_limit_mb=3072 \
     -print_final_stats=1 -artifact_prefix="$T/" "$T/corpus" "$T/seeds" >"$T/log" 2>&1
 rc=$?
-. tests/lib/fuzz_verdict.sh
 fuzz_verdict fuzz_router "$T/log" "$rc" "$T" "$KEEP" "$BIN" "fuzz_router: check failed"

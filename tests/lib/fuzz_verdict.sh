@@ -10,6 +10,22 @@
 # ORACLE an extended regex of the target's own failure lines. Prints the
 # run's summary lines, then PASS (returns 0) or FAIL with the reports and
 # each crashing input kept in KEEP as NAME-crash-... (returns 1).
+# fuzz_budget RUNS: libFuzzer's limits for one run, in $FUZZ_LIMITS and
+# $FUZZ_SAID. By default RUNS inputs, seeds included, at most
+# RR_FUZZ_CAP_SECS (120): tests/background runs the fuzz scripts at idle
+# priority, where a time bound alone would buy fewer inputs the busier the
+# machine. RR_FUZZ_SECS=N: N seconds instead, however many inputs (a
+# longer search: RR_FUZZ_SECS=600).
+fuzz_budget() {
+    if [ -n "${RR_FUZZ_SECS:-}" ]; then
+        FUZZ_LIMITS=(-max_total_time="$RR_FUZZ_SECS")
+        FUZZ_SAID="${RR_FUZZ_SECS}s"
+    else
+        FUZZ_LIMITS=(-runs="$1" -max_total_time="${RR_FUZZ_CAP_SECS:-120}")
+        FUZZ_SAID="$1 inputs (at most ${RR_FUZZ_CAP_SECS:-120}s)"
+    fi
+}
+
 fuzz_verdict() {
     local name=$1 log=$2 rc=$3 dir=$4 keep=$5 bin=$6 oracle=$7 fail= a
     grep -E "^#[0-9]+[[:space:]]+(INITED|DONE)|^Done|stat::(number_of_executed_units|average_exec_per_sec|new_units_added|peak_rss_mb)" "$log"
