@@ -140,9 +140,10 @@ add_test() { # add_test LABEL PATH
 
 # RR_TEST_BUILD (./run test sets it to "ninja"): the rest of a build, run
 # at idle priority beside the first tests. ./run builds everything but the
-# ASan and TSan unit tests before it starts run.sh; nothing else needs
-# them, and they join the run (and the check against tests/expected) once
-# the build is done. The background tests start after it.
+# ASan, TSan and fuzz builds (and the ASan supervisor) before it starts
+# run.sh; the ASan and TSan unit tests join the run (and the check against
+# tests/expected) once the build is done, and the background tests, the
+# fuzzers among them, start after it.
 build_cmd=${RR_TEST_BUILD:-}
 [ "$suite" != integ ] || build_cmd=
 late_variants=() # the unit variants the build still makes
@@ -335,7 +336,7 @@ trap stop_all INT TERM
 # but the background, once the parallel one is done.
 build_pid=
 if [ -n "$build_cmd" ]; then
-    echo "run.sh: $build_cmd: the ASan and TSan unit tests build at idle priority beside the first tests"
+    echo "run.sh: $build_cmd: the ASan, TSan and fuzz builds at idle priority beside the first tests"
     # shellcheck disable=SC2086 # a command and its arguments
     run_isolated "$log_dir/build.log" chrt --idle 0 $build_cmd &
     build_pid=$!
