@@ -191,7 +191,9 @@ def client(name, kind, src, sport, dst, dport, oow=False):
         res = "none"
     except OSError:  # reset, or (UDP) a port unreachable
         res = "refused"
-    print(name, res)
+    # One write(2) of the whole line: the clients run at once, appending
+    # to one file, and print() may split a line across writes.
+    os.write(1, ("%s %s\n" % (name, res)).encode())
     return 0
 
 
