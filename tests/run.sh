@@ -44,6 +44,7 @@ idle_jobs=${RR_TEST_IDLE_JOBS:-2}
 log_dir=build/test-logs
 mkdir -p "$log_dir"
 t_begin=$EPOCHREALTIME
+: >"$log_dir/timeline"
 
 pass=0 fail=0 flaky=0 skip=0
 failed=() flakies=() skipped=()
@@ -260,6 +261,9 @@ finish() { # finish I:ATTEMPT RC SECS [idle]
     shift 3
     label=${T_LABEL[i]}
     log=$(log_of "$label")
+    # Where the time went: LABEL START END HOW, in seconds from the start.
+    awk -v l="$label" -v b="$t_begin" -v n="$EPOCHREALTIME" -v s="$secs" -v m="${1:-${T_MODE[i]:-slot}}" \
+        'BEGIN { printf "%s %.1f %.1f %s\n", l, n - b - s, n - b, m }' >>"$log_dir/timeline"
     sum_secs=$(awk -v a="$sum_secs" -v b="$secs" 'BEGIN { print a + b }')
     [ "${1:-}" != idle ] || idle_secs=$(awk -v a="$idle_secs" -v b="$secs" 'BEGIN { print a + b }')
     [ "${T_MODE[i]}" = alone ] || [ "$a" = 2 ] && serial_secs=$(awk -v a="$serial_secs" -v b="$secs" 'BEGIN { print a + b }')
@@ -398,6 +402,7 @@ while :; do
     rc=$?
     if [ -n "$build_pid" ] && [ "$done_pid" = "$build_pid" ]; then
         build_pid=
+        awk -v b="$t_begin" -v n="$EPOCHREALTIME" 'BEGIN { printf "build 0.0 %.1f idle\n", n - b }' >>"$log_dir/timeline"
         if [ "$rc" != 0 ]; then
             printf 'FAIL %-44s exit %d\n' "build: $build_cmd" "$rc"
             sed 's/^/    | /' "$log_dir/build.log" | tail -n 40
