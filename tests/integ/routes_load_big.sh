@@ -80,10 +80,15 @@ slices=${BASH_REMATCH[1]} secs=${BASH_REMATCH[2]} longest="${BASH_REMATCH[3]} ms
 gap=${BASH_REMATCH[6]} gens=${BASH_REMATCH[7]}
 [ "$gens" -ge 1 ] && [ "$gens" -le 2 ] || rr_fail "2,000 /25s deleted by one load made $gens FIB generation switches (1 expected)"
 [ "$slices" -ge 10 ] || rr_fail "a load of $N routes ran in $slices slices of the event loop"
-# What is the supervisor's own: the CPU of its longest slice (the rest of
-# a slice's length is the machine's, which a loaded machine stretches).
+# The CPU of its longest slice: mostly the supervisor's own (the rest of a
+# slice's length is the machine's, which a loaded machine stretches), but
+# also the kernel's work on its behalf (page faults, unmapping; this
+# machine runs a DAMON pageout scheme), which stretched one slice to 72 ms
+# in a CI run here, alone, and to 35-45 ms in several runs beside other
+# tests, none in 18 on a quiet machine: timing-bound (exit 75, rerun
+# alone). A step that is not cut into slices fails the rerun too.
 cpu=${BASH_REMATCH[5]}
-[ "${cpu%.*}" -lt 20 ] || rr_fail "a slice of the load took $cpu ms of CPU (its budget is 4 ms)"
+[ "${cpu%.*}" -lt 20 ] || t_timing_fail "a slice of the load took $cpu ms of CPU (its budget is 4 ms)"
 rr_ok "the /24s again: $N unchanged, 2,001 deleted (2,000 /25s, each a group retired) in $gens FIB generation switch(es); $slices slices in $secs s, the longest $longest, the loop's longest turn between two $gap ms"
 
 # The wall-clock bound is the machine's too (timing-bound: exit 75, rerun
