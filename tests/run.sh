@@ -358,6 +358,9 @@ while :; do
             # A heavy test waiting for the integration tests in the slots
             # to end holds back the ones after it, or it would wait to the end.
             [ -n "$held" ] && ! is_unit "$i" && continue
+            # A heavy test waits for the rest of the build: the ASan and
+            # TSan unit tests it makes are what may run beside it.
+            [ "${T_MODE[i]}" = heavy ] && [ -n "$build_pid" ] && continue
             if may_start "$i"; then
                 # A unit test the idle runner can take waits for it: it
                 # takes a slot beside a heavy test (which no other test may
