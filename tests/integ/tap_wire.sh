@@ -156,12 +156,12 @@ iperf_tcp() {
     fi
 }
 
-# iperf_kill LABEL: kill -9 driver A a second into a 5-second TCP run;
+# iperf_kill LABEL: kill -9 driver A a second into a 3-second TCP run;
 # the harness reclaims its buffers and starts a successor on the same rings
 # and TAP fd; the flow must carry on to the end.
 iperf_kill() {
     local label=$1 out rate i cpid
-    timeout 40 ip netns exec "$NA" iperf3 -c "$ADDR_B" -t 5 -f g >"$tmp/iperf-kill.log" 2>&1 &
+    timeout 40 ip netns exec "$NA" iperf3 -c "$ADDR_B" -t 3 -f g >"$tmp/iperf-kill.log" 2>&1 &
     cpid=$!
     sleep 1 # into the run, not a wait for a condition
     kill -USR1 "$wire_pid"
