@@ -296,9 +296,18 @@ while [ "$limbo" = 0 ] && [ "$kills" -lt 200 ]; do
     limbo=$(rr_ctr "$victim.limbo_recovered")
 done
 rr_trafgen_stop
-[ "$limbo" -gt 0 ] 2>/dev/null ||
+# No stop inside the window in 60 s says nothing of the recovery: how
+# often a stop lands there depends on what else the machine runs (930 to
+# 121,844 stops a hit in CI; none in 285,871 once, beside the fuzzers and
+# ASan tests at idle priority): timing-bound, rerun alone. A kill there
+# that nothing recovers is a failure.
+if [ "$kills" = 0 ]; then
+    t_timing_fail "limbo: no stop of $stops landed inside ipc_pool_give within 60 s"
+elif ! [ "$limbo" -gt 0 ] 2>/dev/null; then
     rr_fail "limbo: no successor recovered a lent, unpublished buffer ($kills kills inside ipc_pool_give, $stops stops)"
-rr_ok "limbo: $victim stopped inside a lend $kills times ($stops stops) and killed there: its successor took back $limbo lent, unpublished buffers (limbo_recovered); stale_desc a $(rr_ctr driver-a.stale_desc) b $(rr_ctr driver-b.stale_desc)"
+else
+    rr_ok "limbo: $victim stopped inside a lend $kills times ($stops stops) and killed there: its successor took back $limbo lent, unpublished buffers (limbo_recovered); stale_desc a $(rr_ctr driver-a.stale_desc) b $(rr_ctr driver-b.stale_desc)"
+fi
 out=$(rr_in "$NS_A" ping -n -c 3 -i 0.2 -W 2 "$HOST_B" 2>&1) || rr_fail "ping A -> B after the limbo kills: $out"
 
 rr_zero "${RR_MALFORMED[@]}"
@@ -314,4 +323,4 @@ for d in xa1 xb1; do
     [ "$k" = "$KNOBS0" ] || rr_fail "after shutdown $d's NAPI knobs are $k, not $KNOBS0 as before the start"
 done
 rr_ok "busy polling: the devices' NAPI knobs set while up ($(knobs xa1) -> 2/200000) and restored at shutdown"
-printf 'PASS afxdp_basic: TCP %s Mbit/s, UDP %s Mbit/s\n' "${MBIT[tcp]}" "${MBIT[udp]}"
+t_pass "afxdp_basic: TCP ${MBIT[tcp]} Mbit/s, UDP ${MBIT[udp]} Mbit/s"
