@@ -224,7 +224,6 @@ idle_ok() { is_unit "$1" && [ -z "${T_MODE[$1]}" ]; }
 
 declare -A J_TEST=() J_START=() J_BG=() J_IDLE=()
 running=0 alone='' sum_secs=0 serial_secs=0 idle_secs=0
-after_heavy='' # a heavy test ended, and no other namespace test started since
 running_integ=0 running_heavy=0 running_slot=0 # in the slots: not unit tests; heavy ones; "slot" ones
 running_idle=0                  # unit tests at idle priority, in no slot
 declare -A first_secs=() durations=()
@@ -251,7 +250,6 @@ start() { # start I:ATTEMPT [idle]
         running=$((running + 1))
         is_unit "$i" || running_integ=$((running_integ + 1))
         [ "${T_MODE[i]}" != heavy ] || running_heavy=$((running_heavy + 1))
-        is_unit "$i" || [ "${T_MODE[i]}" = heavy ] || after_heavy=
         [ "${T_MODE[i]}" != slot ] || running_slot=$((running_slot + 1))
     fi
     J_TEST[$pid]=$1 J_START[$pid]=$EPOCHREALTIME
@@ -351,10 +349,9 @@ else
 fi
 while :; do
     while [ -z "$alone" ] && [ "$running" -lt "$jobs" ] && [ ${#queue[@]} -gt 0 ]; do
-        pick='' held='' spare='' integ_left='' integ_plain=''
+        pick='' held='' spare='' integ_left=''
         for k in "${!queue[@]}"; do
             is_unit "${queue[k]%:*}" || integ_left=1
-            is_unit "${queue[k]%:*}" || [ "${T_MODE[${queue[k]%:*}]}" = heavy ] || integ_plain=1
         done
         for k in "${!queue[@]}"; do
             i=${queue[k]%:*}
@@ -364,9 +361,6 @@ while :; do
             # A heavy test waits for the rest of the build: the ASan and
             # TSan unit tests it makes are what may run beside it.
             [ "${T_MODE[i]}" = heavy ] && [ -n "$build_pid" ] && continue
-            # Nor right after another, while namespace tests wait: heavy
-            # tests in a row would use up the unit tests beside them.
-            [ "${T_MODE[i]}" = heavy ] && [ -n "$after_heavy" ] && [ -n "$integ_plain" ] && continue
             if may_start "$i"; then
                 # A unit test the idle runner can take waits for it: it
                 # takes a slot beside a heavy test (which no other test may
@@ -441,7 +435,7 @@ while :; do
         running=$((running - 1))
         i=${job%:*}
         is_unit "$i" || running_integ=$((running_integ - 1))
-        [ "${T_MODE[i]}" != heavy ] || { running_heavy=$((running_heavy - 1)); after_heavy=1; }
+        [ "${T_MODE[i]}" != heavy ] || running_heavy=$((running_heavy - 1))
         [ "${T_MODE[i]}" != slot ] || running_slot=$((running_slot - 1))
     fi
     unset "J_TEST[$done_pid]" "J_START[$done_pid]"
