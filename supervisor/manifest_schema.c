@@ -112,8 +112,8 @@ static const struct sup_key sup_router_keys[] = {
      * interface, for routing daemons (supervisor/cp.c); none by default */
     [SUP_ROUTER_CONTROL_NETNS] = {"control_netns", sup_p_netns, KEY(struct sup_router, control_netns), 1,
                                   SUP_NETNS_MAX},
-    /* the neighbour timers (docs/routing.md, "Neighbours"); the router
-     * reads its entries every 100 ms, which bounds how fine they can be */
+    /* the neighbour timers (docs/routing.md, "A next hop that fails"); the
+     * router reads its entries every 100 ms, which bounds how fine they can be */
     [SUP_ROUTER_NEIGH_REACHABLE] = {"neigh_reachable_ms", sup_p_u32, KEY(struct sup_router, neigh_reachable_ms), 100,
                                     3600000, .def = "30000"},
     [SUP_ROUTER_NEIGH_RETRANS] = {"neigh_retrans_ms", sup_p_u32, KEY(struct sup_router, neigh_retrans_ms), 100, 60000,
